@@ -1,0 +1,85 @@
+import type { Clock } from '../clock.js';
+import { iso } from '../clock.js';
+import type { Database } from '../store/database.js';
+import { slugify, uniqueSlug } from './slug.js';
+
+export interface Project {
+  id: number;
+  team_id: number;
+  team_slug: string;
+  name: string;
+  slug: string;
+  timezone: string;
+  created_at: string;
+  updated_at: string;
+}
+
+const SELECT = `SELECT p.*, t.slug AS team_slug FROM projects p JOIN teams t ON t.id = p.team_id`;
+
+/** Which projects a user may reach: administrators all; others through a team or a
+ * single-project membership. */
+export interface Reach {
+  userId: number;
+  isAdmin: boolean;
+}
+
+const REACH_FILTER = `(
+  @isAdmin = 1
+  OR p.team_id IN (SELECT team_id FROM team_members WHERE user_id = @userId)
+  OR p.id IN (SELECT project_id FROM project_members WHERE user_id = @userId)
+)`;
+
+export class ProjectRepository {
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+  ) {}
+
+  find(id: number): Project | null {
+    return (this.db.prepare(`${SELECT} WHERE p.id = ?`).get(id) as Project | undefined) ?? null;
+  }
+
+  findBySlugs(teamSlug: string, projectSlug: string): Project | null {
+    const row = this.db.prepare(`${SELECT} WHERE t.slug = ? AND p.slug = ?`).get(teamSlug, projectSlug);
+    return (row as Project | undefined) ?? null;
+  }
+
+  /** The project when it exists and the user may reach it; null otherwise (callers answer 404 either way). */
+  findReachable(teamSlug: string, projectSlug: string, reach: Reach): Project | null {
+    const row = this.db
+      .prepare(`${SELECT} WHERE t.slug = @teamSlug AND p.slug = @projectSlug AND ${REACH_FILTER}`)
+      .get({ teamSlug, projectSlug, userId: reach.userId, isAdmin: reach.isAdmin ? 1 : 0 });
+    return (row as Project | undefined) ?? null;
+  }
+
+  listReachable(reach: Reach, offset: number, limit: number): { items: Project[]; total: number } {
+    const params = { userId: reach.userId, isAdmin: reach.isAdmin ? 1 : 0, limit, offset };
+    const items = this.db
+      .prepare(`${SELECT} WHERE ${REACH_FILTER} ORDER BY p.id LIMIT @limit OFFSET @offset`)
+      .all(params) as Project[];
+    const { n } = this.db.prepare(`SELECT COUNT(*) AS n FROM projects p WHERE ${REACH_FILTER}`).get(params) as { n: number };
+    return { items, total: n };
+  }
+
+  slugTaken(teamId: number, slug: string, exceptId = -1): boolean {
+    return this.db.prepare('SELECT 1 FROM projects WHERE team_id = ? AND slug = ? AND id != ?').get(teamId, slug, exceptId) !== undefined;
+  }
+
+  create(input: { teamId: number; name: string; slug?: string | undefined; timezone: string }): Project {
+    const slug = input.slug ?? uniqueSlug(slugify(input.name), (s) => this.slugTaken(input.teamId, s));
+    const now = iso(this.clock.now());
+    const result = this.db
+      .prepare('INSERT INTO projects (team_id, name, slug, timezone, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(input.teamId, input.name, slug, input.timezone, now, now);
+    return this.find(Number(result.lastInsertRowid))!;
+  }
+
+  update(id: number, changes: { name?: string | undefined; slug?: string | undefined; timezone?: string | undefined }): Project | null {
+    const current = this.find(id);
+    if (!current) return null;
+    this.db
+      .prepare('UPDATE projects SET name = ?, slug = ?, timezone = ?, updated_at = ? WHERE id = ?')
+      .run(changes.name ?? current.name, changes.slug ?? current.slug, changes.timezone ?? current.timezone, iso(this.clock.now()), id);
+    return this.find(id);
+  }
+}

@@ -1,0 +1,42 @@
+import type { Clock } from '../clock.js';
+import { iso } from '../clock.js';
+import type { Database } from '../store/database.js';
+
+// Settings an administrator changes at run time (PUT /api/v1/settings). Each falls back to
+// the config value until set; the store keeps what was set across restarts. Cached in memory
+// so reading one on every request costs nothing.
+
+export interface RuntimeSettings {
+  token_expiry_minutes: number | null;
+}
+
+export class SettingsStore {
+  #cache: RuntimeSettings | null = null;
+
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+    private readonly defaults: RuntimeSettings,
+  ) {}
+
+  get(): RuntimeSettings {
+    if (!this.#cache) {
+      const rows = this.db.prepare('SELECT key, value FROM settings').all() as { key: string; value: string }[];
+      const stored = Object.fromEntries(rows.map((r) => [r.key, JSON.parse(r.value) as unknown]));
+      this.#cache = { ...this.defaults, ...(stored as Partial<RuntimeSettings>) };
+    }
+    return this.#cache;
+  }
+
+  update(changes: Partial<RuntimeSettings>): RuntimeSettings {
+    const upsert = this.db.prepare(
+      'INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
+    );
+    const now = iso(this.clock.now());
+    this.db.transaction(() => {
+      for (const [key, value] of Object.entries(changes)) if (value !== undefined) upsert.run(key, JSON.stringify(value), now);
+    })();
+    this.#cache = null;
+    return this.get();
+  }
+}

@@ -1,0 +1,126 @@
+import { systemClock, type Clock } from './clock.js';
+import type { Config } from './config/schema.js';
+import { createLogger, type Logger } from './logger.js';
+import { Store } from './store/database.js';
+import { TokenService } from './auth/tokens.js';
+import { SessionService } from './auth/sessions.js';
+import { UserRepository } from './accounts/users.js';
+import { TeamRepository } from './accounts/teams.js';
+import { ProjectRepository } from './accounts/projects.js';
+import { MembershipRepository } from './accounts/memberships.js';
+import { SettingsStore } from './accounts/settings.js';
+import { bootstrapFirstRun } from './accounts/bootstrap.js';
+import { HttpMetrics } from './metrics.js';
+import { RateLimits } from './http/rate-limit.js';
+import { createHttpApp } from './http/app.js';
+import { buildRouteTable } from './http/routes/index.js';
+import { HttpServer } from './http/server.js';
+import type { HttpDeps } from './http/deps.js';
+import type { AnyRoute } from './http/route.js';
+
+// The composition root: builds every module from the validated config in a fixed order,
+// starts them in that order and stops them in reverse (STYLE: Architecture).
+
+export interface GatehouseOptions {
+  log?: Logger;
+  clock?: Clock;
+}
+
+export class Gatehouse {
+  readonly log: Logger;
+  readonly clock: Clock;
+  readonly store: Store;
+  #routes: readonly AnyRoute[] = [];
+  #deps: HttpDeps | null = null;
+  #http: HttpServer | null = null;
+  #ready = false;
+  #sessionSweep: NodeJS.Timeout | null = null;
+
+  constructor(
+    readonly config: Readonly<Config>,
+    options: GatehouseOptions = {},
+  ) {
+    this.log = options.log ?? createLogger(config.log);
+    this.clock = options.clock ?? systemClock;
+    this.store = new Store({ dataDir: config.dataDir, synchronous: config.store.synchronous }, this.log.child({ module: 'store' }));
+  }
+
+  /** The HTTP dependencies; available once the store is open. */
+  get deps(): HttpDeps {
+    if (!this.#deps) throw new Error('not started');
+    return this.#deps;
+  }
+
+  /** The route table being served (empty before start). */
+  get routes(): readonly AnyRoute[] {
+    return this.#routes;
+  }
+
+  get httpPort(): number {
+    return this.#http?.port(0) ?? 0;
+  }
+
+  get url(): string {
+    return this.config.http.publicUrl ?? `http://${displayHost(this.config.http.host)}:${this.httpPort}`;
+  }
+
+  async start(): Promise<void> {
+    const { config, clock } = this;
+    this.store.start();
+    const db = this.store.db;
+    const settings = new SettingsStore(db, clock, { token_expiry_minutes: config.auth.tokenExpiryMinutes });
+    const deps: HttpDeps = {
+      config,
+      log: this.log.child({ module: 'http' }),
+      clock,
+      store: this.store,
+      settings,
+      tokens: new TokenService(db, clock, () => settings.get().token_expiry_minutes),
+      sessions: new SessionService(db, clock, config.auth.sessionLifetimeMinutes),
+      users: new UserRepository(db, clock),
+      teams: new TeamRepository(db, clock),
+      projects: new ProjectRepository(db, clock),
+      memberships: new MembershipRepository(db, clock),
+      metrics: new HttpMetrics(),
+      rateLimits: new RateLimits(config.rateLimit),
+      isReady: () => this.#ready,
+    };
+    this.#deps = deps;
+    await bootstrapFirstRun({ ...deps, log: this.log.child({ module: 'bootstrap' }) }, {
+      adminEmail: config.admin.email,
+      adminPassword: config.admin.password,
+      timezone: config.defaults.timezone,
+    });
+    const routes = buildRouteTable(deps);
+    this.#routes = routes;
+    const app = createHttpApp(deps, routes);
+    this.#http = new HttpServer(config, app.callback(), this.log.child({ module: 'http' }));
+    await this.#http.start();
+    this.#sessionSweep = setInterval(() => deps.sessions.purgeExpired(), 10 * 60_000).unref();
+    this.#ready = true;
+    this.log.info({ url: this.url, role: config.role, dataDir: config.dataDir }, `Gatehouse ready at ${this.url}`);
+  }
+
+  /** Reverse order, each step on its own so one failure does not keep the rest open. */
+  async stop(): Promise<void> {
+    this.#ready = false;
+    const steps: [string, () => unknown][] = [
+      ['session sweep', () => this.#sessionSweep && clearInterval(this.#sessionSweep)],
+      ['http', () => this.#http?.stop(this.config.http.shutdownGraceMs)],
+      ['tokens', () => this.#deps?.tokens.flush()],
+      ['store', () => this.store.stop()],
+    ];
+    for (const [name, step] of steps) {
+      try {
+        await step();
+      } catch (err) {
+        this.log.error({ err, step: name }, 'stop step failed');
+      }
+    }
+  }
+}
+
+function displayHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return 'localhost';
+  return host.includes(':') ? `[${host}]` : host;
+}

@@ -1,0 +1,140 @@
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { generatePassword } from '../auth/password.js';
+import { systemClock } from '../clock.js';
+import type { Config } from '../config/schema.js';
+import type { Logger } from '../logger.js';
+import { Store } from '../store/database.js';
+import { UserRepository, type User } from '../accounts/users.js';
+import { TeamRepository, DEFAULT_TEAM_SLUG } from '../accounts/teams.js';
+import { ProjectRepository } from '../accounts/projects.js';
+import { MembershipRepository } from '../accounts/memberships.js';
+import { isTimeZone, SLUG_PATTERN } from '../accounts/slug.js';
+
+// Administration from the box's shell, on the same store the running appliance uses (WAL
+// lets both at once). Each command prints JSON on success and one line on stderr on failure.
+
+export class CliError extends Error {}
+
+export const cliOptions = {
+  email: { type: 'string' },
+  name: { type: 'string' },
+  password: { type: 'string' },
+  admin: { type: 'boolean' },
+  'no-admin': { type: 'boolean' },
+  active: { type: 'boolean' },
+  inactive: { type: 'boolean' },
+  team: { type: 'string' },
+  project: { type: 'string' },
+  slug: { type: 'string' },
+  timezone: { type: 'string' },
+} as const;
+
+interface Repos {
+  users: UserRepository;
+  teams: TeamRepository;
+  projects: ProjectRepository;
+  memberships: MembershipRepository;
+}
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof cliOptions; allowPositionals: true }>>['values'];
+
+function need(value: string | undefined, flag: string): string {
+  if (!value) throw new CliError(`--${flag} is required`);
+  return value;
+}
+
+function findUser(repos: Repos, ref: string | undefined): User {
+  const key = need(ref, 'email');
+  const user = /^\d+$/.test(key) ? repos.users.find(Number(key)) : repos.users.findWithHash(key)?.user;
+  if (!user) throw new CliError(`no user ${key}`);
+  return user;
+}
+
+const emailSchema = z.email();
+
+const commands: Record<string, (repos: Repos, v: Values, positionals: string[]) => Promise<unknown> | unknown> = {
+  'users:list': (r) => r.users.list(0, 1_000_000).items,
+  'users:create': async (r, v) => {
+    const email = need(v.email, 'email').toLowerCase();
+    if (!emailSchema.safeParse(email).success) throw new CliError(`--email ${email} is not an email address`);
+    if (r.users.emailTaken(email)) throw new CliError(`the email ${email} is already taken`);
+    const password = v.password ?? generatePassword();
+    if (password.length < 8) throw new CliError('--password must have at least 8 characters');
+    const user = await r.users.create({ name: v.name ?? email, email, password, is_admin: v.admin ?? false });
+    return v.password ? user : { ...user, generated_password: password };
+  },
+  'users:update': async (r, v, [ref]) => {
+    const user = findUser(r, ref ?? v.email);
+    if (v.password !== undefined && v.password.length < 8) throw new CliError('--password must have at least 8 characters');
+    return r.users.update(user.id, {
+      name: v.name,
+      password: v.password,
+      is_admin: v.admin ? true : v['no-admin'] ? false : undefined,
+      is_active: v.active ? true : v.inactive ? false : undefined,
+    });
+  },
+  'users:deactivate': (r, v, [ref]) => r.users.update(findUser(r, ref ?? v.email).id, { is_active: false }),
+  'users:grant': (r, v, [ref]) => {
+    const user = findUser(r, ref ?? v.email);
+    if (v.project) {
+      const [team, slug] = v.project.split('/');
+      const project = team && slug ? r.projects.findBySlugs(team, slug) : null;
+      if (!project) throw new CliError(`no project ${v.project} (write it as teamSlug/projectSlug)`);
+      r.memberships.grantProject(user.id, project.id);
+    } else {
+      const team = r.teams.findBySlug(need(v.team, 'team'));
+      if (!team) throw new CliError(`no team ${v.team}`);
+      r.memberships.grantTeam(user.id, team.id);
+    }
+    return { user: user.email, ...r.memberships.grantsOf(user.id) };
+  },
+  'teams:create': (r, v) => {
+    const slug = v.slug;
+    if (slug && (!SLUG_PATTERN.test(slug) || r.teams.findBySlug(slug))) throw new CliError(`--slug ${slug} is invalid or taken`);
+    return r.teams.create(need(v.name, 'name'), slug);
+  },
+  'projects:list': (r) => r.projects.listReachable({ userId: 0, isAdmin: true }, 0, 1_000_000).items,
+  'projects:create': (r, v, _p, config?: Readonly<Config>) => {
+    const team = r.teams.findBySlug(v.team ?? DEFAULT_TEAM_SLUG);
+    if (!team) throw new CliError(`no team ${v.team ?? DEFAULT_TEAM_SLUG}`);
+    if (v.slug && (!SLUG_PATTERN.test(v.slug) || r.projects.slugTaken(team.id, v.slug))) throw new CliError(`--slug ${v.slug} is invalid or taken`);
+    const timezone = v.timezone ?? config?.defaults.timezone ?? 'UTC';
+    if (!isTimeZone(timezone)) throw new CliError(`--timezone ${timezone} is not an IANA time zone`);
+    return r.projects.create({ teamId: team.id, name: need(v.name, 'name'), slug: v.slug, timezone });
+  },
+};
+
+export const commandNames = new Set(Object.keys(commands).map((c) => c.split(':')[0]!));
+
+export const usage = `Usage: gatehouse [config flags]                 start the appliance
+       gatehouse users list
+       gatehouse users create --email E [--name N] [--password P] [--admin]
+       gatehouse users update <email|id> [--name N] [--password P] [--admin|--no-admin] [--active|--inactive]
+       gatehouse users deactivate <email|id>
+       gatehouse users grant <email|id> (--team SLUG | --project TEAM/PROJECT)
+       gatehouse teams create --name N [--slug S]
+       gatehouse projects list
+       gatehouse projects create --name N [--slug S] [--team SLUG] [--timezone TZ]
+Config flags (any command): --data-dir DIR, --config FILE, ... (docs/config.md)`;
+
+/** Runs one administration command against the store; returns what to print. */
+export async function runCommand(config: Readonly<Config>, log: Logger, group: string, args: string[]): Promise<unknown> {
+  const { values, positionals } = parseArgs({ args, options: cliOptions, allowPositionals: true, strict: true });
+  const [action, ...rest] = positionals;
+  const command = commands[`${group}:${action}`];
+  if (!command) throw new CliError(`unknown command: ${group} ${action ?? ''}\n${usage}`);
+  const store = new Store({ dataDir: config.dataDir, synchronous: config.store.synchronous }, log);
+  store.start();
+  try {
+    const repos: Repos = {
+      users: new UserRepository(store.db, systemClock),
+      teams: new TeamRepository(store.db, systemClock),
+      projects: new ProjectRepository(store.db, systemClock),
+      memberships: new MembershipRepository(store.db, systemClock),
+    };
+    return await (command as (r: Repos, v: Values, p: string[], c: Readonly<Config>) => unknown)(repos, values, rest, config);
+  } finally {
+    store.stop();
+  }
+}

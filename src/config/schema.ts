@@ -1,0 +1,86 @@
+import { z } from 'zod';
+
+// One schema for the whole configuration: defaults live here, the environment overlay
+// (GATEHOUSE_*) and the CLI flags are derived from its shape (see overlay.ts).
+// docs/config.md lists every key.
+
+const port = z.number().int().min(0).max(65535);
+const perMinute = z.number().int().min(0);
+
+export const configSchema = z.strictObject({
+  role: z.enum(['standalone', 'edge', 'cloud']).default('standalone'),
+  dataDir: z.string().min(1).default('./data'),
+  http: z
+    .strictObject({
+      host: z.string().min(1).default('0.0.0.0'),
+      port: port.default(8080),
+      // Public base URL shown in logs and pagination links; derived from the request when null.
+      publicUrl: z.url().nullable().default(null),
+      bodyLimitBytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+      // Trust X-Forwarded-For only behind a configured proxy (DESIGN: client address).
+      trustProxy: z.boolean().default(false),
+      maxProxyHops: z.number().int().min(0).default(1),
+      shutdownGraceMs: z.number().int().min(0).default(10_000),
+    })
+    .prefault({}),
+  https: z
+    .strictObject({
+      port: port.default(8443),
+      certFile: z.string().min(1).nullable().default(null),
+      keyFile: z.string().min(1).nullable().default(null),
+    })
+    .prefault({}),
+  mqtt: z.strictObject({ port: port.default(1883) }).prefault({}),
+  admin: z
+    .strictObject({
+      email: z.email().default('admin@gatehouse.local'),
+      password: z.string().min(8).nullable().default(null),
+    })
+    .prefault({}),
+  defaults: z
+    .strictObject({
+      timezone: z.string().min(1).default('UTC'),
+    })
+    .prefault({}),
+  auth: z
+    .strictObject({
+      // null = tokens never expire (spec: Authentication item 5). An administrator may
+      // override this at run time with PUT /api/v1/settings.
+      tokenExpiryMinutes: z.number().int().min(1).nullable().default(null),
+      sessionLifetimeMinutes: z.number().int().min(1).default(120),
+      secureCookies: z.boolean().default(false),
+    })
+    .prefault({}),
+  rateLimit: z
+    .strictObject({
+      standard: perMinute.default(60),
+      bulk: perMinute.default(10),
+      search: perMinute.default(20),
+      windowSeconds: z.number().int().min(1).default(60),
+    })
+    .prefault({}),
+  store: z
+    .strictObject({
+      synchronous: z.enum(['NORMAL', 'FULL']).default('NORMAL'),
+    })
+    .prefault({}),
+  log: z
+    .strictObject({
+      level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+      pretty: z.enum(['auto', 'always', 'never']).default('auto'),
+    })
+    .prefault({}),
+  cloud: z.strictObject({ url: z.url().nullable().default(null) }).prefault({}),
+  sync: z.strictObject({ token: z.string().min(1).nullable().default(null) }).prefault({}),
+  pusher: z
+    .strictObject({
+      appId: z.string().min(1).nullable().default(null),
+      key: z.string().min(1).nullable().default(null),
+      secret: z.string().min(1).nullable().default(null),
+    })
+    .prefault({}),
+  webhook: z.strictObject({ allowInsecure: z.boolean().default(false) }).prefault({}),
+});
+
+export type Config = z.infer<typeof configSchema>;
+export type ConfigInput = z.input<typeof configSchema>;

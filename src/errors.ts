@@ -1,0 +1,91 @@
+import type { z } from 'zod';
+
+// The one error catalogue: every error the HTTP layer can answer, with its status and
+// message template. Laravel's conventions where DESIGN.md fixes them (401 'Unauthenticated.',
+// 403 'Invalid ability provided.', 419 'Token Mismatch', 422 {message, errors}).
+// test/errors.test.ts checks each entry.
+
+export const errorCatalogue = {
+  malformed_json: { status: 400, message: 'The request body is not valid JSON: {detail}' },
+  not_a_token: { status: 400, message: 'This request is not made with a token; end a cookie session with DELETE /api/v1/auth/session.' },
+  not_a_session: { status: 400, message: 'This request is not made with a cookie session; revoke a token with DELETE /api/v1/auth/token.' },
+  unauthenticated: { status: 401, message: 'Unauthenticated.' },
+  unable_to_authenticate: { status: 401, message: 'Unable to authenticate' },
+  invalid_ability: { status: 403, message: 'Invalid ability provided.' },
+  forbidden: { status: 403, message: 'This action is unauthorized.' },
+  route_not_found: { status: 404, message: 'The route {path} could not be found.' },
+  not_found: { status: 404, message: '{resource} not found.' },
+  method_not_allowed: { status: 405, message: 'The {method} method is not supported for route {path}. Supported methods: {allowed}.' },
+  conflict: { status: 409, message: '{detail}' },
+  payload_too_large: { status: 413, message: 'The request body exceeds the limit of {limit} bytes.' },
+  unsupported_media_type: { status: 415, message: 'Unsupported content type "{type}": send {expected}.' },
+  token_mismatch: { status: 419, message: 'Token Mismatch' },
+  validation_failed: { status: 422, message: 'The given data was invalid.' },
+  too_many_requests: { status: 429, message: 'Too Many Attempts.' },
+  server_error: { status: 500, message: 'Server Error' },
+  not_ready: { status: 503, message: 'Service Unavailable' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+export function formatMessage(template: string, params: Record<string, string | number> = {}): string {
+  return template.replace(/\{(\w+)\}/g, (whole, key: string) => (key in params ? String(params[key]) : whole));
+}
+
+/** A domain or protocol error that is safe to show: one middleware turns it into JSON. */
+export class AppError extends Error {
+  readonly status: number;
+  readonly expose = true;
+  readonly headers: Record<string, string>;
+  readonly body: Record<string, unknown>;
+
+  constructor(
+    readonly code: ErrorCode,
+    params: Record<string, string | number> = {},
+    extra: { headers?: Record<string, string>; body?: Record<string, unknown> } = {},
+  ) {
+    const entry = errorCatalogue[code];
+    super(formatMessage(entry.message, params));
+    this.status = entry.status;
+    this.headers = extra.headers ?? {};
+    this.body = { message: this.message, ...extra.body };
+  }
+}
+
+export const notFound = (resource: string) => new AppError('not_found', { resource });
+
+export type FieldErrors = Record<string, string[]>;
+
+/** 422 in Laravel's shape: the first message, plus " (and N more errors)". */
+export function validationError(errors: FieldErrors): AppError {
+  const messages = Object.values(errors).flat();
+  const first = messages[0] ?? errorCatalogue.validation_failed.message;
+  const more = messages.length - 1;
+  const message = more > 0 ? `${first} (and ${more} more error${more === 1 ? '' : 's'})` : first;
+  return new AppError('validation_failed', {}, { body: { message, errors } });
+}
+
+/** Field errors keyed by dotted path (`readers.0.id`), as Laravel names them. */
+export function fieldErrorsFromZod(error: z.ZodError, prefix?: string): FieldErrors {
+  const errors: FieldErrors = {};
+  const add = (path: readonly PropertyKey[], text: (field: string) => string) => {
+    const field = [prefix, ...path.map(String)].filter(Boolean).join('.') || 'body';
+    (errors[field] ??= []).push(text(field));
+  };
+  for (const issue of error.issues) {
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) add([...issue.path, key], (f) => `The ${f} field is not allowed.`);
+    } else if (issue.code === 'invalid_type' && issue.input === undefined) {
+      add(issue.path, (f) => `The ${f} field is required.`);
+    } else {
+      add(issue.path, (f) => `The ${f} field is invalid: ${issue.message}.`.replace(/\.\.$/, '.'));
+    }
+  }
+  return errors;
+}
+
+/** The value, or 404 '{resource} not found.' when there is none. */
+export function found<T>(value: T | null | undefined, resource: string): T {
+  if (value === null || value === undefined) throw notFound(resource);
+  return value;
+}

@@ -1,0 +1,80 @@
+import { randomUUID } from 'node:crypto';
+import Koa, { type Context, type Next } from 'koa';
+import Router from '@koa/router';
+import { AppError } from '../errors.js';
+import type { HttpDeps } from './deps.js';
+import { routeMiddleware } from './pipeline.js';
+import { koaPath, type AnyRoute } from './route.js';
+
+// The Koa app, built apart from any port: the caller attaches app.callback() to its servers.
+
+function errorEnvelope(deps: HttpDeps) {
+  return async (ctx: Context, next: Next) => {
+    const started = process.hrtime.bigint();
+    const reqId = ctx.get('x-request-id') || randomUUID();
+    const log = deps.log.child({ reqId });
+    ctx.state.log = log;
+    ctx.set('X-Request-Id', reqId);
+    try {
+      await next();
+      if (!ctx.state.route && ctx.status === 404 && ctx.body === undefined) throw new AppError('route_not_found', { path: ctx.path });
+    } catch (err) {
+      respondWithError(ctx, err, log);
+    } finally {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const route = (ctx.state.route as AnyRoute | undefined)?.path ?? 'unmatched';
+      deps.metrics.observe(ctx.method, route, ctx.status, seconds);
+      const fields = { method: ctx.method, url: ctx.url, status: ctx.status, ms: Math.round(seconds * 1e4) / 10, ip: ctx.ip };
+      if (ctx.status >= 500) log.error(fields, 'request failed');
+      else log.info(fields, 'request');
+    }
+  };
+}
+
+function respondWithError(ctx: Context, err: unknown, log: HttpDeps['log']): void {
+  if (err instanceof AppError) {
+    ctx.status = err.status;
+    ctx.set(err.headers);
+    ctx.body = err.body;
+    return;
+  }
+  // http-errors thrown by Koa or its libraries (a client abort, a bad header): safe to show
+  // when they say so; anything else is a bug and is never shown, only logged.
+  const e = err as { status?: number; expose?: boolean; message?: string };
+  if (typeof e.status === 'number' && e.status >= 400 && e.status < 500 && e.expose) {
+    ctx.status = e.status;
+    ctx.body = { message: e.message };
+    return;
+  }
+  log.error({ err }, 'unhandled error');
+  ctx.status = 500;
+  ctx.body = { message: 'Server Error' };
+}
+
+/** 405 for a path that exists under other methods; OPTIONS answered with Allow. */
+function methodNotAllowed(router: Router) {
+  return async (ctx: Context, next: Next) => {
+    await next();
+    if (ctx.state.route) return;
+    const match = router.match(ctx.path, ctx.method);
+    if (match.path.length === 0 || match.route) return;
+    const allowed = [...new Set(match.path.flatMap((layer) => layer.methods))].filter((m) => m !== 'HEAD');
+    if (ctx.method === 'OPTIONS') {
+      ctx.status = 204;
+      ctx.set('Allow', allowed.join(', '));
+      return;
+    }
+    throw new AppError('method_not_allowed', { method: ctx.method, path: ctx.path, allowed: allowed.join(', ') }, { headers: { Allow: allowed.join(', ') } });
+  };
+}
+
+export function createHttpApp(deps: HttpDeps, routes: readonly AnyRoute[]): Koa {
+  const app = new Koa({ proxy: deps.config.http.trustProxy, maxIpsCount: deps.config.http.maxProxyHops });
+  app.silent = true;
+  const router = new Router();
+  for (const route of routes) router.register(koaPath(route.path), [route.method], routeMiddleware(route, deps));
+  app.use(errorEnvelope(deps));
+  app.use(methodNotAllowed(router));
+  app.use(router.routes());
+  return app;
+}

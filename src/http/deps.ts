@@ -1,0 +1,31 @@
+import type { Clock } from '../clock.js';
+import type { Config } from '../config/schema.js';
+import type { Logger } from '../logger.js';
+import type { Store } from '../store/database.js';
+import type { TokenService } from '../auth/tokens.js';
+import type { SessionService } from '../auth/sessions.js';
+import type { UserRepository } from '../accounts/users.js';
+import type { TeamRepository } from '../accounts/teams.js';
+import type { ProjectRepository } from '../accounts/projects.js';
+import type { MembershipRepository } from '../accounts/memberships.js';
+import type { SettingsStore } from '../accounts/settings.js';
+import type { HttpMetrics } from '../metrics.js';
+import type { RateLimits } from './rate-limit.js';
+
+/** What the HTTP layer is given by the composition root. */
+export interface HttpDeps {
+  config: Readonly<Config>;
+  log: Logger;
+  clock: Clock;
+  store: Store;
+  tokens: TokenService;
+  sessions: SessionService;
+  users: UserRepository;
+  teams: TeamRepository;
+  projects: ProjectRepository;
+  memberships: MembershipRepository;
+  settings: SettingsStore;
+  metrics: HttpMetrics;
+  rateLimits: RateLimits;
+  isReady(): boolean;
+}

@@ -1,0 +1,67 @@
+import type { Context } from 'koa';
+import type { z } from 'zod';
+import { abilitiesAllow } from '../auth/abilities.js';
+import { AppError, fieldErrorsFromZod, validationError } from '../errors.js';
+import { authenticate, requireCsrfSession } from './authenticate.js';
+import { readBody } from './body.js';
+import type { HttpDeps } from './deps.js';
+import type { AnyRoute, Principal } from './route.js';
+
+// The steps every request of a route goes through, each a small function:
+// authenticate -> rate limit -> authorize -> resolve project -> parse body -> validate -> handle.
+
+function rateKey(ctx: Context, principal: Principal | null): string {
+  if (principal?.token) return `token:${principal.token.id}`;
+  if (principal?.session) return `session:${principal.session.idHash.toString('hex')}`;
+  return `ip:${ctx.ip}`;
+}
+
+function authorize(route: AnyRoute, method: string, principal: Principal | null): Principal | null {
+  if (route.ability === 'public') return principal;
+  if (!principal) throw new AppError('unauthenticated');
+  if (!abilitiesAllow(principal.abilities, method, route.ability)) throw new AppError('invalid_ability');
+  if (route.admin && !principal.user.is_admin) throw new AppError('forbidden');
+  return principal;
+}
+
+function parse<S extends z.ZodType>(schema: S | undefined, input: unknown, onError: (e: z.ZodError) => AppError): unknown {
+  if (!schema) return undefined;
+  const result = schema.safeParse(input);
+  if (!result.success) throw onError(result.error);
+  return result.data;
+}
+
+export function routeMiddleware(route: AnyRoute, deps: HttpDeps) {
+  return async (ctx: Context): Promise<void> => {
+    ctx.state.route = route;
+    const outcome = route.ability === 'public' ? { principal: null } : authenticate(ctx, deps);
+    const principal = 'principal' in outcome ? outcome.principal : null;
+    const limited = await deps.rateLimits.consume(route.rateClass, rateKey(ctx, principal));
+    ctx.set(limited.headers);
+    if ('error' in outcome) throw outcome.error;
+    authorize(route, ctx.method, principal);
+    if (route.csrf) requireCsrfSession(ctx, deps.sessions);
+
+    // Malformed path parameters (a non-numeric id) name no resource: 404, as Laravel does.
+    const params = parse(route.params, ctx.params, () => new AppError('route_not_found', { path: ctx.path }));
+    let project = null;
+    if (route.project) {
+      const { teamSlug, projectSlug } = ctx.params as Record<string, string>;
+      project = deps.projects.findReachable(teamSlug!, projectSlug!, { userId: principal!.user.id, isAdmin: principal!.user.is_admin });
+      if (!project) throw new AppError('not_found', { resource: 'Project' });
+      ctx.state.project = project;
+    }
+    const query = parse(route.query, ctx.query, (e) => validationError(fieldErrorsFromZod(e)));
+    let body: unknown;
+    if (route.body) {
+      const parsed = await readBody(ctx, route.bodyKind ?? 'json', deps.config.http.bodyLimitBytes);
+      ctx.state.rawBody = parsed.raw;
+      body = parse(route.body, parsed.value, (e) => validationError(fieldErrorsFromZod(e)));
+    }
+
+    const reply = await route.handler({ params, query, body, principal, project, koa: ctx });
+    if (reply.headers) ctx.set(reply.headers);
+    ctx.status = reply.status ?? 200;
+    if (reply.body !== undefined) ctx.body = reply.body;
+  };
+}

@@ -1,0 +1,57 @@
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { AppError } from '../errors.js';
+import type { RateClass } from './route.js';
+
+// spec: Limits. 60/min standard, 10/min bulk, 20/min search and export, each a budget of its
+// own, per token (or session) and per client address when unauthenticated. A fixed window
+// that starts at the first request, so Retry-After is the honest time to its end. 0 = off.
+// rate-limiter-flexible keeps the counters (a well-kept library; it also expires them).
+
+export interface RateLimitSettings {
+  standard: number;
+  bulk: number;
+  search: number;
+  windowSeconds: number;
+}
+
+export interface RateDecision {
+  headers: Record<string, string>;
+}
+
+export class RateLimits {
+  readonly #limiters = new Map<Exclude<RateClass, 'none'>, { limit: number; limiter: RateLimiterMemory }>();
+
+  constructor(private readonly settings: RateLimitSettings) {
+    for (const cls of ['standard', 'bulk', 'search'] as const) {
+      const limit = settings[cls];
+      if (limit > 0) this.#limiters.set(cls, { limit, limiter: new RateLimiterMemory({ points: limit, duration: settings.windowSeconds, keyPrefix: cls }) });
+    }
+  }
+
+  limitOf(cls: RateClass): number {
+    return cls === 'none' ? 0 : (this.#limiters.get(cls)?.limit ?? 0);
+  }
+
+  /** Counts one request; answers the headers to send, or throws 429 carrying them. */
+  async consume(cls: RateClass, key: string): Promise<RateDecision> {
+    const entry = cls === 'none' ? undefined : this.#limiters.get(cls);
+    if (!entry) return { headers: {} };
+    try {
+      const res = await entry.limiter.consume(key);
+      return { headers: { 'X-RateLimit-Limit': String(entry.limit), 'X-RateLimit-Remaining': String(res.remainingPoints) } };
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
+      // Koa drops headers set before a throw unless they travel with the error (DESIGN).
+      throw new AppError('too_many_requests', {}, {
+        headers: {
+          'Retry-After': String(retryAfter),
+          'X-RateLimit-Limit': String(entry.limit),
+          'X-RateLimit-Remaining': '0',
+          'X-RateLimit-Reset': String(Math.ceil((Date.now() + rejection.msBeforeNext) / 1000)),
+        },
+        body: { retry_after: retryAfter },
+      });
+    }
+  }
+}

@@ -1,0 +1,81 @@
+import type { Context } from 'koa';
+import type { z } from 'zod';
+import type { RouteAbility } from '../auth/abilities.js';
+import type { SessionRecord } from '../auth/sessions.js';
+import type { TokenRecord } from '../auth/tokens.js';
+import type { Project } from '../accounts/projects.js';
+import type { User } from '../accounts/users.js';
+
+// One route table: every route declares its method, path, operation id, ability, rate class
+// and schemas here, and the router, the ability check, the rate limiter and the OpenAPI
+// description are all built from it (docs/rest.md).
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** spec: Limits. `none` is for operations endpoints (health, metrics) that must never 429. */
+export type RateClass = 'standard' | 'bulk' | 'search' | 'none';
+
+export type BodyKind = 'json' | 'form';
+
+export interface Principal {
+  user: User;
+  kind: 'token' | 'session';
+  token: TokenRecord | null;
+  session: SessionRecord | null;
+  abilities: readonly string[];
+}
+
+export interface Reply {
+  status?: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface RouteRequest<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  principal: Principal | null;
+  project: Project | null;
+  koa: Context;
+}
+
+type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+export interface RouteSpec<P extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined, B extends z.ZodType | undefined = undefined> {
+  method: HttpMethod;
+  /** OpenAPI-style path: /api/v1/users/{userId} */
+  path: string;
+  operationId: string;
+  tags: string[];
+  summary: string;
+  description?: string;
+  ability: RouteAbility;
+  rateClass: RateClass;
+  /** Only administrators (403 for others). */
+  admin?: boolean;
+  /** The path starts with /api/v1/projects/{teamSlug}/{projectSlug}: resolved and reach-checked. */
+  project?: boolean;
+  /** Requires a matching X-XSRF-TOKEN even before anyone is logged in (session login). */
+  csrf?: boolean;
+  bodyKind?: BodyKind;
+  params?: P;
+  query?: Q;
+  body?: B;
+  responses: Record<number, { description: string; schema?: z.ZodType }>;
+  handler(request: RouteRequest<Out<P>, Out<Q>, Out<B>>): Reply | Promise<Reply>;
+}
+
+// Routes of different schemas live in one array.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyRoute = RouteSpec<any, any, any>;
+
+/** Identity function that lets TypeScript infer the handler's request types from the schemas. */
+export function defineRoute<P extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined, B extends z.ZodType | undefined = undefined>(
+  spec: RouteSpec<P, Q, B>,
+): AnyRoute {
+  return spec as AnyRoute;
+}
+
+/** {param} -> :param for @koa/router. */
+export const koaPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');

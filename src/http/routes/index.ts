@@ -1,0 +1,20 @@
+import type { HttpDeps } from '../deps.js';
+import type { AnyRoute } from '../route.js';
+import { authRoutes } from './auth.js';
+import { operationRoutes } from './operations.js';
+import { projectRoutes } from './projects.js';
+import { settingsRoutes } from './settings.js';
+import { userRoutes } from './users.js';
+
+/** The route table: every route the appliance serves, in one list. */
+export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
+  const routes: AnyRoute[] = [];
+  routes.push(
+    ...operationRoutes(deps, () => routes),
+    ...authRoutes(deps),
+    ...projectRoutes(deps),
+    ...userRoutes(deps),
+    ...settingsRoutes(deps),
+  );
+  return routes;
+}

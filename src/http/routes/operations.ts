@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import type { HttpDeps } from '../deps.js';
+import { buildOpenApi } from '../openapi.js';
+import { defineRoute, type AnyRoute } from '../route.js';
+
+// Liveness, readiness, Prometheus metrics and the OpenAPI description. Never rate limited,
+// no credentials: they are for the box's own supervisor, monitoring and client generators.
+
+const health = z.object({ status: z.literal('ok') });
+const ready = z.object({ status: z.enum(['ready', 'starting']), checks: z.record(z.string(), z.boolean()) });
+
+export function operationRoutes(deps: HttpDeps, allRoutes: () => readonly AnyRoute[]): AnyRoute[] {
+  let openapi: unknown;
+  const common = { tags: ['Operations'], ability: 'public' as const, rateClass: 'none' as const };
+  return [
+    defineRoute({
+      ...common,
+      method: 'GET',
+      path: '/health',
+      operationId: 'health.show',
+      summary: 'Liveness: the process answers',
+      responses: { 200: { description: 'Alive', schema: health } },
+      handler: () => ({ body: { status: 'ok' } }),
+    }),
+    defineRoute({
+      ...common,
+      method: 'GET',
+      path: '/ready',
+      operationId: 'ready.show',
+      summary: 'Readiness: the store is open and every module has started',
+      responses: { 200: { description: 'Ready', schema: ready }, 503: { description: 'Not ready yet (or shutting down)', schema: ready } },
+      handler: () => {
+        const checks = { store: deps.store.isOpen, modules: deps.isReady() };
+        const ok = Object.values(checks).every(Boolean);
+        return { status: ok ? 200 : 503, body: { status: ok ? 'ready' : 'starting', checks } };
+      },
+    }),
+    defineRoute({
+      ...common,
+      method: 'GET',
+      path: '/metrics',
+      operationId: 'metrics.show',
+      summary: 'Prometheus metrics (text exposition format)',
+      responses: { 200: { description: 'Metrics in Prometheus text format' } },
+      handler: async () => ({
+        body: await deps.metrics.registry.metrics(),
+        headers: { 'Content-Type': deps.metrics.registry.contentType },
+      }),
+    }),
+    defineRoute({
+      ...common,
+      method: 'GET',
+      path: '/api/v1/openapi.json',
+      operationId: 'openapi.show',
+      summary: 'This OpenAPI description',
+      responses: { 200: { description: 'OpenAPI 3.1 document' } },
+      handler: () => {
+        openapi ??= buildOpenApi(allRoutes());
+        return { body: openapi };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,81 @@
+#!/usr/bin/env node
+import { Gatehouse } from './app.js';
+import { CliError, commandNames, runCommand, usage } from './cli/commands.js';
+import { ConfigError, configFileFrom, loadConfig } from './config/load.js';
+import { configLeaves } from './config/overlay.js';
+import { createLogger } from './logger.js';
+
+// The thin entry: argv, config, signals and exit codes. Everything else is in app.ts.
+
+const CONFIG_FLAGS = new Set(['config', ...configLeaves.map((l) => l.flag)]);
+
+/** Splits argv into config flags (with their values) and the rest. */
+function splitArgs(argv: string[]): { configFlags: string[]; rest: string[] } {
+  const configFlags: string[] = [];
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const name = arg.startsWith('--') ? arg.slice(2).split('=')[0]! : '';
+    if (!CONFIG_FLAGS.has(name)) {
+      rest.push(arg);
+      continue;
+    }
+    configFlags.push(arg);
+    const leaf = configLeaves.find((l) => l.flag === name);
+    const takesValue = !arg.includes('=') && leaf?.kind !== 'boolean';
+    const next = argv[i + 1];
+    if (takesValue && next !== undefined) configFlags.push(argv[++i]!);
+    else if (!arg.includes('=') && leaf?.kind === 'boolean' && next !== undefined && /^(true|false|1|0)$/.test(next)) configFlags.push(argv[++i]!);
+  }
+  return { configFlags, rest };
+}
+
+async function main(argv: string[]): Promise<number> {
+  if (argv[0] === '--help' || argv[0] === 'help') {
+    process.stdout.write(`${usage}\n`);
+    return 0;
+  }
+  const { configFlags, rest } = splitArgs(argv);
+  const { file, required } = configFileFrom(configFlags, process.env);
+  const config = loadConfig({ file, fileRequired: required, env: process.env, flags: configFlags });
+
+  const group = rest[0];
+  if (group !== undefined) {
+    if (!commandNames.has(group)) throw new CliError(`unknown argument ${group}\n${usage}`);
+    const log = createLogger({ ...config.log, level: 'warn' });
+    const result = await runCommand(config, log, group, rest.slice(1));
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return 0;
+  }
+
+  const app = new Gatehouse(config);
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'shutting down');
+    void app.stop().then(() => process.exit(0));
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  try {
+    await app.start();
+  } catch (err) {
+    app.log.fatal({ err }, 'start-up failed');
+    await app.stop();
+    return 1;
+  }
+  return -1; // keep running
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exitCode = code;
+  },
+  (err: unknown) => {
+    if (err instanceof ConfigError || err instanceof CliError) process.stderr.write(`gatehouse: ${err.message}\n`);
+    else if (err instanceof Error && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS')) process.stderr.write(`gatehouse: ${err.message}\n${usage}\n`);
+    else process.stderr.write(`gatehouse: ${(err as Error)?.stack ?? String(err)}\n`);
+    process.exitCode = 2;
+  },
+);

@@ -1,0 +1,74 @@
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import type { Logger } from '../logger.js';
+import { migrations, type Migration } from './migrations.js';
+
+export type Database = BetterSqlite3.Database;
+
+export interface StoreOptions {
+  dataDir: string;
+  synchronous: 'NORMAL' | 'FULL';
+}
+
+export const DB_FILE = 'gatehouse.db';
+
+/** The local SQLite store: one file under the data directory, WAL mode, migrated on open.
+ * synchronous=NORMAL survives a killed process; FULL also survives a power cut (docs/storage.md). */
+export class Store {
+  #db: Database | null = null;
+  readonly file: string;
+
+  constructor(
+    private readonly options: StoreOptions,
+    private readonly log: Logger,
+  ) {
+    this.file = join(resolve(options.dataDir), DB_FILE);
+  }
+
+  get db(): Database {
+    if (!this.#db) throw new Error('store is not open');
+    return this.#db;
+  }
+
+  get isOpen(): boolean {
+    return this.#db?.open ?? false;
+  }
+
+  start(): void {
+    mkdirSync(resolve(this.options.dataDir), { recursive: true });
+    const db = new BetterSqlite3(this.file);
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${this.options.synchronous}`);
+    db.pragma('foreign_keys = ON');
+    db.pragma('busy_timeout = 5000');
+    this.#db = db;
+    const applied = migrate(db, migrations);
+    this.log.info({ file: this.file, applied, version: currentVersion(db) }, 'store open');
+  }
+
+  stop(): void {
+    if (!this.#db) return;
+    this.#db.close();
+    this.#db = null;
+    this.log.info('store closed');
+  }
+}
+
+function currentVersion(db: Database): number {
+  return db.pragma('user_version', { simple: true }) as number;
+}
+
+/** Applies every migration above the stored user_version, each in its own transaction. */
+export function migrate(db: Database, list: readonly Migration[]): number {
+  let applied = 0;
+  for (const migration of list) {
+    if (migration.version <= currentVersion(db)) continue;
+    db.transaction(() => {
+      db.exec(migration.sql);
+      db.pragma(`user_version = ${migration.version}`);
+    })();
+    applied++;
+  }
+  return applied;
+}
