@@ -48,8 +48,9 @@ export class TokenService {
   create(userId: number, name: string, abilities: string[]): { plainText: string; record: TokenRecord } {
     const secret = randomBytes(30).toString('base64url');
     const now = this.clock.now();
-    const minutes = this.expiryMinutes();
-    const expiresAt = minutes === null ? null : iso(now + minutes * 60_000);
+    // The column holds a token's own expiry only (none yet); the administrator's setting is
+    // applied from created_at on every check, so changing it reaches existing tokens too.
+    const expiresAt: string | null = null;
     const result = this.db
       .prepare(
         `INSERT INTO personal_access_tokens (user_id, name, token_hash, abilities, expires_at, created_at)
