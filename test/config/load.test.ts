@@ -1,0 +1,84 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/load.js';
+import { configLeaves } from '../../src/config/overlay.js';
+
+const problemsOf = (fn: () => unknown): string[] => {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+};
+
+describe('configuration', () => {
+  it('runs a standalone appliance on 8080 and 1883 with ./data when nothing is set', () => {
+    const config = loadConfig({ file: 'config/default.json' });
+    expect(config.role).toBe('standalone');
+    expect(config.http.port).toBe(8080);
+    expect(config.mqtt.port).toBe(1883);
+    expect(config.dataDir).toBe('./data');
+    expect(config.rateLimit).toEqual({ standard: 60, bulk: 10, search: 20, windowSeconds: 60 });
+    expect(config.auth.tokenExpiryMinutes).toBeNull();
+    expect(Object.isFrozen(config.http)).toBe(true);
+  });
+
+  it('understands every environment variable DESIGN.md promises', () => {
+    const names = configLeaves.map((l) => l.env);
+    for (const name of [
+      'GATEHOUSE_HTTP_PORT', 'GATEHOUSE_MQTT_PORT', 'GATEHOUSE_DATA_DIR', 'GATEHOUSE_ADMIN_EMAIL', 'GATEHOUSE_ADMIN_PASSWORD',
+      'GATEHOUSE_ROLE', 'GATEHOUSE_CLOUD_URL', 'GATEHOUSE_SYNC_TOKEN', 'GATEHOUSE_LOG_LEVEL', 'GATEHOUSE_RATE_LIMIT_STANDARD',
+      'GATEHOUSE_RATE_LIMIT_BULK', 'GATEHOUSE_RATE_LIMIT_SEARCH', 'GATEHOUSE_PUSHER_APP_ID', 'GATEHOUSE_PUSHER_KEY',
+      'GATEHOUSE_PUSHER_SECRET', 'GATEHOUSE_WEBHOOK_ALLOW_INSECURE',
+    ]) expect(names, name).toContain(name);
+    const config = loadConfig({
+      env: {
+        GATEHOUSE_HTTP_PORT: '9090', GATEHOUSE_MQTT_PORT: '0', GATEHOUSE_ROLE: 'edge', GATEHOUSE_CLOUD_URL: 'https://cloud.example.test',
+        GATEHOUSE_SYNC_TOKEN: 'tok', GATEHOUSE_RATE_LIMIT_BULK: '0', GATEHOUSE_WEBHOOK_ALLOW_INSECURE: '1', GATEHOUSE_PUSHER_KEY: 'k',
+      },
+    });
+    expect(config.http.port).toBe(9090);
+    expect(config.mqtt.port).toBe(0);
+    expect(config.role).toBe('edge');
+    expect(config.cloud.url).toBe('https://cloud.example.test');
+    expect(config.sync.token).toBe('tok');
+    expect(config.rateLimit.bulk).toBe(0);
+    expect(config.webhook.allowInsecure).toBe(true);
+    expect(config.pusher.key).toBe('k');
+  });
+
+  it('layers file, then environment, then flags', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-config-'));
+    const file = join(dir, 'gatehouse.json');
+    writeFileSync(file, JSON.stringify({ http: { port: 7000 }, log: { level: 'debug' }, dataDir: '/srv/a' }));
+    const config = loadConfig({ file, env: { GATEHOUSE_HTTP_PORT: '7001', GATEHOUSE_DATA_DIR: '/srv/b' }, flags: ['--http-port', '7002', '--webhook-allow-insecure'] });
+    expect(config.http.port).toBe(7002);
+    expect(config.dataDir).toBe('/srv/b');
+    expect(config.log.level).toBe('debug');
+    expect(config.webhook.allowInsecure).toBe(true);
+  });
+
+  it('stops with one message naming the key, the value, where it came from and what is expected', () => {
+    const problems = problemsOf(() => loadConfig({ env: { GATEHOUSE_HTTP_PORT: 'eighty', GATEHOUSE_ROLE: 'satellite', GATEHOUSE_LOG_LEVEL: 'loud' } }));
+    expect(problems).toHaveLength(3);
+    expect(problems.find((p) => p.startsWith('http.port'))).toMatch(/^http\.port = "eighty" \(from GATEHOUSE_HTTP_PORT\): .*expected number/);
+    expect(problems.find((p) => p.startsWith('role'))).toMatch(/role = "satellite" \(from GATEHOUSE_ROLE\): .*"standalone"\|"edge"\|"cloud"/);
+    expect(problems.find((p) => p.startsWith('log.level'))).toContain('"loud"');
+    expect(() => loadConfig({ env: { GATEHOUSE_HTTP_PORT: '70000' } })).toThrow(/Invalid configuration:\n {2}- http\.port = 70000 \(from GATEHOUSE_HTTP_PORT\): .*65535/);
+  });
+
+  it('refuses unknown keys in the file, unknown flags and a missing named file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-config-'));
+    const file = join(dir, 'bad.json');
+    writeFileSync(file, JSON.stringify({ http: { prot: 1 } }));
+    expect(problemsOf(() => loadConfig({ file }))[0]).toMatch(/^http prot/);
+    expect(problemsOf(() => loadConfig({ flags: ['--no-such-thing', '1'] }))).toContain('unknown option --no-such-thing');
+    expect(problemsOf(() => loadConfig({ file: join(dir, 'missing.json'), fileRequired: true }))[0]).toMatch(/does not exist/);
+    writeFileSync(file, '{not json');
+    expect(problemsOf(() => loadConfig({ file }))[0]).toMatch(/not valid JSON/);
+  });
+});

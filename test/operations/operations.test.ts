@@ -1,0 +1,39 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAppliance, type TestAppliance } from '../helpers/appliance.js';
+
+describe('operations endpoints', () => {
+  let gh: TestAppliance;
+  beforeAll(async () => {
+    gh = await startAppliance();
+  });
+  afterAll(() => gh.destroy());
+
+  it('answers liveness at /health and readiness with its checks at /ready', async () => {
+    expect((await gh.request('GET', '/health')).body).toEqual({ status: 'ok' });
+    const ready = await gh.request('GET', '/ready');
+    expect(ready.status).toBe(200);
+    expect(ready.body).toEqual({ status: 'ready', checks: { store: true, modules: true } });
+  });
+
+  it('exposes Prometheus metrics: requests by route and status, a latency histogram, process metrics', async () => {
+    const token = await gh.token();
+    await gh.request('GET', '/api/v1/me', { token });
+    await gh.request('GET', '/api/v1/me');
+    await gh.request('GET', '/no/such/route');
+    const res = await fetch(`${gh.url}/metrics`);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+    const text = await res.text();
+    expect(text).toMatch(/gatehouse_http_requests_total\{method="GET",route="\/api\/v1\/me",status="200"\} 1\b/);
+    expect(text).toMatch(/gatehouse_http_requests_total\{method="GET",route="\/api\/v1\/me",status="401"\} 1\b/);
+    expect(text).toMatch(/gatehouse_http_requests_total\{method="GET",route="unmatched",status="404"\} 1\b/);
+    expect(text).toMatch(/gatehouse_http_request_duration_seconds_bucket\{le="0\.005",method="GET",route="\/api\/v1\/me"\} \d+/);
+    expect(text).toContain('gatehouse_process_resident_memory_bytes');
+    expect(text).toContain('gatehouse_nodejs_eventloop_lag_seconds');
+  });
+
+  it('answers every response with a request id', async () => {
+    const res = await gh.request('GET', '/health', { headers: { 'x-request-id': 'abc-123' } });
+    expect(res.headers.get('x-request-id')).toBe('abc-123');
+    expect((await gh.request('GET', '/health')).headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
