@@ -60,6 +60,11 @@ export class Gatehouse {
     return this.#http?.port(0) ?? 0;
   }
 
+  /** The HTTPS port, 0 when no certificate is configured. */
+  get httpsPort(): number {
+    return this.#http?.port(1) ?? 0;
+  }
+
   get url(): string {
     return this.config.http.publicUrl ?? `http://${displayHost(this.config.http.host)}:${this.httpPort}`;
   }

@@ -10,6 +10,7 @@ import { TeamRepository, DEFAULT_TEAM_SLUG } from '../accounts/teams.js';
 import { ProjectRepository } from '../accounts/projects.js';
 import { MembershipRepository } from '../accounts/memberships.js';
 import { isTimeZone, SLUG_PATTERN } from '../accounts/slug.js';
+import { ensureDefaultProject } from '../accounts/bootstrap.js';
 
 // Administration from the box's shell, on the same store the running appliance uses (WAL
 // lets both at once). Each command prints JSON on success and one line on stderr on failure.
@@ -133,6 +134,8 @@ export async function runCommand(config: Readonly<Config>, log: Logger, group: s
       projects: new ProjectRepository(store.db, systemClock),
       memberships: new MembershipRepository(store.db, systemClock),
     };
+    // The same default team and project the first start makes, so commands work before it.
+    ensureDefaultProject({ ...repos, log }, config.defaults.timezone);
     return await (command as (r: Repos, v: Values, p: string[], c: Readonly<Config>) => unknown)(repos, values, rest, config);
   } finally {
     store.stop();

@@ -74,7 +74,7 @@ export async function startAppliance(env: Record<string, string> = {}, options: 
       body = JSON.stringify(o.body);
       headers['content-type'] ??= 'application/json';
     }
-    const res = await fetch(url + path, { method, headers, body });
+    const res = await fetch(url + path, { method, headers, body: typeof body === 'string' || body === undefined ? body : new Uint8Array(body) });
     const text = await res.text();
     let parsed: unknown = undefined;
     try {

@@ -1,0 +1,135 @@
+import BetterSqlite3 from 'better-sqlite3';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli, runGatehouse } from '../helpers/process.js';
+
+const dirs: string[] = [];
+const tempDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-proc-'));
+  dirs.push(dir);
+  return dir;
+};
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+async function json(url: string, init: RequestInit = {}) {
+  const res = await fetch(url, { ...init, headers: { accept: 'application/json', 'content-type': 'application/json', ...init.headers } });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+describe('the appliance process', () => {
+  it('first start creates the store, an administrator with a generated password, a default project, and logs the URL; a restart keeps everything', async () => {
+    const dataDir = join(tempDir(), 'data');
+    const first = runGatehouse([], { GATEHOUSE_DATA_DIR: dataDir });
+    const [, url] = await first.waitFor(/Gatehouse ready at (http:\/\/\S+?)"/);
+    const password = (await first.waitFor(/generated password: (\S+?)"/))[1]!;
+    expect(existsSync(join(dataDir, 'gatehouse.db'))).toBe(true);
+
+    const login = await json(`${url}/api/v1/auth/token`, { method: 'POST', body: JSON.stringify({ email: 'admin@gatehouse.local', password, device_name: 'proc' }) });
+    expect(login.status).toBe(201);
+    const auth = { authorization: `Bearer ${login.body.token}` };
+    expect((await json(`${url}/api/v1/projects`, { headers: auth })).body.data.map((p: { slug: string }) => p.slug)).toEqual(['default']);
+    const user = await json(`${url}/api/v1/users`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'Kept', email: 'kept@example.test', password: 'kept password' }) });
+    expect(user.status).toBe(201);
+    expect(await first.stop('SIGTERM')).toBe(0);
+    expect(first.output.join('\n')).toContain('store closed');
+
+    const db = new BetterSqlite3(join(dataDir, 'gatehouse.db'), { readonly: true });
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.pragma('user_version', { simple: true })).toBeGreaterThan(0);
+    db.close();
+
+    const second = runGatehouse([], { GATEHOUSE_DATA_DIR: dataDir });
+    const [, url2] = await second.waitFor(/Gatehouse ready at (http:\/\/\S+?)"/);
+    expect((await json(`${url2}/api/v1/me`, { headers: auth })).status).toBe(200);
+    expect((await json(`${url2}/api/v1/users`, { headers: auth })).body.data.map((u: { email: string }) => u.email)).toContain('kept@example.test');
+    const again = await json(`${url2}/api/v1/auth/token`, { method: 'POST', body: JSON.stringify({ email: 'kept@example.test', password: 'kept password', device_name: 'x' }) });
+    expect(again.status).toBe(201);
+    expect(second.output.join('\n')).not.toContain('generated password');
+    expect(await second.stop('SIGINT')).toBe(0);
+  });
+
+  it('takes the administrator from GATEHOUSE_ADMIN_EMAIL and GATEHOUSE_ADMIN_PASSWORD', async () => {
+    const proc = runGatehouse([], { GATEHOUSE_DATA_DIR: tempDir(), GATEHOUSE_ADMIN_EMAIL: 'boss@venue.test', GATEHOUSE_ADMIN_PASSWORD: 'venue password' });
+    const [, url] = await proc.waitFor(/Gatehouse ready at (http:\/\/\S+?)"/);
+    const login = await json(`${url}/api/v1/auth/token`, { method: 'POST', body: JSON.stringify({ email: 'boss@venue.test', password: 'venue password', device_name: 'x' }) });
+    expect(login.status).toBe(201);
+    expect(proc.output.join('\n')).not.toContain('venue password');
+    await proc.stop();
+  });
+
+  it('lets an in-flight request finish on SIGTERM, then exits 0', async () => {
+    const proc = runGatehouse([], { GATEHOUSE_DATA_DIR: tempDir(), GATEHOUSE_ADMIN_PASSWORD: 'drain password' });
+    const [, url] = await proc.waitFor(/Gatehouse ready at (http:\/\/\S+?)"/);
+    const body = JSON.stringify({ email: 'admin@gatehouse.local', password: 'drain password', device_name: 'slow' });
+    const half = Math.floor(body.length / 2);
+    const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = httpRequest(`${url}/api/v1/auth/token`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(body.length) } }, (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode!, text }));
+      });
+      req.on('error', reject);
+      req.write(body.slice(0, half));
+      setTimeout(() => {
+        proc.proc.kill('SIGTERM');
+        setTimeout(() => req.end(body.slice(half)), 300);
+      }, 100);
+    });
+    const res = await response;
+    expect(res.status).toBe(201);
+    expect(JSON.parse(res.text).token).toMatch(/^\d+\|/);
+    expect(await proc.exit).toBe(0);
+    // New connections are refused once it has stopped.
+    await expect(fetch(`${url}/health`)).rejects.toThrow();
+  });
+
+  it('refuses to start on a wrong config value, naming the key, the value and what is expected', async () => {
+    const result = await runCli([], { GATEHOUSE_DATA_DIR: tempDir(), GATEHOUSE_HTTP_PORT: 'http', GATEHOUSE_RATE_LIMIT_BULK: '-1' });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/http\.port = "http" \(from GATEHOUSE_HTTP_PORT\): .*expected number/);
+    expect(result.stderr).toMatch(/rateLimit\.bulk = -1 \(from GATEHOUSE_RATE_LIMIT_BULK\): .*>=0/);
+    const flag = await runCli(['--log-level', 'chatty'], { GATEHOUSE_DATA_DIR: tempDir() });
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toMatch(/log\.level = "chatty" \(from --log-level\)/);
+  });
+
+  it('manages users and projects from the command line on the same data directory', async () => {
+    const dataDir = tempDir();
+    const env = { GATEHOUSE_DATA_DIR: dataDir };
+    const created = await runCli(['users', 'create', '--email', 'cli@example.test', '--name', 'Cli User'], env);
+    expect(created.code, created.stderr).toBe(0);
+    const user = JSON.parse(created.stdout);
+    expect(user).toMatchObject({ email: 'cli@example.test', is_admin: false, is_active: true });
+    expect(user.generated_password).toMatch(/^\S{16,}$/);
+
+    const project = await runCli(['projects', 'create', '--name', 'Summer Fest', '--timezone', 'Europe/Paris'], env);
+    expect(project.code, project.stderr).toBe(0);
+    expect(JSON.parse(project.stdout)).toMatchObject({ slug: 'summer-fest', team_slug: 'default', timezone: 'Europe/Paris' });
+    const grant = await runCli(['users', 'grant', 'cli@example.test', '--project', 'default/summer-fest'], env);
+    expect(JSON.parse(grant.stdout).projects).toEqual(['default/summer-fest']);
+
+    const proc = runGatehouse([], env);
+    const [, url] = await proc.waitFor(/Gatehouse ready at (http:\/\/\S+?)"/);
+    const login = await json(`${url}/api/v1/auth/token`, { method: 'POST', body: JSON.stringify({ email: 'cli@example.test', password: user.generated_password, device_name: 'x' }) });
+    expect(login.status).toBe(201);
+    const auth = { authorization: `Bearer ${login.body.token}` };
+    expect((await json(`${url}/api/v1/projects`, { headers: auth })).body.data.map((p: { slug: string }) => p.slug)).toEqual(['summer-fest']);
+    // Deactivated from the shell while the appliance runs: the token stops at once.
+    expect((await runCli(['users', 'deactivate', 'cli@example.test'], env)).code).toBe(0);
+    expect((await json(`${url}/api/v1/me`, { headers: auth })).status).toBe(401);
+    await proc.stop();
+
+    const bad = await runCli(['users', 'create', '--email', 'not-an-email'], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('not an email address');
+    const dup = await runCli(['users', 'create', '--email', 'cli@example.test'], env);
+    expect(dup.stderr).toContain('already taken');
+    const unknown = await runCli(['users', 'explode'], env);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown command');
+  });
+});
