@@ -114,7 +114,7 @@ export function loadConfig(sources: ConfigSources = {}): Readonly<Config> {
       const from = origin.get(key);
       const keys = 'keys' in issue ? ` ${(issue.keys as string[]).join(', ')}` : '';
       problems.push(
-        `${key}${keys} = ${JSON.stringify(value) ?? 'undefined'}${from ? ` (from ${from})` : ''}: ${issue.message}`,
+        `${key}${keys} = ${JSON.stringify(value) ?? '(not set)'}${from ? ` (from ${from})` : ''}: ${issue.message}`,
       );
     }
   }

@@ -80,6 +80,11 @@ export const configSchema = z.strictObject({
     })
     .prefault({}),
   webhook: z.strictObject({ allowInsecure: z.boolean().default(false) }).prefault({}),
+}).superRefine((config, ctx) => {
+  // DESIGN: Cloud sync. An edge needs the cloud's URL and its sync token.
+  if (config.role !== 'edge') return;
+  if (!config.cloud.url) ctx.addIssue({ code: 'custom', path: ['cloud', 'url'], message: 'required when role is "edge" (the URL of the cloud instance)' });
+  if (!config.sync.token) ctx.addIssue({ code: 'custom', path: ['sync', 'token'], message: 'required when role is "edge" (the token the cloud issued for this edge)' });
 });
 
 export type Config = z.infer<typeof configSchema>;

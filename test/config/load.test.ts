@@ -71,6 +71,14 @@ describe('configuration', () => {
     expect(() => loadConfig({ env: { GATEHOUSE_HTTP_PORT: '70000' } })).toThrow(/Invalid configuration:\n {2}- http\.port = 70000 \(from GATEHOUSE_HTTP_PORT\): .*65535/);
   });
 
+  it('requires the cloud URL and sync token for an edge', () => {
+    const problems = problemsOf(() => loadConfig({ env: { GATEHOUSE_ROLE: 'edge' } }));
+    expect(problems).toEqual([
+      'cloud.url = (not set): required when role is "edge" (the URL of the cloud instance)',
+      'sync.token = (not set): required when role is "edge" (the token the cloud issued for this edge)',
+    ]);
+  });
+
   it('refuses unknown keys in the file, unknown flags and a missing named file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gatehouse-config-'));
     const file = join(dir, 'bad.json');
