@@ -28,6 +28,13 @@ describe('users, teams and project reach', () => {
     expect(list.body.links.prev).toMatch(/page=1/);
     expect(list.body.links.next).toBeNull();
 
+    for (const q of ['per_page=500', 'per_page=0', 'page=0', 'page=abc']) {
+      const bad = await gh.request('GET', `/api/v1/users?${q}`, { token: admin });
+      expect(bad.status, q).toBe(422);
+    }
+    const defaults = await gh.request('GET', '/api/v1/users', { token: admin });
+    expect(defaults.body.meta.per_page).toBe(15);
+
     const updated = await gh.request('PUT', `/api/v1/users/${id}`, { token: admin, body: { name: 'Dana S.' } });
     expect(updated.body.data.name).toBe('Dana S.');
     expect((await gh.request('GET', `/api/v1/users/${id}`, { token: admin })).body.data.name).toBe('Dana S.');
