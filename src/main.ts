@@ -61,7 +61,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     await app.start();
   } catch (err) {
-    app.log.fatal({ err }, 'start-up failed');
+    app.log.fatal({ err }, `start-up failed: ${(err as Error).message}`);
     await app.stop();
     return 1;
   }

@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { Database } from '../store/database.js';
 import { slugify, uniqueSlug } from './slug.js';
+import { statement } from '../store/statements.js';
 
 export interface Project {
   id: number;
@@ -36,40 +37,37 @@ export class ProjectRepository {
   ) {}
 
   find(id: number): Project | null {
-    return (this.db.prepare(`${SELECT} WHERE p.id = ?`).get(id) as Project | undefined) ?? null;
+    return (statement(this.db, `${SELECT} WHERE p.id = ?`).get(id) as Project | undefined) ?? null;
   }
 
   findBySlugs(teamSlug: string, projectSlug: string): Project | null {
-    const row = this.db.prepare(`${SELECT} WHERE t.slug = ? AND p.slug = ?`).get(teamSlug, projectSlug);
+    const row = statement(this.db, `${SELECT} WHERE t.slug = ? AND p.slug = ?`).get(teamSlug, projectSlug);
     return (row as Project | undefined) ?? null;
   }
 
   /** The project when it exists and the user may reach it; null otherwise (callers answer 404 either way). */
   findReachable(teamSlug: string, projectSlug: string, reach: Reach): Project | null {
-    const row = this.db
-      .prepare(`${SELECT} WHERE t.slug = @teamSlug AND p.slug = @projectSlug AND ${REACH_FILTER}`)
+    const row = statement(this.db, `${SELECT} WHERE t.slug = @teamSlug AND p.slug = @projectSlug AND ${REACH_FILTER}`)
       .get({ teamSlug, projectSlug, userId: reach.userId, isAdmin: reach.isAdmin ? 1 : 0 });
     return (row as Project | undefined) ?? null;
   }
 
   listReachable(reach: Reach, offset: number, limit: number): { items: Project[]; total: number } {
     const params = { userId: reach.userId, isAdmin: reach.isAdmin ? 1 : 0, limit, offset };
-    const items = this.db
-      .prepare(`${SELECT} WHERE ${REACH_FILTER} ORDER BY p.id LIMIT @limit OFFSET @offset`)
+    const items = statement(this.db, `${SELECT} WHERE ${REACH_FILTER} ORDER BY p.id LIMIT @limit OFFSET @offset`)
       .all(params) as Project[];
-    const { n } = this.db.prepare(`SELECT COUNT(*) AS n FROM projects p WHERE ${REACH_FILTER}`).get(params) as { n: number };
+    const { n } = statement(this.db, `SELECT COUNT(*) AS n FROM projects p WHERE ${REACH_FILTER}`).get(params) as { n: number };
     return { items, total: n };
   }
 
   slugTaken(teamId: number, slug: string, exceptId = -1): boolean {
-    return this.db.prepare('SELECT 1 FROM projects WHERE team_id = ? AND slug = ? AND id != ?').get(teamId, slug, exceptId) !== undefined;
+    return statement(this.db, 'SELECT 1 FROM projects WHERE team_id = ? AND slug = ? AND id != ?').get(teamId, slug, exceptId) !== undefined;
   }
 
   create(input: { teamId: number; name: string; slug?: string | undefined; timezone: string }): Project {
     const slug = input.slug ?? uniqueSlug(slugify(input.name), (s) => this.slugTaken(input.teamId, s));
     const now = iso(this.clock.now());
-    const result = this.db
-      .prepare('INSERT INTO projects (team_id, name, slug, timezone, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)')
+    const result = statement(this.db, 'INSERT INTO projects (team_id, name, slug, timezone, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)')
       .run(input.teamId, input.name, slug, input.timezone, now, now);
     return this.find(Number(result.lastInsertRowid))!;
   }
@@ -77,8 +75,7 @@ export class ProjectRepository {
   update(id: number, changes: { name?: string | undefined; slug?: string | undefined; timezone?: string | undefined }): Project | null {
     const current = this.find(id);
     if (!current) return null;
-    this.db
-      .prepare('UPDATE projects SET name = ?, slug = ?, timezone = ?, updated_at = ? WHERE id = ?')
+    statement(this.db, 'UPDATE projects SET name = ?, slug = ?, timezone = ?, updated_at = ? WHERE id = ?')
       .run(changes.name ?? current.name, changes.slug ?? current.slug, changes.timezone ?? current.timezone, iso(this.clock.now()), id);
     return this.find(id);
   }

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { Database } from '../store/database.js';
+import { statement } from '../store/statements.js';
 
 // Settings an administrator changes at run time (PUT /api/v1/settings). Each falls back to
 // the config value until set; the store keeps what was set across restarts. Cached in memory
@@ -21,7 +22,7 @@ export class SettingsStore {
 
   get(): RuntimeSettings {
     if (!this.#cache) {
-      const rows = this.db.prepare('SELECT key, value FROM settings').all() as { key: string; value: string }[];
+      const rows = statement(this.db, 'SELECT key, value FROM settings').all() as { key: string; value: string }[];
       const stored = Object.fromEntries(rows.map((r) => [r.key, JSON.parse(r.value) as unknown]));
       this.#cache = { ...this.defaults, ...(stored as Partial<RuntimeSettings>) };
     }
@@ -29,7 +30,7 @@ export class SettingsStore {
   }
 
   update(changes: Partial<RuntimeSettings>): RuntimeSettings {
-    const upsert = this.db.prepare(
+    const upsert = statement(this.db, 
       'INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
     );
     const now = iso(this.clock.now());

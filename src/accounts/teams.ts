@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { Database } from '../store/database.js';
 import { slugify, uniqueSlug } from './slug.js';
+import { statement } from '../store/statements.js';
 
 export const DEFAULT_TEAM_SLUG = 'default';
 
@@ -20,24 +21,23 @@ export class TeamRepository {
   ) {}
 
   find(id: number): Team | null {
-    return (this.db.prepare('SELECT * FROM teams WHERE id = ?').get(id) as Team | undefined) ?? null;
+    return (statement(this.db, 'SELECT * FROM teams WHERE id = ?').get(id) as Team | undefined) ?? null;
   }
 
   findBySlug(slug: string): Team | null {
-    return (this.db.prepare('SELECT * FROM teams WHERE slug = ?').get(slug) as Team | undefined) ?? null;
+    return (statement(this.db, 'SELECT * FROM teams WHERE slug = ?').get(slug) as Team | undefined) ?? null;
   }
 
   list(offset: number, limit: number): { items: Team[]; total: number } {
-    const items = this.db.prepare('SELECT * FROM teams ORDER BY id LIMIT ? OFFSET ?').all(limit, offset) as Team[];
-    const { n } = this.db.prepare('SELECT COUNT(*) AS n FROM teams').get() as { n: number };
+    const items = statement(this.db, 'SELECT * FROM teams ORDER BY id LIMIT ? OFFSET ?').all(limit, offset) as Team[];
+    const { n } = statement(this.db, 'SELECT COUNT(*) AS n FROM teams').get() as { n: number };
     return { items, total: n };
   }
 
   create(name: string, slug?: string): Team {
     const chosen = slug ?? uniqueSlug(slugify(name), (s) => this.findBySlug(s) !== null);
     const now = iso(this.clock.now());
-    const result = this.db
-      .prepare('INSERT INTO teams (name, slug, created_at, updated_at) VALUES (?, ?, ?, ?)')
+    const result = statement(this.db, 'INSERT INTO teams (name, slug, created_at, updated_at) VALUES (?, ?, ?, ?)')
       .run(name, chosen, now, now);
     return this.find(Number(result.lastInsertRowid))!;
   }

@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { Database } from '../store/database.js';
 import { hashPassword } from '../auth/password.js';
+import { statement } from '../store/statements.js';
 
 export interface User {
   id: number;
@@ -47,38 +48,37 @@ export class UserRepository {
   ) {}
 
   count(): number {
-    return (this.db.prepare('SELECT COUNT(*) AS n FROM users').get() as { n: number }).n;
+    return (statement(this.db, 'SELECT COUNT(*) AS n FROM users').get() as { n: number }).n;
   }
 
   countAdmins(): number {
-    return (this.db.prepare('SELECT COUNT(*) AS n FROM users WHERE is_admin = 1').get() as { n: number }).n;
+    return (statement(this.db, 'SELECT COUNT(*) AS n FROM users WHERE is_admin = 1').get() as { n: number }).n;
   }
 
   find(id: number): User | null {
-    const row = this.db.prepare('SELECT * FROM users WHERE id = ?').get(id) as UserRow | undefined;
+    const row = statement(this.db, 'SELECT * FROM users WHERE id = ?').get(id) as UserRow | undefined;
     return row ? toUser(row) : null;
   }
 
   /** The user and their password hash, for login only. */
   findWithHash(email: string): { user: User; passwordHash: string } | null {
-    const row = this.db.prepare('SELECT * FROM users WHERE email = ?').get(email) as UserRow | undefined;
+    const row = statement(this.db, 'SELECT * FROM users WHERE email = ?').get(email) as UserRow | undefined;
     return row ? { user: toUser(row), passwordHash: row.password_hash } : null;
   }
 
   emailTaken(email: string, exceptId?: number): boolean {
-    return this.db.prepare('SELECT 1 FROM users WHERE email = ? AND id != ?').get(email, exceptId ?? -1) !== undefined;
+    return statement(this.db, 'SELECT 1 FROM users WHERE email = ? AND id != ?').get(email, exceptId ?? -1) !== undefined;
   }
 
   list(offset: number, limit: number): { items: User[]; total: number } {
-    const rows = this.db.prepare('SELECT * FROM users ORDER BY id LIMIT ? OFFSET ?').all(limit, offset) as UserRow[];
+    const rows = statement(this.db, 'SELECT * FROM users ORDER BY id LIMIT ? OFFSET ?').all(limit, offset) as UserRow[];
     return { items: rows.map(toUser), total: this.count() };
   }
 
   async create(input: NewUser): Promise<User> {
     const hash = await hashPassword(input.password);
     const now = iso(this.clock.now());
-    const result = this.db
-      .prepare(
+    const result = statement(this.db, 
         `INSERT INTO users (name, email, password_hash, is_admin, is_active, created_at, updated_at)
          VALUES (?, ?, ?, ?, 1, ?, ?)`,
       )
@@ -99,11 +99,11 @@ export class UserRepository {
     if (changes.is_admin !== undefined) put('is_admin', changes.is_admin ? 1 : 0);
     if (changes.is_active !== undefined) put('is_active', changes.is_active ? 1 : 0);
     put('updated_at', iso(this.clock.now()));
-    this.db.prepare(`UPDATE users SET ${sets.join(', ')} WHERE id = ?`).run(...values, id);
+    statement(this.db, `UPDATE users SET ${sets.join(', ')} WHERE id = ?`).run(...values, id);
     return this.find(id);
   }
 
   delete(id: number): boolean {
-    return this.db.prepare('DELETE FROM users WHERE id = ?').run(id).changes > 0;
+    return statement(this.db, 'DELETE FROM users WHERE id = ?').run(id).changes > 0;
   }
 }

@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { Database } from '../store/database.js';
+import { statement } from '../store/statements.js';
 
 // Cookie sessions for same-domain single-page apps (spec: Authentication item 7), in the
 // Laravel Sanctum style: GET /sanctum/csrf-cookie starts a session and hands its CSRF token
@@ -42,25 +43,24 @@ export class SessionService {
   start(userId: number | null = null, csrfToken = randomBytes(30).toString('base64url')): { id: string; record: SessionRecord } {
     const id = randomBytes(30).toString('base64url');
     const now = this.clock.now();
-    this.db
-      .prepare('INSERT INTO sessions (id_hash, user_id, csrf_token, created_at, expires_at) VALUES (?, ?, ?, ?, ?)')
+    statement(this.db, 'INSERT INTO sessions (id_hash, user_id, csrf_token, created_at, expires_at) VALUES (?, ?, ?, ?, ?)')
       .run(sha256(id), userId, csrfToken, iso(now), iso(now + this.lifetimeMs));
     return { id, record: this.find(id)! };
   }
 
   /** The live session a cookie names; extends its lifetime, writing at most once a minute. */
   find(id: string): SessionRecord | null {
-    const row = this.db.prepare('SELECT * FROM sessions WHERE id_hash = ?').get(sha256(id)) as SessionRow | undefined;
+    const row = statement(this.db, 'SELECT * FROM sessions WHERE id_hash = ?').get(sha256(id)) as SessionRow | undefined;
     if (!row) return null;
     const now = this.clock.now();
     const expires = Date.parse(row.expires_at);
     if (expires <= now) {
-      this.db.prepare('DELETE FROM sessions WHERE id_hash = ?').run(row.id_hash);
+      statement(this.db, 'DELETE FROM sessions WHERE id_hash = ?').run(row.id_hash);
       return null;
     }
     if (now + this.lifetimeMs - expires >= SLIDE_STEP_MS) {
       row.expires_at = iso(now + this.lifetimeMs);
-      this.db.prepare('UPDATE sessions SET expires_at = ? WHERE id_hash = ?').run(row.expires_at, row.id_hash);
+      statement(this.db, 'UPDATE sessions SET expires_at = ? WHERE id_hash = ?').run(row.expires_at, row.id_hash);
     }
     return { idHash: row.id_hash, userId: row.user_id, csrfToken: row.csrf_token, createdAt: row.created_at, expiresAt: row.expires_at };
   }
@@ -72,15 +72,15 @@ export class SessionService {
   }
 
   destroy(record: SessionRecord): void {
-    this.db.prepare('DELETE FROM sessions WHERE id_hash = ?').run(record.idHash);
+    statement(this.db, 'DELETE FROM sessions WHERE id_hash = ?').run(record.idHash);
   }
 
   destroyAllOf(userId: number): void {
-    this.db.prepare('DELETE FROM sessions WHERE user_id = ?').run(userId);
+    statement(this.db, 'DELETE FROM sessions WHERE user_id = ?').run(userId);
   }
 
   purgeExpired(): number {
-    return this.db.prepare('DELETE FROM sessions WHERE expires_at <= ?').run(iso(this.clock.now())).changes;
+    return statement(this.db, 'DELETE FROM sessions WHERE expires_at <= ?').run(iso(this.clock.now())).changes;
   }
 
   static csrfMatches(record: SessionRecord, header: string | undefined): boolean {

@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { Database } from '../store/database.js';
+import { statement } from '../store/statements.js';
 
 // Personal access tokens, Sanctum style: `<id>|<random>` shown once; only SHA-256 of the
 // random part is stored; compared in constant time. Revoking deletes the row, so the very
@@ -51,8 +52,7 @@ export class TokenService {
     // The column holds a token's own expiry only (none yet); the administrator's setting is
     // applied from created_at on every check, so changing it reaches existing tokens too.
     const expiresAt: string | null = null;
-    const result = this.db
-      .prepare(
+    const result = statement(this.db, 
         `INSERT INTO personal_access_tokens (user_id, name, token_hash, abilities, expires_at, created_at)
          VALUES (?, ?, ?, ?, ?, ?)`,
       )
@@ -91,22 +91,22 @@ export class TokenService {
   }
 
   private write(id: number, at: number): void {
-    this.db.prepare('UPDATE personal_access_tokens SET last_used_at = ? WHERE id = ?').run(iso(at), id);
+    statement(this.db, 'UPDATE personal_access_tokens SET last_used_at = ? WHERE id = ?').run(iso(at), id);
     this.#lastWritten.set(id, at);
   }
 
   revoke(id: number): boolean {
     this.#lastWritten.delete(id);
     this.#lastUsed.delete(id);
-    return this.db.prepare('DELETE FROM personal_access_tokens WHERE id = ?').run(id).changes > 0;
+    return statement(this.db, 'DELETE FROM personal_access_tokens WHERE id = ?').run(id).changes > 0;
   }
 
   revokeAllOf(userId: number): number {
-    return this.db.prepare('DELETE FROM personal_access_tokens WHERE user_id = ?').run(userId).changes;
+    return statement(this.db, 'DELETE FROM personal_access_tokens WHERE user_id = ?').run(userId).changes;
   }
 
   private row(id: number): TokenRow | undefined {
-    return this.db.prepare('SELECT * FROM personal_access_tokens WHERE id = ?').get(id) as TokenRow | undefined;
+    return statement(this.db, 'SELECT * FROM personal_access_tokens WHERE id = ?').get(id) as TokenRow | undefined;
   }
 
   private toRecord(row: TokenRow): TokenRecord {

@@ -26,6 +26,8 @@ function errorEnvelope(deps: HttpDeps) {
       deps.metrics.observe(ctx.method, route, ctx.status, seconds);
       const fields = { method: ctx.method, url: ctx.url, status: ctx.status, ms: Math.round(seconds * 1e4) / 10, ip: ctx.ip };
       if (ctx.status >= 500) log.error(fields, 'request failed');
+      // Probes and scrapes every few seconds would drown the log.
+      else if ((ctx.state.route as AnyRoute | undefined)?.rateClass === 'none') log.debug(fields, 'request');
       else log.info(fields, 'request');
     }
   };

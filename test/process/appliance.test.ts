@@ -97,6 +97,17 @@ describe('the appliance process', () => {
     expect(flag.stderr).toMatch(/log\.level = "chatty" \(from --log-level\)/);
   });
 
+  it('exits 1 with a clear log line when its port is taken', async () => {
+    const first = runGatehouse([], { GATEHOUSE_DATA_DIR: tempDir() });
+    const [, url] = await first.waitFor(/Gatehouse ready at (http:\/\/\S+?)"/);
+    const port = new URL(url!).port;
+    const second = runGatehouse([], { GATEHOUSE_DATA_DIR: tempDir(), GATEHOUSE_HTTP_PORT: port });
+    expect(await second.exit).toBe(1);
+    expect(second.output.join('\n')).toMatch(/start-up failed.*EADDRINUSE/);
+    expect((await fetch(`${url}/health`)).status).toBe(200);
+    await first.stop();
+  });
+
   it('manages users and projects from the command line on the same data directory', async () => {
     const dataDir = tempDir();
     const env = { GATEHOUSE_DATA_DIR: dataDir };
