@@ -17,6 +17,8 @@ import { buildRouteTable } from './http/routes/index.js';
 import { HttpServer } from './http/server.js';
 import type { HttpDeps } from './http/deps.js';
 import type { AnyRoute } from './http/route.js';
+import { EventBus } from './events/bus.js';
+import { createVenue } from './venue/index.js';
 
 // The composition root: builds every module from the validated config in a fixed order,
 // starts them in that order and stops them in reverse (STYLE: Architecture).
@@ -73,6 +75,7 @@ export class Gatehouse {
     const { config, clock } = this;
     this.store.start();
     const db = this.store.db;
+    const bus = new EventBus(this.log.child({ module: 'bus' }));
     const settings = new SettingsStore(db, clock, { token_expiry_minutes: config.auth.tokenExpiryMinutes });
     const deps: HttpDeps = {
       config,
@@ -88,6 +91,8 @@ export class Gatehouse {
       memberships: new MembershipRepository(db, clock),
       metrics: new HttpMetrics(),
       rateLimits: new RateLimits(config.rateLimit),
+      bus,
+      venue: createVenue(db, clock, bus),
       isReady: () => this.#ready,
     };
     this.#deps = deps;

@@ -11,6 +11,8 @@ import type { MembershipRepository } from '../accounts/memberships.js';
 import type { SettingsStore } from '../accounts/settings.js';
 import type { HttpMetrics } from '../metrics.js';
 import type { RateLimits } from './rate-limit.js';
+import type { EventBus } from '../events/bus.js';
+import type { Venue } from '../venue/index.js';
 
 /** What the HTTP layer is given by the composition root. */
 export interface HttpDeps {
@@ -27,5 +29,7 @@ export interface HttpDeps {
   settings: SettingsStore;
   metrics: HttpMetrics;
   rateLimits: RateLimits;
+  bus: EventBus;
+  venue: Venue;
   isReady(): boolean;
 }

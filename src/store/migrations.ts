@@ -77,4 +77,67 @@ export const migrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'venue: change versions, tombstones, access zones, access points, readers',
+    sql: `
+      -- One monotonically increasing change version for the whole store; every write to a
+      -- venue table takes the next one, and deletions leave a tombstone with theirs (sync reads
+      -- both by cursor).
+      CREATE TABLE change_sequence (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL);
+      INSERT INTO change_sequence (id, value) VALUES (1, 0);
+      CREATE TABLE tombstones (
+        id INTEGER PRIMARY KEY,
+        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        entity TEXT NOT NULL,
+        entity_id INTEGER NOT NULL,
+        version INTEGER NOT NULL,
+        deleted_at TEXT NOT NULL
+      );
+      CREATE INDEX tombstones_project_version ON tombstones(project_id, version);
+      CREATE TABLE access_zones (
+        id INTEGER PRIMARY KEY,
+        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        slug TEXT NOT NULL,
+        capacity INTEGER CHECK (capacity IS NULL OR capacity >= 0),
+        requires_ticket INTEGER NOT NULL DEFAULT 0,
+        current_count INTEGER NOT NULL DEFAULT 0 CHECK (current_count >= 0),
+        version INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        UNIQUE (project_id, slug)
+      );
+      CREATE INDEX access_zones_version ON access_zones(project_id, version);
+      CREATE TABLE access_points (
+        id INTEGER PRIMARY KEY,
+        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        access_zone_id INTEGER REFERENCES access_zones(id) ON DELETE RESTRICT,
+        name TEXT NOT NULL,
+        slug TEXT NOT NULL,
+        location TEXT,
+        direction TEXT NOT NULL CHECK (direction IN ('in', 'out', 'both')),
+        is_active INTEGER NOT NULL DEFAULT 1,
+        version INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        UNIQUE (project_id, slug)
+      );
+      CREATE INDEX access_points_version ON access_points(project_id, version);
+      CREATE INDEX access_points_zone ON access_points(access_zone_id);
+      CREATE TABLE readers (
+        id INTEGER PRIMARY KEY,
+        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        access_point_id INTEGER REFERENCES access_points(id) ON DELETE RESTRICT,
+        identifier TEXT NOT NULL,
+        type TEXT NOT NULL CHECK (type IN ('barcode', 'qr', 'rfid', 'nfc')),
+        version INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        UNIQUE (project_id, identifier)
+      );
+      CREATE INDEX readers_version ON readers(project_id, version);
+      CREATE INDEX readers_access_point ON readers(access_point_id);
+    `,
+  },
 ];

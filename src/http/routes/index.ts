@@ -1,5 +1,6 @@
 import type { HttpDeps } from '../deps.js';
 import type { AnyRoute } from '../route.js';
+import { accessControlRoutes } from './access-control.js';
 import { authRoutes } from './auth.js';
 import { operationRoutes } from './operations.js';
 import { projectRoutes } from './projects.js';
@@ -15,6 +16,7 @@ export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
     ...projectRoutes(deps),
     ...userRoutes(deps),
     ...settingsRoutes(deps),
+    ...accessControlRoutes(deps),
   );
   return routes;
 }

@@ -1,0 +1,27 @@
+// Prints the route table as the Markdown rows docs/rest.md carries (run after a build:
+// `node scripts/route-table.mjs`). test/http/docs.test.ts fails when a route is missing there.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+
+const out = join(process.cwd(), 'dist', 'route-table.mjs'); // inside the project, so packages resolve
+await build({
+  stdin: {
+    contents: `import { pino } from 'pino';
+      import { Gatehouse } from './src/app.ts';
+      import { loadConfig } from './src/config/load.ts';
+      const app = new Gatehouse(loadConfig({ env: { GATEHOUSE_DATA_DIR: process.argv[2], GATEHOUSE_HTTP_PORT: '0', GATEHOUSE_HTTP_HOST: '127.0.0.1', GATEHOUSE_ADMIN_PASSWORD: 'route-table' } }), { log: pino({ level: 'silent' }) });
+      await app.start();
+      for (const r of app.routes) console.log('| ' + r.method + ' | \`' + r.path + '\` | \`' + r.operationId + '\` | ' + (r.ability === 'public' ? 'none' : r.ability === 'authenticated' ? 'any token' : '\`' + r.ability + '\`') + (r.admin ? ', admin' : '') + ' | ' + r.rateClass + ' |');
+      await app.stop();`,
+    resolveDir: process.cwd(),
+    loader: 'ts',
+  },
+  bundle: true, platform: 'node', format: 'esm', packages: 'external', outfile: out, logLevel: 'error',
+});
+const dataDir = mkdtempSync(join(tmpdir(), 'routes-data-'));
+process.argv[2] = dataDir;
+await import(out);
+rmSync(out);
+rmSync(dataDir, { recursive: true, force: true });

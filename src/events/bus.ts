@@ -1,0 +1,59 @@
+import type { Logger } from '../logger.js';
+
+// The typed domain event bus (STYLE: Zigbee2MQTT's eventBus). Events are emitted only after
+// the transaction that made them has committed (see unit-of-work.ts). Each handler is wrapped
+// so one failing listener cannot break the others; an owner's handlers go on its stop().
+
+export interface ChangeEvent<R> {
+  projectId: number;
+  resource: R;
+  version: number;
+}
+
+export interface DeletionEvent {
+  projectId: number;
+  id: number;
+  version: number;
+}
+
+/** Every domain event and its payload. Later modules (WebSocket, webhooks, sync) subscribe. */
+export interface DomainEvents {
+  'access_zone.created': ChangeEvent<Record<string, unknown>>;
+  'access_zone.updated': ChangeEvent<Record<string, unknown>>;
+  'access_zone.deleted': DeletionEvent;
+  'access_point.created': ChangeEvent<Record<string, unknown>>;
+  'access_point.updated': ChangeEvent<Record<string, unknown>>;
+  'access_point.deleted': DeletionEvent;
+  'reader.created': ChangeEvent<Record<string, unknown>>;
+  'reader.updated': ChangeEvent<Record<string, unknown>>;
+  'reader.deleted': DeletionEvent;
+}
+
+export type EventName = keyof DomainEvents;
+type Handler<E extends EventName> = (payload: DomainEvents[E]) => void;
+
+export class EventBus {
+  readonly #handlers = new Map<EventName, { owner: object; handler: Handler<EventName> }[]>();
+
+  constructor(private readonly log: Logger) {}
+
+  on<E extends EventName>(owner: object, event: E, handler: Handler<E>): void {
+    const list = this.#handlers.get(event) ?? [];
+    list.push({ owner, handler: handler as Handler<EventName> });
+    this.#handlers.set(event, list);
+  }
+
+  removeListeners(owner: object): void {
+    for (const [event, list] of this.#handlers) this.#handlers.set(event, list.filter((h) => h.owner !== owner));
+  }
+
+  emit<E extends EventName>(event: E, payload: DomainEvents[E]): void {
+    for (const { handler } of this.#handlers.get(event) ?? []) {
+      try {
+        handler(payload);
+      } catch (err) {
+        this.log.error({ err, event }, 'event handler failed');
+      }
+    }
+  }
+}

@@ -1,0 +1,83 @@
+import type { Venue } from '../../venue/index.js';
+import { accessPointSchema, createAccessPointBody, updateAccessPointBody } from '../../venue/access-points.js';
+import { createZoneBody, updateZoneBody, zoneResource, zoneSchema } from '../../venue/access-zones.js';
+import { createReaderBody, readerResource, readerSchema, updateReaderBody } from '../../venue/readers.js';
+import { defineRoute, type AnyRoute } from '../route.js';
+import { messageSchema, single } from '../resources.js';
+import { crudRoutes, PROJECT_PATH, withId } from './crud.js';
+
+// Access control resources (spec: Endpoints, Access points; DESIGN: routes we add).
+// Abilities: access:read for GET, access:write for the rest (spec: scope table).
+
+const capacitySchema = zoneSchema.pick({ id: true, name: true, capacity: true, current_count: true, available: true });
+
+export function accessControlRoutes({ venue }: { venue: Venue }): AnyRoute[] {
+  const access = { read: 'access:read' as const, write: 'access:write' as const };
+  return [
+    ...crudRoutes({
+      ...access,
+      name: 'access-points',
+      idParam: 'accessPointId',
+      tag: 'Access points',
+      label: 'access point',
+      schema: accessPointSchema,
+      createBody: createAccessPointBody,
+      updateBody: updateAccessPointBody,
+      list: (p, o, l) => venue.accessPoints.table.list(p, o, l),
+      get: (p, id) => venue.accessPoints.get(p, id),
+      create: (p, input) => venue.accessPoints.create(p, input),
+      update: (p, id, input) => venue.accessPoints.update(p, id, input),
+      destroy: (p, id) => venue.accessPoints.delete(p, id),
+      resource: (row) => venue.accessPoints.resource(row),
+    }),
+    ...crudRoutes({
+      ...access,
+      name: 'access-zones',
+      idParam: 'accessZoneId',
+      tag: 'Access zones',
+      label: 'access zone',
+      schema: zoneSchema,
+      createBody: createZoneBody,
+      updateBody: updateZoneBody,
+      list: (p, o, l) => venue.zones.table.list(p, o, l),
+      get: (p, id) => venue.zones.get(p, id),
+      create: (p, input) => venue.zones.create(p, input),
+      update: (p, id, input) => venue.zones.update(p, id, input),
+      destroy: (p, id) => venue.zones.delete(p, id),
+      resource: zoneResource,
+    }),
+    defineRoute({
+      method: 'GET',
+      path: `${PROJECT_PATH}/access-zones/{accessZoneId}/capacity`,
+      operationId: 'access-zones.capacity',
+      tags: ['Access zones'],
+      summary: 'Capacity view of a zone: capacity, current_count and available',
+      ability: 'access:read',
+      rateClass: 'standard',
+      project: true,
+      params: withId('accessZoneId'),
+      responses: { 200: { description: 'The capacity view', schema: single(capacitySchema) }, 404: { description: 'No such zone', schema: messageSchema } },
+      handler: ({ project, params }) => {
+        const { id, name, capacity, current_count, available } = zoneResource(venue.zones.get(project!.id, params.accessZoneId));
+        return { body: { data: { id, name, capacity, current_count, available } } };
+      },
+    }),
+    ...crudRoutes({
+      ...access,
+      name: 'readers',
+      idParam: 'readerId',
+      tag: 'Readers',
+      label: 'reader',
+      schema: readerSchema,
+      createBody: createReaderBody,
+      updateBody: updateReaderBody,
+      list: (p, o, l) => venue.readers.table.list(p, o, l),
+      get: (p, id) => venue.readers.get(p, id),
+      create: (p, input) => venue.readers.create(p, input),
+      update: (p, id, input) => venue.readers.update(p, id, input),
+      destroy: (p, id) => venue.readers.delete(p, id),
+      resource: readerResource,
+    }),
+  ];
+}
+

@@ -1,0 +1,116 @@
+import { z } from 'zod';
+import type { Clock } from '../clock.js';
+import { AppError, found, validationError } from '../errors.js';
+import type { EventBus } from '../events/bus.js';
+import { commit } from '../events/unit-of-work.js';
+import type { Database } from '../store/database.js';
+import { statement } from '../store/statements.js';
+import { slugify, SLUG_PATTERN, uniqueSlug } from '../accounts/slug.js';
+import { VersionedTable } from './versioned-table.js';
+
+// Access zones (spec: Resources, Access zone). capacity null = unlimited; current_count is
+// kept by the decision engine from access events.
+
+export interface AccessZoneRow {
+  id: number;
+  project_id: number;
+  name: string;
+  slug: string;
+  capacity: number | null;
+  requires_ticket: number;
+  current_count: number;
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export const slugField = z.string().regex(SLUG_PATTERN, 'lower-case letters, digits and single dashes').max(60);
+const nameField = z.string().trim().min(1).max(255);
+
+export const createZoneBody = z.strictObject({
+  name: nameField,
+  slug: slugField.optional(),
+  capacity: z.number().int().min(0).max(10_000_000).nullable().optional(),
+  requires_ticket: z.boolean().optional(),
+});
+export const updateZoneBody = createZoneBody.partial();
+
+export const zoneSchema = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  slug: z.string(),
+  capacity: z.number().int().nullable().describe('maximum occupancy; null = unlimited'),
+  current_count: z.number().int(),
+  available: z.number().int().nullable().describe('capacity minus current_count; null when unlimited'),
+  requires_ticket: z.boolean(),
+  version: z.number().int(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+export type ZoneResource = z.infer<typeof zoneSchema>;
+
+export const zoneResource = (r: AccessZoneRow): ZoneResource => ({
+  id: r.id,
+  name: r.name,
+  slug: r.slug,
+  capacity: r.capacity,
+  current_count: r.current_count,
+  available: r.capacity === null ? null : Math.max(0, r.capacity - r.current_count),
+  requires_ticket: r.requires_ticket === 1,
+  version: r.version,
+  created_at: r.created_at,
+  updated_at: r.updated_at,
+});
+
+export class AccessZones {
+  readonly table: VersionedTable<AccessZoneRow>;
+
+  constructor(
+    private readonly db: Database,
+    clock: Clock,
+    private readonly bus: EventBus,
+  ) {
+    this.table = new VersionedTable(db, clock, 'access_zones', 'access_zone');
+  }
+
+  get(projectId: number, id: number): AccessZoneRow {
+    return found(this.table.find(projectId, id), 'Access zone');
+  }
+
+  create(projectId: number, input: z.output<typeof createZoneBody>): AccessZoneRow {
+    return commit(this.db, this.bus, (work) => {
+      if (input.slug && this.table.exists(projectId, 'slug', input.slug)) throw validationError({ slug: ['The slug has already been taken.'] });
+      const slug = input.slug ?? uniqueSlug(slugify(input.name), (s) => this.table.exists(projectId, 'slug', s));
+      const row = this.table.insert(projectId, { name: input.name, slug, capacity: input.capacity ?? null, requires_ticket: input.requires_ticket ? 1 : 0 });
+      work.emit('access_zone.created', { projectId, resource: zoneResource(row), version: row.version });
+      return row;
+    });
+  }
+
+  update(projectId: number, id: number, input: z.output<typeof updateZoneBody>): AccessZoneRow {
+    return commit(this.db, this.bus, (work) => {
+      this.get(projectId, id);
+      if (input.slug && this.table.exists(projectId, 'slug', input.slug, id)) throw validationError({ slug: ['The slug has already been taken.'] });
+      const values: Record<string, string | number | null> = {};
+      if (input.name !== undefined) values.name = input.name;
+      if (input.slug !== undefined) values.slug = input.slug;
+      if (input.capacity !== undefined) values.capacity = input.capacity;
+      if (input.requires_ticket !== undefined) values.requires_ticket = input.requires_ticket ? 1 : 0;
+      const row = this.table.update(projectId, id, values);
+      work.emit('access_zone.updated', { projectId, resource: zoneResource(row), version: row.version });
+      return row;
+    });
+  }
+
+  /** 409 while access points still lead into the zone: nothing changes. */
+  delete(projectId: number, id: number): void {
+    commit(this.db, this.bus, (work) => {
+      this.get(projectId, id);
+      const { n } = statement(this.db, 'SELECT COUNT(*) AS n FROM access_points WHERE access_zone_id = ?').get(id) as { n: number };
+      if (n > 0) throw new AppError('conflict', { detail: `The access zone is used by ${n} access point${n === 1 ? '' : 's'}; move or delete them first.` });
+      const version = this.table.delete(projectId, id);
+      work.emit('access_zone.deleted', { projectId, id, version });
+    });
+  }
+}

@@ -1,0 +1,18 @@
+import type { Clock } from '../clock.js';
+import type { EventBus } from '../events/bus.js';
+import type { Database } from '../store/database.js';
+import { AccessPoints } from './access-points.js';
+import { AccessZones } from './access-zones.js';
+import { Readers } from './readers.js';
+
+/** The venue model's services, built together because they refer to each other. */
+export interface Venue {
+  zones: AccessZones;
+  accessPoints: AccessPoints;
+  readers: Readers;
+}
+
+export function createVenue(db: Database, clock: Clock, bus: EventBus): Venue {
+  const readers = new Readers(db, clock, bus);
+  return { zones: new AccessZones(db, clock, bus), readers, accessPoints: new AccessPoints(db, clock, bus, readers) };
+}

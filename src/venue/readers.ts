@@ -1,0 +1,118 @@
+import { z } from 'zod';
+import type { Clock } from '../clock.js';
+import { found, validationError } from '../errors.js';
+import type { EventBus } from '../events/bus.js';
+import { commit } from '../events/unit-of-work.js';
+import type { Database } from '../store/database.js';
+import { statement } from '../store/statements.js';
+import { VersionedTable } from './versioned-table.js';
+
+// Readers (spec: Reader, embedded in an access point). identifier is unique per project and
+// is what a reader logs in with; type is barcode, qr, rfid or nfc (docs/venue.md).
+
+export const READER_TYPES = ['barcode', 'qr', 'rfid', 'nfc'] as const;
+
+export interface ReaderRow {
+  id: number;
+  project_id: number;
+  access_point_id: number | null;
+  identifier: string;
+  type: (typeof READER_TYPES)[number];
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+const identifierField = z.string().trim().min(1).max(128).regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits, dot, underscore, colon and dash');
+
+export const createReaderBody = z.strictObject({
+  identifier: identifierField,
+  type: z.enum(READER_TYPES).optional(),
+  access_point_id: z.number().int().positive().nullable().optional(),
+});
+export const updateReaderBody = createReaderBody.partial();
+
+export const readerSchema = z.object({
+  id: z.number().int(),
+  identifier: z.string(),
+  type: z.enum(READER_TYPES),
+  access_point_id: z.number().int().nullable(),
+  version: z.number().int(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+export type ReaderResource = z.infer<typeof readerSchema>;
+
+export const readerResource = (r: ReaderRow): ReaderResource => ({
+  id: r.id,
+  identifier: r.identifier,
+  type: r.type,
+  access_point_id: r.access_point_id,
+  version: r.version,
+  created_at: r.created_at,
+  updated_at: r.updated_at,
+});
+
+export class Readers {
+  readonly table: VersionedTable<ReaderRow>;
+
+  constructor(
+    private readonly db: Database,
+    clock: Clock,
+    private readonly bus: EventBus,
+  ) {
+    this.table = new VersionedTable(db, clock, 'readers', 'reader');
+  }
+
+  get(projectId: number, id: number): ReaderRow {
+    return found(this.table.find(projectId, id), 'Reader');
+  }
+
+  ofAccessPoint(accessPointId: number): ReaderRow[] {
+    return statement(this.db, 'SELECT * FROM readers WHERE access_point_id = ? ORDER BY id').all(accessPointId) as ReaderRow[];
+  }
+
+  private checkAccessPoint(projectId: number, id: number | null | undefined): void {
+    if (id === null || id === undefined) return;
+    // Another project's access point is as unknown as a missing one.
+    if (!statement(this.db, 'SELECT 1 FROM access_points WHERE project_id = ? AND id = ?').get(projectId, id)) {
+      throw validationError({ access_point_id: ['The selected access point id is invalid.'] });
+    }
+  }
+
+  create(projectId: number, input: z.output<typeof createReaderBody>): ReaderRow {
+    return commit(this.db, this.bus, (work) => {
+      this.checkAccessPoint(projectId, input.access_point_id);
+      if (this.table.exists(projectId, 'identifier', input.identifier)) throw validationError({ identifier: ['The identifier has already been taken.'] });
+      const row = this.table.insert(projectId, { identifier: input.identifier, type: input.type ?? 'barcode', access_point_id: input.access_point_id ?? null });
+      work.emit('reader.created', { projectId, resource: readerResource(row), version: row.version });
+      return row;
+    });
+  }
+
+  update(projectId: number, id: number, input: z.output<typeof updateReaderBody>): ReaderRow {
+    return commit(this.db, this.bus, (work) => {
+      this.get(projectId, id);
+      this.checkAccessPoint(projectId, input.access_point_id);
+      if (input.identifier && this.table.exists(projectId, 'identifier', input.identifier, id)) {
+        throw validationError({ identifier: ['The identifier has already been taken.'] });
+      }
+      const values: Record<string, string | number | null> = {};
+      if (input.identifier !== undefined) values.identifier = input.identifier;
+      if (input.type !== undefined) values.type = input.type;
+      if (input.access_point_id !== undefined) values.access_point_id = input.access_point_id;
+      const row = this.table.update(projectId, id, values);
+      work.emit('reader.updated', { projectId, resource: readerResource(row), version: row.version });
+      return row;
+    });
+  }
+
+  delete(projectId: number, id: number): void {
+    commit(this.db, this.bus, (work) => {
+      this.get(projectId, id);
+      const version = this.table.delete(projectId, id);
+      work.emit('reader.deleted', { projectId, id, version });
+    });
+  }
+}
