@@ -27,6 +27,15 @@ export interface DomainEvents {
   'reader.created': ChangeEvent<Record<string, unknown>>;
   'reader.updated': ChangeEvent<Record<string, unknown>>;
   'reader.deleted': DeletionEvent;
+  'attendee_type.created': ChangeEvent<Record<string, unknown>>;
+  'attendee_type.updated': ChangeEvent<Record<string, unknown>>;
+  'attendee_type.deleted': DeletionEvent;
+  'attendee.created': ChangeEvent<Record<string, unknown>>;
+  'attendee.updated': ChangeEvent<Record<string, unknown>>;
+  'attendee.deleted': DeletionEvent;
+  'credential.created': ChangeEvent<Record<string, unknown>>;
+  'credential.revoked': ChangeEvent<Record<string, unknown>>;
+  'credential.deleted': DeletionEvent;
 }
 
 export type EventName = keyof DomainEvents;

@@ -140,4 +140,61 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX readers_access_point ON readers(access_point_id);
     `,
   },
+  {
+    version: 3,
+    name: 'venue: attendee types and their zones, attendees, credentials',
+    sql: `
+      CREATE TABLE attendee_types (
+        id INTEGER PRIMARY KEY,
+        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        slug TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        UNIQUE (project_id, slug)
+      );
+      CREATE INDEX attendee_types_version ON attendee_types(project_id, version);
+      CREATE TABLE attendee_type_zones (
+        attendee_type_id INTEGER NOT NULL REFERENCES attendee_types(id) ON DELETE CASCADE,
+        access_zone_id INTEGER NOT NULL REFERENCES access_zones(id) ON DELETE CASCADE,
+        PRIMARY KEY (attendee_type_id, access_zone_id)
+      );
+      CREATE TABLE attendees (
+        id INTEGER PRIMARY KEY,
+        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        attendee_type_id INTEGER REFERENCES attendee_types(id) ON DELETE RESTRICT,
+        first_name TEXT NOT NULL,
+        last_name TEXT NOT NULL,
+        email TEXT,
+        external_id TEXT,
+        status TEXT NOT NULL CHECK (status IN ('active', 'cancelled')),
+        extra TEXT NOT NULL DEFAULT '{}',
+        version INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        UNIQUE (project_id, external_id)
+      );
+      CREATE INDEX attendees_version ON attendees(project_id, version);
+      CREATE INDEX attendees_email ON attendees(project_id, email COLLATE NOCASE);
+      CREATE INDEX attendees_name ON attendees(project_id, last_name COLLATE NOCASE, first_name COLLATE NOCASE);
+      CREATE TABLE credentials (
+        id INTEGER PRIMARY KEY,
+        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        attendee_id INTEGER NOT NULL REFERENCES attendees(id) ON DELETE RESTRICT,
+        value TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('barcode', 'qr', 'rfid', 'nfc')),
+        status TEXT NOT NULL CHECK (status IN ('active', 'revoked')),
+        valid_from TEXT,
+        valid_until TEXT,
+        revoked_at TEXT,
+        version INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        UNIQUE (project_id, value)
+      );
+      CREATE INDEX credentials_version ON credentials(project_id, version);
+      CREATE INDEX credentials_attendee ON credentials(attendee_id);
+    `,
+  },
 ];

@@ -4,15 +4,30 @@ import type { Database } from '../store/database.js';
 import { AccessPoints } from './access-points.js';
 import { AccessZones } from './access-zones.js';
 import { Readers } from './readers.js';
+import { AttendeeTypes } from './attendee-types.js';
+import { Attendees } from './attendees.js';
+import { Credentials } from './credentials.js';
 
 /** The venue model's services, built together because they refer to each other. */
 export interface Venue {
   zones: AccessZones;
   accessPoints: AccessPoints;
   readers: Readers;
+  attendeeTypes: AttendeeTypes;
+  attendees: Attendees;
+  credentials: Credentials;
 }
 
 export function createVenue(db: Database, clock: Clock, bus: EventBus): Venue {
   const readers = new Readers(db, clock, bus);
-  return { zones: new AccessZones(db, clock, bus), readers, accessPoints: new AccessPoints(db, clock, bus, readers) };
+  const attendeeTypes = new AttendeeTypes(db, clock, bus);
+  const credentials = new Credentials(db, clock, bus);
+  return {
+    zones: new AccessZones(db, clock, bus),
+    readers,
+    accessPoints: new AccessPoints(db, clock, bus, readers),
+    attendeeTypes,
+    credentials,
+    attendees: new Attendees(db, clock, bus, attendeeTypes, credentials),
+  };
 }

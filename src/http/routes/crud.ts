@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Scope } from '../../auth/abilities.js';
-import { collectionSchema, pageQuery, paginate, window } from '../pagination.js';
+import { collectionSchema, pageQuery, paginate, window, type PageQuery } from '../pagination.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { messageSchema, single } from '../resources.js';
 
@@ -24,7 +24,11 @@ interface CrudSpec<Row, C extends z.ZodType, U extends z.ZodType> {
   schema: z.ZodType;
   createBody: C;
   updateBody: U;
-  list(projectId: number, offset: number, limit: number): { items: Row[]; total: number };
+  /** Filters of the index beyond page and per_page. */
+  filters?: z.ZodObject;
+  /** Rate class of the index (attendee search is `search`); the rest are standard. */
+  indexRateClass?: 'standard' | 'search';
+  list(projectId: number, offset: number, limit: number, filters: Record<string, unknown>): { items: Row[]; total: number };
   get(projectId: number, id: number): Row;
   create(projectId: number, input: z.output<C>): Row;
   update(projectId: number, id: number, input: z.output<U>): Row;
@@ -48,11 +52,13 @@ export function crudRoutes<Row, C extends z.ZodType, U extends z.ZodType>(spec: 
       operationId: `${spec.name}.index`,
       summary: `List ${spec.label}s`,
       ability: spec.read,
+      rateClass: spec.indexRateClass ?? 'standard',
       params: projectParams,
-      query: pageQuery,
+      query: spec.filters ? pageQuery.extend(spec.filters.shape) : pageQuery,
       responses: { 200: { description: `A page of ${spec.label}s`, schema: collectionSchema(spec.schema) } },
-      handler: ({ project, query, koa }) => {
-        const { items, total } = spec.list(project!.id, window(query).offset, window(query).limit);
+      handler: ({ project, query: q, koa }) => {
+        const query = q as PageQuery & Record<string, unknown>;
+        const { items, total } = spec.list(project!.id, window(query).offset, window(query).limit, query);
         return { body: paginate(koa, query, items.map((r) => spec.resource(r)), total) };
       },
     }),

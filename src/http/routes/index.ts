@@ -1,6 +1,7 @@
 import type { HttpDeps } from '../deps.js';
 import type { AnyRoute } from '../route.js';
 import { accessControlRoutes } from './access-control.js';
+import { attendeeRoutes } from './attendees.js';
 import { authRoutes } from './auth.js';
 import { operationRoutes } from './operations.js';
 import { projectRoutes } from './projects.js';
@@ -17,6 +18,7 @@ export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
     ...userRoutes(deps),
     ...settingsRoutes(deps),
     ...accessControlRoutes(deps),
+    ...attendeeRoutes(deps),
   );
   return routes;
 }
