@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { generatePassword } from '../auth/password.js';
@@ -11,6 +12,8 @@ import { ProjectRepository } from '../accounts/projects.js';
 import { MembershipRepository } from '../accounts/memberships.js';
 import { isTimeZone, SLUG_PATTERN } from '../accounts/slug.js';
 import { ensureDefaultProject } from '../accounts/bootstrap.js';
+import { AttendeeImporter, parseCsv } from '../venue/attendee-import.js';
+import { EventBus } from '../events/bus.js';
 
 // Administration from the box's shell, on the same store the running appliance uses (WAL
 // lets both at once). Each command prints JSON on success and one line on stderr on failure.
@@ -29,9 +32,12 @@ export const cliOptions = {
   project: { type: 'string' },
   slug: { type: 'string' },
   timezone: { type: 'string' },
+  partial: { type: 'boolean' },
 } as const;
 
 interface Repos {
+  db: Store['db'];
+  log: Logger;
   users: UserRepository;
   teams: TeamRepository;
   projects: ProjectRepository;
@@ -95,6 +101,29 @@ const commands: Record<string, (repos: Repos, v: Values, positionals: string[]) 
     if (slug && (!SLUG_PATTERN.test(slug) || r.teams.findBySlug(slug))) throw new CliError(`--slug ${slug} is invalid or taken`);
     return r.teams.create(need(v.name, 'name'), slug);
   },
+  'attendees:import': (r, v, [file]) => {
+    const [team, slug] = need(v.project, 'project').split('/');
+    const project = team && slug ? r.projects.findBySlugs(team, slug) : null;
+    if (!project) throw new CliError(`no project ${v.project} (write it as teamSlug/projectSlug)`);
+    if (!file) throw new CliError('name the CSV or JSON file to import');
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new CliError(`cannot read ${file}: ${(err as Error).message}`);
+    }
+    let rows: unknown[];
+    try {
+      const parsed: unknown = file.endsWith('.json') ? JSON.parse(text) : parseCsv(text);
+      rows = Array.isArray(parsed) ? parsed : ((parsed as { attendees?: unknown[] }).attendees ?? []);
+    } catch (err) {
+      throw new CliError(`${file}: ${(err as Error).message}`);
+    }
+    const importer = new AttendeeImporter(r.db, systemClock, new EventBus(r.log));
+    const report = importer.run(project.id, rows, v.partial ? 'partial' : 'all');
+    if (report.imported === 0 && report.failed > 0) throw new CliError(`nothing imported: ${report.failed} bad row(s)\n${JSON.stringify(report.errors.slice(0, 20), null, 2)}`);
+    return report;
+  },
   'projects:list': (r) => r.projects.listReachable({ userId: 0, isAdmin: true }, 0, 1_000_000).items,
   'projects:create': (r, v, _p, config?: Readonly<Config>) => {
     const team = r.teams.findBySlug(v.team ?? DEFAULT_TEAM_SLUG);
@@ -115,6 +144,7 @@ export const usage = `Usage: gatehouse [config flags]                 start the 
        gatehouse users deactivate <email|id>
        gatehouse users grant <email|id> (--team SLUG | --project TEAM/PROJECT)
        gatehouse teams create --name N [--slug S]
+       gatehouse attendees import FILE.csv|FILE.json --project TEAM/PROJECT [--partial]
        gatehouse projects list
        gatehouse projects create --name N [--slug S] [--team SLUG] [--timezone TZ]
 Config flags (any command): --data-dir DIR, --config FILE, ... (docs/config.md)`;
@@ -129,6 +159,8 @@ export async function runCommand(config: Readonly<Config>, log: Logger, group: s
   store.start();
   try {
     const repos: Repos = {
+      db: store.db,
+      log,
       users: new UserRepository(store.db, systemClock),
       teams: new TeamRepository(store.db, systemClock),
       projects: new ProjectRepository(store.db, systemClock),

@@ -36,6 +36,8 @@ export interface DomainEvents {
   'credential.created': ChangeEvent<Record<string, unknown>>;
   'credential.revoked': ChangeEvent<Record<string, unknown>>;
   'credential.deleted': DeletionEvent;
+  /** One bulk import: attendees and credentials written with versions fromVersion..toVersion. */
+  'attendee.imported': { projectId: number; count: number; credentials: number; fromVersion: number; toVersion: number };
 }
 
 export type EventName = keyof DomainEvents;

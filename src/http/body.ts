@@ -21,12 +21,9 @@ const isJsonType = (type: string) => type === 'application/json' || /^applicatio
 export async function readBody(ctx: Context, kind: BodyKind, limit: number): Promise<ParsedBody> {
   if (!hasBody(ctx)) return { raw: Buffer.alloc(0), value: undefined };
   const type = (ctx.get('content-type').split(';')[0] ?? '').trim().toLowerCase();
-  const accepted = kind === 'json' ? isJsonType(type) : type === 'application/x-www-form-urlencoded' || isJsonType(type);
-  if (!accepted) {
-    throw new AppError('unsupported_media_type', {
-      type: type || '(none)',
-      expected: kind === 'json' ? 'application/json' : 'application/x-www-form-urlencoded or application/json',
-    });
+  const other = kind === 'form' ? 'application/x-www-form-urlencoded' : kind === 'json-or-csv' ? 'text/csv' : null;
+  if (!isJsonType(type) && type !== other) {
+    throw new AppError('unsupported_media_type', { type: type || '(none)', expected: other ? `application/json or ${other}` : 'application/json' });
   }
   let raw: Buffer;
   try {
@@ -37,6 +34,7 @@ export async function readBody(ctx: Context, kind: BodyKind, limit: number): Pro
     throw err;
   }
   if (raw.length === 0) return { raw, value: undefined };
+  if (type === 'text/csv') return { raw, value: raw.toString('utf8') };
   if (!isJsonType(type)) return { raw, value: Object.fromEntries(new URLSearchParams(raw.toString('utf8'))) };
   try {
     // A leading BOM is tolerated in parsing; `raw` keeps it for signature checks.

@@ -30,6 +30,7 @@ function requestBody(route: AnyRoute) {
   const schema = jsonSchema(route.body, 'input');
   const content: Record<string, { schema: JsonSchema }> = { 'application/json': { schema } };
   if (route.bodyKind === 'form') content['application/x-www-form-urlencoded'] = { schema };
+  if (route.bodyKind === 'json-or-csv') content['text/csv'] = { schema: { type: 'string', description: 'CSV with a header row' } };
   return { required: !route.body.safeParse(undefined).success, content };
 }
 

@@ -54,7 +54,7 @@ export function routeMiddleware(route: AnyRoute, deps: HttpDeps) {
     const query = parse(route.query, ctx.query, (e) => validationError(fieldErrorsFromZod(e)));
     let body: unknown;
     if (route.body) {
-      const parsed = await readBody(ctx, route.bodyKind ?? 'json', deps.config.http.bodyLimitBytes);
+      const parsed = await readBody(ctx, route.bodyKind ?? 'json', route.bodyLimitBytes ?? deps.config.http.bodyLimitBytes);
       ctx.state.rawBody = parsed.raw;
       body = parse(route.body, parsed.value, (e) => validationError(fieldErrorsFromZod(e)));
     }

@@ -15,7 +15,7 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /** spec: Limits. `none` is for operations endpoints (health, metrics) that must never 429. */
 export type RateClass = 'standard' | 'bulk' | 'search' | 'none';
 
-export type BodyKind = 'json' | 'form';
+export type BodyKind = 'json' | 'form' | 'json-or-csv';
 
 export interface Principal {
   user: User;
@@ -59,6 +59,8 @@ export interface RouteSpec<P extends z.ZodType | undefined = undefined, Q extend
   /** Requires a matching X-XSRF-TOKEN even before anyone is logged in (session login). */
   csrf?: boolean;
   bodyKind?: BodyKind;
+  /** A larger body limit than http.bodyLimitBytes, for imports. */
+  bodyLimitBytes?: number;
   params?: P;
   query?: Q;
   body?: B;

@@ -7,6 +7,7 @@ import { Readers } from './readers.js';
 import { AttendeeTypes } from './attendee-types.js';
 import { Attendees } from './attendees.js';
 import { Credentials } from './credentials.js';
+import { AttendeeImporter } from './attendee-import.js';
 
 /** The venue model's services, built together because they refer to each other. */
 export interface Venue {
@@ -16,6 +17,7 @@ export interface Venue {
   attendeeTypes: AttendeeTypes;
   attendees: Attendees;
   credentials: Credentials;
+  importer: AttendeeImporter;
 }
 
 export function createVenue(db: Database, clock: Clock, bus: EventBus): Venue {
@@ -29,5 +31,6 @@ export function createVenue(db: Database, clock: Clock, bus: EventBus): Venue {
     attendeeTypes,
     credentials,
     attendees: new Attendees(db, clock, bus, attendeeTypes, credentials),
+    importer: new AttendeeImporter(db, clock, bus),
   };
 }

@@ -1,6 +1,7 @@
 import type { HttpDeps } from '../deps.js';
 import type { AnyRoute } from '../route.js';
 import { accessControlRoutes } from './access-control.js';
+import { attendeeImportRoutes } from './attendee-import.js';
 import { attendeeRoutes } from './attendees.js';
 import { authRoutes } from './auth.js';
 import { operationRoutes } from './operations.js';
@@ -18,6 +19,7 @@ export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
     ...userRoutes(deps),
     ...settingsRoutes(deps),
     ...accessControlRoutes(deps),
+    ...attendeeImportRoutes({ importer: deps.venue.importer }),
     ...attendeeRoutes(deps),
   );
   return routes;

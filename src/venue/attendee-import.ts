@@ -1,0 +1,144 @@
+import { parse as parseCsvText } from 'csv-parse/sync';
+import { z } from 'zod';
+import type { Clock } from '../clock.js';
+import { iso } from '../clock.js';
+import { fieldErrorsFromZod, type FieldErrors } from '../errors.js';
+import type { EventBus } from '../events/bus.js';
+import type { Database } from '../store/database.js';
+import { statement } from '../store/statements.js';
+import { ATTENDEE_STATUSES } from './attendees.js';
+import { CREDENTIAL_KINDS } from './credentials.js';
+
+// Bulk import of attendees with their credentials, from CSV or JSON (issue 4, item 5).
+// Every row is validated in memory first (against the project's types, external ids and
+// credential values, and against the other rows of the file); then all valid rows are written
+// in one transaction with prepared statements and one reserved block of change versions.
+// `all` (the default) writes nothing when any row is bad; `partial` writes the good rows.
+// One `attendee.imported` event announces the batch (not 100k attendee.created events).
+
+export type ImportMode = 'all' | 'partial';
+
+const KNOWN = ['first_name', 'last_name', 'email', 'attendee_type', 'external_id', 'status', 'credential_value', 'credential_kind', 'credential_valid_from', 'credential_valid_until'] as const;
+
+const blankToUndefined = (v: unknown) => (v === '' || v === null ? undefined : v);
+const opt = <T extends z.ZodType>(s: T) => z.preprocess(blankToUndefined, s.optional());
+const instant = z.iso.datetime({ offset: true }).transform((s) => new Date(s).toISOString());
+
+export const importRowSchema = z
+  .object({
+    first_name: z.string().trim().min(1).max(255),
+    last_name: opt(z.string().trim().max(255)),
+    email: opt(z.email().max(255)),
+    attendee_type: opt(z.string().max(60)),
+    external_id: opt(z.string().trim().min(1).max(255)),
+    status: opt(z.enum(ATTENDEE_STATUSES)),
+    credential_value: opt(z.string().min(1).max(512)),
+    credential_kind: opt(z.enum(CREDENTIAL_KINDS)),
+    credential_valid_from: opt(instant),
+    credential_valid_until: opt(instant),
+  })
+  .catchall(z.unknown());
+
+export interface RowError {
+  row: number;
+  external_id: string | null;
+  errors: FieldErrors;
+}
+
+export interface ImportReport {
+  mode: ImportMode;
+  total: number;
+  imported: number;
+  failed: number;
+  credentials: number;
+  errors: RowError[];
+}
+
+export class ImportFormatError extends Error {}
+
+/** CSV with a header row; unknown columns land in `extra`. */
+export function parseCsv(text: string): Record<string, string>[] {
+  try {
+    return parseCsvText(text, { columns: true, bom: true, skip_empty_lines: true, trim: true, relax_column_count: false });
+  } catch (err) {
+    throw new ImportFormatError(`The CSV could not be read: ${(err as Error).message}`);
+  }
+}
+
+type Valid = { row: number; values: z.output<typeof importRowSchema>; typeId: number | null; extra: Record<string, unknown> };
+
+export class AttendeeImporter {
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+    private readonly bus: EventBus,
+  ) {}
+
+  run(projectId: number, rows: unknown[], mode: ImportMode): ImportReport {
+    const types = new Map(
+      (statement(this.db, 'SELECT slug, id FROM attendee_types WHERE project_id = ?').all(projectId) as { slug: string; id: number }[]).map((t) => [t.slug, t.id]),
+    );
+    const externalIds = new Set(statement(this.db, 'SELECT external_id FROM attendees WHERE project_id = ? AND external_id IS NOT NULL').pluck().all(projectId) as string[]);
+    const values = new Set(statement(this.db, 'SELECT value FROM credentials WHERE project_id = ?').pluck().all(projectId) as string[]);
+
+    const valid: Valid[] = [];
+    const errors: RowError[] = [];
+    rows.forEach((raw, index) => {
+      const row = index + 1;
+      const parsed = importRowSchema.safeParse(raw);
+      const externalId = typeof (raw as { external_id?: unknown })?.external_id === 'string' ? ((raw as { external_id: string }).external_id || null) : null;
+      const fail = (e: FieldErrors) => errors.push({ row, external_id: externalId, errors: e });
+      if (!parsed.success) return fail(fieldErrorsFromZod(parsed.error));
+      const v = parsed.data;
+      const e: FieldErrors = {};
+      const typeId = v.attendee_type === undefined ? null : (types.get(v.attendee_type) ?? null);
+      if (v.attendee_type !== undefined && typeId === null) e.attendee_type = [`The attendee type "${v.attendee_type}" does not exist in this project.`];
+      if (v.external_id !== undefined && externalIds.has(v.external_id)) e.external_id = ['The external id has already been taken (by an attendee or an earlier row).'];
+      if (v.credential_value !== undefined && values.has(v.credential_value)) e.credential_value = ['The credential value is already in use (by an attendee or an earlier row).'];
+      if (v.credential_value === undefined && (v.credential_kind || v.credential_valid_from || v.credential_valid_until)) e.credential_value = ['The credential value is required with the other credential fields.'];
+      if (v.credential_valid_from && v.credential_valid_until && v.credential_valid_from >= v.credential_valid_until) e.credential_valid_until = ['The credential_valid_until field must be after credential_valid_from.'];
+      if (Object.keys(e).length) return fail(e);
+      if (v.external_id !== undefined) externalIds.add(v.external_id);
+      if (v.credential_value !== undefined) values.add(v.credential_value);
+      const extra = Object.fromEntries(Object.entries(v).filter(([k, val]) => !(KNOWN as readonly string[]).includes(k) && val !== '' && val !== undefined));
+      valid.push({ row, values: v, typeId, extra });
+    });
+
+    const report: ImportReport = { mode, total: rows.length, imported: 0, failed: errors.length, credentials: 0, errors };
+    if (valid.length === 0 || (mode === 'all' && errors.length > 0)) return report;
+    const written = this.write(projectId, valid);
+    report.imported = valid.length;
+    report.credentials = written.credentials;
+    this.bus.emit('attendee.imported', { projectId, count: valid.length, credentials: written.credentials, fromVersion: written.fromVersion, toVersion: written.toVersion });
+    return report;
+  }
+
+  private write(projectId: number, rows: Valid[]): { credentials: number; fromVersion: number; toVersion: number } {
+    const insertAttendee = statement(
+      this.db,
+      `INSERT INTO attendees (project_id, attendee_type_id, first_name, last_name, email, external_id, status, extra, version, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    const insertCredential = statement(
+      this.db,
+      `INSERT INTO credentials (project_id, attendee_id, value, kind, status, valid_from, valid_until, version, created_at, updated_at)
+       VALUES (?, ?, ?, ?, 'active', ?, ?, ?, ?, ?)`,
+    );
+    const needed = rows.length + rows.filter((r) => r.values.credential_value !== undefined).length;
+    return this.db.transaction(() => {
+      // One block of change versions for the whole import.
+      const end = (statement(this.db, 'UPDATE change_sequence SET value = value + ? WHERE id = 1 RETURNING value').get(needed) as { value: number }).value;
+      let version = end - needed + 1;
+      const fromVersion = version;
+      const now = iso(this.clock.now());
+      let credentials = 0;
+      for (const { values: v, typeId, extra } of rows) {
+        const result = insertAttendee.run(projectId, typeId, v.first_name, v.last_name ?? '', v.email?.toLowerCase() ?? null, v.external_id ?? null, v.status ?? 'active', JSON.stringify(extra), version++, now, now);
+        if (v.credential_value === undefined) continue;
+        insertCredential.run(projectId, result.lastInsertRowid, v.credential_value, v.credential_kind ?? 'barcode', v.credential_valid_from ?? null, v.credential_valid_until ?? null, version++, now, now);
+        credentials++;
+      }
+      return { credentials, fromVersion, toVersion: end };
+    })();
+  }
+}
