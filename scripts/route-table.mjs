@@ -1,6 +1,6 @@
-// Prints the route table as the Markdown rows docs/rest.md carries (run after a build:
-// `node scripts/route-table.mjs`). test/http/docs.test.ts fails when a route is missing there.
-import { mkdtempSync, rmSync } from 'node:fs';
+// Prints the route table as the Markdown rows docs/rest.md carries; with --write it replaces
+// the table in docs/rest.md. test/http/docs.test.ts fails when a route is missing there.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
@@ -21,7 +21,20 @@ await build({
   bundle: true, platform: 'node', format: 'esm', packages: 'external', outfile: out, logLevel: 'error',
 });
 const dataDir = mkdtempSync(join(tmpdir(), 'routes-data-'));
+const write = process.argv.includes('--write');
 process.argv[2] = dataDir;
+const rows = [];
+const print = console.log;
+if (write) console.log = (line) => rows.push(String(line).replace('| `auth.session.store` | none |', '| `auth.session.store` | none (CSRF) |'));
 await import(out);
+console.log = print;
+if (write) {
+  const lines = readFileSync('docs/rest.md', 'utf8').split('\n');
+  const start = lines.findIndex((l) => l.startsWith('| method | path')) + 2;
+  let end = start;
+  while (lines[end]?.startsWith('|')) end++;
+  lines.splice(start, end - start, ...rows);
+  writeFileSync('docs/rest.md', lines.join('\n'));
+}
 rmSync(out);
 rmSync(dataDir, { recursive: true, force: true });

@@ -36,6 +36,16 @@ export interface DomainEvents {
   'credential.created': ChangeEvent<Record<string, unknown>>;
   'credential.revoked': ChangeEvent<Record<string, unknown>>;
   'credential.deleted': DeletionEvent;
+  'time_restriction.created': ChangeEvent<Record<string, unknown>>;
+  'time_restriction.updated': ChangeEvent<Record<string, unknown>>;
+  'time_restriction.deleted': DeletionEvent;
+  'blocklist_entry.created': ChangeEvent<Record<string, unknown>>;
+  'blocklist_entry.updated': ChangeEvent<Record<string, unknown>>;
+  'blocklist_entry.deleted': DeletionEvent;
+  'form.created': ChangeEvent<Record<string, unknown>>;
+  'form.updated': ChangeEvent<Record<string, unknown>>;
+  'form.deleted': DeletionEvent;
+  'form_submission.created': ChangeEvent<Record<string, unknown>>;
   /** One bulk import: attendees and credentials written with versions fromVersion..toVersion. */
   'attendee.imported': { projectId: number; count: number; credentials: number; fromVersion: number; toVersion: number };
 }

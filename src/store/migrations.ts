@@ -197,4 +197,62 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX credentials_attendee ON credentials(attendee_id);
     `,
   },
+  {
+    version: 4,
+    name: 'venue: time restrictions, blocklist, forms and submissions',
+    sql: `
+      CREATE TABLE time_restrictions (
+        id INTEGER PRIMARY KEY,
+        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        access_zone_id INTEGER NOT NULL REFERENCES access_zones(id) ON DELETE RESTRICT,
+        attendee_type_id INTEGER REFERENCES attendee_types(id) ON DELETE RESTRICT,
+        days_of_week TEXT NOT NULL,
+        start_time TEXT NOT NULL,
+        end_time TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      CREATE INDEX time_restrictions_version ON time_restrictions(project_id, version);
+      CREATE INDEX time_restrictions_zone ON time_restrictions(access_zone_id);
+      CREATE TABLE blocklist_entries (
+        id INTEGER PRIMARY KEY,
+        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        attendee_id INTEGER REFERENCES attendees(id) ON DELETE RESTRICT,
+        credential_id INTEGER REFERENCES credentials(id) ON DELETE RESTRICT,
+        reason TEXT NOT NULL,
+        until TEXT,
+        version INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        CHECK ((attendee_id IS NULL) != (credential_id IS NULL))
+      );
+      CREATE INDEX blocklist_entries_version ON blocklist_entries(project_id, version);
+      CREATE TABLE forms (
+        id INTEGER PRIMARY KEY,
+        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        slug TEXT NOT NULL,
+        fields TEXT NOT NULL,
+        is_active INTEGER NOT NULL DEFAULT 1,
+        version INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        UNIQUE (project_id, slug)
+      );
+      CREATE INDEX forms_version ON forms(project_id, version);
+      CREATE TABLE form_submissions (
+        id INTEGER PRIMARY KEY,
+        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        form_id INTEGER NOT NULL REFERENCES forms(id) ON DELETE RESTRICT,
+        attendee_id INTEGER REFERENCES attendees(id) ON DELETE SET NULL,
+        data TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      CREATE INDEX form_submissions_form ON form_submissions(form_id, id);
+      CREATE INDEX form_submissions_version ON form_submissions(project_id, version);
+    `,
+  },
 ];

@@ -109,6 +109,8 @@ export class AccessZones {
       this.get(projectId, id);
       const { n } = statement(this.db, 'SELECT COUNT(*) AS n FROM access_points WHERE access_zone_id = ?').get(id) as { n: number };
       if (n > 0) throw new AppError('conflict', { detail: `The access zone is used by ${n} access point${n === 1 ? '' : 's'}; move or delete them first.` });
+      const { r } = statement(this.db, 'SELECT COUNT(*) AS r FROM time_restrictions WHERE access_zone_id = ?').get(id) as { r: number };
+      if (r > 0) throw new AppError('conflict', { detail: `The access zone has ${r} time restriction${r === 1 ? '' : 's'}; delete them first.` });
       const version = this.table.delete(projectId, id);
       work.emit('access_zone.deleted', { projectId, id, version });
     });

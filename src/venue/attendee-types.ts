@@ -108,6 +108,8 @@ export class AttendeeTypes {
       this.get(projectId, id);
       const { n } = statement(this.db, 'SELECT COUNT(*) AS n FROM attendees WHERE attendee_type_id = ?').get(id) as { n: number };
       if (n > 0) throw new AppError('conflict', { detail: `The attendee type is held by ${n} attendee${n === 1 ? '' : 's'}; change their type first.` });
+      const { r } = statement(this.db, 'SELECT COUNT(*) AS r FROM time_restrictions WHERE attendee_type_id = ?').get(id) as { r: number };
+      if (r > 0) throw new AppError('conflict', { detail: `The attendee type has ${r} time restriction${r === 1 ? '' : 's'}; delete them first.` });
       const version = this.table.delete(projectId, id);
       work.emit('attendee_type.deleted', { projectId, id, version });
     });

@@ -65,6 +65,7 @@ export type AttendeeResource = z.infer<typeof attendeeSchema>;
 
 export class Attendees {
   readonly table: VersionedTable<AttendeeRow>;
+  private readonly blocks: VersionedTable<{ id: number; project_id: number }>;
 
   constructor(
     private readonly db: Database,
@@ -74,6 +75,7 @@ export class Attendees {
     private readonly credentials: Credentials,
   ) {
     this.table = new VersionedTable(db, clock, 'attendees', 'attendee');
+    this.blocks = new VersionedTable(db, clock, 'blocklist_entries', 'blocklist_entry');
   }
 
   resource(r: AttendeeRow): AttendeeResource {
@@ -170,10 +172,16 @@ export class Attendees {
     });
   }
 
-  /** Deleting an attendee deletes their credentials too, each leaving a tombstone. */
+  /** Deleting an attendee deletes their blocklist entries and credentials too, each leaving
+   * a tombstone; their form submissions stay, no longer linked. */
   delete(projectId: number, id: number): void {
     commit(this.db, this.bus, (work) => {
       this.get(projectId, id);
+      const blocks = statement(
+        this.db,
+        'SELECT id FROM blocklist_entries WHERE attendee_id = ? OR credential_id IN (SELECT id FROM credentials WHERE attendee_id = ?)',
+      ).pluck().all(id, id) as number[];
+      for (const entryId of blocks) work.emit('blocklist_entry.deleted', { projectId, id: entryId, version: this.blocks.delete(projectId, entryId) });
       for (const credential of this.credentials.ofAttendee(id)) {
         const version = this.credentials.table.delete(projectId, credential.id);
         work.emit('credential.deleted', { projectId, id: credential.id, version });

@@ -8,6 +8,9 @@ import { AttendeeTypes } from './attendee-types.js';
 import { Attendees } from './attendees.js';
 import { Credentials } from './credentials.js';
 import { AttendeeImporter } from './attendee-import.js';
+import { TimeRestrictions } from './time-restrictions.js';
+import { Blocklist } from './blocklist.js';
+import { Forms } from './forms.js';
 
 /** The venue model's services, built together because they refer to each other. */
 export interface Venue {
@@ -18,6 +21,9 @@ export interface Venue {
   attendees: Attendees;
   credentials: Credentials;
   importer: AttendeeImporter;
+  timeRestrictions: TimeRestrictions;
+  blocklist: Blocklist;
+  forms: Forms;
 }
 
 export function createVenue(db: Database, clock: Clock, bus: EventBus): Venue {
@@ -32,5 +38,8 @@ export function createVenue(db: Database, clock: Clock, bus: EventBus): Venue {
     credentials,
     attendees: new Attendees(db, clock, bus, attendeeTypes, credentials),
     importer: new AttendeeImporter(db, clock, bus),
+    timeRestrictions: new TimeRestrictions(db, clock, bus),
+    blocklist: new Blocklist(db, clock, bus),
+    forms: new Forms(db, clock, bus),
   };
 }

@@ -2,6 +2,8 @@ import type { Venue } from '../../venue/index.js';
 import { accessPointSchema, createAccessPointBody, updateAccessPointBody } from '../../venue/access-points.js';
 import { createZoneBody, updateZoneBody, zoneResource, zoneSchema } from '../../venue/access-zones.js';
 import { createReaderBody, readerResource, readerSchema, updateReaderBody } from '../../venue/readers.js';
+import { createTimeRestrictionBody, timeRestrictionResource, timeRestrictionSchema, updateTimeRestrictionBody } from '../../venue/time-restrictions.js';
+import { blocklistResource, blocklistSchema, createBlocklistBody, updateBlocklistBody } from '../../venue/blocklist.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { messageSchema, single } from '../resources.js';
 import { crudRoutes, PROJECT_PATH, withId } from './crud.js';
@@ -78,6 +80,37 @@ export function accessControlRoutes({ venue }: { venue: Venue }): AnyRoute[] {
       destroy: (p, id) => venue.readers.delete(p, id),
       resource: readerResource,
     }),
+      ...crudRoutes({
+      ...access,
+      name: 'time-restrictions',
+      idParam: 'timeRestrictionId',
+      tag: 'Time restrictions',
+      label: 'time restriction',
+      schema: timeRestrictionSchema,
+      createBody: createTimeRestrictionBody,
+      updateBody: updateTimeRestrictionBody,
+      list: (p, o, l) => venue.timeRestrictions.table.list(p, o, l),
+      get: (p, id) => venue.timeRestrictions.get(p, id),
+      create: (p, input) => venue.timeRestrictions.create(p, input),
+      update: (p, id, input) => venue.timeRestrictions.update(p, id, input),
+      destroy: (p, id) => venue.timeRestrictions.delete(p, id),
+      resource: timeRestrictionResource,
+    }),
+    ...crudRoutes({
+      ...access,
+      name: 'blocklist',
+      idParam: 'blocklistEntryId',
+      tag: 'Blocklist',
+      label: 'blocklist entry',
+      schema: blocklistSchema,
+      createBody: createBlocklistBody,
+      updateBody: updateBlocklistBody,
+      list: (p, o, l) => venue.blocklist.table.list(p, o, l),
+      get: (p, id) => venue.blocklist.get(p, id),
+      create: (p, input) => venue.blocklist.create(p, input),
+      update: (p, id, input) => venue.blocklist.update(p, id, input),
+      destroy: (p, id) => venue.blocklist.delete(p, id),
+      resource: blocklistResource,
+    }),
   ];
 }
-

@@ -4,6 +4,7 @@ import { accessControlRoutes } from './access-control.js';
 import { attendeeImportRoutes } from './attendee-import.js';
 import { attendeeRoutes } from './attendees.js';
 import { authRoutes } from './auth.js';
+import { formRoutes } from './forms.js';
 import { operationRoutes } from './operations.js';
 import { projectRoutes } from './projects.js';
 import { settingsRoutes } from './settings.js';
@@ -21,6 +22,7 @@ export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
     ...accessControlRoutes(deps),
     ...attendeeImportRoutes({ importer: deps.venue.importer }),
     ...attendeeRoutes(deps),
+    ...formRoutes(deps),
   );
   return routes;
 }
