@@ -14,6 +14,7 @@ import { isTimeZone, SLUG_PATTERN } from '../accounts/slug.js';
 import { ensureDefaultProject } from '../accounts/bootstrap.js';
 import { AttendeeImporter, parseCsv } from '../venue/attendee-import.js';
 import { EventBus } from '../events/bus.js';
+import { DemoExistsError, seedDemo } from './demo.js';
 
 // Administration from the box's shell, on the same store the running appliance uses (WAL
 // lets both at once). Each command prints JSON on success and one line on stderr on failure.
@@ -124,6 +125,17 @@ const commands: Record<string, (repos: Repos, v: Values, positionals: string[]) 
     if (report.imported === 0 && report.failed > 0) throw new CliError(`nothing imported: ${report.failed} bad row(s)\n${JSON.stringify(report.errors.slice(0, 20), null, 2)}`);
     return report;
   },
+  'demo:seed': (r, v) => {
+    const [team, slug] = (v.project ?? 'default/default').split('/');
+    const project = team && slug ? r.projects.findBySlugs(team, slug) : null;
+    if (!project) throw new CliError(`no project ${v.project} (write it as teamSlug/projectSlug)`);
+    try {
+      return seedDemo(r.db, systemClock, r.log, project);
+    } catch (err) {
+      if (err instanceof DemoExistsError) throw new CliError(err.message);
+      throw err;
+    }
+  },
   'projects:list': (r) => r.projects.listReachable({ userId: 0, isAdmin: true }, 0, 1_000_000).items,
   'projects:create': (r, v, _p, config?: Readonly<Config>) => {
     const team = r.teams.findBySlug(v.team ?? DEFAULT_TEAM_SLUG);
@@ -145,6 +157,7 @@ export const usage = `Usage: gatehouse [config flags]                 start the 
        gatehouse users grant <email|id> (--team SLUG | --project TEAM/PROJECT)
        gatehouse teams create --name N [--slug S]
        gatehouse attendees import FILE.csv|FILE.json --project TEAM/PROJECT [--partial]
+       gatehouse demo seed [--project TEAM/PROJECT]   (npm run demo)
        gatehouse projects list
        gatehouse projects create --name N [--slug S] [--team SLUG] [--timezone TZ]
 Config flags (any command): --data-dir DIR, --config FILE, ... (docs/config.md)`;
