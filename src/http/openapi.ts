@@ -38,7 +38,7 @@ function responses(route: AnyRoute) {
   const out: Record<string, unknown> = {};
   const add = (status: number, description: string, schema?: z.ZodType) => {
     if (out[status]) return;
-    const contentType = route.path === '/metrics' ? 'text/plain' : 'application/json';
+    const contentType = route.path === '/metrics' ? 'text/plain' : route.path.endsWith('/export') ? 'text/csv' : 'application/json';
     out[status] = { description, ...(schema ? { content: { [contentType]: { schema: jsonSchema(schema, 'output') } } } : {}) };
   };
   for (const [status, r] of Object.entries(route.responses)) add(Number(status), r.description, r.schema);

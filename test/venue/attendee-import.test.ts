@@ -94,6 +94,22 @@ describe('attendee import', () => {
     expect(gh.app.routes.find((r) => r.operationId === 'attendees.import')!.rateClass).toBe('bulk');
   });
 
+  it('exports attendees as CSV in the import format, filtered, and the export imports back', async () => {
+    const res = await fetch(`${gh.url}${A}/attendees/export?search=part-ext-12`, { headers: { authorization: `Bearer ${admin}` } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
+    const text = await res.text();
+    const lines = text.trim().split('\r\n');
+    expect(lines[0]).toBe('first_name,last_name,email,attendee_type,external_id,status,credential_value,credential_kind');
+    expect(lines).toContain('First12,"Last, 12",part12@example.test,,part-ext-12,active,part-CRED-12,qr');
+    // Into another project, the exported file imports as it is.
+    await gh.request('POST', '/api/v1/projects', { token: admin, body: { name: 'Copy', slug: 'copy' } });
+    const back = await gh.request('POST', '/api/v1/projects/default/copy/attendees/import', { token: admin, rawBody: text, headers: { 'content-type': 'text/csv' } });
+    expect(back.status).toBe(200);
+    expect(back.body.data).toMatchObject({ imported: lines.length - 1, credentials: lines.length - 1 });
+    expect(gh.app.routes.find((r) => r.operationId === 'attendees.export')!.rateClass).toBe('search');
+  });
+
   it('imports from the command line too', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gatehouse-import-'));
     const file = join(dir, 'people.csv');

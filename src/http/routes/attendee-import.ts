@@ -1,10 +1,13 @@
 import { z } from 'zod';
 import { AppError, validationError } from '../../errors.js';
 import { AttendeeImporter, ImportFormatError, parseCsv, type ImportReport } from '../../venue/attendee-import.js';
+import type { Venue } from '../../venue/index.js';
+import { attendeeQuery } from '../../venue/attendees.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { single, validationErrorSchema } from '../resources.js';
 import { PROJECT_PATH, projectParams } from './crud.js';
 
+// GET .../attendees/export writes the same format back out.
 // POST .../attendees/import: CSV (text/csv, a header row) or JSON (an array of rows, or
 // {mode, attendees}). Bulk rate class. docs/venue.md describes the columns and the report.
 
@@ -66,6 +69,47 @@ export function attendeeImportRoutes({ importer }: { importer: AttendeeImporter 
         if (rows.length === 0) throw new AppError('validation_failed', {}, { body: { message: 'The import holds no rows.', errors: { file: ['The import holds no rows.'] } } });
         const mode = query.mode ?? (typeof body === 'object' && !Array.isArray(body) ? body.mode : undefined) ?? 'all';
         return importOutcome(importer.run(project!.id, rows, mode));
+      },
+    }),
+  ];
+}
+
+const CSV_COLUMNS = ['first_name', 'last_name', 'email', 'attendee_type', 'external_id', 'status', 'credential_value', 'credential_kind'] as const;
+
+/** RFC 4180 quoting; a leading = + - @ is prefixed with ' so spreadsheets do not run it. */
+function csvCell(value: unknown): string {
+  let text = value === null || value === undefined ? '' : String(value);
+  if (/^[=+\-@]/.test(text)) text = `'${text}`;
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+export function attendeeExportRoutes({ venue }: { venue: Venue }): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'GET',
+      path: `${PROJECT_PATH}/attendees/export`,
+      operationId: 'attendees.export',
+      tags: ['Attendees'],
+      summary: 'Export attendees as CSV in the import format (their first active credential), with the list filters',
+      ability: 'attendees:read',
+      rateClass: 'search',
+      project: true,
+      params: projectParams,
+      query: attendeeQuery,
+      responses: { 200: { description: 'text/csv with a header row' } },
+      handler: ({ project, query }) => {
+        const { items } = venue.attendees.search(project!.id, query, 0, Number.MAX_SAFE_INTEGER);
+        const lines = [CSV_COLUMNS.join(',')];
+        for (const row of items) {
+          const a = venue.attendees.resource(row);
+          const credential = venue.credentials.ofAttendee(row.id).find((c) => c.status === 'active');
+          const cells = [a.first_name, a.last_name, a.email, a.attendee_type, a.external_id, a.status, credential?.value, credential?.kind];
+          lines.push(cells.map(csvCell).join(','));
+        }
+        return {
+          body: `${lines.join('\r\n')}\r\n`,
+          headers: { 'Content-Type': 'text/csv; charset=utf-8', 'Content-Disposition': `attachment; filename="attendees-${project!.slug}.csv"` },
+        };
       },
     }),
   ];

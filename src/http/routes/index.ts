@@ -1,7 +1,7 @@
 import type { HttpDeps } from '../deps.js';
 import type { AnyRoute } from '../route.js';
 import { accessControlRoutes } from './access-control.js';
-import { attendeeImportRoutes } from './attendee-import.js';
+import { attendeeExportRoutes, attendeeImportRoutes } from './attendee-import.js';
 import { attendeeRoutes } from './attendees.js';
 import { authRoutes } from './auth.js';
 import { formRoutes } from './forms.js';
@@ -21,6 +21,7 @@ export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
     ...settingsRoutes(deps),
     ...accessControlRoutes(deps),
     ...attendeeImportRoutes({ importer: deps.venue.importer }),
+    ...attendeeExportRoutes(deps),
     ...attendeeRoutes(deps),
     ...formRoutes(deps),
   );
