@@ -106,3 +106,13 @@ export async function createUser(gh: TestAppliance, adminToken: string, email: s
   if (res.status !== 201) throw new Error(`user creation failed: ${res.status} ${res.text}`);
   return { id: res.body.data.id, token: await gh.token(scopes, email, password) };
 }
+
+/** Short verbs for a test that talks to one appliance with one token. */
+export function client(gh: TestAppliance, token: string) {
+  return {
+    post: (path: string, body: unknown) => gh.request('POST', path, { token, body }),
+    put: (path: string, body: unknown) => gh.request('PUT', path, { token, body }),
+    get: (path: string) => gh.request('GET', path, { token }),
+    del: (path: string) => gh.request('DELETE', path, { token }),
+  };
+}
