@@ -19,6 +19,10 @@ import type { HttpDeps } from './http/deps.js';
 import type { AnyRoute } from './http/route.js';
 import { EventBus } from './events/bus.js';
 import { createVenue } from './venue/index.js';
+import { VenueIndex } from './access/venue-index.js';
+import { syncIndexFromBus } from './access/index-sync.js';
+import { AccessEngine } from './access/engine.js';
+import { Occupancy } from './access/occupancy.js';
 
 // The composition root: builds every module from the validated config in a fixed order,
 // starts them in that order and stops them in reverse (STYLE: Architecture).
@@ -76,6 +80,8 @@ export class Gatehouse {
     this.store.start();
     const db = this.store.db;
     const bus = new EventBus(this.log.child({ module: 'bus' }));
+    const index = new VenueIndex(db);
+    syncIndexFromBus(bus, index, this);
     const settings = new SettingsStore(db, clock, { token_expiry_minutes: config.auth.tokenExpiryMinutes });
     const deps: HttpDeps = {
       config,
@@ -93,6 +99,7 @@ export class Gatehouse {
       rateLimits: new RateLimits(config.rateLimit),
       bus,
       venue: createVenue(db, clock, bus),
+      engine: new AccessEngine(index, new Occupancy(), { antiPassback: config.access.antiPassback }),
       isReady: () => this.#ready,
     };
     this.#deps = deps;
@@ -101,6 +108,9 @@ export class Gatehouse {
       adminPassword: config.admin.password,
       timezone: config.defaults.timezone,
     });
+    const started = Date.now();
+    index.load();
+    this.log.info({ module: 'access', credentials: index.credentials.size, ms: Date.now() - started }, 'venue index loaded');
     const routes = buildRouteTable(deps);
     this.#routes = routes;
     const app = createHttpApp(deps, routes);

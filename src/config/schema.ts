@@ -59,6 +59,12 @@ export const configSchema = z.strictObject({
       windowSeconds: z.number().int().min(1).default(60),
     })
     .prefault({}),
+  access: z
+    .strictObject({
+      // Deny re-entry to a zone the holder is already in, with reason not_authorized.
+      antiPassback: z.boolean().default(true),
+    })
+    .prefault({}),
   store: z
     .strictObject({
       synchronous: z.enum(['NORMAL', 'FULL']).default('NORMAL'),

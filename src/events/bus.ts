@@ -46,6 +46,8 @@ export interface DomainEvents {
   'form.updated': ChangeEvent<Record<string, unknown>>;
   'form.deleted': DeletionEvent;
   'form_submission.created': ChangeEvent<Record<string, unknown>>;
+  /** A project was created or changed (its time zone drives time windows). */
+  'project.saved': { projectId: number; timezone: string };
   /** One bulk import: attendees and credentials written with versions fromVersion..toVersion. */
   'attendee.imported': { projectId: number; count: number; credentials: number; fromVersion: number; toVersion: number };
 }

@@ -13,6 +13,7 @@ import type { HttpMetrics } from '../metrics.js';
 import type { RateLimits } from './rate-limit.js';
 import type { EventBus } from '../events/bus.js';
 import type { Venue } from '../venue/index.js';
+import type { AccessEngine } from '../access/engine.js';
 
 /** What the HTTP layer is given by the composition root. */
 export interface HttpDeps {
@@ -31,5 +32,6 @@ export interface HttpDeps {
   rateLimits: RateLimits;
   bus: EventBus;
   venue: Venue;
+  engine: AccessEngine;
   isReady(): boolean;
 }

@@ -1,0 +1,111 @@
+import type { AttendeeEntry, CredentialEntry, VenueIndex, ZoneEntry } from './venue-index.js';
+import { credentialKey } from './venue-index.js';
+import { Occupancy } from './occupancy.js';
+import { localWeekdayAndMinute } from './local-time.js';
+
+// The decision (spec: What the service does, items 3-4; Events, denial reasons). Checks run
+// in the spec's order and the first that fails names the reason:
+//   1. the credential exists, is assigned and active     invalid_credential / expired
+//   2. the attendee type may enter the zone               not_authorized (also anti-passback)
+//   3. the zone has room                                  capacity_exceeded
+//   4. a time window allows it                            time_restricted
+//   5. no blocklist entry applies                         blocklisted
+// Everything is read from memory (VenueIndex); docs/engine.md has the rules in full.
+
+export const DENIAL_REASONS = ['invalid_credential', 'not_authorized', 'expired', 'capacity_exceeded', 'time_restricted', 'blocklisted'] as const;
+export type DenialReason = (typeof DENIAL_REASONS)[number];
+
+export interface ScanInput {
+  projectId: number;
+  accessPointId: number;
+  credentialValue: string;
+  /** When the scan happened (ms since the epoch). */
+  at: number;
+}
+
+export type Decision =
+  | { granted: true; zoneId: number; credential: CredentialEntry; attendee: AttendeeEntry; movement: 'in' | 'out' }
+  | { granted: false; zoneId: number; reason: DenialReason; credential: CredentialEntry | null; attendee: AttendeeEntry | null };
+
+/** A scan the engine cannot judge at all: not a seventh denial reason, an error. */
+export class ScanError extends Error {
+  constructor(readonly code: 'unknown_access_point' | 'access_point_inactive' | 'access_point_without_zone') {
+    super(code);
+  }
+}
+
+export interface EngineOptions {
+  /** Deny re-entry to a zone the credential's holder is already in (docs/engine.md). */
+  antiPassback: boolean;
+}
+
+export class AccessEngine {
+  constructor(
+    private readonly index: VenueIndex,
+    readonly occupancy: Occupancy,
+    private readonly options: EngineOptions,
+  ) {}
+
+  /** Decides and, on a grant, moves the holder (occupancy changes here and nowhere else). */
+  decide(scan: ScanInput): Decision {
+    const point = this.index.accessPoints.get(scan.accessPointId);
+    if (!point || point.projectId !== scan.projectId) throw new ScanError('unknown_access_point');
+    if (!point.isActive) throw new ScanError('access_point_inactive');
+    const zone = point.zoneId === null ? undefined : this.index.zones.get(point.zoneId);
+    if (!zone) throw new ScanError('access_point_without_zone');
+
+    const credential = this.index.credentials.get(credentialKey(scan.projectId, scan.credentialValue)) ?? null;
+    const attendee = credential ? (this.index.attendees.get(credential.attendeeId) ?? null) : null;
+    const deny = (reason: DenialReason): Decision => ({ granted: false, zoneId: zone.id, reason, credential, attendee });
+
+    // 1. valid and assigned
+    if (!credential || !attendee || attendee.status !== 'active') return deny('invalid_credential');
+    if (credential.validUntil !== null && scan.at > credential.validUntil) return deny('expired');
+    if (credential.status === 'revoked') return deny('invalid_credential');
+    if (credential.validFrom !== null && scan.at < credential.validFrom) return deny('expired');
+
+    const inside = this.occupancy.zoneOf(attendee.id) === zone.id;
+    const movement: 'in' | 'out' = point.direction === 'out' || (point.direction === 'both' && inside) ? 'out' : 'in';
+    if (movement === 'in') {
+      // 2. permission, and anti-passback
+      if (!this.mayEnter(attendee, zone)) return deny('not_authorized');
+      if (this.options.antiPassback && inside) return deny('not_authorized');
+      // 3. capacity
+      if (zone.capacity !== null && this.occupancy.count(zone.id) >= zone.capacity) return deny('capacity_exceeded');
+      // 4. time windows
+      if (!this.withinWindows(attendee, zone, scan)) return deny('time_restricted');
+    }
+    // 5. blocklist (leaving is never refused for it: a blocked person should get out)
+    if (movement === 'in' && this.blocked(attendee.id, credential.id, scan.at)) return deny('blocklisted');
+
+    if (movement === 'in') this.occupancy.enter(attendee.id, zone.id);
+    else this.occupancy.leave(attendee.id, zone.id);
+    return { granted: true, zoneId: zone.id, credential, attendee, movement };
+  }
+
+  private mayEnter(attendee: AttendeeEntry, zone: ZoneEntry): boolean {
+    if (!zone.requiresTicket) return true;
+    return attendee.typeId !== null && (this.index.typeZones.get(attendee.typeId)?.has(zone.id) ?? false);
+  }
+
+  private withinWindows(attendee: AttendeeEntry, zone: ZoneEntry, scan: ScanInput): boolean {
+    const windows = (this.index.windows.get(zone.id) ?? []).filter((w) => w.typeId === null || w.typeId === attendee.typeId);
+    if (windows.length === 0) return true;
+    const { weekday, minute } = localWeekdayAndMinute(scan.at, this.index.timezones.get(scan.projectId) ?? 'UTC');
+    const yesterday = weekday === 1 ? 7 : weekday - 1;
+    return windows.some((w) =>
+      w.start < w.end
+        ? w.days.has(weekday) && minute >= w.start && minute < w.end
+        : // past midnight: the evening part on the listed day, the early part on the day after
+          (w.days.has(weekday) && minute >= w.start) || (w.days.has(yesterday) && minute < w.end),
+    );
+  }
+
+  private blocked(attendeeId: number, credentialId: number, at: number): boolean {
+    for (const block of this.index.blocks.values()) {
+      if (block.attendeeId !== attendeeId && block.credentialId !== credentialId) continue;
+      if (block.until === null || at < block.until) return true;
+    }
+    return false;
+  }
+}

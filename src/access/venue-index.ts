@@ -1,0 +1,190 @@
+import type { Database } from '../store/database.js';
+
+// The in-memory picture of every project's venue that decisions read (issue 5, item 2):
+// credentials by value, attendees, type permissions, zones, access points, readers, time
+// windows and the blocklist. Loaded once at start; kept coherent by access/index-sync.ts from
+// the domain events, so a decision never waits on SQLite.
+
+export interface CredentialEntry {
+  id: number;
+  projectId: number;
+  attendeeId: number;
+  value: string;
+  status: 'active' | 'revoked';
+  validFrom: number | null;
+  validUntil: number | null;
+  revokedAt: number | null;
+}
+
+export interface AttendeeEntry {
+  id: number;
+  projectId: number;
+  typeId: number | null;
+  firstName: string;
+  lastName: string;
+  status: 'active' | 'cancelled';
+}
+
+export interface ZoneEntry {
+  id: number;
+  projectId: number;
+  capacity: number | null;
+  requiresTicket: boolean;
+}
+
+export interface AccessPointEntry {
+  id: number;
+  projectId: number;
+  zoneId: number | null;
+  direction: 'in' | 'out' | 'both';
+  isActive: boolean;
+}
+
+export interface WindowEntry {
+  id: number;
+  zoneId: number;
+  typeId: number | null;
+  days: ReadonlySet<number>;
+  /** Minutes after midnight. */
+  start: number;
+  end: number;
+}
+
+export interface BlockEntry {
+  id: number;
+  attendeeId: number | null;
+  credentialId: number | null;
+  until: number | null;
+}
+
+const ms = (s: string | null) => (s === null ? null : Date.parse(s));
+const minutes = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
+export const credentialKey = (projectId: number, value: string) => `${projectId}\u0000${value}`;
+
+type Row = Record<string, unknown>;
+
+export class VenueIndex {
+  readonly credentials = new Map<string, CredentialEntry>();
+  readonly credentialsById = new Map<number, CredentialEntry>();
+  readonly attendees = new Map<number, AttendeeEntry>();
+  readonly typeZones = new Map<number, Set<number>>();
+  readonly zones = new Map<number, ZoneEntry>();
+  readonly accessPoints = new Map<number, AccessPointEntry>();
+  readonly readers = new Map<string, { id: number; accessPointId: number | null }>();
+  readonly windows = new Map<number, WindowEntry[]>();
+  readonly blocks = new Map<number, BlockEntry>();
+  readonly timezones = new Map<number, string>();
+
+  constructor(private readonly db: Database) {}
+
+  load(): void {
+    const all = (sql: string) => this.db.prepare(sql).all() as Row[];
+    for (const p of all('SELECT id, timezone FROM projects')) this.timezones.set(p.id as number, p.timezone as string);
+    for (const r of all('SELECT * FROM credentials')) this.putCredential(r);
+    for (const r of all('SELECT * FROM attendees')) this.putAttendee(r);
+    for (const r of all('SELECT id FROM attendee_types')) this.typeZones.set(r.id as number, new Set());
+    for (const r of all('SELECT * FROM attendee_type_zones')) this.typeZones.get(r.attendee_type_id as number)?.add(r.access_zone_id as number);
+    for (const r of all('SELECT * FROM access_zones')) this.putZone(r);
+    for (const r of all('SELECT * FROM access_points')) this.putAccessPoint(r);
+    for (const r of all('SELECT * FROM readers')) this.putReader(r);
+    for (const r of all('SELECT * FROM time_restrictions')) this.putWindow(r);
+    for (const r of all('SELECT * FROM blocklist_entries')) this.putBlock(r);
+  }
+
+  putCredential(r: Row): void {
+    const previous = this.credentialsById.get(r.id as number);
+    if (previous) this.credentials.delete(credentialKey(previous.projectId, previous.value));
+    const entry: CredentialEntry = {
+      id: r.id as number,
+      projectId: r.project_id as number,
+      attendeeId: r.attendee_id as number,
+      value: r.value as string,
+      status: r.status as CredentialEntry['status'],
+      validFrom: ms(r.valid_from as string | null),
+      validUntil: ms(r.valid_until as string | null),
+      revokedAt: ms(r.revoked_at as string | null),
+    };
+    this.credentials.set(credentialKey(entry.projectId, entry.value), entry);
+    this.credentialsById.set(entry.id, entry);
+  }
+
+  dropCredential(id: number): void {
+    const entry = this.credentialsById.get(id);
+    if (!entry) return;
+    this.credentials.delete(credentialKey(entry.projectId, entry.value));
+    this.credentialsById.delete(id);
+  }
+
+  putAttendee(r: Row): void {
+    this.attendees.set(r.id as number, {
+      id: r.id as number,
+      projectId: r.project_id as number,
+      typeId: (r.attendee_type_id as number | null) ?? null,
+      firstName: r.first_name as string,
+      lastName: r.last_name as string,
+      status: r.status as AttendeeEntry['status'],
+    });
+  }
+
+  putZone(r: Row): void {
+    this.zones.set(r.id as number, { id: r.id as number, projectId: r.project_id as number, capacity: (r.capacity as number | null) ?? null, requiresTicket: r.requires_ticket === 1 || r.requires_ticket === true });
+  }
+
+  putAccessPoint(r: Row): void {
+    this.accessPoints.set(r.id as number, {
+      id: r.id as number,
+      projectId: r.project_id as number,
+      zoneId: (r.access_zone_id as number | null) ?? null,
+      direction: r.direction as AccessPointEntry['direction'],
+      isActive: r.is_active === 1 || r.is_active === true,
+    });
+  }
+
+  putReader(r: Row): void {
+    for (const [key, reader] of this.readers) if (reader.id === r.id) this.readers.delete(key);
+    this.readers.set(credentialKey(r.project_id as number, r.identifier as string), { id: r.id as number, accessPointId: (r.access_point_id as number | null) ?? null });
+  }
+
+  dropReader(id: number): void {
+    for (const [key, reader] of this.readers) if (reader.id === id) this.readers.delete(key);
+  }
+
+  putWindow(r: Row): void {
+    this.dropWindow(r.id as number);
+    const days = typeof r.days_of_week === 'string' ? (JSON.parse(r.days_of_week) as number[]) : (r.days_of_week as number[]);
+    const entry: WindowEntry = {
+      id: r.id as number,
+      zoneId: r.access_zone_id as number,
+      typeId: (r.attendee_type_id as number | null) ?? null,
+      days: new Set(days),
+      start: minutes(r.start_time as string),
+      end: minutes(r.end_time as string),
+    };
+    const list = this.windows.get(entry.zoneId) ?? [];
+    list.push(entry);
+    this.windows.set(entry.zoneId, list);
+  }
+
+  dropWindow(id: number): void {
+    for (const [zoneId, list] of this.windows) {
+      const kept = list.filter((w) => w.id !== id);
+      if (kept.length !== list.length) this.windows.set(zoneId, kept);
+    }
+  }
+
+  putBlock(r: Row): void {
+    this.blocks.set(r.id as number, {
+      id: r.id as number,
+      attendeeId: (r.attendee_id as number | null) ?? null,
+      credentialId: (r.credential_id as number | null) ?? null,
+      until: ms(r.until as string | null),
+    });
+  }
+
+  /** Rows written by a bulk import, read back by their version range. */
+  loadImported(projectId: number, fromVersion: number, toVersion: number): void {
+    const range = (table: string) => this.db.prepare(`SELECT * FROM ${table} WHERE project_id = ? AND version BETWEEN ? AND ?`).all(projectId, fromVersion, toVersion) as Row[];
+    for (const r of range('attendees')) this.putAttendee(r);
+    for (const r of range('credentials')) this.putCredential(r);
+  }
+}
