@@ -23,6 +23,7 @@ import { VenueIndex } from './access/venue-index.js';
 import { syncIndexFromBus } from './access/index-sync.js';
 import { AccessEngine } from './access/engine.js';
 import { Occupancy } from './access/occupancy.js';
+import { ScanService } from './access/scan-service.js';
 
 // The composition root: builds every module from the validated config in a fixed order,
 // starts them in that order and stops them in reverse (STYLE: Architecture).
@@ -82,6 +83,7 @@ export class Gatehouse {
     const bus = new EventBus(this.log.child({ module: 'bus' }));
     const index = new VenueIndex(db);
     syncIndexFromBus(bus, index, this);
+    const engine = new AccessEngine(index, new Occupancy(), { antiPassback: config.access.antiPassback });
     const settings = new SettingsStore(db, clock, { token_expiry_minutes: config.auth.tokenExpiryMinutes });
     const deps: HttpDeps = {
       config,
@@ -99,7 +101,8 @@ export class Gatehouse {
       rateLimits: new RateLimits(config.rateLimit),
       bus,
       venue: createVenue(db, clock, bus),
-      engine: new AccessEngine(index, new Occupancy(), { antiPassback: config.access.antiPassback }),
+      engine,
+      scans: new ScanService(db, clock, bus, engine),
       isReady: () => this.#ready,
     };
     this.#deps = deps;

@@ -17,6 +17,8 @@ export const errorCatalogue = {
   not_found: { status: 404, message: '{resource} not found.' },
   method_not_allowed: { status: 405, message: 'The {method} method is not supported for route {path}. Supported methods: {allowed}.' },
   conflict: { status: 409, message: '{detail}' },
+  access_point_inactive: { status: 409, message: 'The access point is inactive: scans there are not decided.' },
+  access_point_without_zone: { status: 409, message: 'The access point leads into no access zone: scans there are not decided.' },
   payload_too_large: { status: 413, message: 'The request body exceeds the limit of {limit} bytes.' },
   unsupported_media_type: { status: 415, message: 'Unsupported content type "{type}": send {expected}.' },
   token_mismatch: { status: 419, message: 'Token Mismatch' },

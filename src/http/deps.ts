@@ -14,6 +14,7 @@ import type { RateLimits } from './rate-limit.js';
 import type { EventBus } from '../events/bus.js';
 import type { Venue } from '../venue/index.js';
 import type { AccessEngine } from '../access/engine.js';
+import type { ScanService } from '../access/scan-service.js';
 
 /** What the HTTP layer is given by the composition root. */
 export interface HttpDeps {
@@ -33,5 +34,6 @@ export interface HttpDeps {
   bus: EventBus;
   venue: Venue;
   engine: AccessEngine;
+  scans: ScanService;
   isReady(): boolean;
 }

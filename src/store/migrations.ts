@@ -255,4 +255,30 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX form_submissions_version ON form_submissions(project_id, version);
     `,
   },
+  {
+    version: 5,
+    name: 'access events',
+    sql: `
+      -- One row per decision, committed before anyone is told about it (DESIGN: the path of one scan).
+      CREATE TABLE access_events (
+        id INTEGER PRIMARY KEY,
+        uuid TEXT NOT NULL UNIQUE,
+        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        access_point_id INTEGER NOT NULL,
+        access_zone_id INTEGER,
+        reader_id INTEGER,
+        credential_id INTEGER,
+        credential_value TEXT NOT NULL,
+        attendee_id INTEGER,
+        granted INTEGER NOT NULL,
+        reason TEXT,
+        movement TEXT,
+        scanned_at TEXT NOT NULL,
+        decided_at TEXT NOT NULL,
+        source TEXT NOT NULL CHECK (source IN ('mqtt', 'webhook', 'bridge', 'api'))
+      );
+      CREATE INDEX access_events_project_time ON access_events(project_id, scanned_at);
+      CREATE INDEX access_events_zone_time ON access_events(access_zone_id, scanned_at);
+    `,
+  },
 ];

@@ -50,13 +50,14 @@ export const zoneSchema = z.object({
 
 export type ZoneResource = z.infer<typeof zoneSchema>;
 
-export const zoneResource = (r: AccessZoneRow): ZoneResource => ({
+/** `currentCount`: the live count from the engine's occupancy when the caller has it. */
+export const zoneResource = (r: AccessZoneRow, currentCount = r.current_count): ZoneResource => ({
   id: r.id,
   name: r.name,
   slug: r.slug,
   capacity: r.capacity,
-  current_count: r.current_count,
-  available: r.capacity === null ? null : Math.max(0, r.capacity - r.current_count),
+  current_count: currentCount,
+  available: r.capacity === null ? null : Math.max(0, r.capacity - currentCount),
   requires_ticket: r.requires_ticket === 1,
   version: r.version,
   created_at: r.created_at,

@@ -1,6 +1,7 @@
 import type { Venue } from '../../venue/index.js';
 import { accessPointSchema, createAccessPointBody, updateAccessPointBody } from '../../venue/access-points.js';
-import { createZoneBody, updateZoneBody, zoneResource, zoneSchema } from '../../venue/access-zones.js';
+import { createZoneBody, updateZoneBody, zoneResource, zoneSchema, type AccessZoneRow } from '../../venue/access-zones.js';
+import type { AccessEngine } from '../../access/engine.js';
 import { createReaderBody, readerResource, readerSchema, updateReaderBody } from '../../venue/readers.js';
 import { createTimeRestrictionBody, timeRestrictionResource, timeRestrictionSchema, updateTimeRestrictionBody } from '../../venue/time-restrictions.js';
 import { blocklistResource, blocklistSchema, createBlocklistBody, updateBlocklistBody } from '../../venue/blocklist.js';
@@ -13,7 +14,9 @@ import { crudRoutes, PROJECT_PATH, withId } from './crud.js';
 
 const capacitySchema = zoneSchema.pick({ id: true, name: true, capacity: true, current_count: true, available: true });
 
-export function accessControlRoutes({ venue }: { venue: Venue }): AnyRoute[] {
+export function accessControlRoutes({ venue, engine }: { venue: Venue; engine: AccessEngine }): AnyRoute[] {
+  // Zones show the live occupancy the engine keeps.
+  const zoneView = (row: AccessZoneRow) => zoneResource(row, engine.occupancy.count(row.id));
   const access = { read: 'access:read' as const, write: 'access:write' as const };
   return [
     ...crudRoutes({
@@ -46,7 +49,7 @@ export function accessControlRoutes({ venue }: { venue: Venue }): AnyRoute[] {
       create: (p, input) => venue.zones.create(p, input),
       update: (p, id, input) => venue.zones.update(p, id, input),
       destroy: (p, id) => venue.zones.delete(p, id),
-      resource: zoneResource,
+      resource: zoneView,
     }),
     defineRoute({
       method: 'GET',
@@ -60,7 +63,7 @@ export function accessControlRoutes({ venue }: { venue: Venue }): AnyRoute[] {
       params: withId('accessZoneId'),
       responses: { 200: { description: 'The capacity view', schema: single(capacitySchema) }, 404: { description: 'No such zone', schema: messageSchema } },
       handler: ({ project, params }) => {
-        const { id, name, capacity, current_count, available } = zoneResource(venue.zones.get(project!.id, params.accessZoneId));
+        const { id, name, capacity, current_count, available } = zoneView(venue.zones.get(project!.id, params.accessZoneId));
         return { body: { data: { id, name, capacity, current_count, available } } };
       },
     }),

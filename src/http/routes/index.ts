@@ -5,6 +5,7 @@ import { attendeeExportRoutes, attendeeImportRoutes } from './attendee-import.js
 import { attendeeRoutes } from './attendees.js';
 import { authRoutes } from './auth.js';
 import { formRoutes } from './forms.js';
+import { scanRoutes } from './scan.js';
 import { operationRoutes } from './operations.js';
 import { projectRoutes } from './projects.js';
 import { settingsRoutes } from './settings.js';
@@ -20,6 +21,7 @@ export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
     ...userRoutes(deps),
     ...settingsRoutes(deps),
     ...accessControlRoutes(deps),
+    ...scanRoutes({ scans: deps.scans, now: () => deps.clock.now() }),
     ...attendeeImportRoutes({ importer: deps.venue.importer }),
     ...attendeeExportRoutes(deps),
     ...attendeeRoutes(deps),

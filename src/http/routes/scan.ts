@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import { ScanError } from '../../access/engine.js';
+import type { ScanService } from '../../access/scan-service.js';
+import { AppError, validationError } from '../../errors.js';
+import { defineRoute, type AnyRoute } from '../route.js';
+import { messageSchema } from '../resources.js';
+import { PROJECT_PATH, withId } from './crud.js';
+
+// POST .../access-points/{id}/scan (DESIGN: routes we add): an authenticated client scans
+// at a door and gets the access-event webhook's answer. The decision is committed to the
+// access-event log before this answers. Timestamps: docs/engine.md.
+
+const FUTURE_TOLERANCE_MS = 5 * 60_000;
+const PAST_LIMIT_MS = 7 * 24 * 3600_000;
+
+const scanBody = z.strictObject({
+  credential_value: z.string().max(65_536),
+  scan_type: z.enum(['barcode', 'qr', 'rfid', 'nfc']).optional(),
+  timestamp: z.iso.datetime({ offset: true }).optional().describe('when the scan happened; default now'),
+});
+
+const answerSchema = z.object({
+  success: z.boolean(),
+  access_granted: z.boolean(),
+  reason: z.enum(['invalid_credential', 'not_authorized', 'expired', 'capacity_exceeded', 'time_restricted', 'blocklisted']).optional(),
+  attendee: z.object({ id: z.number().int(), first_name: z.string(), last_name: z.string() }).nullable(),
+});
+
+export function scanRoutes({ scans, now }: { scans: ScanService; now: () => number }): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'POST',
+      path: `${PROJECT_PATH}/access-points/{accessPointId}/scan`,
+      operationId: 'access-points.scan',
+      tags: ['Access points'],
+      summary: 'Scan a credential at an access point and get the decision',
+      ability: 'access:write',
+      rateClass: 'standard',
+      project: true,
+      params: withId('accessPointId'),
+      body: scanBody,
+      responses: {
+        200: { description: 'The decision (granted or denied with its reason)', schema: answerSchema },
+        404: { description: 'No such access point', schema: messageSchema },
+        409: { description: 'The access point is inactive or leads into no zone', schema: messageSchema },
+      },
+      handler: ({ project, params, body }) => {
+        const current = now();
+        let scannedAt = body.timestamp ? Date.parse(body.timestamp) : current;
+        if (scannedAt > current + FUTURE_TOLERANCE_MS) scannedAt = current; // a fast reader clock
+        if (scannedAt < current - PAST_LIMIT_MS) throw validationError({ timestamp: ['The timestamp is more than 7 days in the past.'] });
+        try {
+          const outcome = scans.scan({ projectId: project!.id, accessPointId: params.accessPointId, credentialValue: body.credential_value, scannedAt, source: 'api' });
+          return { body: outcome.answer };
+        } catch (err) {
+          if (!(err instanceof ScanError)) throw err;
+          if (err.code === 'unknown_access_point') throw new AppError('not_found', { resource: 'Access point' });
+          throw new AppError(err.code);
+        }
+      },
+    }),
+  ];
+}

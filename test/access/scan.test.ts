@@ -1,0 +1,83 @@
+import BetterSqlite3 from 'better-sqlite3';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
+
+const A = '/api/v1/projects/default/default';
+
+describe('scanning over REST: decide, persist, announce, answer', () => {
+  let gh: TestAppliance;
+  let api: ReturnType<typeof client>;
+  let gate: number;
+  let zone: number;
+  const announced: { name: string; projectId: number; payload: any }[] = [];
+  const events = () => {
+    const db = new BetterSqlite3(join(gh.dataDir, 'gatehouse.db'), { readonly: true });
+    const rows = db.prepare('SELECT * FROM access_events ORDER BY id').all() as any[];
+    db.close();
+    return rows;
+  };
+
+  beforeAll(async () => {
+    gh = await startAppliance();
+    api = client(gh, await gh.token());
+    zone = (await api.post(`${A}/access-zones`, { name: 'Pit', capacity: 50 })).body.data.id;
+    gate = (await api.post(`${A}/access-points`, { name: 'Pit gate', access_zone_id: zone })).body.data.id;
+    const rows = Array.from({ length: 200 }, (_, i) => ({ first_name: `Fan${i}`, last_name: 'X', credential_value: `FAN-${i}` }));
+    expect((await gh.request('POST', `${A}/attendees/import`, { token: await gh.token(), body: rows })).body.data.imported).toBe(200);
+    const bus = gh.app.deps.bus;
+    bus.on(announced, 'AccessGranted', (e) => announced.push({ name: 'AccessGranted', ...e }));
+    bus.on(announced, 'AccessDenied', (e) => announced.push({ name: 'AccessDenied', ...e }));
+  });
+  afterAll(() => gh.destroy());
+
+  it('answers a grant as the access-event webhook does, after committing the event, and announces AccessGranted', async () => {
+    const res = await api.post(`${A}/access-points/${gate}/scan`, { credential_value: 'FAN-0', scan_type: 'qr' });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ success: true, access_granted: true, attendee: { first_name: 'Fan0', last_name: 'X' } });
+    const [event] = events();
+    expect(event).toMatchObject({ project_id: 1, access_point_id: gate, access_zone_id: zone, credential_value: 'FAN-0', granted: 1, reason: null, source: 'api', movement: 'in' });
+    expect(event.uuid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(announced[0]).toMatchObject({ name: 'AccessGranted', projectId: 1 });
+    expect(Object.keys(announced[0]!.payload).sort()).toEqual(['access_point_id', 'access_zone_id', 'attendee', 'attendee_id', 'credential_id', 'timestamp']);
+    expect(announced[0]!.payload.attendee).toEqual({ first_name: 'Fan0', last_name: 'X' });
+  });
+
+  it('answers a denial with its reason, records it and announces AccessDenied with the spec payload', async () => {
+    announced.length = 0;
+    for (const value of ['', 'x'.repeat(10_000), 'Grüße 🎫', "'; DROP TABLE access_events; --"]) {
+      const res = await api.post(`${A}/access-points/${gate}/scan`, { credential_value: value });
+      expect(res.body).toEqual({ success: true, access_granted: false, reason: 'invalid_credential', attendee: null });
+    }
+    expect(announced.map((a) => a.name)).toEqual(['AccessDenied', 'AccessDenied', 'AccessDenied', 'AccessDenied']);
+    expect(Object.keys(announced[0]!.payload).sort()).toEqual(['access_point_id', 'credential_value', 'reason', 'timestamp']);
+    expect(events().filter((e) => e.granted === 0)).toHaveLength(4);
+  });
+
+  it('never overfills a zone: 200 parallel scans at capacity 50 grant exactly 50 (one already inside)', async () => {
+    const results = await Promise.all(Array.from({ length: 199 }, (_, i) => api.post(`${A}/access-points/${gate}/scan`, { credential_value: `FAN-${i + 1}` })));
+    const granted = results.filter((r) => r.body.access_granted).length;
+    expect(granted).toBe(49);
+    expect(results.filter((r) => r.body.reason === 'capacity_exceeded')).toHaveLength(150);
+    expect(gh.app.deps.engine.occupancy.count(zone)).toBe(50);
+    expect((await api.get(`${A}/access-zones/${zone}/capacity`)).body.data).toMatchObject({ capacity: 50, current_count: 50, available: 0 });
+    expect(events().filter((e) => e.granted === 1)).toHaveLength(50);
+  });
+
+  it('answers 404, 409 and 422 for an unknown door, an inactive door and a timestamp too old, recording nothing', async () => {
+    const before = events().length;
+    expect((await api.post(`${A}/access-points/999999/scan`, { credential_value: 'FAN-1' })).status).toBe(404);
+    const closed = (await api.post(`${A}/access-points`, { name: 'Closed', access_zone_id: zone, is_active: false })).body.data.id;
+    const inactive = await api.post(`${A}/access-points/${closed}/scan`, { credential_value: 'FAN-1' });
+    expect(inactive.status).toBe(409);
+    expect(inactive.body.message).toMatch(/inactive/);
+    const old = await api.post(`${A}/access-points/${gate}/scan`, { credential_value: 'FAN-1', timestamp: '2020-01-01T00:00:00Z' });
+    expect(old.status).toBe(422);
+    expect(old.body.errors.timestamp).toHaveLength(1);
+    expect(events().length).toBe(before);
+    // A reader clock far ahead is taken as now.
+    const future = await api.post(`${A}/access-points/${gate}/scan`, { credential_value: 'NOPE', timestamp: '2099-01-01T00:00:00Z' });
+    expect(future.status).toBe(200);
+    expect(Date.parse(events().at(-1).scanned_at)).toBeLessThan(Date.now() + 60_000);
+  });
+});
