@@ -80,4 +80,28 @@ describe('scanning over REST: decide, persist, announce, answer', () => {
     expect(future.status).toBe(200);
     expect(Date.parse(events().at(-1).scanned_at)).toBeLessThan(Date.now() + 60_000);
   });
+
+  it('lists access events newest first with filters, paginated, and exports them as CSV', async () => {
+    const all = await api.get(`${A}/access-events?per_page=5`);
+    expect(all.status).toBe(200);
+    expect(all.body.meta.total).toBe(events().length);
+    expect(all.body.data).toHaveLength(5);
+    expect(all.body.data[0].scanned_at >= all.body.data[4].scanned_at).toBe(true);
+    const granted = await api.get(`${A}/access-events?result=granted&per_page=100`);
+    expect(granted.body.meta.total).toBe(50);
+    expect(granted.body.data.every((e: { granted: boolean }) => e.granted)).toBe(true);
+    const full = await api.get(`${A}/access-events?reason=capacity_exceeded&access_zone_id=${zone}`);
+    expect(full.body.meta.total).toBe(150);
+    const fan0 = events().find((e) => e.credential_value === 'FAN-0');
+    const mine = await api.get(`${A}/access-events?attendee_id=${fan0.attendee_id}`);
+    expect(mine.body.data.map((e: { credential_value: string }) => e.credential_value)).toEqual(['FAN-0']);
+    const none = await api.get(`${A}/access-events?from=2099-01-01T00:00:00Z`);
+    expect(none.body.meta.total).toBe(0);
+    expect((await api.get(`${A}/access-events?reason=bored`)).status).toBe(422);
+    const csv = await fetch(`${gh.url}${A}/access-events?format=csv&result=granted`, { headers: { authorization: `Bearer ${await gh.token()}` } });
+    expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
+    const lines = (await csv.text()).trim().split('\r\n');
+    expect(lines[0]).toBe('uuid,scanned_at,decided_at,access_point_id,access_zone_id,reader_id,credential_id,credential_value,attendee_id,granted,reason,movement,source');
+    expect(lines).toHaveLength(51);
+  });
 });

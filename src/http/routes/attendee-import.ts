@@ -77,7 +77,7 @@ export function attendeeImportRoutes({ importer }: { importer: AttendeeImporter 
 const CSV_COLUMNS = ['first_name', 'last_name', 'email', 'attendee_type', 'external_id', 'status', 'credential_value', 'credential_kind'] as const;
 
 /** RFC 4180 quoting; a leading = + - @ is prefixed with ' so spreadsheets do not run it. */
-function csvCell(value: unknown): string {
+export function csvCell(value: unknown): string {
   let text = value === null || value === undefined ? '' : String(value);
   if (/^[=+\-@]/.test(text)) text = `'${text}`;
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;

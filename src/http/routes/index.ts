@@ -6,6 +6,7 @@ import { attendeeRoutes } from './attendees.js';
 import { authRoutes } from './auth.js';
 import { formRoutes } from './forms.js';
 import { scanRoutes } from './scan.js';
+import { accessEventRoutes } from './access-events.js';
 import { operationRoutes } from './operations.js';
 import { projectRoutes } from './projects.js';
 import { settingsRoutes } from './settings.js';
@@ -22,6 +23,7 @@ export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
     ...settingsRoutes(deps),
     ...accessControlRoutes(deps),
     ...scanRoutes({ scans: deps.scans, now: () => deps.clock.now() }),
+    ...accessEventRoutes({ db: () => deps.store.db }),
     ...attendeeImportRoutes({ importer: deps.venue.importer }),
     ...attendeeExportRoutes(deps),
     ...attendeeRoutes(deps),

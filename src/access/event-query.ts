@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import type { Database } from '../store/database.js';
+import { statement } from '../store/statements.js';
+import { DENIAL_REASONS } from './engine.js';
+
+// Reading the access-event log (issue 5, item 8): filters by zone, access point, attendee,
+// result, reason and time range; newest first.
+
+const instant = z.iso.datetime({ offset: true }).transform((s) => new Date(s).toISOString());
+
+export const accessEventFilters = z.object({
+  access_zone_id: z.coerce.number().int().positive().optional(),
+  access_point_id: z.coerce.number().int().positive().optional(),
+  attendee_id: z.coerce.number().int().positive().optional(),
+  result: z.enum(['granted', 'denied']).optional(),
+  reason: z.enum(DENIAL_REASONS).optional(),
+  from: instant.optional().describe('scanned at or after'),
+  to: instant.optional().describe('scanned before'),
+});
+
+export type AccessEventFilters = z.output<typeof accessEventFilters>;
+
+export const accessEventSchema = z.object({
+  id: z.number().int(),
+  uuid: z.string(),
+  access_point_id: z.number().int(),
+  access_zone_id: z.number().int().nullable(),
+  reader_id: z.number().int().nullable(),
+  credential_id: z.number().int().nullable(),
+  credential_value: z.string(),
+  attendee_id: z.number().int().nullable(),
+  granted: z.boolean(),
+  reason: z.string().nullable(),
+  movement: z.string().nullable(),
+  scanned_at: z.string(),
+  decided_at: z.string(),
+  source: z.string(),
+});
+
+export type AccessEventResource = z.infer<typeof accessEventSchema>;
+
+export function queryAccessEvents(db: Database, projectId: number, f: AccessEventFilters, offset: number, limit: number) {
+  const where = ['project_id = @projectId'];
+  const params: Record<string, string | number> = { projectId, offset, limit };
+  const add = (clause: string, key: string, value: string | number | undefined) => {
+    if (value === undefined) return;
+    where.push(clause);
+    params[key] = value;
+  };
+  add('access_zone_id = @zone', 'zone', f.access_zone_id);
+  add('access_point_id = @point', 'point', f.access_point_id);
+  add('attendee_id = @attendee', 'attendee', f.attendee_id);
+  add('granted = @granted', 'granted', f.result === undefined ? undefined : f.result === 'granted' ? 1 : 0);
+  add('reason = @reason', 'reason', f.reason);
+  add('scanned_at >= @from', 'from', f.from);
+  add('scanned_at < @to', 'to', f.to);
+  const sqlWhere = where.join(' AND ');
+  const rows = statement(db, `SELECT * FROM access_events WHERE ${sqlWhere} ORDER BY scanned_at DESC, id DESC LIMIT @limit OFFSET @offset`).all(params) as Record<string, unknown>[];
+  const { n } = statement(db, `SELECT COUNT(*) AS n FROM access_events WHERE ${sqlWhere}`).get(params) as { n: number };
+  const items = rows.map(({ project_id: _p, granted, ...rest }) => ({ ...rest, granted: granted === 1 }) as AccessEventResource);
+  return { items, total: n };
+}

@@ -1,0 +1,40 @@
+import { z } from 'zod';
+import type { Database } from '../../store/database.js';
+import { accessEventFilters, accessEventSchema, queryAccessEvents } from '../../access/event-query.js';
+import { collectionSchema, pageQuery, paginate, window, type PageQuery } from '../pagination.js';
+import { defineRoute, type AnyRoute } from '../route.js';
+import { csvCell } from './attendee-import.js';
+import { PROJECT_PATH, projectParams } from './crud.js';
+
+// GET .../access-events: the access-event log, filtered and paginated; ?format=csv exports
+// every matching event (search/export rate class, like every list that can be exported).
+
+const CSV_COLUMNS = ['uuid', 'scanned_at', 'decided_at', 'access_point_id', 'access_zone_id', 'reader_id', 'credential_id', 'credential_value', 'attendee_id', 'granted', 'reason', 'movement', 'source'] as const;
+
+export function accessEventRoutes({ db }: { db: () => Database }): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'GET',
+      path: `${PROJECT_PATH}/access-events`,
+      operationId: 'access-events.index',
+      tags: ['Access events'],
+      summary: 'Access events, newest first, with filters; ?format=csv exports all that match',
+      ability: 'access:read',
+      rateClass: 'search',
+      project: true,
+      params: projectParams,
+      query: pageQuery.extend(accessEventFilters.shape).extend({ format: z.enum(['json', 'csv']).optional() }),
+      responses: { 200: { description: 'A page of access events (or text/csv)', schema: collectionSchema(accessEventSchema) } },
+      handler: ({ project, query: q, koa }) => {
+        const query = q as PageQuery & Record<string, unknown>;
+        if (query.format === 'csv') {
+          const { items } = queryAccessEvents(db(), project!.id, accessEventFilters.parse(query), 0, Number.MAX_SAFE_INTEGER);
+          const lines = [CSV_COLUMNS.join(','), ...items.map((e) => CSV_COLUMNS.map((c) => csvCell(e[c])).join(','))];
+          return { body: `${lines.join('\r\n')}\r\n`, headers: { 'Content-Type': 'text/csv; charset=utf-8', 'Content-Disposition': `attachment; filename="access-events-${project!.slug}.csv"` } };
+        }
+        const { items, total } = queryAccessEvents(db(), project!.id, accessEventFilters.parse(query), window(query).offset, window(query).limit);
+        return { body: paginate(koa, query, items, total) };
+      },
+    }),
+  ];
+}
