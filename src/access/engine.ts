@@ -102,10 +102,6 @@ export class AccessEngine {
   }
 
   private blocked(attendeeId: number, credentialId: number, at: number): boolean {
-    for (const block of this.index.blocks.values()) {
-      if (block.attendeeId !== attendeeId && block.credentialId !== credentialId) continue;
-      if (block.until === null || at < block.until) return true;
-    }
-    return false;
+    return this.index.blocksFor(attendeeId, credentialId).some((block) => block.until === null || at < block.until);
   }
 }

@@ -32,5 +32,5 @@ export function syncIndexFromBus(bus: EventBus, index: VenueIndex, owner: object
   bus.on(owner, 'time_restriction.deleted', (e) => index.dropWindow(e.id));
   bus.on(owner, 'blocklist_entry.created', (e) => index.putBlock(e.resource));
   bus.on(owner, 'blocklist_entry.updated', (e) => index.putBlock(e.resource));
-  bus.on(owner, 'blocklist_entry.deleted', (e) => index.blocks.delete(e.id));
+  bus.on(owner, 'blocklist_entry.deleted', (e) => index.dropBlock(e.id));
 }

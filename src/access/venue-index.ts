@@ -59,6 +59,7 @@ export interface BlockEntry {
 
 const ms = (s: string | null) => (s === null ? null : Date.parse(s));
 const minutes = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
+const blockSubject = (b: BlockEntry) => (b.attendeeId !== null ? `a:${b.attendeeId}` : `c:${b.credentialId}`);
 export const credentialKey = (projectId: number, value: string) => `${projectId}\u0000${value}`;
 
 type Row = Record<string, unknown>;
@@ -71,8 +72,11 @@ export class VenueIndex {
   readonly zones = new Map<number, ZoneEntry>();
   readonly accessPoints = new Map<number, AccessPointEntry>();
   readonly readers = new Map<string, { id: number; accessPointId: number | null }>();
+  readonly #readerKeys = new Map<number, string>();
   readonly windows = new Map<number, WindowEntry[]>();
   readonly blocks = new Map<number, BlockEntry>();
+  /** Blocklist entries by what they name (`a:<attendeeId>`, `c:<credentialId>`), so a decision looks up two keys. */
+  readonly #blocksBySubject = new Map<string, Set<BlockEntry>>();
   readonly timezones = new Map<number, string>();
 
   constructor(private readonly db: Database) {}
@@ -141,12 +145,17 @@ export class VenueIndex {
   }
 
   putReader(r: Row): void {
-    for (const [key, reader] of this.readers) if (reader.id === r.id) this.readers.delete(key);
-    this.readers.set(credentialKey(r.project_id as number, r.identifier as string), { id: r.id as number, accessPointId: (r.access_point_id as number | null) ?? null });
+    this.dropReader(r.id as number);
+    const key = credentialKey(r.project_id as number, r.identifier as string);
+    this.readers.set(key, { id: r.id as number, accessPointId: (r.access_point_id as number | null) ?? null });
+    this.#readerKeys.set(r.id as number, key);
   }
 
   dropReader(id: number): void {
-    for (const [key, reader] of this.readers) if (reader.id === id) this.readers.delete(key);
+    const key = this.#readerKeys.get(id);
+    if (key === undefined) return;
+    this.readers.delete(key);
+    this.#readerKeys.delete(id);
   }
 
   putWindow(r: Row): void {
@@ -173,12 +182,30 @@ export class VenueIndex {
   }
 
   putBlock(r: Row): void {
-    this.blocks.set(r.id as number, {
+    this.dropBlock(r.id as number);
+    const entry: BlockEntry = {
       id: r.id as number,
       attendeeId: (r.attendee_id as number | null) ?? null,
       credentialId: (r.credential_id as number | null) ?? null,
       until: ms(r.until as string | null),
-    });
+    };
+    this.blocks.set(entry.id, entry);
+    const key = blockSubject(entry);
+    const set = this.#blocksBySubject.get(key) ?? new Set();
+    set.add(entry);
+    this.#blocksBySubject.set(key, set);
+  }
+
+  dropBlock(id: number): void {
+    const entry = this.blocks.get(id);
+    if (!entry) return;
+    this.blocks.delete(id);
+    this.#blocksBySubject.get(blockSubject(entry))?.delete(entry);
+  }
+
+  /** The entries naming this attendee or this credential. */
+  blocksFor(attendeeId: number, credentialId: number): BlockEntry[] {
+    return [...(this.#blocksBySubject.get(`a:${attendeeId}`) ?? []), ...(this.#blocksBySubject.get(`c:${credentialId}`) ?? [])];
   }
 
   /** Rows written by a bulk import, read back by their version range. */

@@ -75,6 +75,14 @@ export class Credentials {
     return statement(this.db, 'SELECT * FROM credentials WHERE attendee_id = ? ORDER BY id').all(attendeeId) as CredentialRow[];
   }
 
+  /** Each attendee's first active credential, in one query (for exports). */
+  firstActiveByAttendee(projectId: number): Map<number, CredentialRow> {
+    const rows = statement(this.db, "SELECT * FROM credentials WHERE project_id = ? AND status = 'active' ORDER BY id").all(projectId) as CredentialRow[];
+    const first = new Map<number, CredentialRow>();
+    for (const row of rows) if (!first.has(row.attendee_id)) first.set(row.attendee_id, row);
+    return first;
+  }
+
   /** Inside a caller's transaction. */
   insert(projectId: number, attendeeId: number, input: z.output<typeof issueCredentialBody>, work: Work): CredentialRow {
     if (this.table.exists(projectId, 'value', input.value)) throw validationError({ value: ['The credential value is already in use in this project.'] });
