@@ -24,6 +24,8 @@ import { syncIndexFromBus } from './access/index-sync.js';
 import { AccessEngine } from './access/engine.js';
 import { Occupancy } from './access/occupancy.js';
 import { ScanService } from './access/scan-service.js';
+import { AccessEventLog } from './access/event-log.js';
+import { Checkpointer } from './store/checkpointer.js';
 
 // The composition root: builds every module from the validated config in a fixed order,
 // starts them in that order and stops them in reverse (STYLE: Architecture).
@@ -42,6 +44,8 @@ export class Gatehouse {
   #http: HttpServer | null = null;
   #ready = false;
   #sessionSweep: NodeJS.Timeout | null = null;
+  #checkpointer: Checkpointer | null = null;
+  #eventLog: AccessEventLog | null = null;
 
   constructor(
     readonly config: Readonly<Config>,
@@ -49,7 +53,7 @@ export class Gatehouse {
   ) {
     this.log = options.log ?? createLogger(config.log);
     this.clock = options.clock ?? systemClock;
-    this.store = new Store({ dataDir: config.dataDir, synchronous: config.store.synchronous }, this.log.child({ module: 'store' }));
+    this.store = new Store({ dataDir: config.dataDir, synchronous: config.store.synchronous, autoCheckpoint: false }, this.log.child({ module: 'store' }));
   }
 
   /** The HTTP dependencies; available once the store is open. */
@@ -80,10 +84,16 @@ export class Gatehouse {
     const { config, clock } = this;
     this.store.start();
     const db = this.store.db;
+    this.#checkpointer = new Checkpointer({ file: this.store.file, synchronous: config.store.synchronous, intervalMs: config.store.checkpointIntervalMs }, this.log.child({ module: 'checkpoint' }));
+    this.#checkpointer.start();
     const bus = new EventBus(this.log.child({ module: 'bus' }));
     const index = new VenueIndex(db);
     syncIndexFromBus(bus, index, this);
-    const engine = new AccessEngine(index, new Occupancy(), { antiPassback: config.access.antiPassback });
+    const occupancy = new Occupancy();
+    bus.on(this, 'attendee.deleted', (e) => occupancy.forget(e.id));
+    const engine = new AccessEngine(index, occupancy, { antiPassback: config.access.antiPassback });
+    const eventLog = new AccessEventLog(db, config.store.maxBatch);
+    this.#eventLog = eventLog;
     const settings = new SettingsStore(db, clock, { token_expiry_minutes: config.auth.tokenExpiryMinutes });
     const deps: HttpDeps = {
       config,
@@ -102,7 +112,7 @@ export class Gatehouse {
       bus,
       venue: createVenue(db, clock, bus),
       engine,
-      scans: new ScanService(db, clock, bus, engine),
+      scans: new ScanService(db, clock, bus, engine, index, eventLog),
       isReady: () => this.#ready,
     };
     this.#deps = deps;
@@ -113,6 +123,7 @@ export class Gatehouse {
     });
     const started = Date.now();
     index.load();
+    occupancy.load(db.prepare('SELECT attendee_id, access_zone_id FROM zone_presence').iterate() as Iterable<{ attendee_id: number; access_zone_id: number }>);
     this.log.info({ module: 'access', credentials: index.credentials.size, ms: Date.now() - started }, 'venue index loaded');
     const routes = buildRouteTable(deps);
     this.#routes = routes;
@@ -130,6 +141,8 @@ export class Gatehouse {
     const steps: [string, () => unknown][] = [
       ['session sweep', () => this.#sessionSweep && clearInterval(this.#sessionSweep)],
       ['http', () => this.#http?.stop(this.config.http.shutdownGraceMs)],
+      ['access events', () => this.#eventLog?.flush()],
+      ['checkpoint worker', () => this.#checkpointer?.stop()],
       ['tokens', () => this.#deps?.tokens.flush()],
       ['store', () => this.store.stop()],
     ];

@@ -24,7 +24,17 @@ export interface ScanInput {
 }
 
 export type Decision =
-  | { granted: true; zoneId: number; credential: CredentialEntry; attendee: AttendeeEntry; movement: 'in' | 'out' }
+  | {
+      granted: true;
+      zoneId: number;
+      credential: CredentialEntry;
+      attendee: AttendeeEntry;
+      movement: 'in' | 'out';
+      /** The grant changed the zone's occupancy (false: re-entry without anti-passback, or leaving uncounted). */
+      counted: boolean;
+      /** The zone an entry moved its holder out of. */
+      fromZoneId: number | null;
+    }
   | { granted: false; zoneId: number; reason: DenialReason; credential: CredentialEntry | null; attendee: AttendeeEntry | null };
 
 /** A scan the engine cannot judge at all: not a seventh denial reason, an error. */
@@ -78,9 +88,24 @@ export class AccessEngine {
     // 5. blocklist (leaving is never refused for it: a blocked person should get out)
     if (movement === 'in' && this.blocked(attendee.id, credential.id, scan.at)) return deny('blocklisted');
 
-    if (movement === 'in') this.occupancy.enter(attendee.id, zone.id);
-    else this.occupancy.leave(attendee.id, zone.id);
-    return { granted: true, zoneId: zone.id, credential, attendee, movement };
+    if (movement === 'in') {
+      const counted = !inside;
+      const fromZoneId = this.occupancy.enter(attendee.id, zone.id);
+      return { granted: true, zoneId: zone.id, credential, attendee, movement, counted, fromZoneId };
+    }
+    const counted = this.occupancy.leave(attendee.id, zone.id);
+    return { granted: true, zoneId: zone.id, credential, attendee, movement, counted, fromZoneId: null };
+  }
+
+  /** Takes back the occupancy change of a grant whose access event could not be stored. */
+  undo(decision: Decision): void {
+    if (!decision.granted || !decision.counted) return;
+    if (decision.movement === 'out') {
+      this.occupancy.enter(decision.attendee.id, decision.zoneId);
+      return;
+    }
+    this.occupancy.leave(decision.attendee.id, decision.zoneId);
+    if (decision.fromZoneId !== null) this.occupancy.enter(decision.attendee.id, decision.fromZoneId);
   }
 
   private mayEnter(attendee: AttendeeEntry, zone: ZoneEntry): boolean {

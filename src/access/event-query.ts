@@ -57,6 +57,6 @@ export function queryAccessEvents(db: Database, projectId: number, f: AccessEven
   const sqlWhere = where.join(' AND ');
   const rows = statement(db, `SELECT * FROM access_events WHERE ${sqlWhere} ORDER BY scanned_at DESC, id DESC LIMIT @limit OFFSET @offset`).all(params) as Record<string, unknown>[];
   const { n } = statement(db, `SELECT COUNT(*) AS n FROM access_events WHERE ${sqlWhere}`).get(params) as { n: number };
-  const items = rows.map(({ project_id: _p, granted, ...rest }) => ({ ...rest, granted: granted === 1 }) as AccessEventResource);
+  const items = rows.map(({ project_id: _p, request_key: _k, counted: _c, from_zone_id: _f, granted, ...rest }) => ({ ...rest, granted: granted === 1 }) as AccessEventResource);
   return { items, total: n };
 }

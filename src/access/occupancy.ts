@@ -2,11 +2,17 @@
 // out of any zone they were in before (entering another zone moves them); an `out` grant
 // counts them out. A count never goes below zero: leaving a zone one was never counted into
 // changes nothing. Single-threaded JS makes check-then-enter atomic, so concurrent scans at
-// a full zone cannot overfill it.
+// a full zone cannot overfill it. The picture survives restarts through the zone_presence
+// table, written in the same transaction as the access event (access/event-log.ts).
 
 export class Occupancy {
   readonly #zoneOf = new Map<number, number>();
   readonly #counts = new Map<number, number>();
+
+  /** Restores the picture saved in zone_presence. */
+  load(rows: Iterable<{ attendee_id: number; access_zone_id: number }>): void {
+    for (const row of rows) this.enter(row.attendee_id, row.access_zone_id);
+  }
 
   zoneOf(attendeeId: number): number | undefined {
     return this.#zoneOf.get(attendeeId);
@@ -16,17 +22,27 @@ export class Occupancy {
     return this.#counts.get(zoneId) ?? 0;
   }
 
-  enter(attendeeId: number, zoneId: number): void {
+  /** Counts the holder into the zone; answers the zone they were moved out of, if any. */
+  enter(attendeeId: number, zoneId: number): number | null {
     const previous = this.#zoneOf.get(attendeeId);
-    if (previous === zoneId) return;
+    if (previous === zoneId) return null;
     if (previous !== undefined) this.#counts.set(previous, Math.max(0, this.count(previous) - 1));
     this.#zoneOf.set(attendeeId, zoneId);
     this.#counts.set(zoneId, this.count(zoneId) + 1);
+    return previous ?? null;
   }
 
-  leave(attendeeId: number, zoneId: number): void {
-    if (this.#zoneOf.get(attendeeId) !== zoneId) return;
+  /** Counts the holder out; false when they were not counted in (nothing changes). */
+  leave(attendeeId: number, zoneId: number): boolean {
+    if (this.#zoneOf.get(attendeeId) !== zoneId) return false;
     this.#zoneOf.delete(attendeeId);
     this.#counts.set(zoneId, Math.max(0, this.count(zoneId) - 1));
+    return true;
+  }
+
+  /** Forgets a deleted attendee. */
+  forget(attendeeId: number): void {
+    const zone = this.#zoneOf.get(attendeeId);
+    if (zone !== undefined) this.leave(attendeeId, zone);
   }
 }

@@ -4,11 +4,16 @@ import { iso } from '../clock.js';
 import type { EventBus } from '../events/bus.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
-import type { AccessEngine, Decision, DenialReason } from './engine.js';
+import type { AccessEngine, DenialReason } from './engine.js';
+import type { AccessEventLog } from './event-log.js';
+import type { VenueIndex } from './venue-index.js';
 
 // One command path for every transport (STYLE): decide -> persist -> announce -> answer.
-// The access event is committed before the decision is announced or answered.
-// (Group commit for throughput is the rest of issue 5; today each scan is its own commit.)
+// The decision is made at once, in memory; its access event joins the current group commit
+// (access/event-log.ts); only once that has committed is the decision announced on the bus
+// and answered. A scan carrying a request_id is decided once: a retry with the same id (MQTT
+// QoS 1 redelivery, a gateway retrying a timed-out POST) gets the first decision back and
+// writes no second event (docs/engine.md).
 
 export type ScanSource = 'mqtt' | 'webhook' | 'bridge' | 'api';
 
@@ -19,38 +24,104 @@ export interface ScanRequest {
   credentialValue: string;
   scannedAt?: number;
   source: ScanSource;
+  /** The sender's id for this scan, unique per reader (or per access point without a reader). */
+  requestId?: string | null;
+}
+
+export interface AnswerAttendee {
+  id: number;
+  first_name: string;
+  last_name: string;
+}
+
+export interface ScanAnswer {
+  success: true;
+  access_granted: boolean;
+  reason?: DenialReason;
+  attendee: AnswerAttendee | null;
 }
 
 export interface ScanOutcome {
   uuid: string;
-  decision: Decision;
+  granted: boolean;
+  reason: DenialReason | null;
+  accessPointId: number;
+  zoneId: number | null;
   decidedAt: string;
-  answer: { success: true; access_granted: boolean; reason?: DenialReason; attendee: { id: number; first_name: string; last_name: string } | null };
+  /** true when this is the stored decision of an earlier scan with the same request_id. */
+  replayed: boolean;
+  answer: ScanAnswer;
 }
 
+/** How many request ids are remembered in memory; older ones are found in the event log. */
+const REMEMBERED_REQUESTS = 200_000;
+
 export class ScanService {
+  readonly #recent = new Map<string, Promise<ScanOutcome>>();
+
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
     private readonly bus: EventBus,
     private readonly engine: AccessEngine,
+    private readonly index: VenueIndex,
+    private readonly log: AccessEventLog,
   ) {}
 
-  scan(request: ScanRequest): ScanOutcome {
+  static requestKey(request: Pick<ScanRequest, 'readerId' | 'accessPointId' | 'requestId'>): string | null {
+    if (request.requestId === undefined || request.requestId === null) return null;
+    const scope = request.readerId ? `r${request.readerId}` : `ap${request.accessPointId}`;
+    return `${scope}:${request.requestId}`;
+  }
+
+  /** Decides, commits the access event, announces it, and answers (ScanError when the access point cannot decide). */
+  scan(request: ScanRequest): Promise<ScanOutcome> {
+    const requestKey = ScanService.requestKey(request);
+    if (requestKey === null) return this.#decide(request, null);
+    const memoKey = `${request.projectId}:${requestKey}`;
+    const seen = this.#recent.get(memoKey);
+    if (seen) return seen.then((outcome) => ({ ...outcome, replayed: true }));
+    const stored = this.#stored(request.projectId, requestKey);
+    if (stored) return Promise.resolve(stored);
+    const outcome = this.#decide(request, requestKey);
+    this.#recent.set(memoKey, outcome);
+    // A failed commit decided nothing: the retry must be decided anew.
+    outcome.catch(() => this.#recent.delete(memoKey));
+    if (this.#recent.size > REMEMBERED_REQUESTS) this.#recent.delete(this.#recent.keys().next().value!);
+    return outcome;
+  }
+
+  async #decide(request: ScanRequest, requestKey: string | null): Promise<ScanOutcome> {
     const now = this.clock.now();
     const scannedAt = request.scannedAt ?? now;
     const decision = this.engine.decide({ projectId: request.projectId, accessPointId: request.accessPointId, credentialValue: request.credentialValue, at: scannedAt });
     const uuid = randomUUID();
     const decidedAt = iso(now);
-    statement(
-      this.db,
-      `INSERT INTO access_events (uuid, project_id, access_point_id, access_zone_id, reader_id, credential_id, credential_value, attendee_id, granted, reason, movement, scanned_at, decided_at, source)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
-      uuid, request.projectId, request.accessPointId, decision.zoneId, request.readerId ?? null, decision.credential?.id ?? null, request.credentialValue,
-      decision.attendee?.id ?? null, decision.granted ? 1 : 0, decision.granted ? null : decision.reason, decision.granted ? decision.movement : null, iso(scannedAt), decidedAt, request.source,
-    );
     const timestamp = iso(scannedAt);
+    try {
+      await this.log.append({
+        uuid,
+        projectId: request.projectId,
+        accessPointId: request.accessPointId,
+        zoneId: decision.zoneId,
+        readerId: request.readerId ?? null,
+        credentialId: decision.credential?.id ?? null,
+        credentialValue: request.credentialValue,
+        attendeeId: decision.attendee?.id ?? null,
+        granted: decision.granted,
+        reason: decision.granted ? null : decision.reason,
+        movement: decision.granted ? decision.movement : null,
+        counted: decision.granted && decision.counted,
+        fromZoneId: decision.granted ? decision.fromZoneId : null,
+        scannedAt: timestamp,
+        decidedAt,
+        source: request.source,
+        requestKey,
+      });
+    } catch (err) {
+      this.engine.undo(decision);
+      throw err;
+    }
     if (decision.granted) {
       this.bus.emit('AccessGranted', {
         projectId: request.projectId,
@@ -67,11 +138,22 @@ export class ScanService {
       this.bus.emit('AccessDenied', { projectId: request.projectId, payload: { credential_value: request.credentialValue, access_point_id: request.accessPointId, reason: decision.reason, timestamp } });
     }
     const attendee = decision.attendee ? { id: decision.attendee.id, first_name: decision.attendee.firstName, last_name: decision.attendee.lastName } : null;
-    return {
-      uuid,
-      decision,
-      decidedAt,
-      answer: decision.granted ? { success: true, access_granted: true, attendee } : { success: true, access_granted: false, reason: decision.reason, attendee },
-    };
+    return outcome(uuid, decision.granted, decision.granted ? null : decision.reason, request.accessPointId, decision.zoneId, decidedAt, attendee, false);
   }
+
+  /** The decision stored for this request key by an earlier run (beyond the in-memory window). */
+  #stored(projectId: number, requestKey: string): ScanOutcome | null {
+    const row = statement(this.db, 'SELECT uuid, granted, reason, access_point_id, access_zone_id, attendee_id, decided_at FROM access_events WHERE project_id = ? AND request_key = ?').get(projectId, requestKey) as
+      | { uuid: string; granted: number; reason: DenialReason | null; access_point_id: number; access_zone_id: number | null; attendee_id: number | null; decided_at: string }
+      | undefined;
+    if (!row) return null;
+    const entry = row.attendee_id === null ? undefined : this.index.attendees.get(row.attendee_id);
+    const attendee = entry ? { id: entry.id, first_name: entry.firstName, last_name: entry.lastName } : null;
+    return outcome(row.uuid, row.granted === 1, row.reason, row.access_point_id, row.access_zone_id, row.decided_at, attendee, true);
+  }
+}
+
+function outcome(uuid: string, granted: boolean, reason: DenialReason | null, accessPointId: number, zoneId: number | null, decidedAt: string, attendee: AnswerAttendee | null, replayed: boolean): ScanOutcome {
+  const answer: ScanAnswer = granted ? { success: true, access_granted: true, attendee } : { success: true, access_granted: false, reason: reason!, attendee };
+  return { uuid, granted, reason, accessPointId, zoneId, decidedAt, replayed, answer };
 }

@@ -9,6 +9,8 @@ export type Database = BetterSqlite3.Database;
 export interface StoreOptions {
   dataDir: string;
   synchronous: 'NORMAL' | 'FULL';
+  /** false: the appliance checkpoints from a worker (store/checkpointer.ts), never on a commit. */
+  autoCheckpoint?: boolean;
 }
 
 export const DB_FILE = 'gatehouse.db';
@@ -42,6 +44,7 @@ export class Store {
     db.pragma(`synchronous = ${this.options.synchronous}`);
     db.pragma('foreign_keys = ON');
     db.pragma('busy_timeout = 5000');
+    if (this.options.autoCheckpoint === false) db.pragma('wal_autocheckpoint = 0');
     this.#db = db;
     const applied = migrate(db, migrations);
     this.log.info({ file: this.file, applied, version: currentVersion(db) }, 'store open');

@@ -281,4 +281,29 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX access_events_zone_time ON access_events(access_zone_id, scanned_at);
     `,
   },
+  {
+    version: 6,
+    name: 'event log: request keys, moves, presence, analytics indexes',
+    sql: `
+      -- request_key: <scope>:<request_id>, so a retried scan is decided once (docs/engine.md).
+      ALTER TABLE access_events ADD COLUMN request_key TEXT;
+      -- from_zone_id: the zone an entry moved its holder out of; counted: 1 when the event
+      -- changed the zone's occupancy. Together they make occupancy a running sum (analytics).
+      ALTER TABLE access_events ADD COLUMN from_zone_id INTEGER;
+      ALTER TABLE access_events ADD COLUMN counted INTEGER NOT NULL DEFAULT 0;
+      CREATE UNIQUE INDEX access_events_request ON access_events(project_id, request_key) WHERE request_key IS NOT NULL;
+      DROP INDEX access_events_project_time;
+      CREATE INDEX access_events_project_summary ON access_events(project_id, scanned_at, granted, reason, access_zone_id, access_point_id, attendee_id);
+      CREATE INDEX access_events_zone_moves ON access_events(access_zone_id, movement, scanned_at, counted) WHERE granted = 1;
+      CREATE INDEX access_events_from_zone ON access_events(from_zone_id, scanned_at) WHERE from_zone_id IS NOT NULL;
+      -- Who is inside which zone, written with the access event that moved them.
+      CREATE TABLE zone_presence (
+        attendee_id INTEGER PRIMARY KEY REFERENCES attendees(id) ON DELETE CASCADE,
+        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        access_zone_id INTEGER NOT NULL REFERENCES access_zones(id) ON DELETE CASCADE,
+        entered_at TEXT NOT NULL
+      );
+      CREATE INDEX zone_presence_zone ON zone_presence(access_zone_id);
+    `,
+  },
 ];

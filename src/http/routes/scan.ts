@@ -17,6 +17,7 @@ const scanBody = z.strictObject({
   credential_value: z.string().max(65_536),
   scan_type: z.enum(['barcode', 'qr', 'rfid', 'nfc']).optional(),
   timestamp: z.iso.datetime({ offset: true }).optional().describe('when the scan happened; default now'),
+  request_id: z.string().min(1).max(128).optional().describe('the client\'s id for this scan: a retry with the same id gets the first decision and writes no second event'),
 });
 
 const answerSchema = z.object({
@@ -44,13 +45,13 @@ export function scanRoutes({ scans, now }: { scans: ScanService; now: () => numb
         404: { description: 'No such access point', schema: messageSchema },
         409: { description: 'The access point is inactive or leads into no zone', schema: messageSchema },
       },
-      handler: ({ project, params, body }) => {
+      handler: async ({ project, params, body }) => {
         const current = now();
         let scannedAt = body.timestamp ? Date.parse(body.timestamp) : current;
         if (scannedAt > current + FUTURE_TOLERANCE_MS) scannedAt = current; // a fast reader clock
         if (scannedAt < current - PAST_LIMIT_MS) throw validationError({ timestamp: ['The timestamp is more than 7 days in the past.'] });
         try {
-          const outcome = scans.scan({ projectId: project!.id, accessPointId: params.accessPointId, credentialValue: body.credential_value, scannedAt, source: 'api' });
+          const outcome = await scans.scan({ projectId: project!.id, accessPointId: params.accessPointId, credentialValue: body.credential_value, scannedAt, source: 'api', requestId: body.request_id ?? null });
           return { body: outcome.answer };
         } catch (err) {
           if (!(err instanceof ScanError)) throw err;
