@@ -26,6 +26,7 @@ import { Occupancy } from './access/occupancy.js';
 import { ScanService } from './access/scan-service.js';
 import { AccessEventLog } from './access/event-log.js';
 import { Checkpointer } from './store/checkpointer.js';
+import { openWebhookGate } from './webhooks/gate.js';
 
 // The composition root: builds every module from the validated config in a fixed order,
 // starts them in that order and stops them in reverse (STYLE: Architecture).
@@ -113,6 +114,8 @@ export class Gatehouse {
       venue: createVenue(db, clock, bus),
       engine,
       scans: new ScanService(db, clock, bus, engine, index, eventLog),
+      venueIndex: index,
+      webhookGate: openWebhookGate,
       isReady: () => this.#ready,
     };
     this.#deps = deps;

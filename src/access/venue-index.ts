@@ -40,6 +40,13 @@ export interface AccessPointEntry {
   isActive: boolean;
 }
 
+export interface ReaderEntry {
+  id: number;
+  projectId: number;
+  identifier: string;
+  accessPointId: number | null;
+}
+
 export interface WindowEntry {
   id: number;
   zoneId: number;
@@ -71,8 +78,11 @@ export class VenueIndex {
   readonly typeZones = new Map<number, Set<number>>();
   readonly zones = new Map<number, ZoneEntry>();
   readonly accessPoints = new Map<number, AccessPointEntry>();
-  readonly readers = new Map<string, { id: number; accessPointId: number | null }>();
-  readonly #readerKeys = new Map<number, string>();
+  /** Readers by credentialKey(projectId, identifier). */
+  readonly readers = new Map<string, ReaderEntry>();
+  readonly #readersById = new Map<number, ReaderEntry>();
+  /** Readers by identifier alone, for senders that name no project (the access-event webhook). */
+  readonly #readersByIdentifier = new Map<string, Set<ReaderEntry>>();
   readonly windows = new Map<number, WindowEntry[]>();
   readonly blocks = new Map<number, BlockEntry>();
   /** Blocklist entries by what they name (`a:<attendeeId>`, `c:<credentialId>`), so a decision looks up two keys. */
@@ -146,16 +156,27 @@ export class VenueIndex {
 
   putReader(r: Row): void {
     this.dropReader(r.id as number);
-    const key = credentialKey(r.project_id as number, r.identifier as string);
-    this.readers.set(key, { id: r.id as number, accessPointId: (r.access_point_id as number | null) ?? null });
-    this.#readerKeys.set(r.id as number, key);
+    const entry: ReaderEntry = { id: r.id as number, projectId: r.project_id as number, identifier: r.identifier as string, accessPointId: (r.access_point_id as number | null) ?? null };
+    this.readers.set(credentialKey(entry.projectId, entry.identifier), entry);
+    this.#readersById.set(entry.id, entry);
+    const same = this.#readersByIdentifier.get(entry.identifier) ?? new Set();
+    same.add(entry);
+    this.#readersByIdentifier.set(entry.identifier, same);
   }
 
   dropReader(id: number): void {
-    const key = this.#readerKeys.get(id);
-    if (key === undefined) return;
-    this.readers.delete(key);
-    this.#readerKeys.delete(id);
+    const entry = this.#readersById.get(id);
+    if (!entry) return;
+    this.readers.delete(credentialKey(entry.projectId, entry.identifier));
+    this.#readersById.delete(id);
+    const same = this.#readersByIdentifier.get(entry.identifier);
+    same?.delete(entry);
+    if (same?.size === 0) this.#readersByIdentifier.delete(entry.identifier);
+  }
+
+  /** Every reader with this identifier, across projects. */
+  readersWithIdentifier(identifier: string): ReaderEntry[] {
+    return [...(this.#readersByIdentifier.get(identifier) ?? [])];
   }
 
   putWindow(r: Row): void {

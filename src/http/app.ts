@@ -35,8 +35,14 @@ function errorEnvelope(deps: HttpDeps) {
 
 function respondWithError(ctx: Context, err: unknown, log: HttpDeps['log']): void {
   if (err instanceof AppError) {
-    ctx.status = err.status;
     ctx.set(err.headers);
+    if ((ctx.state.route as AnyRoute | undefined)?.envelope === 'webhook') {
+      const { status, body } = webhookError(err);
+      ctx.status = status;
+      ctx.body = body;
+      return;
+    }
+    ctx.status = err.status;
     ctx.body = err.body;
     return;
   }
@@ -51,6 +57,16 @@ function respondWithError(ctx: Context, err: unknown, log: HttpDeps['log']): voi
   log.error({ err }, 'unhandled error');
   ctx.status = 500;
   ctx.body = { message: 'Server Error' };
+}
+
+/** Incoming webhooks answer {error, message, errors?} (spec: Errors): 400 for a payload that
+ * fails validation, retry_after (seconds) on 429. */
+function webhookError(err: AppError): { status: number; body: Record<string, unknown> } {
+  const { message, errors } = err.body as { message: string; errors?: unknown };
+  const body: Record<string, unknown> = { error: err.code, message };
+  if (errors !== undefined) body.errors = errors;
+  if (err.status === 429) body.retry_after = Number(err.headers['Retry-After'] ?? 1);
+  return { status: err.code === 'validation_failed' ? 400 : err.status, body };
 }
 
 /** 405 for a path that exists under other methods; OPTIONS answered with Allow. */

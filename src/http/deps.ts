@@ -15,6 +15,8 @@ import type { EventBus } from '../events/bus.js';
 import type { Venue } from '../venue/index.js';
 import type { AccessEngine } from '../access/engine.js';
 import type { ScanService } from '../access/scan-service.js';
+import type { VenueIndex } from '../access/venue-index.js';
+import type { WebhookGate } from '../webhooks/gate.js';
 
 /** What the HTTP layer is given by the composition root. */
 export interface HttpDeps {
@@ -35,5 +37,7 @@ export interface HttpDeps {
   venue: Venue;
   engine: AccessEngine;
   scans: ScanService;
+  venueIndex: VenueIndex;
+  webhookGate: WebhookGate;
   isReady(): boolean;
 }

@@ -59,6 +59,8 @@ export interface RouteSpec<P extends z.ZodType | undefined = undefined, Q extend
   /** Requires a matching X-XSRF-TOKEN even before anyone is logged in (session login). */
   csrf?: boolean;
   bodyKind?: BodyKind;
+  /** `webhook`: errors answered in the incoming-webhook envelope {error, message, errors?} with 400 for validation (spec: Errors). */
+  envelope?: 'rest' | 'webhook';
   /** A larger body limit than http.bodyLimitBytes, for imports. */
   bodyLimitBytes?: number;
   params?: P;

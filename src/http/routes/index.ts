@@ -11,6 +11,7 @@ import { operationRoutes } from './operations.js';
 import { projectRoutes } from './projects.js';
 import { settingsRoutes } from './settings.js';
 import { userRoutes } from './users.js';
+import { webhookRoutes } from './webhooks.js';
 
 /** The route table: every route the appliance serves, in one list. */
 export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
@@ -28,6 +29,7 @@ export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
     ...attendeeExportRoutes(deps),
     ...attendeeRoutes(deps),
     ...formRoutes(deps),
+    ...webhookRoutes({ scans: deps.scans, index: deps.venueIndex, gate: deps.webhookGate, now: () => deps.clock.now() }),
   );
   return routes;
 }

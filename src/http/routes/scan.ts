@@ -5,13 +5,11 @@ import { AppError, validationError } from '../../errors.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { messageSchema } from '../resources.js';
 import { PROJECT_PATH, withId } from './crud.js';
+import { scanInstant } from '../../access/scan-time.js';
 
 // POST .../access-points/{id}/scan (DESIGN: routes we add): an authenticated client scans
 // at a door and gets the access-event webhook's answer. The decision is committed to the
 // access-event log before this answers. Timestamps: docs/engine.md.
-
-const FUTURE_TOLERANCE_MS = 5 * 60_000;
-const PAST_LIMIT_MS = 7 * 24 * 3600_000;
 
 const scanBody = z.strictObject({
   credential_value: z.string().max(65_536),
@@ -20,7 +18,7 @@ const scanBody = z.strictObject({
   request_id: z.string().min(1).max(128).optional().describe('the client\'s id for this scan: a retry with the same id gets the first decision and writes no second event'),
 });
 
-const answerSchema = z.object({
+export const answerSchema = z.object({
   success: z.boolean(),
   access_granted: z.boolean(),
   reason: z.enum(['invalid_credential', 'not_authorized', 'expired', 'capacity_exceeded', 'time_restricted', 'blocklisted']).optional(),
@@ -46,10 +44,9 @@ export function scanRoutes({ scans, now }: { scans: ScanService; now: () => numb
         409: { description: 'The access point is inactive or leads into no zone', schema: messageSchema },
       },
       handler: async ({ project, params, body }) => {
-        const current = now();
-        let scannedAt = body.timestamp ? Date.parse(body.timestamp) : current;
-        if (scannedAt > current + FUTURE_TOLERANCE_MS) scannedAt = current; // a fast reader clock
-        if (scannedAt < current - PAST_LIMIT_MS) throw validationError({ timestamp: ['The timestamp is more than 7 days in the past.'] });
+        const instant = scanInstant(body.timestamp, now());
+        if (!instant.ok) throw validationError({ timestamp: [instant.message] });
+        const scannedAt = instant.at;
         try {
           const outcome = await scans.scan({ projectId: project!.id, accessPointId: params.accessPointId, credentialValue: body.credential_value, scannedAt, source: 'api', requestId: body.request_id ?? null });
           return { body: outcome.answer };

@@ -1,0 +1,95 @@
+import { z } from 'zod';
+import { ScanError } from '../../access/engine.js';
+import type { ScanService } from '../../access/scan-service.js';
+import { scanInstant } from '../../access/scan-time.js';
+import { credentialKey, type ReaderEntry, type VenueIndex } from '../../access/venue-index.js';
+import { AppError, validationError } from '../../errors.js';
+import type { WebhookGate } from '../../webhooks/gate.js';
+import { defineRoute, type AnyRoute } from '../route.js';
+import { answerSchema } from './scan.js';
+
+// Incoming webhooks (spec: Endpoints, Incoming webhooks). POST /webhook/v1/access-event: a
+// gateway reports a scan at one of its readers and gets the decision back. The reader is
+// found by its identifier (in the project the webhook gate names, once sources are signed);
+// the decision goes through the same ScanService as every other transport. Errors answer in
+// the webhook envelope {error, message, errors?}.
+
+const webhookError = z.object({ error: z.string(), message: z.string() });
+const webhookValidationError = webhookError.extend({ errors: z.record(z.string(), z.array(z.string())) });
+
+const accessEventBody = z.object({
+  reader_id: z.string().min(1).max(255).describe("the reader's identifier"),
+  credential_value: z.string().max(65_536),
+  scan_type: z.string().max(32).optional().describe('barcode, qr, rfid, nfc, ...; recorded as sent'),
+  timestamp: z
+    .union([z.iso.datetime({ offset: true }), z.number().int().nonnegative().describe('Unix seconds')])
+    .optional()
+    .describe('when the scan happened; default now (docs/engine.md: timestamps)'),
+  request_id: z.string().min(1).max(128).optional().describe('the sender\'s id for this scan: a retry with the same id gets the first decision back'),
+});
+
+export interface WebhookRouteDeps {
+  scans: ScanService;
+  index: VenueIndex;
+  gate: WebhookGate;
+  now: () => number;
+}
+
+export function webhookRoutes({ scans, index, gate, now }: WebhookRouteDeps): AnyRoute[] {
+  const findReader = (projectId: number | null, identifier: string): ReaderEntry => {
+    if (projectId !== null) {
+      const reader = index.readers.get(credentialKey(projectId, identifier));
+      if (!reader) throw new AppError('unknown_reader', { identifier });
+      return reader;
+    }
+    const readers = index.readersWithIdentifier(identifier);
+    if (readers.length === 0) throw new AppError('unknown_reader', { identifier });
+    if (readers.length > 1) throw new AppError('ambiguous_reader', { identifier });
+    return readers[0]!;
+  };
+
+  return [
+    defineRoute({
+      method: 'POST',
+      path: '/webhook/v1/access-event',
+      operationId: 'webhooks.access-event',
+      tags: ['Incoming webhooks'],
+      summary: 'A gateway reports a scan and gets the decision',
+      description: 'The reader is found by `reader_id` (its identifier). The access event is committed before this answers. `reason` is present when access is denied.',
+      ability: 'public',
+      rateClass: 'none',
+      envelope: 'webhook',
+      body: accessEventBody,
+      responses: {
+        200: { description: 'The decision', schema: answerSchema },
+        400: { description: 'The payload fails validation', schema: webhookValidationError },
+        404: { description: 'No reader has this identifier', schema: webhookError },
+        409: { description: 'The reader is not assigned to an active access point leading into a zone', schema: webhookError },
+      },
+      handler: async ({ body, koa }) => {
+        const { projectId } = gate.admit('access-event', koa, koa.state.rawBody as Buffer);
+        const timestamp = typeof body.timestamp === 'number' ? new Date(body.timestamp * 1000).toISOString() : body.timestamp;
+        const instant = scanInstant(timestamp, now());
+        if (!instant.ok) throw validationError({ timestamp: [instant.message] });
+        const reader = findReader(projectId, body.reader_id);
+        if (reader.accessPointId === null) throw new AppError('reader_unassigned', { identifier: reader.identifier });
+        try {
+          const outcome = await scans.scan({
+            projectId: reader.projectId,
+            accessPointId: reader.accessPointId,
+            readerId: reader.id,
+            credentialValue: body.credential_value,
+            scannedAt: instant.at,
+            source: 'webhook',
+            requestId: body.request_id ?? null,
+          });
+          return { body: outcome.answer };
+        } catch (err) {
+          if (!(err instanceof ScanError)) throw err;
+          if (err.code === 'unknown_access_point') throw new AppError('reader_unassigned', { identifier: reader.identifier });
+          throw new AppError(err.code);
+        }
+      },
+    }),
+  ];
+}

@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client, ManualClock, startAppliance, type TestAppliance } from '../helpers/appliance.js';
+
+// POST /webhook/v1/access-event: the gateway's way in (issue 5, item 6).
+
+const A = '/api/v1/projects/default/default';
+const NOW = Date.parse('2026-11-23T12:00:00Z');
+
+describe('the access-event webhook', () => {
+  let gh: TestAppliance;
+  let api: ReturnType<typeof client>;
+  let gate: number;
+  const post = (body: unknown, headers: Record<string, string> = {}) =>
+    gh.request('POST', '/webhook/v1/access-event', { rawBody: typeof body === 'string' ? body : JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });
+
+  beforeAll(async () => {
+    gh = await startAppliance({}, { clock: new ManualClock(NOW) });
+    api = client(gh, await gh.token());
+    const zone = (await api.post(`${A}/access-zones`, { name: 'Arena' })).body.data.id;
+    gate = (await api.post(`${A}/access-points`, { name: 'North gate', access_zone_id: zone })).body.data.id;
+    expect((await api.post(`${A}/readers`, { identifier: 'GW1-R1', type: 'barcode', access_point_id: gate })).status).toBe(201);
+    expect((await api.post(`${A}/readers`, { identifier: 'GW1-SPARE' })).status).toBe(201);
+    await api.post(`${A}/attendees/import`, [{ first_name: 'Ada', last_name: 'Lovelace', credential_value: 'TICKET-1' }]);
+  });
+  afterAll(() => gh.destroy());
+
+  it('decides a scan at the reader, answers in the spec shape and records a webhook event for that reader', async () => {
+    const res = await post({ reader_id: 'GW1-R1', credential_value: 'TICKET-1', scan_type: 'barcode', timestamp: '2026-11-23T11:59:58Z' });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ success: true, access_granted: true, attendee: { id: expect.any(Number), first_name: 'Ada', last_name: 'Lovelace' } });
+    const denied = await post({ reader_id: 'GW1-R1', credential_value: 'NOPE', scan_type: 'barcode', timestamp: Math.floor(NOW / 1000) });
+    expect(denied.body).toEqual({ success: true, access_granted: false, reason: 'invalid_credential', attendee: null });
+    const events = (await api.get(`${A}/access-events`)).body.data;
+    expect(events[1]).toMatchObject({ source: 'webhook', access_point_id: gate, reader_id: expect.any(Number), credential_value: 'TICKET-1', scanned_at: '2026-11-23T11:59:58.000Z', granted: true });
+    expect(events[0]).toMatchObject({ source: 'webhook', scanned_at: '2026-11-23T12:00:00.000Z', reason: 'invalid_credential' });
+  });
+
+  it('answers bad payloads with 400 {error, message, errors}', async () => {
+    const missing = await post({ reader_id: 'GW1-R1', scan_type: 'barcode' });
+    expect(missing.status).toBe(400);
+    expect(missing.body).toEqual({ error: 'validation_failed', message: 'The credential_value field is required.', errors: { credential_value: ['The credential_value field is required.'] } });
+    const old = await post({ reader_id: 'GW1-R1', credential_value: 'TICKET-1', timestamp: '2026-11-01T00:00:00Z' });
+    expect(old.status).toBe(400);
+    expect(old.body.errors).toEqual({ timestamp: ['The timestamp is more than 7 days in the past.'] });
+    const badTime = await post({ reader_id: 'GW1-R1', credential_value: 'TICKET-1', timestamp: 'yesterday' });
+    expect(badTime.status).toBe(400);
+    expect(Object.keys(badTime.body.errors)).toEqual(['timestamp']);
+    const json = await post('{"reader_id": ');
+    expect(json.status).toBe(400);
+    expect(json.body).toMatchObject({ error: 'malformed_json', message: expect.stringContaining('not valid JSON') });
+    const form = await post('reader_id=GW1-R1', { 'content-type': 'application/x-www-form-urlencoded' });
+    expect(form.status).toBe(415);
+    expect(form.body).toEqual({ error: 'unsupported_media_type', message: expect.any(String) });
+    const count = (await api.get(`${A}/access-events`)).body.meta.total;
+    expect(count).toBe(2); // none of these wrote an event
+  });
+
+  it('refuses scans it cannot place: unknown reader 404, unassigned reader and inactive door 409', async () => {
+    const unknown = await post({ reader_id: 'NO-SUCH', credential_value: 'TICKET-1' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toEqual({ error: 'unknown_reader', message: 'No reader has the identifier "NO-SUCH".' });
+    const spare = await post({ reader_id: 'GW1-SPARE', credential_value: 'TICKET-1' });
+    expect(spare.status).toBe(409);
+    expect(spare.body.error).toBe('reader_unassigned');
+    await api.put(`${A}/access-points/${gate}`, { is_active: false });
+    const inactive = await post({ reader_id: 'GW1-R1', credential_value: 'TICKET-1' });
+    expect(inactive.status).toBe(409);
+    expect(inactive.body.error).toBe('access_point_inactive');
+    await api.put(`${A}/access-points/${gate}`, { is_active: true });
+    expect((await api.get(`${A}/access-events`)).body.meta.total).toBe(2);
+  });
+
+  it('refuses an identifier that names readers in two projects rather than guessing', async () => {
+    expect((await api.post('/api/v1/projects', { name: 'Other venue', slug: 'other' })).status).toBe(201);
+    const O = '/api/v1/projects/default/other';
+    const zone = (await api.post(`${O}/access-zones`, { name: 'Hall' })).body.data.id;
+    const point = (await api.post(`${O}/access-points`, { name: 'Door', access_zone_id: zone })).body.data.id;
+    await api.post(`${O}/readers`, { identifier: 'GW1-R1', access_point_id: point });
+    const res = await post({ reader_id: 'GW1-R1', credential_value: 'TICKET-1' });
+    expect(res.status).toBe(409);
+    expect(res.body.error).toBe('ambiguous_reader');
+  });
+});
