@@ -72,6 +72,7 @@ export function buildOpenApi(routes: readonly AnyRoute[]) {
       'x-ability': route.ability,
       'x-rate-class': route.rateClass,
       ...(route.admin ? { 'x-admin-only': true } : {}),
+      ...(route.readOnly ? { 'x-read-only': true } : {}),
     };
     (paths[route.path] ??= {})[route.method.toLowerCase()] = operation;
   }

@@ -19,7 +19,7 @@ function rateKey(ctx: Context, principal: Principal | null): string {
 function authorize(route: AnyRoute, method: string, principal: Principal | null): Principal | null {
   if (route.ability === 'public') return principal;
   if (!principal) throw new AppError('unauthenticated');
-  if (!abilitiesAllow(principal.abilities, method, route.ability)) throw new AppError('invalid_ability');
+  if (!abilitiesAllow(principal.abilities, route.readOnly ? 'GET' : method, route.ability)) throw new AppError('invalid_ability');
   if (route.admin && !principal.user.is_admin) throw new AppError('forbidden');
   return principal;
 }

@@ -52,6 +52,8 @@ export interface RouteSpec<P extends z.ZodType | undefined = undefined, Q extend
   description?: string;
   ability: RouteAbility;
   rateClass: RateClass;
+  /** A read that is a POST (a query with a body): `read` grants it as it grants GETs. */
+  readOnly?: boolean;
   /** Only administrators (403 for others). */
   admin?: boolean;
   /** The path starts with /api/v1/projects/{teamSlug}/{projectSlug}: resolved and reach-checked. */

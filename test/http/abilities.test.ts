@@ -13,16 +13,18 @@ const ANY_TOKEN = new Set(['me.show', 'auth.token.destroy', 'auth.tokens.destroy
 function area(path: string): 'attendees' | 'forms' | 'access' | null {
   if (/\/attendees(\/|$)|\/attendee-types(\/|$)/.test(path)) return 'attendees';
   if (/\/forms(\/|$)/.test(path)) return 'forms';
-  if (/\/(access-points|access-zones|readers|credentials|time-restrictions|blocklist|access-events|gateways|devices)(\/|$)/.test(path)) return 'access';
+  if (/\/(access-points|access-zones|readers|credentials|time-restrictions|blocklist|access-events|gateways|devices|analytics)(\/|$)/.test(path)) return 'access';
   return null;
 }
 
 function specAllows(scope: string, route: AnyRoute): boolean {
   if (ANY_TOKEN.has(route.operationId)) return true;
   if (scope === '*') return true;
-  if (scope === 'read') return route.method === 'GET';
+  // A read made as a POST (analytics) counts as a GET: docs/decisions.md.
+  const method = route.readOnly ? 'GET' : route.method;
+  if (scope === 'read') return method === 'GET';
   const a = area(route.path);
-  return a !== null && scope === `${a}:${route.method === 'GET' ? 'read' : 'write'}`;
+  return a !== null && scope === `${a}:${method === 'GET' ? 'read' : 'write'}`;
 }
 
 function concretePath(route: AnyRoute, userId: number): string {

@@ -12,6 +12,7 @@ import { projectRoutes } from './projects.js';
 import { settingsRoutes } from './settings.js';
 import { userRoutes } from './users.js';
 import { webhookRoutes } from './webhooks.js';
+import { analyticsRoutes } from './analytics.js';
 
 /** The route table: every route the appliance serves, in one list. */
 export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
@@ -25,6 +26,7 @@ export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
     ...accessControlRoutes(deps),
     ...scanRoutes({ scans: deps.scans, now: () => deps.clock.now() }),
     ...accessEventRoutes({ db: () => deps.store.db }),
+    ...analyticsRoutes({ db: () => deps.store.db }),
     ...attendeeImportRoutes({ importer: deps.venue.importer }),
     ...attendeeExportRoutes(deps),
     ...attendeeRoutes(deps),
