@@ -25,6 +25,7 @@ import { AccessEngine } from './access/engine.js';
 import { Occupancy } from './access/occupancy.js';
 import { ScanService } from './access/scan-service.js';
 import { AccessEventLog } from './access/event-log.js';
+import { PresenceSnapshots } from './access/presence.js';
 import { Checkpointer } from './store/checkpointer.js';
 import { openWebhookGate } from './webhooks/gate.js';
 
@@ -47,6 +48,7 @@ export class Gatehouse {
   #sessionSweep: NodeJS.Timeout | null = null;
   #checkpointer: Checkpointer | null = null;
   #eventLog: AccessEventLog | null = null;
+  #presence: PresenceSnapshots | null = null;
 
   constructor(
     readonly config: Readonly<Config>,
@@ -126,8 +128,10 @@ export class Gatehouse {
     });
     const started = Date.now();
     index.load();
-    occupancy.load(db.prepare('SELECT attendee_id, access_zone_id FROM zone_presence').iterate() as Iterable<{ attendee_id: number; access_zone_id: number }>);
-    this.log.info({ module: 'access', credentials: index.credentials.size, ms: Date.now() - started }, 'venue index loaded');
+    this.#presence = new PresenceSnapshots(db, occupancy, (id) => index.attendees.has(id), this.log.child({ module: 'presence' }));
+    const replayed = this.#presence.restore();
+    this.#presence.start(30_000, 5_000, () => eventLog.lastCommitAt);
+    this.log.info({ module: 'access', credentials: index.credentials.size, replayedEvents: replayed, ms: Date.now() - started }, 'venue index and occupancy loaded');
     const routes = buildRouteTable(deps);
     this.#routes = routes;
     const app = createHttpApp(deps, routes);
@@ -145,6 +149,7 @@ export class Gatehouse {
       ['session sweep', () => this.#sessionSweep && clearInterval(this.#sessionSweep)],
       ['http', () => this.#http?.stop(this.config.http.shutdownGraceMs)],
       ['access events', () => this.#eventLog?.flush()],
+      ['presence snapshot', () => this.#presence?.stop()],
       ['checkpoint worker', () => this.#checkpointer?.stop()],
       ['tokens', () => this.#deps?.tokens.flush()],
       ['store', () => this.store.stop()],

@@ -4,8 +4,9 @@ import type { Database } from '../store/database.js';
 // turn of the event loop are written in one transaction: append() queues the row and answers a
 // promise that settles when the transaction holding it has committed, so nobody is told about a
 // decision before it is stored. A batch is flushed on setImmediate (after the I/O callbacks that
-// brought the scans in) or as soon as it reaches maxBatch rows. The same transaction moves the
-// holder in zone_presence, so occupancy survives a restart exactly as the events say.
+// brought the scans in) or as soon as it reaches maxBatch rows. One row per decision is all
+// the hot path writes: occupancy is rebuilt at start from a snapshot plus the events after
+// it (access/presence.ts), so it survives a restart, or a kill, exactly as the log says.
 // Durability of a commit depends on store.synchronous: docs/storage.md.
 
 export interface AccessEventRow {
@@ -42,6 +43,8 @@ export interface EventLogStats {
 export class AccessEventLog {
   #queue: Pending[] = [];
   #scheduled: NodeJS.Immediate | null = null;
+  /** When the last batch committed (ms, performance.now()), so idle work can wait for a lull. */
+  lastCommitAt = 0;
   readonly stats: EventLogStats = { batches: 0, events: 0 };
   readonly #write: (rows: readonly Pending[]) => void;
 
@@ -55,17 +58,12 @@ export class AccessEventLog {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (project_id, request_key) WHERE request_key IS NOT NULL DO NOTHING`,
     );
-    const enter = db.prepare('INSERT OR REPLACE INTO zone_presence (attendee_id, project_id, access_zone_id, entered_at) VALUES (?, ?, ?, ?)');
-    const leave = db.prepare('DELETE FROM zone_presence WHERE attendee_id = ? AND access_zone_id = ?');
     this.#write = db.transaction((batch: readonly Pending[]) => {
       for (const { row: r } of batch) {
         insert.run(
           r.uuid, r.projectId, r.accessPointId, r.zoneId, r.readerId, r.credentialId, r.credentialValue, r.attendeeId,
           r.granted ? 1 : 0, r.reason, r.movement, r.counted ? 1 : 0, r.fromZoneId, r.scannedAt, r.decidedAt, r.source, r.requestKey,
         );
-        if (!r.granted || !r.counted || r.attendeeId === null || r.zoneId === null) continue;
-        if (r.movement === 'in') enter.run(r.attendeeId, r.projectId, r.zoneId, r.scannedAt);
-        else leave.run(r.attendeeId, r.zoneId);
       }
     });
   }
@@ -92,6 +90,7 @@ export class AccessEventLog {
       for (const p of batch) p.reject(err);
       return;
     }
+    this.lastCommitAt = performance.now();
     this.stats.batches++;
     this.stats.events += batch.length;
     for (const p of batch) p.resolve();

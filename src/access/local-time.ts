@@ -4,7 +4,19 @@
 const formatters = new Map<string, Intl.DateTimeFormat>();
 const WEEKDAYS: Record<string, number> = { Mon: 1, Tue: 2, Wed: 3, Thu: 4, Fri: 5, Sat: 6, Sun: 7 };
 
+// The last answer per zone, by minute: a burst of scans asks about the same minute over and over.
+const lastMinute = new Map<string, { minuteOfEpoch: number; value: { weekday: number; minute: number } }>();
+
 export function localWeekdayAndMinute(at: number, timeZone: string): { weekday: number; minute: number } {
+  const minuteOfEpoch = Math.floor(at / 60_000);
+  const cached = lastMinute.get(timeZone);
+  if (cached?.minuteOfEpoch === minuteOfEpoch) return cached.value;
+  const value = computeWeekdayAndMinute(at, timeZone);
+  lastMinute.set(timeZone, { minuteOfEpoch, value });
+  return value;
+}
+
+function computeWeekdayAndMinute(at: number, timeZone: string): { weekday: number; minute: number } {
   let format = formatters.get(timeZone);
   if (!format) {
     format = new Intl.DateTimeFormat('en-US', { timeZone, weekday: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });

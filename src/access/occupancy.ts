@@ -2,16 +2,15 @@
 // out of any zone they were in before (entering another zone moves them); an `out` grant
 // counts them out. A count never goes below zero: leaving a zone one was never counted into
 // changes nothing. Single-threaded JS makes check-then-enter atomic, so concurrent scans at
-// a full zone cannot overfill it. The picture survives restarts through the zone_presence
-// table, written in the same transaction as the access event (access/event-log.ts).
+// a full zone cannot overfill it. The picture survives restarts: access/presence.ts.
 
 export class Occupancy {
   readonly #zoneOf = new Map<number, number>();
   readonly #counts = new Map<number, number>();
 
-  /** Restores the picture saved in zone_presence. */
-  load(rows: Iterable<{ attendee_id: number; access_zone_id: number }>): void {
-    for (const row of rows) this.enter(row.attendee_id, row.access_zone_id);
+  /** Who is where: [attendeeId, zoneId] pairs. */
+  entries(): [number, number][] {
+    return [...this.#zoneOf];
   }
 
   zoneOf(attendeeId: number): number | undefined {

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
 import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { EventBus } from '../events/bus.js';
@@ -68,6 +68,11 @@ export class ScanService {
     private readonly log: AccessEventLog,
   ) {}
 
+  /** Group-commit figures: batches committed and events in them. */
+  get eventLogStats(): { batches: number; events: number } {
+    return this.log.stats;
+  }
+
   static requestKey(request: Pick<ScanRequest, 'readerId' | 'accessPointId' | 'requestId'>): string | null {
     if (request.requestId === undefined || request.requestId === null) return null;
     const scope = request.readerId ? `r${request.readerId}` : `ap${request.accessPointId}`;
@@ -95,7 +100,7 @@ export class ScanService {
     const now = this.clock.now();
     const scannedAt = request.scannedAt ?? now;
     const decision = this.engine.decide({ projectId: request.projectId, accessPointId: request.accessPointId, credentialValue: request.credentialValue, at: scannedAt });
-    const uuid = randomUUID();
+    const uuid = uuidv7(); // time-ordered: the uuid index grows at its end, like the log
     const decidedAt = iso(now);
     const timestamp = iso(scannedAt);
     try {

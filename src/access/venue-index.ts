@@ -92,7 +92,8 @@ export class VenueIndex {
   constructor(private readonly db: Database) {}
 
   load(): void {
-    const all = (sql: string) => this.db.prepare(sql).all() as Row[];
+    // iterate(), not all(): a million credentials never sit in memory twice.
+    const all = (sql: string) => this.db.prepare(sql).iterate() as Iterable<Row>;
     for (const p of all('SELECT id, timezone FROM projects')) this.timezones.set(p.id as number, p.timezone as string);
     for (const r of all('SELECT * FROM credentials')) this.putCredential(r);
     for (const r of all('SELECT * FROM attendees')) this.putAttendee(r);

@@ -294,16 +294,17 @@ export const migrations: readonly Migration[] = [
       CREATE UNIQUE INDEX access_events_request ON access_events(project_id, request_key) WHERE request_key IS NOT NULL;
       DROP INDEX access_events_project_time;
       CREATE INDEX access_events_project_summary ON access_events(project_id, scanned_at, granted, reason, access_zone_id, access_point_id, attendee_id);
+      DROP INDEX access_events_zone_time; -- zone filters use the summary index
       CREATE INDEX access_events_zone_moves ON access_events(access_zone_id, movement, scanned_at, counted) WHERE granted = 1;
       CREATE INDEX access_events_from_zone ON access_events(from_zone_id, scanned_at) WHERE from_zone_id IS NOT NULL;
-      -- Who is inside which zone, written with the access event that moved them.
+      -- Who was inside which zone as of access event last_event_id: a snapshot of the occupancy
+      -- the log adds up to. At start the snapshot is loaded and the events after it replayed.
       CREATE TABLE zone_presence (
-        attendee_id INTEGER PRIMARY KEY REFERENCES attendees(id) ON DELETE CASCADE,
-        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
-        access_zone_id INTEGER NOT NULL REFERENCES access_zones(id) ON DELETE CASCADE,
-        entered_at TEXT NOT NULL
+        attendee_id INTEGER PRIMARY KEY,
+        access_zone_id INTEGER NOT NULL
       );
-      CREATE INDEX zone_presence_zone ON zone_presence(access_zone_id);
+      CREATE TABLE zone_presence_mark (id INTEGER PRIMARY KEY CHECK (id = 1), last_event_id INTEGER NOT NULL);
+      INSERT INTO zone_presence_mark (id, last_event_id) VALUES (1, 0);
     `,
   },
 ];

@@ -1,0 +1,11 @@
+// Runs a TypeScript bench against the sources: bundles it with esbuild into dist/ (so npm
+// packages resolve from node_modules as for the appliance), then runs it with the same args.
+import { build } from 'esbuild';
+import { spawnSync } from 'node:child_process';
+import { basename } from 'node:path';
+
+const [entry, ...args] = process.argv.slice(2);
+const outfile = `dist/bench-${basename(entry, '.ts')}.mjs`;
+await build({ entryPoints: [entry], outfile, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', logLevel: 'warning' });
+const result = spawnSync(process.execPath, ['--expose-gc', outfile, ...args], { stdio: 'inherit' });
+process.exit(result.status ?? 1);
