@@ -87,15 +87,19 @@ export class Gatehouse {
     const { config, clock } = this;
     this.store.start();
     const db = this.store.db;
-    this.#checkpointer = new Checkpointer({ file: this.store.file, synchronous: config.store.synchronous, intervalMs: config.store.checkpointIntervalMs }, this.log.child({ module: 'checkpoint' }));
-    this.#checkpointer.start();
+    const checkpointer = new Checkpointer(
+      { file: this.store.file, synchronous: config.store.synchronous, intervalMs: config.store.checkpointIntervalMs },
+      this.log.child({ module: 'checkpoint' }),
+    );
+    this.#checkpointer = checkpointer;
+    checkpointer.start();
     const bus = new EventBus(this.log.child({ module: 'bus' }));
     const index = new VenueIndex(db);
     syncIndexFromBus(bus, index, this);
     const occupancy = new Occupancy();
     bus.on(this, 'attendee.deleted', (e) => occupancy.forget(e.id));
     const engine = new AccessEngine(index, occupancy, { antiPassback: config.access.antiPassback });
-    const eventLog = new AccessEventLog(db, config.store.maxBatch);
+    const eventLog = new AccessEventLog(db, config.store.maxBatch, () => checkpointer.noteCommit());
     this.#eventLog = eventLog;
     const settings = new SettingsStore(db, clock, { token_expiry_minutes: config.auth.tokenExpiryMinutes });
     const deps: HttpDeps = {
@@ -131,7 +135,7 @@ export class Gatehouse {
     this.#presence = new PresenceSnapshots(db, occupancy, (id) => index.attendees.has(id), this.log.child({ module: 'presence' }));
     const replayed = this.#presence.restore();
     this.#presence.start(30_000, 5_000, () => eventLog.lastCommitAt);
-    this.log.info({ module: 'access', credentials: index.credentials.size, replayedEvents: replayed, ms: Date.now() - started }, 'venue index and occupancy loaded');
+    this.log.info({ module: 'access', credentials: index.credentialCount, replayedEvents: replayed, ms: Date.now() - started }, 'venue index and occupancy loaded');
     const routes = buildRouteTable(deps);
     this.#routes = routes;
     const app = createHttpApp(deps, routes);

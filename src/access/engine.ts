@@ -1,5 +1,4 @@
 import type { AttendeeEntry, CredentialEntry, VenueIndex, ZoneEntry } from './venue-index.js';
-import { credentialKey } from './venue-index.js';
 import { Occupancy } from './occupancy.js';
 import { localWeekdayAndMinute } from './local-time.js';
 
@@ -64,7 +63,7 @@ export class AccessEngine {
     const zone = point.zoneId === null ? undefined : this.index.zones.get(point.zoneId);
     if (!zone) throw new ScanError('access_point_without_zone');
 
-    const credential = this.index.credentials.get(credentialKey(scan.projectId, scan.credentialValue)) ?? null;
+    const credential = this.index.credential(scan.projectId, scan.credentialValue) ?? null;
     const attendee = credential ? (this.index.attendees.get(credential.attendeeId) ?? null) : null;
     const deny = (reason: DenialReason): Decision => ({ granted: false, zoneId: zone.id, reason, credential, attendee });
 

@@ -51,6 +51,7 @@ export class AccessEventLog {
   constructor(
     db: Database,
     private readonly maxBatch = 512,
+    private readonly onCommit: () => void = () => {},
   ) {
     const insert = db.prepare(
       `INSERT INTO access_events (uuid, project_id, access_point_id, access_zone_id, reader_id, credential_id, credential_value, attendee_id,
@@ -91,6 +92,7 @@ export class AccessEventLog {
       return;
     }
     this.lastCommitAt = performance.now();
+    this.onCommit();
     this.stats.batches++;
     this.stats.events += batch.length;
     for (const p of batch) p.resolve();

@@ -72,7 +72,8 @@ export const credentialKey = (projectId: number, value: string) => `${projectId}
 type Row = Record<string, unknown>;
 
 export class VenueIndex {
-  readonly credentials = new Map<string, CredentialEntry>();
+  /** Credentials by project, then by value: no composite key string per credential. */
+  readonly #credentials = new Map<number, Map<string, CredentialEntry>>();
   readonly credentialsById = new Map<number, CredentialEntry>();
   readonly attendees = new Map<number, AttendeeEntry>();
   readonly typeZones = new Map<number, Set<number>>();
@@ -95,8 +96,43 @@ export class VenueIndex {
     // iterate(), not all(): a million credentials never sit in memory twice.
     const all = (sql: string) => this.db.prepare(sql).iterate() as Iterable<Row>;
     for (const p of all('SELECT id, timezone FROM projects')) this.timezones.set(p.id as number, p.timezone as string);
-    for (const r of all('SELECT * FROM credentials')) this.putCredential(r);
-    for (const r of all('SELECT * FROM attendees')) this.putAttendee(r);
+    // Credentials and attendees are the big tables: read as raw arrays of the columns needed,
+    // in chunks by id (all() per chunk is much faster than iterate(), and memory stays bounded).
+    const db = this.db;
+    const raw = function* (sql: string): Iterable<unknown[]> {
+      const chunk = db.prepare(`${sql} WHERE id > ? ORDER BY id LIMIT 20000`).raw(true);
+      let after = 0;
+      for (;;) {
+        const rows = chunk.all(after) as unknown[][];
+        if (rows.length === 0) return;
+        yield* rows;
+        after = rows[rows.length - 1]![0] as number;
+      }
+    };
+    for (const [id, projectId, attendeeId, value, status, validFrom, validUntil, revokedAt] of raw(
+      'SELECT id, project_id, attendee_id, value, status, valid_from, valid_until, revoked_at FROM credentials',
+    )) {
+      this.#addCredential({
+        id: id as number,
+        projectId: projectId as number,
+        attendeeId: attendeeId as number,
+        value: value as string,
+        status: status as CredentialEntry['status'],
+        validFrom: ms(validFrom as string | null),
+        validUntil: ms(validUntil as string | null),
+        revokedAt: ms(revokedAt as string | null),
+      });
+    }
+    for (const [id, projectId, typeId, firstName, lastName, status] of raw('SELECT id, project_id, attendee_type_id, first_name, last_name, status FROM attendees')) {
+      this.attendees.set(id as number, {
+        id: id as number,
+        projectId: projectId as number,
+        typeId: (typeId as number | null) ?? null,
+        firstName: firstName as string,
+        lastName: lastName as string,
+        status: status as AttendeeEntry['status'],
+      });
+    }
     for (const r of all('SELECT id FROM attendee_types')) this.typeZones.set(r.id as number, new Set());
     for (const r of all('SELECT * FROM attendee_type_zones')) this.typeZones.get(r.attendee_type_id as number)?.add(r.access_zone_id as number);
     for (const r of all('SELECT * FROM access_zones')) this.putZone(r);
@@ -106,10 +142,25 @@ export class VenueIndex {
     for (const r of all('SELECT * FROM blocklist_entries')) this.putBlock(r);
   }
 
+  /** The credential with this value in this project. */
+  credential(projectId: number, value: string): CredentialEntry | undefined {
+    return this.#credentials.get(projectId)?.get(value);
+  }
+
+  get credentialCount(): number {
+    return this.credentialsById.size;
+  }
+
+  #addCredential(entry: CredentialEntry): void {
+    let byValue = this.#credentials.get(entry.projectId);
+    if (!byValue) this.#credentials.set(entry.projectId, (byValue = new Map()));
+    byValue.set(entry.value, entry);
+    this.credentialsById.set(entry.id, entry);
+  }
+
   putCredential(r: Row): void {
-    const previous = this.credentialsById.get(r.id as number);
-    if (previous) this.credentials.delete(credentialKey(previous.projectId, previous.value));
-    const entry: CredentialEntry = {
+    this.dropCredential(r.id as number);
+    this.#addCredential({
       id: r.id as number,
       projectId: r.project_id as number,
       attendeeId: r.attendee_id as number,
@@ -118,15 +169,13 @@ export class VenueIndex {
       validFrom: ms(r.valid_from as string | null),
       validUntil: ms(r.valid_until as string | null),
       revokedAt: ms(r.revoked_at as string | null),
-    };
-    this.credentials.set(credentialKey(entry.projectId, entry.value), entry);
-    this.credentialsById.set(entry.id, entry);
+    });
   }
 
   dropCredential(id: number): void {
     const entry = this.credentialsById.get(id);
     if (!entry) return;
-    this.credentials.delete(credentialKey(entry.projectId, entry.value));
+    this.#credentials.get(entry.projectId)?.delete(entry.value);
     this.credentialsById.delete(id);
   }
 

@@ -68,8 +68,8 @@ export const configSchema = z.strictObject({
   store: z
     .strictObject({
       synchronous: z.enum(['NORMAL', 'FULL']).default('NORMAL'),
-      // WAL checkpoints run in a worker thread this often, never on the writer (storage.md).
-      checkpointIntervalMs: z.number().int().min(50).max(600_000).default(1000),
+      // The checkpoint worker checkpoints this often when there were commits (storage.md).
+      checkpointIntervalMs: z.number().int().min(10).max(600_000).default(50),
       // Access events committed together at most (group commit, engine.md).
       maxBatch: z.number().int().min(1).max(10_000).default(512),
     })

@@ -1,0 +1,53 @@
+// bench:load — cold start of the venue index with 1M credentials (500k attendees, two each),
+// in a fresh process so RSS means something: the time VenueIndex.load() takes and the RSS after
+// it, next to the RSS of the same process before loading (the baseline of the same run).
+// The data is written straight into SQLite first (not measured). BENCH_QUICK=1: 250k.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { VenueIndex } from '../src/access/venue-index.js';
+import { Store } from '../src/store/database.js';
+import { seedVenue } from './fixtures.js';
+
+const log = pino({ level: 'warn' });
+const line = (name: string, value: string | number, unit: string) => console.log(`${name}: ${value} ${unit}`);
+const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
+
+if (process.argv[2] === '--child') {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  gc?.();
+  const before = process.memoryUsage().rss;
+  const store = new Store({ dataDir: process.argv[3]!, synchronous: 'NORMAL' }, log);
+  store.start();
+  const started = process.hrtime.bigint();
+  const index = new VenueIndex(store.db);
+  index.load();
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  gc?.();
+  const after = process.memoryUsage().rss;
+  console.log(JSON.stringify({ seconds, before, after, credentials: index.credentialCount }));
+  store.stop();
+} else {
+  const quick = process.env.BENCH_QUICK === '1';
+  const credentials = quick ? 250_000 : 1_000_000;
+  const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-load-'));
+  const store = new Store({ dataDir, synchronous: 'NORMAL' }, log);
+  store.start();
+  store.db.prepare("INSERT INTO teams (name, slug, created_at, updated_at) VALUES ('Bench', 'bench', 'x', 'x')").run();
+  store.db.prepare("INSERT INTO projects (team_id, name, slug, timezone, created_at, updated_at) VALUES (1, 'Bench', 'bench', 'UTC', 'x', 'x')").run();
+  seedVenue(store.db, 1, credentials / 2, 2, { keepValues: false });
+  store.stop();
+  const child = spawnSync(process.execPath, [...(process.env.BENCH_CHILD_FLAGS ? process.env.BENCH_CHILD_FLAGS.split(' ') : []), '--expose-gc', process.argv[1]!, '--child', dataDir], { encoding: 'utf8' });
+  if (child.status !== 0) throw new Error(child.stderr);
+  const result = JSON.parse(child.stdout.trim().split('\n').pop()!) as { seconds: number; before: number; after: number; credentials: number };
+  if (result.credentials !== credentials) throw new Error(`loaded ${result.credentials} of ${credentials}`);
+  const tag = '1m'; // same names in quick mode (DESIGN); engine.load_credentials says how many
+  line('engine.load_credentials', credentials, 'credentials');
+  line(`engine.load_${tag}_credentials_s`, result.seconds.toFixed(2), 's');
+  line(`engine.load_${tag}_credentials_rss_mb`, mb(result.after), 'MB');
+  line('engine.load_rss_before_mb', mb(result.before), 'MB');
+  line('engine.load_credentials_per_s', Math.round(credentials / result.seconds), '/s');
+  rmSync(dataDir, { recursive: true, force: true });
+}
