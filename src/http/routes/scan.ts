@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ScanError } from '../../access/engine.js';
-import type { ScanService } from '../../access/scan-service.js';
+import type { ScanRequest, ScanService } from '../../access/scan-service.js';
 import { AppError, validationError } from '../../errors.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { messageSchema } from '../resources.js';
@@ -11,11 +11,29 @@ import { scanInstant } from '../../access/scan-time.js';
 // at a door and gets the access-event webhook's answer. The decision is committed to the
 // access-event log before this answers. Timestamps: docs/engine.md.
 
+export const requestIdField = z
+  .string()
+  .min(1)
+  .max(128)
+  .optional()
+  .describe("the sender's id for this scan: a retry with the same id gets the first decision back and writes no second event");
+
+/** Runs a scan and answers it; the engine's ScanError becomes the documented HTTP error. */
+export async function answerScan(scans: ScanService, request: ScanRequest, unknownAccessPoint: () => AppError) {
+  try {
+    return (await scans.scan(request)).answer;
+  } catch (err) {
+    if (!(err instanceof ScanError)) throw err;
+    if (err.code === 'unknown_access_point') throw unknownAccessPoint();
+    throw new AppError(err.code);
+  }
+}
+
 const scanBody = z.strictObject({
   credential_value: z.string().max(65_536),
   scan_type: z.enum(['barcode', 'qr', 'rfid', 'nfc']).optional(),
   timestamp: z.iso.datetime({ offset: true }).optional().describe('when the scan happened; default now'),
-  request_id: z.string().min(1).max(128).optional().describe('the client\'s id for this scan: a retry with the same id gets the first decision and writes no second event'),
+  request_id: requestIdField,
 });
 
 export const answerSchema = z.object({
@@ -47,14 +65,8 @@ export function scanRoutes({ scans, now }: { scans: ScanService; now: () => numb
         const instant = scanInstant(body.timestamp, now());
         if (!instant.ok) throw validationError({ timestamp: [instant.message] });
         const scannedAt = instant.at;
-        try {
-          const outcome = await scans.scan({ projectId: project!.id, accessPointId: params.accessPointId, credentialValue: body.credential_value, scannedAt, source: 'api', requestId: body.request_id ?? null });
-          return { body: outcome.answer };
-        } catch (err) {
-          if (!(err instanceof ScanError)) throw err;
-          if (err.code === 'unknown_access_point') throw new AppError('not_found', { resource: 'Access point' });
-          throw new AppError(err.code);
-        }
+        const request = { projectId: project!.id, accessPointId: params.accessPointId, credentialValue: body.credential_value, scannedAt, source: 'api' as const, requestId: body.request_id ?? null };
+        return { body: await answerScan(scans, request, () => new AppError('not_found', { resource: 'Access point' })) };
       },
     }),
   ];

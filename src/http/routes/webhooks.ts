@@ -1,12 +1,11 @@
 import { z } from 'zod';
-import { ScanError } from '../../access/engine.js';
 import type { ScanService } from '../../access/scan-service.js';
 import { scanInstant } from '../../access/scan-time.js';
 import { credentialKey, type ReaderEntry, type VenueIndex } from '../../access/venue-index.js';
 import { AppError, validationError } from '../../errors.js';
 import type { WebhookGate } from '../../webhooks/gate.js';
 import { defineRoute, type AnyRoute } from '../route.js';
-import { answerSchema } from './scan.js';
+import { answerScan, answerSchema, requestIdField } from './scan.js';
 
 // Incoming webhooks (spec: Endpoints, Incoming webhooks). POST /webhook/v1/access-event: a
 // gateway reports a scan at one of its readers and gets the decision back. The reader is
@@ -25,7 +24,7 @@ const accessEventBody = z.object({
     .union([z.iso.datetime({ offset: true }), z.number().int().nonnegative().describe('Unix seconds')])
     .optional()
     .describe('when the scan happened; default now (docs/engine.md: timestamps)'),
-  request_id: z.string().min(1).max(128).optional().describe('the sender\'s id for this scan: a retry with the same id gets the first decision back'),
+  request_id: requestIdField,
 });
 
 export interface WebhookRouteDeps {
@@ -73,22 +72,16 @@ export function webhookRoutes({ scans, index, gate, now }: WebhookRouteDeps): An
         if (!instant.ok) throw validationError({ timestamp: [instant.message] });
         const reader = findReader(projectId, body.reader_id);
         if (reader.accessPointId === null) throw new AppError('reader_unassigned', { identifier: reader.identifier });
-        try {
-          const outcome = await scans.scan({
-            projectId: reader.projectId,
-            accessPointId: reader.accessPointId,
-            readerId: reader.id,
-            credentialValue: body.credential_value,
-            scannedAt: instant.at,
-            source: 'webhook',
-            requestId: body.request_id ?? null,
-          });
-          return { body: outcome.answer };
-        } catch (err) {
-          if (!(err instanceof ScanError)) throw err;
-          if (err.code === 'unknown_access_point') throw new AppError('reader_unassigned', { identifier: reader.identifier });
-          throw new AppError(err.code);
-        }
+        const request = {
+          projectId: reader.projectId,
+          accessPointId: reader.accessPointId,
+          readerId: reader.id,
+          credentialValue: body.credential_value,
+          scannedAt: instant.at,
+          source: 'webhook' as const,
+          requestId: body.request_id ?? null,
+        };
+        return { body: await answerScan(scans, request, () => new AppError('reader_unassigned', { identifier: reader.identifier })) };
       },
     }),
   ];
