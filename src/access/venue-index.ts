@@ -1,4 +1,5 @@
 import type { Database } from '../store/database.js';
+import { readInParallel } from '../store/parallel-read.js';
 
 // The in-memory picture of every project's venue that decisions read (issue 5, item 2):
 // credentials by value, attendees, type permissions, zones, access points, readers, time
@@ -98,20 +99,32 @@ export class VenueIndex {
     for (const p of all('SELECT id, timezone FROM projects')) this.timezones.set(p.id as number, p.timezone as string);
     // Credentials and attendees are the big tables: read as raw arrays of the columns needed,
     // in chunks by id (all() per chunk is much faster than iterate(), and memory stays bounded).
+    // A worker thread reads the upper part of the credentials and then the attendees on the
+    // second core while this thread reads the lower part (store/parallel-read.ts); the split
+    // gives the worker more rows since handing them over costs half of reading them. Nothing
+    // writes while the index loads (start, before the servers listen). In-memory databases
+    // (tests) are read here alone.
     const db = this.db;
-    const raw = function* (sql: string): Iterable<unknown[]> {
-      const chunk = db.prepare(`${sql} WHERE id > ? ORDER BY id LIMIT 20000`).raw(true);
-      let after = 0;
+    const raw = function* (sql: string, after: number, until = Number.MAX_SAFE_INTEGER): Iterable<unknown[]> {
+      const chunk = db.prepare(`${sql} WHERE id > ? AND id <= ? ORDER BY id LIMIT 20000`).raw(true);
       for (;;) {
-        const rows = chunk.all(after) as unknown[][];
+        const rows = chunk.all(after, until) as unknown[][];
         if (rows.length === 0) return;
         yield* rows;
         after = rows[rows.length - 1]![0] as number;
       }
     };
-    for (const [id, projectId, attendeeId, value, status, validFrom, validUntil, revokedAt] of raw(
-      'SELECT id, project_id, attendee_id, value, status, valid_from, valid_until, revoked_at FROM credentials',
-    )) {
+    const credentialSql = 'SELECT id, project_id, attendee_id, value, status, valid_from, valid_until, revoked_at FROM credentials';
+    const attendeeSql = 'SELECT id, project_id, attendee_type_id, first_name, last_name, status FROM attendees';
+    const { lo, hi } = db.prepare('SELECT coalesce(min(id), 0) AS lo, coalesce(max(id), 0) AS hi FROM credentials').get() as { lo: number; hi: number };
+    const split = db.memory ? hi : lo - 1 + Math.floor((hi - lo + 1) * 0.4);
+    const worker = db.memory
+      ? { rows: (index: number) => (index === 0 ? raw(credentialSql, split) : raw(attendeeSql, 0)) }
+      : readInParallel(db.name, [
+          { sql: credentialSql, after: split },
+          { sql: attendeeSql, after: 0 },
+        ]);
+    const addCredential = ([id, projectId, attendeeId, value, status, validFrom, validUntil, revokedAt]: unknown[]) =>
       this.#addCredential({
         id: id as number,
         projectId: projectId as number,
@@ -122,8 +135,9 @@ export class VenueIndex {
         validUntil: ms(validUntil as string | null),
         revokedAt: ms(revokedAt as string | null),
       });
-    }
-    for (const [id, projectId, typeId, firstName, lastName, status] of raw('SELECT id, project_id, attendee_type_id, first_name, last_name, status FROM attendees')) {
+    for (const row of raw(credentialSql, 0, split)) addCredential(row);
+    for (const row of worker.rows(0)) addCredential(row);
+    for (const [id, projectId, typeId, firstName, lastName, status] of worker.rows(1)) {
       this.attendees.set(id as number, {
         id: id as number,
         projectId: projectId as number,
