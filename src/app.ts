@@ -28,6 +28,11 @@ import { AccessEventLog } from './access/event-log.js';
 import { PresenceSnapshots } from './access/presence.js';
 import { Checkpointer } from './store/checkpointer.js';
 import { openWebhookGate } from './webhooks/gate.js';
+import { resolvePusherCredentials } from './realtime/credentials.js';
+import { PusherServer } from './realtime/server.js';
+import { Broadcaster } from './realtime/broadcaster.js';
+import { registerRealtimeMetrics } from './realtime/metrics.js';
+import { UpgradeRouter } from './http/upgrade.js';
 
 // The composition root: builds every module from the validated config in a fixed order,
 // starts them in that order and stops them in reverse (STYLE: Architecture).
@@ -49,6 +54,8 @@ export class Gatehouse {
   #checkpointer: Checkpointer | null = null;
   #eventLog: AccessEventLog | null = null;
   #presence: PresenceSnapshots | null = null;
+  #realtime: PusherServer | null = null;
+  #broadcaster: Broadcaster | null = null;
 
   constructor(
     readonly config: Readonly<Config>,
@@ -102,6 +109,23 @@ export class Gatehouse {
     const eventLog = new AccessEventLog(db, config.store.maxBatch, () => checkpointer.noteCommit());
     this.#eventLog = eventLog;
     const settings = new SettingsStore(db, clock, { token_expiry_minutes: config.auth.tokenExpiryMinutes });
+    const credentials = resolvePusherCredentials(db, clock, config.pusher);
+    const { pusher } = config;
+    const realtime = new PusherServer(
+      {
+        ...credentials,
+        activityTimeoutSeconds: pusher.activityTimeoutSeconds,
+        pongTimeoutSeconds: pusher.pongTimeoutSeconds,
+        maxConnections: pusher.maxConnections,
+        maxMessageBytes: pusher.maxMessageBytes,
+        maxBufferedBytes: pusher.maxBufferedBytes,
+        clientEvents: pusher.clientEvents,
+        clientEventsPerSecond: pusher.clientEventsPerSecond,
+        maxFailedSubscriptions: 10,
+      },
+      this.log.child({ module: 'realtime' }),
+    );
+    this.#realtime = realtime;
     const deps: HttpDeps = {
       config,
       log: this.log.child({ module: 'http' }),
@@ -122,6 +146,7 @@ export class Gatehouse {
       scans: new ScanService(db, clock, bus, engine, index, eventLog),
       venueIndex: index,
       webhookGate: openWebhookGate,
+      realtime: { server: realtime, credentials },
       isReady: () => this.#ready,
     };
     this.#deps = deps;
@@ -136,10 +161,16 @@ export class Gatehouse {
     const replayed = this.#presence.restore();
     this.#presence.start(30_000, 5_000, () => eventLog.lastCommitAt);
     this.log.info({ module: 'access', credentials: index.credentialCount, replayedEvents: replayed, ms: Date.now() - started }, 'venue index and occupancy loaded');
+    registerRealtimeMetrics(deps.metrics.registry, realtime);
+    this.#broadcaster = new Broadcaster(realtime, bus, deps.projects, occupancy, index, { eventNamespace: pusher.eventNamespace });
+    this.#broadcaster.start();
+    realtime.start();
     const routes = buildRouteTable(deps);
     this.#routes = routes;
     const app = createHttpApp(deps, routes);
-    this.#http = new HttpServer(config, app.callback(), this.log.child({ module: 'http' }));
+    const upgrades = new UpgradeRouter();
+    upgrades.add('/app/', (req, socket, head) => realtime.handleUpgrade(req, socket, head));
+    this.#http = new HttpServer(config, app.callback(), this.log.child({ module: 'http' }), upgrades.handle);
     await this.#http.start();
     this.#sessionSweep = setInterval(() => deps.sessions.purgeExpired(), 10 * 60_000).unref();
     this.#ready = true;
@@ -151,6 +182,8 @@ export class Gatehouse {
     this.#ready = false;
     const steps: [string, () => unknown][] = [
       ['session sweep', () => this.#sessionSweep && clearInterval(this.#sessionSweep)],
+      ['websocket', () => this.#realtime?.stop()],
+      ['broadcaster', () => this.#broadcaster?.stop()],
       ['http', () => this.#http?.stop(this.config.http.shutdownGraceMs)],
       ['access events', () => this.#eventLog?.flush()],
       ['presence snapshot', () => this.#presence?.stop()],

@@ -142,6 +142,10 @@ export class ScanService {
     } else {
       this.bus.emit('AccessDenied', { projectId: request.projectId, payload: { credential_value: request.credentialValue, access_point_id: request.accessPointId, reason: decision.reason, timestamp } });
     }
+    if (decision.granted && decision.counted) {
+      const zoneIds = decision.fromZoneId === null ? [decision.zoneId] : [decision.zoneId, decision.fromZoneId];
+      this.bus.emit('zone.occupancy_changed', { projectId: request.projectId, zoneIds, timestamp });
+    }
     const attendee = decision.attendee ? { id: decision.attendee.id, first_name: decision.attendee.firstName, last_name: decision.attendee.lastName } : null;
     return outcome(uuid, decision.granted, decision.granted ? null : decision.reason, request.accessPointId, decision.zoneId, decidedAt, attendee, false);
   }

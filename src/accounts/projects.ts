@@ -45,6 +45,16 @@ export class ProjectRepository {
     return (row as Project | undefined) ?? null;
   }
 
+  /** Every project with this slug, in any team (slugs are unique per team only). */
+  findAllBySlug(projectSlug: string): Project[] {
+    return statement(this.db, `${SELECT} WHERE p.slug = ? ORDER BY p.id`).all(projectSlug) as Project[];
+  }
+
+  /** Whether the user may reach the project (a member of its team or of it, or an administrator). */
+  reachable(projectId: number, reach: Reach): boolean {
+    return statement(this.db, `SELECT 1 FROM projects p WHERE p.id = @projectId AND ${REACH_FILTER}`).get({ projectId, userId: reach.userId, isAdmin: reach.isAdmin ? 1 : 0 }) !== undefined;
+  }
+
   /** The project when it exists and the user may reach it; null otherwise (callers answer 404 either way). */
   findReachable(teamSlug: string, projectSlug: string, reach: Reach): Project | null {
     const row = statement(this.db, `${SELECT} WHERE t.slug = @teamSlug AND p.slug = @projectSlug AND ${REACH_FILTER}`)

@@ -49,6 +49,8 @@ export interface DomainEvents {
   /** spec: Events, Real-time events. Announced after the access event is committed. */
   AccessGranted: { projectId: number; payload: { attendee_id: number; attendee: { first_name: string; last_name: string }; access_point_id: number; access_zone_id: number; credential_id: number; timestamp: string } };
   AccessDenied: { projectId: number; payload: { credential_value: string; access_point_id: number; reason: string; timestamp: string } };
+  /** A counted grant changed these zones' occupancy (after commit). */
+  'zone.occupancy_changed': { projectId: number; zoneIds: number[]; timestamp: string };
   /** A project was created or changed (its time zone drives time windows). */
   'project.saved': { projectId: number; timezone: string };
   /** One bulk import: attendees and credentials written with versions fromVersion..toVersion. */

@@ -17,6 +17,8 @@ import type { AccessEngine } from '../access/engine.js';
 import type { ScanService } from '../access/scan-service.js';
 import type { VenueIndex } from '../access/venue-index.js';
 import type { WebhookGate } from '../webhooks/gate.js';
+import type { PusherServer } from '../realtime/server.js';
+import type { PusherCredentials } from '../realtime/credentials.js';
 
 /** What the HTTP layer is given by the composition root. */
 export interface HttpDeps {
@@ -39,5 +41,6 @@ export interface HttpDeps {
   scans: ScanService;
   venueIndex: VenueIndex;
   webhookGate: WebhookGate;
+  realtime: { server: PusherServer; credentials: PusherCredentials };
   isReady(): boolean;
 }

@@ -4,8 +4,9 @@ import { createServer as createHttps } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../logger.js';
+import type { UpgradeHandler } from './upgrade.js';
 
-// The listening side: one plain HTTP server (the WebSocket upgrade will share it) and an
+// The listening side: one plain HTTP server (WebSocket upgrades share it: http/upgrade.ts) and an
 // optional HTTPS one, both serving the same request handler. stop() stops accepting, lets
 // in-flight requests finish (up to the grace period), then closes what is left.
 
@@ -19,6 +20,7 @@ export class HttpServer {
     private readonly config: Pick<Config, 'http' | 'https'>,
     private readonly handler: NonNullable<Handler>,
     private readonly log: Logger,
+    private readonly upgrade: UpgradeHandler | null = null,
   ) {}
 
   get httpServer(): Server {
@@ -42,6 +44,7 @@ export class HttpServer {
     if (https.certFile && https.keyFile) {
       this.servers.push(createHttps({ cert: readFileSync(https.certFile), key: readFileSync(https.keyFile) }, counted));
     }
+    if (this.upgrade) for (const server of this.servers) server.on('upgrade', this.upgrade);
     await Promise.all(
       this.servers.map(
         (server, i) =>

@@ -307,4 +307,17 @@ export const migrations: readonly Migration[] = [
       INSERT INTO zone_presence_mark (id, last_event_id) VALUES (1, 0);
     `,
   },
+  {
+    version: 7,
+    name: 'generated credentials',
+    sql: `
+      -- Secrets the appliance makes for itself on first start when config does not give them
+      -- (the Pusher app id, key and secret: docs/realtime.md). Never served by a route.
+      CREATE TABLE generated_credentials (
+        name TEXT PRIMARY KEY,
+        value TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      );
+    `,
+  },
 ];

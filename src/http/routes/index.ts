@@ -13,6 +13,8 @@ import { settingsRoutes } from './settings.js';
 import { userRoutes } from './users.js';
 import { webhookRoutes } from './webhooks.js';
 import { analyticsRoutes } from './analytics.js';
+import { broadcastingRoutes } from './broadcasting.js';
+import { pusherApiRoutes } from './pusher-api.js';
 
 /** The route table: every route the appliance serves, in one list. */
 export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
@@ -31,6 +33,8 @@ export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
     ...attendeeExportRoutes(deps),
     ...attendeeRoutes(deps),
     ...formRoutes(deps),
+    ...broadcastingRoutes(deps),
+    ...pusherApiRoutes(deps),
     ...webhookRoutes({ scans: deps.scans, index: deps.venueIndex, gate: deps.webhookGate, now: () => deps.clock.now() }),
   );
   return routes;

@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import { AppError } from '../../errors.js';
+import { mayJoin, parseChannel } from '../../realtime/channel-access.js';
+import { authString, SOCKET_ID, validChannelName } from '../../realtime/protocol.js';
+import type { HttpDeps } from '../deps.js';
+import { defineRoute, type AnyRoute } from '../route.js';
+
+// Private and presence channel auth for pusher-js / laravel-echo (issue 6, item 3), and the
+// client configuration a dashboard reads instead of server config (item 5). docs/realtime.md.
+
+const authBody = z.object({
+  socket_id: z.string().regex(SOCKET_ID, 'a socket id as the server sent it (digits.digits)'),
+  channel_name: z.string().refine(validChannelName, 'at most 164 characters of A-Z a-z 0-9 _ - = @ , . ;'),
+});
+
+const authAnswer = z.object({
+  auth: z.string().describe('key:hex(HMAC-SHA256(secret, socket_id:channel_name[:channel_data]))'),
+  channel_data: z.string().optional().describe('presence channels: JSON {user_id, user_info: {name}}'),
+});
+
+const clientConfig = z.object({
+  data: z.object({
+    key: z.string(),
+    ws_host: z.string(),
+    ws_port: z.number().int(),
+    ws_path: z.string().describe("pusher-js wsPath: the prefix before /app/{key} (empty here)"),
+    force_tls: z.boolean(),
+    auth_endpoint: z.string(),
+  }),
+});
+
+export function broadcastingRoutes(deps: Pick<HttpDeps, 'config' | 'projects' | 'realtime'>): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'POST',
+      path: '/broadcasting/auth',
+      operationId: 'broadcasting.auth',
+      tags: ['Real-time'],
+      summary: 'Authorize a private or presence channel subscription',
+      description:
+        'Form-encoded `socket_id` and `channel_name`, as pusher-js sends them. Bearer token, or a cookie session with X-XSRF-TOKEN. ' +
+        'The user must be able to read the project the channel names, with `*`, `read` or `access:read`.',
+      ability: 'authenticated',
+      rateClass: 'standard',
+      bodyKind: 'form',
+      body: authBody,
+      responses: {
+        200: { description: 'The auth string for pusher:subscribe', schema: authAnswer },
+        403: { description: 'The user or token may not read this channel' },
+      },
+      handler: ({ body, principal }) => {
+        const { key, secret } = deps.realtime.credentials;
+        const verdict = mayJoin(body.channel_name, principal!.user, principal!.abilities, deps.projects);
+        if (!verdict.ok) throw new AppError('channel_forbidden', {}, { body: { reason: verdict.reason } });
+        if (parseChannel(body.channel_name)!.kind === 'presence') {
+          const user = principal!.user;
+          const channelData = JSON.stringify({ user_id: String(user.id), user_info: { name: user.name } });
+          return { body: { auth: authString(key, secret, body.socket_id, body.channel_name, channelData), channel_data: channelData } };
+        }
+        return { body: { auth: authString(key, secret, body.socket_id, body.channel_name) } };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1/broadcasting/config',
+      operationId: 'broadcasting.config',
+      tags: ['Real-time'],
+      summary: 'How to configure pusher-js or laravel-echo for this appliance',
+      ability: 'authenticated',
+      rateClass: 'standard',
+      responses: { 200: { description: 'Client settings', schema: clientConfig } },
+      handler: ({ koa }) => {
+        // The address the caller reached us at, unless a public URL is configured.
+        const origin = new URL(deps.config.http.publicUrl ?? `${koa.protocol}://${koa.host}`);
+        const tls = origin.protocol === 'https:';
+        const port = origin.port ? Number(origin.port) : tls ? 443 : 80;
+        return {
+          body: {
+            data: { key: deps.realtime.credentials.key, ws_host: origin.hostname, ws_port: port, ws_path: '', force_tls: tls, auth_endpoint: `${origin.origin}/broadcasting/auth` },
+          },
+        };
+      },
+    }),
+  ];
+}

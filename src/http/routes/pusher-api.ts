@@ -1,0 +1,157 @@
+import type { Context } from 'koa';
+import { z } from 'zod';
+import { AppError, validationError } from '../../errors.js';
+import { verifyPusherSignature } from '../../realtime/http-signature.js';
+import { channelKind, validChannelName } from '../../realtime/protocol.js';
+import type { HttpDeps } from '../deps.js';
+import { defineRoute, type AnyRoute } from '../route.js';
+
+// Pusher's HTTP API for local services (issue 6, item 6): publish events and look at channels,
+// signed the Pusher way (realtime/http-signature.ts), so the official server libraries
+// (pusher-http-node, pusher-http-php, Laravel's pusher driver) work against the box unchanged.
+// Errors answer {error, message}. docs/realtime.md.
+
+const channelName = z.string().refine(validChannelName, 'at most 164 characters of A-Z a-z 0-9 _ - = @ , . ;');
+// Pusher sends data as a string; a JSON value is accepted and encoded.
+const eventData = z.union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())]);
+const info = z.string().max(200).optional().describe('comma-separated: subscription_count, user_count');
+
+const eventBody = z
+  .object({
+    name: z.string().min(1).max(200),
+    data: eventData,
+    channels: z.array(channelName).min(1).max(100).optional(),
+    channel: channelName.optional(),
+    socket_id: z.string().max(64).optional().describe('this socket does not receive the event'),
+    info,
+  })
+  .refine((b) => (b.channels === undefined) !== (b.channel === undefined), { message: 'give channels or channel', path: ['channels'] });
+
+const batchBody = z.object({
+  batch: z
+    .array(z.object({ name: z.string().min(1).max(200), data: eventData, channel: channelName, socket_id: z.string().max(64).optional(), info }))
+    .min(1)
+    .max(10),
+});
+
+const appParams = z.object({ appId: z.string() });
+const channelParams = appParams.extend({ channelName });
+const error = z.object({ error: z.string(), message: z.string() });
+const errors = {
+  400: { description: 'The body fails validation', schema: error },
+  401: { description: 'Not signed with this app key and secret', schema: error },
+  404: { description: 'No such app', schema: error },
+};
+
+export function pusherApiRoutes(deps: Pick<HttpDeps, 'config' | 'clock' | 'realtime'>): AnyRoute[] {
+  const { server, credentials } = deps.realtime;
+  const maxEventBytes = deps.config.pusher.maxEventBytes;
+
+  const verify = (koa: Context, appId: string) => {
+    if (appId !== credentials.appId) throw new AppError('unknown_app', { appId: appId.slice(0, 64) });
+    const problem = verifyPusherSignature(
+      { method: koa.method, path: koa.path, query: koa.query, body: (koa.state.rawBody as Buffer | undefined) ?? Buffer.alloc(0) },
+      credentials.key,
+      credentials.secret,
+      deps.clock.now(),
+    );
+    if (problem) throw new AppError('invalid_signature', { detail: problem });
+  };
+  const encode = (data: unknown) => (typeof data === 'string' ? data : JSON.stringify(data));
+  const channelInfo = (name: string, wanted: string | undefined) => {
+    const fields = new Set((wanted ?? '').split(',').map((f) => f.trim()));
+    const out: Record<string, number> = {};
+    if (fields.has('subscription_count')) out.subscription_count = server.registry.subscriberCount(name);
+    if (fields.has('user_count') && channelKind(name) === 'presence') out.user_count = server.registry.members(name).length;
+    return out;
+  };
+  const publish = (channels: string[], name: string, data: unknown, socketId: string | undefined) => {
+    const payload = encode(data);
+    if (Buffer.byteLength(payload) > maxEventBytes) throw new AppError('payload_too_large', { limit: maxEventBytes });
+    server.publish(channels, name, payload, socketId);
+  };
+  const common = { tags: ['Pusher HTTP API'], ability: 'public' as const, rateClass: 'standard' as const, envelope: 'webhook' as const };
+
+  return [
+    defineRoute({
+      ...common,
+      method: 'POST',
+      path: '/apps/{appId}/events',
+      operationId: 'pusher.events',
+      summary: 'Publish an event to one or more channels',
+      params: appParams,
+      body: eventBody,
+      responses: { 200: { description: '{} or {channels: {name: info}} when info is asked' }, ...errors, 413: { description: 'data over pusher.maxEventBytes', schema: error } },
+      handler: ({ params, body, koa }) => {
+        verify(koa, params.appId);
+        const channels = body.channels ?? [body.channel!];
+        publish(channels, body.name, body.data, body.socket_id);
+        return { body: body.info ? { channels: Object.fromEntries(channels.map((c) => [c, channelInfo(c, body.info)])) } : {} };
+      },
+    }),
+    defineRoute({
+      ...common,
+      method: 'POST',
+      path: '/apps/{appId}/batch_events',
+      operationId: 'pusher.batch-events',
+      summary: 'Publish up to 10 events',
+      params: appParams,
+      body: batchBody,
+      responses: { 200: { description: '{} or {batch: [info]} when info is asked' }, ...errors, 413: { description: 'data over pusher.maxEventBytes', schema: error } },
+      handler: ({ params, body, koa }) => {
+        verify(koa, params.appId);
+        // Validate every event's size before publishing any, so a batch is all or nothing.
+        for (const [i, e] of body.batch.entries()) {
+          if (Buffer.byteLength(encode(e.data)) > maxEventBytes) throw validationError({ [`batch.${i}.data`]: [`larger than ${maxEventBytes} bytes`] });
+        }
+        for (const e of body.batch) publish([e.channel], e.name, e.data, e.socket_id);
+        const wantsInfo = body.batch.some((e) => e.info);
+        return { body: wantsInfo ? { batch: body.batch.map((e) => channelInfo(e.channel, e.info)) } : {} };
+      },
+    }),
+    defineRoute({
+      ...common,
+      method: 'GET',
+      path: '/apps/{appId}/channels',
+      operationId: 'pusher.channels',
+      summary: 'Occupied channels',
+      params: appParams,
+      query: z.object({ filter_by_prefix: z.string().max(164).optional(), info }).loose(),
+      responses: { 200: { description: '{channels: {name: {user_count?}}}' }, ...errors },
+      handler: ({ params, query, koa }) => {
+        verify(koa, params.appId);
+        const names = server.registry.names().filter((n) => !query.filter_by_prefix || n.startsWith(query.filter_by_prefix));
+        return { body: { channels: Object.fromEntries(names.sort().map((n) => [n, channelInfo(n, query.info)])) } };
+      },
+    }),
+    defineRoute({
+      ...common,
+      method: 'GET',
+      path: '/apps/{appId}/channels/{channelName}',
+      operationId: 'pusher.channel',
+      summary: 'One channel: occupied, and counts when asked',
+      params: channelParams,
+      query: z.object({ info }).loose(),
+      responses: { 200: { description: '{occupied, subscription_count?, user_count?}' }, ...errors },
+      handler: ({ params, query, koa }) => {
+        verify(koa, params.appId);
+        return { body: { occupied: server.registry.subscriberCount(params.channelName) > 0, ...channelInfo(params.channelName, query.info) } };
+      },
+    }),
+    defineRoute({
+      ...common,
+      method: 'GET',
+      path: '/apps/{appId}/channels/{channelName}/users',
+      operationId: 'pusher.channel-users',
+      summary: 'The members of a presence channel',
+      params: channelParams,
+      query: z.object({}).loose(),
+      responses: { 200: { description: '{users: [{id}]}' }, ...errors },
+      handler: ({ params, koa }) => {
+        verify(koa, params.appId);
+        if (channelKind(params.channelName) !== 'presence') throw validationError({ channelName: ['only presence channels have users'] });
+        return { body: { users: server.registry.members(params.channelName).map((m) => ({ id: m.user_id })) } };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,78 @@
+import type { Project, ProjectRepository } from '../accounts/projects.js';
+import type { Occupancy } from '../access/occupancy.js';
+import type { VenueIndex } from '../access/venue-index.js';
+import type { EventBus } from '../events/bus.js';
+import { projectChannels, type ProjectTopic } from './channel-access.js';
+import type { PusherServer } from './server.js';
+
+// Domain events -> WebSocket channels (issue 6, item 4; docs/realtime.md). The bus emits after
+// commit, so nothing reaches a dashboard that is not stored. Each event goes to both names of
+// its project's channel; an event for channels nobody is subscribed to costs a map lookup, so
+// the scan path pays nothing for dashboards that are not open.
+
+export interface BroadcasterOptions {
+  /** `App\Events`: events are named `App\Events\AccessGranted` (Echo's `.listen('AccessGranted')`). */
+  eventNamespace: string | null;
+}
+
+export class Broadcaster {
+  readonly #projects = new Map<number, Pick<Project, 'slug' | 'team_slug'> | null>();
+
+  constructor(
+    private readonly server: PusherServer,
+    private readonly bus: EventBus,
+    private readonly projects: ProjectRepository,
+    private readonly occupancy: Occupancy,
+    private readonly index: VenueIndex,
+    private readonly options: BroadcasterOptions,
+  ) {}
+
+  start(): void {
+    const { bus } = this;
+    bus.on(this, 'AccessGranted', (e) => this.publish(e.projectId, 'dashboard:access', 'AccessGranted', e.payload));
+    bus.on(this, 'AccessDenied', (e) => this.publish(e.projectId, 'dashboard:access', 'AccessDenied', e.payload));
+    // Spec: AccessPointUpdated / AccessPointDeleted; a new access point is announced as updated
+    // (a dashboard upserts by id either way).
+    bus.on(this, 'access_point.created', (e) => this.publish(e.projectId, 'dashboard:access-points', 'AccessPointUpdated', e.resource));
+    bus.on(this, 'access_point.updated', (e) => this.publish(e.projectId, 'dashboard:access-points', 'AccessPointUpdated', e.resource));
+    bus.on(this, 'access_point.deleted', (e) => this.publish(e.projectId, 'dashboard:access-points', 'AccessPointDeleted', { id: e.id }));
+    bus.on(this, 'zone.occupancy_changed', (e) => {
+      for (const zoneId of e.zoneIds) {
+        const capacity = this.index.zones.get(zoneId)?.capacity ?? null;
+        const count = this.occupancy.count(zoneId);
+        this.publish(e.projectId, 'console:occupancy', 'ZoneOccupancyChanged', {
+          access_zone_id: zoneId,
+          current_count: count,
+          capacity,
+          available: capacity === null ? null : Math.max(0, capacity - count),
+          timestamp: e.timestamp,
+        });
+      }
+    });
+    bus.on(this, 'project.saved', (e) => this.#projects.delete(e.projectId));
+  }
+
+  stop(): void {
+    this.bus.removeListeners(this);
+  }
+
+  /** The event name as published: bare, or under the configured namespace. */
+  eventName(name: string): string {
+    return this.options.eventNamespace ? `${this.options.eventNamespace}\\${name}` : name;
+  }
+
+  publish(projectId: number, topic: ProjectTopic, name: string, payload: unknown): void {
+    const project = this.#project(projectId);
+    if (!project) return;
+    const channels = projectChannels(project, topic).filter((c) => this.server.registry.subscriberCount(c) > 0);
+    if (channels.length > 0) this.server.publish(channels, this.eventName(name), payload);
+  }
+
+  #project(projectId: number): Pick<Project, 'slug' | 'team_slug'> | null {
+    if (!this.#projects.has(projectId)) {
+      const project = this.projects.find(projectId);
+      this.#projects.set(projectId, project ? { slug: project.slug, team_slug: project.team_slug } : null);
+    }
+    return this.#projects.get(projectId)!;
+  }
+}

@@ -1,0 +1,74 @@
+import type { Project, ProjectRepository } from '../accounts/projects.js';
+import type { User } from '../accounts/users.js';
+
+// The channels this appliance publishes on, and who may subscribe (docs/realtime.md). A
+// project is named by its slug as the spec's channel does (`dashboard.project.{projectSlug}
+// .access`) or, since slugs are unique per team only, by team and project slug. A bare slug
+// is granted only when the user may read every project with that slug, so nobody hears a
+// same-named project of another team; the qualified name always works.
+
+export const PROJECT_TOPICS = {
+  /** AccessGranted, AccessDenied (spec: Real-time events). */
+  'dashboard:access': 'access',
+  /** AccessPointUpdated (the resource), AccessPointDeleted {id}. */
+  'dashboard:access-points': 'access-points',
+  /** ZoneOccupancyChanged {access_zone_id, current_count, capacity, available, timestamp}. */
+  'console:occupancy': 'occupancy',
+  /** Gateway and reader state (MQTT issue): GatewayOnline, GatewayOffline, ReaderStatusChanged. */
+  'console:devices': 'devices',
+} as const;
+
+export type ProjectTopic = keyof typeof PROJECT_TOPICS;
+
+const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+const SUFFIXES = new Set(['access', 'access-points', 'occupancy', 'devices']);
+
+export interface ChannelTarget {
+  kind: 'private' | 'presence';
+  /** null: the bare-slug form */
+  teamSlug: string | null;
+  projectSlug: string;
+  /** null for the console presence channel */
+  topic: ProjectTopic | null;
+}
+
+/** What a channel name refers to, or null when it is not one of ours. Private channels end in
+ * their topic; the one or two segments before it are the (team and) project slug. */
+export function parseChannel(name: string): ChannelTarget | null {
+  const m = /^(private|presence)-(dashboard|console)\.project\.(.+)$/.exec(name);
+  if (!m) return null;
+  const kind = m[1] as 'private' | 'presence';
+  const area = m[2]!;
+  const parts = m[3]!.split('.');
+  let topic: ProjectTopic | null = null;
+  if (kind === 'private') {
+    const suffix = parts.pop()!;
+    topic = `${area}:${suffix}` as ProjectTopic;
+    if (!SUFFIXES.has(suffix) || !(topic in PROJECT_TOPICS)) return null;
+  } else if (area !== 'console') {
+    return null;
+  }
+  if (parts.length < 1 || parts.length > 2 || !parts.every((p) => SLUG.test(p))) return null;
+  return { kind, teamSlug: parts.length === 2 ? parts[0]! : null, projectSlug: parts.at(-1)!, topic };
+}
+
+/** Both names of a project's channel for a topic: events go to each (subscribers pick either). */
+export function projectChannels(project: Pick<Project, 'slug' | 'team_slug'>, topic: ProjectTopic): [string, string] {
+  const [area, suffix] = topic.split(':') as [string, string];
+  return [`private-${area}.project.${project.slug}.${suffix}`, `private-${area}.project.${project.team_slug}.${project.slug}.${suffix}`];
+}
+
+export const READ_ABILITIES = ['*', 'read', 'access:read'];
+
+export type ChannelVerdict = { ok: true; projects: Project[] } | { ok: false; status: 403 | 404; reason: string };
+
+/** May this user, acting with these abilities, subscribe to the channel? */
+export function mayJoin(channel: string, user: User, abilities: readonly string[], projects: ProjectRepository): ChannelVerdict {
+  const target = parseChannel(channel);
+  if (!target) return { ok: false, status: 404, reason: 'No such channel on this server' };
+  if (!abilities.some((a) => READ_ABILITIES.includes(a))) return { ok: false, status: 403, reason: 'The token may not read access events (needs *, read or access:read)' };
+  const reach = { userId: user.id, isAdmin: user.is_admin };
+  const named = target.teamSlug === null ? projects.findAllBySlug(target.projectSlug) : [projects.findBySlugs(target.teamSlug, target.projectSlug)].filter((p): p is Project => p !== null);
+  if (named.length === 0 || !named.every((p) => projects.reachable(p.id, reach))) return { ok: false, status: 403, reason: 'The user may not read this project' };
+  return { ok: true, projects: named };
+}

@@ -1,0 +1,192 @@
+import type { WebSocket } from 'ws';
+import type { ChannelRegistry, Member } from './channels.js';
+import { channelKind, CloseCode, errorFrame, frame, safeEqual, sign, validChannelName } from './protocol.js';
+
+// One client connection speaking Pusher protocol 7: each client message type has its own small
+// handler (subscribe, unsubscribe, ping, pong, client events), in the order the protocol lists
+// them. The connection proves nothing about who the user is: private and presence channels are
+// admitted by the auth signature /broadcasting/auth issued for this socket id (routes/broadcasting.ts).
+
+export interface ConnectionOptions {
+  key: string;
+  secret: string;
+  clientEvents: boolean;
+  clientEventsPerSecond: number;
+  maxBufferedBytes: number;
+  /** Failed private/presence subscriptions tolerated before the connection is closed with 4009. */
+  maxFailedSubscriptions: number;
+}
+
+export interface ConnectionHooks {
+  messageIn(): void;
+  messagesOut(n: number): void;
+  log(fields: Record<string, unknown>, message: string): void;
+}
+
+type ClientMessage = { event?: unknown; channel?: unknown; data?: unknown };
+
+export class Connection {
+  readonly channels = new Set<string>();
+  lastActivity = Date.now();
+  pingSentAt: number | null = null;
+  #failedSubscriptions = 0;
+  #clientEventWindow = { start: 0, count: 0 };
+  #closing = false;
+
+  constructor(
+    readonly socketId: string,
+    private readonly ws: WebSocket,
+    private readonly registry: ChannelRegistry,
+    private readonly options: ConnectionOptions,
+    private readonly hooks: ConnectionHooks,
+  ) {}
+
+  /** Sends a frame unless the client has stopped reading; then closes it with 4100 instead of buffering more. */
+  send(data: string | Buffer): void {
+    if (this.#closing) return;
+    if (this.ws.bufferedAmount > this.options.maxBufferedBytes) {
+      this.hooks.log({ socketId: this.socketId, buffered: this.ws.bufferedAmount }, 'websocket client not reading, closing');
+      this.close(CloseCode.overCapacity, 'Over capacity: the client is not reading', true);
+      return;
+    }
+    this.ws.send(data, { binary: false });
+    this.hooks.messagesOut(1);
+  }
+
+  /** Closes with a protocol code; `force` also ends the socket soon if the close frame cannot get through. */
+  close(code: number, reason: string, force = false): void {
+    if (this.#closing) return;
+    this.#closing = true;
+    this.ws.close(code, reason);
+    if (force) setTimeout(() => this.ws.terminate(), 1000).unref();
+  }
+
+  touch(): void {
+    this.lastActivity = Date.now();
+    this.pingSentAt = null;
+  }
+
+  onMessage(text: string): void {
+    this.touch();
+    this.hooks.messageIn();
+    let message: ClientMessage;
+    try {
+      message = JSON.parse(text) as ClientMessage;
+    } catch {
+      this.send(errorFrame(null, 'Messages must be JSON'));
+      return;
+    }
+    if (typeof message !== 'object' || message === null || typeof message.event !== 'string') {
+      this.send(errorFrame(null, 'Messages must be JSON objects with an event'));
+      return;
+    }
+    const data = (typeof message.data === 'string' ? safeJson(message.data) : message.data) as Record<string, unknown> | undefined;
+    switch (message.event) {
+      case 'pusher:ping':
+        this.send(frame('pusher:pong', {}));
+        return;
+      case 'pusher:pong':
+        return;
+      case 'pusher:subscribe':
+        this.#subscribe(data ?? {});
+        return;
+      case 'pusher:unsubscribe':
+        this.#unsubscribe(data ?? {});
+        return;
+      default:
+        if (message.event.startsWith('client-')) this.#clientEvent(message.event, message.channel, message.data);
+        else this.send(errorFrame(null, `Unknown event ${message.event.slice(0, 64)}`));
+    }
+  }
+
+  /** Leaves every channel (the socket closed). */
+  leaveAll(): void {
+    for (const channel of [...this.channels]) this.#leave(channel);
+  }
+
+  #subscribe(data: Record<string, unknown>): void {
+    const channel = data.channel;
+    if (!validChannelName(channel)) {
+      this.send(errorFrame(null, 'Invalid channel name: at most 164 characters of A-Z a-z 0-9 _ - = @ , . ;'));
+      return;
+    }
+    const kind = channelKind(channel);
+    if (kind === 'encrypted') return this.#refuse(channel, 'Encrypted channels are not supported by this server', 400);
+    let member: Member | undefined;
+    if (kind !== 'public') {
+      const channelData = kind === 'presence' ? data.channel_data : undefined;
+      if (kind === 'presence' && typeof channelData !== 'string') return this.#refuse(channel, 'Presence channels need channel_data', 401);
+      if (!this.#authentic(channel, data.auth, channelData as string | undefined)) return this.#refuse(channel, 'Invalid signature', 401);
+      if (kind === 'presence') {
+        const parsed = safeJson(channelData as string) as { user_id?: unknown; user_info?: unknown } | undefined;
+        if (!parsed || (typeof parsed.user_id !== 'string' && typeof parsed.user_id !== 'number') || String(parsed.user_id) === '') {
+          return this.#refuse(channel, 'channel_data must be JSON with a user_id', 400);
+        }
+        member = { user_id: String(parsed.user_id), ...(parsed.user_info !== undefined ? { user_info: parsed.user_info } : {}) };
+      }
+    }
+    const { firstConnection } = this.registry.subscribe(channel, this, member);
+    this.channels.add(channel);
+    if (kind === 'presence') {
+      const members = this.registry.members(channel);
+      const presence = { ids: members.map((m) => m.user_id), hash: Object.fromEntries(members.map((m) => [m.user_id, m.user_info ?? null])), count: members.length };
+      this.send(frame('pusher_internal:subscription_succeeded', { presence }, channel));
+      if (firstConnection) this.registry.broadcast(channel, frame('pusher_internal:member_added', member!, channel), this.socketId);
+    } else {
+      this.send(frame('pusher_internal:subscription_succeeded', {}, channel));
+    }
+  }
+
+  #authentic(channel: string, auth: unknown, channelData: string | undefined): boolean {
+    if (typeof auth !== 'string') return false;
+    const colon = auth.indexOf(':');
+    if (colon < 0 || !safeEqual(auth.slice(0, colon), this.options.key)) return false;
+    return safeEqual(auth.slice(colon + 1), sign(this.options.secret, this.socketId, channel, channelData));
+  }
+
+  /** Pusher protocol: pusher:subscription_error, which Echo's .error() reports. */
+  #refuse(channel: string, error: string, status: number): void {
+    this.send(frame('pusher:subscription_error', { type: 'AuthError', error, status }, channel));
+    this.hooks.log({ socketId: this.socketId, channel, error }, 'websocket subscription refused');
+    if (++this.#failedSubscriptions > this.options.maxFailedSubscriptions) this.close(CloseCode.unauthorized, 'Too many refused subscriptions');
+  }
+
+  #unsubscribe(data: Record<string, unknown>): void {
+    if (typeof data.channel === 'string' && this.channels.has(data.channel)) this.#leave(data.channel);
+  }
+
+  #leave(channel: string): void {
+    this.channels.delete(channel);
+    const { left } = this.registry.unsubscribe(channel, this.socketId);
+    if (left) this.registry.broadcast(channel, frame('pusher_internal:member_removed', { user_id: left.user_id }, channel));
+  }
+
+  #clientEvent(event: string, channel: unknown, data: unknown): void {
+    if (!this.options.clientEvents) {
+      this.send(errorFrame(null, 'Client events are not enabled on this server (pusher.clientEvents)'));
+      return;
+    }
+    if (typeof channel !== 'string' || channelKind(channel) === 'public' || !this.channels.has(channel)) {
+      this.send(errorFrame(null, 'Client events go to a private or presence channel this connection has subscribed to'));
+      return;
+    }
+    const now = Date.now();
+    const window = this.#clientEventWindow;
+    if (now - window.start >= 1000) Object.assign(window, { start: now, count: 0 });
+    if (++window.count > this.options.clientEventsPerSecond) {
+      this.close(CloseCode.clientEventRateLimit, 'Client event rate limit exceeded');
+      return;
+    }
+    const userId = channelKind(channel) === 'presence' ? this.registry.userOf(channel, this.socketId) : undefined;
+    const text = frame(event, data ?? {}, channel, userId);
+    this.registry.broadcast(channel, text, this.socketId);
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

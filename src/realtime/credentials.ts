@@ -1,0 +1,41 @@
+import { randomBytes, randomInt } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import { iso } from '../clock.js';
+import type { Config } from '../config/schema.js';
+import type { Database } from '../store/database.js';
+
+// The Pusher app id, key and secret (issue 6, item 5): from config (GATEHOUSE_PUSHER_APP_ID,
+// _KEY, _SECRET) where given, else generated on first start and kept in the database, so
+// clients configured once keep working across restarts. The secret is never logged or served.
+
+export interface PusherCredentials {
+  appId: string;
+  key: string;
+  secret: string;
+}
+
+const generators: Record<keyof PusherCredentials, () => string> = {
+  appId: () => String(randomInt(100_000, 1_000_000)),
+  key: () => randomBytes(10).toString('hex'),
+  secret: () => randomBytes(16).toString('hex'),
+};
+
+export function resolvePusherCredentials(db: Database, clock: Clock, config: Config['pusher']): PusherCredentials {
+  const read = db.prepare('SELECT value FROM generated_credentials WHERE name = ?').pluck();
+  const write = db.prepare('INSERT INTO generated_credentials (name, value, created_at) VALUES (?, ?, ?)');
+  return db.transaction(() => {
+    const resolved = {} as PusherCredentials;
+    for (const field of ['appId', 'key', 'secret'] as const) {
+      const configured = config[field];
+      if (configured) {
+        resolved[field] = configured;
+        continue;
+      }
+      const name = `pusher.${field}`;
+      let value = read.get(name) as string | undefined;
+      if (value === undefined) write.run(name, (value = generators[field]()), iso(clock.now()));
+      resolved[field] = value;
+    }
+    return resolved;
+  })();
+}
