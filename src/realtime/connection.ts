@@ -57,6 +57,7 @@ export class Connection {
   close(code: number, reason: string, force = false): void {
     if (this.#closing) return;
     this.#closing = true;
+    this.leaveAll(); // a closing connection gets nothing more; presence members leave now
     this.ws.close(code, reason);
     if (force) setTimeout(() => this.ws.terminate(), 1000).unref();
   }
