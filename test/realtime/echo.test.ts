@@ -9,7 +9,9 @@ import { ADMIN_EMAIL, ADMIN_PASSWORD, client, createUser, startAppliance, type T
 
 const A = '/api/v1/projects/default/default';
 const ACCESS = 'dashboard.project.default.access';
-type Opened = { echo: Echo<'pusher'>; pusher: Pusher };
+/** What these tests use of a pusher-js client (its default export types as a namespace here). */
+type PusherClient = { connection: { bind(event: string, callback: (...args: unknown[]) => void): void }; channel(name: string): any };
+type Opened = { echo: InstanceType<typeof Echo>; pusher: PusherClient };
 const opened: Opened[] = [];
 
 /** An Echo client configured from GET /api/v1/broadcasting/config, as a dashboard would be. */
@@ -30,14 +32,14 @@ async function openEcho(gh: TestAppliance, token: string, extra: Record<string, 
     auth: { headers: { Authorization: `Bearer ${token}` } },
     ...extra,
   } as never);
-  const pusher = (echo.connector as unknown as { pusher: Pusher }).pusher;
+  const pusher = (echo.connector as unknown as { pusher: PusherClient }).pusher;
   await new Promise((resolve) => pusher.connection.bind('connected', resolve));
   const handle = { echo, pusher };
   opened.push(handle);
   return handle;
 }
 
-const subscribed = (pusher: Pusher, channel: string) =>
+const subscribed = (pusher: PusherClient, channel: string) =>
   new Promise<void>((resolve, reject) => {
     const c = pusher.channel(channel);
     if (c?.subscribed) return resolve();

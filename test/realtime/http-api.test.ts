@@ -48,7 +48,7 @@ describe('the Pusher HTTP API and app credentials', () => {
 
   it('refuses a wrong signature, a stale timestamp, a tampered body and another app id', async () => {
     const wrong = new PusherServerLib({ appId: '4242', key: 'local-key', secret: 'not-the-secret', host: '127.0.0.1', port: new URL(gh.url).port, useTLS: false });
-    const err = await wrong.trigger('news', 'X', {}).catch((e: { status: number; body: string }) => e);
+    const err = (await wrong.trigger('news', 'X', {}).catch((e: unknown) => e)) as { status: number; body: string };
     expect(err.status).toBe(401);
     expect(JSON.parse(err.body)).toEqual({ error: 'invalid_signature', message: 'Invalid signature' });
     const otherApp = new PusherServerLib({ appId: '1', key: 'local-key', secret: 'local-secret', host: '127.0.0.1', port: new URL(gh.url).port, useTLS: false });
@@ -92,7 +92,7 @@ describe('the Pusher HTTP API and app credentials', () => {
     const cfg = (await api.get('/api/v1/broadcasting/config')).body.data;
     const echo = new Echo({ broadcaster: 'pusher', key: cfg.key, cluster: 'local', wsHost: cfg.ws_host, wsPort: cfg.ws_port, forceTLS: false, enabledTransports: ['ws'], disableStats: true, Pusher, authEndpoint: cfg.auth_endpoint, auth: { headers: { Authorization: `Bearer ${token}` } } } as never);
     const denied = new Promise<{ reason: string }>((resolve) => echo.private('dashboard.project.default.access').listen('AccessDenied', resolve));
-    const pusher = (echo.connector as unknown as { pusher: Pusher }).pusher;
+    const pusher = (echo.connector as unknown as { pusher: { connection: { bind(event: string, callback: () => void): void } } }).pusher;
     await new Promise<void>((resolve) => pusher.connection.bind('connected', () => resolve()));
     await expect.poll(() => gh.app.deps.realtime.server.registry.subscriberCount('private-dashboard.project.default.access')).toBe(1);
     await api.post(`${A}/access-points/${gate}/scan`, { credential_value: 'NOBODY', scan_type: 'qr' });
