@@ -18,8 +18,8 @@
 // is also fetched from POST /broadcasting/auth and must match. The receive path reads only the
 // sequence number and timestamp out of each frame, so the bench's side stays cheap; pusher-js and
 // laravel-echo interoperability is covered by the tests, not here.
-// BENCH_QUICK=1: 200 clients for 3 s, same lines. BENCH_WS_CLIENTS / _SECONDS / _RATE / _WORKERS
-// (client threads) override; BENCH_WS_SERVER_FLAGS passes node flags to the server (--cpu-prof);
+// BENCH_QUICK=1: 200 clients for 3 s, same lines. BENCH_WS_CLIENTS / _SECONDS / _RATE / _BATCH /
+// _WORKERS (client threads) override; BENCH_WS_SERVER_FLAGS passes node flags to the server (--cpu-prof);
 // BENCH_WS_SERVER runs another build of the appliance instead of dist/main.js, to compare.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
@@ -36,7 +36,6 @@ import WebSocket from 'ws';
 const APP = { appId: '424242', key: 'benchkey', secret: 'bench-secret-0123456789abcdef' };
 const CHANNEL = 'private-dashboard.project.default.access';
 const EVENT = 'BenchEvent';
-const BATCH = 10; // the Pusher HTTP API's batch limit
 
 const wallNow = () => performance.timeOrigin + performance.now();
 const sign = (socketId: string) => `${APP.key}:${createHmac('sha256', APP.secret).update(`${socketId}:${CHANNEL}`).digest('hex')}`;
@@ -191,6 +190,12 @@ function cpuOf(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/** Busy CPU seconds of the whole machine, all cores (/proc/stat: user nice system irq softirq steal). */
+function machineBusy(): number {
+  const [, user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).map(Number);
+  return (user! + nice! + system! + irq! + softirq! + steal!) / 100;
+}
+
 const freePort = () =>
   new Promise<number>((resolve) => {
     const probe = createServer().listen(0, '127.0.0.1', () => {
@@ -206,6 +211,7 @@ async function main(): Promise<void> {
   const seconds = env('BENCH_WS_SECONDS', quick ? 3 : 10);
   const rate = env('BENCH_WS_RATE', 1000);
   const workers = env('BENCH_WS_WORKERS', 1);
+  const BATCH = env('BENCH_WS_BATCH', 10); // events per batch_events request; 10 is the API's limit
   const batches = Math.round((rate * seconds) / BATCH);
   const batchEveryMs = (1000 * BATCH) / rate;
 
@@ -272,7 +278,7 @@ async function main(): Promise<void> {
     // Warm the publish route, with nobody subscribed yet, then the baseline.
     const agent = new Agent({ keepAlive: true, maxSockets: 4 });
     const pusher = new Pusher({ ...APP, host: '127.0.0.1', port: String(port), useTLS: false, agent });
-    for (let i = 0; i < 50; i++) await pusher.triggerBatch(Array.from({ length: BATCH }, () => ({ channel: CHANNEL, name: EVENT, data: { s: -1, t: wallNow() } })));
+    for (let i = 0; i < 50; i++) await pusher.triggerBatch(Array.from({ length: 10 }, () => ({ channel: CHANNEL, name: EVENT, data: { s: -1, t: wallNow() } })));
     await sleep(500);
     const baselineRss = rssOf(pid);
 
@@ -315,6 +321,7 @@ async function main(): Promise<void> {
     let publishErrors = 0;
     let firstError = '';
     const cpuBefore = cpuOf(pid);
+    const machineBefore = machineBusy();
     const benchCpuBefore = process.cpuUsage();
     const start = performance.now() + 20;
     for (let k = 0; k < batches; k++) {
@@ -339,10 +346,12 @@ async function main(): Promise<void> {
     await Promise.all(publishes);
     const answeredAt = performance.now();
 
-    // Drain: until every client has every accepted event, or nothing moved for 3 s (60 s at most).
+    // Drain: until every client has every accepted event, or nothing moved for 3 s (at most 15 s
+    // quick, 120 s full: a server that fell behind is still sending its backlog, which counts).
     const expected = accepted * clients;
+    const drainCapMs = quick ? 15_000 : 120_000;
     let got = await receivedSoFar();
-    for (let idle = 0, waited = 0; got < expected && idle < 3000 && waited < 60_000; waited += 100) {
+    for (let idle = 0, waited = 0; got < expected && idle < 3000 && waited < drainCapMs; waited += 100) {
       await sleep(100);
       const now = await receivedSoFar();
       idle = now === got ? idle + 100 : 0;
@@ -350,6 +359,7 @@ async function main(): Promise<void> {
     }
     clearInterval(sampler);
     const serverCpu = cpuOf(pid) - cpuBefore;
+    const machineCpu = machineBusy() - machineBefore;
     const benchCpu = process.cpuUsage(benchCpuBefore);
     const drainedAt = performance.now();
 
@@ -398,8 +408,12 @@ async function main(): Promise<void> {
     line('ws.baseline_rss_mb', (baselineRss / 1024 / 1024).toFixed(0), 'MB');
     line('ws.server_cpu_pct', ((100 * serverCpu) / ((drainedAt - start) / 1000)).toFixed(0), '% of one core');
     line('ws.bench_cpu_pct', ((100 * (benchCpu.user + benchCpu.system)) / 1000 / (drainedAt - start)).toFixed(0), '% of one core');
+    // Whatever else ran on the box meanwhile (the noise): machine busy time minus server and bench.
+    const benchSeconds = (benchCpu.user + benchCpu.system) / 1e6;
+    line('ws.other_cpu_pct', Math.max(0, (100 * (machineCpu - serverCpu - benchSeconds)) / ((drainedAt - start) / 1000)).toFixed(0), '% of one core');
     line('ws.publish_lag_p99_ms', lag[Math.floor(batches * 0.99)]!.toFixed(2), 'ms');
     line('ws.last_answer_after_ms', (answeredAt - publishEnd).toFixed(0), 'ms');
+    line('ws.drain_s', ((drainedAt - answeredAt) / 1000).toFixed(1), 's');
     line('ws.connect_s', connectSeconds.toFixed(2), 's');
     line('ws.per_client_min', minPerClient, 'events');
     line('ws.per_client_max', maxPerClient, 'events');
