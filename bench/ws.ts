@@ -3,7 +3,7 @@
 // signed Pusher HTTP API, against the real appliance in its own process (`node dist/main.js`,
 // built first when missing or older than src/). Prints, one per line:
 //   ws.delivered_per_s   deliveries (one event to one client) per second, first publish to last receipt
-//   ws.lost_events       expected deliveries (events accepted x clients) minus those received, after a drain
+//   ws.lost_events       expected deliveries (events not refused x clients) minus those received, after a drain
 //   ws.p50_ms / p99_ms   publish-to-receive latency over every delivery, from the event's scheduled
 //                        publish time (open loop: a stalled publisher or server is seen, not hidden)
 //   ws.server_rss_mb     peak VmRSS of the server process while publishing, next to
@@ -316,6 +316,7 @@ async function main(): Promise<void> {
     let peakRss = connectedRss;
     const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssOf(pid))), 100);
     const lag = new Float64Array(batches);
+    const answer = new Float64Array(batches).fill(Infinity); // unanswered by the deadline: Infinity
     const publishes: Promise<unknown>[] = [];
     let accepted = 0;
     let publishErrors = 0;
@@ -327,14 +328,16 @@ async function main(): Promise<void> {
     for (let k = 0; k < batches; k++) {
       const due = start + k * batchEveryMs;
       const wait = due - performance.now();
-      if (wait > 1) await sleep(wait - 1);
-      while (performance.now() < due); // the last millisecond spinning: setTimeout is coarse
+      if (wait > 0) await sleep(wait); // timers fire up to ~1 ms late: ws.publish_lag_p99_ms; t is the due time regardless
       lag[k] = performance.now() - due;
       const t = performance.timeOrigin + due;
       const batch = Array.from({ length: BATCH }, (_, j) => ({ channel: CHANNEL, name: EVENT, data: { s: k * BATCH + j, t } }));
       publishes.push(
         pusher.triggerBatch(batch).then(
-          () => (accepted += BATCH),
+          () => {
+            accepted += BATCH;
+            answer[k] = performance.now() - due;
+          },
           (err: Error) => {
             publishErrors += BATCH;
             firstError ||= err.message;
@@ -343,15 +346,20 @@ async function main(): Promise<void> {
       );
     }
     const publishEnd = performance.now();
-    await Promise.all(publishes);
+    // A server that fell behind answers and delivers after the schedule: wait for its backlog
+    // (which counts), up to 15 s (quick) or 120 s (full) after the last publish.
+    const deadline = publishEnd + (quick ? 15_000 : 120_000);
+    let deadlineTimer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(publishes), new Promise((r) => (deadlineTimer = setTimeout(r, deadline - performance.now())))]);
+    clearTimeout(deadlineTimer);
     const answeredAt = performance.now();
 
-    // Drain: until every client has every accepted event, or nothing moved for 3 s (at most 15 s
-    // quick, 120 s full: a server that fell behind is still sending its backlog, which counts).
-    const expected = accepted * clients;
-    const drainCapMs = quick ? 15_000 : 120_000;
+    // Drain: until every client has every event the server did not refuse, or nothing moved for
+    // 3 s, or the deadline.
+    const sent = batches * BATCH;
+    const expected = () => (sent - publishErrors) * clients;
     let got = await receivedSoFar();
-    for (let idle = 0, waited = 0; got < expected && idle < 3000 && waited < drainCapMs; waited += 100) {
+    for (let idle = 0; got < expected() && idle < 3000 && performance.now() < deadline; ) {
       await sleep(100);
       const now = await receivedSoFar();
       idle = now === got ? idle + 100 : 0;
@@ -382,7 +390,7 @@ async function main(): Promise<void> {
       maxPerClient = Math.max(maxPerClient, report.maxPerClient);
       for (const [code, n] of Object.entries(report.closeCodes)) closeCodes[code] = (closeCodes[code] ?? 0) + n;
     }
-    if (received === 0) throw fail(`no event reached any client (${accepted} accepted, ${publishErrors} failed: ${firstError})`);
+    if (received === 0) throw fail(`no event reached any client (${sent} sent, ${accepted} accepted, ${publishErrors} refused: ${firstError})`);
     const percentile = (p: number) => {
       const rank = Math.ceil(received * p);
       let seen = 0;
@@ -393,13 +401,14 @@ async function main(): Promise<void> {
     while (maxBucket > 0 && hist[maxBucket] === 0) maxBucket--;
     const deliverySeconds = (lastReceiveAt - (performance.timeOrigin + start)) / 1000;
     lag.sort();
+    answer.sort();
 
     line('ws.clients', clients, 'clients');
-    line('ws.events_published', accepted, 'events');
-    line('ws.publish_rate', Math.round(accepted / ((publishEnd - start) / 1000)), 'events/s');
+    line('ws.events_published', sent - publishErrors, 'events');
+    line('ws.publish_rate', Math.round(sent / ((publishEnd - start) / 1000)), 'events/s');
     line('ws.delivered_per_s', Math.round(received / deliverySeconds), 'deliveries/s');
     line('ws.expected_per_s', clients * rate, 'deliveries/s');
-    line('ws.lost_events', expected - (received - duplicates), 'deliveries');
+    line('ws.lost_events', expected() - (received - duplicates), 'deliveries');
     line('ws.p50_ms', percentile(0.5).toFixed(2), 'ms');
     line('ws.p99_ms', percentile(0.99).toFixed(2), 'ms');
     line('ws.max_ms', msOf(maxBucket).toFixed(2), 'ms');
@@ -412,6 +421,8 @@ async function main(): Promise<void> {
     const benchSeconds = (benchCpu.user + benchCpu.system) / 1e6;
     line('ws.other_cpu_pct', Math.max(0, (100 * (machineCpu - serverCpu - benchSeconds)) / ((drainedAt - start) / 1000)).toFixed(0), '% of one core');
     line('ws.publish_lag_p99_ms', lag[Math.floor(batches * 0.99)]!.toFixed(2), 'ms');
+    line('ws.publish_answer_p50_ms', answer[Math.floor(batches * 0.5)]!.toFixed(2), 'ms');
+    line('ws.publish_answer_p99_ms', answer[Math.floor(batches * 0.99)]!.toFixed(2), 'ms');
     line('ws.last_answer_after_ms', (answeredAt - publishEnd).toFixed(0), 'ms');
     line('ws.drain_s', ((drainedAt - answeredAt) / 1000).toFixed(1), 's');
     line('ws.connect_s', connectSeconds.toFixed(2), 's');
@@ -420,6 +431,7 @@ async function main(): Promise<void> {
     line('ws.duplicates', duplicates, 'deliveries');
     line('ws.closed_clients', closed, `clients${closed ? ` ${JSON.stringify(closeCodes)}` : ''}`);
     if (publishErrors > 0) line('ws.publish_errors', publishErrors, `events (${firstError})`);
+    if (sent - accepted - publishErrors > 0) line('ws.unanswered_at_deadline', sent - accepted - publishErrors, 'events');
     agent.destroy();
   } finally {
     for (const worker of workerThreads) worker.postMessage({ cmd: 'close' } satisfies ToWorker);
