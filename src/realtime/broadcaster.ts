@@ -1,4 +1,4 @@
-import type { Project, ProjectRepository } from '../accounts/projects.js';
+import type { ProjectRepository } from '../accounts/projects.js';
 import type { Occupancy } from '../access/occupancy.js';
 import type { VenueIndex } from '../access/venue-index.js';
 import type { EventBus } from '../events/bus.js';
@@ -16,7 +16,8 @@ export interface BroadcasterOptions {
 }
 
 export class Broadcaster {
-  readonly #projects = new Map<number, Pick<Project, 'slug' | 'team_slug'> | null>();
+  /** Per project, the channel names of each topic (built once, not per scan); null: no such project. */
+  readonly #channels = new Map<number, Map<ProjectTopic, readonly string[]> | null>();
 
   constructor(
     private readonly server: PusherServer,
@@ -49,7 +50,7 @@ export class Broadcaster {
         });
       }
     });
-    bus.on(this, 'project.saved', (e) => this.#projects.delete(e.projectId));
+    bus.on(this, 'project.saved', (e) => this.#channels.delete(e.projectId));
   }
 
   stop(): void {
@@ -62,17 +63,24 @@ export class Broadcaster {
   }
 
   publish(projectId: number, topic: ProjectTopic, name: string, payload: unknown): void {
-    const project = this.#project(projectId);
-    if (!project) return;
-    const channels = projectChannels(project, topic).filter((c) => this.server.registry.subscriberCount(c) > 0);
+    const names = this.#channelsOf(projectId, topic);
+    if (!names) return;
+    const channels = names.filter((c) => this.server.registry.subscriberCount(c) > 0);
     if (channels.length > 0) this.server.publish(channels, this.eventName(name), payload);
   }
 
-  #project(projectId: number): Pick<Project, 'slug' | 'team_slug'> | null {
-    if (!this.#projects.has(projectId)) {
+  #channelsOf(projectId: number, topic: ProjectTopic): readonly string[] | null {
+    if (!this.#channels.has(projectId)) {
       const project = this.projects.find(projectId);
-      this.#projects.set(projectId, project ? { slug: project.slug, team_slug: project.team_slug } : null);
+      this.#channels.set(projectId, project ? new Map() : null);
     }
-    return this.#projects.get(projectId)!;
+    const byTopic = this.#channels.get(projectId);
+    if (!byTopic) return null;
+    let names = byTopic.get(topic);
+    if (!names) {
+      const project = this.projects.find(projectId)!;
+      byTopic.set(topic, (names = projectChannels(project, topic)));
+    }
+    return names;
   }
 }

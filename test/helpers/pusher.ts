@@ -1,5 +1,5 @@
-import { createHmac } from 'node:crypto';
 import WebSocket from 'ws';
+import { authString } from '../../src/realtime/protocol.js';
 import type { TestAppliance } from './appliance.js';
 
 // A raw protocol-7 client for tests that need to see frames and close codes exactly
@@ -28,8 +28,7 @@ export const credentialsOf = (gh: TestAppliance) => gh.app.deps.realtime.credent
 
 export function signChannel(gh: TestAppliance, socketId: string, channel: string, channelData?: string): string {
   const { key, secret } = credentialsOf(gh);
-  const subject = channelData === undefined ? `${socketId}:${channel}` : `${socketId}:${channel}:${channelData}`;
-  return `${key}:${createHmac('sha256', secret).update(subject).digest('hex')}`;
+  return authString(key, secret, socketId, channel, channelData);
 }
 
 export function wsUrl(gh: TestAppliance, key = credentialsOf(gh).key, query = '?protocol=7&client=js&version=8.4.0&flash=false'): string {

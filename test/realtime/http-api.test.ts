@@ -1,3 +1,4 @@
+import { createHash, createHmac } from 'node:crypto';
 import Echo from 'laravel-echo';
 import PusherServerLib from 'pusher';
 import Pusher from 'pusher-js';
@@ -9,6 +10,13 @@ import { rawClient, signChannel, wsUrl } from '../helpers/pusher.js';
 // app credentials, the event namespace option and the WebSocket metrics (issue 6, items 4-7).
 
 const ENV = { GATEHOUSE_PUSHER_APP_ID: '4242', GATEHOUSE_PUSHER_KEY: 'local-key', GATEHOUSE_PUSHER_SECRET: 'local-secret', GATEHOUSE_PUSHER_EVENT_NAMESPACE: 'App\\Events' };
+
+/** A request signed by hand, for what the library will not send (stale, tampered, invalid). */
+function signedPost(gh: TestAppliance, body: string, timestamp = Math.floor(Date.now() / 1000), md5Of = body) {
+  const params = `auth_key=local-key&auth_timestamp=${timestamp}&auth_version=1.0&body_md5=${createHash('md5').update(md5Of).digest('hex')}`;
+  const signature = createHmac('sha256', 'local-secret').update(`POST\n/apps/4242/events\n${params}`).digest('hex');
+  return gh.request('POST', `/apps/4242/events?${params}&auth_signature=${signature}`, { rawBody: body, headers: { 'content-type': 'application/json' } });
+}
 
 describe('the Pusher HTTP API and app credentials', () => {
   let gh: TestAppliance;
@@ -54,12 +62,7 @@ describe('the Pusher HTTP API and app credentials', () => {
     const otherApp = new PusherServerLib({ appId: '1', key: 'local-key', secret: 'local-secret', host: '127.0.0.1', port: new URL(gh.url).port, useTLS: false });
     expect((await otherApp.trigger('news', 'X', {}).catch((e: { status: number }) => e)).status).toBe(404);
     // By hand: an old timestamp, then a body that is not the one signed.
-    const { createHash, createHmac } = await import('node:crypto');
-    const send = async (body: string, timestamp: number, md5Of = body) => {
-      const params = `auth_key=local-key&auth_timestamp=${timestamp}&auth_version=1.0&body_md5=${createHash('md5').update(md5Of).digest('hex')}`;
-      const signature = createHmac('sha256', 'local-secret').update(`POST\n/apps/4242/events\n${params}`).digest('hex');
-      return gh.request('POST', `/apps/4242/events?${params}&auth_signature=${signature}`, { rawBody: body, headers: { 'content-type': 'application/json' } });
-    };
+    const send = (body: string, timestamp: number, md5Of = body) => signedPost(gh, body, timestamp, md5Of);
     const body = JSON.stringify({ name: 'X', channel: 'news', data: '{}' });
     expect((await send(body, Math.floor(Date.now() / 1000))).status).toBe(200);
     const stale = await send(body, Math.floor(Date.now() / 1000) - 601);
@@ -72,11 +75,7 @@ describe('the Pusher HTTP API and app credentials', () => {
 
   it('validates what is published: 400 for a bad body, 413 for data over the limit', async () => {
     // The library refuses a bad channel name itself, so this one is signed by hand.
-    const { createHash, createHmac } = await import('node:crypto');
-    const body = JSON.stringify({ name: 'X', channels: ['bad channel name'], data: '{}' });
-    const params = `auth_key=local-key&auth_timestamp=${Math.floor(Date.now() / 1000)}&auth_version=1.0&body_md5=${createHash('md5').update(body).digest('hex')}`;
-    const signature = createHmac('sha256', 'local-secret').update(`POST\n/apps/4242/events\n${params}`).digest('hex');
-    const bad = await gh.request('POST', `/apps/4242/events?${params}&auth_signature=${signature}`, { rawBody: body, headers: { 'content-type': 'application/json' } });
+    const bad = await signedPost(gh, JSON.stringify({ name: 'X', channels: ['bad channel name'], data: '{}' }));
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ error: 'validation_failed', errors: { 'channels.0': [expect.any(String)] } });
     const big = await lib.trigger('news', 'X', 'x'.repeat(102_401)).catch((e: { status: number }) => e);
