@@ -8,6 +8,8 @@
 //                        publish time (open loop: a stalled publisher or server is seen, not hidden)
 //   ws.server_rss_mb     peak VmRSS of the server process while publishing, next to
 //   ws.baseline_rss_mb   its VmRSS started and warmed up with no client connected (same run)
+//   ws.server_cpu_us_per_delivery / ws.server_core_capacity_per_s   the server's CPU per delivery
+//                        and the deliveries/s one core would carry at that cost
 // and the context: clients, events published, server CPU, publisher lag, closed clients.
 //
 // Publisher: batches of 10 events every 10 ms (POST /apps/{id}/batch_events, signed by the
@@ -210,7 +212,7 @@ async function main(): Promise<void> {
   const clients = env('BENCH_WS_CLIENTS', quick ? 200 : 1000);
   const seconds = env('BENCH_WS_SECONDS', quick ? 3 : 10);
   const rate = env('BENCH_WS_RATE', 1000);
-  const workers = env('BENCH_WS_WORKERS', 1);
+  const workers = env('BENCH_WS_WORKERS', 2);
   const BATCH = env('BENCH_WS_BATCH', 10); // events per batch_events request; 10 is the API's limit
   const batches = Math.round((rate * seconds) / BATCH);
   const batchEveryMs = (1000 * BATCH) / rate;
@@ -416,6 +418,10 @@ async function main(): Promise<void> {
     line('ws.connected_rss_mb', (connectedRss / 1024 / 1024).toFixed(0), 'MB');
     line('ws.baseline_rss_mb', (baselineRss / 1024 / 1024).toFixed(0), 'MB');
     line('ws.server_cpu_pct', ((100 * serverCpu) / ((drainedAt - start) / 1000)).toFixed(0), '% of one core');
+    // The server's own cost per delivery, and what one core would carry at that cost: with the
+    // clients on the same two cores, the end-to-end rate above is bounded by the clients' side.
+    line('ws.server_cpu_us_per_delivery', ((serverCpu * 1e6) / received).toFixed(2), 'us');
+    line('ws.server_core_capacity_per_s', Math.round(received / serverCpu), 'deliveries/s');
     line('ws.bench_cpu_pct', ((100 * (benchCpu.user + benchCpu.system)) / 1000 / (drainedAt - start)).toFixed(0), '% of one core');
     // Whatever else ran on the box meanwhile (the noise): machine busy time minus server and bench.
     const benchSeconds = (benchCpu.user + benchCpu.system) / 1e6;

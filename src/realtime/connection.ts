@@ -1,5 +1,6 @@
 import type { WebSocket } from 'ws';
 import type { ChannelRegistry, Member } from './channels.js';
+import { writeFrames } from './fan-out.js';
 import { channelKind, CloseCode, errorFrame, frame, safeEqual, sign, validChannelName } from './protocol.js';
 
 // One client connection speaking Pusher protocol 7: each client message type has its own small
@@ -43,14 +44,24 @@ export class Connection {
 
   /** Sends a frame unless the client has stopped reading; then closes it with 4100 instead of buffering more. */
   send(data: string | Buffer): void {
-    if (this.#closing) return;
-    if (this.ws.bufferedAmount > this.options.maxBufferedBytes) {
-      this.hooks.log({ socketId: this.socketId, buffered: this.ws.bufferedAmount }, 'websocket client not reading, closing');
-      this.close(CloseCode.overCapacity, 'Over capacity: the client is not reading', true);
-      return;
-    }
+    if (!this.#writable()) return;
     this.ws.send(data, { binary: false });
     this.hooks.messagesOut(1);
+  }
+
+  /** Broadcast frames, built once for all subscribers (channels.ts): the same bound, one write. */
+  sendFrames(frames: Buffer, count: number): void {
+    if (!this.#writable()) return;
+    if (this.ws.readyState === this.ws.OPEN && writeFrames(this.ws, frames)) this.hooks.messagesOut(count);
+  }
+
+  /** False once closing; a client over the buffer bound is closed with 4100 here. */
+  #writable(): boolean {
+    if (this.#closing) return false;
+    if (this.ws.bufferedAmount <= this.options.maxBufferedBytes) return true;
+    this.hooks.log({ socketId: this.socketId, buffered: this.ws.bufferedAmount }, 'websocket client not reading, closing');
+    this.close(CloseCode.overCapacity, 'Over capacity: the client is not reading', true);
+    return false;
   }
 
   /** Closes with a protocol code; `force` also ends the socket soon if the close frame cannot get through. */

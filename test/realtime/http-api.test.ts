@@ -54,6 +54,21 @@ describe('the Pusher HTTP API and app credentials', () => {
     b.ws.close();
   });
 
+  it('frames broadcasts of every length class intact, in order, interleaved with direct replies', async () => {
+    // Broadcast frames are built once and joined per event-loop turn (channels.ts, fan-out.ts): 7-bit, 16-bit and 64-bit lengths.
+    const c = await rawClient(wsUrl(gh));
+    await c.subscribe('news');
+    const order: string[] = [];
+    c.ws.on('message', (raw) => order.push((JSON.parse(raw.toString()) as { event: string }).event));
+    const sizes = [0, 100, 125, 126, 1000, 65_535 - 40, 65_536, 90_000];
+    await lib.triggerBatch(sizes.map((n, i) => ({ channel: 'news', name: `Size${i}`, data: { pad: 'x'.repeat(n) } })));
+    c.send('pusher:ping', {});
+    for (const [i, n] of sizes.entries()) expect(((await c.next(`Size${i}`)).data as { pad: string }).pad).toHaveLength(n);
+    await c.next('pusher:pong');
+    expect(order).toEqual([...sizes.map((_, i) => `Size${i}`), 'pusher:pong']);
+    c.ws.close();
+  });
+
   it('refuses a wrong signature, a stale timestamp, a tampered body and another app id', async () => {
     const wrong = new PusherServerLib({ appId: '4242', key: 'local-key', secret: 'not-the-secret', host: '127.0.0.1', port: new URL(gh.url).port, useTLS: false });
     const err = (await wrong.trigger('news', 'X', {}).catch((e: unknown) => e)) as { status: number; body: string };
