@@ -18,7 +18,7 @@ const line = (name: string, value: string | number, unit: string) => console.log
 const pct = (sorted: Float64Array, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 
 const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-engine-'));
-const config = loadConfig({ env: { GATEHOUSE_DATA_DIR: dataDir, GATEHOUSE_HTTP_HOST: '127.0.0.1', GATEHOUSE_HTTP_PORT: '0', GATEHOUSE_ADMIN_PASSWORD: 'bench password' }, flags: [] });
+const config = loadConfig({ env: { GATEHOUSE_DATA_DIR: dataDir, GATEHOUSE_HTTP_HOST: '127.0.0.1', GATEHOUSE_HTTP_PORT: '0', GATEHOUSE_MQTT_PORT: '0', GATEHOUSE_ADMIN_PASSWORD: 'bench password' }, flags: [] });
 const log = pino({ level: 'warn' });
 
 let app = new Gatehouse(config, { log });

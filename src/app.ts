@@ -33,6 +33,13 @@ import { PusherServer } from './realtime/server.js';
 import { Broadcaster } from './realtime/broadcaster.js';
 import { registerRealtimeMetrics } from './realtime/metrics.js';
 import { UpgradeRouter } from './http/upgrade.js';
+import { ReaderStates } from './devices/reader-state.js';
+import { DeviceTokens } from './devices/device-tokens.js';
+import { Gateways } from './devices/gateways.js';
+import { ReaderLogins } from './devices/reader-logins.js';
+import { MqttBroker } from './mqtt/broker.js';
+import { MqttService, registerMqttMetrics } from './mqtt/service.js';
+import { credentialKey } from './access/venue-index.js';
 
 // The composition root: builds every module from the validated config in a fixed order,
 // starts them in that order and stops them in reverse (STYLE: Architecture).
@@ -56,6 +63,8 @@ export class Gatehouse {
   #presence: PresenceSnapshots | null = null;
   #realtime: PusherServer | null = null;
   #broadcaster: Broadcaster | null = null;
+  #mqtt: MqttBroker | null = null;
+  #mqttService: MqttService | null = null;
 
   constructor(
     readonly config: Readonly<Config>,
@@ -126,6 +135,9 @@ export class Gatehouse {
       this.log.child({ module: 'realtime' }),
     );
     this.#realtime = realtime;
+    const readerStates = new ReaderStates(clock, bus);
+    const deviceTokens = new DeviceTokens(db, clock);
+    const gateways = new Gateways(db, clock, bus, readerStates);
     const deps: HttpDeps = {
       config,
       log: this.log.child({ module: 'http' }),
@@ -147,6 +159,13 @@ export class Gatehouse {
       venueIndex: index,
       webhookGate: openWebhookGate,
       realtime: { server: realtime, credentials },
+      devices: {
+        logins: new ReaderLogins(db, clock, deviceTokens, config.readers),
+        tokens: deviceTokens,
+        gateways,
+        readerStates,
+        mqttPorts: () => this.#mqtt?.ports ?? { tcp: 0, tls: null },
+      },
       isReady: () => this.#ready,
     };
     this.#deps = deps;
@@ -165,11 +184,14 @@ export class Gatehouse {
     this.#broadcaster = new Broadcaster(realtime, bus, deps.projects, occupancy, index, { eventNamespace: pusher.eventNamespace });
     this.#broadcaster.start();
     realtime.start();
+    const mqtt = this.#startMqtt(deps);
+    await mqtt.start();
     const routes = buildRouteTable(deps);
     this.#routes = routes;
     const app = createHttpApp(deps, routes);
     const upgrades = new UpgradeRouter();
     upgrades.add('/app/', (req, socket, head) => realtime.handleUpgrade(req, socket, head));
+    upgrades.add('/mqtt', (req, socket, head) => mqtt.handleUpgrade(req, socket, head));
     this.#http = new HttpServer(config, app.callback(), this.log.child({ module: 'http' }), upgrades.handle);
     await this.#http.start();
     this.#sessionSweep = setInterval(() => deps.sessions.purgeExpired(), 10 * 60_000).unref();
@@ -177,11 +199,47 @@ export class Gatehouse {
     this.log.info({ url: this.url, role: config.role, dataDir: config.dataDir }, `Gatehouse ready at ${this.url}`);
   }
 
+  /** The broker and what it does with scans and gateway status (issue 7). */
+  #startMqtt(deps: HttpDeps): MqttBroker {
+    const { config } = this;
+    const { devices, venueIndex: index } = deps;
+    const log = this.log.child({ module: 'mqtt' });
+    const service = new MqttService(
+      { scans: deps.scans, index, readerStates: devices.readerStates, now: () => this.clock.now(), maxPayloadBytes: config.mqtt.maxPayloadBytes },
+      devices.gateways,
+      devices.readerStates,
+      deps.bus,
+      log,
+    );
+    const gatewayOfReader = (projectId: number, identifier: string) => {
+      const reader = index.readers.get(credentialKey(projectId, identifier));
+      return reader ? deps.venue.readers.gatewayOf(reader.id) : null;
+    };
+    const broker = new MqttBroker(
+      { host: config.http.host, ...config.mqtt },
+      { deviceTokens: devices.tokens, tokens: deps.tokens, users: deps.users, projects: deps.projects, gateways: devices.gateways, index, gatewayOfReader },
+      {
+        published: (identity, packet) => service.published(identity, packet),
+        connected: (identity) => service.connected(identity),
+        disconnected: (identity) => service.disconnected(identity),
+        refused: (kind) => service.count(kind === 'oversize' ? 'oversize_packet' : `refused_${kind}`),
+      },
+      log,
+    );
+    service.attach(broker);
+    registerMqttMetrics(deps.metrics.registry, broker, service);
+    this.#mqtt = broker;
+    this.#mqttService = service;
+    return broker;
+  }
+
   /** Reverse order, each step on its own so one failure does not keep the rest open. */
   async stop(): Promise<void> {
     this.#ready = false;
     const steps: [string, () => unknown][] = [
       ['session sweep', () => this.#sessionSweep && clearInterval(this.#sessionSweep)],
+      ['mqtt', () => this.#mqtt?.stop()],
+      ['mqtt service', () => this.#mqttService?.detach()],
       ['websocket', () => this.#realtime?.stop()],
       ['broadcaster', () => this.#broadcaster?.stop()],
       ['http', () => this.#http?.stop(this.config.http.shutdownGraceMs)],

@@ -25,6 +25,8 @@ export const errorCatalogue = {
   unknown_reader: { status: 404, message: 'No reader has the identifier "{identifier}".' },
   reader_unassigned: { status: 409, message: 'The reader "{identifier}" is not assigned to an access point: scans there are not decided.' },
   ambiguous_reader: { status: 409, message: 'The reader identifier "{identifier}" is used in more than one project; sign the request with a webhook source of one project.' },
+  unknown_gateway: { status: 404, message: 'No gateway has the identifier "{identifier}".' },
+  ambiguous_gateway: { status: 409, message: 'The gateway identifier "{identifier}" is used in more than one project; sign the request with a webhook source of one project.' },
   payload_too_large: { status: 413, message: 'The request body exceeds the limit of {limit} bytes.' },
   unsupported_media_type: { status: 415, message: 'Unsupported content type "{type}": send {expected}.' },
   token_mismatch: { status: 419, message: 'Token Mismatch' },

@@ -238,6 +238,10 @@ export class VenueIndex {
     if (same?.size === 0) this.#readersByIdentifier.delete(entry.identifier);
   }
 
+  readerById(id: number): ReaderEntry | undefined {
+    return this.#readersById.get(id);
+  }
+
   /** Every reader with this identifier, across projects. */
   readersWithIdentifier(identifier: string): ReaderEntry[] {
     return [...(this.#readersByIdentifier.get(identifier) ?? [])];

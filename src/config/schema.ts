@@ -30,7 +30,41 @@ export const configSchema = z.strictObject({
       keyFile: z.string().min(1).nullable().default(null),
     })
     .prefault({}),
-  mqtt: z.strictObject({ port: port.default(1883) }).prefault({}),
+  mqtt: z
+    .strictObject({
+      // Listens on http.host; 0 = a free port (logged). MQTT over WebSocket is at /mqtt on the HTTP port.
+      port: port.default(1883),
+      // An MQTT over TLS listener (8883 by convention) when both files are given.
+      tls: z
+        .strictObject({
+          port: port.default(8883),
+          certFile: z.string().min(1).nullable().default(null),
+          keyFile: z.string().min(1).nullable().default(null),
+        })
+        .prefault({}),
+      // A client whose socket does not drain this long is disconnected (aedes issue 1060).
+      drainTimeoutMs: z.number().int().min(100).max(600_000).default(5_000),
+      connectTimeoutMs: z.number().int().min(100).max(600_000).default(10_000),
+      maxConnections: z.number().int().min(1).default(5_000),
+      // A scan or status payload over this is refused (counted, answered when a request_id can be read).
+      maxPayloadBytes: z.number().int().min(256).max(1_048_576).default(4_096),
+      // An MQTT packet over this closes the connection as soon as its header arrives (never buffered).
+      maxPacketBytes: z.number().int().min(1024).max(268_435_455).default(65_536),
+      // Host names handed to readers in OTP verify answers; null = the host the reader asked on.
+      publicHost: z.string().min(1).nullable().default(null),
+    })
+    .prefault({}),
+  readers: z
+    .strictObject({
+      otpTtlMinutes: z.number().int().min(1).max(1440).default(10),
+      // Wrong OTPs for one pending login before it is locked (a new login must be requested).
+      otpMaxAttempts: z.number().int().min(1).max(100).default(5),
+      // OTP verify attempts per client address per minute.
+      verifyPerMinute: z.number().int().min(1).default(10),
+      // Days a reader token lives; null = until revoked.
+      tokenTtlDays: z.number().int().min(1).nullable().default(365),
+    })
+    .prefault({}),
   admin: z
     .strictObject({
       email: z.email().default('admin@gatehouse.local'),

@@ -16,6 +16,12 @@ export interface DeletionEvent {
   version: number;
 }
 
+export interface GatewayEvent {
+  projectId: number;
+  gateway: Record<string, unknown>;
+  timestamp: string;
+}
+
 /** Every domain event and its payload. Later modules (WebSocket, webhooks, sync) subscribe. */
 export interface DomainEvents {
   'access_zone.created': ChangeEvent<Record<string, unknown>>;
@@ -53,6 +59,16 @@ export interface DomainEvents {
   'zone.occupancy_changed': { projectId: number; zoneIds: number[]; timestamp: string };
   /** A project was created or changed (its time zone drives time windows). */
   'project.saved': { projectId: number; timezone: string };
+  /** A gateway's report changed its status to online / offline (MQTT status topic, last will or the mqtt-gateway-status webhook). */
+  'gateway.online': GatewayEvent;
+  'gateway.offline': GatewayEvent;
+  /** Every gateway report, changed or not (console channel). */
+  'gateway.reported': GatewayEvent;
+  'gateway.deleted': { projectId: number; id: number };
+  /** A reader's connection state changed (MQTT connect/disconnect, a gateway's report). */
+  'reader.status_changed': { projectId: number; readerId: number; status: Record<string, unknown>; timestamp: string };
+  /** A reader's or gateway's MQTT credentials were revoked or replaced: whoever used them is disconnected. */
+  'device.credentials_revoked': { kind: 'reader' | 'gateway'; deviceId: number };
   /** One bulk import: attendees and credentials written with versions fromVersion..toVersion. */
   'attendee.imported': { projectId: number; count: number; credentials: number; fromVersion: number; toVersion: number };
 }

@@ -19,6 +19,20 @@ import type { VenueIndex } from '../access/venue-index.js';
 import type { WebhookGate } from '../webhooks/gate.js';
 import type { PusherServer } from '../realtime/server.js';
 import type { PusherCredentials } from '../realtime/credentials.js';
+import type { ReaderLogins } from '../devices/reader-logins.js';
+import type { DeviceTokens } from '../devices/device-tokens.js';
+import type { Gateways } from '../devices/gateways.js';
+import type { ReaderStates } from '../devices/reader-state.js';
+
+/** Readers and gateways on the broker (issue 7). */
+export interface DeviceDeps {
+  logins: ReaderLogins;
+  tokens: DeviceTokens;
+  gateways: Gateways;
+  readerStates: ReaderStates;
+  /** The broker's listening ports (0 before it started). */
+  mqttPorts(): { tcp: number; tls: number | null };
+}
 
 /** What the HTTP layer is given by the composition root. */
 export interface HttpDeps {
@@ -42,5 +56,6 @@ export interface HttpDeps {
   venueIndex: VenueIndex;
   webhookGate: WebhookGate;
   realtime: { server: PusherServer; credentials: PusherCredentials };
+  devices: DeviceDeps;
   isReady(): boolean;
 }

@@ -320,4 +320,52 @@ export const migrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 8,
+    name: 'devices: reader logins, device tokens, gateways',
+    sql: `
+      -- Reader login (spec: Authentication item 8, docs/mqtt.md): a one-time password staff read
+      -- out to whoever sets the reader up. The otp is kept in clear only while pending (staff
+      -- list it); it is blanked when used, locked, superseded or expired.
+      CREATE TABLE reader_logins (
+        id INTEGER PRIMARY KEY,
+        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        reader_id INTEGER NOT NULL REFERENCES readers(id) ON DELETE CASCADE,
+        otp TEXT,
+        status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'used', 'locked', 'superseded', 'expired')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        requested_ip TEXT,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        used_at TEXT
+      );
+      CREATE INDEX reader_logins_reader ON reader_logins(reader_id, status);
+      CREATE INDEX reader_logins_project ON reader_logins(project_id, status);
+      -- Gateways: hardware that fronts readers and reports their state (spec: mqtt-gateway-status).
+      CREATE TABLE gateways (
+        id INTEGER PRIMARY KEY,
+        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        identifier TEXT NOT NULL,
+        name TEXT,
+        status TEXT NOT NULL DEFAULT 'unknown',
+        last_seen TEXT,
+        last_report TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        UNIQUE (project_id, identifier)
+      );
+      ALTER TABLE readers ADD COLUMN gateway_id INTEGER REFERENCES gateways(id) ON DELETE SET NULL;
+      -- MQTT credentials of readers and gateways: "<kind>:<id>:<secret>" shown once, SHA-256 kept.
+      CREATE TABLE device_tokens (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL CHECK (kind IN ('reader', 'gateway')),
+        device_id INTEGER NOT NULL,
+        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        token_hash BLOB NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT
+      );
+      CREATE INDEX device_tokens_device ON device_tokens(kind, device_id);
+    `,
+  },
 ];

@@ -69,6 +69,11 @@ export class Readers {
     return found(this.table.find(projectId, id), 'Reader');
   }
 
+  /** The gateway fronting the reader (set from the gateway's side: devices/gateways.ts), or null. */
+  gatewayOf(id: number): number | null {
+    return (statement(this.db, 'SELECT gateway_id FROM readers WHERE id = ?').get(id) as { gateway_id: number | null } | undefined)?.gateway_id ?? null;
+  }
+
   ofAccessPoint(accessPointId: number): ReaderRow[] {
     return statement(this.db, 'SELECT * FROM readers WHERE access_point_id = ? ORDER BY id').all(accessPointId) as ReaderRow[];
   }

@@ -54,6 +54,7 @@ export async function startAppliance(env: Record<string, string> = {}, options: 
       GATEHOUSE_DATA_DIR: dataDir,
       GATEHOUSE_HTTP_HOST: '127.0.0.1',
       GATEHOUSE_HTTP_PORT: '0',
+      GATEHOUSE_MQTT_PORT: '0',
       GATEHOUSE_ADMIN_EMAIL: ADMIN_EMAIL,
       GATEHOUSE_ADMIN_PASSWORD: ADMIN_PASSWORD,
       GATEHOUSE_RATE_LIMIT_STANDARD: '0',

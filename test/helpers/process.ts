@@ -12,7 +12,7 @@ export interface RunningProcess {
 
 export function runGatehouse(args: string[], env: Record<string, string>): RunningProcess {
   const proc = spawn(process.execPath, ['dist/main.js', ...args], {
-    env: { PATH: process.env.PATH ?? '', GATEHOUSE_HTTP_HOST: '127.0.0.1', GATEHOUSE_HTTP_PORT: '0', ...env },
+    env: { PATH: process.env.PATH ?? '', GATEHOUSE_HTTP_HOST: '127.0.0.1', GATEHOUSE_HTTP_PORT: '0', GATEHOUSE_MQTT_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];

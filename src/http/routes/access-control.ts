@@ -2,7 +2,10 @@ import type { Venue } from '../../venue/index.js';
 import { accessPointSchema, createAccessPointBody, updateAccessPointBody } from '../../venue/access-points.js';
 import { createZoneBody, updateZoneBody, zoneResource, zoneSchema, type AccessZoneRow } from '../../venue/access-zones.js';
 import type { AccessEngine } from '../../access/engine.js';
-import { createReaderBody, readerResource, readerSchema, updateReaderBody } from '../../venue/readers.js';
+import { createReaderBody, readerResource, readerSchema, updateReaderBody, type ReaderResource } from '../../venue/readers.js';
+import { readerStatusSchema } from '../../devices/reader-state.js';
+import type { DeviceDeps } from '../deps.js';
+import { z } from 'zod';
 import { createTimeRestrictionBody, timeRestrictionResource, timeRestrictionSchema, updateTimeRestrictionBody } from '../../venue/time-restrictions.js';
 import { blocklistResource, blocklistSchema, createBlocklistBody, updateBlocklistBody } from '../../venue/blocklist.js';
 import { defineRoute, type AnyRoute } from '../route.js';
@@ -14,7 +17,13 @@ import { crudRoutes, PROJECT_PATH, withId } from './crud.js';
 
 const capacitySchema = zoneSchema.pick({ id: true, name: true, capacity: true, current_count: true, available: true });
 
-export function accessControlRoutes({ venue, engine }: { venue: Venue; engine: AccessEngine }): AnyRoute[] {
+// Readers over REST carry their live state (docs/mqtt.md: reader state) and the gateway fronting
+// them; the versioned resource that sync and the bus carry does not.
+export const readerViewSchema = readerSchema.extend({ gateway_id: z.number().int().nullable(), status: readerStatusSchema });
+const accessPointViewSchema = accessPointSchema.extend({ readers: z.array(readerViewSchema) });
+
+export function accessControlRoutes({ venue, engine, devices }: { venue: Venue; engine: AccessEngine; devices: Pick<DeviceDeps, 'readerStates'> }): AnyRoute[] {
+  const readerView = (r: ReaderResource & { id: number }) => ({ ...r, gateway_id: venue.readers.gatewayOf(r.id), status: devices.readerStates.of(r.id) });
   // Zones show the live occupancy the engine keeps.
   const zoneView = (row: AccessZoneRow) => zoneResource(row, engine.occupancy.count(row.id));
   const access = { read: 'access:read' as const, write: 'access:write' as const };
@@ -25,7 +34,7 @@ export function accessControlRoutes({ venue, engine }: { venue: Venue; engine: A
       idParam: 'accessPointId',
       tag: 'Access points',
       label: 'access point',
-      schema: accessPointSchema,
+      schema: accessPointViewSchema,
       createBody: createAccessPointBody,
       updateBody: updateAccessPointBody,
       list: (p, o, l) => venue.accessPoints.table.list(p, o, l),
@@ -33,7 +42,10 @@ export function accessControlRoutes({ venue, engine }: { venue: Venue; engine: A
       create: (p, input) => venue.accessPoints.create(p, input),
       update: (p, id, input) => venue.accessPoints.update(p, id, input),
       destroy: (p, id) => venue.accessPoints.delete(p, id),
-      resource: (row) => venue.accessPoints.resource(row),
+      resource: (row) => {
+        const resource = venue.accessPoints.resource(row);
+        return { ...resource, readers: resource.readers.map(readerView) };
+      },
     }),
     ...crudRoutes({
       ...access,
@@ -73,7 +85,7 @@ export function accessControlRoutes({ venue, engine }: { venue: Venue; engine: A
       idParam: 'readerId',
       tag: 'Readers',
       label: 'reader',
-      schema: readerSchema,
+      schema: readerViewSchema,
       createBody: createReaderBody,
       updateBody: updateReaderBody,
       list: (p, o, l) => venue.readers.table.list(p, o, l),
@@ -81,7 +93,7 @@ export function accessControlRoutes({ venue, engine }: { venue: Venue; engine: A
       create: (p, input) => venue.readers.create(p, input),
       update: (p, id, input) => venue.readers.update(p, id, input),
       destroy: (p, id) => venue.readers.delete(p, id),
-      resource: readerResource,
+      resource: (row) => readerView(readerResource(row)),
     }),
       ...crudRoutes({
       ...access,

@@ -1,3 +1,4 @@
+import { deviceRoutes } from './devices.js';
 import type { HttpDeps } from '../deps.js';
 import type { AnyRoute } from '../route.js';
 import { accessControlRoutes } from './access-control.js';
@@ -25,6 +26,7 @@ export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
     ...projectRoutes(deps),
     ...userRoutes(deps),
     ...settingsRoutes(deps),
+    ...deviceRoutes(deps), // before readers/{readerId}: readers/logins is not an id
     ...accessControlRoutes(deps),
     ...scanRoutes({ scans: deps.scans, now: () => deps.clock.now() }),
     ...accessEventRoutes({ db: () => deps.store.db }),
@@ -35,7 +37,7 @@ export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
     ...formRoutes(deps),
     ...broadcastingRoutes(deps),
     ...pusherApiRoutes(deps),
-    ...webhookRoutes({ scans: deps.scans, index: deps.venueIndex, gate: deps.webhookGate, now: () => deps.clock.now() }),
+    ...webhookRoutes({ scans: deps.scans, gateways: deps.devices.gateways, index: deps.venueIndex, gate: deps.webhookGate, now: () => deps.clock.now() }),
   );
   return routes;
 }

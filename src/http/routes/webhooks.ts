@@ -4,6 +4,7 @@ import { scanInstant } from '../../access/scan-time.js';
 import { credentialKey, type ReaderEntry, type VenueIndex } from '../../access/venue-index.js';
 import { AppError, validationError } from '../../errors.js';
 import type { WebhookGate } from '../../webhooks/gate.js';
+import { gatewayReportSchema, type Gateways } from '../../devices/gateways.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { answerScan, answerSchema, requestIdField } from './scan.js';
 
@@ -29,12 +30,13 @@ const accessEventBody = z.object({
 
 export interface WebhookRouteDeps {
   scans: ScanService;
+  gateways: Gateways;
   index: VenueIndex;
   gate: WebhookGate;
   now: () => number;
 }
 
-export function webhookRoutes({ scans, index, gate, now }: WebhookRouteDeps): AnyRoute[] {
+export function webhookRoutes({ scans, gateways, index, gate, now }: WebhookRouteDeps): AnyRoute[] {
   const findReader = (projectId: number | null, identifier: string): ReaderEntry => {
     if (projectId !== null) {
       const reader = index.readers.get(credentialKey(projectId, identifier));
@@ -48,6 +50,34 @@ export function webhookRoutes({ scans, index, gate, now }: WebhookRouteDeps): An
   };
 
   return [
+    defineRoute({
+      method: 'POST',
+      path: '/webhook/v1/mqtt-gateway-status',
+      operationId: 'webhooks.mqtt-gateway-status',
+      tags: ['Incoming webhooks'],
+      summary: 'A gateway reports its status and its readers',
+      description:
+        'The same state the MQTT status topic updates (docs/mqtt.md). The gateway is found by `gateway_id` (its identifier). Answers `{success: true, message}` (the first of the two shapes the spec shows); reader ids the gateway\'s project does not know are named in the message, not an error.',
+      ability: 'public',
+      rateClass: 'none',
+      envelope: 'webhook',
+      body: gatewayReportSchema,
+      responses: {
+        200: { description: 'Recorded', schema: z.object({ success: z.literal(true), message: z.string() }) },
+        400: { description: 'The payload fails validation', schema: webhookValidationError },
+        404: { description: 'No gateway has this identifier', schema: webhookError },
+        409: { description: 'The identifier is used in more than one project (sign with one project\'s webhook source)', schema: webhookError },
+      },
+      handler: ({ body, koa }) => {
+        const { projectId } = gate.admit('gateway-status', koa, koa.state.rawBody as Buffer);
+        const matches = gateways.withIdentifier(body.gateway_id, projectId);
+        if (matches.length === 0) throw new AppError('unknown_gateway', { identifier: body.gateway_id });
+        if (matches.length > 1) throw new AppError('ambiguous_gateway', { identifier: body.gateway_id });
+        const { unknownReaders } = gateways.report(matches[0]!, body);
+        const message = unknownReaders.length ? `Gateway status recorded; unknown reader ids ignored: ${unknownReaders.slice(0, 20).join(', ')}.` : 'Gateway status recorded.';
+        return { body: { success: true, message } };
+      },
+    }),
     defineRoute({
       method: 'POST',
       path: '/webhook/v1/access-event',

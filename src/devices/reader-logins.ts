@@ -1,0 +1,129 @@
+import { randomInt, timingSafeEqual } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import { iso } from '../clock.js';
+import { validationError } from '../errors.js';
+import type { Database } from '../store/database.js';
+import { statement } from '../store/statements.js';
+import type { DeviceTokens, DeviceToken } from './device-tokens.js';
+
+// Reader login with a one-time password (spec: Authentication item 8; docs/mqtt.md). A reader
+// asks for a login by its identifier; the box makes a 6-digit OTP that staff see (REST listing,
+// console, a log line) and read out to whoever sets the reader up; verify trades the OTP for the
+// reader's MQTT token. An OTP is single use, lives readers.otpTtlMinutes (10), and a login is
+// locked after readers.otpMaxAttempts wrong tries (5); asking again supersedes the pending one.
+
+export interface ReaderLoginSettings {
+  otpTtlMinutes: number;
+  otpMaxAttempts: number;
+  tokenTtlDays: number | null;
+}
+
+export interface ReaderLoginRow {
+  id: number;
+  project_id: number;
+  reader_id: number;
+  otp: string | null;
+  status: 'pending' | 'used' | 'locked' | 'superseded' | 'expired';
+  attempts: number;
+  requested_ip: string | null;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+export interface LoginReader {
+  id: number;
+  projectId: number;
+  identifier: string;
+}
+
+export interface VerifiedLogin {
+  login: ReaderLoginRow;
+  plainText: string;
+  token: DeviceToken;
+}
+
+const otpError = (message: string) => validationError({ otp: [message] });
+
+export class ReaderLogins {
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+    private readonly tokens: DeviceTokens,
+    private readonly settings: ReaderLoginSettings,
+  ) {}
+
+  /** A new pending login for the reader, superseding any pending one; answers it with its OTP. */
+  request(reader: LoginReader, ip: string | null): ReaderLoginRow {
+    const now = this.clock.now();
+    return this.db.transaction(() => {
+      statement(this.db, "UPDATE reader_logins SET status = 'superseded', otp = NULL WHERE reader_id = ? AND status = 'pending'").run(reader.id);
+      const otp = String(randomInt(0, 1_000_000)).padStart(6, '0');
+      const id = statement(
+        this.db,
+        'INSERT INTO reader_logins (project_id, reader_id, otp, requested_ip, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
+      ).run(reader.projectId, reader.id, otp, ip, iso(now), iso(now + this.settings.otpTtlMinutes * 60_000)).lastInsertRowid;
+      return this.#row(Number(id))!;
+    })();
+  }
+
+  /** Pending, unexpired logins of a project, newest first (what staff read the OTPs from). */
+  pending(projectId: number): ReaderLoginRow[] {
+    this.#expire();
+    return statement(this.db, "SELECT * FROM reader_logins WHERE project_id = ? AND status = 'pending' ORDER BY id DESC").all(projectId) as ReaderLoginRow[];
+  }
+
+  /**
+   * Trades an OTP for a reader token. `readers` are the readers with this identifier (the
+   * identifier is unique per project only); the OTP says which one. Wrong, expired, used or
+   * locked OTPs are 422s on `otp`, each with its own message; a wrong one counts an attempt.
+   */
+  verify(readers: readonly LoginReader[], otp: string): VerifiedLogin {
+    const now = this.clock.now();
+    return this.db.transaction((): VerifiedLogin => {
+      const logins = readers.flatMap((r) => this.#latest(r.id));
+      const given = Buffer.from(otp.padEnd(6, ' ').slice(0, 6));
+      const matching = logins.find((l) => l.otp !== null && l.otp.length === 6 && otp.length === 6 && timingSafeEqual(Buffer.from(l.otp), given));
+      if (!matching) {
+        const used = logins.find((l) => l.status === 'used');
+        const pending = logins.filter((l) => l.status === 'pending');
+        if (pending.length === 0) {
+          if (logins.some((l) => l.status === 'locked')) throw otpError('Too many wrong one-time passwords: request a new reader login.');
+          if (logins.some((l) => l.status === 'expired')) throw otpError('The one-time password has expired: request a new reader login.');
+          if (used) throw otpError('The one-time password has already been used: request a new reader login.');
+          throw otpError('No reader login is pending for this reader: request one first.');
+        }
+        for (const login of pending) this.#wrongAttempt(login);
+        throw otpError('The one-time password is invalid.');
+      }
+      if (Date.parse(matching.expires_at) <= now) {
+        statement(this.db, "UPDATE reader_logins SET status = 'expired', otp = NULL WHERE id = ?").run(matching.id);
+        throw otpError('The one-time password has expired: request a new reader login.');
+      }
+      // Used: the OTP is blanked; trying it again finds the used login and says so.
+      statement(this.db, "UPDATE reader_logins SET status = 'used', otp = NULL, used_at = ? WHERE id = ?").run(iso(now), matching.id);
+      const { plainText, token } = this.tokens.issue('reader', matching.reader_id, matching.project_id, this.settings.tokenTtlDays);
+      return { login: { ...matching, status: 'used', otp: null, used_at: iso(now) }, plainText, token };
+    })();
+  }
+
+  #wrongAttempt(login: ReaderLoginRow): void {
+    const attempts = login.attempts + 1;
+    if (attempts >= this.settings.otpMaxAttempts) statement(this.db, "UPDATE reader_logins SET attempts = ?, status = 'locked', otp = NULL WHERE id = ?").run(attempts, login.id);
+    else statement(this.db, 'UPDATE reader_logins SET attempts = ? WHERE id = ?').run(attempts, login.id);
+  }
+
+  /** The reader's most recent login (the one an OTP can still refer to). */
+  #latest(readerId: number): ReaderLoginRow[] {
+    const row = statement(this.db, "SELECT * FROM reader_logins WHERE reader_id = ? AND status != 'superseded' ORDER BY id DESC LIMIT 1").get(readerId) as ReaderLoginRow | undefined;
+    return row ? [row] : [];
+  }
+
+  #expire(): void {
+    statement(this.db, "UPDATE reader_logins SET status = 'expired', otp = NULL WHERE status = 'pending' AND expires_at <= ?").run(iso(this.clock.now()));
+  }
+
+  #row(id: number): ReaderLoginRow | undefined {
+    return statement(this.db, 'SELECT * FROM reader_logins WHERE id = ?').get(id) as ReaderLoginRow | undefined;
+  }
+}

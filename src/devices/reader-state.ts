@@ -1,0 +1,118 @@
+import type { Clock } from '../clock.js';
+import { iso } from '../clock.js';
+import { z } from 'zod';
+import type { EventBus } from '../events/bus.js';
+
+// Where each reader stands (docs/mqtt.md: reader state): connected to the broker itself, or
+// reported by the gateway that fronts it, when it was last seen and when it last scanned.
+// Kept in memory: it changes on every scan and is true only of this run; after a restart a
+// reader is `unknown` until it connects, a gateway reports it, or it scans.
+
+export const readerStatusSchema = z.object({
+  status: z.enum(['online', 'offline', 'unknown']),
+  connected_via: z.enum(['mqtt', 'gateway']).nullable(),
+  gateway_status: z.string().nullable(),
+  last_seen: z.string().nullable(),
+  last_scan: z.string().nullable(),
+});
+
+export interface ReaderStatus {
+  status: 'online' | 'offline' | 'unknown';
+  /** `mqtt` while the reader holds a broker connection; `gateway` when a gateway reported it. */
+  connected_via: 'mqtt' | 'gateway' | null;
+  /** As the gateway reported it (`connected` occurs in the spec), else null. */
+  gateway_status: string | null;
+  last_seen: string | null;
+  last_scan: string | null;
+}
+
+interface Entry {
+  projectId: number;
+  mqttConnections: number;
+  gatewayStatus: string | null;
+  lastSeen: number | null;
+  lastScan: number | null;
+}
+
+const UNKNOWN: ReaderStatus = { status: 'unknown', connected_via: null, gateway_status: null, last_seen: null, last_scan: null };
+
+export class ReaderStates {
+  readonly #entries = new Map<number, Entry>();
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly bus: EventBus,
+  ) {}
+
+  of(readerId: number): ReaderStatus {
+    const e = this.#entries.get(readerId);
+    if (!e) return UNKNOWN;
+    const online = e.mqttConnections > 0 || e.gatewayStatus === 'connected' || e.gatewayStatus === 'online';
+    const known = e.mqttConnections > 0 || e.gatewayStatus !== null || e.lastSeen !== null;
+    return {
+      status: online ? 'online' : known ? 'offline' : 'unknown',
+      connected_via: e.mqttConnections > 0 ? 'mqtt' : e.gatewayStatus !== null ? 'gateway' : null,
+      gateway_status: e.gatewayStatus,
+      last_seen: e.lastSeen === null ? null : iso(e.lastSeen),
+      last_scan: e.lastScan === null ? null : iso(e.lastScan),
+    };
+  }
+
+  connected(projectId: number, readerId: number): void {
+    this.#change(projectId, readerId, (e) => {
+      e.mqttConnections++;
+      e.lastSeen = this.clock.now();
+    });
+  }
+
+  disconnected(projectId: number, readerId: number): void {
+    this.#change(projectId, readerId, (e) => {
+      e.mqttConnections = Math.max(0, e.mqttConnections - 1);
+      e.lastSeen = this.clock.now();
+    });
+  }
+
+  /** A scan from the reader (any transport): seen now, scanned at `at`. Not announced (too frequent). */
+  scanned(projectId: number, readerId: number, at: number): void {
+    const e = this.#entry(projectId, readerId);
+    e.lastSeen = this.clock.now();
+    if (e.lastScan === null || at > e.lastScan) e.lastScan = at;
+  }
+
+  /** A gateway reported the reader; `lastScan` as the gateway saw it. */
+  reported(projectId: number, readerId: number, status: string, lastScan: number | null): void {
+    this.#change(projectId, readerId, (e) => {
+      e.gatewayStatus = status;
+      e.lastSeen = this.clock.now();
+      if (lastScan !== null && (e.lastScan === null || lastScan > e.lastScan)) e.lastScan = lastScan;
+    });
+  }
+
+  /** The gateway went offline: what it reported of its readers no longer holds. */
+  gatewayLost(projectId: number, readerIds: readonly number[]): void {
+    for (const id of readerIds) {
+      const e = this.#entries.get(id);
+      if (e && e.gatewayStatus !== null) this.#change(projectId, id, (x) => (x.gatewayStatus = 'offline'));
+    }
+  }
+
+  forget(readerId: number): void {
+    this.#entries.delete(readerId);
+  }
+
+  #entry(projectId: number, readerId: number): Entry {
+    let e = this.#entries.get(readerId);
+    if (!e) this.#entries.set(readerId, (e = { projectId, mqttConnections: 0, gatewayStatus: null, lastSeen: null, lastScan: null }));
+    return e;
+  }
+
+  /** Applies a change and announces the reader's state when its status or route changed. */
+  #change(projectId: number, readerId: number, apply: (e: Entry) => void): void {
+    const before = this.of(readerId);
+    apply(this.#entry(projectId, readerId));
+    const after = this.of(readerId);
+    if (before.status !== after.status || before.connected_via !== after.connected_via || before.gateway_status !== after.gateway_status) {
+      this.bus.emit('reader.status_changed', { projectId, readerId, status: { ...after }, timestamp: iso(this.clock.now()) });
+    }
+  }
+}

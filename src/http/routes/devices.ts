@@ -1,0 +1,311 @@
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { z } from 'zod';
+import { credentialKey } from '../../access/venue-index.js';
+import { AppError, validationError } from '../../errors.js';
+import { createGatewayBody, gatewaySchema, updateGatewayBody } from '../../devices/gateways.js';
+import { gatewayStatusTopic, projectPrefix, readerTopic } from '../../mqtt/topics.js';
+import { collectionSchema, pageQuery, paginate, window } from '../pagination.js';
+import { defineRoute, type AnyRoute } from '../route.js';
+import { messageSchema, single } from '../resources.js';
+import type { HttpDeps } from '../deps.js';
+import { PROJECT_PATH, projectParams, withId } from './crud.js';
+
+// Readers and gateways on the broker (issue 7; docs/mqtt.md). Reader login and OTP verify are
+// unauthenticated (spec: Authentication item 8): the OTP is what proves the person setting the
+// reader up was given it by staff, who read it from GET .../readers/logins (or the log). Gateways
+// are created by staff, who get the gateway's MQTT token once.
+
+const loginBody = z.strictObject({ reader_identifier: z.string().min(1).max(128) });
+const verifyBody = z.strictObject({ otp: z.string().min(1).max(32), reader_identifier: z.string().min(1).max(128) });
+
+const mqttSettings = z.object({
+  host: z.string(),
+  port: z.number().int().describe('MQTT over TCP'),
+  tls_port: z.number().int().nullable().describe('MQTT over TLS, when configured'),
+  ws_path: z.literal('/mqtt').describe('MQTT over WebSocket on the HTTP port'),
+  username: z.string().describe("the reader's identifier"),
+  password: z.string().describe('the reader_token'),
+  scans_topic: z.string(),
+  decisions_topic: z.string(),
+  qos: z.literal(1),
+});
+
+const verifiedSchema = z.object({
+  reader_token: z.string().describe('shown once; the MQTT password'),
+  expires_at: z.string().nullable(),
+  reader: z.object({ id: z.number().int(), identifier: z.string(), access_point_id: z.number().int().nullable() }),
+  project: z.object({ team_slug: z.string(), slug: z.string() }),
+  mqtt: mqttSettings,
+});
+
+const pendingLoginSchema = z.object({
+  id: z.number().int(),
+  reader_id: z.number().int(),
+  reader_identifier: z.string(),
+  otp: z.string(),
+  attempts: z.number().int(),
+  requested_ip: z.string().nullable(),
+  created_at: z.string(),
+  expires_at: z.string(),
+});
+
+export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
+  const { devices, projects, venueIndex: index, config, bus } = deps;
+  const log = deps.log.child({ module: 'readers' });
+  const verifyLimiter = new RateLimiterMemory({ points: config.readers.verifyPerMinute, duration: 60, keyPrefix: 'otp-verify' });
+  const hostOf = (ctx: { hostname: string }) => config.mqtt.publicHost ?? (ctx.hostname || 'localhost');
+  const readerOf = (projectId: number, id: number) => {
+    const reader = index.readerById(id);
+    if (!reader || reader.projectId !== projectId) throw new AppError('not_found', { resource: 'Reader' });
+    return reader;
+  };
+
+  return [
+    defineRoute({
+      method: 'POST',
+      path: `${PROJECT_PATH}/readers/login`,
+      operationId: 'readers.login',
+      tags: ['Readers'],
+      summary: 'A reader asks for a one-time password (staff read it out from readers/logins)',
+      description: `No bearer token. Answers 202 and makes a 6-digit OTP valid ${config.readers.otpTtlMinutes} minutes; a pending one for the reader is superseded. The OTP is never in this answer.`,
+      ability: 'public',
+      rateClass: 'standard',
+      params: projectParams,
+      body: loginBody,
+      responses: {
+        202: { description: 'A login is pending', schema: single(z.object({ reader_identifier: z.string(), status: z.literal('pending'), expires_at: z.string(), message: z.string() })) },
+        404: { description: 'No such project', schema: messageSchema },
+        422: { description: 'No reader with this identifier in the project', schema: messageSchema },
+      },
+      handler: ({ params, body, koa }) => {
+        const project = projects.findBySlugs(params.teamSlug, params.projectSlug);
+        if (!project) throw new AppError('not_found', { resource: 'Project' });
+        const reader = index.readers.get(credentialKey(project.id, body.reader_identifier));
+        if (!reader) throw validationError({ reader_identifier: ['The selected reader identifier is invalid.'] });
+        const login = devices.logins.request(reader, koa.ip || null);
+        // The log line is one of the places staff read the OTP from (issue 7 item 2).
+        log.info({ project: `${project.team_slug}/${project.slug}`, reader: reader.identifier, otp: login.otp, expiresAt: login.expires_at, ip: koa.ip }, `reader login requested: one-time password ${login.otp} for reader ${reader.identifier}`);
+        return {
+          status: 202,
+          body: { data: { reader_identifier: reader.identifier, status: 'pending', expires_at: login.expires_at, message: 'Ask venue staff for the one-time password, then POST it to /api/v1/reader-otp/verify.' } },
+        };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: `${PROJECT_PATH}/readers/logins`,
+      operationId: 'readers.logins',
+      tags: ['Readers'],
+      summary: 'Pending reader logins with their one-time passwords (for staff)',
+      ability: 'access:read',
+      rateClass: 'standard',
+      project: true,
+      params: projectParams,
+      responses: { 200: { description: 'Pending, unexpired logins, newest first', schema: z.object({ data: z.array(pendingLoginSchema) }) } },
+      handler: ({ project }) => ({
+        body: {
+          data: devices.logins.pending(project!.id).map((l) => ({
+            id: l.id,
+            reader_id: l.reader_id,
+            reader_identifier: index.readerById(l.reader_id)?.identifier ?? '',
+            otp: l.otp!,
+            attempts: l.attempts,
+            requested_ip: l.requested_ip,
+            created_at: l.created_at,
+            expires_at: l.expires_at,
+          })),
+        },
+      }),
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/v1/reader-otp/verify',
+      operationId: 'readers.verify-otp',
+      tags: ['Readers'],
+      summary: "Trade a reader login's one-time password for the reader's MQTT credentials",
+      description: `No bearer token. ${config.readers.verifyPerMinute} attempts per minute per client address (429 past it); ${config.readers.otpMaxAttempts} wrong OTPs lock the login. Wrong, expired, used or locked OTPs answer 422 on \`otp\`. A new token replaces the reader's earlier one, whose connections are closed.`,
+      ability: 'public',
+      rateClass: 'none',
+      body: verifyBody,
+      responses: {
+        200: { description: "The reader's MQTT credentials (reader_token shown once)", schema: single(verifiedSchema) },
+        422: { description: 'Unknown reader, or a wrong, expired, used or locked OTP', schema: messageSchema },
+        429: { description: 'Too many attempts from this address', schema: messageSchema },
+      },
+      handler: async ({ body, koa }) => {
+        await limit(verifyLimiter, koa.ip, config.readers.verifyPerMinute);
+        const readers = index.readersWithIdentifier(body.reader_identifier);
+        if (readers.length === 0) throw validationError({ reader_identifier: ['The selected reader identifier is invalid.'] });
+        let verified;
+        try {
+          verified = devices.logins.verify(readers, body.otp.trim());
+        } catch (err) {
+          log.warn({ reader: body.reader_identifier, ip: koa.ip, error: (err as Error).message }, 'reader OTP refused');
+          throw err;
+        }
+        bus.emit('device.credentials_revoked', { kind: 'reader', deviceId: verified.login.reader_id }); // the earlier token's connections
+        const reader = index.readerById(verified.login.reader_id)!;
+        const project = projects.find(reader.projectId)!;
+        const prefix = projectPrefix(project.team_slug, project.slug);
+        log.info({ reader: reader.identifier, project: `${project.team_slug}/${project.slug}` }, 'reader OTP verified, MQTT token issued');
+        const ports = devices.mqttPorts();
+        return {
+          body: {
+            data: {
+              reader_token: verified.plainText,
+              expires_at: verified.token.expiresAt,
+              reader: { id: reader.id, identifier: reader.identifier, access_point_id: reader.accessPointId },
+              project: { team_slug: project.team_slug, slug: project.slug },
+              mqtt: {
+                host: hostOf(koa),
+                port: ports.tcp,
+                tls_port: ports.tls,
+                ws_path: '/mqtt' as const,
+                username: reader.identifier,
+                password: verified.plainText,
+                scans_topic: readerTopic(prefix, reader.identifier, 'scans'),
+                decisions_topic: readerTopic(prefix, reader.identifier, 'decisions'),
+                qos: 1 as const,
+              },
+            },
+          },
+        };
+      },
+    }),
+    defineRoute({
+      method: 'DELETE',
+      path: `${PROJECT_PATH}/readers/{readerId}/token`,
+      operationId: 'readers.revoke-token',
+      tags: ['Readers'],
+      summary: "Revoke a reader's MQTT token: its connections are closed at once",
+      ability: 'access:write',
+      rateClass: 'standard',
+      project: true,
+      params: withId('readerId'),
+      responses: { 204: { description: 'Revoked (also when there was none)' }, 404: { description: 'No such reader', schema: messageSchema } },
+      handler: ({ project, params }) => {
+        const reader = readerOf(project!.id, params.readerId);
+        devices.tokens.revoke('reader', reader.id);
+        bus.emit('device.credentials_revoked', { kind: 'reader', deviceId: reader.id });
+        return { status: 204 };
+      },
+    }),
+    ...gatewayRoutes(deps),
+  ];
+}
+
+function gatewayRoutes({ devices, bus, config }: HttpDeps): AnyRoute[] {
+  const { gateways } = devices;
+  const base = `${PROJECT_PATH}/gateways`;
+  const item = `${base}/{gatewayId}`;
+  const params = withId('gatewayId');
+  const common = { tags: ['Gateways'], rateClass: 'standard' as const, project: true };
+  const missing = { description: 'No such gateway in this project', schema: messageSchema };
+  const view = (row: Parameters<typeof gateways.resource>[0], prefix: string) => ({ ...gateways.resource(row), status_topic: gatewayStatusTopic(prefix, row.identifier) });
+  const viewSchema = gatewaySchema.extend({ status_topic: z.string() });
+  const issuedSchema = z.object({ data: viewSchema, token: z.string().describe('the MQTT password (username: the identifier); shown once') });
+  const issue = (projectId: number, gatewayId: number) => devices.tokens.issue('gateway', gatewayId, projectId, null).plainText;
+  return [
+    defineRoute({
+      ...common,
+      method: 'GET',
+      path: base,
+      operationId: 'gateways.index',
+      summary: 'List gateways with their state (online/offline, last_seen, last report)',
+      ability: 'access:read',
+      params: projectParams,
+      query: pageQuery,
+      responses: { 200: { description: 'A page of gateways', schema: collectionSchema(viewSchema) } },
+      handler: ({ project, query, koa }) => {
+        const { items, total } = gateways.list(project!.id, window(query).offset, window(query).limit);
+        const prefix = projectPrefix(project!.team_slug, project!.slug);
+        return { body: paginate(koa, query, items.map((g) => view(g, prefix)), total) };
+      },
+    }),
+    defineRoute({
+      ...common,
+      method: 'GET',
+      path: item,
+      operationId: 'gateways.show',
+      summary: 'Show a gateway',
+      ability: 'access:read',
+      params,
+      responses: { 200: { description: 'The gateway', schema: single(viewSchema) }, 404: missing },
+      handler: ({ project, params: p }) => ({ body: { data: view(gateways.get(project!.id, p.gatewayId), projectPrefix(project!.team_slug, project!.slug)) } }),
+    }),
+    defineRoute({
+      ...common,
+      method: 'POST',
+      path: base,
+      operationId: 'gateways.store',
+      summary: 'Create a gateway with the readers it fronts; answers its MQTT token once',
+      ability: 'access:write',
+      params: projectParams,
+      body: createGatewayBody,
+      responses: { 201: { description: 'The gateway and its token', schema: issuedSchema }, 422: { description: 'Validation failed', schema: messageSchema } },
+      handler: ({ project, body }) => {
+        const row = gateways.create(project!.id, body);
+        return { status: 201, body: { data: view(row, projectPrefix(project!.team_slug, project!.slug)), token: issue(project!.id, row.id) } };
+      },
+    }),
+    defineRoute({
+      ...common,
+      method: 'PUT',
+      path: item,
+      operationId: 'gateways.update',
+      summary: 'Update a gateway (name, identifier, the readers it fronts)',
+      description: 'Its connections are closed so they reconnect under the new identifier and readers.',
+      ability: 'access:write',
+      params,
+      body: updateGatewayBody,
+      responses: { 200: { description: 'The gateway', schema: single(viewSchema) }, 404: missing, 422: { description: 'Validation failed', schema: messageSchema } },
+      handler: ({ project, params: p, body }) => {
+        const row = gateways.update(project!.id, p.gatewayId, body);
+        bus.emit('device.credentials_revoked', { kind: 'gateway', deviceId: row.id });
+        return { body: { data: view(row, projectPrefix(project!.team_slug, project!.slug)) } };
+      },
+    }),
+    defineRoute({
+      ...common,
+      method: 'DELETE',
+      path: item,
+      operationId: 'gateways.destroy',
+      summary: 'Delete a gateway: its token stops working and its connections are closed',
+      ability: 'access:write',
+      params,
+      responses: { 204: { description: 'Deleted' }, 404: missing },
+      handler: ({ project, params: p }) => {
+        gateways.delete(project!.id, p.gatewayId);
+        devices.tokens.revoke('gateway', p.gatewayId);
+        return { status: 204 };
+      },
+    }),
+    defineRoute({
+      ...common,
+      method: 'POST',
+      path: `${item}/token`,
+      operationId: 'gateways.rotate-token',
+      summary: "Issue a new MQTT token for the gateway; the old one stops working and its connections are closed",
+      ability: 'access:write',
+      params,
+      responses: { 201: { description: 'The gateway and its new token', schema: issuedSchema }, 404: missing },
+      handler: ({ project, params: p }) => {
+        const row = gateways.get(project!.id, p.gatewayId);
+        const token = issue(project!.id, row.id);
+        bus.emit('device.credentials_revoked', { kind: 'gateway', deviceId: row.id });
+        return { status: 201, body: { data: view(row, projectPrefix(project!.team_slug, project!.slug)), token } };
+      },
+    }),
+  ].map((r) => ({ ...r, description: r.description ?? `MQTT: username = the gateway identifier, password = its token (${config.mqtt.port} TCP, /mqtt WebSocket).` }));
+}
+
+/** One attempt against a per-address limiter; 429 with the rate-limit headers past it. */
+async function limit(limiter: RateLimiterMemory, key: string, points: number): Promise<void> {
+  try {
+    await limiter.consume(key || 'unknown');
+  } catch (rejection) {
+    if (!(rejection instanceof RateLimiterRes)) throw rejection;
+    const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
+    throw new AppError('too_many_requests', {}, { headers: { 'Retry-After': String(retryAfter), 'X-RateLimit-Limit': String(points), 'X-RateLimit-Remaining': '0' }, body: { retry_after: retryAfter } });
+  }
+}

@@ -1,0 +1,229 @@
+import { readFileSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { createServer as createTlsServer } from 'node:tls';
+import { Aedes, type AedesPublishPacket, type Client, type PublishPacket } from 'aedes';
+import { createWebSocketStream, WebSocketServer } from 'ws';
+import type { Logger } from '../logger.js';
+import { mayPublish, mayReceive, maySubscribe, type AclDeps } from './acl.js';
+import { describeIdentity, identify, type IdentityDeps, type MqttIdentity } from './identities.js';
+
+// The embedded broker (issue 7; docs/mqtt.md): aedes on TCP (TCP_NODELAY: DESIGN), optionally
+// TLS, and MQTT over WebSocket at /mqtt on the HTTP port. It knows who each client is (its
+// identity, from the password: identities.ts) and what each may do (acl.ts); what a publish
+// means is the business of the handlers given to it (scans, gateway status: mqtt/index.ts).
+// One frozen client cannot stall the rest: aedes' drainTimeout closes a client whose socket
+// does not drain (aedes issue 1060), and a packet over maxPacketBytes closes its connection as
+// soon as its header arrives, before its body is buffered.
+
+export interface BrokerOptions {
+  host: string;
+  port: number;
+  tls: { port: number; certFile: string | null; keyFile: string | null };
+  drainTimeoutMs: number;
+  connectTimeoutMs: number;
+  maxConnections: number;
+  maxPacketBytes: number;
+}
+
+export interface BrokerHooks {
+  /** A client's publish that passed the ACL (scans, gateway status). */
+  published(identity: MqttIdentity, packet: AedesPublishPacket): void;
+  connected(identity: MqttIdentity): void;
+  disconnected(identity: MqttIdentity): void;
+  /** Refusals and protocol trouble, counted in /metrics by kind. */
+  refused(kind: 'connect' | 'publish' | 'subscribe' | 'oversize'): void;
+}
+
+export interface BrokerStats {
+  clients: number;
+  readers: number;
+  gateways: number;
+  staff: number;
+}
+
+export class MqttBroker {
+  readonly aedes: Aedes;
+  readonly #identities = new WeakMap<Client, MqttIdentity>();
+  readonly #servers: Server[] = [];
+  readonly #ws = new WebSocketServer({ noServer: true, perMessageDeflate: false });
+
+  constructor(
+    private readonly options: BrokerOptions,
+    private readonly deps: IdentityDeps & AclDeps,
+    private readonly hooks: BrokerHooks,
+    private readonly log: Logger,
+  ) {
+    this.aedes = new Aedes({
+      drainTimeout: options.drainTimeoutMs,
+      connectTimeout: options.connectTimeoutMs,
+      maxClientsIdLength: 128,
+      heartbeatInterval: 60_000,
+      preConnect: (client, _packet, done) => {
+        if (this.aedes.connectedClients >= options.maxConnections) {
+          this.log.warn({ clientId: client.id, max: options.maxConnections }, 'mqtt connection refused: over mqtt.maxConnections');
+          hooks.refused('connect');
+          return done(new Error('over mqtt.maxConnections'), false);
+        }
+        done(null, true);
+      },
+      authenticate: (client, username, password, done) => {
+        const outcome = identify(deps, username, password);
+        if ('refused' in outcome) {
+          this.log.warn({ clientId: client.id, username, reason: outcome.reason, address: this.#address(client) }, 'mqtt connection refused');
+          hooks.refused('connect');
+          return done(Object.assign(new Error(outcome.reason), { returnCode: outcome.refused }), false);
+        }
+        this.#identities.set(client, outcome.identity);
+        done(null, true);
+      },
+      authorizePublish: (client, packet, done) => {
+        const identity = client ? this.#identities.get(client) : undefined;
+        if (!client || !identity) return done(new Error('no identity'));
+        const verdict = mayPublish(deps, identity, packet.topic);
+        if (verdict.ok) return done(null);
+        this.log.warn({ clientId: client.id, who: describeIdentity(identity), topic: packet.topic.slice(0, 200), reason: verdict.reason }, 'mqtt publish refused, disconnecting');
+        hooks.refused('publish');
+        done(new Error(verdict.reason));
+      },
+      authorizeSubscribe: (client, subscription, done) => {
+        const identity = this.#identities.get(client);
+        const verdict = identity ? maySubscribe(deps, identity, subscription.topic) : { ok: false as const, reason: 'no identity' };
+        if (verdict.ok) return done(null, subscription);
+        this.log.warn({ clientId: client.id, who: identity && describeIdentity(identity), topic: subscription.topic.slice(0, 200), reason: verdict.reason }, 'mqtt subscription refused');
+        hooks.refused('subscribe');
+        done(null, null); // SUBACK 0x80 for this filter; the connection stays
+      },
+      authorizeForward: (client, packet) => (mayReceive(deps, this.#identities.get(client), packet.topic) ? packet : null),
+    });
+    this.aedes.on('clientReady', (client) => {
+      const identity = this.#identities.get(client);
+      if (!identity) return;
+      this.log.info({ clientId: client.id, who: describeIdentity(identity), address: this.#address(client) }, 'mqtt client connected');
+      hooks.connected(identity);
+    });
+    this.aedes.on('clientDisconnect', (client) => {
+      const identity = this.#identities.get(client);
+      if (!identity) return;
+      this.log.info({ clientId: client.id, who: describeIdentity(identity) }, 'mqtt client disconnected');
+      hooks.disconnected(identity);
+    });
+    this.aedes.on('clientError', (client, err) => this.log.debug({ clientId: client.id, err: err.message }, 'mqtt client error'));
+    this.aedes.on('connectionError', (client, err) => this.log.debug({ clientId: client.id, err: err.message }, 'mqtt connection error'));
+    this.aedes.on('keepaliveTimeout', (client) => this.log.info({ clientId: client.id }, 'mqtt keepalive timeout'));
+    this.aedes.on('publish', (packet, client) => {
+      const identity = client ? this.#identities.get(client) : undefined;
+      if (identity) hooks.published(identity, packet);
+    });
+  }
+
+  get stats(): BrokerStats {
+    const stats = { clients: 0, readers: 0, gateways: 0, staff: 0 };
+    for (const client of this.#clients()) {
+      const identity = this.#identities.get(client);
+      if (!identity || !client.connected) continue;
+      stats.clients++;
+      if (identity.kind === 'reader') stats.readers++;
+      else if (identity.kind === 'gateway') stats.gateways++;
+      else stats.staff++;
+    }
+    return stats;
+  }
+
+  /** The ports listened on: TCP first, then TLS when configured. */
+  get ports(): { tcp: number; tls: number | null } {
+    const port = (s: Server | undefined) => (s?.address() as AddressInfo | null)?.port ?? 0;
+    return { tcp: port(this.#servers[0]), tls: this.#servers[1] ? port(this.#servers[1]) : null };
+  }
+
+  async start(): Promise<void> {
+    await this.aedes.listen();
+    const { options } = this;
+    this.#servers.push(createServer({ noDelay: true }, (socket) => this.#handle(socket)));
+    if (options.tls.certFile && options.tls.keyFile) {
+      const tls = createTlsServer({ cert: readFileSync(options.tls.certFile), key: readFileSync(options.tls.keyFile) }, (socket) => this.#handle(socket));
+      tls.on('secureConnection', (socket) => socket.setNoDelay(true));
+      tls.on('tlsClientError', (err) => this.log.debug({ err: err.message }, 'mqtt tls handshake failed'));
+      this.#servers.push(tls);
+    }
+    await Promise.all(
+      this.#servers.map(
+        (server, i) =>
+          new Promise<void>((resolve, reject) => {
+            server.once('error', reject);
+            server.listen(i === 0 ? options.port : options.tls.port, options.host, () => {
+              server.off('error', reject);
+              resolve();
+            });
+          }),
+      ),
+    );
+    this.log.info({ port: this.ports.tcp, tlsPort: this.ports.tls ?? undefined, wsPath: '/mqtt' }, 'mqtt listening');
+  }
+
+  /** MQTT over WebSocket: the HTTP server's upgrades to /mqtt (http/upgrade.ts). */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    this.#ws.handleUpgrade(req, socket, head, (ws) => {
+      (socket as Socket).setNoDelay?.(true);
+      const stream = createWebSocketStream(ws);
+      stream.on('error', () => ws.terminate());
+      this.#handle(stream, req);
+    });
+  }
+
+  /** Publishes from the box (decisions, errors) at QoS 1. */
+  publish(topic: string, payload: unknown): void {
+    const packet: PublishPacket = { cmd: 'publish', topic, payload: Buffer.from(JSON.stringify(payload)), qos: 1, retain: false, dup: false };
+    this.aedes.publish(packet, (err) => {
+      if (err) this.log.warn({ err: err.message, topic }, 'mqtt publish failed');
+    });
+  }
+
+  /** Closes every connection of this reader or gateway (credentials revoked, device deleted). */
+  disconnect(kind: 'reader' | 'gateway', deviceId: number): number {
+    let closed = 0;
+    for (const client of this.#clients()) {
+      const who = this.#identities.get(client);
+      const match = who && ((kind === 'reader' && who.kind === 'reader' && who.readerId === deviceId) || (kind === 'gateway' && who.kind === 'gateway' && who.gatewayId === deviceId));
+      if (!match) continue;
+      this.log.info({ clientId: client.id, who: describeIdentity(who) }, 'mqtt client disconnected: credentials revoked');
+      client.close();
+      closed++;
+    }
+    return closed;
+  }
+
+  async stop(): Promise<void> {
+    for (const server of this.#servers.splice(0)) server.close();
+    for (const client of this.#clients()) client.close();
+    this.#ws.close();
+    await new Promise<void>((resolve) => this.aedes.close(() => resolve()));
+  }
+
+  #clients(): Client[] {
+    return Object.values((this.aedes as unknown as { clients: Record<string, Client> }).clients);
+  }
+
+  #address(client: Client): string | undefined {
+    return (client.conn as Socket).remoteAddress ?? client.req?.socket.remoteAddress;
+  }
+
+  /** Hands a connection to aedes with the packet-size guard on its parser. */
+  #handle(stream: Duplex, req?: IncomingMessage): void {
+    const client = req ? this.aedes.handle(stream, req) : this.aedes.handle(stream);
+    const parser = (client as unknown as { _parser: { parse(buf: Buffer): number; packet: { length: number } } })._parser;
+    const parse = parser.parse.bind(parser);
+    const limit = this.options.maxPacketBytes;
+    parser.parse = (buf: Buffer) => {
+      const left = parse(buf);
+      if (parser.packet.length > limit) {
+        this.log.warn({ clientId: client.id || undefined, length: parser.packet.length, limit }, 'mqtt packet over mqtt.maxPacketBytes, closing the connection');
+        this.hooks.refused('oversize');
+        stream.destroy();
+        return 0;
+      }
+      return left;
+    };
+  }
+}

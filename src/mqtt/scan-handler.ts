@@ -1,0 +1,102 @@
+import { z } from 'zod';
+import { ScanError } from '../access/engine.js';
+import type { ScanService } from '../access/scan-service.js';
+import { scanInstant } from '../access/scan-time.js';
+import type { VenueIndex } from '../access/venue-index.js';
+import { credentialKey } from '../access/venue-index.js';
+import { errorCatalogue, fieldErrorsFromZod, type FieldErrors } from '../errors.js';
+import type { ReaderStates } from '../devices/reader-state.js';
+
+// A scan published on a reader's scans topic becomes a decision on its decisions topic
+// (DESIGN: the path of one scan; docs/mqtt.md). Same ScanService as every other transport, so
+// a request_id seen before (QoS 1 redelivery, a reader's retry) gets the first decision back
+// and writes no second event. Malformed scans are counted, logged and answered with an error
+// on the decisions topic when a request_id can be read; they never reach the engine.
+
+const scanSchema = z.object({
+  request_id: z.string().min(1).max(128),
+  credential_value: z.string().min(1).max(4096),
+  scan_type: z.string().max(32).optional(),
+  timestamp: z.union([z.iso.datetime({ offset: true }), z.number().int().nonnegative().describe('Unix seconds')]).optional(),
+});
+
+export interface Decision {
+  request_id: string;
+  access_granted: boolean;
+  reason?: string;
+  attendee?: { id: number; first_name: string; last_name: string };
+  access_point_id: number;
+  decided_at: string;
+}
+
+export interface ScanFailure {
+  request_id: string | null;
+  error: string;
+  message: string;
+  errors?: FieldErrors;
+}
+
+export type MalformedReason = 'too_large' | 'invalid_json' | 'invalid_payload' | 'unknown_reader' | 'reader_unassigned' | 'not_decidable';
+
+export interface ScanHandlerDeps {
+  scans: ScanService;
+  index: VenueIndex;
+  readerStates: ReaderStates;
+  now: () => number;
+  maxPayloadBytes: number;
+}
+
+export type ScanResult = { ok: true; decision: Decision } | { ok: false; reason: MalformedReason; failure: ScanFailure };
+
+/** Decides one scan payload from the reader `identifier` of project `projectId`. Never throws for bad input. */
+export async function handleScan(deps: ScanHandlerDeps, projectId: number, identifier: string, payload: Buffer): Promise<ScanResult> {
+  const fail = (reason: MalformedReason, requestId: string | null, error: string, message: string, errors?: FieldErrors): ScanResult => ({
+    ok: false,
+    reason,
+    failure: { request_id: requestId, error, message, ...(errors ? { errors } : {}) },
+  });
+  if (payload.length > deps.maxPayloadBytes) return fail('too_large', sniffRequestId(payload), 'payload_too_large', `The scan exceeds the limit of ${deps.maxPayloadBytes} bytes.`);
+  let json: unknown;
+  try {
+    json = JSON.parse(payload.toString('utf8'));
+  } catch {
+    return fail('invalid_json', sniffRequestId(payload), 'malformed_json', 'The scan is not valid JSON.');
+  }
+  const requestId = typeof (json as { request_id?: unknown })?.request_id === 'string' ? ((json as { request_id: string }).request_id.slice(0, 128) || null) : null;
+  const parsed = scanSchema.safeParse(json);
+  if (!parsed.success) return fail('invalid_payload', requestId, 'validation_failed', 'The scan fails validation.', fieldErrorsFromZod(parsed.error));
+  const scan = parsed.data;
+  const timestamp = typeof scan.timestamp === 'number' ? new Date(scan.timestamp * 1000).toISOString() : scan.timestamp;
+  const instant = scanInstant(timestamp, deps.now());
+  if (!instant.ok) return fail('invalid_payload', scan.request_id, 'validation_failed', instant.message, { timestamp: [instant.message] });
+
+  const reader = deps.index.readers.get(credentialKey(projectId, identifier));
+  if (!reader) return fail('unknown_reader', scan.request_id, 'unknown_reader', `No reader has the identifier "${identifier}".`);
+  deps.readerStates.scanned(projectId, reader.id, instant.at);
+  if (reader.accessPointId === null) return fail('reader_unassigned', scan.request_id, 'reader_unassigned', errorCatalogue.reader_unassigned.message.replace('{identifier}', identifier));
+  try {
+    const outcome = await deps.scans.scan({
+      projectId,
+      accessPointId: reader.accessPointId,
+      readerId: reader.id,
+      credentialValue: scan.credential_value,
+      scannedAt: instant.at,
+      source: 'mqtt',
+      requestId: scan.request_id,
+    });
+    const decision: Decision = { request_id: scan.request_id, access_granted: outcome.granted, access_point_id: outcome.accessPointId, decided_at: outcome.decidedAt };
+    if (outcome.reason) decision.reason = outcome.reason;
+    if (outcome.answer.attendee) decision.attendee = outcome.answer.attendee;
+    return { ok: true, decision };
+  } catch (err) {
+    if (!(err instanceof ScanError)) throw err;
+    const code = err.code === 'unknown_access_point' ? 'reader_unassigned' : err.code;
+    return fail('not_decidable', scan.request_id, code, code === 'reader_unassigned' ? `The reader "${identifier}" is not assigned to an access point.` : errorCatalogue[code].message);
+  }
+}
+
+/** A request_id out of a payload that is not JSON or too large to parse, when one is plainly there. */
+function sniffRequestId(payload: Buffer): string | null {
+  const head = payload.subarray(0, 512).toString('utf8');
+  return /"request_id"\s*:\s*"([^"\\]{1,128})"/.exec(head)?.[1] ?? null;
+}

@@ -1,0 +1,146 @@
+import type { AedesPublishPacket } from 'aedes';
+import { Gauge, type Registry } from 'prom-client';
+import type { EventBus } from '../events/bus.js';
+import type { Gateways } from '../devices/gateways.js';
+import { gatewayReportSchema } from '../devices/gateways.js';
+import type { ReaderStates } from '../devices/reader-state.js';
+import type { Logger } from '../logger.js';
+import type { MqttBroker } from './broker.js';
+import type { MqttIdentity } from './identities.js';
+import { handleScan, type MalformedReason, type ScanHandlerDeps } from './scan-handler.js';
+import { parseTopic, readerTopic } from './topics.js';
+
+// What the box does with MQTT traffic (docs/mqtt.md): a scan on a reader's scans topic is
+// decided and answered on its decisions topic; a gateway's status (retained, or its last will)
+// updates the same gateway and reader state as the mqtt-gateway-status webhook; connections
+// mark readers online and offline. Malformed traffic is counted by reason in /metrics and
+// logged, never a crash and never an access event.
+
+export type TrafficCounter = MalformedReason | 'invalid_status' | 'refused_connect' | 'refused_publish' | 'refused_subscribe' | 'oversize_packet';
+
+export class MqttService {
+  readonly counts = new Map<TrafficCounter | 'scans' | 'decisions' | 'status_reports', number>();
+  #broker: MqttBroker | null = null;
+
+  constructor(
+    private readonly scanDeps: ScanHandlerDeps,
+    private readonly gateways: Gateways,
+    private readonly readerStates: ReaderStates,
+    private readonly bus: EventBus,
+    private readonly log: Logger,
+  ) {}
+
+  count(what: TrafficCounter | 'scans' | 'decisions' | 'status_reports'): void {
+    this.counts.set(what, (this.counts.get(what) ?? 0) + 1);
+  }
+
+  /** Wires the broker's hooks and the bus events that disconnect devices. */
+  attach(broker: MqttBroker): void {
+    this.#broker = broker;
+    const disconnect = (kind: 'reader' | 'gateway', id: number) => broker.disconnect(kind, id);
+    this.bus.on(this, 'device.credentials_revoked', (e) => disconnect(e.kind, e.deviceId));
+    this.bus.on(this, 'reader.deleted', (e) => {
+      disconnect('reader', e.id);
+      this.readerStates.forget(e.id);
+    });
+    this.bus.on(this, 'gateway.deleted', (e) => disconnect('gateway', e.id));
+  }
+
+  detach(): void {
+    this.bus.removeListeners(this);
+    this.#broker = null;
+  }
+
+  connected(identity: MqttIdentity): void {
+    if (identity.kind === 'reader') this.readerStates.connected(identity.projectId, identity.readerId);
+  }
+
+  disconnected(identity: MqttIdentity): void {
+    if (identity.kind === 'reader') this.readerStates.disconnected(identity.projectId, identity.readerId);
+  }
+
+  published(identity: MqttIdentity, packet: AedesPublishPacket): void {
+    if (identity.kind === 'staff') return; // the ACL lets staff publish nothing
+    const topic = parseTopic(packet.topic);
+    if (!topic) return;
+    if (topic.kind === 'readers' && topic.leaf === 'scans') void this.#scan(identity, topic.identifier, packet.payload as Buffer);
+    else if (topic.kind === 'gateways' && identity.kind === 'gateway') this.#status(identity, packet.payload as Buffer);
+  }
+
+  async #scan(identity: Exclude<MqttIdentity, { kind: 'staff' }>, identifier: string, payload: Buffer): Promise<void> {
+    this.count('scans');
+    const answerTopic = readerTopic(identity.prefix, identifier, 'decisions');
+    try {
+      const result = await handleScan(this.scanDeps, identity.projectId, identifier, payload);
+      if (result.ok) {
+        this.count('decisions');
+        this.#broker?.publish(answerTopic, result.decision);
+        return;
+      }
+      this.count(result.reason);
+      this.log.warn({ reader: identifier, reason: result.reason, error: result.failure.message, requestId: result.failure.request_id }, 'mqtt scan refused');
+      if (result.failure.request_id !== null) this.#broker?.publish(answerTopic, result.failure);
+    } catch (err) {
+      // The event log could not commit: nothing was decided; the reader's retry (same request_id) is decided anew.
+      this.log.error({ err, reader: identifier }, 'mqtt scan failed');
+    }
+  }
+
+  #status(identity: Extract<MqttIdentity, { kind: 'gateway' }>, payload: Buffer): void {
+    if (payload.length === 0) return; // a retained status being cleared
+    const gateway = this.gateways.byId(identity.gatewayId);
+    if (!gateway) return;
+    const report = parseStatus(payload, gateway.identifier);
+    if (!report.ok) {
+      this.count('invalid_status');
+      this.log.warn({ gateway: gateway.identifier, error: report.message }, 'mqtt gateway status refused');
+      return;
+    }
+    this.count('status_reports');
+    this.gateways.report(gateway, report.value);
+  }
+}
+
+type StatusParse = { ok: true; value: { status: string; readers?: { reader_id: string; status: string; last_scan?: string | number | null | undefined }[]; timestamp?: string | number } } | { ok: false; message: string };
+
+/** A status payload: the webhook's JSON, or a bare word such as the last will's `offline`. */
+export function parseStatus(payload: Buffer, identifier: string): StatusParse {
+  if (payload.length > 256 * 1024) return { ok: false, message: 'status payload too large' };
+  const text = payload.toString('utf8').trim();
+  if (/^[A-Za-z_-]{1,32}$/.test(text)) return { ok: true, value: { status: text } };
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return { ok: false, message: 'neither JSON nor a status word' };
+  }
+  const parsed = gatewayReportSchema.safeParse(json);
+  if (!parsed.success) return { ok: false, message: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') };
+  if (parsed.data.gateway_id !== identifier) return { ok: false, message: `gateway_id ${parsed.data.gateway_id} is not this gateway (${identifier})` };
+  return { ok: true, value: parsed.data };
+}
+
+/** /metrics: connected MQTT clients by kind and the traffic counters. */
+export function registerMqttMetrics(registry: Registry, broker: MqttBroker, service: MqttService): void {
+  new Gauge({
+    name: 'gatehouse_mqtt_clients',
+    help: 'Connected MQTT clients by kind (reader, gateway, staff)',
+    labelNames: ['kind'],
+    registers: [registry],
+    collect() {
+      const stats = broker.stats;
+      this.set({ kind: 'reader' }, stats.readers);
+      this.set({ kind: 'gateway' }, stats.gateways);
+      this.set({ kind: 'staff' }, stats.staff);
+    },
+  });
+  new Gauge({
+    name: 'gatehouse_mqtt_messages_total',
+    help: 'MQTT traffic by outcome: scans, decisions, status_reports, and refused or malformed traffic by reason',
+    labelNames: ['what'],
+    registers: [registry],
+    collect() {
+      for (const [what, n] of service.counts) this.set({ what }, n);
+    },
+  });
+}
