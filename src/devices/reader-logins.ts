@@ -80,31 +80,34 @@ export class ReaderLogins {
    */
   verify(readers: readonly LoginReader[], otp: string): VerifiedLogin {
     const now = this.clock.now();
-    return this.db.transaction((): VerifiedLogin => {
+    // The transaction returns refusals instead of throwing them: a throw would roll back the
+    // attempt counted for a wrong OTP (and the expiry marked for an old one).
+    const outcome = this.db.transaction((): VerifiedLogin | string => {
       const logins = readers.flatMap((r) => this.#latest(r.id));
       const given = Buffer.from(otp.padEnd(6, ' ').slice(0, 6));
       const matching = logins.find((l) => l.otp !== null && l.otp.length === 6 && otp.length === 6 && timingSafeEqual(Buffer.from(l.otp), given));
       if (!matching) {
-        const used = logins.find((l) => l.status === 'used');
         const pending = logins.filter((l) => l.status === 'pending');
         if (pending.length === 0) {
-          if (logins.some((l) => l.status === 'locked')) throw otpError('Too many wrong one-time passwords: request a new reader login.');
-          if (logins.some((l) => l.status === 'expired')) throw otpError('The one-time password has expired: request a new reader login.');
-          if (used) throw otpError('The one-time password has already been used: request a new reader login.');
-          throw otpError('No reader login is pending for this reader: request one first.');
+          if (logins.some((l) => l.status === 'locked')) return 'Too many wrong one-time passwords: request a new reader login.';
+          if (logins.some((l) => l.status === 'expired')) return 'The one-time password has expired: request a new reader login.';
+          if (logins.some((l) => l.status === 'used')) return 'The one-time password has already been used: request a new reader login.';
+          return 'No reader login is pending for this reader: request one first.';
         }
         for (const login of pending) this.#wrongAttempt(login);
-        throw otpError('The one-time password is invalid.');
+        return 'The one-time password is invalid.';
       }
       if (Date.parse(matching.expires_at) <= now) {
         statement(this.db, "UPDATE reader_logins SET status = 'expired', otp = NULL WHERE id = ?").run(matching.id);
-        throw otpError('The one-time password has expired: request a new reader login.');
+        return 'The one-time password has expired: request a new reader login.';
       }
       // Used: the OTP is blanked; trying it again finds the used login and says so.
       statement(this.db, "UPDATE reader_logins SET status = 'used', otp = NULL, used_at = ? WHERE id = ?").run(iso(now), matching.id);
       const { plainText, token } = this.tokens.issue('reader', matching.reader_id, matching.project_id, this.settings.tokenTtlDays);
       return { login: { ...matching, status: 'used', otp: null, used_at: iso(now) }, plainText, token };
     })();
+    if (typeof outcome === 'string') throw otpError(outcome);
+    return outcome;
   }
 
   #wrongAttempt(login: ReaderLoginRow): void {

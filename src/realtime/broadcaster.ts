@@ -50,6 +50,9 @@ export class Broadcaster {
         });
       }
     });
+    bus.on(this, 'gateway.online', (e) => this.publish(e.projectId, 'console:devices', 'GatewayOnline', e.gateway));
+    bus.on(this, 'gateway.offline', (e) => this.publish(e.projectId, 'console:devices', 'GatewayOffline', e.gateway));
+    bus.on(this, 'reader.status_changed', (e) => this.publish(e.projectId, 'console:devices', 'ReaderStatusChanged', { reader_id: e.readerId, ...e.status, timestamp: e.timestamp }));
     bus.on(this, 'project.saved', (e) => this.#channels.delete(e.projectId));
   }
 
