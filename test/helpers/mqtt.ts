@@ -71,9 +71,14 @@ export function closedBy(client: MqttClient, timeoutMs = 3000): Promise<void> {
 }
 
 /** SUBACK granted QoS per filter (128 = refused). */
-export async function subscribe(client: MqttClient, topic: string | string[]): Promise<number[]> {
-  const granted = await client.subscribeAsync(topic, { qos: 1 });
-  return granted.map((g) => g.qos);
+export function subscribe(client: MqttClient, topic: string | string[]): Promise<number[]> {
+  // mqtt.js reports any 0x80 as an error; the SUBACK packet still says which filter got what.
+  return new Promise((resolve, reject) =>
+    client.subscribe(topic, { qos: 1 }, (err, _granted, packet) => {
+      if (packet && 'granted' in packet) resolve((packet.granted as number[]).map(Number));
+      else reject(err ?? new Error('no SUBACK'));
+    }),
+  );
 }
 
 export interface ReaderCredentials {
