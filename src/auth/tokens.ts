@@ -95,6 +95,14 @@ export class TokenService {
     this.#lastWritten.set(id, at);
   }
 
+  /** Still usable: not revoked and not expired (connections that outlive a request re-check with this). */
+  isLive(id: number): boolean {
+    const row = this.row(id);
+    if (!row) return false;
+    const { expiresAt } = this.toRecord(row);
+    return expiresAt === null || Date.parse(expiresAt) > this.clock.now();
+  }
+
   revoke(id: number): boolean {
     this.#lastWritten.delete(id);
     this.#lastUsed.delete(id);

@@ -75,6 +75,12 @@ export class DeviceTokens {
     return this.#record(row);
   }
 
+  /** Still usable: not replaced, revoked or expired. */
+  isLive(id: number): boolean {
+    const row = this.#row(id);
+    return !!row && (row.expires_at === null || Date.parse(row.expires_at) > this.clock.now());
+  }
+
   /** The device's live token, without its secret. */
   current(kind: DeviceKind, deviceId: number): DeviceToken | null {
     const row = statement(this.db, 'SELECT * FROM device_tokens WHERE kind = ? AND device_id = ? ORDER BY id DESC LIMIT 1').get(kind, deviceId) as Row | undefined;

@@ -67,6 +67,8 @@ export interface DomainEvents {
   'gateway.deleted': { projectId: number; id: number };
   /** A reader's connection state changed (MQTT connect/disconnect, a gateway's report). */
   'reader.status_changed': { projectId: number; readerId: number; status: Record<string, unknown>; timestamp: string };
+  /** A reader asked for a login: staff read the OTP out (console devices channel). */
+  'reader.login_requested': { projectId: number; readerId: number; identifier: string; otp: string; expiresAt: string };
   /** A reader's or gateway's MQTT credentials were revoked or replaced: whoever used them is disconnected. */
   'device.credentials_revoked': { kind: 'reader' | 'gateway'; deviceId: number };
   /** One bulk import: attendees and credentials written with versions fromVersion..toVersion. */

@@ -7,7 +7,7 @@ import { Aedes, type AedesPublishPacket, type Client, type PublishPacket } from 
 import { createWebSocketStream, WebSocketServer } from 'ws';
 import type { Logger } from '../logger.js';
 import { mayPublish, mayReceive, maySubscribe, type AclDeps } from './acl.js';
-import { describeIdentity, identify, type IdentityDeps, type MqttIdentity } from './identities.js';
+import { describeIdentity, identify, stillValid, type IdentityDeps, type MqttIdentity } from './identities.js';
 
 // The embedded broker (issue 7; docs/mqtt.md): aedes on TCP (TCP_NODELAY: DESIGN), optionally
 // TLS, and MQTT over WebSocket at /mqtt on the HTTP port. It knows who each client is (its
@@ -25,6 +25,8 @@ export interface BrokerOptions {
   connectTimeoutMs: number;
   maxConnections: number;
   maxPacketBytes: number;
+  /** How often connections' credentials are checked again (API tokens revoked elsewhere, expiry). */
+  recheckIntervalMs: number;
 }
 
 export interface BrokerHooks {
@@ -48,6 +50,7 @@ export class MqttBroker {
   readonly #identities = new WeakMap<Client, MqttIdentity>();
   readonly #servers: Server[] = [];
   readonly #ws = new WebSocketServer({ noServer: true, perMessageDeflate: false });
+  #recheck: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly options: BrokerOptions,
@@ -160,6 +163,10 @@ export class MqttBroker {
       ),
     );
     this.log.info({ port: this.ports.tcp, tlsPort: this.ports.tls ?? undefined, wsPath: '/mqtt' }, 'mqtt listening');
+    // Device tokens revoked over REST disconnect at once (MqttService); this catches the rest:
+    // staff API tokens revoked or expired, users deactivated, device tokens expiring.
+    this.#recheck = setInterval(() => this.#recheckCredentials(), options.recheckIntervalMs);
+    this.#recheck.unref();
   }
 
   /** MQTT over WebSocket: the HTTP server's upgrades to /mqtt (http/upgrade.ts). */
@@ -194,7 +201,17 @@ export class MqttBroker {
     return closed;
   }
 
+  #recheckCredentials(): void {
+    for (const client of this.#clients()) {
+      const who = this.#identities.get(client);
+      if (!who || stillValid(this.deps, who)) continue;
+      this.log.info({ clientId: client.id, who: describeIdentity(who) }, 'mqtt client disconnected: its credentials no longer hold');
+      client.close();
+    }
+  }
+
   async stop(): Promise<void> {
+    if (this.#recheck) clearInterval(this.#recheck);
     for (const server of this.#servers.splice(0)) server.close();
     for (const client of this.#clients()) client.close();
     this.#ws.close();

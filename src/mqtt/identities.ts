@@ -60,6 +60,12 @@ function device(deps: IdentityDeps, username: string | undefined, secret: string
   return { identity: { kind: 'gateway', projectId: project.id, gatewayId: gateway.id, identifier: gateway.identifier, prefix, tokenId: token.id } };
 }
 
+/** Whether the credentials a connection was admitted with still hold (revoked, expired, user deactivated). */
+export function stillValid(deps: IdentityDeps, who: MqttIdentity): boolean {
+  if (who.kind !== 'staff') return deps.deviceTokens.isLive(who.tokenId);
+  return deps.tokens.isLive(who.tokenId) && deps.users.find(who.userId)?.is_active === true;
+}
+
 /** A short description for logs (never the token). */
 export const describeIdentity = (i: MqttIdentity) =>
   i.kind === 'staff' ? `staff ${i.email}` : i.kind === 'reader' ? `reader ${i.identifier}` : `gateway ${i.identifier}`;

@@ -53,6 +53,7 @@ export class Broadcaster {
     bus.on(this, 'gateway.online', (e) => this.publish(e.projectId, 'console:devices', 'GatewayOnline', e.gateway));
     bus.on(this, 'gateway.offline', (e) => this.publish(e.projectId, 'console:devices', 'GatewayOffline', e.gateway));
     bus.on(this, 'reader.status_changed', (e) => this.publish(e.projectId, 'console:devices', 'ReaderStatusChanged', { reader_id: e.readerId, ...e.status, timestamp: e.timestamp }));
+    bus.on(this, 'reader.login_requested', (e) => this.publish(e.projectId, 'console:devices', 'ReaderLoginRequested', { reader_id: e.readerId, reader_identifier: e.identifier, otp: e.otp, expires_at: e.expiresAt }));
     bus.on(this, 'project.saved', (e) => this.#channels.delete(e.projectId));
   }
 

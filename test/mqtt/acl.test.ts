@@ -19,7 +19,7 @@ describe('the broker ACL', () => {
   const refusal = (p: Promise<unknown>) => p.then(() => null, (e: { code?: number }) => e.code);
 
   beforeAll(async () => {
-    gh = await startAppliance();
+    gh = await startAppliance({ GATEHOUSE_MQTT_RECHECK_INTERVAL_MS: '200' });
     staff = await gh.token();
     api = client(gh, staff);
     const zone = (await api.post(`${A}/access-zones`, { name: 'Arena' })).body.data.id;
@@ -86,5 +86,18 @@ describe('the broker ACL', () => {
     const closed = closedBy(monitor);
     monitor.publish(r1.mqtt.scans_topic, JSON.stringify({ request_id: 'forged', credential_value: 'TICKET-1' }), { qos: 1 });
     await closed;
+  });
+
+  it('disconnects a staff connection whose API token is revoked, or whose user is deactivated', async () => {
+    const token = await gh.token(['access:read']);
+    const monitor = track(await connect(mqttUrl(gh), { username: 'monitor', password: token }));
+    const revoked = closedBy(monitor, 5000);
+    expect((await gh.request('DELETE', '/api/v1/auth/token', { token })).status).toBe(200);
+    await revoked;
+    const sam = await createUser(gh, staff, 'sam@example.test', ['*']);
+    const samClient = track(await connect(mqttUrl(gh), { username: 'sam', password: sam.token }));
+    const deactivated = closedBy(samClient, 5000);
+    expect((await api.put(`/api/v1/users/${sam.id}`, { is_active: false })).status).toBe(200);
+    await deactivated;
   });
 });

@@ -85,6 +85,7 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
         const login = devices.logins.request(reader, koa.ip || null);
         // The log line is one of the places staff read the OTP from (issue 7 item 2).
         log.info({ project: `${project.team_slug}/${project.slug}`, reader: reader.identifier, otp: login.otp, expiresAt: login.expires_at, ip: koa.ip }, `reader login requested: one-time password ${login.otp} for reader ${reader.identifier}`);
+        bus.emit('reader.login_requested', { projectId: project.id, readerId: reader.id, identifier: reader.identifier, otp: login.otp!, expiresAt: login.expires_at });
         return {
           status: 202,
           body: { data: { reader_identifier: reader.identifier, status: 'pending', expires_at: login.expires_at, message: 'Ask venue staff for the one-time password, then POST it to /api/v1/reader-otp/verify.' } },
