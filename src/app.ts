@@ -27,7 +27,9 @@ import { ScanService } from './access/scan-service.js';
 import { AccessEventLog } from './access/event-log.js';
 import { PresenceSnapshots } from './access/presence.js';
 import { Checkpointer } from './store/checkpointer.js';
-import { openWebhookGate } from './webhooks/gate.js';
+import { SignedWebhookGate } from './webhooks/signed-gate.js';
+import { WebhookSources } from './webhooks/sources.js';
+import { IncomingWebhookLog } from './webhooks/request-log.js';
 import { resolvePusherCredentials } from './realtime/credentials.js';
 import { PusherServer } from './realtime/server.js';
 import { Broadcaster } from './realtime/broadcaster.js';
@@ -64,6 +66,7 @@ export class Gatehouse {
   #realtime: PusherServer | null = null;
   #broadcaster: Broadcaster | null = null;
   #mqtt: MqttBroker | null = null;
+  #webhookLog: IncomingWebhookLog | null = null;
   #mqttService: MqttService | null = null;
 
   constructor(
@@ -138,6 +141,10 @@ export class Gatehouse {
     const readerStates = new ReaderStates(clock, bus);
     const deviceTokens = new DeviceTokens(db, clock);
     const gateways = new Gateways(db, clock, bus, readerStates);
+    const webhookSources = new WebhookSources(db, clock);
+    const webhookLog = new IncomingWebhookLog(db, clock, { days: config.incomingWebhooks.logRetentionDays, maxRows: config.incomingWebhooks.logMaxRows });
+    this.#webhookLog = webhookLog;
+    webhookLog.start();
     const deps: HttpDeps = {
       config,
       log: this.log.child({ module: 'http' }),
@@ -157,7 +164,13 @@ export class Gatehouse {
       engine,
       scans: new ScanService(db, clock, bus, engine, index, eventLog),
       venueIndex: index,
-      webhookGate: openWebhookGate,
+      webhookGate: new SignedWebhookGate(webhookSources, clock, {
+        headerPrefix: config.incomingWebhooks.headerPrefix,
+        toleranceSeconds: config.incomingWebhooks.timestampToleranceSeconds,
+        allowUnsigned: config.incomingWebhooks.allowUnsigned,
+      }),
+      webhookSources,
+      webhookLog,
       realtime: { server: realtime, credentials },
       devices: {
         logins: new ReaderLogins(db, clock, deviceTokens, config.readers),
@@ -243,6 +256,7 @@ export class Gatehouse {
       ['websocket', () => this.#realtime?.stop()],
       ['broadcaster', () => this.#broadcaster?.stop()],
       ['http', () => this.#http?.stop(this.config.http.shutdownGraceMs)],
+      ['incoming webhook log', () => this.#webhookLog?.stop()],
       ['access events', () => this.#eventLog?.flush()],
       ['presence snapshot', () => this.#presence?.stop()],
       ['checkpoint worker', () => this.#checkpointer?.stop()],

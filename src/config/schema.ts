@@ -135,6 +135,17 @@ export const configSchema = z.strictObject({
     })
     .prefault({}),
   webhook: z.strictObject({ allowInsecure: z.boolean().default(false) }).prefault({}),
+  incomingWebhooks: z
+    .strictObject({
+      // X-{prefix}-Signature / X-{prefix}-Timestamp (the partner signs with X-Partner-Signature).
+      headerPrefix: z.string().regex(/^[A-Za-z0-9-]{1,40}$/, 'letters, digits and dashes').default('Svc'),
+      timestampToleranceSeconds: z.number().int().min(1).max(86_400).default(300),
+      // Development only: requests without a signature header are admitted, naming no project.
+      allowUnsigned: z.boolean().default(false),
+      logRetentionDays: z.number().int().min(1).max(3650).default(30),
+      logMaxRows: z.number().int().min(100).default(100_000),
+    })
+    .prefault({}),
 }).superRefine((config, ctx) => {
   // DESIGN: Cloud sync. An edge needs the cloud's URL and its sync token.
   if (config.role !== 'edge') return;

@@ -69,6 +69,40 @@ function webhookError(err: AppError): { status: number; body: Record<string, unk
   return { status: err.code === 'validation_failed' ? 400 : err.status, body };
 }
 
+/** Every request to /webhook/... goes into the incoming webhook log with its final status
+ * (issue 8 item 5); a 5xx lets the sender's retry of the same body through the replay check. */
+function incomingWebhookLog(deps: HttpDeps) {
+  return async (ctx: Context, next: Next) => {
+    if (!ctx.path.startsWith('/webhook/')) return next();
+    const receivedAt = deps.clock.now();
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      try {
+        const failed = ctx.status < 200 || ctx.status > 299;
+        if (ctx.status >= 500) deps.webhookGate.forget(ctx);
+        const raw = ctx.state.rawBody as Buffer | undefined;
+        const error = (ctx.body as { error?: unknown } | undefined)?.error;
+        deps.webhookLog.record({
+          endpoint: ctx.path.slice(0, 200),
+          method: ctx.method,
+          status: ctx.status,
+          sourceIp: ctx.ip,
+          receivedAt,
+          responseTimeMs: performance.now() - started,
+          sourceId: (ctx.state.webhookSourceId as number | undefined) ?? null,
+          projectId: (ctx.state.webhookProjectId as number | undefined) ?? null,
+          reason: failed ? (typeof error === 'string' ? error : `http_${ctx.status}`) : null,
+          bodyHead: failed && raw ? raw.subarray(0, 1024).toString('utf8') : null,
+        });
+      } catch (err) {
+        deps.log.error({ err }, 'incoming webhook log write failed');
+      }
+    }
+  };
+}
+
 /** 405 for a path that exists under other methods; OPTIONS answered with Allow. */
 function methodNotAllowed(router: Router) {
   return async (ctx: Context, next: Next) => {
@@ -91,6 +125,7 @@ export function createHttpApp(deps: HttpDeps, routes: readonly AnyRoute[]): Koa 
   app.silent = true;
   const router = new Router();
   for (const route of routes) router.register(koaPath(route.path), [route.method], routeMiddleware(route, deps));
+  app.use(incomingWebhookLog(deps));
   app.use(errorEnvelope(deps));
   app.use(methodNotAllowed(router));
   app.use(router.routes());

@@ -18,8 +18,11 @@ const isJsonType = (type: string) => type === 'application/json' || /^applicatio
 
 /** Reads and parses the body a route accepts: 415 for a content type it does not take, 413
  * over the limit, 400 for JSON that does not parse. An absent body parses as undefined. */
-export async function readBody(ctx: Context, kind: BodyKind, limit: number): Promise<ParsedBody> {
-  if (!hasBody(ctx)) return { raw: Buffer.alloc(0), value: undefined };
+export async function readBody(ctx: Context, kind: BodyKind, limit: number, beforeParse?: (raw: Buffer) => Promise<unknown>): Promise<ParsedBody> {
+  if (!hasBody(ctx)) {
+    await beforeParse?.(Buffer.alloc(0));
+    return { raw: Buffer.alloc(0), value: undefined };
+  }
   const type = (ctx.get('content-type').split(';')[0] ?? '').trim().toLowerCase();
   const other = kind === 'form' ? 'application/x-www-form-urlencoded' : kind === 'json-or-csv' ? 'text/csv' : null;
   if (!isJsonType(type) && type !== other) {
@@ -33,6 +36,7 @@ export async function readBody(ctx: Context, kind: BodyKind, limit: number): Pro
     if (e.type === 'entity.too.large') throw new AppError('payload_too_large', { limit });
     throw err;
   }
+  await beforeParse?.(raw); // signed webhooks: checked over the exact bytes, before their contents
   if (raw.length === 0) return { raw, value: undefined };
   if (type === 'text/csv') return { raw, value: raw.toString('utf8') };
   if (!isJsonType(type)) return { raw, value: Object.fromEntries(new URLSearchParams(raw.toString('utf8'))) };

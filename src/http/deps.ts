@@ -17,6 +17,8 @@ import type { AccessEngine } from '../access/engine.js';
 import type { ScanService } from '../access/scan-service.js';
 import type { VenueIndex } from '../access/venue-index.js';
 import type { WebhookGate } from '../webhooks/gate.js';
+import type { WebhookSources } from '../webhooks/sources.js';
+import type { IncomingWebhookLog } from '../webhooks/request-log.js';
 import type { PusherServer } from '../realtime/server.js';
 import type { PusherCredentials } from '../realtime/credentials.js';
 import type { ReaderLogins } from '../devices/reader-logins.js';
@@ -55,6 +57,8 @@ export interface HttpDeps {
   scans: ScanService;
   venueIndex: VenueIndex;
   webhookGate: WebhookGate;
+  webhookSources: WebhookSources;
+  webhookLog: IncomingWebhookLog;
   realtime: { server: PusherServer; credentials: PusherCredentials };
   devices: DeviceDeps;
   isReady(): boolean;

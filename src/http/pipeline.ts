@@ -54,7 +54,13 @@ export function routeMiddleware(route: AnyRoute, deps: HttpDeps) {
     const query = parse(route.query, ctx.query, (e) => validationError(fieldErrorsFromZod(e)));
     let body: unknown;
     if (route.body) {
-      const parsed = await readBody(ctx, route.bodyKind ?? 'json', route.bodyLimitBytes ?? deps.config.http.bodyLimitBytes);
+      const gate = route.webhook
+        ? (raw: Buffer) => {
+            ctx.state.rawBody = raw; // the request log keeps the first KB of a refused one
+            return deps.webhookGate.check(route.webhook!, ctx, raw);
+          }
+        : undefined;
+      const parsed = await readBody(ctx, route.bodyKind ?? 'json', route.bodyLimitBytes ?? deps.config.http.bodyLimitBytes, gate);
       ctx.state.rawBody = parsed.raw;
       body = parse(route.body, parsed.value, (e) => validationError(fieldErrorsFromZod(e)));
     }

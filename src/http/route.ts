@@ -5,6 +5,7 @@ import type { SessionRecord } from '../auth/sessions.js';
 import type { TokenRecord } from '../auth/tokens.js';
 import type { Project } from '../accounts/projects.js';
 import type { User } from '../accounts/users.js';
+import type { WebhookKind } from '../webhooks/gate.js';
 
 // One route table: every route declares its method, path, operation id, ability, rate class
 // and schemas here, and the router, the ability check, the rate limiter and the OpenAPI
@@ -63,6 +64,8 @@ export interface RouteSpec<P extends z.ZodType | undefined = undefined, Q extend
   bodyKind?: BodyKind;
   /** `webhook`: errors answered in the incoming-webhook envelope {error, message, errors?} with 400 for validation (spec: Errors). */
   envelope?: 'rest' | 'webhook';
+  /** An incoming webhook of this kind: the gate checks the raw body before it is parsed (webhooks/gate.ts). */
+  webhook?: WebhookKind;
   /** A larger body limit than http.bodyLimitBytes, for imports. */
   bodyLimitBytes?: number;
   params?: P;

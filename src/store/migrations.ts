@@ -368,4 +368,44 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX device_tokens_device ON device_tokens(kind, device_id);
     `,
   },
+  {
+    version: 9,
+    name: 'incoming webhooks: sources and the request log',
+    sql: `
+      -- Who may post which incoming webhook, per project (docs/webhooks-incoming.md). The secret is
+      -- kept readable: an HMAC is verified by computing it. previous_secret verifies until
+      -- previous_secret_expires_at after a rotation.
+      CREATE TABLE webhook_sources (
+        id INTEGER PRIMARY KEY,
+        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL CHECK (kind IN ('access-event', 'gateway-status', 'registration-partner', 'attendee-sync', 'upload-finalized')),
+        name TEXT NOT NULL,
+        secret TEXT NOT NULL,
+        previous_secret TEXT,
+        previous_secret_expires_at TEXT,
+        ip_allowlist TEXT NOT NULL DEFAULT '[]',
+        enabled INTEGER NOT NULL DEFAULT 1,
+        rate_limit_per_minute INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      CREATE INDEX webhook_sources_project ON webhook_sources(project_id);
+      -- Every incoming webhook request (spec: incoming webhook log entry), bounded by retention.
+      CREATE TABLE incoming_webhook_log (
+        id INTEGER PRIMARY KEY,
+        endpoint TEXT NOT NULL,
+        method TEXT NOT NULL,
+        status INTEGER NOT NULL,
+        source_ip TEXT NOT NULL,
+        received_at TEXT NOT NULL,
+        response_time_ms REAL NOT NULL,
+        source_id INTEGER,
+        project_id INTEGER,
+        reason TEXT,
+        body_head TEXT
+      );
+      CREATE INDEX incoming_webhook_log_project ON incoming_webhook_log(project_id, id);
+      CREATE INDEX incoming_webhook_log_received ON incoming_webhook_log(received_at);
+    `,
+  },
 ];

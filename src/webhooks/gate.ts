@@ -1,22 +1,36 @@
 import type { Context } from 'koa';
 
-// Who may post an incoming webhook, and for which project (spec: Authentication items 9-10).
-// Every /webhook/v1 route asks the gate before acting; the gate answers the project the
-// request belongs to, or throws the documented 401/403. Signed, allow-listed sources per
-// project arrive with the incoming-webhooks issue (8) as another WebhookGate; until then the
-// open gate admits every request and names no project, so the route matches by identifier.
+// Who may post an incoming webhook, and for which project (spec: Authentication items 9-10;
+// docs/webhooks-incoming.md). Routes that take an incoming webhook name its kind; the request
+// pipeline asks the gate to check the raw body before it is parsed (so an unsigned request is a
+// 401, never a 400 about its contents), and the handler reads the admission: the project of the
+// source whose secret verified (signed-gate.ts).
 
 export type WebhookKind = 'access-event' | 'gateway-status' | 'registration-partner' | 'attendee-sync' | 'upload-finalized';
 
 export interface WebhookAdmission {
-  /** The project of the source whose secret verified; null when the gate names none. */
+  /** The project of the source whose secret verified; null when unsigned requests are allowed and this one was. */
   projectId: number | null;
+  sourceId: number | null;
 }
 
 export interface WebhookGate {
-  admit(kind: WebhookKind, ctx: Context, rawBody: Buffer): WebhookAdmission;
+  /** Checks a request (signature, allowlist, timestamp, replay, rate); throws the documented error. */
+  check(kind: WebhookKind, ctx: Context, rawBody: Buffer): Promise<WebhookAdmission>;
+  /** The admission the pipeline made for this request (handlers call this). */
+  admit(kind: WebhookKind, ctx: Context, rawBody?: Buffer): WebhookAdmission;
+  /** The request failed on our side (5xx): its body may be sent again. */
+  forget(ctx: Context): void;
 }
 
+const STATE_KEY = 'webhookAdmission';
+
+export const admissionOf = (ctx: Context): WebhookAdmission | undefined => ctx.state[STATE_KEY] as WebhookAdmission | undefined;
+export const setAdmission = (ctx: Context, admission: WebhookAdmission): WebhookAdmission => (ctx.state[STATE_KEY] = admission);
+
+/** Admits everything and names no project (tests of the gate's callers, and `webhooks.allowUnsigned` without a signature). */
 export const openWebhookGate: WebhookGate = {
-  admit: () => ({ projectId: null }),
+  check: async (_kind, ctx) => admissionOf(ctx) ?? setAdmission(ctx, { projectId: null, sourceId: null }),
+  admit: (_kind, ctx) => admissionOf(ctx) ?? setAdmission(ctx, { projectId: null, sourceId: null }),
+  forget: () => {},
 };

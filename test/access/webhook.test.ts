@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, ManualClock, startAppliance, type TestAppliance } from '../helpers/appliance.js';
+import { signedPoster } from '../helpers/signed-webhooks.js';
 
 // POST /webhook/v1/access-event: the gateway's way in (issue 5, item 6).
 
@@ -10,12 +11,13 @@ describe('the access-event webhook', () => {
   let gh: TestAppliance;
   let api: ReturnType<typeof client>;
   let gate: number;
-  const post = (body: unknown, headers: Record<string, string> = {}) =>
-    gh.request('POST', '/webhook/v1/access-event', { rawBody: typeof body === 'string' ? body : JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });
+  let post: ReturnType<typeof signedPoster>;
 
   beforeAll(async () => {
     gh = await startAppliance({}, { clock: new ManualClock(NOW) });
-    api = client(gh, await gh.token());
+    const token = await gh.token();
+    api = client(gh, token);
+    post = signedPoster(gh, token, 'access-event');
     const zone = (await api.post(`${A}/access-zones`, { name: 'Arena' })).body.data.id;
     gate = (await api.post(`${A}/access-points`, { name: 'North gate', access_zone_id: zone })).body.data.id;
     expect((await api.post(`${A}/readers`, { identifier: 'GW1-R1', type: 'barcode', access_point_id: gate })).status).toBe(201);
@@ -48,7 +50,7 @@ describe('the access-event webhook', () => {
     const json = await post('{"reader_id": ');
     expect(json.status).toBe(400);
     expect(json.body).toMatchObject({ error: 'malformed_json', message: expect.stringContaining('not valid JSON') });
-    const form = await post('reader_id=GW1-R1', { 'content-type': 'application/x-www-form-urlencoded' });
+    const form = await post('reader_id=GW1-R1', { headers: { 'content-type': 'application/x-www-form-urlencoded' } });
     expect(form.status).toBe(415);
     expect(form.body).toEqual({ error: 'unsupported_media_type', message: expect.any(String) });
     const count = (await api.get(`${A}/access-events`)).body.meta.total;
@@ -70,14 +72,16 @@ describe('the access-event webhook', () => {
     expect((await api.get(`${A}/access-events`)).body.meta.total).toBe(2);
   });
 
-  it('refuses an identifier that names readers in two projects rather than guessing', async () => {
+  it("finds the reader in the signing source's project when another project has the same identifier", async () => {
     expect((await api.post('/api/v1/projects', { name: 'Other venue', slug: 'other' })).status).toBe(201);
     const O = '/api/v1/projects/default/other';
     const zone = (await api.post(`${O}/access-zones`, { name: 'Hall' })).body.data.id;
     const point = (await api.post(`${O}/access-points`, { name: 'Door', access_zone_id: zone })).body.data.id;
     await api.post(`${O}/readers`, { identifier: 'GW1-R1', access_point_id: point });
-    const res = await post({ reader_id: 'GW1-R1', credential_value: 'TICKET-1' });
-    expect(res.status).toBe(409);
-    expect(res.body.error).toBe('ambiguous_reader');
+    const res = await post({ reader_id: 'GW1-R1', credential_value: 'TICKET-1', request_id: 'two-projects' });
+    expect(res.status).toBe(200);
+    const events = (await api.get(`${A}/access-events`)).body.data;
+    expect(events[0]).toMatchObject({ access_point_id: gate, credential_value: 'TICKET-1' });
+    expect((await api.get(`${O}/access-events`)).body.meta.total).toBe(0);
   });
 });

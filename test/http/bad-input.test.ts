@@ -90,7 +90,7 @@ describe('error catalogue', () => {
     for (const [code, entry] of Object.entries(errorCatalogue)) {
       expect(entry.status, code).toBeGreaterThanOrEqual(400);
       expect(entry.status, code).toBeLessThan(600);
-      const err = new AppError(code as keyof typeof errorCatalogue, { path: '/x', resource: 'Thing', method: 'GET', allowed: 'POST', limit: 1, type: 't', expected: 'e', detail: 'd', identifier: 'R1', appId: '1' });
+      const err = new AppError(code as keyof typeof errorCatalogue, { path: '/x', resource: 'Thing', method: 'GET', allowed: 'POST', limit: 1, type: 't', expected: 'e', detail: 'd', identifier: 'R1', appId: '1', header: 'X-Svc-Signature', address: '10.0.0.9', seconds: 300 });
       expect(err.body.message, code).toBe(err.message);
       expect(err.message, code).not.toMatch(/\{\w+\}/);
     }

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { closedBy, connect, connectReader, inbox, mqttUrl, readerLogin, subscribe } from '../helpers/mqtt.js';
 import { rawClient, signChannel, wsUrl, type RawClient } from '../helpers/pusher.js';
+import { signedPoster } from '../helpers/signed-webhooks.js';
 
 // Gateways (issue 7, item 5): credentials issued over REST, a retained status with a last will
 // that marks them offline, the readers they front, and the mqtt-gateway-status webhook keeping
@@ -111,7 +112,7 @@ describe('gateways', () => {
 
   it('keeps the same state from the mqtt-gateway-status webhook, and answers bad reports in the webhook envelope', async () => {
     const gw = await gatewayWith('GW-2', [readers['GW1-A']!]);
-    const post = (body: unknown) => gh.request('POST', '/webhook/v1/mqtt-gateway-status', { body });
+    const post = signedPoster(gh, staff, 'gateway-status');
     const ok = await post({ gateway_id: 'GW-2', status: 'online', readers: [{ reader_id: 'GW1-A', status: 'connected', last_scan: '2026-11-23T11:30:00Z' }, { reader_id: 'GHOST', status: 'connected' }], timestamp: '2026-11-23T11:30:01Z' });
     expect(ok.status).toBe(200);
     expect(ok.body).toEqual({ success: true, message: 'Gateway status recorded; unknown reader ids ignored: GHOST.' });
@@ -128,7 +129,7 @@ describe('gateways', () => {
     const bad = await post({ status: 'online', readers: 'all' });
     expect(bad.status).toBe(400);
     expect(Object.keys(bad.body.errors).sort()).toEqual(['gateway_id', 'readers']);
-    const json = await gh.request('POST', '/webhook/v1/mqtt-gateway-status', { rawBody: '{"gateway_id":', headers: { 'content-type': 'application/json' } });
+    const json = await post('{"gateway_id":');
     expect(json.status).toBe(400);
     expect(json.body.error).toBe('malformed_json');
   });

@@ -1,4 +1,5 @@
 import { deviceRoutes } from './devices.js';
+import { webhookSourceRoutes } from './webhook-sources.js';
 import type { HttpDeps } from '../deps.js';
 import type { AnyRoute } from '../route.js';
 import { accessControlRoutes } from './access-control.js';
@@ -26,6 +27,7 @@ export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
     ...projectRoutes(deps),
     ...userRoutes(deps),
     ...settingsRoutes(deps),
+    ...webhookSourceRoutes(deps),
     ...deviceRoutes(deps), // before readers/{readerId}: readers/logins is not an id
     ...accessControlRoutes(deps),
     ...scanRoutes({ scans: deps.scans, now: () => deps.clock.now() }),

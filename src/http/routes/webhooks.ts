@@ -61,6 +61,7 @@ export function webhookRoutes({ scans, gateways, index, gate, now }: WebhookRout
       ability: 'public',
       rateClass: 'none',
       envelope: 'webhook',
+      webhook: 'gateway-status',
       body: gatewayReportSchema,
       responses: {
         200: { description: 'Recorded', schema: z.object({ success: z.literal(true), message: z.string() }) },
@@ -88,6 +89,7 @@ export function webhookRoutes({ scans, gateways, index, gate, now }: WebhookRout
       ability: 'public',
       rateClass: 'none',
       envelope: 'webhook',
+      webhook: 'access-event',
       body: accessEventBody,
       responses: {
         200: { description: 'The decision', schema: answerSchema },

@@ -1,0 +1,112 @@
+import { z } from 'zod';
+import type { Clock } from '../clock.js';
+import { iso } from '../clock.js';
+import type { Database } from '../store/database.js';
+import { statement } from '../store/statements.js';
+
+// The log of every incoming webhook request (issue 8 item 5; spec: incoming webhook log entry
+// {id, endpoint, method, status, source_ip, received_at, response_time_ms}), plus the source and
+// project it was matched to and, for failures, the reason (the error code answered) and the first
+// KB of the body. Retention is bounded by age and by row count (incomingWebhooks.logRetentionDays,
+// .logMaxRows), pruned at start and hourly.
+
+export interface LogEntry {
+  endpoint: string;
+  method: string;
+  status: number;
+  sourceIp: string;
+  receivedAt: number;
+  responseTimeMs: number;
+  sourceId: number | null;
+  projectId: number | null;
+  reason: string | null;
+  bodyHead: string | null;
+}
+
+interface Row {
+  id: number;
+  endpoint: string;
+  method: string;
+  status: number;
+  source_ip: string;
+  received_at: string;
+  response_time_ms: number;
+  source_id: number | null;
+  project_id: number | null;
+  reason: string | null;
+  body_head: string | null;
+}
+
+export const logQuery = z.object({
+  endpoint: z.string().max(200).optional().describe('e.g. /webhook/v1/access-event'),
+  status: z.coerce.number().int().min(100).max(599).optional(),
+  result: z.enum(['success', 'failure']).optional().describe('2xx, or anything else'),
+  from: z.iso.datetime({ offset: true }).optional().describe('received at or after'),
+  to: z.iso.datetime({ offset: true }).optional().describe('received before'),
+});
+
+export const logEntrySchema = z.object({
+  id: z.number().int(),
+  endpoint: z.string(),
+  method: z.string(),
+  status: z.number().int(),
+  source_ip: z.string(),
+  received_at: z.string(),
+  response_time_ms: z.number(),
+  source_id: z.number().int().nullable(),
+  project_id: z.number().int().nullable(),
+  reason: z.string().nullable().describe('the error code answered, for failures'),
+  body_head: z.string().nullable().describe('the first 1024 bytes of the body, for failures'),
+});
+
+export class IncomingWebhookLog {
+  #pruner: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+    private readonly retention: { days: number; maxRows: number },
+  ) {}
+
+  record(e: LogEntry): void {
+    statement(
+      this.db,
+      `INSERT INTO incoming_webhook_log (endpoint, method, status, source_ip, received_at, response_time_ms, source_id, project_id, reason, body_head)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(e.endpoint, e.method, e.status, e.sourceIp, iso(e.receivedAt), Math.round(e.responseTimeMs * 10) / 10, e.sourceId, e.projectId, e.reason, e.bodyHead);
+  }
+
+  /** Newest first; `projectId` null lists every entry (administrators), including unmatched ones. */
+  list(projectId: number | null, q: z.output<typeof logQuery>, offset: number, limit: number): { items: z.infer<typeof logEntrySchema>[]; total: number } {
+    const where: string[] = [];
+    const params: Record<string, string | number> = { offset, limit };
+    if (projectId !== null) (where.push('project_id = @projectId'), (params.projectId = projectId));
+    if (q.endpoint) (where.push('endpoint = @endpoint'), (params.endpoint = q.endpoint));
+    if (q.status) (where.push('status = @status'), (params.status = q.status));
+    if (q.result) where.push(q.result === 'success' ? 'status BETWEEN 200 AND 299' : 'status NOT BETWEEN 200 AND 299');
+    if (q.from) (where.push('received_at >= @from'), (params.from = iso(Date.parse(q.from))));
+    if (q.to) (where.push('received_at < @to'), (params.to = iso(Date.parse(q.to))));
+    const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
+    const items = statement(this.db, `SELECT * FROM incoming_webhook_log ${clause} ORDER BY id DESC LIMIT @limit OFFSET @offset`).all(params) as Row[];
+    const { n } = statement(this.db, `SELECT count(*) AS n FROM incoming_webhook_log ${clause}`).get(params) as { n: number };
+    return { items: items.map((r) => ({ ...r })), total: n };
+  }
+
+  /** Deletes entries past the retention age, then the oldest past the row bound. */
+  prune(): number {
+    const cutoff = iso(this.clock.now() - this.retention.days * 86_400_000);
+    let removed = statement(this.db, 'DELETE FROM incoming_webhook_log WHERE received_at < ?').run(cutoff).changes;
+    const newest = statement(this.db, 'SELECT max(id) AS id FROM incoming_webhook_log').get() as { id: number | null };
+    if (newest.id !== null) removed += statement(this.db, 'DELETE FROM incoming_webhook_log WHERE id <= ?').run(newest.id - this.retention.maxRows).changes;
+    return removed;
+  }
+
+  start(): void {
+    this.prune();
+    this.#pruner = setInterval(() => this.prune(), 3600_000).unref();
+  }
+
+  stop(): void {
+    if (this.#pruner) clearInterval(this.#pruner);
+  }
+}

@@ -1,0 +1,110 @@
+import type { Context } from 'koa';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import type { Clock } from '../clock.js';
+import { AppError } from '../errors.js';
+import { admissionOf, setAdmission, type WebhookAdmission, type WebhookGate, type WebhookKind } from './gate.js';
+import { checkTimestamp, parseSignature, verifies } from './signature.js';
+import { allowed, type ActiveSource, type WebhookSources } from './sources.js';
+
+// The signed gate (issue 8 items 1-3; docs/webhooks-incoming.md), in this order:
+//   1. the signature header (`X-{prefix}-Signature`, the partner's `X-Partner-Signature`):
+//      missing or not `sha256=<64 hex>` -> 401;
+//   2. the source: every enabled source of the endpoint's kind is tried (its secret, and its
+//      previous one during a rotation's grace), each compared in constant time; none -> 401.
+//      The source names the project (DESIGN: sources are matched by signature);
+//   3. the source's allowlist against the client address -> 403;
+//   4. `X-{prefix}-Timestamp`, when present: integer Unix seconds within the tolerance -> 401;
+//   5. replay: the same signed body from the same source within the tolerance window -> 409;
+//   6. the source's rate limit -> 429 with retry_after.
+
+export interface SignedGateOptions {
+  headerPrefix: string;
+  toleranceSeconds: number;
+  /** Admit requests without a signature header (naming no project): development only. */
+  allowUnsigned: boolean;
+}
+
+export class SignedWebhookGate implements WebhookGate {
+  /** Signed bodies seen, by source and digest, until when they count as replays (insertion order = expiry order). */
+  readonly #seen = new Map<string, number>();
+  readonly #limiters = new Map<number, { rate: number; limiter: RateLimiterMemory }>();
+
+  constructor(
+    private readonly sources: WebhookSources,
+    private readonly clock: Clock,
+    private readonly options: SignedGateOptions,
+  ) {}
+
+  headerNames(kind: WebhookKind): { signature: string; timestamp: string } {
+    const prefix = this.options.headerPrefix;
+    return { signature: kind === 'registration-partner' ? 'X-Partner-Signature' : `X-${prefix}-Signature`, timestamp: `X-${prefix}-Timestamp` };
+  }
+
+  async check(kind: WebhookKind, ctx: Context, rawBody: Buffer): Promise<WebhookAdmission> {
+    const already = admissionOf(ctx);
+    if (already) return already;
+    const names = this.headerNames(kind);
+    const header = ctx.get(names.signature);
+    if (!header) {
+      if (this.options.allowUnsigned) return setAdmission(ctx, { projectId: null, sourceId: null });
+      throw new AppError('missing_signature', { header: names.signature });
+    }
+    const given = parseSignature(header);
+    if (!given) throw new AppError('invalid_signature', { detail: `The ${names.signature} header must be sha256=<64 lowercase hex digits>.` });
+    const source = this.#match(kind, rawBody, given);
+    if (!source) throw new AppError('invalid_signature', { detail: 'The signature does not match any enabled webhook source of this endpoint.' });
+    ctx.state.webhookSourceId = source.id; // for the request log, also when a later step refuses
+    ctx.state.webhookProjectId = source.projectId;
+    if (source.allow && !allowed(source.allow, ctx.ip)) throw new AppError('address_not_allowed', { address: ctx.ip });
+    const now = this.clock.now();
+    const timestamp = checkTimestamp(ctx.get(names.timestamp) || undefined, now, this.options.toleranceSeconds);
+    if (!timestamp.ok) throw new AppError('stale_timestamp', { detail: timestamp.message });
+    this.#refuseReplay(`${source.id}:${given.toString('hex')}`, now, ctx);
+    await this.#limit(source);
+    return setAdmission(ctx, { projectId: source.projectId, sourceId: source.id });
+  }
+
+  admit(kind: WebhookKind, ctx: Context): WebhookAdmission {
+    const admission = admissionOf(ctx);
+    if (!admission) throw new Error(`webhook ${kind} handled without the gate: the route must declare webhook: '${kind}'`);
+    return admission;
+  }
+
+  forget(ctx: Context): void {
+    const key = ctx.state.webhookReplayKey as string | undefined;
+    if (key) this.#seen.delete(key);
+  }
+
+  #match(kind: WebhookKind, body: Buffer, given: Buffer): ActiveSource | null {
+    let match: ActiveSource | null = null;
+    // Every source and secret is tried, so the time taken does not say which one matched.
+    for (const source of this.sources.active(kind)) for (const secret of source.secrets) if (verifies(secret, body, given) && !match) match = source;
+    return match;
+  }
+
+  #refuseReplay(key: string, now: number, ctx: Context): void {
+    for (const [k, until] of this.#seen) {
+      if (until > now) break;
+      this.#seen.delete(k);
+    }
+    const until = this.#seen.get(key);
+    if (until !== undefined && until > now) throw new AppError('replayed_request', { seconds: this.options.toleranceSeconds });
+    this.#seen.set(key, now + this.options.toleranceSeconds * 1000);
+    ctx.state.webhookReplayKey = key;
+  }
+
+  async #limit(source: ActiveSource): Promise<void> {
+    let entry = this.#limiters.get(source.id);
+    if (!entry || entry.rate !== source.ratePerMinute) {
+      entry = { rate: source.ratePerMinute, limiter: new RateLimiterMemory({ points: source.ratePerMinute, duration: 60, keyPrefix: `webhook-source-${source.id}` }) };
+      this.#limiters.set(source.id, entry);
+    }
+    try {
+      await entry.limiter.consume('source');
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
+      throw new AppError('too_many_requests', {}, { headers: { 'Retry-After': String(retryAfter), 'X-RateLimit-Limit': String(source.ratePerMinute), 'X-RateLimit-Remaining': '0' }, body: { retry_after: retryAfter } });
+    }
+  }
+}
