@@ -408,4 +408,37 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX incoming_webhook_log_received ON incoming_webhook_log(received_at);
     `,
   },
+  {
+    version: 10,
+    name: 'incoming webhooks: registration partner events and check-ins',
+    sql: `
+      -- Registration partner events applied, one row per event_id and project, written in the
+      -- same transaction as the event's changes: a replayed event_id is acknowledged and not
+      -- applied again (docs/webhooks-incoming.md). Kept; the partner sends few.
+      CREATE TABLE partner_events (
+        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        event_id TEXT NOT NULL,
+        event_type TEXT NOT NULL,
+        registration_id TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        attendee_id INTEGER REFERENCES attendees(id) ON DELETE SET NULL,
+        received_at TEXT NOT NULL,
+        PRIMARY KEY (project_id, event_id)
+      );
+      CREATE INDEX partner_events_attendee ON partner_events(attendee_id); -- ON DELETE SET NULL looks here
+      -- attendee.checked_in as the partner reports it: a record, not an access event (it moves
+      -- nobody into a zone and changes no occupancy).
+      CREATE TABLE check_ins (
+        id INTEGER PRIMARY KEY,
+        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        attendee_id INTEGER REFERENCES attendees(id) ON DELETE SET NULL,
+        registration_id TEXT NOT NULL,
+        event_id TEXT NOT NULL,
+        checked_in_at TEXT NOT NULL,
+        received_at TEXT NOT NULL
+      );
+      CREATE INDEX check_ins_attendee ON check_ins(attendee_id);
+      CREATE INDEX check_ins_project ON check_ins(project_id, checked_in_at);
+    `,
+  },
 ];

@@ -14,6 +14,7 @@ import { projectRoutes } from './projects.js';
 import { settingsRoutes } from './settings.js';
 import { userRoutes } from './users.js';
 import { webhookRoutes } from './webhooks.js';
+import { partnerWebhookRoutes } from './partner-webhooks.js';
 import { analyticsRoutes } from './analytics.js';
 import { broadcastingRoutes } from './broadcasting.js';
 import { pusherApiRoutes } from './pusher-api.js';
@@ -40,6 +41,7 @@ export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
     ...broadcastingRoutes(deps),
     ...pusherApiRoutes(deps),
     ...webhookRoutes({ scans: deps.scans, gateways: deps.devices.gateways, index: deps.venueIndex, gate: deps.webhookGate, now: () => deps.clock.now() }),
+    ...partnerWebhookRoutes(deps),
   );
   return routes;
 }

@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import { AppError } from '../../errors.js';
+import { AttendeeSync, attendeeSyncBody, SYNC_BODY_LIMIT } from '../../webhooks/attendee-sync.js';
+import { partnerAnswerSchema, partnerEventBody, RegistrationPartner } from '../../webhooks/registration-partner.js';
+import type { HttpDeps } from '../deps.js';
+import { defineRoute, type AnyRoute } from '../route.js';
+
+// The incoming webhooks that bring attendees in (spec: Endpoints, Incoming webhooks; issue 8
+// item 4): attendee-sync from an external attendee list, registration-partner events. Both
+// answer errors in the webhook envelope {error, message, errors?}; docs/webhooks-incoming.md.
+
+const webhookError = z.object({ error: z.string(), message: z.string() });
+const webhookValidationError = webhookError.extend({ errors: z.record(z.string(), z.array(z.string())) });
+
+const syncAnswer = z.object({
+  success: z.literal(true).describe('the request was processed; records in errors were not applied'),
+  results: z.object({
+    created: z.number().int(),
+    updated: z.number().int(),
+    skipped: z.number().int().describe('create: known external ids; update: unknown ones; any mode: records identical to the stored attendee'),
+    errors: z.array(z.object({ index: z.number().int().describe('0-based position in attendees'), external_id: z.string().nullable(), messages: z.array(z.string()) })),
+  }),
+});
+
+export function partnerWebhookRoutes({ store, clock, bus, venue, projects, webhookGate: gate }: HttpDeps): AnyRoute[] {
+  const sync = new AttendeeSync(store.db, clock, bus);
+  const partner = new RegistrationPartner(store.db, clock, bus, venue);
+
+  return [
+    defineRoute({
+      method: 'POST',
+      path: '/webhook/v1/attendee-sync',
+      operationId: 'webhooks.attendee-sync',
+      tags: ['Incoming webhooks'],
+      summary: 'An external system creates and updates attendees by external_id',
+      description:
+        'sync_mode `upsert`, `create` or `update`; up to 10,000 records and 10 MiB per request, applied in one transaction. Bad records are reported in `results.errors` by index while the good ones are applied. A signed request must name the project of its webhook source.',
+      ability: 'public',
+      rateClass: 'none',
+      envelope: 'webhook',
+      webhook: 'attendee-sync',
+      bodyLimitBytes: SYNC_BODY_LIMIT,
+      body: attendeeSyncBody,
+      responses: {
+        200: { description: 'Processed', schema: syncAnswer },
+        400: { description: 'The envelope fails validation (mode, attendees not an array, over 10,000 records)', schema: webhookValidationError },
+        403: { description: 'The signing webhook source belongs to another project', schema: webhookError },
+        404: { description: 'team_slug/project_slug name no project', schema: webhookError },
+      },
+      handler: ({ body, koa }) => {
+        const { projectId } = gate.admit('attendee-sync', koa, koa.state.rawBody as Buffer);
+        const project = projects.findBySlugs(body.team_slug, body.project_slug);
+        if (!project) throw new AppError('unknown_project', { identifier: `${body.team_slug}/${body.project_slug}` });
+        if (projectId !== null && projectId !== project.id) throw new AppError('source_project_mismatch');
+        return { body: { success: true, results: sync.run(project.id, body.sync_mode, body.attendees) } };
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/webhook/v1/registration-partner',
+      operationId: 'webhooks.registration-partner',
+      tags: ['Incoming webhooks'],
+      summary: 'The registration partner reports a registration event',
+      description:
+        '`registration.created` creates an attendee (external_id = registration_id) with a credential, `registration.updated` changes name and email, `registration.cancelled` revokes the credentials and cancels the attendee, `attendee.checked_in` records a check-in. Each event_id is applied once per project; a replay answers `outcome: replayed`.',
+      ability: 'public',
+      rateClass: 'none',
+      envelope: 'webhook',
+      webhook: 'registration-partner',
+      body: partnerEventBody,
+      responses: {
+        200: { description: 'Applied, or acknowledged as a replay', schema: partnerAnswerSchema },
+        400: { description: 'The payload fails validation (also an unknown event_type or a credential_value in use)', schema: webhookValidationError },
+        404: { description: 'No attendee has this registration id (not recorded: send it again once the registration exists)', schema: webhookError },
+        409: { description: 'registration.created for a known registration id, or an unsigned request while more than one project exists', schema: webhookError },
+      },
+      handler: ({ body, koa }) => {
+        const { projectId } = gate.admit('registration-partner', koa, koa.state.rawBody as Buffer);
+        return { body: partner.handle(partner.projectFor(projectId), body) };
+      },
+    }),
+  ];
+}
