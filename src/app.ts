@@ -30,6 +30,7 @@ import { Checkpointer } from './store/checkpointer.js';
 import { SignedWebhookGate } from './webhooks/signed-gate.js';
 import { WebhookSources } from './webhooks/sources.js';
 import { IncomingWebhookLog } from './webhooks/request-log.js';
+import { UploadImports } from './webhooks/upload-imports.js';
 import { resolvePusherCredentials } from './realtime/credentials.js';
 import { PusherServer } from './realtime/server.js';
 import { Broadcaster } from './realtime/broadcaster.js';
@@ -67,6 +68,7 @@ export class Gatehouse {
   #broadcaster: Broadcaster | null = null;
   #mqtt: MqttBroker | null = null;
   #webhookLog: IncomingWebhookLog | null = null;
+  #uploads: UploadImports | null = null;
   #mqttService: MqttService | null = null;
 
   constructor(
@@ -145,6 +147,9 @@ export class Gatehouse {
     const webhookLog = new IncomingWebhookLog(db, clock, { days: config.incomingWebhooks.logRetentionDays, maxRows: config.incomingWebhooks.logMaxRows });
     this.#webhookLog = webhookLog;
     webhookLog.start();
+    const venue = createVenue(db, clock, bus);
+    const uploads = new UploadImports(db, clock, venue.importer, config.incomingWebhooks, this.log.child({ module: 'uploads' }));
+    this.#uploads = uploads;
     const deps: HttpDeps = {
       config,
       log: this.log.child({ module: 'http' }),
@@ -160,7 +165,7 @@ export class Gatehouse {
       metrics: new HttpMetrics(),
       rateLimits: new RateLimits(config.rateLimit),
       bus,
-      venue: createVenue(db, clock, bus),
+      venue,
       engine,
       scans: new ScanService(db, clock, bus, engine, index, eventLog),
       venueIndex: index,
@@ -171,6 +176,7 @@ export class Gatehouse {
       }),
       webhookSources,
       webhookLog,
+      uploads,
       realtime: { server: realtime, credentials },
       devices: {
         logins: new ReaderLogins(db, clock, deviceTokens, config.readers),
@@ -257,6 +263,7 @@ export class Gatehouse {
       ['broadcaster', () => this.#broadcaster?.stop()],
       ['http', () => this.#http?.stop(this.config.http.shutdownGraceMs)],
       ['incoming webhook log', () => this.#webhookLog?.stop()],
+      ['upload imports', () => this.#uploads?.drain()],
       ['access events', () => this.#eventLog?.flush()],
       ['presence snapshot', () => this.#presence?.stop()],
       ['checkpoint worker', () => this.#checkpointer?.stop()],

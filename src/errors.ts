@@ -94,7 +94,8 @@ export function fieldErrorsFromZod(error: z.ZodError, prefix?: string): FieldErr
   for (const issue of error.issues) {
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) add([...issue.path, key], (f) => `The ${f} field is not allowed.`);
-    } else if (issue.code === 'invalid_type' && issue.input === undefined) {
+    } else if (issue.code === 'invalid_type' && / received undefined$/.test(issue.message)) {
+      // zod 4 leaves issue.input out: only its message tells a missing field from a wrong type.
       add(issue.path, (f) => `The ${f} field is required.`);
     } else {
       add(issue.path, (f) => `The ${f} field is invalid: ${issue.message}.`.replace(/\.\.$/, '.'));

@@ -144,6 +144,10 @@ export const configSchema = z.strictObject({
       allowUnsigned: z.boolean().default(false),
       logRetentionDays: z.number().int().min(1).max(3650).default(30),
       logMaxRows: z.number().int().min(100).default(100_000),
+      // large-upload-finalized: notices for this bucket with an attendee CSV/JSON content type are
+      // imported from importDir/<object name> (where the bucket is mounted or synced).
+      importBucket: z.string().min(1).nullable().default(null),
+      importDir: z.string().min(1).nullable().default(null),
     })
     .prefault({}),
 }).superRefine((config, ctx) => {

@@ -70,7 +70,7 @@ function webhookError(err: AppError): { status: number; body: Record<string, unk
 }
 
 /** Every request to /webhook/... goes into the incoming webhook log with its final status
- * (issue 8 item 5); a 5xx lets the sender's retry of the same body through the replay check. */
+ * (issue 8 item 5); a request answered with an error lets the same body through the replay check again. */
 function incomingWebhookLog(deps: HttpDeps) {
   return async (ctx: Context, next: Next) => {
     if (!ctx.path.startsWith('/webhook/')) return next();
@@ -81,7 +81,7 @@ function incomingWebhookLog(deps: HttpDeps) {
     } finally {
       try {
         const failed = ctx.status < 200 || ctx.status > 299;
-        if (ctx.status >= 500) deps.webhookGate.forget(ctx);
+        if (failed) deps.webhookGate.forget(ctx); // only an accepted body counts as seen: a refused one may be sent again
         const raw = ctx.state.rawBody as Buffer | undefined;
         const error = (ctx.body as { error?: unknown } | undefined)?.error;
         deps.webhookLog.record({

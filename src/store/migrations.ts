@@ -441,4 +441,25 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX check_ins_project ON check_ins(project_id, checked_in_at);
     `,
   },
+  {
+    version: 11,
+    name: 'incoming webhooks: finalised uploads',
+    sql: `
+      -- large-upload-finalized notices and the attendee imports they queued (docs/webhooks-incoming.md).
+      CREATE TABLE finalized_uploads (
+        id INTEGER PRIMARY KEY,
+        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        bucket TEXT NOT NULL,
+        name TEXT NOT NULL,
+        content_type TEXT,
+        size INTEGER,
+        time_created TEXT,
+        status TEXT NOT NULL CHECK (status IN ('recorded', 'queued', 'imported', 'failed')),
+        report TEXT,
+        received_at TEXT NOT NULL,
+        finished_at TEXT
+      );
+      CREATE INDEX finalized_uploads_project ON finalized_uploads(project_id, id);
+    `,
+  },
 ];

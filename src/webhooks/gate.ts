@@ -19,7 +19,7 @@ export interface WebhookGate {
   check(kind: WebhookKind, ctx: Context, rawBody: Buffer): Promise<WebhookAdmission>;
   /** The admission the pipeline made for this request (handlers call this). */
   admit(kind: WebhookKind, ctx: Context, rawBody?: Buffer): WebhookAdmission;
-  /** The request failed on our side (5xx): its body may be sent again. */
+  /** The request was answered with an error: nothing was applied, so its body may be sent again. */
   forget(ctx: Context): void;
 }
 

@@ -50,7 +50,7 @@ export const partnerEventBody = z
       .describe('when it happened at the partner (attendee.checked_in: the check-in time); default now'),
   })
   .superRefine((event, ctx) => {
-    const required = (path: string[]) => ctx.addIssue({ code: 'invalid_type', expected: 'string', path, message: 'required' });
+    const required = (path: string[]) => ctx.addIssue({ code: 'invalid_type', expected: 'string', path, message: 'Invalid input: expected string, received undefined' });
     if (event.event_type === 'registration.created' && event.data.attendee?.first_name === undefined) required(['data', 'attendee', 'first_name']);
     if (event.event_type === 'registration.updated' && event.data.attendee === undefined) required(['data', 'attendee']);
   });

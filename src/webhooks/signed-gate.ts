@@ -14,7 +14,8 @@ import { allowed, type ActiveSource, type WebhookSources } from './sources.js';
 //      The source names the project (DESIGN: sources are matched by signature);
 //   3. the source's allowlist against the client address -> 403;
 //   4. `X-{prefix}-Timestamp`, when present: integer Unix seconds within the tolerance -> 401;
-//   5. replay: the same signed body from the same source within the tolerance window -> 409;
+//   5. replay: the same signed body from the same source within the tolerance window, after it
+//      was accepted (2xx) -> 409 (a body answered with an error may be sent again);
 //   6. the source's rate limit -> 429 with retry_after.
 
 export interface SignedGateOptions {

@@ -142,7 +142,7 @@ describe('attendee-sync', () => {
       [{ ...envelope, attendees }, { sync_mode: ['The sync_mode field is invalid: Invalid option: expected one of "upsert"|"create"|"update".'] }],
       [{ ...envelope, sync_mode: 'merge', attendees }, { sync_mode: ['The sync_mode field is invalid: Invalid option: expected one of "upsert"|"create"|"update".'] }],
       // fieldErrorsFromZod (src/errors.ts) calls every wrong type "required": zod 4 leaves issue.input out.
-      [{ ...envelope, sync_mode: 'upsert', attendees: 'V-1' }, { attendees: ['The attendees field is required.'] }],
+      [{ ...envelope, sync_mode: 'upsert', attendees: 'V-1' }, { attendees: ['The attendees field is invalid: Invalid input: expected array, received string.'] }],
       [{ ...envelope, sync_mode: 'upsert' }, { attendees: ['The attendees field is required.'] }],
       [{ project_slug: 'default', sync_mode: 'upsert', attendees }, { team_slug: ['The team_slug field is required.'] }],
       [

@@ -112,8 +112,14 @@ describe('registration-partner', () => {
     const before = counts();
     const first = await post(created);
     expect(first.body.outcome).toBe('created');
-    for (let i = 0; i < 2; i++) {
-      const again = await post(created);
+    // The identical signed body again is refused by the gate as a replay (within 300 s)...
+    const identical = await post(created);
+    expect(identical.status).toBe(409);
+    expect(identical.body.error).toBe('replayed_request');
+    // ...and the event sent again otherwise (re-serialised: a sender's retry after the window,
+    // or with other whitespace) is acknowledged by its event_id and not applied.
+    for (let i = 1; i <= 2; i++) {
+      const again = await post.rawBody(JSON.stringify(created, null, i));
       expect(again.status).toBe(200);
       expect(again.body).toEqual({
         success: true,
@@ -123,7 +129,7 @@ describe('registration-partner', () => {
         message: expect.stringMatching(/^Event "evt-7" \(registration\.created: created\) was applied at .+; it is not applied again\.$/),
       });
     }
-    for (let i = 0; i < 3; i++) expect((await post(checkIn)).body.outcome).toBe(i === 0 ? 'checked_in' : 'replayed');
+    for (let i = 0; i < 3; i++) expect((await post.rawBody(JSON.stringify(checkIn, null, i))).body.outcome).toBe(i === 0 ? 'checked_in' : 'replayed');
     // The same event_id with another body is still the same event.
     expect((await post({ ...checkIn, timestamp: '2026-11-23T12:05:00Z' })).body.outcome).toBe('replayed');
     expect(counts()).toEqual({ attendees: before.attendees + 1, credentials: before.credentials + 1, checkIns: before.checkIns + 1, events: before.events + 2 });
@@ -178,7 +184,7 @@ describe('registration-partner', () => {
 
   it("applies a signed event in its source's project; unsigned, it needs the only project there is", async () => {
     expect((await api.post('/api/v1/projects', { name: 'Second venue', slug: 'second' })).status).toBe(201);
-    const unsigned = await post(event('registration.created', 'evt-11', 'R-11', { first_name: 'Unplaced' }));
+    const unsigned = await post.unsigned(event('registration.created', 'evt-11', 'R-11', { first_name: 'Unplaced' }));
     expect(unsigned.status).toBe(409);
     expect(unsigned.body).toEqual({ error: 'project_required', message: 'More than one project exists: sign the request with a webhook source, which names its project.' });
     const source = await createSource(gh, admin, 'registration-partner', { project: '/api/v1/projects/default/second' });

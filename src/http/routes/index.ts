@@ -1,5 +1,6 @@
 import { deviceRoutes } from './devices.js';
 import { webhookSourceRoutes } from './webhook-sources.js';
+import { uploadWebhookRoutes } from './upload-webhooks.js';
 import type { HttpDeps } from '../deps.js';
 import type { AnyRoute } from '../route.js';
 import { accessControlRoutes } from './access-control.js';
@@ -29,6 +30,7 @@ export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
     ...userRoutes(deps),
     ...settingsRoutes(deps),
     ...webhookSourceRoutes(deps),
+    ...uploadWebhookRoutes({ uploads: deps.uploads, gate: deps.webhookGate, projects: deps.projects }),
     ...deviceRoutes(deps), // before readers/{readerId}: readers/logins is not an id
     ...accessControlRoutes(deps),
     ...scanRoutes({ scans: deps.scans, now: () => deps.clock.now() }),
