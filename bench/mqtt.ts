@@ -61,7 +61,7 @@
 // (open-loop scans/s in total) / _WORKERS / _WARMUP_MS override; BENCH_MQTT_SERVER_FLAGS passes node
 // flags to the appliance (--cpu-prof); BENCH_MQTT_SERVER runs another build instead of dist/main.js.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { connect as netConnect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -69,6 +69,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { MqttClient, type IClientOptions } from 'mqtt';
+import { line, sleep, wallNow, FINE, HIST, bucketOf, msOf, newestMtime, cpuOf, machineBusy, freePort } from './process-stats.js';
 
 const A = '/api/v1/projects/default/default';
 const PREFIX = 'gatehouse/default/default/readers';
@@ -76,14 +77,7 @@ const MOSQUITTO = '/usr/sbin/mosquitto';
 const ATTENDEES = 5000; // the demo seeder's
 const ADMIN = { email: 'bench@gatehouse.local', password: 'bench password' };
 
-const wallNow = () => performance.timeOrigin + performance.now();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-// Latency histogram: 10 us buckets up to 100 ms, then 1 ms buckets up to 120 s.
-const FINE = 10_000;
-const HIST = FINE + 120_000;
-const bucketOf = (ms: number) => (ms < 0 ? 0 : ms < 100 ? Math.floor(ms * 100) : Math.min(HIST - 1, FINE + Math.floor(ms - 100)));
-const msOf = (bucket: number) => (bucket < FINE ? (bucket + 0.5) / 100 : 100 + (bucket - FINE) + 0.5);
 
 interface ClientSpec {
   clientId: string;
@@ -363,37 +357,7 @@ async function echoBroker(port: number, mode: 'inbroker' | 'plain'): Promise<voi
 }
 
 // ---------------------------------------------------------------- main
-const line = (name: string, value: string | number, unit: string) => console.log(`${name}: ${value} ${unit}`);
 
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
-/** User + system CPU seconds of a process (/proc/<pid>/stat fields 14 and 15, in clock ticks of 1/100 s). */
-function cpuOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-/** Busy CPU seconds of the whole machine, all cores (/proc/stat: user nice system irq softirq steal). */
-function machineBusy(): number {
-  const [, user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).map(Number);
-  return (user! + nice! + system! + irq! + softirq! + steal!) / 100;
-}
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
 
 /** Resolves once something accepts TCP connections on the port. */
 async function waitForPort(port: number, proc: ChildProcess, what: string, output: () => string): Promise<void> {

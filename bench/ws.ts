@@ -25,28 +25,22 @@
 // BENCH_WS_SERVER runs another build of the appliance instead of dist/main.js, to compare.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { Agent } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import Pusher from 'pusher';
 import WebSocket from 'ws';
+import { line, sleep, wallNow, FINE, HIST, bucketOf, msOf, newestMtime, rssOf, cpuOf, machineBusy, freePort } from './process-stats.js';
 
 const APP = { appId: '424242', key: 'benchkey', secret: 'bench-secret-0123456789abcdef' };
 const CHANNEL = 'private-dashboard.project.default.access';
 const EVENT = 'BenchEvent';
 
-const wallNow = () => performance.timeOrigin + performance.now();
 const sign = (socketId: string) => `${APP.key}:${createHmac('sha256', APP.secret).update(`${socketId}:${CHANNEL}`).digest('hex')}`;
 
-// Latency histogram: 10 us buckets up to 100 ms, then 1 ms buckets up to 120 s.
-const FINE = 10_000;
-const HIST = FINE + 120_000;
-const bucketOf = (ms: number) => (ms < 0 ? 0 : ms < 100 ? Math.floor(ms * 100) : Math.min(HIST - 1, FINE + Math.floor(ms - 100)));
-const msOf = (bucket: number) => (bucket < FINE ? (bucket + 0.5) / 100 : 100 + (bucket - FINE) + 0.5);
 
 type ToWorker = { cmd: 'count' } | { cmd: 'report' } | { cmd: 'close' };
 interface WorkerInit {
@@ -163,48 +157,7 @@ async function clientWorker(): Promise<void> {
 }
 
 // ---------------------------------------------------------------- main
-const line = (name: string, value: string | number, unit: string) => console.log(`${name}: ${value} ${unit}`);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
-/** VmRSS of a process in bytes (0 once it is gone). */
-function rssOf(pid: number): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) * 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
-
-/** User + system CPU seconds of a process (/proc/<pid>/stat fields 14 and 15, in clock ticks of 1/100 s). */
-function cpuOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-/** Busy CPU seconds of the whole machine, all cores (/proc/stat: user nice system irq softirq steal). */
-function machineBusy(): number {
-  const [, user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).map(Number);
-  return (user! + nice! + system! + irq! + softirq! + steal!) / 100;
-}
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
 
 async function main(): Promise<void> {
   const quick = process.env.BENCH_QUICK === '1';
