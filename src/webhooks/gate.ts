@@ -18,7 +18,7 @@ export interface WebhookGate {
   /** Checks a request (signature, allowlist, timestamp, replay, rate); throws the documented error. */
   check(kind: WebhookKind, ctx: Context, rawBody: Buffer): Promise<WebhookAdmission>;
   /** The admission the pipeline made for this request (handlers call this). */
-  admit(kind: WebhookKind, ctx: Context, rawBody?: Buffer): WebhookAdmission;
+  admit(kind: WebhookKind, ctx: Context): WebhookAdmission;
   /** The request was answered with an error: nothing was applied, so its body may be sent again. */
   forget(ctx: Context): void;
 }
@@ -27,10 +27,3 @@ const STATE_KEY = 'webhookAdmission';
 
 export const admissionOf = (ctx: Context): WebhookAdmission | undefined => ctx.state[STATE_KEY] as WebhookAdmission | undefined;
 export const setAdmission = (ctx: Context, admission: WebhookAdmission): WebhookAdmission => (ctx.state[STATE_KEY] = admission);
-
-/** Admits everything and names no project (tests of the gate's callers, and `webhooks.allowUnsigned` without a signature). */
-export const openWebhookGate: WebhookGate = {
-  check: async (_kind, ctx) => admissionOf(ctx) ?? setAdmission(ctx, { projectId: null, sourceId: null }),
-  admit: (_kind, ctx) => admissionOf(ctx) ?? setAdmission(ctx, { projectId: null, sourceId: null }),
-  forget: () => {},
-};

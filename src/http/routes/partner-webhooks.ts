@@ -48,7 +48,7 @@ export function partnerWebhookRoutes({ store, clock, bus, venue, projects, webho
         404: { description: 'team_slug/project_slug name no project', schema: webhookError },
       },
       handler: ({ body, koa }) => {
-        const { projectId } = gate.admit('attendee-sync', koa, koa.state.rawBody as Buffer);
+        const { projectId } = gate.admit('attendee-sync', koa);
         const project = projects.findBySlugs(body.team_slug, body.project_slug);
         if (!project) throw new AppError('unknown_project', { identifier: `${body.team_slug}/${body.project_slug}` });
         if (projectId !== null && projectId !== project.id) throw new AppError('source_project_mismatch');
@@ -75,7 +75,7 @@ export function partnerWebhookRoutes({ store, clock, bus, venue, projects, webho
         409: { description: 'registration.created for a known registration id, or an unsigned request while more than one project exists', schema: webhookError },
       },
       handler: ({ body, koa }) => {
-        const { projectId } = gate.admit('registration-partner', koa, koa.state.rawBody as Buffer);
+        const { projectId } = gate.admit('registration-partner', koa);
         return { body: partner.handle(partner.projectFor(projectId), body) };
       },
     }),

@@ -70,7 +70,7 @@ export function webhookRoutes({ scans, gateways, index, gate, now }: WebhookRout
         409: { description: 'The identifier is used in more than one project (sign with one project\'s webhook source)', schema: webhookError },
       },
       handler: ({ body, koa }) => {
-        const { projectId } = gate.admit('gateway-status', koa, koa.state.rawBody as Buffer);
+        const { projectId } = gate.admit('gateway-status', koa);
         const matches = gateways.withIdentifier(body.gateway_id, projectId);
         if (matches.length === 0) throw new AppError('unknown_gateway', { identifier: body.gateway_id });
         if (matches.length > 1) throw new AppError('ambiguous_gateway', { identifier: body.gateway_id });
@@ -98,7 +98,7 @@ export function webhookRoutes({ scans, gateways, index, gate, now }: WebhookRout
         409: { description: 'The reader is not assigned to an active access point leading into a zone', schema: webhookError },
       },
       handler: async ({ body, koa }) => {
-        const { projectId } = gate.admit('access-event', koa, koa.state.rawBody as Buffer);
+        const { projectId } = gate.admit('access-event', koa);
         const timestamp = typeof body.timestamp === 'number' ? new Date(body.timestamp * 1000).toISOString() : body.timestamp;
         const instant = scanInstant(timestamp, now());
         if (!instant.ok) throw validationError({ timestamp: [instant.message] });
