@@ -86,6 +86,16 @@ export function generateCredentialValue(): string {
   return out;
 }
 
+export const checkInSchema = z.object({
+  id: z.number().int(),
+  attendee_id: z.number().int().nullable(),
+  registration_id: z.string(),
+  event_id: z.string(),
+  checked_in_at: z.string(),
+  received_at: z.string(),
+});
+export type CheckIn = z.infer<typeof checkInSchema>;
+
 export class RegistrationPartner {
   constructor(
     private readonly db: Database,
@@ -100,6 +110,13 @@ export class RegistrationPartner {
     const ids = statement(this.db, 'SELECT id FROM projects ORDER BY id LIMIT 2').pluck().all() as number[];
     if (ids.length !== 1) throw new AppError('project_required');
     return ids[0]!;
+  }
+
+  /** Check-ins the partner reported, newest first. */
+  checkIns(projectId: number, offset: number, limit: number): { items: CheckIn[]; total: number } {
+    const items = statement(this.db, 'SELECT id, attendee_id, registration_id, event_id, checked_in_at, received_at FROM check_ins WHERE project_id = ? ORDER BY checked_in_at DESC, id DESC LIMIT ? OFFSET ?').all(projectId, limit, offset) as CheckIn[];
+    const { n } = statement(this.db, 'SELECT count(*) AS n FROM check_ins WHERE project_id = ?').get(projectId) as { n: number };
+    return { items, total: n };
   }
 
   handle(projectId: number, event: PartnerEvent): PartnerAnswer {

@@ -101,8 +101,8 @@ describe('registration-partner', () => {
     const res = await post(event('attendee.checked_in', 'evt-6', 'R-2'));
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ success: true, event_id: 'evt-6', outcome: 'checked_in', attendee_id: expect.any(Number), message: 'Check-in of registration "R-2" recorded.' });
-    const row = gh.app.deps.store.db.prepare("SELECT * FROM check_ins WHERE event_id = 'evt-6'").get();
-    expect(row).toMatchObject({ attendee_id: res.body.attendee_id, registration_id: 'R-2', checked_in_at: '2026-11-23T12:00:00.000Z' });
+    const listed = (await api.get(`${A}/attendees/check-ins`)).body.data as { event_id: string }[];
+    expect(listed.find((c) => c.event_id === 'evt-6')).toEqual({ id: expect.any(Number), attendee_id: res.body.attendee_id, registration_id: 'R-2', event_id: 'evt-6', checked_in_at: '2026-11-23T12:00:00.000Z', received_at: expect.any(String) });
     expect((await api.get(`${A}/access-events`)).body.meta.total).toBe(accessEvents);
   });
 

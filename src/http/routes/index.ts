@@ -38,12 +38,12 @@ export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
     ...analyticsRoutes({ db: () => deps.store.db }),
     ...attendeeImportRoutes({ importer: deps.venue.importer }),
     ...attendeeExportRoutes(deps),
+    ...partnerWebhookRoutes(deps), // before attendees/{attendeeId}: attendees/check-ins is not an id
     ...attendeeRoutes(deps),
     ...formRoutes(deps),
     ...broadcastingRoutes(deps),
     ...pusherApiRoutes(deps),
     ...webhookRoutes({ scans: deps.scans, gateways: deps.devices.gateways, index: deps.venueIndex, gate: deps.webhookGate, now: () => deps.clock.now() }),
-    ...partnerWebhookRoutes(deps),
   );
   return routes;
 }

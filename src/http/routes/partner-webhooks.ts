@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { AppError } from '../../errors.js';
 import { AttendeeSync, attendeeSyncBody, SYNC_BODY_LIMIT } from '../../webhooks/attendee-sync.js';
-import { partnerAnswerSchema, partnerEventBody, RegistrationPartner } from '../../webhooks/registration-partner.js';
+import { checkInSchema, partnerAnswerSchema, partnerEventBody, RegistrationPartner } from '../../webhooks/registration-partner.js';
+import { collectionSchema, pageQuery, paginate, window } from '../pagination.js';
+import { PROJECT_PATH, projectParams } from './crud.js';
 import type { HttpDeps } from '../deps.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 
@@ -27,6 +29,23 @@ export function partnerWebhookRoutes({ store, clock, bus, venue, projects, webho
   const partner = new RegistrationPartner(store.db, clock, bus, venue);
 
   return [
+    defineRoute({
+      method: 'GET',
+      path: `${PROJECT_PATH}/attendees/check-ins`,
+      operationId: 'attendees.check-ins',
+      tags: ['Incoming webhooks'],
+      summary: 'Check-ins reported by the registration partner (attendee.checked_in), newest first',
+      ability: 'attendees:read',
+      rateClass: 'standard',
+      project: true,
+      params: projectParams,
+      query: pageQuery,
+      responses: { 200: { description: 'A page of check-ins', schema: collectionSchema(checkInSchema) } },
+      handler: ({ project, query, koa }) => {
+        const { items, total } = partner.checkIns(project!.id, window(query).offset, window(query).limit);
+        return { body: paginate(koa, query, items, total) };
+      },
+    }),
     defineRoute({
       method: 'POST',
       path: '/webhook/v1/attendee-sync',
