@@ -35,6 +35,9 @@ describe('the access-event webhook', () => {
     const events = (await api.get(`${A}/access-events`)).body.data;
     expect(events[1]).toMatchObject({ source: 'webhook', access_point_id: gate, reader_id: expect.any(Number), credential_value: 'TICKET-1', scanned_at: '2026-11-23T11:59:58.000Z', granted: true });
     expect(events[0]).toMatchObject({ source: 'webhook', scanned_at: '2026-11-23T12:00:00.000Z', reason: 'invalid_credential' });
+    // The reader's state shows the scan, as for MQTT readers.
+    const reader = (await api.get(`${A}/readers`)).body.data.find((r: { identifier: string }) => r.identifier === 'GW1-R1');
+    expect(reader.status).toMatchObject({ last_scan: '2026-11-23T12:00:00.000Z', last_seen: '2026-11-23T12:00:00.000Z' });
   });
 
   it('answers bad payloads with 400 {error, message, errors}', async () => {

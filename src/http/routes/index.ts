@@ -43,7 +43,7 @@ export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
     ...formRoutes(deps),
     ...broadcastingRoutes(deps),
     ...pusherApiRoutes(deps),
-    ...webhookRoutes({ scans: deps.scans, gateways: deps.devices.gateways, index: deps.venueIndex, gate: deps.webhookGate, now: () => deps.clock.now() }),
+    ...webhookRoutes({ scans: deps.scans, gateways: deps.devices.gateways, readerStates: deps.devices.readerStates, index: deps.venueIndex, gate: deps.webhookGate, now: () => deps.clock.now() }),
   );
   return routes;
 }

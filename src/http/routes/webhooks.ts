@@ -5,6 +5,7 @@ import { credentialKey, type ReaderEntry, type VenueIndex } from '../../access/v
 import { AppError, validationError } from '../../errors.js';
 import type { WebhookGate } from '../../webhooks/gate.js';
 import { gatewayReportSchema, type Gateways } from '../../devices/gateways.js';
+import type { ReaderStates } from '../../devices/reader-state.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { answerScan, answerSchema, requestIdField } from './scan.js';
 
@@ -31,12 +32,13 @@ const accessEventBody = z.object({
 export interface WebhookRouteDeps {
   scans: ScanService;
   gateways: Gateways;
+  readerStates: ReaderStates;
   index: VenueIndex;
   gate: WebhookGate;
   now: () => number;
 }
 
-export function webhookRoutes({ scans, gateways, index, gate, now }: WebhookRouteDeps): AnyRoute[] {
+export function webhookRoutes({ scans, gateways, readerStates, index, gate, now }: WebhookRouteDeps): AnyRoute[] {
   const findReader = (projectId: number | null, identifier: string): ReaderEntry => {
     if (projectId !== null) {
       const reader = index.readers.get(credentialKey(projectId, identifier));
@@ -103,6 +105,7 @@ export function webhookRoutes({ scans, gateways, index, gate, now }: WebhookRout
         const instant = scanInstant(timestamp, now());
         if (!instant.ok) throw validationError({ timestamp: [instant.message] });
         const reader = findReader(projectId, body.reader_id);
+        readerStates.scanned(reader.projectId, reader.id, instant.at); // last_seen / last_scan over REST, as for MQTT scans
         if (reader.accessPointId === null) throw new AppError('reader_unassigned', { identifier: reader.identifier });
         const request = {
           projectId: reader.projectId,
