@@ -40,18 +40,32 @@ export class RateLimits {
       const res = await entry.limiter.consume(key);
       return { headers: { 'X-RateLimit-Limit': String(entry.limit), 'X-RateLimit-Remaining': String(res.remainingPoints) } };
     } catch (rejection) {
-      if (!(rejection instanceof RateLimiterRes)) throw rejection;
-      const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
-      // Koa drops headers set before a throw unless they travel with the error (DESIGN).
-      throw new AppError('too_many_requests', {}, {
-        headers: {
-          'Retry-After': String(retryAfter),
-          'X-RateLimit-Limit': String(entry.limit),
-          'X-RateLimit-Remaining': '0',
-          'X-RateLimit-Reset': String(Math.ceil((Date.now() + rejection.msBeforeNext) / 1000)),
-        },
-        body: { retry_after: retryAfter },
-      });
+      throw tooManyRequests(rejection, entry.limit);
     }
   }
+}
+
+/** One attempt against a limiter of `limit` points; past it, the 429 below. */
+export async function consumeOrThrow(limiter: RateLimiterMemory, key: string, limit: number): Promise<void> {
+  try {
+    await limiter.consume(key);
+  } catch (rejection) {
+    throw tooManyRequests(rejection, limit);
+  }
+}
+
+/** 429 with Retry-After and the rate-limit headers, for a rejection of rate-limiter-flexible (anything else is rethrown). */
+export function tooManyRequests(rejection: unknown, limit: number): AppError {
+  if (!(rejection instanceof RateLimiterRes)) throw rejection;
+  const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
+  // Koa drops headers set before a throw unless they travel with the error (DESIGN).
+  return new AppError('too_many_requests', {}, {
+    headers: {
+      'Retry-After': String(retryAfter),
+      'X-RateLimit-Limit': String(limit),
+      'X-RateLimit-Remaining': '0',
+      'X-RateLimit-Reset': String(Math.ceil((Date.now() + rejection.msBeforeNext) / 1000)),
+    },
+    body: { retry_after: retryAfter },
+  });
 }

@@ -1,5 +1,6 @@
 import type { Context } from 'koa';
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { consumeOrThrow } from '../http/rate-limit.js';
 import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import { admissionOf, setAdmission, type WebhookAdmission, type WebhookGate, type WebhookKind } from './gate.js';
@@ -100,12 +101,6 @@ export class SignedWebhookGate implements WebhookGate {
       entry = { rate: source.ratePerMinute, limiter: new RateLimiterMemory({ points: source.ratePerMinute, duration: 60, keyPrefix: `webhook-source-${source.id}` }) };
       this.#limiters.set(source.id, entry);
     }
-    try {
-      await entry.limiter.consume('source');
-    } catch (rejection) {
-      if (!(rejection instanceof RateLimiterRes)) throw rejection;
-      const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
-      throw new AppError('too_many_requests', {}, { headers: { 'Retry-After': String(retryAfter), 'X-RateLimit-Limit': String(source.ratePerMinute), 'X-RateLimit-Remaining': '0' }, body: { retry_after: retryAfter } });
-    }
+    await consumeOrThrow(entry.limiter, 'source', source.ratePerMinute);
   }
 }

@@ -1,4 +1,5 @@
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { consumeOrThrow } from '../rate-limit.js';
 import { z } from 'zod';
 import { credentialKey } from '../../access/venue-index.js';
 import { AppError, validationError } from '../../errors.js';
@@ -134,7 +135,7 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
         429: { description: 'Too many attempts from this address', schema: messageSchema },
       },
       handler: async ({ body, koa }) => {
-        await limit(verifyLimiter, koa.ip, config.readers.verifyPerMinute);
+        await consumeOrThrow(verifyLimiter, koa.ip || 'unknown', config.readers.verifyPerMinute);
         const readers = index.readersWithIdentifier(body.reader_identifier);
         if (readers.length === 0) throw validationError({ reader_identifier: ['The selected reader identifier is invalid.'] });
         let verified;
@@ -298,15 +299,4 @@ function gatewayRoutes({ devices, bus, config }: HttpDeps): AnyRoute[] {
       },
     }),
   ].map((r) => ({ ...r, description: r.description ?? `MQTT: username = the gateway identifier, password = its token (${config.mqtt.port} TCP, /mqtt WebSocket).` }));
-}
-
-/** One attempt against a per-address limiter; 429 with the rate-limit headers past it. */
-async function limit(limiter: RateLimiterMemory, key: string, points: number): Promise<void> {
-  try {
-    await limiter.consume(key || 'unknown');
-  } catch (rejection) {
-    if (!(rejection instanceof RateLimiterRes)) throw rejection;
-    const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
-    throw new AppError('too_many_requests', {}, { headers: { 'Retry-After': String(retryAfter), 'X-RateLimit-Limit': String(points), 'X-RateLimit-Remaining': '0' }, body: { retry_after: retryAfter } });
-  }
 }
