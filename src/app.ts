@@ -195,6 +195,7 @@ export class Gatehouse {
     });
     const started = Date.now();
     index.load();
+    deps.scans.loadRequestKeys();
     this.#presence = new PresenceSnapshots(db, occupancy, (id) => index.attendees.has(id), this.log.child({ module: 'presence' }));
     const replayed = this.#presence.restore();
     this.#presence.start(30_000, 5_000, () => eventLog.lastCommitAt);

@@ -116,7 +116,12 @@ export class ScanService {
     return outcome;
   }
 
-  /** The request keys of earlier runs, read once on the first scan with a request id. */
+  /** Reads the request keys of earlier runs now (at start), so the first scan does not pay for it. */
+  loadRequestKeys(): number {
+    return this.#knownKeys()?.size ?? -1;
+  }
+
+  /** The request keys of earlier runs, read once (at start, or on the first scan with a request id). */
   #knownKeys(): Set<string> | null {
     if (this.#knownLoaded) return this.#known;
     this.#knownLoaded = true;
