@@ -69,7 +69,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { MqttClient, type IClientOptions } from 'mqtt';
-import { line, sleep, wallNow, FINE, HIST, bucketOf, msOf, newestMtime, cpuOf, machineBusy, freePort } from './process-stats.js';
+import { line, sleep, wallNow, FINE, HIST, bucketOf, msOf, newestMtime, cpuOf, machineBusy, freePort, waitUntilReady } from './process-stats.js';
 
 const A = '/api/v1/projects/default/default';
 const PREFIX = 'gatehouse/default/default/readers';
@@ -449,13 +449,7 @@ async function main(): Promise<void> {
     });
 
   try {
-    for (let i = 0; ; i++) {
-      try {
-        if ((await fetch(`${base}/ready`)).ok) break;
-      } catch {}
-      if (i > 150 || server.exitCode !== null) throw fail('appliance did not start');
-      await sleep(100);
-    }
+    await waitUntilReady(base, server, fail);
     const pid = server.pid!;
     const api = async <T>(method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: T }> => {
       const res = await fetch(`${base}${path}`, {

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 
 // What the benches that run the appliance in its own process share: figure lines, free ports,
@@ -55,3 +56,14 @@ export const freePort = () =>
       probe.close(() => resolve(port));
     });
   });
+
+/** Waits until the appliance at `base` answers /ready (15 s at most), or throws `fail`'s error. */
+export async function waitUntilReady(base: string, server: ChildProcess, fail: (message: string) => Error): Promise<void> {
+  for (let i = 0; ; i++) {
+    try {
+      if ((await fetch(`${base}/ready`)).ok) return;
+    } catch {}
+    if (i > 150 || server.exitCode !== null) throw fail('appliance did not start');
+    await sleep(100);
+  }
+}

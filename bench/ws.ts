@@ -33,7 +33,7 @@ import { performance } from 'node:perf_hooks';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import Pusher from 'pusher';
 import WebSocket from 'ws';
-import { line, sleep, wallNow, FINE, HIST, bucketOf, msOf, newestMtime, rssOf, cpuOf, machineBusy, freePort } from './process-stats.js';
+import { line, sleep, wallNow, FINE, HIST, bucketOf, msOf, newestMtime, rssOf, cpuOf, machineBusy, freePort, waitUntilReady } from './process-stats.js';
 
 const APP = { appId: '424242', key: 'benchkey', secret: 'bench-secret-0123456789abcdef' };
 const CHANNEL = 'private-dashboard.project.default.access';
@@ -206,13 +206,7 @@ async function main(): Promise<void> {
   const fail = (message: string) => new Error(`${message}\nserver output:\n${serverOutput.join('').slice(-4000)}`);
 
   try {
-    for (let i = 0; ; i++) {
-      try {
-        if ((await fetch(`${base}/ready`)).ok) break;
-      } catch {}
-      if (i > 150 || server.exitCode !== null) throw fail('appliance did not start');
-      await sleep(100);
-    }
+    await waitUntilReady(base, server, fail);
     const pid = server.pid!;
 
     // The dashboard's path: a token, the client config, one auth from /broadcasting/auth.

@@ -6,13 +6,12 @@ import { collectionSchema, pageQuery, paginate, window } from '../pagination.js'
 import { PROJECT_PATH, projectParams } from './crud.js';
 import type { HttpDeps } from '../deps.js';
 import { defineRoute, type AnyRoute } from '../route.js';
+import { webhookError, webhookValidationError } from '../resources.js';
 
 // The incoming webhooks that bring attendees in (spec: Endpoints, Incoming webhooks; issue 8
 // item 4): attendee-sync from an external attendee list, registration-partner events. Both
 // answer errors in the webhook envelope {error, message, errors?}; docs/webhooks-incoming.md.
 
-const webhookError = z.object({ error: z.string(), message: z.string() });
-const webhookValidationError = webhookError.extend({ errors: z.record(z.string(), z.array(z.string())) });
 
 const syncAnswer = z.object({
   success: z.literal(true).describe('the request was processed; records in errors were not applied'),

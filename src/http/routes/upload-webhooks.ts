@@ -6,11 +6,11 @@ import type { ProjectRepository } from '../../accounts/projects.js';
 import { collectionSchema, pageQuery, paginate, window } from '../pagination.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { PROJECT_PATH, projectParams } from './crud.js';
+import { webhookError } from '../resources.js';
 
 // POST /webhook/v1/large-upload-finalized (spec: incoming webhooks; docs/webhooks-incoming.md)
 // and the uploads it recorded, with the outcome of the imports it queued.
 
-const webhookError = z.object({ error: z.string(), message: z.string() });
 
 export function uploadWebhookRoutes({ uploads, gate, projects }: { uploads: UploadImports; gate: WebhookGate; projects: ProjectRepository }): AnyRoute[] {
   return [

@@ -8,6 +8,7 @@ import { gatewayReportSchema, type Gateways } from '../../devices/gateways.js';
 import type { ReaderStates } from '../../devices/reader-state.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { answerScan, answerSchema, requestIdField } from './scan.js';
+import { webhookError, webhookValidationError } from '../resources.js';
 
 // Incoming webhooks (spec: Endpoints, Incoming webhooks). POST /webhook/v1/access-event: a
 // gateway reports a scan at one of its readers and gets the decision back. The reader is
@@ -15,8 +16,6 @@ import { answerScan, answerSchema, requestIdField } from './scan.js';
 // the decision goes through the same ScanService as every other transport. Errors answer in
 // the webhook envelope {error, message, errors?}.
 
-const webhookError = z.object({ error: z.string(), message: z.string() });
-const webhookValidationError = webhookError.extend({ errors: z.record(z.string(), z.array(z.string())) });
 
 const accessEventBody = z.object({
   reader_id: z.string().min(1).max(255).describe("the reader's identifier"),
