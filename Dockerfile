@@ -27,4 +27,4 @@ VOLUME ["/app/data"]
 EXPOSE 8080 1883 8443
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.GATEHOUSE_HTTP_PORT||8080)+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-CMD ["node", "--enable-source-maps", "dist/main.js"]
+CMD ["node", "--max-semi-space-size=64", "--enable-source-maps", "dist/main.js"]

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { v7 } from 'uuid';
+import { eventId } from '../src/access/event-id.js';
 import { accessSummary, zoneOccupancy } from '../src/access/analytics.js';
 import { Store } from '../src/store/database.js';
 
@@ -32,7 +32,7 @@ db.transaction(() => {
     const zone = 1 + (i % 4);
     const granted = i % 10 !== 0;
     const attendee = (i * 7919) % 50_000;
-    insert.run(v7(), zone * 10 + (i % 3), zone, attendee, `C-${attendee}`, attendee, granted ? 1 : 0, granted ? null : reasons[i % 6], granted ? (i % 2 ? 'in' : 'out') : null, granted ? 1 : 0, granted && i % 7 === 0 ? 1 + ((i + 1) % 4) : null, at, at);
+    insert.run(eventId(), zone * 10 + (i % 3), zone, attendee, `C-${attendee}`, attendee, granted ? 1 : 0, granted ? null : reasons[i % 6], granted ? (i % 2 ? 'in' : 'out') : null, granted ? 1 : 0, granted && i % 7 === 0 ? 1 + ((i + 1) % 4) : null, at, at);
   }
 })();
 

@@ -1,7 +1,7 @@
 // Starts the built appliance (dist/main.js) on a free loopback port for a bench, with an
 // administrator token; stop() ends it and removes its data directory.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +15,8 @@ export async function startAppliance(env = {}) {
     });
   });
   const url = `http://127.0.0.1:${port}`;
-  const proc = spawn(process.execPath, ['dist/main.js'], {
+  const nodeFlags = JSON.parse(readFileSync('scripts/node-flags.json', 'utf8')); // as npm start runs it
+  const proc = spawn(process.execPath, [...nodeFlags, 'dist/main.js'], {
     env: {
       PATH: process.env.PATH, GATEHOUSE_DATA_DIR: dataDir, GATEHOUSE_HTTP_HOST: '127.0.0.1', GATEHOUSE_HTTP_PORT: String(port),
       GATEHOUSE_ADMIN_PASSWORD: 'bench password', GATEHOUSE_RATE_LIMIT_STANDARD: '0', GATEHOUSE_RATE_LIMIT_BULK: '0', GATEHOUSE_RATE_LIMIT_SEARCH: '0',

@@ -69,7 +69,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { MqttClient, type IClientOptions } from 'mqtt';
-import { line, sleep, wallNow, FINE, HIST, bucketOf, msOf, newestMtime, cpuOf, machineBusy, freePort, waitUntilReady } from './process-stats.js';
+import { line, sleep, wallNow, FINE, HIST, bucketOf, msOf, newestMtime, nodeFlags, cpuOf, machineBusy, freePort, waitUntilReady } from './process-stats.js';
 
 const A = '/api/v1/projects/default/default';
 const PREFIX = 'gatehouse/default/default/readers';
@@ -425,7 +425,7 @@ async function main(): Promise<void> {
   if (demo.attendees !== ATTENDEES) throw new Error(`the demo seeded ${demo.attendees} attendees, the bench expects ${ATTENDEES}`);
 
   const serverFlags = process.env.BENCH_MQTT_SERVER_FLAGS ? process.env.BENCH_MQTT_SERVER_FLAGS.split(' ') : [];
-  const server = spawn(process.execPath, [...serverFlags, entry], { env: serverEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const server = spawn(process.execPath, [...nodeFlags(), ...serverFlags, entry], { env: serverEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   const serverOutput: string[] = [];
   const keep = (chunk: Buffer) => serverOutput.push(chunk.toString('utf8'));
   server.stdout!.on('data', keep);

@@ -17,6 +17,11 @@ export const HIST = FINE + 120_000;
 export const bucketOf = (ms: number) => (ms < 0 ? 0 : ms < 100 ? Math.floor(ms * 100) : Math.min(HIST - 1, FINE + Math.floor(ms - 100)));
 export const msOf = (bucket: number) => (bucket < FINE ? (bucket + 0.5) / 100 : 100 + (bucket - FINE) + 0.5);
 
+/** The V8 flags the appliance runs with (scripts/node-flags.json; npm start, the Dockerfile and main.ts's hashbang say the same). */
+export function nodeFlags(): string[] {
+  return JSON.parse(readFileSync('scripts/node-flags.json', 'utf8')) as string[];
+}
+
 export function newestMtime(dir: string): number {
   let newest = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {

@@ -2,10 +2,13 @@
 // packages resolve from node_modules as for the appliance), then runs it with the same args.
 import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 
 const [entry, ...args] = process.argv.slice(2);
 const outfile = `dist/bench-${basename(entry, '.ts')}.mjs`;
 await build({ entryPoints: [entry], outfile, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', logLevel: 'warning' });
-const result = spawnSync(process.execPath, ['--expose-gc', outfile, ...args], { stdio: 'inherit' });
+// The appliance's own V8 flags (scripts/node-flags.json), as benches run it in-process.
+const nodeFlags = JSON.parse(readFileSync('scripts/node-flags.json', 'utf8'));
+const result = spawnSync(process.execPath, ['--expose-gc', ...nodeFlags, outfile, ...args], { stdio: 'inherit' });
 process.exit(result.status ?? 1);

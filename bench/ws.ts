@@ -33,7 +33,7 @@ import { performance } from 'node:perf_hooks';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import Pusher from 'pusher';
 import WebSocket from 'ws';
-import { line, sleep, wallNow, FINE, HIST, bucketOf, msOf, newestMtime, rssOf, cpuOf, machineBusy, freePort, waitUntilReady } from './process-stats.js';
+import { line, sleep, wallNow, FINE, HIST, bucketOf, msOf, newestMtime, nodeFlags, rssOf, cpuOf, machineBusy, freePort, waitUntilReady } from './process-stats.js';
 
 const APP = { appId: '424242', key: 'benchkey', secret: 'bench-secret-0123456789abcdef' };
 const CHANNEL = 'private-dashboard.project.default.access';
@@ -180,7 +180,7 @@ async function main(): Promise<void> {
   const base = `http://127.0.0.1:${port}`;
   const serverFlags = process.env.BENCH_WS_SERVER_FLAGS ? process.env.BENCH_WS_SERVER_FLAGS.split(' ') : []; // e.g. --cpu-prof
   const entry = process.env.BENCH_WS_SERVER ?? 'dist/main.js'; // another build of the appliance, to compare
-  const server = spawn(process.execPath, [...serverFlags, entry], {
+  const server = spawn(process.execPath, [...nodeFlags(), ...serverFlags, entry], {
     env: {
       PATH: process.env.PATH ?? '',
       GATEHOUSE_DATA_DIR: dataDir,

@@ -24,6 +24,8 @@ import { syncIndexFromBus } from './access/index-sync.js';
 import { AccessEngine } from './access/engine.js';
 import { Occupancy } from './access/occupancy.js';
 import { ScanService } from './access/scan-service.js';
+import { join } from 'node:path';
+import { EventJournal } from './access/event-journal.js';
 import { AccessEventLog } from './access/event-log.js';
 import { PresenceSnapshots } from './access/presence.js';
 import { Checkpointer } from './store/checkpointer.js';
@@ -63,6 +65,7 @@ export class Gatehouse {
   #sessionSweep: NodeJS.Timeout | null = null;
   #checkpointer: Checkpointer | null = null;
   #eventLog: AccessEventLog | null = null;
+  #journal: EventJournal | null = null;
   #presence: PresenceSnapshots | null = null;
   #realtime: PusherServer | null = null;
   #broadcaster: Broadcaster | null = null;
@@ -120,7 +123,16 @@ export class Gatehouse {
     const occupancy = new Occupancy();
     bus.on(this, 'attendee.deleted', (e) => occupancy.forget(e.id));
     const engine = new AccessEngine(index, occupancy, { antiPassback: config.access.antiPassback });
-    const eventLog = new AccessEventLog(db, config.store.maxBatch, () => checkpointer.noteCommit());
+    const journal = new EventJournal(
+      db,
+      { dir: join(this.store.dir, 'journal'), dbFile: this.store.file, synchronous: config.store.synchronous, segmentBytes: config.store.journalSegmentBytes, intervalMs: config.store.ingestIntervalMs },
+      this.log.child({ module: 'event-journal' }),
+      () => checkpointer.noteCommit(),
+    );
+    journal.recover(); // before anything reads access_events
+    journal.start();
+    this.#journal = journal;
+    const eventLog = new AccessEventLog(journal, config.store.maxBatch);
     this.#eventLog = eventLog;
     const settings = new SettingsStore(db, clock, { token_expiry_minutes: config.auth.tokenExpiryMinutes });
     const credentials = resolvePusherCredentials(db, clock, config.pusher);
@@ -198,7 +210,7 @@ export class Gatehouse {
     deps.scans.loadRequestKeys();
     this.#presence = new PresenceSnapshots(db, occupancy, (id) => index.attendees.has(id), this.log.child({ module: 'presence' }));
     const replayed = this.#presence.restore();
-    this.#presence.start(30_000, 5_000, () => eventLog.lastCommitAt);
+    this.#presence.start(30_000, 5_000, () => eventLog.lastCommitAt, () => !eventLog.lagging);
     this.log.info({ module: 'access', credentials: index.credentialCount, replayedEvents: replayed, ms: Date.now() - started }, 'venue index and occupancy loaded');
     registerRealtimeMetrics(deps.metrics.registry, realtime);
     this.#broadcaster = new Broadcaster(realtime, bus, deps.projects, occupancy, index, { eventNamespace: pusher.eventNamespace });
@@ -266,7 +278,8 @@ export class Gatehouse {
       ['incoming webhook log', () => this.#webhookLog?.stop()],
       ['upload imports', () => this.#uploads?.drain()],
       ['access events', () => this.#eventLog?.flush()],
-      ['presence snapshot', () => this.#presence?.stop()],
+      ['access-event journal', () => this.#journal?.stop()],
+      ['presence snapshot', () => this.#presence?.stop(!this.#eventLog?.lagging)],
       ['checkpoint worker', () => this.#checkpointer?.stop()],
       ['tokens', () => this.#deps?.tokens.flush()],
       ['store', () => this.store.stop()],

@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=64
 import { Gatehouse } from './app.js';
 import { CliError, commandNames, runCommand, usage } from './cli/commands.js';
 import { ConfigError, configFileFrom, loadConfig } from './config/load.js';

@@ -65,27 +65,26 @@ export class AccessEngine {
 
     const credential = this.index.credential(scan.projectId, scan.credentialValue) ?? null;
     const attendee = credential ? (this.index.attendees.get(credential.attendeeId) ?? null) : null;
-    const deny = (reason: DenialReason): Decision => ({ granted: false, zoneId: zone.id, reason, credential, attendee });
 
     // 1. valid and assigned
-    if (!credential || !attendee || attendee.status !== 'active') return deny('invalid_credential');
-    if (credential.validUntil !== null && scan.at > credential.validUntil) return deny('expired');
-    if (credential.status === 'revoked') return deny('invalid_credential');
-    if (credential.validFrom !== null && scan.at < credential.validFrom) return deny('expired');
+    if (!credential || !attendee || attendee.status !== 'active') return denied(zone.id, 'invalid_credential', credential, attendee);
+    if (credential.validUntil !== null && scan.at > credential.validUntil) return denied(zone.id, 'expired', credential, attendee);
+    if (credential.status === 'revoked') return denied(zone.id, 'invalid_credential', credential, attendee);
+    if (credential.validFrom !== null && scan.at < credential.validFrom) return denied(zone.id, 'expired', credential, attendee);
 
     const inside = this.occupancy.zoneOf(attendee.id) === zone.id;
     const movement: 'in' | 'out' = point.direction === 'out' || (point.direction === 'both' && inside) ? 'out' : 'in';
     if (movement === 'in') {
       // 2. permission, and anti-passback
-      if (!this.mayEnter(attendee, zone)) return deny('not_authorized');
-      if (this.options.antiPassback && inside) return deny('not_authorized');
+      if (!this.mayEnter(attendee, zone)) return denied(zone.id, 'not_authorized', credential, attendee);
+      if (this.options.antiPassback && inside) return denied(zone.id, 'not_authorized', credential, attendee);
       // 3. capacity
-      if (zone.capacity !== null && this.occupancy.count(zone.id) >= zone.capacity) return deny('capacity_exceeded');
+      if (zone.capacity !== null && this.occupancy.count(zone.id) >= zone.capacity) return denied(zone.id, 'capacity_exceeded', credential, attendee);
       // 4. time windows
-      if (!this.withinWindows(attendee, zone, scan)) return deny('time_restricted');
+      if (!this.withinWindows(attendee, zone, scan)) return denied(zone.id, 'time_restricted', credential, attendee);
     }
     // 5. blocklist (leaving is never refused for it: a blocked person should get out)
-    if (movement === 'in' && this.blocked(attendee.id, credential.id, scan.at)) return deny('blocklisted');
+    if (movement === 'in' && this.blocked(attendee.id, credential.id, scan.at)) return denied(zone.id, 'blocklisted', credential, attendee);
 
     if (movement === 'in') {
       const counted = !inside;
@@ -112,20 +111,33 @@ export class AccessEngine {
     return attendee.typeId !== null && (this.index.typeZones.get(attendee.typeId)?.has(zone.id) ?? false);
   }
 
+  /** A plain loop, no filtered copies: this runs for every entry scan at a door with windows. */
   private withinWindows(attendee: AttendeeEntry, zone: ZoneEntry, scan: ScanInput): boolean {
-    const windows = (this.index.windows.get(zone.id) ?? []).filter((w) => w.typeId === null || w.typeId === attendee.typeId);
-    if (windows.length === 0) return true;
-    const { weekday, minute } = localWeekdayAndMinute(scan.at, this.index.timezones.get(scan.projectId) ?? 'UTC');
-    const yesterday = weekday === 1 ? 7 : weekday - 1;
-    return windows.some((w) =>
-      w.start < w.end
-        ? w.days.has(weekday) && minute >= w.start && minute < w.end
-        : // past midnight: the evening part on the listed day, the early part on the day after
-          (w.days.has(weekday) && minute >= w.start) || (w.days.has(yesterday) && minute < w.end),
-    );
+    const windows = this.index.windows.get(zone.id);
+    if (windows === undefined) return true;
+    let applies = false;
+    let local: { weekday: number; minute: number } | null = null;
+    for (const w of windows) {
+      if (w.typeId !== null && w.typeId !== attendee.typeId) continue;
+      applies = true;
+      local ??= localWeekdayAndMinute(scan.at, this.index.timezones.get(scan.projectId) ?? 'UTC');
+      const { weekday, minute } = local;
+      const yesterday = weekday === 1 ? 7 : weekday - 1;
+      const open =
+        w.start < w.end
+          ? w.days.has(weekday) && minute >= w.start && minute < w.end
+          : // past midnight: the evening part on the listed day, the early part on the day after
+            (w.days.has(weekday) && minute >= w.start) || (w.days.has(yesterday) && minute < w.end);
+      if (open) return true;
+    }
+    return !applies;
   }
 
   private blocked(attendeeId: number, credentialId: number, at: number): boolean {
-    return this.index.blocksFor(attendeeId, credentialId).some((block) => block.until === null || at < block.until);
+    return this.index.isBlocked(attendeeId, credentialId, at);
   }
+}
+
+function denied(zoneId: number, reason: DenialReason, credential: CredentialEntry | null, attendee: AttendeeEntry | null): Decision {
+  return { granted: false, zoneId, reason, credential, attendee };
 }

@@ -1,13 +1,14 @@
-import type { Database } from '../store/database.js';
+import type { EventJournal } from './event-journal.js';
 
 // The durable access-event log with group commit (issue 5, item 4). Decisions made in the same
-// turn of the event loop are written in one transaction: append() queues the row and answers a
-// promise that settles when the transaction holding it has committed, so nobody is told about a
-// decision before it is stored. A batch is flushed on setImmediate (after the I/O callbacks that
-// brought the scans in) or as soon as it reaches maxBatch rows. One row per decision is all
-// the hot path writes: occupancy is rebuilt at start from a snapshot plus the events after
-// it (access/presence.ts), so it survives a restart, or a kill, exactly as the log says.
-// Durability of a commit depends on store.synchronous: docs/storage.md.
+// turn of the event loop are made durable together: append() queues the row and answers a
+// promise, shared by the whole batch, that settles once the batch is in the access-event
+// journal (access/event-journal.ts: one write to an append-only file, ingested into SQLite by
+// a worker), so nobody is told about a decision before it is stored. A batch is written on
+// setImmediate (after the I/O callbacks that brought the scans in) or as soon as it reaches
+// maxBatch rows. One row per decision is all the hot path writes: occupancy is rebuilt at
+// start from a snapshot plus the events after it (access/presence.ts), so it survives a
+// restart, or a kill, exactly as the log says. Durability: docs/storage.md.
 
 export interface AccessEventRow {
   uuid: string;
@@ -29,10 +30,24 @@ export interface AccessEventRow {
   requestKey: string | null;
 }
 
-interface Pending {
-  row: AccessEventRow;
+/** The rows of one transaction-to-be and the one promise they all wait on. */
+interface Batch {
+  rows: AccessEventRow[];
+  done: Promise<void>;
   resolve: () => void;
   reject: (err: unknown) => void;
+}
+
+function newBatch(): Batch {
+  let resolve!: () => void;
+  let reject!: (err: unknown) => void;
+  const done = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // Nobody may be waiting when the commit fails (the callers' own handlers see it anyway).
+  done.catch(() => {});
+  return { rows: [], done, resolve, reject };
 }
 
 export interface EventLogStats {
@@ -41,60 +56,67 @@ export interface EventLogStats {
 }
 
 export class AccessEventLog {
-  #queue: Pending[] = [];
+  #batch: Batch | null = null;
   #scheduled: NodeJS.Immediate | null = null;
   /** When the last batch committed (ms, performance.now()), so idle work can wait for a lull. */
   lastCommitAt = 0;
   readonly stats: EventLogStats = { batches: 0, events: 0 };
-  readonly #write: (rows: readonly Pending[]) => void;
+  readonly #write: (rows: readonly AccessEventRow[]) => void;
 
   constructor(
-    db: Database,
+    private readonly journal: EventJournal,
     private readonly maxBatch = 512,
-    private readonly onCommit: () => void = () => {},
   ) {
-    const insert = db.prepare(
-      `INSERT INTO access_events (uuid, project_id, access_point_id, access_zone_id, reader_id, credential_id, credential_value, attendee_id,
-         granted, reason, movement, counted, from_zone_id, scanned_at, decided_at, source, request_key)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (project_id, request_key) WHERE request_key IS NOT NULL DO NOTHING`,
-    );
-    this.#write = db.transaction((batch: readonly Pending[]) => {
-      for (const { row: r } of batch) {
-        insert.run(
-          r.uuid, r.projectId, r.accessPointId, r.zoneId, r.readerId, r.credentialId, r.credentialValue, r.attendeeId,
-          r.granted ? 1 : 0, r.reason, r.movement, r.counted ? 1 : 0, r.fromZoneId, r.scannedAt, r.decidedAt, r.source, r.requestKey,
-        );
-      }
-    });
+    this.#write = (rows) => journal.write(rows);
   }
 
-  /** Settles once the row is committed (rejects when its batch could not be). */
-  append(row: AccessEventRow): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.#queue.push({ row, resolve, reject });
-      if (this.#queue.length >= this.maxBatch) this.flush();
-      else this.#scheduled ??= setImmediate(() => this.flush());
-    });
+  /** Resolves once every row appended so far is in access_events (readers of the table wait for this). */
+  settled(): Promise<void> {
+    this.flush();
+    return this.journal.settled();
   }
+
+  /** The journal's figures (writes, bytes, ingest transactions). */
+  get journalStats(): EventJournal['stats'] {
+    return this.journal.stats;
+  }
+
+  /** Whether some appended rows are not in access_events yet. */
+  get lagging(): boolean {
+    return this.#batch !== null || this.journal.lagging;
+  }
+
+  /**
+   * Settles once the row is committed (rejects when its batch could not be). Every row of a
+   * batch gets the same promise: one allocation per commit rather than per scan (garbage per
+   * scan is what sets the durable p99, docs/performance.md).
+   */
+  append(row: AccessEventRow): Promise<void> {
+    const batch = (this.#batch ??= newBatch());
+    batch.rows.push(row);
+    if (batch.rows.length >= this.maxBatch) this.flush();
+    else this.#scheduled ??= setImmediate(this.#flushSoon);
+    return batch.done;
+  }
+
+  readonly #flushSoon = () => this.flush();
 
   /** Commits everything queued, now. */
   flush(): void {
     if (this.#scheduled) clearImmediate(this.#scheduled);
     this.#scheduled = null;
-    const batch = this.#queue;
-    if (batch.length === 0) return;
-    this.#queue = [];
+    const batch = this.#batch;
+    if (batch === null) return;
+    this.#batch = null;
     try {
-      this.#write(batch);
+      this.#write(batch.rows);
     } catch (err) {
-      for (const p of batch) p.reject(err);
+      batch.reject(err);
       return;
     }
     this.lastCommitAt = performance.now();
-    this.onCommit();
     this.stats.batches++;
-    this.stats.events += batch.length;
-    for (const p of batch) p.resolve();
+    this.stats.events += batch.rows.length;
+    batch.resolve();
   }
 }

@@ -57,10 +57,14 @@ export class PresenceSnapshots {
     this.log.debug({ inside: rows.length, upTo: id, ms: Date.now() - started }, 'presence snapshot saved');
   }
 
-  /** Saves every intervalMs when no scan has committed for quietMs. */
-  start(intervalMs: number, quietMs: number, lastCommitAt: () => number): void {
+  /**
+   * Saves every intervalMs when no scan has committed for quietMs and every committed event is
+   * in access_events (`ingested`): the snapshot's mark must cover exactly what it pictures, or
+   * the next start would replay an event the snapshot already counts.
+   */
+  start(intervalMs: number, quietMs: number, lastCommitAt: () => number, ingested: () => boolean): void {
     this.#timer = setInterval(() => {
-      if (performance.now() - lastCommitAt() < quietMs) return;
+      if (performance.now() - lastCommitAt() < quietMs || !ingested()) return;
       try {
         this.save();
       } catch (err) {
@@ -69,9 +73,11 @@ export class PresenceSnapshots {
     }, intervalMs).unref();
   }
 
-  stop(): void {
+  /** Stops the timer and saves a last snapshot, unless some events are still only in the journal (the next start replays them onto the last snapshot). */
+  stop(ingested = true): void {
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;
-    this.save();
+    if (ingested) this.save();
+    else this.log.warn('presence snapshot skipped: access events still in the journal');
   }
 }

@@ -1,10 +1,10 @@
-import { v7 as uuidv7 } from 'uuid';
 import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { EventBus } from '../events/bus.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import type { AccessEngine, DenialReason } from './engine.js';
+import { eventId } from './event-id.js';
 import type { AccessEventLog } from './event-log.js';
 import type { VenueIndex } from './venue-index.js';
 
@@ -78,6 +78,11 @@ export class ScanService {
     private readonly log: AccessEventLog,
   ) {}
 
+  /** Resolves once every scan answered so far is in access_events (for readers of that table). */
+  settled(): Promise<void> {
+    return this.log.settled();
+  }
+
   /** Group-commit figures: batches committed and events in them. */
   get eventLogStats(): { batches: number; events: number } {
     return this.log.stats;
@@ -138,9 +143,9 @@ export class ScanService {
     const now = this.clock.now();
     const scannedAt = request.scannedAt ?? now;
     const decision = this.engine.decide({ projectId: request.projectId, accessPointId: request.accessPointId, credentialValue: request.credentialValue, at: scannedAt });
-    const uuid = uuidv7(); // time-ordered: the uuid index grows at its end, like the log
+    const uuid = eventId(now); // time-ordered: the uuid index grows at its end, like the log
     const decidedAt = iso(now);
-    const timestamp = iso(scannedAt);
+    const timestamp = scannedAt === now ? decidedAt : iso(scannedAt);
     try {
       await this.log.append({
         uuid,

@@ -67,7 +67,6 @@ export interface BlockEntry {
 
 const ms = (s: string | null) => (s === null ? null : Date.parse(s));
 const minutes = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
-const blockSubject = (b: BlockEntry) => (b.attendeeId !== null ? `a:${b.attendeeId}` : `c:${b.credentialId}`);
 export const credentialKey = (projectId: number, value: string) => `${projectId}\u0000${value}`;
 
 type Row = Record<string, unknown>;
@@ -88,7 +87,9 @@ export class VenueIndex {
   readonly windows = new Map<number, WindowEntry[]>();
   readonly blocks = new Map<number, BlockEntry>();
   /** Blocklist entries by what they name (`a:<attendeeId>`, `c:<credentialId>`), so a decision looks up two keys. */
-  readonly #blocksBySubject = new Map<string, Set<BlockEntry>>();
+  /** Blocklist entries by the attendee or the credential they name (number keys: no key string per scan). */
+  readonly #blocksByAttendee = new Map<number, Set<BlockEntry>>();
+  readonly #blocksByCredential = new Map<number, Set<BlockEntry>>();
   readonly timezones = new Map<number, string>();
 
   constructor(private readonly db: Database) {}
@@ -279,22 +280,29 @@ export class VenueIndex {
       until: ms(r.until as string | null),
     };
     this.blocks.set(entry.id, entry);
-    const key = blockSubject(entry);
-    const set = this.#blocksBySubject.get(key) ?? new Set();
+    const [bySubject, key] = this.#blockSubject(entry);
+    const set = bySubject.get(key) ?? new Set();
     set.add(entry);
-    this.#blocksBySubject.set(key, set);
+    bySubject.set(key, set);
   }
 
   dropBlock(id: number): void {
     const entry = this.blocks.get(id);
     if (!entry) return;
     this.blocks.delete(id);
-    this.#blocksBySubject.get(blockSubject(entry))?.delete(entry);
+    const [bySubject, key] = this.#blockSubject(entry);
+    const set = bySubject.get(key);
+    set?.delete(entry);
+    if (set?.size === 0) bySubject.delete(key);
   }
 
-  /** The entries naming this attendee or this credential. */
-  blocksFor(attendeeId: number, credentialId: number): BlockEntry[] {
-    return [...(this.#blocksBySubject.get(`a:${attendeeId}`) ?? []), ...(this.#blocksBySubject.get(`c:${credentialId}`) ?? [])];
+  /** Whether an entry naming this attendee or this credential is in force at `at` (allocates nothing: it runs per scan). */
+  isBlocked(attendeeId: number, credentialId: number, at: number): boolean {
+    return inForce(this.#blocksByAttendee.get(attendeeId), at) || inForce(this.#blocksByCredential.get(credentialId), at);
+  }
+
+  #blockSubject(entry: BlockEntry): [Map<number, Set<BlockEntry>>, number] {
+    return entry.attendeeId !== null ? [this.#blocksByAttendee, entry.attendeeId] : [this.#blocksByCredential, entry.credentialId!];
   }
 
   /** Rows written by a bulk import, read back by their version range. */
@@ -303,4 +311,10 @@ export class VenueIndex {
     for (const r of range('attendees')) this.putAttendee(r);
     for (const r of range('credentials')) this.putCredential(r);
   }
+}
+
+function inForce(blocks: Set<BlockEntry> | undefined, at: number): boolean {
+  if (blocks === undefined) return false;
+  for (const block of blocks) if (block.until === null || at < block.until) return true;
+  return false;
 }

@@ -108,6 +108,10 @@ export const configSchema = z.strictObject({
       checkpointIntervalMs: z.number().int().min(10).max(600_000).default(50),
       // Access events committed together at most (group commit, engine.md).
       maxBatch: z.number().int().min(1).max(10_000).default(512),
+      // Size of one access-event journal segment file before a new one starts (storage.md).
+      journalSegmentBytes: z.number().int().min(65_536).max(1_073_741_824).default(67_108_864),
+      // The ingest worker's pause between transactions: how long an answered scan may take to show in access_events.
+      ingestIntervalMs: z.number().int().min(0).max(10_000).default(20),
     })
     .prefault({}),
   log: z

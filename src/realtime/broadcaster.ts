@@ -38,6 +38,7 @@ export class Broadcaster {
     bus.on(this, 'access_point.updated', (e) => this.publish(e.projectId, 'dashboard:access-points', 'AccessPointUpdated', e.resource));
     bus.on(this, 'access_point.deleted', (e) => this.publish(e.projectId, 'dashboard:access-points', 'AccessPointDeleted', { id: e.id }));
     bus.on(this, 'zone.occupancy_changed', (e) => {
+      if (!this.#anySubscriber(e.projectId, 'console:occupancy')) return; // no payloads built for nobody
       for (const zoneId of e.zoneIds) {
         const capacity = this.index.zones.get(zoneId)?.capacity ?? null;
         const count = this.occupancy.count(zoneId);
@@ -67,10 +68,18 @@ export class Broadcaster {
   }
 
   publish(projectId: number, topic: ProjectTopic, name: string, payload: unknown): void {
-    const names = this.#channelsOf(projectId, topic);
-    if (!names) return;
+    if (!this.#anySubscriber(projectId, topic)) return;
+    const names = this.#channelsOf(projectId, topic)!;
     const channels = names.filter((c) => this.server.registry.subscriberCount(c) > 0);
     if (channels.length > 0) this.server.publish(channels, this.eventName(name), payload);
+  }
+
+  /** Whether anyone listens on the topic's channels (allocates nothing: it runs per scan). */
+  #anySubscriber(projectId: number, topic: ProjectTopic): boolean {
+    const names = this.#channelsOf(projectId, topic);
+    if (!names) return false;
+    for (const name of names) if (this.server.registry.subscriberCount(name) > 0) return true;
+    return false;
   }
 
   #channelsOf(projectId: number, topic: ProjectTopic): readonly string[] | null {

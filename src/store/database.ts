@@ -20,12 +20,15 @@ export const DB_FILE = 'gatehouse.db';
 export class Store {
   #db: Database | null = null;
   readonly file: string;
+  /** The data directory (absolute). */
+  readonly dir: string;
 
   constructor(
     private readonly options: StoreOptions,
     private readonly log: Logger,
   ) {
-    this.file = join(resolve(options.dataDir), DB_FILE);
+    this.dir = resolve(options.dataDir);
+    this.file = join(this.dir, DB_FILE);
   }
 
   get db(): Database {

@@ -462,4 +462,19 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX finalized_uploads_project ON finalized_uploads(project_id, id);
     `,
   },
+  {
+    version: 12,
+    name: 'access-event journal position',
+    sql: `
+      -- How far the ingest worker has taken the access-event journal into access_events
+      -- (segment number and byte offset), written in the same transaction as the rows
+      -- (access/event-journal.ts, docs/storage.md).
+      CREATE TABLE event_journal_position (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        segment INTEGER NOT NULL,
+        offset INTEGER NOT NULL
+      );
+      INSERT INTO event_journal_position (id, segment, offset) VALUES (1, 0, 0);
+    `,
+  },
 ];

@@ -1,9 +1,10 @@
 import BetterSqlite3 from 'better-sqlite3';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { EventJournal, journalLine, type JournalOptions } from '../../src/access/event-journal.js';
 import { AccessEventLog, type AccessEventRow } from '../../src/access/event-log.js';
 import { Store } from '../../src/store/database.js';
 import { Checkpointer } from '../../src/store/checkpointer.js';
@@ -38,13 +39,24 @@ function row(i: number, extra: Partial<AccessEventRow> = {}): AccessEventRow {
   };
 }
 
-describe('the access-event log (group commit)', () => {
+describe('the access-event log (group commit into the journal)', () => {
   let store: Store;
+  let dataDir: string;
   let other: BetterSqlite3.Database;
+  const journals: EventJournal[] = [];
   const count = () => (other.prepare('SELECT COUNT(*) AS n FROM access_events').get() as { n: number }).n;
+  const journalDir = () => join(dataDir, 'journal');
+  const segments = () => readdirSync(journalDir()).sort();
+  const openJournal = (options: Partial<JournalOptions> = {}) => {
+    const journal = new EventJournal(store.db, { dir: journalDir(), dbFile: store.file, synchronous: 'NORMAL', segmentBytes: 1 << 26, intervalMs: 5, ...options }, log);
+    journal.recover();
+    journal.start();
+    journals.push(journal);
+    return journal;
+  };
 
   beforeEach(() => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-log-'));
+    dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-log-'));
     dirs.push(dataDir);
     store = new Store({ dataDir, synchronous: 'NORMAL', autoCheckpoint: false }, log);
     store.start();
@@ -52,54 +64,115 @@ describe('the access-event log (group commit)', () => {
     store.db.prepare("INSERT INTO projects (team_id, name, slug, timezone, created_at, updated_at) VALUES (1, 'p', 'p', 'UTC', 'x', 'x')").run();
     other = new BetterSqlite3(store.file, { readonly: true });
   });
-  afterEach(() => {
+  afterEach(async () => {
+    for (const journal of journals.splice(0)) await journal.stop();
     other.close();
     store.stop();
   });
 
-  it('commits the scans of one event-loop turn in one transaction, and settles each only after the commit', async () => {
-    const eventLog = new AccessEventLog(store.db, 512);
-    const settled: number[] = [];
-    const promises = Array.from({ length: 100 }, (_, i) => eventLog.append(row(i)).then(() => settled.push(count())));
-    expect(count()).toBe(0); // nothing committed yet in this turn
+  it('writes the scans of one event-loop turn to the journal in one write, settles them only then, and ingests them into SQLite', async () => {
+    const journal = openJournal();
+    const eventLog = new AccessEventLog(journal, 512);
+    const journalBytes = () => statSync(join(journalDir(), segments()[0]!)).size;
+    const seen: number[] = [];
+    const promises = Array.from({ length: 100 }, (_, i) => eventLog.append(row(i)).then(() => seen.push(journalBytes())));
+    expect(journalBytes()).toBe(0); // nothing written yet in this turn
     await Promise.all(promises);
-    expect(settled.every((n) => n === 100)).toBe(true); // every promise saw its row stored
+    expect(new Set(seen).size).toBe(1); // one write held all 100 before anyone was answered
+    const lines = readFileSync(join(journalDir(), segments()[0]!), 'utf8').trimEnd().split('\n');
+    expect(lines).toHaveLength(100);
+    expect(JSON.parse(lines[7]!)[0]).toBe(row(7).uuid);
     expect(eventLog.stats).toEqual({ batches: 1, events: 100 });
+    await eventLog.settled();
+    expect(count()).toBe(100);
+    expect(eventLog.lagging).toBe(false);
+    const stored = other.prepare('SELECT uuid, credential_value, granted, reason, source FROM access_events WHERE uuid = ?').get(row(7).uuid);
+    expect(stored).toEqual({ uuid: row(7).uuid, credential_value: 'V7', granted: 0, reason: 'invalid_credential', source: 'api' });
   });
 
-  it('flushes at maxBatch without waiting for the turn to end', async () => {
-    const eventLog = new AccessEventLog(store.db, 40);
+  it('writes at maxBatch without waiting for the turn to end', async () => {
+    const journal = openJournal();
+    const eventLog = new AccessEventLog(journal, 40);
     const promises = Array.from({ length: 100 }, (_, i) => eventLog.append(row(i)));
-    expect(count()).toBe(80); // two full batches committed synchronously
+    expect(journal.stats.writes).toBe(2); // two full batches written synchronously
     await Promise.all(promises);
     expect(eventLog.stats).toEqual({ batches: 3, events: 100 });
+    await eventLog.settled();
+    expect(count()).toBe(100);
   });
 
-  it('rejects every scan of a batch that cannot commit, and stores none of it', async () => {
-    const eventLog = new AccessEventLog(store.db, 512);
-    const good = eventLog.append(row(1));
-    const bad = eventLog.append(row(2, { uuid: row(1).uuid })); // duplicate uuid: the transaction fails
-    const results = await Promise.allSettled([good, bad]);
+  it('rejects every scan of a batch that cannot be written, and stores none of it', async () => {
+    const journal = new EventJournal(store.db, { dir: journalDir(), dbFile: store.file, synchronous: 'NORMAL', segmentBytes: 1 << 26, intervalMs: 5 }, log);
+    journal.recover();
+    // The segment it is about to open is a link to /dev/full: every write fails with ENOSPC, as on a full disk.
+    symlinkSync('/dev/full', join(journalDir(), 'events-0000000001.jsonl'));
+    journal.start();
+    journals.push(journal);
+    const eventLog = new AccessEventLog(journal, 512);
+    const results = await Promise.allSettled([eventLog.append(row(1)), eventLog.append(row(2))]);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect(String((results[0] as PromiseRejectedResult).reason)).toMatch(/ENOSPC/);
+    await eventLog.settled();
     expect(count()).toBe(0);
-    await eventLog.append(row(3));
-    expect(count()).toBe(1);
+  });
+
+  it('at start, ingests what an earlier run journaled past the stored position, once, and ignores a torn last line', async () => {
+    const first = openJournal();
+    const eventLog = new AccessEventLog(first, 512);
+    await Promise.all([1, 2, 3].map((i) => eventLog.append(row(i))));
+    await eventLog.settled(); // rows 1-3 in SQLite, position just after them in segment 1
+    await first.stop();
+    journals.splice(0);
+    expect(segments()).toEqual([]);
+    expect(store.db.prepare('SELECT segment, offset FROM event_journal_position').get()).toEqual({ segment: 1, offset: Buffer.byteLength([1, 2, 3].map((i) => journalLine(row(i)) + '\n').join('')) });
+    // What a killed run leaves: its segment with rows answered after the last ingest (4, 5),
+    // a later segment (6), and half a line a power cut can cut short (never answered).
+    const lines = (ids: number[]) => ids.map((i) => journalLine(row(i)) + '\n').join('');
+    writeFileSync(join(journalDir(), 'events-0000000001.jsonl'), lines([1, 2, 3, 4, 5]));
+    writeFileSync(join(journalDir(), 'events-0000000002.jsonl'), lines([6]) + journalLine(row(7)).slice(0, 30));
+
+    const second = new EventJournal(store.db, { dir: journalDir(), dbFile: store.file, synchronous: 'NORMAL', segmentBytes: 1 << 26, intervalMs: 5 }, log);
+    expect(second.recover()).toBe(3); // rows 4, 5 and 6
+    expect(count()).toBe(6);
+    expect(other.prepare('SELECT COUNT(DISTINCT uuid) AS n FROM access_events').get()).toEqual({ n: 6 });
+    expect(segments()).toEqual([]); // recovered segments are removed
+    second.start();
+    journals.push(second);
+    const again = new AccessEventLog(second, 512);
+    await again.append(row(8));
+    await again.settled();
+    expect(count()).toBe(7);
+    expect(segments()).toEqual(['events-0000000003.jsonl']); // numbering carries on
+  });
+
+  it('starts a new segment past segmentBytes and deletes each segment once it is ingested', async () => {
+    const journal = openJournal({ segmentBytes: 65_536 });
+    const eventLog = new AccessEventLog(journal, 100);
+    for (let turn = 0; turn < 10; turn++) await Promise.all(Array.from({ length: 100 }, (_, i) => eventLog.append(row(turn * 100 + i, { credentialValue: 'x'.repeat(200) }))));
+    expect(journal.stats.bytes).toBeGreaterThan(3 * 65_536);
+    await eventLog.settled();
+    expect(count()).toBe(1000);
+    await expect.poll(() => segments().length).toBe(1); // only the open one is left
+    await journal.stop();
+    journals.splice(0);
+    expect(segments()).toEqual([]);
   });
 
   it('rebuilds occupancy from a snapshot plus the events after it, skipping deleted attendees', async () => {
-    const eventLog = new AccessEventLog(store.db, 512);
+    const eventLog = new AccessEventLog(openJournal(), 512);
     const move = (i: number, attendeeId: number, zoneId: number, movement: 'in' | 'out', counted = true) =>
       eventLog.append(row(i, { attendeeId, zoneId, granted: true, reason: null, movement, counted }));
     const live = new Occupancy();
     const snapshots = new PresenceSnapshots(store.db, live, () => true, log);
     await Promise.all([move(1, 1, 10, 'in'), move(2, 2, 10, 'in'), move(3, 3, 20, 'in')]);
-    snapshots.save(); // 1,2 in zone 10; 3 in zone 20 (as the live picture says)
+    await eventLog.settled();
     live.enter(1, 10);
     live.enter(2, 10);
     live.enter(3, 20);
-    snapshots.save();
+    snapshots.save(); // 1,2 in zone 10; 3 in zone 20 (as the live picture says)
     // after the snapshot: 1 leaves, 2 moves to 20 (an entry elsewhere), 4 enters 10; an uncounted pass changes nothing
     await Promise.all([move(4, 1, 10, 'out'), move(5, 2, 20, 'in'), move(6, 4, 10, 'in'), move(7, 5, 10, 'out', false)]);
+    await eventLog.settled();
 
     const rebuilt = new Occupancy();
     const replayed = new PresenceSnapshots(store.db, rebuilt, (id) => id !== 3, log).restore();
@@ -109,11 +182,12 @@ describe('the access-event log (group commit)', () => {
     expect(rebuilt.zoneOf(1)).toBeUndefined();
   });
 
-  it('checkpoints the WAL from a worker thread while the writer never does', async () => {
-    const eventLog = new AccessEventLog(store.db, 512);
+  it('checkpoints the WAL from a worker thread while the writers never do', async () => {
+    const eventLog = new AccessEventLog(openJournal(), 512);
     for (let turn = 0; turn < 20; turn++) await Promise.all(Array.from({ length: 200 }, (_, i) => eventLog.append(row(turn * 1000 + i, { credentialValue: 'x'.repeat(500) }))));
+    await eventLog.settled();
     const wal = `${store.file}-wal`;
-    // wal_autocheckpoint = 0: the WAL holds every page written so far
+    // wal_autocheckpoint = 0 on both connections: the WAL holds every page written so far
     const [before] = store.db.pragma('wal_checkpoint(NOOP)') as { log: number; checkpointed: number }[];
     expect(before!.log).toBeGreaterThan(500);
     expect(before!.checkpointed).toBe(0);
@@ -123,6 +197,26 @@ describe('the access-event log (group commit)', () => {
     expect(statSync(wal).size).toBeGreaterThan(0);
     await checkpointer.stop();
     expect(count()).toBe(4000);
+  });
+});
+
+describe('occupancy', () => {
+  it('keeps counts and who is where for dense and very large attendee ids', () => {
+    const occupancy = new Occupancy();
+    expect(occupancy.enter(5, 1)).toBeNull();
+    expect(occupancy.enter(2 ** 27, 1)).toBeNull(); // past the dense table: kept in a map
+    expect(occupancy.enter(70_000, 2)).toBeNull(); // grows the table
+    expect([occupancy.count(1), occupancy.count(2), occupancy.inside]).toEqual([2, 1, 3]);
+    expect(occupancy.enter(5, 2)).toBe(1); // moved
+    expect(occupancy.enter(5, 2)).toBeNull(); // already there: nothing changes
+    expect([occupancy.count(1), occupancy.count(2)]).toEqual([1, 2]);
+    expect(occupancy.leave(2 ** 27, 2)).toBe(false); // not in that zone
+    expect(occupancy.leave(2 ** 27, 1)).toBe(true);
+    expect(occupancy.leave(2 ** 27, 1)).toBe(false); // never below zero
+    expect(occupancy.count(1)).toBe(0);
+    expect(occupancy.entries().sort((a, b) => a[0] - b[0])).toEqual([[5, 2], [70_000, 2]]);
+    occupancy.forget(70_000);
+    expect([occupancy.count(2), occupancy.zoneOf(70_000), occupancy.inside]).toEqual([1, undefined, 1]);
   });
 });
 
@@ -149,7 +243,7 @@ describe('request ids: a retried scan is decided once', () => {
     expect((await scan('ANN')).body).toMatchObject({ access_granted: false, reason: 'not_authorized' });
     // A denial is replayed as a denial, even once the reason no longer holds.
     expect((await scan('BOB', 'r-2')).body).toMatchObject({ access_granted: false, reason: 'capacity_exceeded' });
-    await api.put(`${A}/access-zones/${zone}`, { name: 'Main', capacity: 10 });
+    expect((await api.put(`${A}/access-zones/${zone}`, { name: 'Main', capacity: 10 })).status).toBe(200);
     expect((await scan('BOB', 'r-2')).body).toMatchObject({ access_granted: false, reason: 'capacity_exceeded' });
     expect((await api.get(`${A}/access-zones/${zone}`)).body.data.current_count).toBe(1);
     await gh.stop();

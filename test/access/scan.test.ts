@@ -11,7 +11,9 @@ describe('scanning over REST: decide, persist, announce, answer', () => {
   let gate: number;
   let zone: number;
   const announced: { name: string; projectId: number; payload: any }[] = [];
-  const events = () => {
+  // Read straight from SQLite, once every answered scan is ingested from the journal.
+  const events = async () => {
+    await gh.app.deps.scans.settled();
     const db = new BetterSqlite3(join(gh.dataDir, 'gatehouse.db'), { readonly: true });
     const rows = db.prepare('SELECT * FROM access_events ORDER BY id').all() as any[];
     db.close();
@@ -35,7 +37,7 @@ describe('scanning over REST: decide, persist, announce, answer', () => {
     const res = await api.post(`${A}/access-points/${gate}/scan`, { credential_value: 'FAN-0', scan_type: 'qr' });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ success: true, access_granted: true, attendee: { first_name: 'Fan0', last_name: 'X' } });
-    const [event] = events();
+    const [event] = (await events());
     expect(event).toMatchObject({ project_id: 1, access_point_id: gate, access_zone_id: zone, credential_value: 'FAN-0', granted: 1, reason: null, source: 'api', movement: 'in' });
     expect(event.uuid).toMatch(/^[0-9a-f-]{36}$/);
     expect(announced[0]).toMatchObject({ name: 'AccessGranted', projectId: 1 });
@@ -51,7 +53,7 @@ describe('scanning over REST: decide, persist, announce, answer', () => {
     }
     expect(announced.map((a) => a.name)).toEqual(['AccessDenied', 'AccessDenied', 'AccessDenied', 'AccessDenied']);
     expect(Object.keys(announced[0]!.payload).sort()).toEqual(['access_point_id', 'credential_value', 'reason', 'timestamp']);
-    expect(events().filter((e) => e.granted === 0)).toHaveLength(4);
+    expect((await events()).filter((e) => e.granted === 0)).toHaveLength(4);
   });
 
   it('never overfills a zone: 200 parallel scans at capacity 50 grant exactly 50 (one already inside)', async () => {
@@ -61,11 +63,11 @@ describe('scanning over REST: decide, persist, announce, answer', () => {
     expect(results.filter((r) => r.body.reason === 'capacity_exceeded')).toHaveLength(150);
     expect(gh.app.deps.engine.occupancy.count(zone)).toBe(50);
     expect((await api.get(`${A}/access-zones/${zone}/capacity`)).body.data).toMatchObject({ capacity: 50, current_count: 50, available: 0 });
-    expect(events().filter((e) => e.granted === 1)).toHaveLength(50);
+    expect((await events()).filter((e) => e.granted === 1)).toHaveLength(50);
   });
 
   it('answers 404, 409 and 422 for an unknown door, an inactive door and a timestamp too old, recording nothing', async () => {
-    const before = events().length;
+    const before = (await events()).length;
     expect((await api.post(`${A}/access-points/999999/scan`, { credential_value: 'FAN-1' })).status).toBe(404);
     const closed = (await api.post(`${A}/access-points`, { name: 'Closed', access_zone_id: zone, is_active: false })).body.data.id;
     const inactive = await api.post(`${A}/access-points/${closed}/scan`, { credential_value: 'FAN-1' });
@@ -74,17 +76,17 @@ describe('scanning over REST: decide, persist, announce, answer', () => {
     const old = await api.post(`${A}/access-points/${gate}/scan`, { credential_value: 'FAN-1', timestamp: '2020-01-01T00:00:00Z' });
     expect(old.status).toBe(422);
     expect(old.body.errors.timestamp).toHaveLength(1);
-    expect(events().length).toBe(before);
+    expect((await events()).length).toBe(before);
     // A reader clock far ahead is taken as now.
     const future = await api.post(`${A}/access-points/${gate}/scan`, { credential_value: 'NOPE', timestamp: '2099-01-01T00:00:00Z' });
     expect(future.status).toBe(200);
-    expect(Date.parse(events().at(-1).scanned_at)).toBeLessThan(Date.now() + 60_000);
+    expect(Date.parse((await events()).at(-1).scanned_at)).toBeLessThan(Date.now() + 60_000);
   });
 
   it('lists access events newest first with filters, paginated, and exports them as CSV', async () => {
     const all = await api.get(`${A}/access-events?per_page=5`);
     expect(all.status).toBe(200);
-    expect(all.body.meta.total).toBe(events().length);
+    expect(all.body.meta.total).toBe((await events()).length);
     expect(all.body.data).toHaveLength(5);
     expect(all.body.data[0].scanned_at >= all.body.data[4].scanned_at).toBe(true);
     const granted = await api.get(`${A}/access-events?result=granted&per_page=100`);
@@ -92,7 +94,7 @@ describe('scanning over REST: decide, persist, announce, answer', () => {
     expect(granted.body.data.every((e: { granted: boolean }) => e.granted)).toBe(true);
     const full = await api.get(`${A}/access-events?reason=capacity_exceeded&access_zone_id=${zone}`);
     expect(full.body.meta.total).toBe(150);
-    const fan0 = events().find((e) => e.credential_value === 'FAN-0');
+    const fan0 = (await events()).find((e) => e.credential_value === 'FAN-0');
     const mine = await api.get(`${A}/access-events?attendee_id=${fan0.attendee_id}`);
     expect(mine.body.data.map((e: { credential_value: string }) => e.credential_value)).toEqual(['FAN-0']);
     const none = await api.get(`${A}/access-events?from=2099-01-01T00:00:00Z`);

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 
 // Runs the built appliance (dist/main.js) as `npm start` does, as a real child process.
 
@@ -11,7 +12,7 @@ export interface RunningProcess {
 }
 
 export function runGatehouse(args: string[], env: Record<string, string>): RunningProcess {
-  const proc = spawn(process.execPath, ['dist/main.js', ...args], {
+  const proc = spawn(process.execPath, [...nodeFlags(), 'dist/main.js', ...args], {
     env: { PATH: process.env.PATH ?? '', GATEHOUSE_HTTP_HOST: '127.0.0.1', GATEHOUSE_HTTP_PORT: '0', GATEHOUSE_MQTT_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -54,11 +55,16 @@ export function runGatehouse(args: string[], env: Record<string, string>): Runni
 /** Runs a CLI command to completion; answers its exit code, stdout and stderr. */
 export function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const proc = spawn(process.execPath, ['dist/main.js', ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [...nodeFlags(), 'dist/main.js', ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     proc.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
     proc.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     proc.on('exit', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** The V8 flags `npm start` runs the appliance with (scripts/node-flags.json). */
+function nodeFlags(): string[] {
+  return JSON.parse(readFileSync('scripts/node-flags.json', 'utf8')) as string[];
 }

@@ -1,5 +1,5 @@
 import BetterSqlite3 from 'better-sqlite3';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +21,21 @@ async function json(url: string, init: RequestInit = {}) {
 }
 
 describe('the appliance process', () => {
+  it('is started with the V8 flags of scripts/node-flags.json everywhere it is started', () => {
+    const flags = JSON.parse(readFileSync('scripts/node-flags.json', 'utf8')) as string[];
+    expect(flags.length).toBeGreaterThan(0);
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> };
+    const starts = {
+      'npm start': pkg.scripts.start!,
+      'npm run gatehouse': pkg.scripts.gatehouse!,
+      Dockerfile: readFileSync('Dockerfile', 'utf8').split('\n').find((l) => l.startsWith('CMD'))!,
+      'main.ts hashbang': readFileSync('src/main.ts', 'utf8').split('\n')[0]!,
+    };
+    for (const [where, command] of Object.entries(starts)) {
+      for (const flag of flags) expect(command, where).toContain(flag);
+    }
+  });
+
   it('first start creates the store, an administrator with a generated password, a default project, and logs the URL; a restart keeps everything', async () => {
     const dataDir = join(tempDir(), 'data');
     const first = runGatehouse([], { GATEHOUSE_DATA_DIR: dataDir });

@@ -11,7 +11,8 @@ import { PROJECT_PATH, projectParams } from './crud.js';
 
 const CSV_COLUMNS = ['uuid', 'scanned_at', 'decided_at', 'access_point_id', 'access_zone_id', 'reader_id', 'credential_id', 'credential_value', 'attendee_id', 'granted', 'reason', 'movement', 'source'] as const;
 
-export function accessEventRoutes({ db }: { db: () => Database }): AnyRoute[] {
+/** `settled`: resolves once every answered scan is in access_events (the journal's ingest lag, access/event-journal.ts). */
+export function accessEventRoutes({ db, settled }: { db: () => Database; settled: () => Promise<void> }): AnyRoute[] {
   return [
     defineRoute({
       method: 'GET',
@@ -25,7 +26,8 @@ export function accessEventRoutes({ db }: { db: () => Database }): AnyRoute[] {
       params: projectParams,
       query: pageQuery.extend(accessEventFilters.shape).extend({ format: z.enum(['json', 'csv']).optional() }),
       responses: { 200: { description: 'A page of access events (or text/csv)', schema: collectionSchema(accessEventSchema) } },
-      handler: ({ project, query: q, koa }) => {
+      handler: async ({ project, query: q, koa }) => {
+        await settled();
         const query = q as PageQuery & Record<string, unknown>;
         if (query.format === 'csv') {
           const { items } = queryAccessEvents(db(), project!.id, accessEventFilters.parse(query), 0, Number.MAX_SAFE_INTEGER);

@@ -67,7 +67,8 @@ function instant(value: string, timeZone: string, endOfDay: boolean): number {
   return instantOf(next.getUTCFullYear(), next.getUTCMonth() + 1, next.getUTCDate(), timeZone);
 }
 
-export function analyticsRoutes({ db }: { db: () => Database }): AnyRoute[] {
+/** `settled`: resolves once every answered scan is in access_events (the journal's ingest lag, access/event-journal.ts). */
+export function analyticsRoutes({ db, settled }: { db: () => Database; settled: () => Promise<void> }): AnyRoute[] {
   return [
     defineRoute({
       method: 'POST',
@@ -88,7 +89,8 @@ export function analyticsRoutes({ db }: { db: () => Database }): AnyRoute[] {
         200: { description: 'The metric', schema: single(z.union([zoneOccupancySchema, accessSummarySchema])) },
         404: { description: 'No such zone in this project', schema: messageSchema },
       },
-      handler: ({ project, body }) => {
+      handler: async ({ project, body }) => {
+        await settled();
         const timeZone = project!.timezone;
         const start = instant(body.start_date, timeZone, false);
         const end = instant(body.end_date, timeZone, true);

@@ -34,8 +34,8 @@ export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
     ...deviceRoutes(deps), // before readers/{readerId}: readers/logins is not an id
     ...accessControlRoutes(deps),
     ...scanRoutes({ scans: deps.scans, now: () => deps.clock.now() }),
-    ...accessEventRoutes({ db: () => deps.store.db }),
-    ...analyticsRoutes({ db: () => deps.store.db }),
+    ...accessEventRoutes({ db: () => deps.store.db, settled: () => deps.scans.settled() }),
+    ...analyticsRoutes({ db: () => deps.store.db, settled: () => deps.scans.settled() }),
     ...attendeeImportRoutes({ importer: deps.venue.importer }),
     ...attendeeExportRoutes(deps),
     ...partnerWebhookRoutes(deps), // before attendees/{attendeeId}: attendees/check-ins is not an id
