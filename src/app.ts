@@ -37,6 +37,7 @@ import { resolvePusherCredentials } from './realtime/credentials.js';
 import { PusherServer } from './realtime/server.js';
 import { Broadcaster } from './realtime/broadcaster.js';
 import { registerRealtimeMetrics } from './realtime/metrics.js';
+import { registerJournalMetrics } from './access/journal-metrics.js';
 import { UpgradeRouter } from './http/upgrade.js';
 import { ReaderStates } from './devices/reader-state.js';
 import { DeviceTokens } from './devices/device-tokens.js';
@@ -213,6 +214,7 @@ export class Gatehouse {
     this.#presence.start(30_000, 5_000, () => eventLog.lastCommitAt, () => !eventLog.lagging);
     this.log.info({ module: 'access', credentials: index.credentialCount, replayedEvents: replayed, ms: Date.now() - started }, 'venue index and occupancy loaded');
     registerRealtimeMetrics(deps.metrics.registry, realtime);
+    registerJournalMetrics(deps.metrics.registry, journal);
     this.#broadcaster = new Broadcaster(realtime, bus, deps.projects, occupancy, index, { eventNamespace: pusher.eventNamespace });
     this.#broadcaster.start();
     realtime.start();

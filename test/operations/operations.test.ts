@@ -31,6 +31,25 @@ describe('operations endpoints', () => {
     expect(text).toContain('gatehouse_nodejs_eventloop_lag_seconds');
   });
 
+  it('shows the access-event journal and its ingest into SQLite', async () => {
+    const token = await gh.token();
+    const A = '/api/v1/projects/default/default';
+    const zone = (await gh.request('POST', `${A}/access-zones`, { token, body: { name: 'Metrics hall' } })).body.data.id;
+    const gate = (await gh.request('POST', `${A}/access-points`, { token, body: { name: 'Metrics door', access_zone_id: zone } })).body.data.id;
+    for (const value of ['NOBODY-1', 'NOBODY-2', 'NOBODY-3']) {
+      expect((await gh.request('POST', `${A}/access-points/${gate}/scan`, { token, body: { credential_value: value } })).body.access_granted).toBe(false);
+    }
+    await gh.app.deps.scans.settled();
+    const text = await (await fetch(`${gh.url}/metrics`)).text();
+    const value = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1]);
+    expect(value('gatehouse_access_event_journal_writes_total')).toBeGreaterThanOrEqual(3);
+    expect(value('gatehouse_access_event_journal_bytes_total')).toBeGreaterThan(3 * 100);
+    expect(value('gatehouse_access_events_ingested_total')).toBeGreaterThanOrEqual(3);
+    expect(value('gatehouse_access_event_ingest_transactions_total')).toBeGreaterThanOrEqual(1);
+    expect(value('gatehouse_access_event_ingest_failures_total')).toBe(0);
+    expect(value('gatehouse_access_event_journal_lagging')).toBe(0);
+  });
+
   it('answers every response with a request id', async () => {
     const res = await gh.request('GET', '/health', { headers: { 'x-request-id': 'abc-123' } });
     expect(res.headers.get('x-request-id')).toBe('abc-123');
