@@ -103,15 +103,15 @@ const step = () => {
   const rows = [];
   let s = segment;
   let o = offset;
-  for (;;) {
-    const limit = s === current ? end : fs.existsSync(file(s)) ? fs.statSync(file(s)).size : 0;
-    o = readLines(s, o, limit, rows, MAX_ROWS - rows.length);
-    if (s >= current || rows.length >= MAX_ROWS || o < limit) break;
-    s++;
-    o = 0;
-  }
-  if (s === segment && o === offset) return 'idle';
   try {
+    for (;;) {
+      const limit = s === current ? end : fs.existsSync(file(s)) ? fs.statSync(file(s)).size : 0;
+      o = readLines(s, o, limit, rows, MAX_ROWS - rows.length);
+      if (s >= current || rows.length >= MAX_ROWS || o < limit) break;
+      s++;
+      o = 0;
+    }
+    if (s === segment && o === offset) return 'idle';
     store(rows, s, o);
   } catch (err) {
     parentPort.postMessage({ ok: false, error: String((err && err.message) || err) });
