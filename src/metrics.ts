@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** Prometheus metrics for one appliance (its own registry, so tests may run several). */
 export class HttpMetrics {
@@ -27,4 +27,19 @@ export class HttpMetrics {
     this.requests.inc({ method, route, status: String(status) });
     this.duration.observe({ method, route }, seconds);
   }
+}
+
+/**
+ * A gauge read from a module's own figures at scrape time. Also how the modules publish their
+ * running totals (prom-client counters cannot be set, so those are gauges named *_total).
+ */
+export function readGauge(registry: Registry, name: string, help: string, read: () => number): Gauge {
+  return new Gauge({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.set(read());
+    },
+  });
 }

@@ -30,7 +30,7 @@ export interface AccessEventRow {
   requestKey: string | null;
 }
 
-/** The rows of one transaction-to-be and the one promise they all wait on. */
+/** The rows of one journal write-to-be and the one promise they all wait on. */
 interface Batch {
   rows: AccessEventRow[];
   done: Promise<void>;
@@ -61,14 +61,11 @@ export class AccessEventLog {
   /** When the last batch committed (ms, performance.now()), so idle work can wait for a lull. */
   lastCommitAt = 0;
   readonly stats: EventLogStats = { batches: 0, events: 0 };
-  readonly #write: (rows: readonly AccessEventRow[]) => void;
 
   constructor(
     private readonly journal: EventJournal,
     private readonly maxBatch = 512,
-  ) {
-    this.#write = (rows) => journal.write(rows);
-  }
+  ) {}
 
   /** Resolves once every row appended so far is in access_events (readers of the table wait for this). */
   settled(): Promise<void> {
@@ -87,7 +84,7 @@ export class AccessEventLog {
   }
 
   /**
-   * Settles once the row is committed (rejects when its batch could not be). Every row of a
+   * Settles once the row is in the journal (rejects when its batch could not be written). Every row of a
    * batch gets the same promise: one allocation per commit rather than per scan (garbage per
    * scan is what sets the durable p99, docs/performance.md).
    */
@@ -101,7 +98,7 @@ export class AccessEventLog {
 
   readonly #flushSoon = () => this.flush();
 
-  /** Commits everything queued, now. */
+  /** Writes everything queued to the journal, now. */
   flush(): void {
     if (this.#scheduled) clearImmediate(this.#scheduled);
     this.#scheduled = null;
@@ -109,7 +106,7 @@ export class AccessEventLog {
     if (batch === null) return;
     this.#batch = null;
     try {
-      this.#write(batch.rows);
+      this.journal.write(batch.rows);
     } catch (err) {
       batch.reject(err);
       return;

@@ -1,21 +1,13 @@
-import { Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { readGauge } from '../metrics.js';
 import type { PusherServer } from './server.js';
 
 /** /metrics: WebSocket connections, channels, subscriptions and frames in/out (issue 6, item 7). */
 export function registerRealtimeMetrics(registry: Registry, server: PusherServer): void {
-  const gauge = (name: string, help: string, read: () => number) =>
-    new Gauge({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        this.set(read());
-      },
-    });
+  const gauge = (name: string, help: string, read: () => number) => readGauge(registry, name, help, read);
   gauge('gatehouse_ws_connections', 'Open WebSocket (Pusher protocol) connections', () => server.stats.connections);
   gauge('gatehouse_ws_channels', 'Channels with at least one subscriber', () => server.stats.channels);
   gauge('gatehouse_ws_subscriptions', 'Channel subscriptions over all connections', () => server.stats.subscriptions);
-  // Counters read from the server's own tallies (a Gauge: prom-client counters cannot be set).
   gauge('gatehouse_ws_messages_in_total', 'Frames received from clients', () => server.stats.messagesIn);
   gauge('gatehouse_ws_messages_out_total', 'Frames sent to clients', () => server.stats.messagesOut);
 }
