@@ -83,6 +83,17 @@ export class ScanService {
     return this.log.settled();
   }
 
+  /** settled(), waiting at most ms: false when access_events is still behind then. */
+  async settledWithin(ms: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+    try {
+      return await Promise.race([this.settled().then(() => true as const), timedOut]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** Group-commit figures: batches committed and events in them. */
   get eventLogStats(): { batches: number; events: number } {
     return this.log.stats;

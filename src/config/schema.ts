@@ -112,6 +112,8 @@ export const configSchema = z.strictObject({
       journalSegmentBytes: z.number().int().min(65_536).max(1_073_741_824).default(67_108_864),
       // The ingest worker's pause between transactions: how long an answered scan may take to show in access_events.
       ingestIntervalMs: z.number().int().min(0).max(10_000).default(20),
+      // How long the events API and analytics wait for the journal's ingest before answering 503 (storage.md).
+      readWaitMs: z.number().int().min(0).max(60_000).default(5000),
     })
     .prefault({}),
   log: z

@@ -259,3 +259,42 @@ describe('request ids: a retried scan is decided once', () => {
     await gh.stop();
   });
 });
+
+describe('reading the log while the journal cannot be ingested', () => {
+  it('answers 503 event_log_behind with Retry-After rather than a list missing answered scans, and the scan once the ingest catches up', async () => {
+    const gh = await startAppliance({ GATEHOUSE_STORE_READ_WAIT_MS: '300' });
+    dirs.push(gh.dataDir);
+    try {
+      const api = client(gh, await gh.token());
+      const A = '/api/v1/projects/default/default';
+      const zone = (await api.post(`${A}/access-zones`, { name: 'Locked hall' })).body.data.id;
+      const gate = (await api.post(`${A}/access-points`, { name: 'Locked door', access_zone_id: zone })).body.data.id;
+      // Another connection holds SQLite's write lock: the ingest worker cannot commit.
+      const blocker = new BetterSqlite3(join(gh.dataDir, 'gatehouse.db'));
+      blocker.pragma('busy_timeout = 0');
+      blocker.prepare('BEGIN IMMEDIATE').run();
+      let released = false;
+      try {
+        const scan = await api.post(`${A}/access-points/${gate}/scan`, { credential_value: 'LOCKED-1' });
+        expect(scan.status).toBe(200); // decided and durable in the journal all the same
+        expect(scan.body).toMatchObject({ access_granted: false, reason: 'invalid_credential' });
+        const behind = await api.get(`${A}/access-events`);
+        expect(behind.status).toBe(503);
+        expect(behind.body.message).toMatch(/not in the access-event log yet/);
+        expect(behind.headers.get('retry-after')).toBe('1');
+        const metrics = await api.post(`${A}/analytics/metrics`, { metric: 'access_summary', start_date: '2026-01-01', end_date: '2030-01-01' });
+        expect(metrics.status).toBe(503);
+        blocker.prepare('ROLLBACK').run();
+        released = true;
+        await expect
+          .poll(async () => (await api.get(`${A}/access-events?access_zone_id=${zone}`)).body.data?.map((e: { credential_value: string }) => e.credential_value), { timeout: 15_000 })
+          .toEqual(['LOCKED-1']);
+      } finally {
+        if (!released) blocker.prepare('ROLLBACK').run();
+        blocker.close();
+      }
+    } finally {
+      await gh.stop();
+    }
+  }, 30_000);
+});

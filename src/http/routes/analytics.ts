@@ -88,6 +88,7 @@ export function analyticsRoutes({ db, settled }: { db: () => Database; settled: 
       responses: {
         200: { description: 'The metric', schema: single(z.union([zoneOccupancySchema, accessSummarySchema])) },
         404: { description: 'No such zone in this project', schema: messageSchema },
+        503: { description: 'Answered scans are not all in the log yet (the journal is behind for longer than store.readWaitMs); Retry-After', schema: messageSchema },
       },
       handler: async ({ project, body }) => {
         await settled();

@@ -1,6 +1,7 @@
 import { deviceRoutes } from './devices.js';
 import { webhookSourceRoutes } from './webhook-sources.js';
 import { uploadWebhookRoutes } from './upload-webhooks.js';
+import { AppError } from '../../errors.js';
 import type { HttpDeps } from '../deps.js';
 import type { AnyRoute } from '../route.js';
 import { accessControlRoutes } from './access-control.js';
@@ -23,6 +24,15 @@ import { pusherApiRoutes } from './pusher-api.js';
 /** The route table: every route the appliance serves, in one list. */
 export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
   const routes: AnyRoute[] = [];
+  // Readers of access_events first wait for the journal's ingest (every answered scan in the
+  // table); if it is behind for longer than store.readWaitMs, they answer 503 rather than a
+  // list missing answered scans (docs/storage.md).
+  const eventLogReadable = async (): Promise<void> => {
+    const waitMs = deps.config.store.readWaitMs;
+    if (await deps.scans.settledWithin(waitMs)) return;
+    const seconds = Math.max(1, Math.round(waitMs / 1000));
+    throw new AppError('event_log_behind', { seconds }, { headers: { 'Retry-After': String(seconds) } });
+  };
   routes.push(
     ...operationRoutes(deps, () => routes),
     ...authRoutes(deps),
@@ -34,8 +44,8 @@ export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
     ...deviceRoutes(deps), // before readers/{readerId}: readers/logins is not an id
     ...accessControlRoutes(deps),
     ...scanRoutes({ scans: deps.scans, now: () => deps.clock.now() }),
-    ...accessEventRoutes({ db: () => deps.store.db, settled: () => deps.scans.settled() }),
-    ...analyticsRoutes({ db: () => deps.store.db, settled: () => deps.scans.settled() }),
+    ...accessEventRoutes({ db: () => deps.store.db, settled: eventLogReadable }),
+    ...analyticsRoutes({ db: () => deps.store.db, settled: eventLogReadable }),
     ...attendeeImportRoutes({ importer: deps.venue.importer }),
     ...attendeeExportRoutes(deps),
     ...partnerWebhookRoutes(deps), // before attendees/{attendeeId}: attendees/check-ins is not an id
