@@ -30,16 +30,18 @@ export class HttpMetrics {
 }
 
 /**
- * A gauge read from a module's own figures at scrape time. Also how the modules publish their
- * running totals (prom-client counters cannot be set, so those are gauges named *_total).
+ * Gauges read from a module's own figures at scrape time, in one registry. Also how the modules
+ * publish their running totals (prom-client counters cannot be set, so those are gauges named
+ * *_total).
  */
-export function readGauge(registry: Registry, name: string, help: string, read: () => number): Gauge {
-  return new Gauge({
-    name,
-    help,
-    registers: [registry],
-    collect() {
-      this.set(read());
-    },
-  });
-}
+export const gaugesIn =
+  (registry: Registry) =>
+  (name: string, help: string, read: () => number): Gauge =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(read());
+      },
+    });

@@ -1,10 +1,10 @@
 import type { Registry } from 'prom-client';
-import { readGauge } from '../metrics.js';
+import { gaugesIn } from '../metrics.js';
 import type { EventJournal } from './event-journal.js';
 
 /** /metrics: the access-event journal and its ingest into SQLite (docs/storage.md). */
 export function registerJournalMetrics(registry: Registry, journal: EventJournal): void {
-  const gauge = (name: string, help: string, read: () => number) => readGauge(registry, name, help, read);
+  const gauge = gaugesIn(registry);
   gauge('gatehouse_access_event_journal_writes_total', 'Group-commit writes to the access-event journal', () => journal.stats.writes);
   gauge('gatehouse_access_event_journal_bytes_total', 'Bytes written to the access-event journal', () => journal.stats.bytes);
   gauge('gatehouse_access_events_ingested_total', 'Access events ingested from the journal into SQLite', () => journal.stats.ingested);

@@ -10,7 +10,7 @@ import type { VenueIndex } from './venue-index.js';
 
 // One command path for every transport (STYLE): decide -> persist -> announce -> answer.
 // The decision is made at once, in memory; its access event joins the current group commit
-// (access/event-log.ts); only once that has committed is the decision announced on the bus
+// (access/event-log.ts); only once that is in the journal is the decision announced on the bus
 // and answered. A scan carrying a request_id is decided once: a retry with the same id (MQTT
 // QoS 1 redelivery, a gateway retrying a timed-out POST) gets the first decision back and
 // writes no second event (docs/engine.md).
@@ -105,7 +105,7 @@ export class ScanService {
     return `${scope}:${request.requestId}`;
   }
 
-  /** Decides, commits the access event, announces it, and answers (ScanError when the access point cannot decide). */
+  /** Decides, makes the access event durable, announces it, and answers (ScanError when the access point cannot decide). */
   scan(request: ScanRequest): Promise<ScanOutcome> {
     const requestKey = ScanService.requestKey(request);
     if (requestKey === null) return this.#decide(request, null);
@@ -119,7 +119,7 @@ export class ScanService {
     }
     const outcome = this.#decide(request, requestKey);
     this.#recent.set(memoKey, outcome);
-    // A failed commit decided nothing: the retry must be decided anew.
+    // A failed journal write decided nothing: the retry must be decided anew.
     outcome.catch(() => this.#recent.delete(memoKey));
     if (this.#recent.size > REMEMBERED_REQUESTS) {
       const oldest = this.#recent.keys().next().value!;

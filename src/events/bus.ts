@@ -52,7 +52,7 @@ export interface DomainEvents {
   'form.updated': ChangeEvent<Record<string, unknown>>;
   'form.deleted': DeletionEvent;
   'form_submission.created': ChangeEvent<Record<string, unknown>>;
-  /** spec: Events, Real-time events. Announced after the access event is committed. */
+  /** spec: Events, Real-time events. Announced once the access event is durable (journaled). */
   AccessGranted: { projectId: number; payload: { attendee_id: number; attendee: { first_name: string; last_name: string }; access_point_id: number; access_zone_id: number; credential_id: number; timestamp: string } };
   AccessDenied: { projectId: number; payload: { credential_value: string; access_point_id: number; reason: string; timestamp: string } };
   /** A counted grant changed these zones' occupancy (after commit). */

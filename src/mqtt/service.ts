@@ -81,7 +81,7 @@ export class MqttService {
       this.log.warn({ reader: identifier, reason: result.reason, error: result.failure.message, requestId: result.failure.request_id }, 'mqtt scan refused');
       if (result.failure.request_id !== null) this.#broker?.publish(answerTopic, result.failure);
     } catch (err) {
-      // The event log could not commit: nothing was decided; the reader's retry (same request_id) is decided anew.
+      // The access event could not be written to the journal: nothing was decided; the reader's retry (same request_id) is decided anew.
       this.log.error({ err, reader: identifier }, 'mqtt scan failed');
     }
   }

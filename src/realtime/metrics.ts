@@ -1,10 +1,10 @@
 import type { Registry } from 'prom-client';
-import { readGauge } from '../metrics.js';
+import { gaugesIn } from '../metrics.js';
 import type { PusherServer } from './server.js';
 
 /** /metrics: WebSocket connections, channels, subscriptions and frames in/out (issue 6, item 7). */
 export function registerRealtimeMetrics(registry: Registry, server: PusherServer): void {
-  const gauge = (name: string, help: string, read: () => number) => readGauge(registry, name, help, read);
+  const gauge = gaugesIn(registry);
   gauge('gatehouse_ws_connections', 'Open WebSocket (Pusher protocol) connections', () => server.stats.connections);
   gauge('gatehouse_ws_channels', 'Channels with at least one subscriber', () => server.stats.channels);
   gauge('gatehouse_ws_subscriptions', 'Channel subscriptions over all connections', () => server.stats.subscriptions);

@@ -8,8 +8,8 @@ import { PROJECT_PATH, withId } from './crud.js';
 import { scanInstant } from '../../access/scan-time.js';
 
 // POST .../access-points/{id}/scan (DESIGN: routes we add): an authenticated client scans
-// at a door and gets the access-event webhook's answer. The decision is committed to the
-// access-event log before this answers. Timestamps: docs/engine.md.
+// at a door and gets the access-event webhook's answer. The decision's access event is
+// durable (in the access-event journal) before this answers. Timestamps: docs/engine.md.
 
 export const requestIdField = z
   .string()

@@ -86,7 +86,7 @@ export function webhookRoutes({ scans, gateways, readerStates, index, gate, now 
       operationId: 'webhooks.access-event',
       tags: ['Incoming webhooks'],
       summary: 'A gateway reports a scan and gets the decision',
-      description: 'The reader is found by `reader_id` (its identifier). The access event is committed before this answers. `reason` is present when access is denied.',
+      description: 'The reader is found by `reader_id` (its identifier). The access event is durable (in the access-event journal) before this answers. `reason` is present when access is denied.',
       ability: 'public',
       rateClass: 'none',
       envelope: 'webhook',
