@@ -253,6 +253,7 @@ export class Gatehouse {
       { host: config.http.host, ...config.mqtt },
       { deviceTokens: devices.tokens, tokens: deps.tokens, users: deps.users, projects: deps.projects, gateways: devices.gateways, index, gatewayOfReader },
       {
+        answer: (identity, packet) => service.answer(identity, packet),
         published: (identity, packet) => service.published(identity, packet),
         connected: (identity) => service.connected(identity),
         disconnected: (identity) => service.disconnected(identity),

@@ -7,12 +7,16 @@ import { Aedes, type AedesPublishPacket, type Client, type PublishPacket } from 
 import { createWebSocketStream, WebSocketServer } from 'ws';
 import type { Logger } from '../logger.js';
 import { mayPublish, mayReceive, maySubscribe, type AclDeps } from './acl.js';
+import { canAnswerDirectly, writeAnswer } from './answer-writer.js';
 import { describeIdentity, identify, stillValid, type IdentityDeps, type MqttIdentity } from './identities.js';
 
 // The embedded broker (issue 7; docs/mqtt.md): aedes on TCP (TCP_NODELAY: DESIGN), optionally
 // TLS, and MQTT over WebSocket at /mqtt on the HTTP port. It knows who each client is (its
 // identity, from the password: identities.ts) and what each may do (acl.ts); what a publish
-// means is the business of the handlers given to it (scans, gateway status: mqtt/index.ts).
+// means is the business of the handlers given to it (scans, gateway status: mqtt/service.ts).
+// A publish the box answers (a scan) is acknowledged only once its answer is ready, and the
+// PUBACK and the answer go back in one write on the connection it came in on (answer-writer.ts);
+// the answer goes through aedes as well only when someone else may be listening.
 // One frozen client cannot stall the rest: aedes' drainTimeout closes a client whose socket
 // does not drain (aedes issue 1060), and a packet over maxPacketBytes closes its connection as
 // soon as its header arrives, before its body is buffered.
@@ -29,8 +33,20 @@ export interface BrokerOptions {
   recheckIntervalMs: number;
 }
 
+/** What the box answers a publish with, on `topic` (JSON-encoded). */
+export interface Answer {
+  topic: string;
+  payload: unknown;
+}
+
 export interface BrokerHooks {
-  /** A client's publish that passed the ACL (scans, gateway status). */
+  /**
+   * A publish the box answers (a scan), once it passed the ACL: the answer when it is durable, or
+   * null for none. The publish is acknowledged then, with the answer; a rejection closes the
+   * connection unacknowledged, so the client sends it again. Null: not a publish the box answers.
+   */
+  answer(identity: MqttIdentity, packet: PublishPacket): Promise<Answer | null> | null;
+  /** A client's publish that passed the ACL (gateway status; scans arrive here too, already answered). */
   published(identity: MqttIdentity, packet: AedesPublishPacket): void;
   connected(identity: MqttIdentity): void;
   disconnected(identity: MqttIdentity): void;
@@ -50,6 +66,11 @@ export class MqttBroker {
   readonly #identities = new WeakMap<Client, MqttIdentity>();
   readonly #servers: Server[] = [];
   readonly #ws = new WebSocketServer({ noServer: true, perMessageDeflate: false });
+  /** Connections that may hear a reader's decisions besides the reader itself: staff, and per project gateways; per reader its connections. */
+  readonly #listeners = new Map<string, number>();
+  readonly #counted = new WeakSet<Client>();
+  /** Answers written straight to a client and published for others too: aedes must not forward them to that client again. */
+  readonly #answeredDirectly = new WeakMap<Buffer, Client>();
   #recheck: NodeJS.Timeout | null = null;
 
   constructor(
@@ -85,7 +106,18 @@ export class MqttBroker {
         const identity = client ? this.#identities.get(client) : undefined;
         if (!client || !identity) return done(new Error('no identity'));
         const verdict = mayPublish(deps, identity, packet.topic);
-        if (verdict.ok) return done(null);
+        if (verdict.ok) {
+          const answering = hooks.answer(identity, packet);
+          if (!answering) return done(null);
+          answering.then(
+            (answer) => {
+              this.#acknowledge(client, identity, packet, answer);
+              done(null);
+            },
+            (err: Error) => done(err),
+          );
+          return;
+        }
         this.log.warn({ clientId: client.id, who: describeIdentity(identity), topic: packet.topic.slice(0, 200), reason: verdict.reason }, 'mqtt publish refused, disconnecting');
         hooks.refused('publish');
         done(new Error(verdict.reason));
@@ -98,17 +130,22 @@ export class MqttBroker {
         hooks.refused('subscribe');
         done(null, null); // SUBACK 0x80 for this filter; the connection stays
       },
-      authorizeForward: (client, packet) => (mayReceive(deps, this.#identities.get(client), packet.topic) ? packet : null),
+      authorizeForward: (client, packet) => {
+        if (this.#answeredDirectly.get(packet.payload as Buffer) === client) return null;
+        return mayReceive(deps, this.#identities.get(client), packet.topic) ? packet : null;
+      },
     });
     this.aedes.on('clientReady', (client) => {
       const identity = this.#identities.get(client);
       if (!identity) return;
+      this.#count(client, identity, 1);
       this.log.info({ clientId: client.id, who: describeIdentity(identity), address: this.#address(client) }, 'mqtt client connected');
       hooks.connected(identity);
     });
     this.aedes.on('clientDisconnect', (client) => {
       const identity = this.#identities.get(client);
       if (!identity) return;
+      this.#count(client, identity, -1);
       this.log.info({ clientId: client.id, who: describeIdentity(identity) }, 'mqtt client disconnected');
       hooks.disconnected(identity);
     });
@@ -179,12 +216,53 @@ export class MqttBroker {
     });
   }
 
-  /** Publishes from the box (decisions, errors) at QoS 1. */
+  /** Publishes from the box at QoS 1, through aedes to every subscriber. */
   publish(topic: string, payload: unknown): void {
-    const packet: PublishPacket = { cmd: 'publish', topic, payload: Buffer.from(JSON.stringify(payload)), qos: 1, retain: false, dup: false };
+    this.#publish(topic, Buffer.from(JSON.stringify(payload)));
+  }
+
+  #publish(topic: string, payload: Buffer): void {
+    const packet: PublishPacket = { cmd: 'publish', topic, payload, qos: 1, retain: false, dup: false };
     this.aedes.publish(packet, (err) => {
       if (err) this.log.warn({ err: err.message, topic }, 'mqtt publish failed');
     });
+  }
+
+  /**
+   * Acknowledges a publish the box answered, with its answer in the same write when the client is
+   * subscribed to the answer's topic; the answer goes through aedes too when anyone else may hear it.
+   * aedes then handles the publish as QoS 0: acknowledged already, and nobody may read scans (acl.ts).
+   */
+  #acknowledge(client: Client, identity: MqttIdentity, packet: PublishPacket, answer: Answer | null): void {
+    const ack = packet.qos === 1 ? (packet.messageId ?? null) : null;
+    if (ack !== null) packet.qos = 0;
+    const payload = answer && Buffer.from(JSON.stringify(answer.payload));
+    if (!answer || !payload) return writeAnswer(client, ack, null);
+    if (!canAnswerDirectly(client, answer.topic)) {
+      writeAnswer(client, ack, null);
+      return this.#publish(answer.topic, payload);
+    }
+    writeAnswer(client, ack, { topic: answer.topic, payload });
+    if (!this.#othersMayHear(identity)) return;
+    this.#answeredDirectly.set(payload, client);
+    this.#publish(answer.topic, payload);
+  }
+
+  /** Whether a connection besides the reader's one may be subscribed to its decisions (acl.ts: staff, its gateway, another connection of the reader). */
+  #othersMayHear(identity: MqttIdentity): boolean {
+    if ((this.#listeners.get('staff') ?? 0) > 0) return true;
+    if (identity.kind !== 'reader') return true;
+    return (this.#listeners.get(`gateways:${identity.projectId}`) ?? 0) > 0 || (this.#listeners.get(`reader:${identity.readerId}`) ?? 0) > 1;
+  }
+
+  #count(client: Client, identity: MqttIdentity, step: 1 | -1): void {
+    if ((step === 1) === this.#counted.has(client)) return;
+    if (step === 1) this.#counted.add(client);
+    else this.#counted.delete(client);
+    const key = identity.kind === 'staff' ? 'staff' : identity.kind === 'gateway' ? `gateways:${identity.projectId}` : `reader:${identity.readerId}`;
+    const n = (this.#listeners.get(key) ?? 0) + step;
+    if (n > 0) this.#listeners.set(key, n);
+    else this.#listeners.delete(key);
   }
 
   /** Closes every connection of this reader or gateway (credentials revoked, device deleted). */

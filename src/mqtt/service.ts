@@ -1,17 +1,18 @@
-import type { AedesPublishPacket } from 'aedes';
+import type { AedesPublishPacket, PublishPacket } from 'aedes';
 import { Gauge, type Registry } from 'prom-client';
 import type { EventBus } from '../events/bus.js';
 import type { Gateways } from '../devices/gateways.js';
 import { gatewayReportSchema } from '../devices/gateways.js';
 import type { ReaderStates } from '../devices/reader-state.js';
 import type { Logger } from '../logger.js';
-import type { MqttBroker } from './broker.js';
+import type { Answer, MqttBroker } from './broker.js';
 import type { MqttIdentity } from './identities.js';
 import { handleScan, type MalformedReason, type ScanHandlerDeps } from './scan-handler.js';
 import { parseTopic, readerTopic } from './topics.js';
 
 // What the box does with MQTT traffic (docs/mqtt.md): a scan on a reader's scans topic is
-// decided and answered on its decisions topic; a gateway's status (retained, or its last will)
+// decided and answered on its decisions topic (the broker acknowledges the scan with the
+// answer, once its access event is durable: broker.ts); a gateway's status (retained, or its last will)
 // updates the same gateway and reader state as the mqtt-gateway-status webhook; connections
 // mark readers online and offline. Malformed traffic is counted by reason in /metrics and
 // logged, never a crash and never an access event.
@@ -20,7 +21,6 @@ export type TrafficCounter = MalformedReason | 'invalid_status' | 'refused_conne
 
 export class MqttService {
   readonly counts = new Map<TrafficCounter | 'scans' | 'decisions' | 'status_reports', number>();
-  #broker: MqttBroker | null = null;
 
   constructor(
     private readonly scanDeps: ScanHandlerDeps,
@@ -36,7 +36,6 @@ export class MqttService {
 
   /** Wires the broker's hooks and the bus events that disconnect devices. */
   attach(broker: MqttBroker): void {
-    this.#broker = broker;
     const disconnect = (kind: 'reader' | 'gateway', id: number) => broker.disconnect(kind, id);
     this.bus.on(this, 'device.credentials_revoked', (e) => disconnect(e.kind, e.deviceId));
     this.bus.on(this, 'reader.deleted', (e) => {
@@ -48,7 +47,6 @@ export class MqttService {
 
   detach(): void {
     this.bus.removeListeners(this);
-    this.#broker = null;
   }
 
   connected(identity: MqttIdentity): void {
@@ -59,30 +57,37 @@ export class MqttService {
     if (identity.kind === 'reader') this.readerStates.disconnected(identity.projectId, identity.readerId);
   }
 
-  published(identity: MqttIdentity, packet: AedesPublishPacket): void {
-    if (identity.kind === 'staff') return; // the ACL lets staff publish nothing
+  /** A scan (on a reader's scans topic): its decision, or its error when a request_id can be read; null for any other publish. */
+  answer(identity: MqttIdentity, packet: PublishPacket): Promise<Answer | null> | null {
+    if (identity.kind === 'staff') return null; // the ACL lets staff publish nothing
     const topic = parseTopic(packet.topic);
-    if (!topic) return;
-    if (topic.kind === 'readers' && topic.leaf === 'scans') void this.#scan(identity, topic.identifier, packet.payload as Buffer);
-    else if (topic.kind === 'gateways' && identity.kind === 'gateway') this.#status(identity, packet.payload as Buffer);
+    if (!topic || topic.kind !== 'readers' || topic.leaf !== 'scans') return null;
+    return this.#scan(identity, topic.identifier, packet.payload as Buffer);
   }
 
-  async #scan(identity: Exclude<MqttIdentity, { kind: 'staff' }>, identifier: string, payload: Buffer): Promise<void> {
+  published(identity: MqttIdentity, packet: AedesPublishPacket): void {
+    if (identity.kind !== 'gateway') return;
+    const topic = parseTopic(packet.topic);
+    if (topic?.kind === 'gateways') this.#status(identity, packet.payload as Buffer);
+  }
+
+  async #scan(identity: Exclude<MqttIdentity, { kind: 'staff' }>, identifier: string, payload: Buffer): Promise<Answer | null> {
     this.count('scans');
-    const answerTopic = readerTopic(identity.prefix, identifier, 'decisions');
+    const topic = readerTopic(identity.prefix, identifier, 'decisions');
     try {
       const result = await handleScan(this.scanDeps, identity.projectId, identifier, payload);
       if (result.ok) {
         this.count('decisions');
-        this.#broker?.publish(answerTopic, result.decision);
-        return;
+        return { topic, payload: result.decision };
       }
       this.count(result.reason);
       this.log.warn({ reader: identifier, reason: result.reason, error: result.failure.message, requestId: result.failure.request_id }, 'mqtt scan refused');
-      if (result.failure.request_id !== null) this.#broker?.publish(answerTopic, result.failure);
+      return result.failure.request_id === null ? null : { topic, payload: result.failure };
     } catch (err) {
-      // The access event could not be written to the journal: nothing was decided; the reader's retry (same request_id) is decided anew.
-      this.log.error({ err, reader: identifier }, 'mqtt scan failed');
+      // The access event could not be written to the journal: nothing was decided. The broker
+      // closes the connection without acknowledging the scan, so the reader sends it again.
+      this.log.error({ err, reader: identifier }, 'mqtt scan failed, closing the connection unacknowledged');
+      throw err;
     }
   }
 
