@@ -1,7 +1,7 @@
 import type { ProjectRepository } from '../accounts/projects.js';
 import { abilitiesAllow } from '../auth/abilities.js';
 import type { MqttIdentity } from './identities.js';
-import { parseTopic, readerTopic, gatewayStatusTopic } from './topics.js';
+import { parseTopic, gatewayStatusTopic } from './topics.js';
 
 // Who may publish and subscribe to what (issue 7 item 4; docs/mqtt.md: ACL). Everything not
 // listed is refused: a forbidden PUBLISH disconnects the client (MQTT 3.1.1 has no way to
@@ -25,7 +25,7 @@ const no = (reason: string): Verdict => ({ ok: false, reason });
 
 export function mayPublish(deps: AclDeps, who: MqttIdentity, topic: string): Verdict {
   if (who.kind === 'staff') return no('staff connections are read-only');
-  if (who.kind === 'reader') return topic === readerTopic(who.prefix, who.identifier, 'scans') ? ok : no(`a reader publishes only to ${readerTopic(who.prefix, who.identifier, 'scans')}`);
+  if (who.kind === 'reader') return topic === who.scansTopic ? ok : no(`a reader publishes only to ${who.scansTopic}`);
   if (topic === gatewayStatusTopic(who.prefix, who.identifier)) return ok;
   const parsed = parseTopic(topic);
   if (parsed && parsed.kind === 'readers' && parsed.leaf === 'scans' && topic.startsWith(`${who.prefix}/`) && deps.gatewayOfReader(who.projectId, parsed.identifier) === who.gatewayId) return ok;
@@ -33,7 +33,7 @@ export function mayPublish(deps: AclDeps, who: MqttIdentity, topic: string): Ver
 }
 
 export function maySubscribe(deps: AclDeps, who: MqttIdentity, filter: string): Verdict {
-  if (who.kind === 'reader') return filter === readerTopic(who.prefix, who.identifier, 'decisions') ? ok : no(`a reader subscribes only to ${readerTopic(who.prefix, who.identifier, 'decisions')}`);
+  if (who.kind === 'reader') return filter === who.decisionsTopic ? ok : no(`a reader subscribes only to ${who.decisionsTopic}`);
   const parsed = parseTopic(filter);
   if (!parsed) return no('not a topic of this broker');
   if (who.kind === 'gateway') {

@@ -1,17 +1,18 @@
 import type { Client } from 'aedes';
-import mqttPacket from 'mqtt-packet';
 
 // Answers a publish on the connection it came in on, in one write with its PUBACK (docs/mqtt.md:
 // acknowledgement and answer). aedes acknowledges a QoS 1 PUBLISH as soon as it is authorised
 // and delivers a publish of the box a loop turn later through its pipeline (offline queue,
 // topic matching, a setImmediate per subscriber): two writes and two TCP segments per scan, and
 // an acknowledgement that promises nothing about the scan. Here the PUBACK waits for the scan's
-// decision to be durable, and the PUBACK and the decision go out as one write (mqtt-packet corks
-// the socket until the next tick). The decision's message id comes from the client's own
-// counter, the one aedes numbers its deliveries with, so ids never collide; the client's PUBACK
-// for it reaches aedes, which finds nothing to clear for a clean session, as for any QoS 1
-// delivery to one. A socket that does not drain is handed to aedes' drain timeout, the same
-// bound as for its own writes (aedes issue 1060).
+// decision to be durable, and the PUBACK and the decision go out as one buffer in one write.
+// The two packets are encoded here (MQTT 3.1.1, 3.3 PUBLISH and 3.4 PUBACK: a fixed header,
+// the remaining length, topic, packet id, payload): one allocation, where mqtt-packet's
+// generate costs ~3.4 us for the pair on this machine and its stream writer a writev of ~10
+// chunks. The decision's packet id comes from the client's own counter, the one aedes numbers
+// its deliveries with, so ids never collide; the client's PUBACK for it finds nothing to clear
+// for a clean session, as for any QoS 1 delivery to one. A socket that does not drain is handed
+// to aedes' drain timeout, the same bound as for its own writes (aedes issue 1060).
 
 /** The parts of aedes' Client this uses that its typings leave out. */
 interface ClientInternals {
@@ -27,24 +28,44 @@ export function canAnswerDirectly(client: Client, topic: string): boolean {
   return client.connected && client.clean && !inner.errored && inner.subscriptions[topic] !== undefined;
 }
 
+const PUBACK = 0x40;
+const PUBLISH = 0x30;
+
 /**
- * Writes the PUBACK of a QoS 1 publish (when `messageId` is given) and, when given, a publish
+ * Writes the PUBACK of a QoS 1 publish (when `ackMessageId` is given) and, when given, a publish
  * of `payload` on `topic` at the client's subscription QoS (at most 1), in one write.
  */
 export function writeAnswer(client: Client, ackMessageId: number | null, answer: { topic: string; payload: Buffer } | null): void {
   const inner = client as unknown as ClientInternals & Client;
-  if (!client.connected || inner.errored) return;
-  const conn = client.conn;
-  let flowing = true;
-  if (ackMessageId !== null) flowing = mqttPacket.writeToStream({ cmd: 'puback', messageId: ackMessageId }, conn);
-  if (answer) {
-    const qos = Math.min(inner.subscriptions[answer.topic]?.qos ?? 0, 1) as 0 | 1;
-    const packet: mqttPacket.IPublishPacket = { cmd: 'publish', topic: answer.topic, payload: answer.payload, qos, retain: false, dup: false };
-    if (qos === 1) packet.messageId = nextMessageId(inner);
-    flowing = mqttPacket.writeToStream(packet, conn) && flowing;
+  if (!client.connected || inner.errored || (ackMessageId === null && !answer)) return;
+  const qos = answer ? Math.min(inner.subscriptions[answer.topic]?.qos ?? 0, 1) : 0;
+  const topicBytes = answer ? Buffer.byteLength(answer.topic) : 0;
+  const body = answer ? 2 + topicBytes + (qos === 1 ? 2 : 0) + answer.payload.length : 0;
+  const buf = Buffer.allocUnsafe((ackMessageId === null ? 0 : 4) + (answer ? 1 + lengthBytes(body) + body : 0));
+  let at = 0;
+  if (ackMessageId !== null) {
+    buf[at++] = PUBACK;
+    buf[at++] = 2;
+    at = buf.writeUInt16BE(ackMessageId, at);
   }
-  if (!flowing) inner.waitForDrain(() => {});
+  if (answer) {
+    buf[at++] = PUBLISH | (qos << 1);
+    for (let n = body; ; ) {
+      const byte = n & 0x7f;
+      n >>>= 7;
+      buf[at++] = n > 0 ? byte | 0x80 : byte;
+      if (n === 0) break;
+    }
+    at = buf.writeUInt16BE(topicBytes, at);
+    at += buf.write(answer.topic, at, 'utf8');
+    if (qos === 1) at = buf.writeUInt16BE(nextMessageId(inner), at);
+    answer.payload.copy(buf, at);
+  }
+  if (!client.conn.write(buf)) inner.waitForDrain(() => {});
 }
+
+/** The bytes of an MQTT remaining length (a base-128 varint). */
+const lengthBytes = (n: number) => (n < 128 ? 1 : n < 16_384 ? 2 : n < 2_097_152 ? 3 : 4);
 
 /** aedes' allocation (lib/qos-packet.js): 1..65535, wrapping. */
 function nextMessageId(client: ClientInternals): number {

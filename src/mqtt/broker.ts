@@ -7,7 +7,7 @@ import { Aedes, type AedesPublishPacket, type Client, type PublishPacket } from 
 import { createWebSocketStream, WebSocketServer } from 'ws';
 import type { Logger } from '../logger.js';
 import { mayPublish, mayReceive, maySubscribe, type AclDeps } from './acl.js';
-import { canAnswerDirectly, writeAnswer } from './answer-writer.js';
+import { DirectAnswers, type Answer } from './direct-answers.js';
 import { describeIdentity, identify, stillValid, type IdentityDeps, type MqttIdentity } from './identities.js';
 
 // The embedded broker (issue 7; docs/mqtt.md): aedes on TCP (TCP_NODELAY: DESIGN), optionally
@@ -15,8 +15,8 @@ import { describeIdentity, identify, stillValid, type IdentityDeps, type MqttIde
 // identity, from the password: identities.ts) and what each may do (acl.ts); what a publish
 // means is the business of the handlers given to it (scans, gateway status: mqtt/service.ts).
 // A publish the box answers (a scan) is acknowledged only once its answer is ready, and the
-// PUBACK and the answer go back in one write on the connection it came in on (answer-writer.ts);
-// the answer goes through aedes as well only when someone else may be listening.
+// PUBACK and the answer go back in one write on the connection it came in on; a reader's scans
+// take a shorter way in than aedes' pipeline (direct-answers.ts).
 // One frozen client cannot stall the rest: aedes' drainTimeout closes a client whose socket
 // does not drain (aedes issue 1060), and a packet over maxPacketBytes closes its connection as
 // soon as its header arrives, before its body is buffered.
@@ -33,11 +33,7 @@ export interface BrokerOptions {
   recheckIntervalMs: number;
 }
 
-/** What the box answers a publish with, on `topic` (JSON-encoded). */
-export interface Answer {
-  topic: string;
-  payload: unknown;
-}
+export type { Answer };
 
 export interface BrokerHooks {
   /**
@@ -66,11 +62,7 @@ export class MqttBroker {
   readonly #identities = new WeakMap<Client, MqttIdentity>();
   readonly #servers: Server[] = [];
   readonly #ws = new WebSocketServer({ noServer: true, perMessageDeflate: false });
-  /** Connections that may hear a reader's decisions besides the reader itself: staff, and per project gateways; per reader its connections. */
-  readonly #listeners = new Map<string, number>();
-  readonly #counted = new WeakSet<Client>();
-  /** Answers written straight to a client and published for others too: aedes must not forward them to that client again. */
-  readonly #answeredDirectly = new WeakMap<Buffer, Client>();
+  readonly #answers: DirectAnswers;
   #recheck: NodeJS.Timeout | null = null;
 
   constructor(
@@ -79,6 +71,7 @@ export class MqttBroker {
     private readonly hooks: BrokerHooks,
     private readonly log: Logger,
   ) {
+    this.#answers = new DirectAnswers(hooks.answer, (topic, payload) => this.#publish(topic, payload));
     this.aedes = new Aedes({
       drainTimeout: options.drainTimeoutMs,
       connectTimeout: options.connectTimeoutMs,
@@ -111,7 +104,7 @@ export class MqttBroker {
           if (!answering) return done(null);
           answering.then(
             (answer) => {
-              this.#acknowledge(client, identity, packet, answer);
+              this.#answers.acknowledge(client, identity, packet, answer);
               done(null);
             },
             (err: Error) => done(err),
@@ -131,21 +124,21 @@ export class MqttBroker {
         done(null, null); // SUBACK 0x80 for this filter; the connection stays
       },
       authorizeForward: (client, packet) => {
-        if (this.#answeredDirectly.get(packet.payload as Buffer) === client) return null;
+        if (!this.#answers.mayForward(client, packet.payload as Buffer)) return null;
         return mayReceive(deps, this.#identities.get(client), packet.topic) ? packet : null;
       },
     });
     this.aedes.on('clientReady', (client) => {
       const identity = this.#identities.get(client);
       if (!identity) return;
-      this.#count(client, identity, 1);
+      this.#answers.connected(client, identity);
       this.log.info({ clientId: client.id, who: describeIdentity(identity), address: this.#address(client) }, 'mqtt client connected');
       hooks.connected(identity);
     });
     this.aedes.on('clientDisconnect', (client) => {
       const identity = this.#identities.get(client);
       if (!identity) return;
-      this.#count(client, identity, -1);
+      this.#answers.disconnected(client, identity);
       this.log.info({ clientId: client.id, who: describeIdentity(identity) }, 'mqtt client disconnected');
       hooks.disconnected(identity);
     });
@@ -228,43 +221,6 @@ export class MqttBroker {
     });
   }
 
-  /**
-   * Acknowledges a publish the box answered, with its answer in the same write when the client is
-   * subscribed to the answer's topic; the answer goes through aedes too when anyone else may hear it.
-   * aedes then handles the publish as QoS 0: acknowledged already, and nobody may read scans (acl.ts).
-   */
-  #acknowledge(client: Client, identity: MqttIdentity, packet: PublishPacket, answer: Answer | null): void {
-    const ack = packet.qos === 1 ? (packet.messageId ?? null) : null;
-    if (ack !== null) packet.qos = 0;
-    const payload = answer && Buffer.from(JSON.stringify(answer.payload));
-    if (!answer || !payload) return writeAnswer(client, ack, null);
-    if (!canAnswerDirectly(client, answer.topic)) {
-      writeAnswer(client, ack, null);
-      return this.#publish(answer.topic, payload);
-    }
-    writeAnswer(client, ack, { topic: answer.topic, payload });
-    if (!this.#othersMayHear(identity)) return;
-    this.#answeredDirectly.set(payload, client);
-    this.#publish(answer.topic, payload);
-  }
-
-  /** Whether a connection besides the reader's one may be subscribed to its decisions (acl.ts: staff, its gateway, another connection of the reader). */
-  #othersMayHear(identity: MqttIdentity): boolean {
-    if ((this.#listeners.get('staff') ?? 0) > 0) return true;
-    if (identity.kind !== 'reader') return true;
-    return (this.#listeners.get(`gateways:${identity.projectId}`) ?? 0) > 0 || (this.#listeners.get(`reader:${identity.readerId}`) ?? 0) > 1;
-  }
-
-  #count(client: Client, identity: MqttIdentity, step: 1 | -1): void {
-    if ((step === 1) === this.#counted.has(client)) return;
-    if (step === 1) this.#counted.add(client);
-    else this.#counted.delete(client);
-    const key = identity.kind === 'staff' ? 'staff' : identity.kind === 'gateway' ? `gateways:${identity.projectId}` : `reader:${identity.readerId}`;
-    const n = (this.#listeners.get(key) ?? 0) + step;
-    if (n > 0) this.#listeners.set(key, n);
-    else this.#listeners.delete(key);
-  }
-
   /** Closes every connection of this reader or gateway (credentials revoked, device deleted). */
   disconnect(kind: 'reader' | 'gateway', deviceId: number): number {
     let closed = 0;
@@ -304,9 +260,10 @@ export class MqttBroker {
     return (client.conn as Socket).remoteAddress ?? client.req?.socket.remoteAddress;
   }
 
-  /** Hands a connection to aedes with the packet-size guard on its parser. */
+  /** Hands a connection to aedes with the packet-size guard on its parser and a reader's scans taken off it (direct-answers.ts). */
   #handle(stream: Duplex, req?: IncomingMessage): void {
     const client = req ? this.aedes.handle(stream, req) : this.aedes.handle(stream);
+    this.#answers.intercept(client, (c) => this.#identities.get(c));
     const parser = (client as unknown as { _parser: { parse(buf: Buffer): number; packet: { length: number } } })._parser;
     const parse = parser.parse.bind(parser);
     const limit = this.options.maxPacketBytes;

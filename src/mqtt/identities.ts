@@ -4,7 +4,7 @@ import type { VenueIndex } from '../access/venue-index.js';
 import type { TokenService } from '../auth/tokens.js';
 import type { DeviceTokens } from '../devices/device-tokens.js';
 import type { Gateways } from '../devices/gateways.js';
-import { projectPrefix } from './topics.js';
+import { projectPrefix, readerTopic } from './topics.js';
 
 // Who is on the other end of an MQTT connection (docs/mqtt.md: credentials). The password is
 // a token; its shape says whose: `reader:<id>:<secret>` (from OTP verify), `gateway:<id>:<secret>`
@@ -12,7 +12,7 @@ import { projectPrefix } from './topics.js';
 // their identifier as the username, so a swapped configuration fails loudly at CONNECT.
 
 export type MqttIdentity =
-  | { kind: 'reader'; projectId: number; readerId: number; identifier: string; prefix: string; tokenId: number }
+  | { kind: 'reader'; projectId: number; readerId: number; identifier: string; prefix: string; tokenId: number; scansTopic: string; decisionsTopic: string }
   | { kind: 'gateway'; projectId: number; gatewayId: number; identifier: string; prefix: string; tokenId: number }
   | { kind: 'staff'; userId: number; isAdmin: boolean; abilities: readonly string[]; tokenId: number; email: string };
 
@@ -52,7 +52,8 @@ function device(deps: IdentityDeps, username: string | undefined, secret: string
     const reader = deps.index.readerById(token.deviceId);
     if (!reader) return { refused: ConnackCode.notAuthorized, reason: 'the reader is gone' };
     if (username !== reader.identifier) return { refused: ConnackCode.badUsernameOrPassword, reason: `the username must be the reader identifier ${reader.identifier}` };
-    return { identity: { kind: 'reader', projectId: project.id, readerId: reader.id, identifier: reader.identifier, prefix, tokenId: token.id } };
+    const topics = { scansTopic: readerTopic(prefix, reader.identifier, 'scans'), decisionsTopic: readerTopic(prefix, reader.identifier, 'decisions') };
+    return { identity: { kind: 'reader', projectId: project.id, readerId: reader.id, identifier: reader.identifier, prefix, tokenId: token.id, ...topics } };
   }
   const gateway = deps.gateways.byId(token.deviceId);
   if (!gateway) return { refused: ConnackCode.notAuthorized, reason: 'the gateway is gone' };

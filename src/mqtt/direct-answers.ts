@@ -1,0 +1,142 @@
+import type { Client, PublishPacket } from 'aedes';
+import type { EventEmitter } from 'node:events';
+import { canAnswerDirectly, writeAnswer } from './answer-writer.js';
+import type { MqttIdentity } from './identities.js';
+
+// How the box answers a publish it answers itself (a scan; docs/mqtt.md: acknowledgement and
+// answer). The publish is acknowledged only once its answer is ready (durable), and the PUBACK
+// and the answer go back in one write on the connection it came in on (answer-writer.ts). The
+// answer goes through aedes as well only when someone else may be listening (staff, the
+// reader's gateway, a second connection of the reader); aedes then skips the client that has it.
+//
+// A reader's own scans take a shorter way in: a reader may publish nothing but its scans topic
+// and be sent nothing but its decisions (acl.ts), so its QoS 0/1 PUBLISHes on that topic and its
+// PUBACKs (a clean session has nothing in aedes to clear) are taken off the connection's parser
+// before aedes' packet pipeline (authorisation hooks, publish series, topic matching of a publish
+// nobody may read, a promise per PUBACK), keeping what aedes does for every packet: its
+// keep-alive timer is refreshed, and its read batch counts the scan until it is answered, so the
+// connection is not read further meanwhile. Everything else — gateways, staff, QoS 2, other
+// topics, which aedes then refuses — goes through aedes and its hooks (broker.ts).
+
+/** The parts of aedes' Client the shorter way in uses that its typings leave out. */
+interface ClientInternals {
+  _parser: EventEmitter;
+  _parsingBatch: number;
+  _nextBatch(err?: Error): void;
+  _keepaliveInterval: number;
+  _keepaliveTimer: NodeJS.Timeout | null;
+  connackSent: boolean;
+}
+
+/** What the box answers a publish with, on `topic` (JSON-encoded). */
+export interface Answer {
+  topic: string;
+  payload: unknown;
+}
+
+export type AnswerHook = (identity: MqttIdentity, packet: PublishPacket) => Promise<Answer | null> | null;
+
+export class DirectAnswers {
+  /** Connections that may hear a reader's decisions besides the reader itself: staff; per project, gateways; per reader, its connections. */
+  readonly #listeners = new Map<string, number>();
+  readonly #counted = new WeakSet<Client>();
+  /** Answers written straight to a client and published for others too: aedes must not forward them to that client again. */
+  readonly #answeredDirectly = new WeakMap<Buffer, Client>();
+
+  constructor(
+    private readonly answer: AnswerHook,
+    /** Publishes through aedes to every subscriber, at QoS 1. */
+    private readonly publish: (topic: string, payload: Buffer) => void,
+  ) {}
+
+  /**
+   * Acknowledges a publish the box answered, with its answer in the same write when the client is
+   * subscribed to the answer's topic. Marks the packet QoS 0 for aedes, should it go on through
+   * aedes' pipeline: acknowledged already, and nobody may read scans (acl.ts).
+   */
+  acknowledge(client: Client, identity: MqttIdentity, packet: PublishPacket, answer: Answer | null): void {
+    const ack = packet.qos === 1 ? (packet.messageId ?? null) : null;
+    if (ack !== null) packet.qos = 0;
+    if (!answer) return writeAnswer(client, ack, null);
+    const payload = Buffer.from(JSON.stringify(answer.payload));
+    if (!canAnswerDirectly(client, answer.topic)) {
+      writeAnswer(client, ack, null);
+      return this.publish(answer.topic, payload);
+    }
+    writeAnswer(client, ack, { topic: answer.topic, payload });
+    if (!this.#othersMayHear(identity)) return;
+    this.#answeredDirectly.set(payload, client);
+    this.publish(answer.topic, payload);
+  }
+
+  /** authorizeForward: false for the client an answer was already written to. */
+  mayForward(client: Client, payload: Buffer): boolean {
+    return this.#answeredDirectly.get(payload) !== client;
+  }
+
+  connected(client: Client, identity: MqttIdentity): void {
+    this.#count(client, identity, 1);
+  }
+
+  disconnected(client: Client, identity: MqttIdentity): void {
+    this.#count(client, identity, -1);
+  }
+
+  /** Takes a reader's scans and PUBACKs off its connection's parser before aedes sees them (see above). */
+  intercept(client: Client, identityOf: (client: Client) => MqttIdentity | undefined): void {
+    const inner = client as unknown as ClientInternals & Client;
+    const parser = inner._parser;
+    const aedesListeners = parser.listeners('packet') as ((packet: unknown) => void)[];
+    parser.removeAllListeners('packet');
+    parser.on('packet', function (this: unknown, packet: { cmd: string }) {
+      if (!answers(packet)) for (const listener of aedesListeners) listener.call(this, packet);
+    });
+    const answers = (packet: { cmd: string }): boolean => {
+      if (!inner.connackSent || inner.closed) return false;
+      const identity = identityOf(client);
+      if (identity?.kind !== 'reader') return false;
+      if (packet.cmd === 'puback') {
+        if (!client.clean) return false;
+        keptAlive(inner);
+        return true;
+      }
+      if (packet.cmd !== 'publish') return false;
+      const publish = packet as PublishPacket;
+      if (publish.qos > 1 || publish.topic !== identity.scansTopic) return false;
+      const answering = this.answer(identity, publish);
+      if (!answering) return false;
+      keptAlive(inner);
+      inner._parsingBatch++;
+      answering.then(
+        (answer) => {
+          this.acknowledge(client, identity, publish, answer);
+          inner._nextBatch();
+        },
+        (err: Error) => inner._nextBatch(err), // aedes closes the connection: unacknowledged, the reader sends it again
+      );
+      return true;
+    };
+  }
+
+  /** Whether a connection besides the reader's one may be subscribed to its decisions (acl.ts: staff, its gateway, another connection of the reader). */
+  #othersMayHear(identity: MqttIdentity): boolean {
+    if ((this.#listeners.get('staff') ?? 0) > 0) return true;
+    if (identity.kind !== 'reader') return true;
+    return (this.#listeners.get(`gateways:${identity.projectId}`) ?? 0) > 0 || (this.#listeners.get(`reader:${identity.readerId}`) ?? 0) > 1;
+  }
+
+  #count(client: Client, identity: MqttIdentity, step: 1 | -1): void {
+    if ((step === 1) === this.#counted.has(client)) return;
+    if (step === 1) this.#counted.add(client);
+    else this.#counted.delete(client);
+    const key = identity.kind === 'staff' ? 'staff' : identity.kind === 'gateway' ? `gateways:${identity.projectId}` : `reader:${identity.readerId}`;
+    const n = (this.#listeners.get(key) ?? 0) + step;
+    if (n > 0) this.#listeners.set(key, n);
+    else this.#listeners.delete(key);
+  }
+}
+
+/** What aedes' packet handler does for every packet of a connected client (lib/handlers/index.js). */
+function keptAlive(client: ClientInternals): void {
+  if (client._keepaliveInterval > 0) client._keepaliveTimer?.refresh();
+}
