@@ -257,9 +257,7 @@ export class EventJournal {
     const before = this.#offset;
     let written = 0;
     try {
-      const t = performance.now();
       written = writeSync(this.#fd, text);
-      const d = performance.now() - t; if (d > 0.5) { (this.stats as any).slow = ((this.stats as any).slow ?? 0) + 1; (this.stats as any).slowMs = ((this.stats as any).slowMs ?? 0) + d; (this.stats as any).max = Math.max((this.stats as any).max ?? 0, d); }
       if (written !== Buffer.byteLength(text)) throw new Error(`short write to the access-event journal (${written} bytes)`);
       if (this.options.synchronous === 'FULL') fdatasyncSync(this.#fd);
     } catch (err) {

@@ -6,6 +6,7 @@ import { statement } from '../store/statements.js';
 import type { AccessEngine, DenialReason } from './engine.js';
 import { eventId } from './event-id.js';
 import type { AccessEventLog } from './event-log.js';
+import { RecentOutcomes, type RememberedOutcome } from './recent-outcomes.js';
 import type { VenueIndex } from './venue-index.js';
 
 // One command path for every transport (STYLE): decide -> persist -> announce -> answer.
@@ -48,6 +49,7 @@ export interface ScanOutcome {
   accessPointId: number;
   zoneId: number | null;
   decidedAt: string;
+  decidedAtMs: number;
   /** true when this is the stored decision of an earlier scan with the same request_id. */
   replayed: boolean;
   answer: ScanAnswer;
@@ -59,7 +61,7 @@ const REMEMBERED_REQUESTS = 200_000;
 const KNOWN_KEYS_LIMIT = 1_000_000;
 
 export class ScanService {
-  readonly #recent = new Map<string, Promise<ScanOutcome>>();
+  readonly #recent = new RecentOutcomes<ScanOutcome>(REMEMBERED_REQUESTS, (r) => this.#replay(r));
   /**
    * Request keys in the event log that are not in #recent: loaded at start, and each key #recent
    * forgets. A key in neither is new, so a new request id is decided without reading SQLite
@@ -105,29 +107,36 @@ export class ScanService {
     return `${scope}:${request.requestId}`;
   }
 
+  /** A request id is unique per reader, or per access point for scans with no reader: RecentOutcomes' scope. */
+  static #scope(request: Pick<ScanRequest, 'readerId' | 'accessPointId'>): number {
+    return request.readerId ? request.readerId : -request.accessPointId;
+  }
+
   /** Decides, makes the access event durable, announces it, and answers (ScanError when the access point cannot decide). */
   scan(request: ScanRequest): Promise<ScanOutcome> {
     const requestKey = ScanService.requestKey(request);
     if (requestKey === null) return this.#decide(request, null);
-    const memoKey = `${request.projectId}:${requestKey}`;
-    const seen = this.#recent.get(memoKey);
-    if (seen) return seen.then((outcome) => ({ ...outcome, replayed: true }));
+    const requestId = request.requestId!;
+    const scope = ScanService.#scope(request);
+    const seen = this.#recent.find(scope, requestId);
+    if (seen instanceof Promise) return seen.then((outcome) => ({ ...outcome, replayed: true }));
+    if (seen) return Promise.resolve(seen);
     const known = this.#knownKeys();
-    if (known === null || known.has(memoKey)) {
+    if (known === null || (known.size > 0 && known.has(`${request.projectId}:${requestKey}`))) {
       const stored = this.#stored(request.projectId, requestKey);
       if (stored) return Promise.resolve(stored);
     }
     const outcome = this.#decide(request, requestKey);
-    this.#recent.set(memoKey, outcome);
-    // A failed journal write decided nothing: the retry must be decided anew.
-    outcome.catch(() => this.#recent.delete(memoKey));
-    if (this.#recent.size > REMEMBERED_REQUESTS) {
-      const oldest = this.#recent.keys().next().value!;
-      this.#recent.delete(oldest);
-      if (this.#known) {
-        this.#known.add(oldest); // still in the log (or failed: then a read finds nothing, which is right)
-        if (this.#known.size > KNOWN_KEYS_LIMIT) this.#known = null;
-      }
+    const { slot, sequence, evicted } = this.#recent.remember(request.projectId, scope, requestId, outcome);
+    outcome.then(
+      (o) => this.#recent.settle(slot, sequence, remembered(o)),
+      () => this.#recent.forget(slot, sequence), // a failed journal write decided nothing: the retry is decided anew
+    );
+    if (evicted && this.#known) {
+      // Still in the log (or failed: then a read finds nothing, which is right).
+      const scopeKey = evicted.scope > 0 ? `r${evicted.scope}` : `ap${-evicted.scope}`;
+      this.#known.add(`${evicted.projectId}:${scopeKey}:${evicted.requestId}`);
+      if (this.#known.size > KNOWN_KEYS_LIMIT) this.#known = null;
     }
     return outcome;
   }
@@ -201,7 +210,14 @@ export class ScanService {
       this.bus.emit('zone.occupancy_changed', { projectId: request.projectId, zoneIds, timestamp });
     }
     const attendee = decision.attendee ? { id: decision.attendee.id, first_name: decision.attendee.firstName, last_name: decision.attendee.lastName } : null;
-    return outcome(uuid, decision.granted, decision.granted ? null : decision.reason, request.accessPointId, decision.zoneId, decidedAt, attendee, false);
+    return outcome(uuid, decision.granted, decision.granted ? null : decision.reason, request.accessPointId, decision.zoneId, now, decidedAt, attendee, false);
+  }
+
+  /** A remembered decision answered again: the attendee as the index has them now. */
+  #replay(r: RememberedOutcome): ScanOutcome {
+    const entry = r.attendeeId === null ? undefined : this.index.attendees.get(r.attendeeId);
+    const attendee = entry ? { id: entry.id, first_name: entry.firstName, last_name: entry.lastName } : null;
+    return outcome(r.uuid, r.granted, r.reason, r.accessPointId, r.zoneId, r.decidedAtMs, iso(r.decidedAtMs), attendee, true);
   }
 
   /** The decision stored for this request key by an earlier run (beyond the in-memory window). */
@@ -212,11 +228,31 @@ export class ScanService {
     if (!row) return null;
     const entry = row.attendee_id === null ? undefined : this.index.attendees.get(row.attendee_id);
     const attendee = entry ? { id: entry.id, first_name: entry.firstName, last_name: entry.lastName } : null;
-    return outcome(row.uuid, row.granted === 1, row.reason, row.access_point_id, row.access_zone_id, row.decided_at, attendee, true);
+    return outcome(row.uuid, row.granted === 1, row.reason, row.access_point_id, row.access_zone_id, Date.parse(row.decided_at), row.decided_at, attendee, true);
   }
 }
 
-function outcome(uuid: string, granted: boolean, reason: DenialReason | null, accessPointId: number, zoneId: number | null, decidedAt: string, attendee: AnswerAttendee | null, replayed: boolean): ScanOutcome {
+function outcome(
+  uuid: string,
+  granted: boolean,
+  reason: DenialReason | null,
+  accessPointId: number,
+  zoneId: number | null,
+  decidedAtMs: number,
+  decidedAt: string,
+  attendee: AnswerAttendee | null,
+  replayed: boolean,
+): ScanOutcome {
   const answer: ScanAnswer = granted ? { success: true, access_granted: true, attendee } : { success: true, access_granted: false, reason: reason!, attendee };
-  return { uuid, granted, reason, accessPointId, zoneId, decidedAt, replayed, answer };
+  return { uuid, granted, reason, accessPointId, zoneId, decidedAt, decidedAtMs, replayed, answer };
 }
+
+const remembered = (o: ScanOutcome): RememberedOutcome => ({
+  uuid: o.uuid,
+  granted: o.granted,
+  reason: o.reason,
+  accessPointId: o.accessPointId,
+  zoneId: o.zoneId,
+  attendeeId: o.answer.attendee?.id ?? null,
+  decidedAtMs: o.decidedAtMs,
+});
