@@ -68,7 +68,10 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import type { Client as AedesClient } from 'aedes';
 import { MqttClient, type IClientOptions } from 'mqtt';
+import { canAnswerDirectly, writeAnswer } from '../src/mqtt/answer-writer.js';
+import { LeanMqttClient } from './lean-mqtt.js';
 import { line, sleep, wallNow, FINE, HIST, bucketOf, msOf, newestMtime, nodeFlags, cpuOf, machineBusy, freePort, waitUntilReady } from './process-stats.js';
 
 const A = '/api/v1/projects/default/default';
@@ -100,8 +103,9 @@ interface RunSpec {
   drainMs: number;
 }
 
-type ToClients = { cmd: 'connect'; url: string; clients: ClientSpec[]; firstIndex: number } | ({ cmd: 'run' } & RunSpec) | { cmd: 'disconnect' } | { cmd: 'close' };
-type ToEcho = { cmd: 'connect'; url: string; filter: string } | { cmd: 'mark' } | { cmd: 'stats' } | { cmd: 'disconnect' } | { cmd: 'close' };
+type ClientKind = 'lean' | 'mqttjs';
+type ToClients = { cmd: 'connect'; url: string; clients: ClientSpec[]; firstIndex: number; kind: ClientKind } | ({ cmd: 'run' } & RunSpec) | { cmd: 'disconnect' } | { cmd: 'close' };
+type ToEcho = { cmd: 'connect'; url: string; filter: string; kind: ClientKind } | { cmd: 'mark' } | { cmd: 'stats' } | { cmd: 'disconnect' } | { cmd: 'close' };
 
 interface RunReport {
   sent: number;
@@ -152,13 +156,59 @@ function connectClient(url: string, options: IClientOptions): Promise<MqttClient
   });
 }
 
+/** One bench client, either kind: connected, subscribed to one filter at QoS 1, publishing at QoS 1. */
+interface BenchConnection {
+  /** A QoS 1 publisher for one topic. */
+  publisherTo(topic: string): (payload: string | Buffer) => void;
+  end(): Promise<void>;
+  destroy(): void;
+}
+
+async function openConnection(
+  kind: ClientKind,
+  url: string,
+  who: { clientId: string; username?: string | undefined; password?: string | undefined },
+  filter: string,
+  onMessage: (topic: string, payload: Buffer) => void,
+  onError: (err: Error) => void,
+): Promise<BenchConnection> {
+  if (kind === 'mqttjs') {
+    const client = await connectClient(url, { clientId: who.clientId, username: who.username, password: who.password });
+    client.on('error', onError);
+    client.on('message', onMessage);
+    const granted = await client.subscribeAsync(filter, { qos: 1 });
+    if (granted[0]?.qos !== 1) throw new Error(`${who.clientId}: subscription to ${filter} refused (${JSON.stringify(granted)})`);
+    const acked = (err?: Error) => err && onError(err);
+    return {
+      publisherTo: (topic) => (payload) => client.publish(topic, payload as Buffer, { qos: 1 }, acked),
+      end: async () => void (await client.endAsync()),
+      destroy: () => client.end(true),
+    };
+  }
+  const { hostname, port } = new URL(url);
+  const client = await LeanMqttClient.connect({ host: hostname, port: Number(port), clientId: who.clientId, username: who.username, password: who.password });
+  client.onMessage = onMessage;
+  client.onError = onError;
+  const granted = await client.subscribe(filter, 1);
+  if (granted !== 1) throw new Error(`${who.clientId}: subscription to ${filter} refused (0x${granted.toString(16)})`);
+  return {
+    publisherTo: (topic) => {
+      const bytes = Buffer.from(topic);
+      return (payload) => client.publish(bytes, payload);
+    },
+    end: () => client.end(),
+    destroy: () => client.destroy(),
+  };
+}
+
 // ---------------------------------------------------------------- reader clients (worker)
 async function clientWorker(): Promise<void> {
   const port = parentPort!;
   const RID = '"request_id":"';
   // Random credentials: one xorshift per client, so each reader sees a different sequence.
   const credentials = Array.from({ length: ATTENDEES }, (_, i) => `GH-${String(i + 1).padStart(6, '0')}`);
-  let clients: MqttClient[] = [];
+  let clients: BenchConnection[] = [];
+  let publishers: ((payload: string) => void)[] = [];
   let specs: ClientSpec[] = [];
   let seq = new Uint32Array(0); // next request sequence number per client; never reset (request ids stay unique)
   let rng = new Uint32Array(0);
@@ -184,7 +234,7 @@ async function clientWorker(): Promise<void> {
     outstanding[c]!.set(n, at);
     inFlight++;
     run!.report.sent++;
-    clients[c]!.publish(specs[c]!.scans, payload, { qos: 1 }, noteError);
+    publishers[c]!(payload);
   };
   const onMessage = (c: number) => (_topic: string, payload: Buffer) => {
     const now = performance.now();
@@ -218,16 +268,8 @@ async function clientWorker(): Promise<void> {
         rng = rng.length === specs.length ? rng : Uint32Array.from(specs, (_, c) => 0x9e3779b9 ^ Math.imul(msg.firstIndex + c + 1, 2654435761));
         outstanding = specs.map(() => new Map());
         inFlight = 0;
-        clients = await Promise.all(
-          specs.map(async (spec, c) => {
-            const client = await connectClient(msg.url, { clientId: spec.clientId, username: spec.username, password: spec.password });
-            client.on('error', noteError);
-            client.on('message', onMessage(c));
-            const granted = await client.subscribeAsync(spec.replies, { qos: 1 });
-            if (granted[0]?.qos !== 1) throw new Error(`${spec.clientId}: subscription to ${spec.replies} refused (${JSON.stringify(granted)})`);
-            return client;
-          }),
-        );
+        clients = await Promise.all(specs.map((spec, c) => openConnection(msg.kind, msg.url, spec, spec.replies, onMessage(c), noteError)));
+        publishers = clients.map((client, c) => client.publisherTo(specs[c]!.scans));
         port.postMessage({ type: 'connected' });
       } else if (msg.cmd === 'run') {
         const spec: RunSpec = msg;
@@ -279,11 +321,12 @@ async function clientWorker(): Promise<void> {
         run = null;
         port.postMessage({ type: 'report', report }, [report.hist.buffer]);
       } else if (msg.cmd === 'disconnect') {
-        await Promise.all(clients.map((client) => client.endAsync()));
+        await Promise.all(clients.map((client) => client.end()));
         clients = [];
+        publishers = [];
         port.postMessage({ type: 'disconnected' });
       } else if (msg.cmd === 'close') {
-        for (const client of clients) client.end(true);
+        for (const client of clients) client.destroy();
         port.close();
       }
     } catch (err) {
@@ -295,7 +338,8 @@ async function clientWorker(): Promise<void> {
 // ---------------------------------------------------------------- echo subscriber (worker)
 async function echoWorker(): Promise<void> {
   const port = parentPort!;
-  let client: MqttClient | null = null;
+  let client: BenchConnection | null = null;
+  const publishers = new Map<string, (payload: Buffer) => void>();
   let echoed = 0;
   let errors = 0;
   let elu = performance.eventLoopUtilization();
@@ -305,14 +349,13 @@ async function echoWorker(): Promise<void> {
   port.on('message', async (msg: ToEcho) => {
     try {
       if (msg.cmd === 'connect') {
-        client = await connectClient(msg.url, { clientId: 'bench-echo' });
-        client.on('error', noteError);
-        client.on('message', (topic, payload) => {
+        const echo = (topic: string, payload: Buffer) => {
           echoed++;
-          client!.publish(`${topic.slice(0, -'scans'.length)}decisions`, payload, { qos: 1 }, noteError);
-        });
-        const granted = await client.subscribeAsync(msg.filter, { qos: 1 });
-        if (granted[0]?.qos !== 1) throw new Error(`echo: subscription to ${msg.filter} refused`);
+          let publish = publishers.get(topic);
+          if (!publish) publishers.set(topic, (publish = client!.publisherTo(`${topic.slice(0, -'scans'.length)}decisions`)));
+          publish(payload);
+        };
+        client = await openConnection(msg.kind, msg.url, { clientId: 'bench-echo' }, msg.filter, echo, noteError);
         port.postMessage({ type: 'connected' });
       } else if (msg.cmd === 'mark') {
         elu = performance.eventLoopUtilization();
@@ -321,11 +364,12 @@ async function echoWorker(): Promise<void> {
       } else if (msg.cmd === 'stats') {
         port.postMessage({ type: 'stats', echoed, errors, busy: performance.eventLoopUtilization(elu).utilization });
       } else if (msg.cmd === 'disconnect') {
-        await client?.endAsync();
+        await client?.end();
         client = null;
+        publishers.clear();
         port.postMessage({ type: 'disconnected' });
       } else if (msg.cmd === 'close') {
-        client?.end(true);
+        client?.destroy();
         port.close();
       }
     } catch (err) {
@@ -335,14 +379,32 @@ async function echoWorker(): Promise<void> {
 }
 
 // ---------------------------------------------------------------- bare aedes broker (child process)
-/** `echo-broker <port> inbroker|plain`: aedes as the appliance builds it, minus identities, ACL and scans. */
-async function echoBroker(port: number, mode: 'inbroker' | 'plain'): Promise<void> {
+type EchoMode = 'answer' | 'stock' | 'plain';
+
+/** `echo-broker <port> answer|stock|plain`: aedes as the appliance builds it, minus identities, ACL and scans. */
+async function echoBroker(port: number, mode: EchoMode): Promise<void> {
   const { Aedes } = await import('aedes');
   // The appliance's options (mqtt/broker.ts with the config defaults).
-  const broker = new Aedes({ drainTimeout: 5_000, connectTimeout: 10_000, maxClientsIdLength: 128, heartbeatInterval: 60_000 });
+  const broker = new Aedes({
+    drainTimeout: 5_000,
+    connectTimeout: 10_000,
+    maxClientsIdLength: 128,
+    heartbeatInterval: 60_000,
+    // As MqttBroker answers a scan (its #acknowledge), with the scan itself as the answer, at once:
+    // the PUBACK and the answer in one write on the sender's connection (mqtt/answer-writer.ts).
+    authorizePublish: (client: AedesClient | null, packet, done) => {
+      if (mode !== 'answer' || !client || !packet.topic.endsWith('/scans')) return done(null);
+      const ack = packet.qos === 1 ? (packet.messageId ?? null) : null;
+      if (ack !== null) packet.qos = 0;
+      const topic = `${packet.topic.slice(0, -'scans'.length)}decisions`;
+      if (canAnswerDirectly(client, topic)) writeAnswer(client, ack, { topic, payload: packet.payload as Buffer });
+      else throw new Error(`echo-broker: ${client.id} is not subscribed to ${topic}`);
+      done(null);
+    },
+  });
   await broker.listen();
-  if (mode === 'inbroker') {
-    // As MqttBroker.publish answers a scan: a QoS 1 publish from the broker to the decisions topic.
+  if (mode === 'stock') {
+    // aedes' own path: it acknowledges the scan, then a QoS 1 publish from the broker to the decisions topic.
     broker.on('publish', (packet, client) => {
       if (!client || !packet.topic.endsWith('/scans')) return;
       broker.publish({ cmd: 'publish', topic: `${packet.topic.slice(0, -'scans'.length)}decisions`, payload: packet.payload, qos: 1, retain: false, dup: false }, () => {});
@@ -391,7 +453,10 @@ async function main(): Promise<void> {
   const clientCount = env('BENCH_MQTT_CLIENTS', 50);
   const seconds = env('BENCH_MQTT_SECONDS', quick ? 2.5 : 10);
   const openRate = env('BENCH_MQTT_RATE', 5000);
-  const workerCount = Math.max(1, Math.min(clientCount, env('BENCH_MQTT_WORKERS', 2)));
+  const kind = (process.env.BENCH_MQTT_CLIENT ?? 'lean') as ClientKind;
+  if (kind !== 'lean' && kind !== 'mqttjs') throw new Error(`BENCH_MQTT_CLIENT=${kind}: lean or mqttjs`);
+  // Client threads: the lean clients fit in one; mqtt.js needs two (~160 us of CPU per round trip).
+  const workerCount = Math.max(1, Math.min(clientCount, env('BENCH_MQTT_WORKERS', kind === 'lean' ? 1 : 2)));
   const warmupMs = env('BENCH_MQTT_WARMUP_MS', quick ? 500 : 1000);
   const drainMs = quick ? 3000 : 10_000;
   const self = fileURLToPath(import.meta.url);
@@ -501,7 +566,7 @@ async function main(): Promise<void> {
       const from = Math.floor((w * clientCount) / workerCount);
       return { from, to: Math.floor(((w + 1) * clientCount) / workerCount) };
     });
-    const connectAll = (url: string, specs: ClientSpec[]) => Promise.all(clientThreads.map((t, w) => ask(t, { cmd: 'connect', url, clients: specs.slice(slices[w]!.from, slices[w]!.to), firstIndex: slices[w]!.from }, 'connected')));
+    const connectAll = (url: string, specs: ClientSpec[]) => Promise.all(clientThreads.map((t, w) => ask(t, { cmd: 'connect', url, clients: specs.slice(slices[w]!.from, slices[w]!.to), firstIndex: slices[w]!.from, kind }, 'connected')));
     const disconnectAll = () => Promise.all(clientThreads.map((t) => ask(t, { cmd: 'disconnect' }, 'disconnected')));
     const runAll = async (mode: 'closed' | 'open', ms: number, serverPid: number): Promise<Measured> => {
       const startAt = wallNow() + 50;
@@ -552,7 +617,7 @@ async function main(): Promise<void> {
     await serverExit;
 
     // 2. Bare aedes in its own process: the in-broker echo (the baseline), then the echo subscriber.
-    const startBare = async (mode: 'inbroker' | 'plain') => {
+    const startBare = async (mode: EchoMode) => {
       const port = await freePort();
       const proc = spawn(process.execPath, [self, 'echo-broker', String(port), mode], { stdio: ['ignore', 'pipe', 'pipe'] });
       others.push(proc);
@@ -569,15 +634,21 @@ async function main(): Promise<void> {
         await exited;
       }
     };
-    const bare = await startBare('inbroker');
-    await connectAll(`mqtt://127.0.0.1:${bare.port}`, bareSpecs);
-    const { measured: inBroker } = await closedLoop(bare.proc.pid!);
-    await disconnectAll();
-    await stop(bare.proc);
+    const inBrokerEcho = async (mode: EchoMode) => {
+      const bare = await startBare(mode);
+      await connectAll(`mqtt://127.0.0.1:${bare.port}`, bareSpecs);
+      const { measured } = await closedLoop(bare.proc.pid!);
+      const open = mode === 'answer' ? await runAll('open', seconds * 1000, bare.proc.pid!) : null;
+      await disconnectAll();
+      await stop(bare.proc);
+      return { measured, open };
+    };
+    const { measured: inBroker, open: bareOpen } = await inBrokerEcho('answer');
+    const { measured: stockEcho } = await inBrokerEcho('stock');
 
     echoThread = new Worker(new URL(import.meta.url), { workerData: { role: 'echo' } });
     const echoLoop = async (url: string, serverPid: number) => {
-      await ask(echoThread!, { cmd: 'connect', url, filter: `${PREFIX}/+/scans` }, 'connected');
+      await ask(echoThread!, { cmd: 'connect', url, filter: `${PREFIX}/+/scans`, kind }, 'connected');
       await connectAll(url, bareSpecs);
       await runAll('closed', warmupMs, serverPid);
       await ask(echoThread!, { cmd: 'mark' }, 'marked');
@@ -629,6 +700,7 @@ async function main(): Promise<void> {
     const trouble = (m: Measured) => `(client errors ${m.report.errors}, error answers ${m.report.failures}, unexpected answers ${m.report.unexpected}${m.report.firstError ? `: ${m.report.firstError}` : ''})`;
 
     line('mqtt.readers', clientCount, `clients (${workerCount} client threads)`);
+    line('mqtt.client', kind, kind === 'lean' ? '(bench/lean-mqtt.ts; BENCH_MQTT_CLIENT=mqttjs for mqtt.js)' : '(mqtt.js)');
     line('mqtt.attendees', ATTENDEES, 'credentials');
     line('mqtt.decisions_per_s', rate(decisions), '/s');
     line('mqtt.p50_ms', ms(p50(decisions)), 'ms');
@@ -664,14 +736,23 @@ async function main(): Promise<void> {
     const serverLines = serverOutput.join('').split('\n').filter(Boolean);
     line('mqtt.server_log_lines', serverLines.length, `lines at warn or above${serverLines[0] ? ` (first: ${serverLines[0].slice(0, 160)})` : ''}`);
 
-    line('mqtt.bare_broker_round_trips_per_s', rate(inBroker), '/s (aedes, in-broker echo)');
+    line('mqtt.bare_broker_round_trips_per_s', rate(inBroker), '/s (aedes, in-broker echo answering as the appliance does)');
     line('mqtt.bare_broker_p50_ms', ms(p50(inBroker)), 'ms');
     line('mqtt.bare_broker_p99_ms', ms(p99(inBroker)), 'ms');
     line('mqtt.bare_broker_cpu_pct', pct(inBroker.serverCpu, inBroker), '% of one core');
     line('mqtt.bare_broker_lost', inBroker.report.lost, `round trips; errors ${troubles(inBroker)} ${trouble(inBroker)}`);
+    line('mqtt.bare_broker_p50_ms_at_5k_per_s', ms(p50(bareOpen!)), `ms (${openRate} scans/s scheduled, the appliance's open loop on the bare broker)`);
+    line('mqtt.bare_broker_p99_ms_at_5k_per_s', ms(p99(bareOpen!)), 'ms');
+    line('mqtt.bare_broker_max_ms_at_5k_per_s', ms(maxOf(bareOpen!.report.hist)), 'ms');
     line('mqtt.ratio_to_bare_broker', (p99(decisions) / p99(inBroker)).toFixed(2), 'x (p99)');
     line('mqtt.ratio_p50_to_bare_broker', (p50(decisions) / p50(inBroker)).toFixed(2), 'x (p50)');
     line('mqtt.throughput_of_bare_broker', ((100 * rate(decisions)) / rate(inBroker)).toFixed(0), '% (decisions/s over round trips/s)');
+    line('mqtt.stock_aedes_echo_round_trips_per_s', rate(stockEcho), "/s (aedes, in-broker echo through aedes' own publish path)");
+    line('mqtt.stock_aedes_echo_p50_ms', ms(p50(stockEcho)), 'ms');
+    line('mqtt.stock_aedes_echo_p99_ms', ms(p99(stockEcho)), 'ms');
+    line('mqtt.stock_aedes_echo_cpu_pct', pct(stockEcho.serverCpu, stockEcho), '% of one core');
+    line('mqtt.stock_aedes_echo_lost', stockEcho.report.lost, `round trips; errors ${troubles(stockEcho)} ${trouble(stockEcho)}`);
+    line('mqtt.ratio_to_stock_aedes_echo', (p99(decisions) / p99(stockEcho)).toFixed(2), 'x (p99)');
 
     const echoLines = (name: string, run: Awaited<ReturnType<typeof echoLoop>>) => {
       line(`mqtt.${name}_echo_round_trips_per_s`, rate(run.measured), '/s (echo subscriber)');
@@ -709,7 +790,7 @@ if (!isMainThread) {
   if ((workerData as { role: string }).role === 'echo') await echoWorker();
   else await clientWorker();
 } else if (process.argv[2] === 'echo-broker') {
-  await echoBroker(Number(process.argv[3]), process.argv[4] === 'inbroker' ? 'inbroker' : 'plain');
+  await echoBroker(Number(process.argv[3]), process.argv[4] as EchoMode);
 } else {
   await main();
 }
