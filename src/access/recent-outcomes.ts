@@ -5,10 +5,12 @@ import { DENIAL_REASONS, type DenialReason } from './engine.js';
 // second event (docs/engine.md: idempotency). Kept in typed arrays, not as objects: every scan
 // adds an entry that lives for minutes, and a young object that lives is copied by each
 // scavenge it survives. Outcome objects and their promises held here made the scavenges at
-// 12k scans/s take 4-20 ms (bench:mqtt, open-loop p99 18-24 ms); in typed arrays, what a scan
-// leaves on the heap is its request id string (JSON.parse interns short ones) and a Map slot.
-// A scan still being decided is held as its promise until it settles. Entries are per scope:
-// a reader (its id) or, for scans with no reader, an access point (minus its id).
+// 12k scans/s take 4-20 ms (bench:mqtt, open-loop p99 18-24 ms), and so did Maps: a growing
+// Map reallocates its table, which then survives scavenges too. So the index is an
+// open-addressing hash table in an Int32Array (linear probing, deletion by backward shift), and
+// what a scan leaves on the heap is its request id string (JSON.parse interns short ones). A scan
+// still being decided is held as its promise until it settles. Entries are per scope: a reader
+// (its id) or, for scans with no reader, an access point (minus its id).
 
 export interface RememberedOutcome {
   uuid: string;
@@ -25,8 +27,11 @@ export type Evicted = { projectId: number; scope: number; requestId: string };
 const NONE = -1;
 
 export class RecentOutcomes<T> {
-  readonly #byScope = new Map<number, Map<string, number>>();
-  readonly #pending = new Map<number, Promise<T>>();
+  /** Open addressing: 0 empty, else slot + 1; at most half full. */
+  readonly #table: Int32Array;
+  readonly #mask: number;
+  readonly #hash: Int32Array;
+  readonly #pending: (Promise<T> | undefined)[];
   /** Per slot: the entry's sequence number (0: free), scope and request id. */
   readonly #sequence: Float64Array;
   readonly #scope: Int32Array;
@@ -47,6 +52,12 @@ export class RecentOutcomes<T> {
     /** Rebuilds the outcome of a settled entry, as replayed. */
     private readonly rebuild: (remembered: RememberedOutcome) => T,
   ) {
+    let size = 16;
+    while (size < capacity * 2) size *= 2;
+    this.#table = new Int32Array(size);
+    this.#mask = size - 1;
+    this.#hash = new Int32Array(capacity);
+    this.#pending = new Array<Promise<T> | undefined>(capacity);
     this.#sequence = new Float64Array(capacity);
     this.#scope = new Int32Array(capacity);
     this.#project = new Int32Array(capacity);
@@ -63,9 +74,9 @@ export class RecentOutcomes<T> {
 
   /** The decision remembered for this request: the pending promise, or the settled outcome rebuilt; undefined when not remembered. */
   find(scope: number, requestId: string): Promise<T> | T | undefined {
-    const slot = this.#byScope.get(scope)?.get(requestId);
-    if (slot === undefined) return undefined;
-    if (!this.#settled[slot]) return this.#pending.get(slot);
+    const slot = this.#lookup(scope, requestId, hashOf(scope, requestId));
+    if (slot < 0) return undefined;
+    if (!this.#settled[slot]) return this.#pending[slot];
     const zone = this.#zone[slot]!;
     const attendee = this.#attendee[slot]!;
     const reason = this.#reason[slot]!;
@@ -98,16 +109,18 @@ export class RecentOutcomes<T> {
     this.#project[slot] = projectId;
     this.#requestId[slot] = requestId;
     this.#settled[slot] = 0;
-    this.#pending.set(slot, pending);
-    let map = this.#byScope.get(scope);
-    if (!map) this.#byScope.set(scope, (map = new Map()));
-    map.set(requestId, slot);
+    this.#pending[slot] = pending;
+    const hash = hashOf(scope, requestId);
+    this.#hash[slot] = hash;
+    let i = hash & this.#mask;
+    while (this.#table[i] !== 0) i = (i + 1) & this.#mask;
+    this.#table[i] = slot + 1;
     return { slot, sequence, evicted };
   }
 
   settle(slot: number, sequence: number, outcome: RememberedOutcome): void {
     if (this.#sequence[slot] !== sequence) return; // evicted meanwhile
-    this.#pending.delete(slot);
+    this.#pending[slot] = undefined;
     this.#settled[slot] = 1;
     this.#granted[slot] = outcome.granted ? 1 : 0;
     this.#reason[slot] = outcome.reason === null ? 0 : DENIAL_REASONS.indexOf(outcome.reason) + 1;
@@ -122,15 +135,40 @@ export class RecentOutcomes<T> {
     if (this.#sequence[slot] === sequence) this.#drop(slot);
   }
 
+  #lookup(scope: number, requestId: string, hash: number): number {
+    const table = this.#table;
+    for (let i = hash & this.#mask; table[i] !== 0; i = (i + 1) & this.#mask) {
+      const slot = table[i]! - 1;
+      if (this.#hash[slot] === hash && this.#scope[slot] === scope && this.#requestId[slot] === requestId) return slot;
+    }
+    return -1;
+  }
+
   #drop(slot: number): void {
-    const scope = this.#scope[slot]!;
-    const map = this.#byScope.get(scope);
-    map?.delete(this.#requestId[slot]!);
-    if (map?.size === 0) this.#byScope.delete(scope);
-    this.#pending.delete(slot);
+    const table = this.#table;
+    const mask = this.#mask;
+    let i = this.#hash[slot]! & mask;
+    while (table[i] !== slot + 1) i = (i + 1) & mask;
+    // Backward-shift deletion: pull later entries of the probe run into the hole when their home allows.
+    for (let j = (i + 1) & mask; table[j] !== 0; j = (j + 1) & mask) {
+      const home = this.#hash[table[j]! - 1]! & mask;
+      if (i <= j ? home <= i || home > j : home <= i && home > j) {
+        table[i] = table[j]!;
+        i = j;
+      }
+    }
+    table[i] = 0;
+    this.#pending[slot] = undefined;
     this.#sequence[slot] = 0;
     this.#requestId[slot] = undefined;
   }
+}
+
+/** FNV-1a over the request id's UTF-16 code units, seeded with the scope. */
+function hashOf(scope: number, requestId: string): number {
+  let h = (0x811c9dc5 ^ scope) >>> 0;
+  for (let i = 0; i < requestId.length; i++) h = Math.imul(h ^ requestId.charCodeAt(i), 0x01000193);
+  return h | 0;
 }
 
 /** The 16 bytes of a UUID's 32 hex digits (dashes skipped). */

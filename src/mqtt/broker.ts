@@ -8,6 +8,7 @@ import { createWebSocketStream, WebSocketServer } from 'ws';
 import type { Logger } from '../logger.js';
 import { mayPublish, mayReceive, maySubscribe, type AclDeps } from './acl.js';
 import { DirectAnswers, type Answer } from './direct-answers.js';
+import { ReaderFrames } from './reader-frames.js';
 import { describeIdentity, identify, stillValid, type IdentityDeps, type MqttIdentity } from './identities.js';
 
 // The embedded broker (issue 7; docs/mqtt.md): aedes on TCP (TCP_NODELAY: DESIGN), optionally
@@ -260,22 +261,40 @@ export class MqttBroker {
     return (client.conn as Socket).remoteAddress ?? client.req?.socket.remoteAddress;
   }
 
-  /** Hands a connection to aedes with the packet-size guard on its parser and a reader's scans taken off it (direct-answers.ts). */
+  /**
+   * Hands a connection to aedes, with the packet-size guard on its parser; once a reader is
+   * connected, its bytes are split into frames here and its scans taken before aedes (direct-answers.ts).
+   */
   #handle(stream: Duplex, req?: IncomingMessage): void {
     const client = req ? this.aedes.handle(stream, req) : this.aedes.handle(stream);
-    this.#answers.intercept(client, (c) => this.#identities.get(c));
-    const parser = (client as unknown as { _parser: { parse(buf: Buffer): number; packet: { length: number } } })._parser;
+    type Parser = { parse(buf: Buffer): number; packet: { length: number }; _list: { length: number } };
+    const inner = client as unknown as { _parser: Parser; connackSent: boolean; closed: boolean };
+    const parser = inner._parser;
     const parse = parser.parse.bind(parser);
     const limit = this.options.maxPacketBytes;
-    parser.parse = (buf: Buffer) => {
+    const oversize = (length: number) => {
+      this.log.warn({ clientId: client.id || undefined, length, limit }, 'mqtt packet over mqtt.maxPacketBytes, closing the connection');
+      this.hooks.refused('oversize');
+      stream.destroy();
+    };
+    const guarded = (buf: Buffer) => {
       const left = parse(buf);
-      if (parser.packet.length > limit) {
-        this.log.warn({ clientId: client.id || undefined, length: parser.packet.length, limit }, 'mqtt packet over mqtt.maxPacketBytes, closing the connection');
-        this.hooks.refused('oversize');
-        stream.destroy();
-        return 0;
+      if (parser.packet.length <= limit) return left;
+      oversize(parser.packet.length);
+      return 0;
+    };
+    let frames: ReaderFrames | null | false = null; // false: not a reader, mqtt-packet throughout
+    parser.parse = (buf: Buffer) => {
+      if (frames === null && inner.connackSent && parser._list.length === 0) {
+        const identity = this.#identities.get(client);
+        frames =
+          identity?.kind === 'reader'
+            ? new ReaderFrames(this.#answers.frameTaker(client, identity), guarded, limit, oversize, () => inner.closed || stream.destroyed)
+            : false;
       }
-      return left;
+      if (!frames) return guarded(buf);
+      frames.feed(buf);
+      return 0;
     };
   }
 }

@@ -1,7 +1,9 @@
 import type { Client, PublishPacket } from 'aedes';
-import type { EventEmitter } from 'node:events';
 import { canAnswerDirectly, writeAnswer } from './answer-writer.js';
 import type { MqttIdentity } from './identities.js';
+import type { FrameTaker } from './reader-frames.js';
+
+type ReaderIdentity = Extract<MqttIdentity, { kind: 'reader' }>;
 
 // How the box answers a publish it answers itself (a scan; docs/mqtt.md: acknowledgement and
 // answer). The publish is acknowledged only once its answer is ready (durable), and the PUBACK
@@ -10,22 +12,21 @@ import type { MqttIdentity } from './identities.js';
 // reader's gateway, a second connection of the reader); aedes then skips the client that has it.
 //
 // A reader's own scans take a shorter way in: a reader may publish nothing but its scans topic
-// and be sent nothing but its decisions (acl.ts), so its QoS 0/1 PUBLISHes on that topic and its
-// PUBACKs (a clean session has nothing in aedes to clear) are taken off the connection's parser
-// before aedes' packet pipeline (authorisation hooks, publish series, topic matching of a publish
-// nobody may read, a promise per PUBACK), keeping what aedes does for every packet: its
-// keep-alive timer is refreshed, and its read batch counts the scan until it is answered, so the
-// connection is not read further meanwhile. Everything else — gateways, staff, QoS 2, other
-// topics, which aedes then refuses — goes through aedes and its hooks (broker.ts).
+// and be sent nothing but its decisions (acl.ts), so once it is connected its bytes are split into
+// frames here (reader-frames.ts) and its QoS 0/1 PUBLISHes on that topic and its PUBACKs (a clean
+// session has nothing in aedes to clear) never reach aedes' parser and packet pipeline
+// (authorisation hooks, publish series, topic matching of a publish nobody may read, a promise
+// per PUBACK). What aedes does for every packet is kept: its keep-alive timer is refreshed, and
+// its read batch counts the scan until it is answered, so the connection is not read further
+// meanwhile. Everything else (gateways, staff, QoS 2, other packets, topics the ACL refuses) goes
+// to aedes' parser and pipeline whole, with the hooks of broker.ts.
 
 /** The parts of aedes' Client the shorter way in uses that its typings leave out. */
 interface ClientInternals {
-  _parser: EventEmitter;
   _parsingBatch: number;
   _nextBatch(err?: Error): void;
   _keepaliveInterval: number;
   _keepaliveTimer: NodeJS.Timeout | null;
-  connackSent: boolean;
 }
 
 /** What the box answers a publish with, on `topic` (JSON-encoded). */
@@ -82,34 +83,41 @@ export class DirectAnswers {
     this.#count(client, identity, -1);
   }
 
-  /** Takes a reader's scans and PUBACKs off its connection's parser before aedes sees them (see above). */
-  intercept(client: Client, identityOf: (client: Client) => MqttIdentity | undefined): void {
+  /**
+   * The frames of a connected reader the box takes before aedes (see above): its QoS 0/1 PUBLISHes
+   * on its own scans topic, and its PUBACKs when its session is clean (reader-frames.ts).
+   */
+  frameTaker(client: Client, identity: ReaderIdentity): FrameTaker {
     const inner = client as unknown as ClientInternals & Client;
-    const parser = inner._parser;
-    const aedesListeners = parser.listeners('packet') as ((packet: unknown) => void)[];
-    parser.removeAllListeners('packet');
-    parser.on('packet', function (this: unknown, packet: { cmd: string }) {
-      if (!answers(packet)) for (const listener of aedesListeners) listener.call(this, packet);
-    });
-    const answers = (packet: { cmd: string }): boolean => {
-      if (!inner.connackSent || inner.closed) return false;
-      const identity = identityOf(client);
-      if (identity?.kind !== 'reader') return false;
-      if (packet.cmd === 'puback') {
-        if (!client.clean) return false;
+    const scans = Buffer.from(identity.scansTopic);
+    return (header, buf, start, end) => {
+      const type = header >> 4;
+      if (type === 4) {
+        if (end - start !== 2 || !client.clean) return false;
         keptAlive(inner);
         return true;
       }
-      if (packet.cmd !== 'publish') return false;
-      const publish = packet as PublishPacket;
-      if (publish.qos > 1 || publish.topic !== identity.scansTopic) return false;
-      const answering = this.answer(identity, publish);
+      const qos = (header >> 1) & 3;
+      if (type !== 3 || qos > 1 || end - start < 2) return false;
+      const topicEnd = start + 2 + buf.readUInt16BE(start);
+      const payloadStart = topicEnd + (qos === 1 ? 2 : 0);
+      if (topicEnd - start - 2 !== scans.length || payloadStart > end || buf.compare(scans, 0, scans.length, start + 2, topicEnd) !== 0) return false;
+      const packet = {
+        cmd: 'publish',
+        topic: identity.scansTopic,
+        payload: buf.subarray(payloadStart, end),
+        qos,
+        messageId: qos === 1 ? buf.readUInt16BE(topicEnd) : undefined,
+        retain: (header & 1) === 1,
+        dup: (header & 8) === 8,
+      } as PublishPacket;
+      const answering = this.answer(identity, packet);
       if (!answering) return false;
       keptAlive(inner);
       inner._parsingBatch++;
       answering.then(
         (answer) => {
-          this.acknowledge(client, identity, publish, answer);
+          this.acknowledge(client, identity, packet, answer);
           inner._nextBatch();
         },
         (err: Error) => inner._nextBatch(err), // aedes closes the connection: unacknowledged, the reader sends it again

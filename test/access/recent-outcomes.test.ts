@@ -50,4 +50,64 @@ describe('RecentOutcomes', () => {
     expect(memo.find(1, 'd')).toBeInstanceOf(Promise);
     for (const id of ['b', 'c', 'd']) expect(memo.find(1, id)).toBeDefined();
   });
+
+  it('finds exactly what a plain Map model finds, through 20,000 random remembers, settles and forgets', () => {
+    const capacity = 37;
+    const memo = recent(capacity);
+    const model = new Map<string, { slot: number; sequence: number; settled: RememberedOutcome | null }>();
+    const bySlot = new Map<number, string>();
+    let x = 0x9e3779b9;
+    const rand = (n: number) => {
+      x ^= x << 13;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      return (x >>> 0) % n;
+    };
+    const live: { key: string; slot: number; sequence: number }[] = [];
+    for (let step = 0; step < 20_000; step++) {
+      const op = rand(10);
+      if (op < 5 || live.length === 0) {
+        const scope = rand(5) - 2 || 1;
+        const requestId = `id-${rand(60)}`;
+        const key = `${scope}|${requestId}`;
+        if (model.has(key)) continue; // the service only remembers what it did not find
+        const { slot, sequence, evicted } = memo.remember(1, scope, requestId, new Promise(() => {}));
+        const old = bySlot.get(slot);
+        if (old !== undefined) {
+          const [oldScope, oldId] = old.split('|') as [string, string];
+          expect(evicted).toEqual({ projectId: 1, scope: Number(oldScope), requestId: oldId });
+          model.delete(old);
+        } else expect(evicted).toBeNull();
+        bySlot.set(slot, key);
+        model.set(key, { slot, sequence, settled: null });
+        live.push({ key, slot, sequence });
+      } else {
+        const pick = live.splice(rand(live.length), 1)[0]!;
+        const entry = model.get(pick.key);
+        if (op < 8) {
+          const outcome = made(rand(1000), rand(2) === 0);
+          memo.settle(pick.slot, pick.sequence, outcome);
+          if (entry && entry.sequence === pick.sequence) entry.settled = outcome;
+        } else {
+          memo.forget(pick.slot, pick.sequence);
+          if (entry && entry.sequence === pick.sequence) {
+            model.delete(pick.key);
+            bySlot.delete(pick.slot);
+          }
+        }
+      }
+      if (step % 97 === 0) {
+        for (let scope = -2; scope <= 2; scope++) {
+          for (let id = 0; id < 60; id++) {
+            const key = `${scope}|id-${id}`;
+            const found = memo.find(scope, `id-${id}`);
+            const expected = model.get(key);
+            if (!expected) expect(found, key).toBeUndefined();
+            else if (expected.settled) expect(found, key).toEqual({ ...expected.settled, replayed: true });
+            else expect(found, key).toBeInstanceOf(Promise);
+          }
+        }
+      }
+    }
+  });
 });

@@ -125,6 +125,25 @@ describe('acknowledging and answering scans', () => {
     await raw.closed;
   });
 
+  it('splits a reader\'s bytes into frames itself: a scan in pieces, scans around a PINGREQ in one write, a foreign topic to the ACL', async () => {
+    const creds = await readerLogin(gh, staff, A, 'Q-1');
+    const raw = await rawConnect(gh, creds);
+    const whole = mqttPacket.generate(scanPacket(creds, 300, 'pieces-1', 'T-1'));
+    for (const [from, to] of [[0, 1], [1, 2], [2, 30], [30, whole.length]] as const) {
+      raw.socket.write(whole.subarray(from, to));
+      await new Promise((r) => setTimeout(r, 30));
+    }
+    expect(decisionOf(await raw.next((p) => p.cmd === 'publish' && decisionOf(p).request_id === 'pieces-1'))).toMatchObject({ access_point_id: gate });
+    raw.socket.write(Buffer.concat([mqttPacket.generate(scanPacket(creds, 301, 'batch-1', 'T-1')), mqttPacket.generate({ cmd: 'pingreq' }), mqttPacket.generate(scanPacket(creds, 302, 'batch-2', 'NOBODY'))]));
+    await raw.next((p) => p.cmd === 'pingresp');
+    for (const id of [301, 302]) await raw.next((p) => p.cmd === 'puback' && p.messageId === id);
+    expect(decisionOf(await raw.next((p) => p.cmd === 'publish' && decisionOf(p).request_id === 'batch-2'))).toMatchObject({ access_granted: false, reason: 'invalid_credential' });
+    // Another reader's scans topic is not this reader's: aedes' ACL refuses it and closes the connection.
+    raw.send({ ...scanPacket(creds, 303, 'foreign-1', 'T-1'), topic: 'gatehouse/default/default/readers/Q-2/scans' } as Packet);
+    await raw.closed;
+    expect(raw.reads.flat().some((p) => p.cmd === 'puback' && p.messageId === 303)).toBe(false);
+  });
+
   it("keeps a reader that only sends scans connected: its scans count as keep-alive traffic, and silence does not", async () => {
     const creds = await readerLogin(gh, staff, A, 'Q-2');
     const raw = await rawConnect(gh, creds, 1); // keep-alive 1 s: the broker closes after 1.5 s of silence
