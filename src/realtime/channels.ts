@@ -22,9 +22,21 @@ interface Channel {
   members?: Map<string, { member: Member; connections: number }>;
   /** Presence only: which user each socket joined as. */
   userOf?: Map<string, string>;
-  /** Broadcast frames of this turn of the event loop, written to every subscriber together (setImmediate). */
-  pending?: Buffer[];
+  /** Broadcast frames not yet written to every subscriber: frames[i] is number base + i. */
+  frames: Buffer[];
+  base: number;
+  /** Per subscriber (socket id), the number of the next frame it is to get. */
+  next: Map<string, number>;
+  /** The pass over the subscribers writing frames out, and the head when it began. */
+  pass: Iterator<[string, Subscriber]> | null;
+  passFrom: number;
+  /** Joined frames from a number to the head, shared by the subscribers at the same place. */
+  joined: Map<number, Buffer>;
+  joinedHead: number;
 }
+
+/** Subscriber writes per step of a pass; between steps the event loop reads what came in (publishes, scans). */
+const WRITES_PER_STEP = 128;
 
 export interface JoinResult {
   /** Presence: the user had no other connection in the channel. */
@@ -34,11 +46,17 @@ export interface JoinResult {
 export class ChannelRegistry {
   readonly #channels = new Map<string, Channel>();
   #subscriptions = 0;
-  #pending: Channel[] = [];
-  readonly #flushAll = () => {
-    const channels = this.#pending;
-    this.#pending = [];
-    for (const channel of channels) this.#flush(channel);
+  /** Channels with frames some subscriber has not been written yet. */
+  readonly #active = new Set<Channel>();
+  #scheduled = false;
+  readonly #step = () => {
+    this.#scheduled = false;
+    let budget = WRITES_PER_STEP;
+    for (const channel of this.#active) {
+      budget = this.#advance(channel, budget);
+      if (budget <= 0) break;
+    }
+    if (this.#active.size > 0) this.#schedule();
   };
 
   get subscriptionCount(): number {
@@ -55,13 +73,15 @@ export class ChannelRegistry {
 
   subscribe(name: string, subscriber: Subscriber, member?: Member): JoinResult {
     let channel = this.#channels.get(name);
-    if (channel) this.#flush(channel); // what was published before this subscription is not for it
     if (!channel) {
-      channel = { subscribers: new Map() };
+      channel = { subscribers: new Map(), frames: [], base: 0, next: new Map(), pass: null, passFrom: 0, joined: new Map(), joinedHead: 0 };
       if (member) Object.assign(channel, { members: new Map(), userOf: new Map() });
       this.#channels.set(name, channel);
     }
-    if (!channel.subscribers.has(subscriber.socketId)) this.#subscriptions++;
+    if (!channel.subscribers.has(subscriber.socketId)) {
+      this.#subscriptions++;
+      channel.next.set(subscriber.socketId, channel.base + channel.frames.length); // what was published before is not for it
+    }
     channel.subscribers.set(subscriber.socketId, subscriber);
     if (!member || !channel.members || !channel.userOf) return { firstConnection: false };
     if (channel.userOf.has(subscriber.socketId)) return { firstConnection: false };
@@ -78,8 +98,11 @@ export class ChannelRegistry {
   /** Removes the socket; for presence, the member who left with their last connection. */
   unsubscribe(name: string, socketId: string): { left: Member | null } {
     const channel = this.#channels.get(name);
-    if (channel) this.#flush(channel); // what was published while subscribed still reaches it
-    if (!channel || !channel.subscribers.delete(socketId)) return { left: null };
+    const subscriber = channel?.subscribers.get(socketId);
+    if (!channel || !subscriber) return { left: null };
+    this.#catchUp(channel, socketId, subscriber); // what was published while subscribed still reaches it
+    channel.subscribers.delete(socketId);
+    channel.next.delete(socketId);
     this.#subscriptions--;
     let left: Member | null = null;
     const userId = channel.userOf?.get(socketId);
@@ -91,16 +114,23 @@ export class ChannelRegistry {
         left = entry.member;
       }
     }
-    if (channel.subscribers.size === 0) this.#channels.delete(name);
+    if (channel.subscribers.size === 0) {
+      this.#channels.delete(name);
+      this.#active.delete(channel);
+    }
     return { left };
   }
 
   /**
    * Sends one prepared text to every subscriber but `except` (the sender of a client event, or a
-   * socket_id the publisher excluded). Framed once; without `except`, the frame waits for the end
-   * of this turn of the event loop (setImmediate: whatever the poll phase read in this turn, e.g.
-   * several publish requests or scans) and leaves with the channel's other frames in one write per
-   * socket. The busier the server, the more each write carries; an idle one adds no delay.
+   * socket_id the publisher excluded). Framed once. Without `except` it joins the channel's
+   * frames, which passes over the subscribers write out, WRITES_PER_STEP subscribers per turn of
+   * the event loop (setImmediate): each subscriber gets everything it has not had in one write,
+   * so a frame published while a pass is under way reaches the subscribers the pass has not come
+   * to yet with what they were about to get, and the others in the next pass, and the event loop
+   * reads new publishes (and scans) between steps rather than after a whole fan-out. The busier
+   * the server, the more each write carries; an idle one writes at once. With `except`, the
+   * channel's frames are written out first (its order kept) and this one straight after.
    * Returns the number of subscribers it goes to.
    */
   broadcast(name: string, text: string, except?: string): number {
@@ -108,14 +138,14 @@ export class ChannelRegistry {
     if (!channel) return 0;
     const data = textFrame(Buffer.from(text));
     if (except === undefined) {
-      if (!channel.pending) {
-        channel.pending = [];
-        if (this.#pending.push(channel) === 1) setImmediate(this.#flushAll);
+      channel.frames.push(data);
+      if (!this.#active.has(channel)) {
+        this.#active.add(channel);
+        this.#schedule();
       }
-      channel.pending.push(data);
       return channel.subscribers.size;
     }
-    this.#flush(channel); // keep the channel's order
+    for (const [socketId, subscriber] of channel.subscribers) this.#catchUp(channel, socketId, subscriber);
     let sent = 0;
     for (const [socketId, subscriber] of channel.subscribers) {
       if (socketId === except) continue;
@@ -125,12 +155,64 @@ export class ChannelRegistry {
     return sent;
   }
 
-  #flush(channel: Channel): void {
-    const frames = channel.pending;
-    if (!frames) return;
-    channel.pending = undefined;
-    const joined = frames.length === 1 ? frames[0]! : Buffer.concat(frames);
-    for (const subscriber of channel.subscribers.values()) subscriber.sendFrames(joined, frames.length);
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(this.#step);
+  }
+
+  /** Goes on with the channel's pass for at most `budget` writes; answers the budget left. */
+  #advance(channel: Channel, budget: number): number {
+    while (budget > 0) {
+      const head = channel.base + channel.frames.length;
+      if (!channel.pass) {
+        channel.pass = channel.subscribers.entries();
+        channel.passFrom = head;
+      }
+      const step = channel.pass.next();
+      if (step.done) {
+        // Every subscriber has had what was there when the pass began: those frames can go.
+        channel.pass = null;
+        this.#trim(channel, channel.passFrom);
+        if (channel.passFrom === head) {
+          this.#active.delete(channel);
+          return budget;
+        }
+        continue; // frames came in during the pass: another one for the subscribers it had passed
+      }
+      const [socketId, subscriber] = step.value;
+      if (this.#catchUp(channel, socketId, subscriber)) budget--;
+    }
+    return budget;
+  }
+
+  /** Writes the subscriber everything of the channel it has not had; false when it had it all. */
+  #catchUp(channel: Channel, socketId: string, subscriber: Subscriber): boolean {
+    const head = channel.base + channel.frames.length;
+    const from = channel.next.get(socketId) ?? head;
+    if (from >= head) return false;
+    channel.next.set(socketId, head);
+    subscriber.sendFrames(this.#joined(channel, from, head), head - from);
+    return true;
+  }
+
+  #joined(channel: Channel, from: number, head: number): Buffer {
+    if (channel.joinedHead !== head) {
+      channel.joined.clear();
+      channel.joinedHead = head;
+    }
+    let buf = channel.joined.get(from);
+    if (!buf) {
+      buf = head - from === 1 ? channel.frames[from - channel.base]! : Buffer.concat(channel.frames.slice(from - channel.base));
+      channel.joined.set(from, buf);
+    }
+    return buf;
+  }
+
+  #trim(channel: Channel, upTo: number): void {
+    if (upTo <= channel.base) return;
+    channel.frames.splice(0, upTo - channel.base);
+    channel.base = upTo;
   }
 
   /** Presence: the members now in the channel. */

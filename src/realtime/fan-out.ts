@@ -4,8 +4,8 @@ import type { WebSocket } from 'ws';
 // Fan-out writes for broadcasts. `ws.send` frames a message anew for every socket and writes
 // each frame on its own (one writev system call per frame per socket: at 1,000 subscribers that
 // was most of the server's CPU, docs/performance.md). A broadcast is framed here once; the
-// registry (channels.ts) joins the frames a channel gets in one turn of the event loop, so each
-// subscriber gets one write per turn. Only unmasked, uncompressed text frames are built (server
+// registry (channels.ts) joins the frames a subscriber has not had yet, so each subscriber gets
+// one write per visit of a fan-out pass. Only unmasked, uncompressed text frames are built (server
 // to client, perMessageDeflate is off), which is all the protocol sends.
 
 /** A complete WebSocket text frame (FIN, opcode 1, unmasked) around `payload`. */

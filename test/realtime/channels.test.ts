@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ChannelRegistry, type Subscriber } from '../../src/realtime/channels.js';
 
-// The registry joins a channel's broadcasts of one event-loop turn into one write per subscriber; who gets
-// them is still decided at the moment of each broadcast.
+// The registry writes a channel's broadcasts out in passes over its subscribers, a bounded number
+// of writes per event-loop turn, each subscriber getting all it has not had in one write; who
+// gets a broadcast is still decided at the moment of it.
 
 /** A subscriber that decodes what it is written (unmasked text frames, as fan-out.ts builds them). */
 function collector(socketId: string): Subscriber & { texts: string[]; writes: number } {
@@ -74,5 +75,34 @@ describe('channel registry fan-out', () => {
     await tick();
     expect(a.texts).toEqual(['first', 'third']);
     expect(b.texts).toEqual(['first', 'not-for-a', 'third']);
+  });
+
+  it('writes a large channel out over several turns; what comes in meanwhile joins the writes still to come, and the rest get it next', async () => {
+    const registry = new ChannelRegistry();
+    const subscribers = Array.from({ length: 300 }, (_, i) => collector(`1.${i}`));
+    for (const s of subscribers) registry.subscribe('big', s);
+    registry.broadcast('big', 'e1');
+    await tick(); // the first step of the pass: some subscribers, not all
+    const first = subscribers.filter((s) => s.writes === 1).length;
+    expect(first).toBeGreaterThan(0);
+    expect(first).toBeLessThan(300);
+    registry.broadcast('big', 'e2'); // mid-pass
+    const late = collector('9.9');
+    registry.subscribe('big', late); // mid-pass too: gets only what comes after (e3)
+    registry.broadcast('big', 'e3');
+    registry.unsubscribe('big', subscribers[299]!.socketId); // not yet visited: gets its backlog as it leaves
+    expect(subscribers[299]!.texts).toEqual(['e1', 'e2', 'e3']);
+    for (let i = 0; i < 20; i++) await tick();
+    for (const [i, s] of subscribers.entries()) {
+      expect(s.texts, s.socketId).toEqual(['e1', 'e2', 'e3']);
+      // Visited before e2 and e3: two writes; after: one write of all three.
+      expect(s.writes, s.socketId).toBe(i < first ? 2 : 1);
+    }
+    expect(late.texts).toEqual(['e3']);
+    registry.broadcast('big', 'e4');
+    for (let i = 0; i < 20; i++) await tick();
+    expect(late.texts).toEqual(['e3', 'e4']);
+    expect(subscribers[0]!.texts).toEqual(['e1', 'e2', 'e3', 'e4']);
+    expect(subscribers[299]!.texts).toEqual(['e1', 'e2', 'e3']);
   });
 });
