@@ -43,7 +43,7 @@ export interface BrokerHooks {
    * connection unacknowledged, so the client sends it again. Null: not a publish the box answers.
    */
   answer(identity: MqttIdentity, packet: PublishPacket): Promise<Answer | null> | null;
-  /** A client's publish that passed the ACL (gateway status; scans arrive here too, already answered). */
+  /** A publish that went through aedes' pipeline and passed the ACL (gateway status; a gateway's scans too, already answered). A reader's own scans never come here (direct-answers.ts). */
   published(identity: MqttIdentity, packet: AedesPublishPacket): void;
   connected(identity: MqttIdentity): void;
   disconnected(identity: MqttIdentity): void;
