@@ -128,7 +128,6 @@ export class Gatehouse {
       db,
       { dir: join(this.store.dir, 'journal'), dbFile: this.store.file, synchronous: config.store.synchronous, segmentBytes: config.store.journalSegmentBytes, intervalMs: config.store.ingestIntervalMs },
       this.log.child({ module: 'event-journal' }),
-      () => checkpointer.noteCommit(),
     );
     journal.recover(); // before anything reads access_events
     journal.start();

@@ -175,8 +175,6 @@ export class EventJournal {
     private readonly db: Database,
     private readonly options: JournalOptions,
     private readonly log: Logger,
-    /** Called after each ingest transaction (the checkpointer wants to know). */
-    private readonly onIngested: () => void = () => {},
   ) {}
 
   /** Whether something written is not in access_events yet. */
@@ -368,6 +366,5 @@ export class EventJournal {
       this.#waiters = this.#waiters.filter((w) => !done(w));
       for (const w of ready) w.resolve();
     }
-    this.onIngested();
   }
 }

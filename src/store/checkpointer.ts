@@ -9,8 +9,10 @@ import type { Logger } from '../logger.js';
 // kind of machine that fsync stalls the writer's own WAL appends; the stall grows with the
 // amount checkpointed (measured at 20k scans/s: p99 1.5 ms with no checkpoint in the window,
 // 17-50 ms checkpointing every 0.5-1 s, 3 ms every 50 ms). So the worker checkpoints little and
-// often: every intervalMs, when the writer has committed since the last one (it reports each
-// commit through a shared buffer). docs/storage.md and docs/performance.md. The worker is plain JavaScript evaluated from a string, so it runs
+// often: every intervalMs, when anything was committed since the last one: by the journal's
+// ingest worker, a REST write on the main thread, a CLI command in another process (SQLite's
+// `PRAGMA data_version` changes with every commit of another connection, read from the shared
+// WAL index, so asking costs nothing). docs/storage.md and docs/performance.md. The worker is plain JavaScript evaluated from a string, so it runs
 // the same from the esbuild bundle and from the TypeScript sources in tests.
 
 const WORKER_SOURCE = `
@@ -27,11 +29,11 @@ const run = () => {
     parentPort.postMessage({ ok: false, error: String(err && err.message || err) });
   }
 };
-const lastCommit = new Float64Array(workerData.shared);
-let checkpointedAt = -1;
+let seen = null;
 const tick = () => {
-  if (lastCommit[0] <= checkpointedAt) return; // nothing committed since the last checkpoint
-  checkpointedAt = Date.now();
+  const version = db.pragma('data_version', { simple: true });
+  if (version === seen) return; // nothing committed since the last checkpoint
+  seen = version;
   run();
 };
 const timer = setInterval(tick, workerData.intervalMs);
@@ -55,18 +57,11 @@ export interface CheckpointResult {
 export class Checkpointer {
   #worker: Worker | null = null;
   #last: CheckpointResult | null = null;
-  readonly #shared = new SharedArrayBuffer(8);
-  readonly #lastCommit = new Float64Array(this.#shared);
 
   constructor(
     private readonly options: { file: string; synchronous: string; intervalMs: number },
     private readonly log: Logger,
   ) {}
-
-  /** The writer committed: postpones the next checkpoint until it is quiet again. */
-  noteCommit(): void {
-    this.#lastCommit[0] = Date.now();
-  }
 
   /** The last checkpoint's outcome (for /metrics and tests). */
   get last(): CheckpointResult | null {
@@ -75,7 +70,7 @@ export class Checkpointer {
 
   start(): void {
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-    const workerData = { ...this.options, driver, shared: this.#shared };
+    const workerData = { ...this.options, driver };
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData });
     worker.on('message', (result: CheckpointResult) => {
       this.#last = result;

@@ -198,6 +198,31 @@ describe('the access-event log (group commit into the journal)', () => {
     await checkpointer.stop();
     expect(count()).toBe(4000);
   });
+
+  it('checkpoints whatever any connection committed, not only the journal: REST writes on a box with no scans', async () => {
+    const checkpointer = new Checkpointer({ file: store.file, synchronous: 'NORMAL', intervalMs: 50 }, log);
+    checkpointer.start();
+    const write = (n: number) => {
+      const other = new BetterSqlite3(store.file); // a writer the checkpointer is told nothing about
+      other.pragma('wal_autocheckpoint = 0');
+      other.exec('CREATE TABLE IF NOT EXISTS scratch (v TEXT)');
+      const insert = other.prepare('INSERT INTO scratch (v) VALUES (?)');
+      other.transaction(() => {
+        for (let i = 0; i < n; i++) insert.run('y'.repeat(400));
+      })();
+      other.close();
+    };
+    const settledAll = () => {
+      const [now] = store.db.pragma('wal_checkpoint(NOOP)') as { log: number; checkpointed: number }[];
+      return checkpointer.last?.ok === true && now!.log > 0 && now!.checkpointed === now!.log;
+    };
+    write(500);
+    await expect.poll(settledAll, { timeout: 5000 }).toBe(true);
+    const first = checkpointer.last!.log;
+    write(2000); // later commits, with no notification either
+    await expect.poll(() => settledAll() && checkpointer.last!.log !== first, { timeout: 5000 }).toBe(true);
+    await checkpointer.stop();
+  });
 });
 
 describe('occupancy', () => {
