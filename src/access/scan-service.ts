@@ -61,7 +61,8 @@ const REMEMBERED_REQUESTS = 200_000;
 const KNOWN_KEYS_LIMIT = 1_000_000;
 
 export class ScanService {
-  readonly #recent = new RecentOutcomes<ScanOutcome>(REMEMBERED_REQUESTS, (r) => this.#replay(r));
+  /** Made on the first scan with a request id (~17 MB of typed arrays a box without them does not need). */
+  #recent: RecentOutcomes<ScanOutcome> | null = null;
   /**
    * Request keys in the event log that are not in #recent: loaded at start, and each key #recent
    * forgets. A key in neither is new, so a new request id is decided without reading SQLite
@@ -118,7 +119,8 @@ export class ScanService {
     if (requestKey === null) return this.#decide(request, null);
     const requestId = request.requestId!;
     const scope = ScanService.#scope(request);
-    const seen = this.#recent.find(scope, requestId);
+    const recent = (this.#recent ??= new RecentOutcomes<ScanOutcome>(REMEMBERED_REQUESTS, (r) => this.#replay(r)));
+    const seen = recent.find(scope, requestId);
     if (seen instanceof Promise) return seen.then((outcome) => ({ ...outcome, replayed: true }));
     if (seen) return Promise.resolve(seen);
     const known = this.#knownKeys();
@@ -127,10 +129,10 @@ export class ScanService {
       if (stored) return Promise.resolve(stored);
     }
     const outcome = this.#decide(request, requestKey);
-    const { slot, sequence, evicted } = this.#recent.remember(request.projectId, scope, requestId, outcome);
+    const { slot, sequence, evicted } = recent.remember(request.projectId, scope, requestId, outcome);
     outcome.then(
-      (o) => this.#recent.settle(slot, sequence, remembered(o)),
-      () => this.#recent.forget(slot, sequence), // a failed journal write decided nothing: the retry is decided anew
+      (o) => recent.settle(slot, sequence, remembered(o)),
+      () => recent.forget(slot, sequence), // a failed journal write decided nothing: the retry is decided anew
     );
     if (evicted && this.#known) {
       // Still in the log (or failed: then a read finds nothing, which is right).
