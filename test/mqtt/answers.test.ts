@@ -26,7 +26,7 @@ interface RawClient {
   isClosed(): boolean;
 }
 
-async function rawConnect(gh: TestAppliance, creds: ReaderCredentials, keepalive = 60): Promise<RawClient> {
+async function rawConnect(gh: TestAppliance, creds: ReaderCredentials, keepalive = 60, subscriptionQos: 0 | 1 = 1): Promise<RawClient> {
   const socket = netConnect({ host: '127.0.0.1', port: mqttPort(gh) });
   socket.setNoDelay(true);
   const parser = mqttPacket.parser({ protocolVersion: 4 });
@@ -64,8 +64,8 @@ async function rawConnect(gh: TestAppliance, creds: ReaderCredentials, keepalive
   await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
   raw.send({ cmd: 'connect', protocolId: 'MQTT', protocolVersion: 4, clean: true, clientId: `raw-${creds.reader.identifier}-${Math.random().toString(36).slice(2, 8)}`, keepalive, username: creds.mqtt.username, password: Buffer.from(creds.mqtt.password) });
   expect(await raw.next((p) => p.cmd === 'connack')).toMatchObject({ returnCode: 0 });
-  raw.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: creds.mqtt.decisions_topic, qos: 1 }] });
-  expect(await raw.next((p) => p.cmd === 'suback')).toMatchObject({ granted: [1] });
+  raw.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: creds.mqtt.decisions_topic, qos: subscriptionQos }] });
+  expect(await raw.next((p) => p.cmd === 'suback')).toMatchObject({ granted: [subscriptionQos] });
   return raw;
 }
 
@@ -142,6 +142,20 @@ describe('acknowledging and answering scans', () => {
     raw.send({ ...scanPacket(creds, 303, 'foreign-1', 'T-1'), topic: 'gatehouse/default/default/readers/Q-2/scans' } as Packet);
     await raw.closed;
     expect(raw.reads.flat().some((p) => p.cmd === 'puback' && p.messageId === 303)).toBe(false);
+  });
+
+  it('answers a QoS 0 scan without a PUBACK, and at QoS 0 to a reader subscribed at QoS 0', async () => {
+    const creds = await readerLogin(gh, staff, A, 'Q-2');
+    const raw = await rawConnect(gh, creds, 60, 0);
+    raw.send({ ...scanPacket(creds, 0, 'qos0-1', 'T-1'), qos: 0, messageId: undefined } as Packet);
+    const decision = await raw.next((p) => p.cmd === 'publish' && decisionOf(p).request_id === 'qos0-1');
+    expect(decision).toMatchObject({ qos: 0 });
+    raw.send(scanPacket(creds, 77, 'qos1-under-qos0', 'NOBODY'));
+    await raw.next((p) => p.cmd === 'puback' && p.messageId === 77);
+    expect(await raw.next((p) => p.cmd === 'publish' && decisionOf(p).request_id === 'qos1-under-qos0')).toMatchObject({ qos: 0 });
+    expect(raw.reads.flat().filter((p) => p.cmd === 'puback')).toHaveLength(1); // none for the QoS 0 scan
+    raw.socket.end();
+    await raw.closed;
   });
 
   it("keeps a reader that only sends scans connected: its scans count as keep-alive traffic, and silence does not", async () => {
