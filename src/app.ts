@@ -21,6 +21,7 @@ import { EventBus } from './events/bus.js';
 import { createVenue } from './venue/index.js';
 import { VenueIndex } from './access/venue-index.js';
 import { syncIndexFromBus } from './access/index-sync.js';
+import { ExternalChanges } from './access/external-changes.js';
 import { AccessEngine } from './access/engine.js';
 import { Occupancy } from './access/occupancy.js';
 import { ScanService } from './access/scan-service.js';
@@ -68,6 +69,7 @@ export class Gatehouse {
   #eventLog: AccessEventLog | null = null;
   #journal: EventJournal | null = null;
   #presence: PresenceSnapshots | null = null;
+  #externalChanges: ExternalChanges | null = null;
   #realtime: PusherServer | null = null;
   #broadcaster: Broadcaster | null = null;
   #mqtt: MqttBroker | null = null;
@@ -212,6 +214,8 @@ export class Gatehouse {
     const replayed = this.#presence.restore();
     this.#presence.start(30_000, 5_000, () => eventLog.lastCommitAt, () => !eventLog.lagging);
     this.log.info({ module: 'access', credentials: index.credentialCount, replayedEvents: replayed, ms: Date.now() - started }, 'venue index and occupancy loaded');
+    this.#externalChanges = new ExternalChanges(db, index, this.log.child({ module: 'access' }));
+    this.#externalChanges.start();
     registerRealtimeMetrics(deps.metrics.registry, realtime);
     registerJournalMetrics(deps.metrics.registry, journal);
     this.#broadcaster = new Broadcaster(realtime, bus, deps.projects, occupancy, index, { eventNamespace: pusher.eventNamespace });
@@ -272,6 +276,7 @@ export class Gatehouse {
     this.#ready = false;
     const steps: [string, () => unknown][] = [
       ['session sweep', () => this.#sessionSweep && clearInterval(this.#sessionSweep)],
+      ['venue changes poll', () => this.#externalChanges?.stop()],
       ['mqtt', () => this.#mqtt?.stop()],
       ['mqtt service', () => this.#mqttService?.detach()],
       ['websocket', () => this.#realtime?.stop()],

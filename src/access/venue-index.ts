@@ -305,11 +305,14 @@ export class VenueIndex {
     return entry.attendeeId !== null ? [this.#blocksByAttendee, entry.attendeeId] : [this.#blocksByCredential, entry.credentialId!];
   }
 
-  /** Rows written by a bulk import, read back by their version range. */
-  loadImported(projectId: number, fromVersion: number, toVersion: number): void {
+  /** Rows written by a bulk import (or another process: external-changes.ts), read back by their version range; answers how many. */
+  loadImported(projectId: number, fromVersion: number, toVersion: number): number {
     const range = (table: string) => this.db.prepare(`SELECT * FROM ${table} WHERE project_id = ? AND version BETWEEN ? AND ?`).all(projectId, fromVersion, toVersion) as Row[];
-    for (const r of range('attendees')) this.putAttendee(r);
-    for (const r of range('credentials')) this.putCredential(r);
+    const attendees = range('attendees');
+    const credentials = range('credentials');
+    for (const r of attendees) this.putAttendee(r);
+    for (const r of credentials) this.putCredential(r);
+    return attendees.length + credentials.length;
   }
 }
 

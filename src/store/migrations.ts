@@ -477,4 +477,14 @@ export const migrations: readonly Migration[] = [
       INSERT INTO event_journal_position (id, segment, offset) VALUES (1, 0, 0);
     `,
   },
+  {
+    version: 13,
+    name: 'venue changes made by other processes',
+    sql: `
+      -- Counted up by a CLI command that changed venue data (a change version was taken), so a
+      -- running appliance reads those changes into its decision index (access/external-changes.ts).
+      CREATE TABLE external_changes (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL);
+      INSERT INTO external_changes (id, value) VALUES (1, 0);
+    `,
+  },
 ];
