@@ -11,6 +11,7 @@
 // Cold packets (CONNECT, SUBSCRIBE, DISCONNECT) are mqtt-packet's, the library aedes uses.
 import { connect as netConnect, type Socket } from 'node:net';
 import mqttPacket from 'mqtt-packet';
+import { readRemainingLength, remainingLengthBytes, writeRemainingLength } from '../src/mqtt/remaining-length.js';
 
 export interface LeanConnectOptions {
   host: string;
@@ -80,16 +81,9 @@ export class LeanMqttClient {
   /** A QoS 1 PUBLISH; `topic` as bytes (encode it once: Buffer.from(topic)), a string payload as latin1 (the bench's are ASCII). */
   publish(topic: Buffer, payload: string | Buffer): void {
     const body = 2 + topic.length + 2 + payload.length;
-    const head = body < 128 ? 2 : body < 16384 ? 3 : 4;
-    const buf = Buffer.allocUnsafe(head + body);
+    const buf = Buffer.allocUnsafe(1 + remainingLengthBytes(body) + body);
     buf[0] = 0x32; // PUBLISH, QoS 1
-    let off = 1;
-    for (let n = body; ; ) {
-      const byte = n & 0x7f;
-      n >>>= 7;
-      buf[off++] = n > 0 ? byte | 0x80 : byte;
-      if (n === 0) break;
-    }
+    let off = writeRemainingLength(buf, 1, body);
     buf.writeUInt16BE(topic.length, off);
     topic.copy(buf, off + 2);
     off += 2 + topic.length;
@@ -142,24 +136,12 @@ export class LeanMqttClient {
     this.#rest = null;
     let off = 0;
     while (off < buf.length) {
-      // Fixed header: type and flags, then the remaining length (1-4 bytes, 7 bits each).
-      let length = 0;
-      let shift = 0;
-      let pos = off + 1;
-      let complete = false;
-      while (pos < buf.length && shift <= 21) {
-        const byte = buf[pos++]!;
-        length |= (byte & 0x7f) << shift;
-        shift += 7;
-        if ((byte & 0x80) === 0) {
-          complete = true;
-          break;
-        }
-      }
-      if (!complete && shift > 21) return this.#protocolError('remaining length over 4 bytes');
-      if (!complete || pos + length > buf.length) break;
-      this.#packet(buf[off]!, buf, pos, pos + length);
-      off = pos + length;
+      // Fixed header: type and flags, then the remaining length.
+      const remaining = readRemainingLength(buf, off + 1);
+      if (remaining === 'malformed') return this.#protocolError('remaining length over 4 bytes');
+      if (remaining === null || remaining.end + remaining.length > buf.length) break;
+      this.#packet(buf[off]!, buf, remaining.end, remaining.end + remaining.length);
+      off = remaining.end + remaining.length;
     }
     if (off < buf.length) this.#rest = buf.subarray(off);
   }

@@ -1,4 +1,5 @@
 import type { Database } from '../store/database.js';
+import { statement } from '../store/statements.js';
 import type { Logger } from '../logger.js';
 import type { VenueIndex } from './venue-index.js';
 
@@ -46,7 +47,7 @@ export class ExternalChanges {
     const to = this.#sequence();
     const from = this.#applied + 1;
     let rows = 0;
-    for (const project of this.db.prepare('SELECT id, timezone FROM projects').all() as { id: number; timezone: string }[]) {
+    for (const project of statement(this.db, 'SELECT id, timezone FROM projects').all() as { id: number; timezone: string }[]) {
       this.index.timezones.set(project.id, project.timezone);
       rows += this.index.loadImported(project.id, from, to);
     }
@@ -57,10 +58,10 @@ export class ExternalChanges {
   }
 
   #counter(): number {
-    return (this.db.prepare('SELECT value FROM external_changes WHERE id = 1').get() as { value: number }).value;
+    return (statement(this.db, 'SELECT value FROM external_changes WHERE id = 1').get() as { value: number }).value;
   }
 
   #sequence(): number {
-    return (this.db.prepare('SELECT value FROM change_sequence WHERE id = 1').get() as { value: number }).value;
+    return (statement(this.db, 'SELECT value FROM change_sequence WHERE id = 1').get() as { value: number }).value;
   }
 }

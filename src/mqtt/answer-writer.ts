@@ -1,4 +1,5 @@
 import type { Client } from 'aedes';
+import { remainingLengthBytes, writeRemainingLength } from './remaining-length.js';
 
 // Answers a publish on the connection it came in on, in one write with its PUBACK (docs/mqtt.md:
 // acknowledgement and answer). aedes acknowledges a QoS 1 PUBLISH as soon as it is authorised
@@ -41,7 +42,7 @@ export function writeAnswer(client: Client, ackMessageId: number | null, answer:
   const qos = answer ? Math.min(inner.subscriptions[answer.topic]?.qos ?? 0, 1) : 0;
   const topicBytes = answer ? Buffer.byteLength(answer.topic) : 0;
   const body = answer ? 2 + topicBytes + (qos === 1 ? 2 : 0) + answer.payload.length : 0;
-  const buf = Buffer.allocUnsafe((ackMessageId === null ? 0 : 4) + (answer ? 1 + lengthBytes(body) + body : 0));
+  const buf = Buffer.allocUnsafe((ackMessageId === null ? 0 : 4) + (answer ? 1 + remainingLengthBytes(body) + body : 0));
   let at = 0;
   if (ackMessageId !== null) {
     buf[at++] = PUBACK;
@@ -50,12 +51,7 @@ export function writeAnswer(client: Client, ackMessageId: number | null, answer:
   }
   if (answer) {
     buf[at++] = PUBLISH | (qos << 1);
-    for (let n = body; ; ) {
-      const byte = n & 0x7f;
-      n >>>= 7;
-      buf[at++] = n > 0 ? byte | 0x80 : byte;
-      if (n === 0) break;
-    }
+    at = writeRemainingLength(buf, at, body);
     at = buf.writeUInt16BE(topicBytes, at);
     at += buf.write(answer.topic, at, 'utf8');
     if (qos === 1) at = buf.writeUInt16BE(nextMessageId(inner), at);
@@ -63,9 +59,6 @@ export function writeAnswer(client: Client, ackMessageId: number | null, answer:
   }
   if (!client.conn.write(buf)) inner.waitForDrain(() => {});
 }
-
-/** The bytes of an MQTT remaining length (a base-128 varint). */
-const lengthBytes = (n: number) => (n < 128 ? 1 : n < 16_384 ? 2 : n < 2_097_152 ? 3 : 4);
 
 /** aedes' allocation (lib/qos-packet.js): 1..65535, wrapping. */
 function nextMessageId(client: ClientInternals): number {

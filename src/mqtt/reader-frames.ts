@@ -7,6 +7,7 @@
 // `debug` argument arrays): at 10k scans/s a third of everything the broker allocated, and with
 // it the scavenges that set the p99 (bench:mqtt). A frame over the size limit is refused as soon
 // as its length is read, before its body is buffered, as the guard on mqtt-packet does.
+import { readRemainingLength } from './remaining-length.js';
 
 /** Takes a whole frame (type and flags byte, body from `start` to `end` of `buf`); false: not one the box answers. */
 export type FrameTaker = (header: number, buf: Buffer, start: number, end: number) => boolean;
@@ -29,28 +30,14 @@ export class ReaderFrames {
     this.#rest = null;
     let at = 0;
     while (at < buf.length && !this.closed()) {
-      let length = 0;
-      let shift = 0;
-      let pos = at + 1;
-      let complete = false;
-      while (pos < buf.length && shift <= 21) {
-        const byte = buf[pos++]!;
-        length += (byte & 0x7f) * 2 ** shift;
-        shift += 7;
-        if ((byte & 0x80) === 0) {
-          complete = true;
-          break;
-        }
-      }
-      if (!complete) {
-        // A length of more than 4 bytes is malformed: mqtt-packet says so and aedes closes the connection.
-        if (shift > 21) return this.parseWhole(buf.subarray(at));
-        break;
-      }
-      if (length > this.maxPacketBytes) return this.oversize(length);
-      const end = pos + length;
+      const remaining = readRemainingLength(buf, at + 1);
+      // A length of more than 4 bytes is malformed: mqtt-packet says so and aedes closes the connection.
+      if (remaining === 'malformed') return this.parseWhole(buf.subarray(at));
+      if (remaining === null) break;
+      if (remaining.length > this.maxPacketBytes) return this.oversize(remaining.length);
+      const end = remaining.end + remaining.length;
       if (end > buf.length) break;
-      if (!this.take(buf[at]!, buf, pos, end)) this.parseWhole(buf.subarray(at, end));
+      if (!this.take(buf[at]!, buf, remaining.end, end)) this.parseWhole(buf.subarray(at, end));
       at = end;
     }
     if (at < buf.length) this.#rest = buf.subarray(at);
