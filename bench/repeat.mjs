@@ -24,7 +24,9 @@ if (!Number.isInteger(runs) || runs < 1) {
   process.exit(2);
 }
 const command = script.endsWith('.ts') ? ['bench/run-ts.mjs', script, ...args] : [script, ...args];
-const figure = /^([\w.:-]+): (-?\d+(?:\.\d+)?(?:e[+-]?\d+)?) ?(.*)$/;
+// The unit is the first word after the number; anything after it (a run's own detail, such as
+// GC pause totals) stays in that run's lines on stderr.
+const figure = /^([\w.:-]+): (-?\d+(?:\.\d+)?(?:e[+-]?\d+)?) ?(\S*)/;
 
 /** name -> { unit, values[] }, in first-seen order. */
 const figures = new Map();
