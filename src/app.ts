@@ -37,6 +37,7 @@ import { UploadImports } from './webhooks/upload-imports.js';
 import { resolvePusherCredentials } from './realtime/credentials.js';
 import { PusherServer } from './realtime/server.js';
 import { Broadcaster } from './realtime/broadcaster.js';
+import { ChannelCipher } from './realtime/encryption.js';
 import { registerRealtimeMetrics } from './realtime/metrics.js';
 import { registerJournalMetrics } from './access/journal-metrics.js';
 import { UpgradeRouter } from './http/upgrade.js';
@@ -141,7 +142,9 @@ export class Gatehouse {
     const { pusher } = config;
     const realtime = new PusherServer(
       {
-        ...credentials,
+        appId: credentials.appId,
+        key: credentials.key,
+        secret: credentials.secret,
         activityTimeoutSeconds: pusher.activityTimeoutSeconds,
         pongTimeoutSeconds: pusher.pongTimeoutSeconds,
         maxConnections: pusher.maxConnections,
@@ -154,6 +157,7 @@ export class Gatehouse {
       this.log.child({ module: 'realtime' }),
     );
     this.#realtime = realtime;
+    const cipher = new ChannelCipher(credentials.encryptionMasterKey);
     const readerStates = new ReaderStates(clock, bus);
     const deviceTokens = new DeviceTokens(db, clock);
     const gateways = new Gateways(db, clock, bus, readerStates);
@@ -191,7 +195,7 @@ export class Gatehouse {
       webhookSources,
       webhookLog,
       uploads,
-      realtime: { server: realtime, credentials },
+      realtime: { server: realtime, credentials, cipher },
       devices: {
         logins: new ReaderLogins(db, clock, deviceTokens, config.readers),
         tokens: deviceTokens,
@@ -218,7 +222,7 @@ export class Gatehouse {
     this.#externalChanges.start();
     registerRealtimeMetrics(deps.metrics.registry, realtime);
     registerJournalMetrics(deps.metrics.registry, journal);
-    this.#broadcaster = new Broadcaster(realtime, bus, deps.projects, occupancy, index, { eventNamespace: pusher.eventNamespace });
+    this.#broadcaster = new Broadcaster(realtime, bus, deps.projects, occupancy, index, { eventNamespace: pusher.eventNamespace, cipher });
     this.#broadcaster.start();
     realtime.start();
     const mqtt = this.#startMqtt(deps);

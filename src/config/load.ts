@@ -98,6 +98,9 @@ export function configFileFrom(flags: string[], env: NodeJS.ProcessEnv): { file:
   return { file: 'config/default.json', required: false };
 }
 
+/** Keys whose values a start-up error must not print (it goes to logs): a mistyped secret is still most of one. */
+const SECRET = /secret|password|token|masterkey/i;
+
 /** File, then environment, then flags; validated once, frozen. Throws ConfigError listing
  * every problem with its key, the value given, where it came from and what is expected. */
 export function loadConfig(sources: ConfigSources = {}): Readonly<Config> {
@@ -113,9 +116,8 @@ export function loadConfig(sources: ConfigSources = {}): Readonly<Config> {
       const value = getPath(raw, issue.path);
       const from = origin.get(key);
       const keys = 'keys' in issue ? ` ${(issue.keys as string[]).join(', ')}` : '';
-      problems.push(
-        `${key}${keys} = ${JSON.stringify(value) ?? '(not set)'}${from ? ` (from ${from})` : ''}: ${issue.message}`,
-      );
+      const shown = typeof value === 'string' && SECRET.test(String(issue.path.at(-1))) ? `(hidden, ${value.length} characters)` : JSON.stringify(value);
+      problems.push(`${key}${keys} = ${shown ?? '(not set)'}${from ? ` (from ${from})` : ''}: ${issue.message}`);
     }
   }
   if (problems.length > 0) throw new ConfigError(problems);

@@ -6,6 +6,7 @@ import { z } from 'zod';
 
 const port = z.number().int().min(0).max(65535);
 const perMinute = z.number().int().min(0);
+const isBase64Of32Bytes = (value: string) => /^[A-Za-z0-9+/]+={0,2}$/.test(value) && value.length % 4 === 0 && Buffer.from(value, 'base64').length === 32;
 
 export const configSchema = z.strictObject({
   role: z.enum(['standalone', 'edge', 'cloud']).default('standalone'),
@@ -129,6 +130,13 @@ export const configSchema = z.strictObject({
       appId: z.string().min(1).nullable().default(null),
       key: z.string().min(1).nullable().default(null),
       secret: z.string().min(1).nullable().default(null),
+      // private-encrypted- channels (issue 22, item 4): base64 of 32 bytes, as the official server
+      // libraries take it (encryptionMasterKeyBase64); generated and kept when unset.
+      encryptionMasterKey: z
+        .string()
+        .refine(isBase64Of32Bytes, 'must be base64 of exactly 32 bytes (make one with: openssl rand -base64 32)')
+        .nullable()
+        .default(null),
       activityTimeoutSeconds: z.number().int().min(1).max(3600).default(30),
       pongTimeoutSeconds: z.number().int().min(1).max(600).default(30),
       maxConnections: z.number().int().min(1).default(10_000),

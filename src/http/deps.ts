@@ -22,6 +22,7 @@ import type { IncomingWebhookLog } from '../webhooks/request-log.js';
 import type { UploadImports } from '../webhooks/upload-imports.js';
 import type { PusherServer } from '../realtime/server.js';
 import type { PusherCredentials } from '../realtime/credentials.js';
+import type { ChannelCipher } from '../realtime/encryption.js';
 import type { ReaderLogins } from '../devices/reader-logins.js';
 import type { DeviceTokens } from '../devices/device-tokens.js';
 import type { Gateways } from '../devices/gateways.js';
@@ -61,7 +62,7 @@ export interface HttpDeps {
   webhookSources: WebhookSources;
   webhookLog: IncomingWebhookLog;
   uploads: UploadImports;
-  realtime: { server: PusherServer; credentials: PusherCredentials };
+  realtime: { server: PusherServer; credentials: PusherCredentials; cipher: ChannelCipher };
   devices: DeviceDeps;
   isReady(): boolean;
 }

@@ -3,16 +3,21 @@ import type { Occupancy } from '../access/occupancy.js';
 import type { VenueIndex } from '../access/venue-index.js';
 import type { EventBus } from '../events/bus.js';
 import { projectChannels, type ProjectTopic } from './channel-access.js';
+import { isEncryptedChannel, type ChannelCipher } from './encryption.js';
 import type { PusherServer } from './server.js';
 
 // Domain events -> WebSocket channels (issue 6, item 4; docs/realtime.md). The bus emits after
 // commit, so nothing reaches a dashboard that is not stored. Each event goes to both names of
 // its project's channel; an event for channels nobody is subscribed to costs a map lookup, so
-// the scan path pays nothing for dashboards that are not open.
+// the scan path pays nothing for dashboards that are not open. On an encrypted name
+// (`private-encrypted-…`) the event is sealed for that channel, as the official server
+// libraries seal what they publish (issue 22, item 4).
 
 export interface BroadcasterOptions {
   /** `App\Events`: events are named `App\Events\AccessGranted` (Echo's `.listen('AccessGranted')`). */
   eventNamespace: string | null;
+  /** Seals events for the encrypted names of the channels. */
+  cipher: ChannelCipher;
 }
 
 export class Broadcaster {
@@ -70,8 +75,20 @@ export class Broadcaster {
   publish(projectId: number, topic: ProjectTopic, name: string, payload: unknown): void {
     if (!this.#anySubscriber(projectId, topic)) return;
     const names = this.#channelsOf(projectId, topic)!;
-    const channels = names.filter((c) => this.server.registry.subscriberCount(c) > 0);
-    if (channels.length > 0) this.server.publish(channels, this.eventName(name), payload);
+    const event = this.eventName(name);
+    const plain: string[] = [];
+    let json: string | null = null;
+    for (const channel of names) {
+      if (this.server.registry.subscriberCount(channel) === 0) continue;
+      if (!isEncryptedChannel(channel)) {
+        plain.push(channel);
+        continue;
+      }
+      // Each encrypted channel has its own key, so its own ciphertext (and a fresh nonce).
+      json ??= JSON.stringify(payload);
+      this.server.publish([channel], event, this.options.cipher.seal(channel, json));
+    }
+    if (plain.length > 0) this.server.publish(plain, event, payload);
   }
 
   /** Whether anyone listens on the topic's channels (allocates nothing: it runs per scan). */

@@ -5,7 +5,10 @@ import type { User } from '../accounts/users.js';
 // project is named by its slug as the spec's channel does (`dashboard.project.{projectSlug}
 // .access`) or, since slugs are unique per team only, by team and project slug. A bare slug
 // is granted only when the user may read every project with that slug, so nobody hears a
-// same-named project of another team; the qualified name always works.
+// same-named project of another team; the qualified name always works. Every private project
+// channel also exists end-to-end encrypted (`private-encrypted-…`, issue 22, item 4): the same
+// events, sealed per channel (encryption.ts), for dashboards on networks they do not trust;
+// presence channels cannot be encrypted (Pusher: only private channels are).
 
 export const PROJECT_TOPICS = {
   /** AccessGranted, AccessDenied (spec: Real-time events). */
@@ -25,6 +28,8 @@ const SUFFIXES = new Set(['access', 'access-points', 'occupancy', 'devices']);
 
 export interface ChannelTarget {
   kind: 'private' | 'presence';
+  /** `private-encrypted-…`: the private channel's events, sealed */
+  encrypted: boolean;
   /** null: the bare-slug form */
   teamSlug: string | null;
   projectSlug: string;
@@ -35,9 +40,10 @@ export interface ChannelTarget {
 /** What a channel name refers to, or null when it is not one of ours. Private channels end in
  * their topic; the one or two segments before it are the (team and) project slug. */
 export function parseChannel(name: string): ChannelTarget | null {
-  const m = /^(private|presence)-(dashboard|console)\.project\.(.+)$/.exec(name);
+  const m = /^(private-encrypted|private|presence)-(dashboard|console)\.project\.(.+)$/.exec(name);
   if (!m) return null;
-  const kind = m[1] as 'private' | 'presence';
+  const encrypted = m[1] === 'private-encrypted';
+  const kind = m[1] === 'presence' ? 'presence' : 'private';
   const area = m[2]!;
   const parts = m[3]!.split('.');
   let topic: ProjectTopic | null = null;
@@ -49,13 +55,15 @@ export function parseChannel(name: string): ChannelTarget | null {
     return null;
   }
   if (parts.length < 1 || parts.length > 2 || !parts.every((p) => SLUG.test(p))) return null;
-  return { kind, teamSlug: parts.length === 2 ? parts[0]! : null, projectSlug: parts.at(-1)!, topic };
+  return { kind, encrypted, teamSlug: parts.length === 2 ? parts[0]! : null, projectSlug: parts.at(-1)!, topic };
 }
 
-/** Both names of a project's channel for a topic: events go to each (subscribers pick either). */
-export function projectChannels(project: Pick<Project, 'slug' | 'team_slug'>, topic: ProjectTopic): [string, string] {
+/** Every name of a project's channel for a topic, plain then encrypted: events go to each one
+ * somebody has joined (subscribers pick any). */
+export function projectChannels(project: Pick<Project, 'slug' | 'team_slug'>, topic: ProjectTopic): string[] {
   const [area, suffix] = topic.split(':') as [string, string];
-  return [`private-${area}.project.${project.slug}.${suffix}`, `private-${area}.project.${project.team_slug}.${project.slug}.${suffix}`];
+  const names = [`${area}.project.${project.slug}.${suffix}`, `${area}.project.${project.team_slug}.${project.slug}.${suffix}`];
+  return [...names.map((n) => `private-${n}`), ...names.map((n) => `private-encrypted-${n}`)];
 }
 
 export const READ_ABILITIES = ['*', 'read', 'access:read'];

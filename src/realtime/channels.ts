@@ -4,6 +4,8 @@ import { textFrame } from './fan-out.js';
 // subscriber. Presence channels also keep their members by user id, each with the number of
 // that user's connections in the channel, so member_added goes out on a user's first
 // connection only and member_removed on their last (two tabs of one user are one member).
+// Identity is by value: user ids 2 and "2" are one member (the presence hash could not hold
+// both: JSON object keys are strings), who keeps the id as their first connection gave it.
 
 export interface Subscriber {
   readonly socketId: string;
@@ -12,15 +14,19 @@ export interface Subscriber {
 }
 
 export interface Member {
-  user_id: string;
+  /** As the channel_data gave it: a number stays a number on the wire (issue 22, item 4). */
+  user_id: string | number;
   user_info?: unknown;
 }
 
+/** The key a member is known by: ids equal by value are one member. */
+const memberKey = (userId: string | number) => String(userId);
+
 interface Channel {
   subscribers: Map<string, Subscriber>;
-  /** Presence only: user id -> member and how many of this user's connections are in. */
+  /** Presence only: member key (memberKey) -> member and how many of this user's connections are in. */
   members?: Map<string, { member: Member; connections: number }>;
-  /** Presence only: which user each socket joined as. */
+  /** Presence only: which member (key) each socket joined as. */
   userOf?: Map<string, string>;
   /** Broadcast frames not yet written to every subscriber: frames[i] is number base + i. */
   frames: Buffer[];
@@ -85,13 +91,14 @@ export class ChannelRegistry {
     channel.subscribers.set(subscriber.socketId, subscriber);
     if (!member || !channel.members || !channel.userOf) return { firstConnection: false };
     if (channel.userOf.has(subscriber.socketId)) return { firstConnection: false };
-    channel.userOf.set(subscriber.socketId, member.user_id);
-    const entry = channel.members.get(member.user_id);
+    const key = memberKey(member.user_id);
+    channel.userOf.set(subscriber.socketId, key);
+    const entry = channel.members.get(key);
     if (entry) {
       entry.connections++;
       return { firstConnection: false };
     }
-    channel.members.set(member.user_id, { member, connections: 1 });
+    channel.members.set(key, { member, connections: 1 });
     return { firstConnection: true };
   }
 
@@ -105,12 +112,12 @@ export class ChannelRegistry {
     channel.next.delete(socketId);
     this.#subscriptions--;
     let left: Member | null = null;
-    const userId = channel.userOf?.get(socketId);
-    if (userId !== undefined && channel.members && channel.userOf) {
+    const key = channel.userOf?.get(socketId);
+    if (key !== undefined && channel.members && channel.userOf) {
       channel.userOf.delete(socketId);
-      const entry = channel.members.get(userId)!;
+      const entry = channel.members.get(key)!;
       if (--entry.connections === 0) {
-        channel.members.delete(userId);
+        channel.members.delete(key);
         left = entry.member;
       }
     }
@@ -220,9 +227,11 @@ export class ChannelRegistry {
     return [...(this.#channels.get(name)?.members?.values() ?? [])].map((m) => m.member);
   }
 
-  /** Presence: the user id this socket joined as. */
-  userOf(name: string, socketId: string): string | undefined {
-    return this.#channels.get(name)?.userOf?.get(socketId);
+  /** Presence: the user id this socket joined as (its member's, with its type). */
+  userOf(name: string, socketId: string): string | number | undefined {
+    const channel = this.#channels.get(name);
+    const key = channel?.userOf?.get(socketId);
+    return key === undefined ? undefined : channel!.members!.get(key)?.member.user_id;
   }
 
   subscriberCount(name: string): number {

@@ -122,8 +122,8 @@ export class Connection {
       this.send(errorFrame(null, 'Invalid channel name: at most 164 characters of A-Z a-z 0-9 _ - = @ , . ;'));
       return;
     }
+    // Encrypted channels are admitted as private ones are: the server never holds their keys.
     const kind = channelKind(channel);
-    if (kind === 'encrypted') return this.#refuse(channel, 'Encrypted channels are not supported by this server', 400);
     let member: Member | undefined;
     if (kind !== 'public') {
       const channelData = kind === 'presence' ? data.channel_data : undefined;
@@ -132,16 +132,18 @@ export class Connection {
       if (kind === 'presence') {
         const parsed = safeJson(channelData as string) as { user_id?: unknown; user_info?: unknown } | undefined;
         if (!parsed || (typeof parsed.user_id !== 'string' && typeof parsed.user_id !== 'number') || String(parsed.user_id) === '') {
-          return this.#refuse(channel, 'channel_data must be JSON with a user_id', 400);
+          return this.#refuse(channel, 'channel_data must be JSON with a user_id (a string or a number)', 400);
         }
-        member = { user_id: String(parsed.user_id), ...(parsed.user_info !== undefined ? { user_info: parsed.user_info } : {}) };
+        // The id keeps its JSON type (Laravel gives integers), as Soketi and Reverb keep it.
+        member = { user_id: parsed.user_id, ...(parsed.user_info !== undefined ? { user_info: parsed.user_info } : {}) };
       }
     }
     const { firstConnection } = this.registry.subscribe(channel, this, member);
     this.channels.add(channel);
     if (kind === 'presence') {
       const members = this.registry.members(channel);
-      const presence = { ids: members.map((m) => m.user_id), hash: Object.fromEntries(members.map((m) => [m.user_id, m.user_info ?? null])), count: members.length };
+      // ids keep each id's type; hash keys are strings, as JSON object keys must be.
+      const presence = { ids: members.map((m) => m.user_id), hash: Object.fromEntries(members.map((m) => [String(m.user_id), m.user_info ?? null])), count: members.length };
       this.send(frame('pusher_internal:subscription_succeeded', { presence }, channel));
       if (firstConnection) this.registry.broadcast(channel, frame('pusher_internal:member_added', member!, channel), this.socketId);
     } else {
@@ -180,6 +182,12 @@ export class Connection {
     }
     if (typeof channel !== 'string' || channelKind(channel) === 'public' || !this.channels.has(channel)) {
       this.send(errorFrame(null, 'Client events go to a private or presence channel this connection has subscribed to'));
+      return;
+    }
+    // Pusher: client events are not supported on encrypted channels (pusher-js refuses to send
+    // them; a client could only send them in clear, which the channel exists to prevent).
+    if (channelKind(channel) === 'encrypted') {
+      this.send(errorFrame(null, 'Client events are not supported on encrypted channels'));
       return;
     }
     const now = Date.now();

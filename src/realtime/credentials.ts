@@ -4,20 +4,25 @@ import { iso } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import type { Database } from '../store/database.js';
 
-// The Pusher app id, key and secret (issue 6, item 5): from config (GATEHOUSE_PUSHER_APP_ID,
-// _KEY, _SECRET) where given, else generated on first start and kept in the database, so
-// clients configured once keep working across restarts. The secret is never logged or served.
+// The Pusher app id, key and secret (issue 6, item 5) and the encryption master key of
+// private-encrypted- channels (issue 22, item 4): from config (GATEHOUSE_PUSHER_APP_ID, _KEY,
+// _SECRET, _ENCRYPTION_MASTER_KEY) where given, else generated on first start and kept in the
+// database, so clients configured once keep working across restarts. The secret and the master
+// key are never logged or served (a channel's derived key goes only to its authorized subscribers).
 
 export interface PusherCredentials {
   appId: string;
   key: string;
   secret: string;
+  /** base64 of 32 bytes (encryption.ts) */
+  encryptionMasterKey: string;
 }
 
 const generators: Record<keyof PusherCredentials, () => string> = {
   appId: () => String(randomInt(100_000, 1_000_000)),
   key: () => randomBytes(10).toString('hex'),
   secret: () => randomBytes(16).toString('hex'),
+  encryptionMasterKey: () => randomBytes(32).toString('base64'),
 };
 
 export function resolvePusherCredentials(db: Database, clock: Clock, config: Config['pusher']): PusherCredentials {
@@ -25,7 +30,7 @@ export function resolvePusherCredentials(db: Database, clock: Clock, config: Con
   const write = db.prepare('INSERT INTO generated_credentials (name, value, created_at) VALUES (?, ?, ?)');
   return db.transaction(() => {
     const resolved = {} as PusherCredentials;
-    for (const field of ['appId', 'key', 'secret'] as const) {
+    for (const field of ['appId', 'key', 'secret', 'encryptionMasterKey'] as const) {
       const configured = config[field];
       if (configured) {
         resolved[field] = configured;

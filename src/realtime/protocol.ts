@@ -29,11 +29,12 @@ export interface ServerFrame {
   channel?: string;
   /** Server to client data is always a JSON-encoded string (protocol 7). */
   data?: string;
-  user_id?: string;
+  /** Client events on presence channels: the sender's id, with the type its channel_data gave. */
+  user_id?: string | number;
 }
 
 /** One frame as the text a client receives. */
-export function frame(event: string, data: unknown, channel?: string, userId?: string): string {
+export function frame(event: string, data: unknown, channel?: string, userId?: string | number): string {
   const message: ServerFrame = { event };
   if (channel !== undefined) message.channel = channel;
   message.data = typeof data === 'string' ? data : JSON.stringify(data);

@@ -71,6 +71,20 @@ describe('configuration', () => {
     expect(() => loadConfig({ env: { GATEHOUSE_HTTP_PORT: '70000' } })).toThrow(/Invalid configuration:\n {2}- http\.port = 70000 \(from GATEHOUSE_HTTP_PORT\): .*65535/);
   });
 
+  it('takes an encryption master key of 32 bytes in base64, and refuses any other without printing it', () => {
+    const key = Buffer.alloc(32, 7).toString('base64');
+    expect(loadConfig({ env: { GATEHOUSE_PUSHER_ENCRYPTION_MASTER_KEY: key } }).pusher.encryptionMasterKey).toBe(key);
+    expect(loadConfig({}).pusher.encryptionMasterKey).toBeNull(); // generated and kept at start (realtime.md)
+    // 31 and 33 bytes, 32 characters that are not base64 of 32 bytes (the deprecated raw form), not base64 at all.
+    const wrong = [Buffer.alloc(31, 7).toString('base64'), Buffer.alloc(33, 7).toString('base64'), 'a-thirty-two-character-long-key!', 'not base64 at all ###'];
+    for (const value of wrong) {
+      const problems = problemsOf(() => loadConfig({ env: { GATEHOUSE_PUSHER_ENCRYPTION_MASTER_KEY: value } }));
+      expect(problems).toEqual([
+        `pusher.encryptionMasterKey = (hidden, ${value.length} characters) (from GATEHOUSE_PUSHER_ENCRYPTION_MASTER_KEY): must be base64 of exactly 32 bytes (make one with: openssl rand -base64 32)`,
+      ]);
+    }
+  });
+
   it('requires the cloud URL and sync token for an edge', () => {
     const problems = problemsOf(() => loadConfig({ env: { GATEHOUSE_ROLE: 'edge' } }));
     expect(problems).toEqual([

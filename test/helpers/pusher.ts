@@ -9,7 +9,7 @@ export interface Frame {
   event: string;
   channel?: string;
   data?: any;
-  user_id?: string;
+  user_id?: string | number;
 }
 
 export interface RawClient {

@@ -1,7 +1,9 @@
 import Echo from 'laravel-echo';
+import PusherServerLib from 'pusher';
 import Pusher from 'pusher-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, client, createUser, startAppliance, type TestAppliance } from '../helpers/appliance.js';
+import { signChannel } from '../helpers/pusher.js';
 
 // Unmodified pusher-js and laravel-echo against the appliance (issue 6): the access channel
 // carries the spec's AccessGranted / AccessDenied payloads, /broadcasting/auth decides who may
@@ -194,5 +196,36 @@ describe('pusher-js and laravel-echo against the appliance', () => {
     await expect.poll(() => events).toEqual(['+Administrator', '-Administrator']);
     watcher.echo.disconnect();
     await expect.poll(() => gh.app.deps.realtime.server.registry.members(`presence-${channel}`).length).toBe(0);
+  });
+
+  it("gives pusher-js members their integer user ids back as numbers, the appliance's own and a Laravel app's", async () => {
+    const channel = 'presence-console.project.default';
+    const me = (await client(gh, admin).get('/api/v1/me')).body.data;
+    // The appliance's own /broadcasting/auth gives the integer id.
+    const ours = await openEcho(gh, admin);
+    await new Promise<void>((resolve) => ours.echo.join('console.project.default').here(() => resolve()));
+    const joined = new Promise<{ id: unknown; info: unknown }>((resolve) => ours.pusher.channel(channel).bind('pusher:member_added', resolve));
+    expect(ours.pusher.channel(channel).members.me).toEqual({ id: me.id, info: { name: me.name } });
+    expect(typeof ours.pusher.channel(channel).members.me.id).toBe('number');
+    // A Laravel app's auth endpoint answers {user_id: 2}, an integer; the server keeps it one.
+    const laravel = await openEcho(gh, admin, {
+      authorizer: (c: { name: string }) => ({
+        authorize: (socketId: string, callback: (e: null, a: { auth: string; channel_data: string }) => void) => {
+          const channelData = JSON.stringify({ user_id: 2, user_info: { name: 'Laravel user' } });
+          callback(null, { auth: signChannel(gh, socketId, c.name, channelData), channel_data: channelData });
+        },
+      }),
+    });
+    await new Promise<void>((resolve) => laravel.echo.join('console.project.default').here(() => resolve()));
+    expect(await joined).toEqual({ id: 2, info: { name: 'Laravel user' } });
+    expect(laravel.pusher.channel(channel).members.me.id).toBe(2);
+    // The HTTP API lists the members with their ids' types too.
+    const { appId, key, secret } = gh.app.deps.realtime.credentials;
+    const lib = new PusherServerLib({ appId, key, secret, host: '127.0.0.1', port: new URL(gh.url).port, useTLS: false });
+    const users = await (await lib.get({ path: `/channels/${channel}/users` })).json();
+    expect(users).toEqual({ users: [{ id: me.id }, { id: 2 }] });
+    ours.echo.disconnect();
+    laravel.echo.disconnect();
+    await expect.poll(() => gh.app.deps.realtime.server.registry.members(channel).length).toBe(0);
   });
 });

@@ -28,7 +28,7 @@ describe('the Pusher HTTP API and app credentials', () => {
   afterAll(() => gh.destroy());
 
   it('takes app id, key and secret from the environment', () => {
-    expect(gh.app.deps.realtime.credentials).toEqual({ appId: '4242', key: 'local-key', secret: 'local-secret' });
+    expect(gh.app.deps.realtime.credentials).toMatchObject({ appId: '4242', key: 'local-key', secret: 'local-secret' });
   });
 
   it('publishes events signed by the official library to subscribers, excluding the socket_id given', async () => {
@@ -133,12 +133,19 @@ describe('generated app credentials', () => {
     expect(first.appId).toMatch(/^\d{6}$/);
     expect(first.key).toMatch(/^[0-9a-f]{20}$/);
     expect(first.secret).toMatch(/^[0-9a-f]{32}$/);
+    expect(Buffer.from(first.encryptionMasterKey, 'base64')).toHaveLength(32);
     await gh.stop();
     const again = await startAppliance({}, { dataDir: gh.dataDir });
     expect(again.app.deps.realtime.credentials).toEqual(first);
     const token = await again.token();
     const config = await client(again, token).get('/api/v1/broadcasting/config');
     expect(JSON.stringify(config.body)).not.toContain(first.secret);
+    expect(JSON.stringify(config.body)).not.toContain(first.encryptionMasterKey);
+    // The generated master key is the one shared_secret is derived from (what a publisher configures).
+    const auth = await again.request('POST', '/broadcasting/auth', { token, body: { socket_id: '1.2', channel_name: 'private-encrypted-dashboard.project.default.access' } });
+    const lib = new PusherServerLib({ appId: first.appId, key: first.key, secret: first.secret, host: '127.0.0.1', encryptionMasterKeyBase64: first.encryptionMasterKey });
+    expect(auth.body).toEqual(lib.authorizeChannel('1.2', 'private-encrypted-dashboard.project.default.access'));
+    expect(JSON.stringify(auth.body)).not.toContain(first.encryptionMasterKey);
     await again.destroy();
   });
 });

@@ -1,7 +1,7 @@
 import { createConnection } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAppliance, type TestAppliance } from '../helpers/appliance.js';
-import { rawClient, signChannel, wsUrl } from '../helpers/pusher.js';
+import { rawClient, signChannel, wsUrl, type RawClient } from '../helpers/pusher.js';
 
 // The Pusher protocol 7 server seen frame by frame (issue 6, items 1, 2 and 7; docs/realtime.md).
 
@@ -146,7 +146,8 @@ describe('Pusher server limits', () => {
     await a.subscribe(channel, signChannel(gh, a.socketId, channel, dataA), dataA);
     await b.subscribe(channel, signChannel(gh, b.socketId, channel, dataB), dataB);
     a.send('client-typing', { text: 'hi' }, channel);
-    expect(await b.next('client-typing')).toEqual({ event: 'client-typing', channel, data: { text: 'hi' }, user_id: '7' });
+    // user_id as the sender's channel_data gave it: a number stays a number (issue 22, item 4).
+    expect(await b.next('client-typing')).toEqual({ event: 'client-typing', channel, data: { text: 'hi' }, user_id: 7 });
     // The sender does not get its own event back.
     await new Promise((r) => setTimeout(r, 100));
     expect(a.frames.some((f) => f.event === 'client-typing')).toBe(false);
@@ -179,5 +180,55 @@ describe('Pusher server limits', () => {
     expect(c.socketId).not.toBe('');
     await gh.stop();
     expect((await c.closed).code).toBe(4200);
+  });
+});
+
+describe('presence members', () => {
+  let gh: TestAppliance;
+  beforeAll(async () => {
+    gh = await startAppliance();
+  });
+  afterAll(() => gh.destroy());
+
+  const channel = 'presence-console.project.default';
+  const join = async (userId: unknown, name: string) => {
+    const c = await rawClient(wsUrl(gh));
+    const data = JSON.stringify({ user_id: userId, user_info: { name } });
+    return { c, joined: await c.subscribe(channel, signChannel(gh, c.socketId, channel, data), data) };
+  };
+  /** Everything the server sent this client before now has arrived (frames keep their order). */
+  const settled = async (c: RawClient) => {
+    c.send('pusher:ping', {});
+    await c.next('pusher:pong');
+  };
+
+  it('keeps each user id\'s JSON type in subscription_succeeded, member_added and member_removed; 2 and "2" are one member', async () => {
+    const watcher = await join('w-1', 'Watcher');
+    expect(watcher.joined.data).toEqual({ presence: { ids: ['w-1'], hash: { 'w-1': { name: 'Watcher' } }, count: 1 } });
+    const two = await join(2, 'Two');
+    // ids keep the number; hash keys are strings, as JSON object keys are.
+    expect(two.joined.data).toEqual({ presence: { ids: ['w-1', 2], hash: { 'w-1': { name: 'Watcher' }, 2: { name: 'Two' } }, count: 2 } });
+    expect(JSON.stringify(two.joined.data.presence.ids)).toBe('["w-1",2]');
+    expect((await watcher.c.next('pusher_internal:member_added')).data).toEqual({ user_id: 2, user_info: { name: 'Two' } });
+    // The string "2" is the same member: no member_added, and the member keeps the id it joined with.
+    const twoAgain = await join('2', 'Two, second tab');
+    expect(twoAgain.joined.data.presence).toEqual({ ids: ['w-1', 2], hash: { 'w-1': { name: 'Watcher' }, 2: { name: 'Two' } }, count: 2 });
+    two.c.ws.close();
+    await expect.poll(() => gh.app.deps.realtime.server.registry.subscriberCount(channel)).toBe(2);
+    await settled(watcher.c);
+    expect(watcher.c.frames.filter((f) => f.event.startsWith('pusher_internal:member'))).toEqual([]);
+    twoAgain.c.ws.close();
+    expect((await watcher.c.next('pusher_internal:member_removed')).data).toEqual({ user_id: 2 });
+    watcher.c.ws.close();
+  });
+
+  it('refuses channel_data whose user_id is neither a string nor a number, or empty', async () => {
+    for (const userId of [null, true, { id: 1 }, [1], '']) {
+      const c = await rawClient(wsUrl(gh));
+      const data = JSON.stringify({ user_id: userId });
+      const refused = await c.subscribe(channel, signChannel(gh, c.socketId, channel, data), data);
+      expect(refused).toMatchObject({ event: 'pusher:subscription_error', data: { type: 'AuthError', status: 400, error: expect.stringContaining('user_id') } });
+      c.ws.close();
+    }
   });
 });

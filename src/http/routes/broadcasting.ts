@@ -5,8 +5,9 @@ import { authString, SOCKET_ID, validChannelName } from '../../realtime/protocol
 import type { HttpDeps } from '../deps.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 
-// Private and presence channel auth for pusher-js / laravel-echo (issue 6, item 3), and the
-// client configuration a dashboard reads instead of server config (item 5). docs/realtime.md.
+// Private, encrypted and presence channel auth for pusher-js / laravel-echo (issue 6, item 3;
+// issue 22, item 4), and the client configuration a dashboard reads instead of server config
+// (issue 6, item 5). docs/realtime.md.
 
 const authBody = z.object({
   socket_id: z.string().regex(SOCKET_ID, 'a socket id as the server sent it (digits.digits)'),
@@ -15,7 +16,8 @@ const authBody = z.object({
 
 const authAnswer = z.object({
   auth: z.string().describe('key:hex(HMAC-SHA256(secret, socket_id:channel_name[:channel_data]))'),
-  channel_data: z.string().optional().describe('presence channels: JSON {user_id, user_info: {name}}'),
+  channel_data: z.string().optional().describe('presence channels: JSON {user_id (the user\'s integer id), user_info: {name}}'),
+  shared_secret: z.string().optional().describe('private-encrypted- channels: base64 of the channel\'s key, SHA-256(channel_name || encryption master key)'),
 });
 
 const clientConfig = z.object({
@@ -36,7 +38,7 @@ export function broadcastingRoutes(deps: Pick<HttpDeps, 'config' | 'projects' | 
       path: '/broadcasting/auth',
       operationId: 'broadcasting.auth',
       tags: ['Real-time'],
-      summary: 'Authorize a private or presence channel subscription',
+      summary: 'Authorize a private, encrypted or presence channel subscription',
       description:
         'Form-encoded `socket_id` and `channel_name`, as pusher-js sends them. Bearer token, or a cookie session with X-XSRF-TOKEN. ' +
         'The user must be able to read the project the channel names, with `*`, `read` or `access:read`.',
@@ -52,12 +54,17 @@ export function broadcastingRoutes(deps: Pick<HttpDeps, 'config' | 'projects' | 
         const { key, secret } = deps.realtime.credentials;
         const verdict = mayJoin(body.channel_name, principal!.user, principal!.abilities, deps.projects);
         if (!verdict.ok) throw new AppError('channel_forbidden', {}, { body: { reason: verdict.reason } });
-        if (parseChannel(body.channel_name)!.kind === 'presence') {
+        const target = parseChannel(body.channel_name)!;
+        if (target.kind === 'presence') {
           const user = principal!.user;
-          const channelData = JSON.stringify({ user_id: String(user.id), user_info: { name: user.name } });
+          // The integer id, as Laravel's auth endpoint gives it; the server keeps its type.
+          const channelData = JSON.stringify({ user_id: user.id, user_info: { name: user.name } });
           return { body: { auth: authString(key, secret, body.socket_id, body.channel_name, channelData), channel_data: channelData } };
         }
-        return { body: { auth: authString(key, secret, body.socket_id, body.channel_name) } };
+        const auth = authString(key, secret, body.socket_id, body.channel_name);
+        // As pusher-http-node's authorizeChannel answers for an encrypted channel.
+        if (target.encrypted) return { body: { auth, shared_secret: deps.realtime.cipher.sharedSecret(body.channel_name).toString('base64') } };
+        return { body: { auth } };
       },
     }),
     defineRoute({

@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { AppError, validationError } from '../../errors.js';
+import { isEncryptedChannel, looksSealed } from '../../realtime/encryption.js';
 import { verifyPusherSignature } from '../../realtime/http-signature.js';
 import { channelKind, validChannelName } from '../../realtime/protocol.js';
 import type { HttpDeps } from '../deps.js';
@@ -9,7 +10,18 @@ import { defineRoute, type AnyRoute } from '../route.js';
 // Pusher's HTTP API for local services (issue 6, item 6): publish events and look at channels,
 // signed the Pusher way (realtime/http-signature.ts), so the official server libraries
 // (pusher-http-node, pusher-http-php, Laravel's pusher driver) work against the box unchanged.
-// Errors answer {error, message}. docs/realtime.md.
+// Errors answer {error, message}. docs/realtime.md. Events for encrypted channels are relayed
+// as the publisher sealed them (the server has no need of their keys), but only when they are
+// sealed, and to one channel each: the official libraries send nothing else, and anything else
+// would go out in clear or be undecryptable (issue 22, item 4).
+
+/** Field errors for an event to encrypted channels; null when there is nothing to say. */
+function encryptedEventProblem(channels: readonly string[], data: unknown, field: { channels: string; data: string }): Record<string, string[]> | null {
+  if (!channels.some(isEncryptedChannel)) return null;
+  if (channels.length > 1) return { [field.channels]: ['an event for a private-encrypted- channel goes to that channel alone (each has its own key)'] };
+  if (!looksSealed(data)) return { [field.data]: ['a private-encrypted- channel takes data sealed by a server library: {nonce, ciphertext} (NaCl secretbox, base64)'] };
+  return null;
+}
 
 const channelName = z.string().refine(validChannelName, 'at most 164 characters of A-Z a-z 0-9 _ - = @ , . ;');
 // Pusher sends data as a string; a JSON value is accepted and encoded.
@@ -85,6 +97,8 @@ export function pusherApiRoutes(deps: Pick<HttpDeps, 'config' | 'clock' | 'realt
       handler: ({ params, body, koa }) => {
         verify(koa, params.appId);
         const channels = body.channels ?? [body.channel!];
+        const problem = encryptedEventProblem(channels, body.data, { channels: body.channels ? 'channels' : 'channel', data: 'data' });
+        if (problem) throw validationError(problem);
         publish(channels, body.name, body.data, body.socket_id);
         return { body: body.info ? { channels: Object.fromEntries(channels.map((c) => [c, channelInfo(c, body.info)])) } : {} };
       },
@@ -103,6 +117,8 @@ export function pusherApiRoutes(deps: Pick<HttpDeps, 'config' | 'clock' | 'realt
         // Validate every event's size before publishing any, so a batch is all or nothing.
         for (const [i, e] of body.batch.entries()) {
           if (Buffer.byteLength(encode(e.data)) > maxEventBytes) throw validationError({ [`batch.${i}.data`]: [`larger than ${maxEventBytes} bytes`] });
+          const problem = encryptedEventProblem([e.channel], e.data, { channels: `batch.${i}.channel`, data: `batch.${i}.data` });
+          if (problem) throw validationError(problem);
         }
         for (const e of body.batch) publish([e.channel], e.name, e.data, e.socket_id);
         const wantsInfo = body.batch.some((e) => e.info);
@@ -146,7 +162,7 @@ export function pusherApiRoutes(deps: Pick<HttpDeps, 'config' | 'clock' | 'realt
       summary: 'The members of a presence channel',
       params: channelParams,
       query: z.object({}).loose(),
-      responses: { 200: { description: '{users: [{id}]}' }, ...errors },
+      responses: { 200: { description: '{users: [{id}]}: each id as its channel_data gave it (a number stays a number)' }, ...errors },
       handler: ({ params, koa }) => {
         verify(koa, params.appId);
         if (channelKind(params.channelName) !== 'presence') throw validationError({ channelName: ['only presence channels have users'] });
