@@ -43,7 +43,7 @@ function storeBusyAsAppError(ctx: Context, err: unknown, deps: HttpDeps): unknow
   deps.metrics.storeBusy.inc({ route });
   (ctx.state.log as HttpDeps['log']).warn({ code: err.code, route }, 'store busy: write answered 503');
   ctx.state.storeBusy = true;
-  const seconds = Math.round(deps.config.store.busyTimeoutMs / 100) / 10;
+  const seconds = deps.config.store.busyTimeoutMs / 1000;
   return new AppError('store_busy', { seconds }, { headers: { 'Retry-After': '1' }, body: { retry_after: 1 } });
 }
 

@@ -8,7 +8,7 @@ import BetterSqlite3 from 'better-sqlite3';
 // SQLITE_BUSY_SNAPSHOT, which busy_timeout does not wait out: a REST write answered 500 under
 // load. BEGIN IMMEDIATE takes the write lock before the first read, waiting busy_timeout for it,
 // so what the transaction reads is still true when it writes. Every module writes through
-// writeTransaction(); test/store/transactions.test.ts fails on a plain `.transaction(` in src/.
+// writeTransaction(); test/store/transactions.test.ts fails on a deferred transaction in src/.
 
 type Database = BetterSqlite3.Database;
 
