@@ -27,6 +27,7 @@ interface SessionRow {
 }
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest();
+const SLIDE_STEP_MS = 60_000;
 
 /** A write that only keeps books (a session's sliding expiry): a store busy past busy_timeout
  * must not fail the request it rides on; the next request writes it (issue 22 item 6). */
@@ -37,7 +38,6 @@ function bookkeeping(write: () => unknown): void {
     if (!isStoreBusy(err)) throw err;
   }
 }
-const SLIDE_STEP_MS = 60_000;
 
 export class SessionService {
   constructor(
