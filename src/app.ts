@@ -84,7 +84,7 @@ export class Gatehouse {
   ) {
     this.log = options.log ?? createLogger(config.log);
     this.clock = options.clock ?? systemClock;
-    this.store = new Store({ dataDir: config.dataDir, synchronous: config.store.synchronous, autoCheckpoint: false }, this.log.child({ module: 'store' }));
+    this.store = new Store({ dataDir: config.dataDir, synchronous: config.store.synchronous, autoCheckpoint: false, busyTimeoutMs: config.store.busyTimeoutMs }, this.log.child({ module: 'store' }));
   }
 
   /** The HTTP dependencies; available once the store is open. */
@@ -235,7 +235,13 @@ export class Gatehouse {
     upgrades.add('/mqtt', (req, socket, head) => mqtt.handleUpgrade(req, socket, head));
     this.#http = new HttpServer(config, app.callback(), this.log.child({ module: 'http' }), upgrades.handle);
     await this.#http.start();
-    this.#sessionSweep = setInterval(() => deps.sessions.purgeExpired(), 10 * 60_000).unref();
+    this.#sessionSweep = setInterval(() => {
+      try {
+        deps.sessions.purgeExpired();
+      } catch (err) {
+        this.log.warn({ err }, 'expired sessions not purged (the next sweep tries again)'); // e.g. the store busy past busy_timeout
+      }
+    }, 10 * 60_000).unref();
     this.#ready = true;
     this.log.info({ url: this.url, role: config.role, dataDir: config.dataDir }, `Gatehouse ready at ${this.url}`);
   }

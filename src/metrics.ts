@@ -5,6 +5,7 @@ export class HttpMetrics {
   readonly registry = new Registry();
   readonly requests: Counter<'method' | 'route' | 'status'>;
   readonly duration: Histogram<'method' | 'route'>;
+  readonly storeBusy: Counter<'route'>;
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'gatehouse_' });
@@ -19,6 +20,12 @@ export class HttpMetrics {
       help: 'HTTP request latency by route template',
       labelNames: ['method', 'route'],
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [this.registry],
+    });
+    this.storeBusy = new Counter({
+      name: 'gatehouse_store_busy_total',
+      help: 'Requests answered 503 store_busy: SQLite\'s write lock not had within store.busyTimeoutMs, by route template',
+      labelNames: ['route'],
       registers: [this.registry],
     });
   }

@@ -2,6 +2,7 @@ import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import { DENIAL_REASONS, type DenialReason } from './engine.js';
 import { bucketBoundaries, localIso, type BucketInterval } from './zoned-time.js';
+import { readSnapshot } from '../store/transactions.js';
 
 // Analytics metrics (spec: Analytics; issue 5, item 7), computed from the access-event log by
 // index range counts, never by reading events one by one (docs/engine.md, "Analytics"):
@@ -55,13 +56,13 @@ export function zoneOccupancy(db: Database, q: { zoneId: number; interval: Bucke
   type Passes = { entries: number; out_passes: number; counted_in: number; counted_out: number };
   const byBucket = new Map<number, Passes>();
   const movedOut = new Map<number, number>();
-  db.transaction(() => {
+  readSnapshot(db, () => {
     for (let i = 0; i < bounds.length - 1; i++) {
       const range = { zone: q.zoneId, lo: isoUtc(bounds[i]!), hi: isoUtc(bounds[i + 1]!) };
       byBucket.set(i, passes.get(range) as Passes);
       movedOut.set(i, (moves.get(range) as { n: number }).n);
     }
-  })(); // one read transaction: every bucket sees the same log
+  }); // one read transaction: every bucket sees the same log
   let occupancy = base.n;
   const series = bounds.slice(0, -1).map((lo, i) => {
     const p = byBucket.get(i);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../logger.js';
 import type { Database } from '../store/database.js';
+import { writeTransaction } from '../store/transactions.js';
 import type { AccessEventRow } from './event-log.js';
 
 // The access-event journal: where a decision becomes durable (issue 5, item 4; docs/storage.md).
@@ -63,10 +64,11 @@ let offset = segment === position.segment ? position.offset : 0;
 const file = (n) => path.join(workerData.dir, 'events-' + String(n).padStart(10, '0') + '.jsonl');
 const READ_BYTES = 4 << 20;
 const slice = Buffer.alloc(READ_BYTES);
-const store = db.transaction((rows, toSegment, toOffset) => {
+// Immediate, as every write transaction here (store/transactions.ts): the write lock first.
+const store = (rows, toSegment, toOffset) => db.transaction(() => {
   for (const values of rows) insert.run(values);
   mark.run(toSegment, toOffset);
-});
+}).immediate();
 // Complete lines of segment n from byte 'from' up to 'limit', at most 'room' of them; answers
 // the offset just past the last line taken.
 const readLines = (n, from, limit, rows, room, whole = false) => {
@@ -223,10 +225,10 @@ export class EventJournal {
         }
         at = newline + 1;
       }
-      this.db.transaction(() => {
+      writeTransaction(this.db, () => {
         for (const values of rows) insert.run(values);
         mark.run(segment, at);
-      })();
+      });
       recovered += rows.length;
     }
     for (const segment of segments) rmSync(join(this.options.dir, segmentName(segment)), { force: true });

@@ -1,6 +1,7 @@
 import type { Database } from '../store/database.js';
 import type { Logger } from '../logger.js';
 import type { Occupancy } from './occupancy.js';
+import { writeTransaction } from '../store/transactions.js';
 
 // Occupancy across restarts without a second write per scan. The access-event log is the
 // truth: every event that changed a count says so (`counted`, `movement`, `from_zone_id`).
@@ -47,12 +48,12 @@ export class PresenceSnapshots {
     if (id === this.#savedUpTo) return;
     const started = Date.now();
     const rows = this.occupancy.entries();
-    this.db.transaction(() => {
+    writeTransaction(this.db, () => {
       this.db.prepare('DELETE FROM zone_presence').run();
       const insert = this.db.prepare('INSERT INTO zone_presence (attendee_id, access_zone_id) VALUES (?, ?)');
       for (const [attendeeId, zoneId] of rows) insert.run(attendeeId, zoneId);
       this.db.prepare('UPDATE zone_presence_mark SET last_event_id = ? WHERE id = 1').run(id);
-    })();
+    });
     this.#savedUpTo = id;
     this.log.debug({ inside: rows.length, upTo: id, ms: Date.now() - started }, 'presence snapshot saved');
   }

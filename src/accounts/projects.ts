@@ -3,6 +3,7 @@ import { iso } from '../clock.js';
 import type { Database } from '../store/database.js';
 import { slugify, uniqueSlug } from './slug.js';
 import { statement } from '../store/statements.js';
+import { writeTransaction } from '../store/transactions.js';
 
 export interface Project {
   id: number;
@@ -75,18 +76,23 @@ export class ProjectRepository {
   }
 
   create(input: { teamId: number; name: string; slug?: string | undefined; timezone: string }): Project {
-    const slug = input.slug ?? uniqueSlug(slugify(input.name), (s) => this.slugTaken(input.teamId, s));
-    const now = iso(this.clock.now());
-    const result = statement(this.db, 'INSERT INTO projects (team_id, name, slug, timezone, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)')
-      .run(input.teamId, input.name, slug, input.timezone, now, now);
-    return this.find(Number(result.lastInsertRowid))!;
+    // The free slug is chosen and taken under one write lock.
+    return writeTransaction(this.db, () => {
+      const slug = input.slug ?? uniqueSlug(slugify(input.name), (s) => this.slugTaken(input.teamId, s));
+      const now = iso(this.clock.now());
+      const result = statement(this.db, 'INSERT INTO projects (team_id, name, slug, timezone, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)')
+        .run(input.teamId, input.name, slug, input.timezone, now, now);
+      return this.find(Number(result.lastInsertRowid))!;
+    });
   }
 
   update(id: number, changes: { name?: string | undefined; slug?: string | undefined; timezone?: string | undefined }): Project | null {
-    const current = this.find(id);
-    if (!current) return null;
-    statement(this.db, 'UPDATE projects SET name = ?, slug = ?, timezone = ?, updated_at = ? WHERE id = ?')
-      .run(changes.name ?? current.name, changes.slug ?? current.slug, changes.timezone ?? current.timezone, iso(this.clock.now()), id);
-    return this.find(id);
+    return writeTransaction(this.db, () => {
+      const current = this.find(id);
+      if (!current) return null;
+      statement(this.db, 'UPDATE projects SET name = ?, slug = ?, timezone = ?, updated_at = ? WHERE id = ?')
+        .run(changes.name ?? current.name, changes.slug ?? current.slug, changes.timezone ?? current.timezone, iso(this.clock.now()), id);
+      return this.find(id);
+    });
   }
 }

@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
+import { writeTransaction } from '../store/transactions.js';
 
 // Settings an administrator changes at run time (PUT /api/v1/settings). Each falls back to
 // the config value until set; the store keeps what was set across restarts. Cached in memory
@@ -34,9 +35,9 @@ export class SettingsStore {
       'INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
     );
     const now = iso(this.clock.now());
-    this.db.transaction(() => {
+    writeTransaction(this.db, () => {
       for (const [key, value] of Object.entries(changes)) if (value !== undefined) upsert.run(key, JSON.stringify(value), now);
-    })();
+    });
     this.#cache = null;
     return this.get();
   }

@@ -3,6 +3,7 @@ import { iso } from '../clock.js';
 import type { Database } from '../store/database.js';
 import { slugify, uniqueSlug } from './slug.js';
 import { statement } from '../store/statements.js';
+import { writeTransaction } from '../store/transactions.js';
 
 export const DEFAULT_TEAM_SLUG = 'default';
 
@@ -35,10 +36,13 @@ export class TeamRepository {
   }
 
   create(name: string, slug?: string): Team {
-    const chosen = slug ?? uniqueSlug(slugify(name), (s) => this.findBySlug(s) !== null);
-    const now = iso(this.clock.now());
-    const result = statement(this.db, 'INSERT INTO teams (name, slug, created_at, updated_at) VALUES (?, ?, ?, ?)')
-      .run(name, chosen, now, now);
-    return this.find(Number(result.lastInsertRowid))!;
+    // The free slug is chosen and taken under one write lock.
+    return writeTransaction(this.db, () => {
+      const chosen = slug ?? uniqueSlug(slugify(name), (s) => this.findBySlug(s) !== null);
+      const now = iso(this.clock.now());
+      const result = statement(this.db, 'INSERT INTO teams (name, slug, created_at, updated_at) VALUES (?, ?, ?, ?)')
+        .run(name, chosen, now, now);
+      return this.find(Number(result.lastInsertRowid))!;
+    });
   }
 }

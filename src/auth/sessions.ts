@@ -3,6 +3,7 @@ import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
+import { isStoreBusy } from '../store/transactions.js';
 
 // Cookie sessions for same-domain single-page apps (spec: Authentication item 7), in the
 // Laravel Sanctum style: GET /sanctum/csrf-cookie starts a session and hands its CSRF token
@@ -27,6 +28,16 @@ interface SessionRow {
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest();
 const SLIDE_STEP_MS = 60_000;
+
+/** A write that only keeps books (a session's sliding expiry): a store busy past busy_timeout
+ * must not fail the request it rides on; the next request writes it (issue 22 item 6). */
+function bookkeeping(write: () => unknown): void {
+  try {
+    write();
+  } catch (err) {
+    if (!isStoreBusy(err)) throw err;
+  }
+}
 
 export class SessionService {
   constructor(
@@ -55,12 +66,12 @@ export class SessionService {
     const now = this.clock.now();
     const expires = Date.parse(row.expires_at);
     if (expires <= now) {
-      statement(this.db, 'DELETE FROM sessions WHERE id_hash = ?').run(row.id_hash);
+      bookkeeping(() => statement(this.db, 'DELETE FROM sessions WHERE id_hash = ?').run(row.id_hash)); // the sweep takes it otherwise
       return null;
     }
     if (now + this.lifetimeMs - expires >= SLIDE_STEP_MS) {
       row.expires_at = iso(now + this.lifetimeMs);
-      statement(this.db, 'UPDATE sessions SET expires_at = ? WHERE id_hash = ?').run(row.expires_at, row.id_hash);
+      bookkeeping(() => statement(this.db, 'UPDATE sessions SET expires_at = ? WHERE id_hash = ?').run(row.expires_at, row.id_hash));
     }
     return { idHash: row.id_hash, userId: row.user_id, csrfToken: row.csrf_token, createdAt: row.created_at, expiresAt: row.expires_at };
   }

@@ -168,7 +168,7 @@ export async function runCommand(config: Readonly<Config>, log: Logger, group: s
   const [action, ...rest] = positionals;
   const command = commands[`${group}:${action}`];
   if (!command) throw new CliError(`unknown command: ${group} ${action ?? ''}\n${usage}`);
-  const store = new Store({ dataDir: config.dataDir, synchronous: config.store.synchronous }, log);
+  const store = new Store({ dataDir: config.dataDir, synchronous: config.store.synchronous, busyTimeoutMs: config.store.busyTimeoutMs }, log);
   store.start();
   try {
     const repos: Repos = {

@@ -115,6 +115,8 @@ export const configSchema = z.strictObject({
       ingestIntervalMs: z.number().int().min(0).max(10_000).default(20),
       // How long the events API and analytics wait for the journal's ingest before answering 503 (storage.md).
       readWaitMs: z.number().int().min(0).max(60_000).default(5000),
+      // How long a write waits for another connection's write lock before answering 503 store_busy (storage.md).
+      busyTimeoutMs: z.number().int().min(0).max(60_000).default(5000),
     })
     .prefault({}),
   log: z

@@ -3,6 +3,7 @@ import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
+import { writeTransaction } from '../store/transactions.js';
 
 // MQTT credentials of readers and gateways (docs/mqtt.md): `<kind>:<id>:<secret>` shown once,
 // only the SHA-256 of the secret kept, compared in constant time. The kind in the token says
@@ -47,7 +48,7 @@ export class DeviceTokens {
     const secret = randomBytes(30).toString('base64url');
     const now = this.clock.now();
     const expiresAt = ttlDays === null ? null : iso(now + ttlDays * 86_400_000);
-    const id = this.db.transaction(() => {
+    const id = writeTransaction(this.db, () => {
       this.revoke(kind, deviceId);
       return Number(
         statement(this.db, 'INSERT INTO device_tokens (kind, device_id, project_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)').run(
@@ -59,7 +60,7 @@ export class DeviceTokens {
           expiresAt,
         ).lastInsertRowid,
       );
-    })();
+    });
     return { plainText: `${kind}:${id}:${secret}`, token: this.#record(this.#row(id)!) };
   }
 

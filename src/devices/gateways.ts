@@ -7,6 +7,7 @@ import { commit } from '../events/unit-of-work.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import type { ReaderStates } from './reader-state.js';
+import { writeTransaction } from '../store/transactions.js';
 
 // Gateways (docs/mqtt.md): hardware that fronts readers and reports its own state and theirs,
 // over MQTT (a retained status with a last will) or POST /webhook/v1/mqtt-gateway-status. Both
@@ -115,7 +116,7 @@ export class Gateways {
   }
 
   create(projectId: number, input: z.output<typeof createGatewayBody>): GatewayRow {
-    return this.db.transaction(() => {
+    return writeTransaction(this.db, () => {
       if (this.withIdentifier(input.identifier, projectId).length) throw validationError({ identifier: ['The identifier has already been taken.'] });
       const now = iso(this.clock.now());
       const id = Number(
@@ -124,11 +125,11 @@ export class Gateways {
       );
       if (input.reader_ids) this.#assignReaders(projectId, id, input.reader_ids);
       return this.get(projectId, id);
-    })();
+    });
   }
 
   update(projectId: number, id: number, input: z.output<typeof updateGatewayBody>): GatewayRow {
-    return this.db.transaction(() => {
+    return writeTransaction(this.db, () => {
       const row = this.get(projectId, id);
       if (input.identifier !== undefined && input.identifier !== row.identifier && this.withIdentifier(input.identifier, projectId).length) {
         throw validationError({ identifier: ['The identifier has already been taken.'] });
@@ -141,7 +142,7 @@ export class Gateways {
       );
       if (input.reader_ids) this.#assignReaders(projectId, id, input.reader_ids);
       return this.get(projectId, id);
-    })();
+    });
   }
 
   delete(projectId: number, id: number): void {

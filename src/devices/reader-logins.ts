@@ -5,6 +5,7 @@ import { validationError } from '../errors.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import type { DeviceTokens, DeviceToken } from './device-tokens.js';
+import { isStoreBusy, writeTransaction } from '../store/transactions.js';
 
 // Reader login with a one-time password (spec: Authentication item 8; docs/mqtt.md). A reader
 // asks for a login by its identifier; the box makes a 6-digit OTP that staff see (REST listing,
@@ -56,7 +57,7 @@ export class ReaderLogins {
   /** A new pending login for the reader, superseding any pending one; answers it with its OTP. */
   request(reader: LoginReader, ip: string | null): ReaderLoginRow {
     const now = this.clock.now();
-    return this.db.transaction(() => {
+    return writeTransaction(this.db, () => {
       statement(this.db, "UPDATE reader_logins SET status = 'superseded', otp = NULL WHERE reader_id = ? AND status = 'pending'").run(reader.id);
       const otp = String(randomInt(0, 1_000_000)).padStart(6, '0');
       const id = statement(
@@ -64,13 +65,20 @@ export class ReaderLogins {
         'INSERT INTO reader_logins (project_id, reader_id, otp, requested_ip, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
       ).run(reader.projectId, reader.id, otp, ip, iso(now), iso(now + this.settings.otpTtlMinutes * 60_000)).lastInsertRowid;
       return this.#row(Number(id))!;
-    })();
+    });
   }
 
   /** Pending, unexpired logins of a project, newest first (what staff read the OTPs from). */
   pending(projectId: number): ReaderLoginRow[] {
-    this.#expire();
-    return statement(this.db, "SELECT * FROM reader_logins WHERE project_id = ? AND status = 'pending' ORDER BY id DESC").all(projectId) as ReaderLoginRow[];
+    const now = iso(this.clock.now());
+    try {
+      this.#expire(now);
+    } catch (err) {
+      // Bookkeeping: a store busy past busy_timeout must not fail this read (the query below
+      // leaves expired logins out either way); the next listing marks them.
+      if (!isStoreBusy(err)) throw err;
+    }
+    return statement(this.db, "SELECT * FROM reader_logins WHERE project_id = ? AND status = 'pending' AND expires_at > ? ORDER BY id DESC").all(projectId, now) as ReaderLoginRow[];
   }
 
   /**
@@ -82,7 +90,8 @@ export class ReaderLogins {
     const now = this.clock.now();
     // The transaction returns refusals instead of throwing them: a throw would roll back the
     // attempt counted for a wrong OTP (and the expiry marked for an old one).
-    const outcome = this.db.transaction((): VerifiedLogin | string => {
+    // Immediate: the attempt count and the OTP's state read here are what gets written back.
+    const outcome = writeTransaction(this.db, (): VerifiedLogin | string => {
       const logins = readers.flatMap((r) => this.#latest(r.id));
       const given = Buffer.from(otp.padEnd(6, ' ').slice(0, 6));
       const matching = logins.find((l) => l.otp !== null && l.otp.length === 6 && otp.length === 6 && timingSafeEqual(Buffer.from(l.otp), given));
@@ -105,7 +114,7 @@ export class ReaderLogins {
       statement(this.db, "UPDATE reader_logins SET status = 'used', otp = NULL, used_at = ? WHERE id = ?").run(iso(now), matching.id);
       const { plainText, token } = this.tokens.issue('reader', matching.reader_id, matching.project_id, this.settings.tokenTtlDays);
       return { login: { ...matching, status: 'used', otp: null, used_at: iso(now) }, plainText, token };
-    })();
+    });
     if (typeof outcome === 'string') throw otpError(outcome);
     return outcome;
   }
@@ -122,8 +131,8 @@ export class ReaderLogins {
     return row ? [row] : [];
   }
 
-  #expire(): void {
-    statement(this.db, "UPDATE reader_logins SET status = 'expired', otp = NULL WHERE status = 'pending' AND expires_at <= ?").run(iso(this.clock.now()));
+  #expire(now: string): void {
+    statement(this.db, "UPDATE reader_logins SET status = 'expired', otp = NULL WHERE status = 'pending' AND expires_at <= ?").run(now);
   }
 
   #row(id: number): ReaderLoginRow | undefined {

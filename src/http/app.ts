@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Koa, { type Context, type Next } from 'koa';
 import Router from '@koa/router';
 import { AppError } from '../errors.js';
+import { isStoreBusy } from '../store/transactions.js';
 import type { HttpDeps } from './deps.js';
 import { routeMiddleware } from './pipeline.js';
 import { koaPath, type AnyRoute } from './route.js';
@@ -19,7 +20,7 @@ function errorEnvelope(deps: HttpDeps) {
       await next();
       if (!ctx.state.route && ctx.status === 404 && ctx.body === undefined) throw new AppError('route_not_found', { path: ctx.path });
     } catch (err) {
-      respondWithError(ctx, err, log);
+      respondWithError(ctx, storeBusyAsAppError(ctx, err, deps), log);
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const route = (ctx.state.route as AnyRoute | undefined)?.path ?? 'unmatched';
@@ -31,6 +32,19 @@ function errorEnvelope(deps: HttpDeps) {
       else log.info(fields, 'request');
     }
   };
+}
+
+/** SQLite could not give a write its lock within busy_timeout (another connection held it: the
+ * journal's ingest worker, a CLI command): not a bug, an answer to retry (issue 22 item 6).
+ * 503 with Retry-After, counted by route; the transaction rolled back, so nothing is half-written. */
+function storeBusyAsAppError(ctx: Context, err: unknown, deps: HttpDeps): unknown {
+  if (!isStoreBusy(err)) return err;
+  const route = (ctx.state.route as AnyRoute | undefined)?.path ?? 'unmatched';
+  deps.metrics.storeBusy.inc({ route });
+  (ctx.state.log as HttpDeps['log']).warn({ code: err.code, route }, 'store busy: write answered 503');
+  ctx.state.storeBusy = true;
+  const seconds = deps.config.store.busyTimeoutMs / 1000;
+  return new AppError('store_busy', { seconds }, { headers: { 'Retry-After': '1' }, body: { retry_after: 1 } });
 }
 
 function respondWithError(ctx: Context, err: unknown, log: HttpDeps['log']): void {
@@ -60,12 +74,13 @@ function respondWithError(ctx: Context, err: unknown, log: HttpDeps['log']): voi
 }
 
 /** Incoming webhooks answer {error, message, errors?} (spec: Errors): 400 for a payload that
- * fails validation, retry_after (seconds) on 429. */
+ * fails validation, retry_after (seconds) on 429 and wherever Retry-After is set (503 store_busy). */
 function webhookError(err: AppError): { status: number; body: Record<string, unknown> } {
   const { message, errors } = err.body as { message: string; errors?: unknown };
   const body: Record<string, unknown> = { error: err.code, message };
   if (errors !== undefined) body.errors = errors;
-  if (err.status === 429) body.retry_after = Number(err.headers['Retry-After'] ?? 1);
+  const retryAfter = err.headers['Retry-After'];
+  if (err.status === 429 || retryAfter !== undefined) body.retry_after = Number(retryAfter ?? 1);
   return { status: err.code === 'validation_failed' ? 400 : err.status, body };
 }
 
@@ -84,7 +99,9 @@ function incomingWebhookLog(deps: HttpDeps) {
         if (failed) deps.webhookGate.forget(ctx); // only an accepted body counts as seen: a refused one may be sent again
         const raw = ctx.state.rawBody as Buffer | undefined;
         const error = (ctx.body as { error?: unknown } | undefined)?.error;
-        deps.webhookLog.record({
+        // A store_busy answer is not logged here: writing it would wait busy_timeout for the
+        // same lock again; the app log and gatehouse_store_busy_total have it (docs/storage.md).
+        if (!ctx.state.storeBusy) deps.webhookLog.record({
           endpoint: ctx.path.slice(0, 200),
           method: ctx.method,
           status: ctx.status,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AnyRoute } from './route.js';
-import { messageSchema, rateLimitedSchema } from './resources.js';
+import { messageSchema, rateLimitedSchema, webhookError } from './resources.js';
 
 // GET /api/v1/openapi.json: generated from the very zod schemas the routes validate with
 // (STYLE: one schema per contract). OpenAPI 3.1, whose schema dialect is JSON Schema 2020-12,
@@ -34,6 +34,8 @@ function requestBody(route: AnyRoute) {
   return { required: !route.body.safeParse(undefined).success, content };
 }
 
+const storeBusy = { rest: messageSchema.extend({ retry_after: z.number().int() }), webhook: webhookError.extend({ retry_after: z.number().int() }) };
+
 function responses(route: AnyRoute) {
   const out: Record<string, unknown> = {};
   const add = (status: number, description: string, schema?: z.ZodType) => {
@@ -54,6 +56,10 @@ function responses(route: AnyRoute) {
     add(422, 'Validation failed', z.object({ message: z.string(), errors: z.record(z.string(), z.array(z.string())) }));
   }
   if (route.rateClass !== 'none') add(429, `Rate limited (${route.rateClass} class)`, rateLimitedSchema);
+  // Any write may find SQLite's write lock held past store.busyTimeoutMs (errors.ts store_busy).
+  if (route.method !== 'GET' && !route.readOnly) {
+    add(503, 'store_busy: the store stayed busy with other writes past store.busyTimeoutMs; nothing was written. Retry after Retry-After seconds', storeBusy[route.envelope ?? 'rest']);
+  }
   return out;
 }
 

@@ -102,7 +102,13 @@ export class MqttService {
       return;
     }
     this.count('status_reports');
-    this.gateways.report(gateway, report.value);
+    try {
+      this.gateways.report(gateway, report.value);
+    } catch (err) {
+      // Not stored (the store busy past store.busyTimeoutMs): a throw here would break aedes'
+      // publish pipeline; the gateway reports again.
+      this.log.error({ err, gateway: gateway.identifier }, 'mqtt gateway status not stored');
+    }
   }
 }
 

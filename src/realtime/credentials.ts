@@ -3,6 +3,7 @@ import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import type { Database } from '../store/database.js';
+import { writeTransaction } from '../store/transactions.js';
 
 // The Pusher app id, key and secret (issue 6, item 5) and the encryption master key of
 // private-encrypted- channels (issue 22, item 4): from config (GATEHOUSE_PUSHER_APP_ID, _KEY,
@@ -28,7 +29,7 @@ const generators: Record<keyof PusherCredentials, () => string> = {
 export function resolvePusherCredentials(db: Database, clock: Clock, config: Config['pusher']): PusherCredentials {
   const read = db.prepare('SELECT value FROM generated_credentials WHERE name = ?').pluck();
   const write = db.prepare('INSERT INTO generated_credentials (name, value, created_at) VALUES (?, ?, ?)');
-  return db.transaction(() => {
+  return writeTransaction(db, () => {
     const resolved = {} as PusherCredentials;
     for (const field of ['appId', 'key', 'secret', 'encryptionMasterKey'] as const) {
       const configured = config[field];
@@ -42,5 +43,5 @@ export function resolvePusherCredentials(db: Database, clock: Clock, config: Con
       resolved[field] = value;
     }
     return resolved;
-  })();
+  });
 }

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import type { Logger } from '../logger.js';
 import { migrations, type Migration } from './migrations.js';
+import { writeTransaction } from './transactions.js';
 
 export type Database = BetterSqlite3.Database;
 
@@ -11,6 +12,8 @@ export interface StoreOptions {
   synchronous: 'NORMAL' | 'FULL';
   /** false: the appliance checkpoints from a worker (store/checkpointer.ts), never on a commit. */
   autoCheckpoint?: boolean;
+  /** How long a write waits for another connection's write lock before it fails busy (default 5000). */
+  busyTimeoutMs?: number;
 }
 
 export const DB_FILE = 'gatehouse.db';
@@ -43,10 +46,11 @@ export class Store {
   start(): void {
     mkdirSync(resolve(this.options.dataDir), { recursive: true });
     const db = new BetterSqlite3(this.file);
+    // First, so that even switching to WAL waits for a writer in another process.
+    db.pragma(`busy_timeout = ${this.options.busyTimeoutMs ?? 5000}`);
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${this.options.synchronous}`);
     db.pragma('foreign_keys = ON');
-    db.pragma('busy_timeout = 5000');
     if (this.options.autoCheckpoint === false) db.pragma('wal_autocheckpoint = 0');
     this.#db = db;
     const applied = migrate(db, migrations);
@@ -65,16 +69,20 @@ function currentVersion(db: Database): number {
   return db.pragma('user_version', { simple: true }) as number;
 }
 
-/** Applies every migration above the stored user_version, each in its own transaction. */
+/** Applies every migration above the stored user_version, each in its own transaction. The
+ * version is read again under the write lock: a CLI command and the appliance opening the same
+ * new file at once apply each migration once. */
 export function migrate(db: Database, list: readonly Migration[]): number {
   let applied = 0;
   for (const migration of list) {
     if (migration.version <= currentVersion(db)) continue;
-    db.transaction(() => {
+    const ran = writeTransaction(db, () => {
+      if (migration.version <= currentVersion(db)) return false;
       db.exec(migration.sql);
       db.pragma(`user_version = ${migration.version}`);
-    })();
-    applied++;
+      return true;
+    });
+    if (ran) applied++;
   }
   return applied;
 }

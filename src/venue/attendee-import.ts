@@ -6,6 +6,7 @@ import { fieldErrorsFromZod, type FieldErrors } from '../errors.js';
 import type { EventBus } from '../events/bus.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
+import { writeTransaction } from '../store/transactions.js';
 import { ATTENDEE_STATUSES } from './attendees.js';
 import { CREDENTIAL_KINDS } from './credentials.js';
 
@@ -65,6 +66,7 @@ export function parseCsv(text: string): Record<string, string>[] {
   }
 }
 
+type Written = { credentials: number; fromVersion: number; toVersion: number };
 type Valid = { row: number; values: z.output<typeof importRowSchema>; typeId: number | null; extra: Record<string, unknown> };
 
 export class AttendeeImporter {
@@ -75,6 +77,15 @@ export class AttendeeImporter {
   ) {}
 
   run(projectId: number, rows: unknown[], mode: ImportMode): ImportReport {
+    // One immediate transaction from the first read: the rows are judged against the external
+    // ids and credential values read here, and no other connection may add one before they are
+    // written (store/transactions.ts).
+    const { report, written } = writeTransaction(this.db, () => this.judgeAndWrite(projectId, rows, mode));
+    if (written) this.bus.emit('attendee.imported', { projectId, count: report.imported, credentials: written.credentials, fromVersion: written.fromVersion, toVersion: written.toVersion });
+    return report;
+  }
+
+  private judgeAndWrite(projectId: number, rows: unknown[], mode: ImportMode): { report: ImportReport; written: Written | null } {
     const types = new Map(
       (statement(this.db, 'SELECT slug, id FROM attendee_types WHERE project_id = ?').all(projectId) as { slug: string; id: number }[]).map((t) => [t.slug, t.id]),
     );
@@ -105,15 +116,14 @@ export class AttendeeImporter {
     });
 
     const report: ImportReport = { mode, total: rows.length, imported: 0, failed: errors.length, credentials: 0, errors };
-    if (valid.length === 0 || (mode === 'all' && errors.length > 0)) return report;
+    if (valid.length === 0 || (mode === 'all' && errors.length > 0)) return { report, written: null };
     const written = this.write(projectId, valid);
     report.imported = valid.length;
     report.credentials = written.credentials;
-    this.bus.emit('attendee.imported', { projectId, count: valid.length, credentials: written.credentials, fromVersion: written.fromVersion, toVersion: written.toVersion });
-    return report;
+    return { report, written };
   }
 
-  private write(projectId: number, rows: Valid[]): { credentials: number; fromVersion: number; toVersion: number } {
+  private write(projectId: number, rows: Valid[]): Written {
     const insertAttendee = statement(
       this.db,
       `INSERT INTO attendees (project_id, attendee_type_id, first_name, last_name, email, external_id, status, extra, version, created_at, updated_at)
@@ -125,20 +135,18 @@ export class AttendeeImporter {
        VALUES (?, ?, ?, ?, 'active', ?, ?, ?, ?, ?)`,
     );
     const needed = rows.length + rows.filter((r) => r.values.credential_value !== undefined).length;
-    return this.db.transaction(() => {
-      // One block of change versions for the whole import.
-      const end = (statement(this.db, 'UPDATE change_sequence SET value = value + ? WHERE id = 1 RETURNING value').get(needed) as { value: number }).value;
-      let version = end - needed + 1;
-      const fromVersion = version;
-      const now = iso(this.clock.now());
-      let credentials = 0;
-      for (const { values: v, typeId, extra } of rows) {
-        const result = insertAttendee.run(projectId, typeId, v.first_name, v.last_name ?? '', v.email?.toLowerCase() ?? null, v.external_id ?? null, v.status ?? 'active', JSON.stringify(extra), version++, now, now);
-        if (v.credential_value === undefined) continue;
-        insertCredential.run(projectId, result.lastInsertRowid, v.credential_value, v.credential_kind ?? 'barcode', v.credential_valid_from ?? null, v.credential_valid_until ?? null, version++, now, now);
-        credentials++;
-      }
-      return { credentials, fromVersion, toVersion: end };
-    })();
+    // One block of change versions for the whole import.
+    const end = (statement(this.db, 'UPDATE change_sequence SET value = value + ? WHERE id = 1 RETURNING value').get(needed) as { value: number }).value;
+    let version = end - needed + 1;
+    const fromVersion = version;
+    const now = iso(this.clock.now());
+    let credentials = 0;
+    for (const { values: v, typeId, extra } of rows) {
+      const result = insertAttendee.run(projectId, typeId, v.first_name, v.last_name ?? '', v.email?.toLowerCase() ?? null, v.external_id ?? null, v.status ?? 'active', JSON.stringify(extra), version++, now, now);
+      if (v.credential_value === undefined) continue;
+      insertCredential.run(projectId, result.lastInsertRowid, v.credential_value, v.credential_kind ?? 'barcode', v.credential_valid_from ?? null, v.credential_valid_until ?? null, version++, now, now);
+      credentials++;
+    }
+    return { credentials, fromVersion, toVersion: end };
   }
 }

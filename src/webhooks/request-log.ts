@@ -3,6 +3,8 @@ import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
+import { writeTransaction } from '../store/transactions.js';
+import { isStoreBusy } from '../store/transactions.js';
 
 // The log of every incoming webhook request (issue 8 item 5; spec: incoming webhook log entry
 // {id, endpoint, method, status, source_ip, received_at, response_time_ms}), plus the source and
@@ -95,15 +97,23 @@ export class IncomingWebhookLog {
   /** Deletes entries past the retention age, then the oldest past the row bound. */
   prune(): number {
     const cutoff = iso(this.clock.now() - this.retention.days * 86_400_000);
-    let removed = statement(this.db, 'DELETE FROM incoming_webhook_log WHERE received_at < ?').run(cutoff).changes;
-    const newest = statement(this.db, 'SELECT max(id) AS id FROM incoming_webhook_log').get() as { id: number | null };
-    if (newest.id !== null) removed += statement(this.db, 'DELETE FROM incoming_webhook_log WHERE id <= ?').run(newest.id - this.retention.maxRows).changes;
-    return removed;
+    return writeTransaction(this.db, () => {
+      let removed = statement(this.db, 'DELETE FROM incoming_webhook_log WHERE received_at < ?').run(cutoff).changes;
+      const newest = statement(this.db, 'SELECT max(id) AS id FROM incoming_webhook_log').get() as { id: number | null };
+      if (newest.id !== null) removed += statement(this.db, 'DELETE FROM incoming_webhook_log WHERE id <= ?').run(newest.id - this.retention.maxRows).changes;
+      return removed;
+    });
   }
 
   start(): void {
     this.prune();
-    this.#pruner = setInterval(() => this.prune(), 3600_000).unref();
+    this.#pruner = setInterval(() => {
+      try {
+        this.prune();
+      } catch (err) {
+        if (!isStoreBusy(err)) throw err; // busy past busy_timeout: the next hour prunes
+      }
+    }, 3600_000).unref();
   }
 
   stop(): void {

@@ -7,6 +7,7 @@ import { found, validationError } from '../errors.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import type { WebhookKind } from './gate.js';
+import { writeTransaction } from '../store/transactions.js';
 
 // Webhook sources per project (issue 8 item 1; docs/webhooks-incoming.md): who may post which
 // incoming webhook. A source has a kind, a secret (made here, shown once, rotatable with a
@@ -138,38 +139,48 @@ export class WebhookSources {
   }
 
   update(projectId: number, id: number, input: z.output<typeof updateSourceBody>): WebhookSourceRow {
-    const row = this.get(projectId, id);
-    statement(this.db, 'UPDATE webhook_sources SET name = ?, ip_allowlist = ?, enabled = ?, rate_limit_per_minute = ?, updated_at = ? WHERE id = ?').run(
-      input.name ?? row.name,
-      input.ip_allowlist === undefined ? row.ip_allowlist : JSON.stringify(input.ip_allowlist),
-      input.enabled === undefined ? row.enabled : input.enabled ? 1 : 0,
-      input.rate_limit_per_minute ?? row.rate_limit_per_minute,
-      iso(this.clock.now()),
-      id,
-    );
+    // Read and written under one write lock: the fields not given keep what is read here.
+    const updated = writeTransaction(this.db, () => {
+      const row = this.get(projectId, id);
+      statement(this.db, 'UPDATE webhook_sources SET name = ?, ip_allowlist = ?, enabled = ?, rate_limit_per_minute = ?, updated_at = ? WHERE id = ?').run(
+        input.name ?? row.name,
+        input.ip_allowlist === undefined ? row.ip_allowlist : JSON.stringify(input.ip_allowlist),
+        input.enabled === undefined ? row.enabled : input.enabled ? 1 : 0,
+        input.rate_limit_per_minute ?? row.rate_limit_per_minute,
+        iso(this.clock.now()),
+        id,
+      );
+      return this.get(projectId, id);
+    });
     this.#active = null;
-    return this.get(projectId, id);
+    return updated;
   }
 
   /** A new secret; the old one keeps verifying for `graceMinutes`. */
   rotate(projectId: number, id: number, graceMinutes: number): { row: WebhookSourceRow; secret: string } {
-    const row = this.get(projectId, id);
     const now = this.clock.now();
     const secret = newSecret();
-    statement(this.db, 'UPDATE webhook_sources SET secret = ?, previous_secret = ?, previous_secret_expires_at = ?, updated_at = ? WHERE id = ?').run(
-      secret,
-      graceMinutes > 0 ? row.secret : null,
-      graceMinutes > 0 ? iso(now + graceMinutes * 60_000) : null,
-      iso(now),
-      id,
-    );
+    // The secret read here becomes the previous one: no other rotation may come in between.
+    const rotated = writeTransaction(this.db, () => {
+      const row = this.get(projectId, id);
+      statement(this.db, 'UPDATE webhook_sources SET secret = ?, previous_secret = ?, previous_secret_expires_at = ?, updated_at = ? WHERE id = ?').run(
+        secret,
+        graceMinutes > 0 ? row.secret : null,
+        graceMinutes > 0 ? iso(now + graceMinutes * 60_000) : null,
+        iso(now),
+        id,
+      );
+      return this.get(projectId, id);
+    });
     this.#active = null;
-    return { row: this.get(projectId, id), secret };
+    return { row: rotated, secret };
   }
 
   delete(projectId: number, id: number): void {
-    this.get(projectId, id);
-    statement(this.db, 'DELETE FROM webhook_sources WHERE id = ?').run(id);
+    writeTransaction(this.db, () => {
+      this.get(projectId, id);
+      statement(this.db, 'DELETE FROM webhook_sources WHERE id = ?').run(id);
+    });
     this.#active = null;
   }
 

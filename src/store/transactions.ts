@@ -1,0 +1,39 @@
+import BetterSqlite3 from 'better-sqlite3';
+
+// How the appliance's code opens transactions (issue 22 item 6; docs/storage.md, "Write
+// transactions"). Other connections write the same file all the time: the journal's ingest
+// worker, a CLI command, the demo seed. A deferred transaction (plain BEGIN, better-sqlite3's
+// default) starts as a read; when another connection commits between its first read and its
+// first write, SQLite cannot upgrade it (its snapshot is stale) and fails at once with
+// SQLITE_BUSY_SNAPSHOT, which busy_timeout does not wait out: a REST write answered 500 under
+// load. BEGIN IMMEDIATE takes the write lock before the first read, waiting busy_timeout for it,
+// so what the transaction reads is still true when it writes. Every module writes through
+// writeTransaction(); test/store/transactions.test.ts fails on a deferred transaction in src/.
+
+type Database = BetterSqlite3.Database;
+
+/** Runs `fn` in a transaction that holds SQLite's write lock from its start (BEGIN IMMEDIATE);
+ * a throw rolls everything back. Inside another transaction it is a savepoint of that one. */
+export function writeTransaction<T>(db: Database, fn: () => T): T {
+  return db.transaction(fn).immediate();
+}
+
+/** Runs `fn` in one read transaction, so every query sees the same snapshot. The connection is
+ * query_only meanwhile: a write in `fn` fails instead of silently making this a deferred write
+ * transaction. Inside a transaction already open it simply runs `fn` there. */
+export function readSnapshot<T>(db: Database, fn: () => T): T {
+  if (db.inTransaction) return fn();
+  db.pragma('query_only = ON');
+  try {
+    return db.transaction(fn).deferred();
+  } finally {
+    db.pragma('query_only = OFF');
+  }
+}
+
+/** SQLite could not give this connection the lock it needed within busy_timeout (SQLITE_BUSY and
+ * its extended codes: _SNAPSHOT, _RECOVERY, _TIMEOUT), or a table was locked (SQLITE_LOCKED*).
+ * Not a bug of the request: the HTTP layer answers it 503 store_busy with Retry-After. */
+export function isStoreBusy(err: unknown): err is InstanceType<typeof BetterSqlite3.SqliteError> {
+  return err instanceof BetterSqlite3.SqliteError && /^SQLITE_(BUSY|LOCKED)(_|$)/.test(err.code);
+}
