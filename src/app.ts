@@ -31,6 +31,7 @@ import { AccessEventLog } from './access/event-log.js';
 import { PresenceSnapshots } from './access/presence.js';
 import { Checkpointer } from './store/checkpointer.js';
 import { SignedWebhookGate } from './webhooks/signed-gate.js';
+import { registerReplayMetrics, ReplayWindow } from './webhooks/replay-window.js';
 import { WebhookSources } from './webhooks/sources.js';
 import { IncomingWebhookLog } from './webhooks/request-log.js';
 import { UploadImports } from './webhooks/upload-imports.js';
@@ -162,6 +163,13 @@ export class Gatehouse {
     const deviceTokens = new DeviceTokens(db, clock);
     const gateways = new Gateways(db, clock, bus, readerStates);
     const webhookSources = new WebhookSources(db, clock);
+    const webhookReplays = new ReplayWindow(clock, {
+      windowMs: config.incomingWebhooks.timestampToleranceSeconds * 1000,
+      maxEntries: config.incomingWebhooks.replayMaxEntries,
+      maxBytes: config.incomingWebhooks.replayMaxBytes,
+      maxAnswerBytes: config.incomingWebhooks.replayMaxAnswerBytes,
+      waitMs: config.incomingWebhooks.replayWaitMs,
+    });
     const webhookLog = new IncomingWebhookLog(db, clock, { days: config.incomingWebhooks.logRetentionDays, maxRows: config.incomingWebhooks.logMaxRows });
     this.#webhookLog = webhookLog;
     webhookLog.start();
@@ -187,11 +195,16 @@ export class Gatehouse {
       engine,
       scans: new ScanService(db, clock, bus, engine, index, eventLog),
       venueIndex: index,
-      webhookGate: new SignedWebhookGate(webhookSources, clock, {
-        headerPrefix: config.incomingWebhooks.headerPrefix,
-        toleranceSeconds: config.incomingWebhooks.timestampToleranceSeconds,
-        allowUnsigned: config.incomingWebhooks.allowUnsigned,
-      }),
+      webhookGate: new SignedWebhookGate(
+        webhookSources,
+        clock,
+        {
+          headerPrefix: config.incomingWebhooks.headerPrefix,
+          toleranceSeconds: config.incomingWebhooks.timestampToleranceSeconds,
+          allowUnsigned: config.incomingWebhooks.allowUnsigned,
+        },
+        webhookReplays,
+      ),
       webhookSources,
       webhookLog,
       uploads,
@@ -222,6 +235,7 @@ export class Gatehouse {
     this.#externalChanges.start();
     registerRealtimeMetrics(deps.metrics.registry, realtime);
     registerJournalMetrics(deps.metrics.registry, journal);
+    registerReplayMetrics(deps.metrics.registry, webhookReplays);
     this.#broadcaster = new Broadcaster(realtime, bus, deps.projects, occupancy, index, { eventNamespace: pusher.eventNamespace, cipher });
     this.#broadcaster.start();
     realtime.start();

@@ -15,7 +15,9 @@ export const errorCatalogue = {
   missing_signature: { status: 401, message: 'The {header} header is missing: sign the raw body with the source secret (sha256=<hex HMAC-SHA256>).' },
   stale_timestamp: { status: 401, message: '{detail}' },
   address_not_allowed: { status: 403, message: 'The address {address} is not in the allowlist of the webhook source.' },
-  replayed_request: { status: 409, message: 'This signed request was already received in the last {seconds} s and is not applied again.' },
+  // Only while the first request with the same signed body is still being handled: a retry of an
+  // answered one gets that answer again (issue 22 item 1; webhooks/replay-window.ts).
+  request_in_progress: { status: 409, message: 'An identical signed request is still being handled; send it again shortly to get its answer.' },
   invalid_ability: { status: 403, message: 'Invalid ability provided.' },
   forbidden: { status: 403, message: 'This action is unauthorized.' },
   channel_forbidden: { status: 403, message: 'This action is unauthorized.' },

@@ -158,6 +158,14 @@ export const configSchema = z.strictObject({
       timestampToleranceSeconds: z.number().int().min(1).max(86_400).default(300),
       // Development only: requests without a signature header are admitted, naming no project.
       allowUnsigned: z.boolean().default(false),
+      // Retries of a signed body accepted within timestampToleranceSeconds get its first answer
+      // again (issue 22 item 1): at most this many answers and bytes of answer bodies are kept
+      // (the oldest given up first); a larger answer is not kept; a retry of a body still being
+      // handled waits this long for its answer (docs/webhooks-incoming.md: Retries).
+      replayMaxEntries: z.number().int().min(0).max(10_000_000).default(20_000),
+      replayMaxBytes: z.number().int().min(0).max(1024 ** 3).default(16 * 1024 ** 2),
+      replayMaxAnswerBytes: z.number().int().min(0).max(64 * 1024 ** 2).default(64 * 1024),
+      replayWaitMs: z.number().int().min(0).max(120_000).default(10_000),
       logRetentionDays: z.number().int().min(1).max(3650).default(30),
       logMaxRows: z.number().int().min(100).default(100_000),
       // large-upload-finalized: notices for this bucket with an attendee CSV/JSON content type are

@@ -3,6 +3,7 @@ import Koa, { type Context, type Next } from 'koa';
 import Router from '@koa/router';
 import { AppError } from '../errors.js';
 import { isStoreBusy } from '../store/transactions.js';
+import { admissionOf } from '../webhooks/gate.js';
 import type { HttpDeps } from './deps.js';
 import { routeMiddleware } from './pipeline.js';
 import { koaPath, type AnyRoute } from './route.js';
@@ -85,7 +86,7 @@ function webhookError(err: AppError): { status: number; body: Record<string, unk
 }
 
 /** Every request to /webhook/... goes into the incoming webhook log with its final status
- * (issue 8 item 5); a request answered with an error lets the same body through the replay check again. */
+ * (issue 8 item 5); then the gate keeps its answer for retries, or forgets a refused body. */
 function incomingWebhookLog(deps: HttpDeps) {
   return async (ctx: Context, next: Next) => {
     if (!ctx.path.startsWith('/webhook/')) return next();
@@ -96,7 +97,8 @@ function incomingWebhookLog(deps: HttpDeps) {
     } finally {
       try {
         const failed = ctx.status < 200 || ctx.status > 299;
-        if (failed) deps.webhookGate.forget(ctx); // only an accepted body counts as seen: a refused one may be sent again
+        deps.webhookGate.settle(ctx); // an accepted answer is kept for retries; a refused body may be sent again
+        const replayed = admissionOf(ctx)?.replay != null;
         const raw = ctx.state.rawBody as Buffer | undefined;
         const error = (ctx.body as { error?: unknown } | undefined)?.error;
         // A store_busy answer is not logged here: writing it would wait busy_timeout for the
@@ -110,7 +112,8 @@ function incomingWebhookLog(deps: HttpDeps) {
           responseTimeMs: performance.now() - started,
           sourceId: (ctx.state.webhookSourceId as number | undefined) ?? null,
           projectId: (ctx.state.webhookProjectId as number | undefined) ?? null,
-          reason: failed ? (typeof error === 'string' ? error : `http_${ctx.status}`) : null,
+          // A retry answered with its first answer is logged as one, not as a fresh acceptance.
+          reason: failed ? (typeof error === 'string' ? error : `http_${ctx.status}`) : replayed ? 'replayed' : null,
           bodyHead: failed && raw ? raw.subarray(0, 1024).toString('utf8') : null,
         });
       } catch (err) {

@@ -16,9 +16,12 @@ function hasBody(ctx: Context): boolean {
 
 const isJsonType = (type: string) => type === 'application/json' || /^application\/[\w.+-]+\+json$/.test(type);
 
+/** `answered`: the request already has its answer (a webhook retry): the body is not parsed. */
+export type BeforeParse = 'parse' | 'answered';
+
 /** Reads and parses the body a route accepts: 415 for a content type it does not take, 413
  * over the limit, 400 for JSON that does not parse. An absent body parses as undefined. */
-export async function readBody(ctx: Context, kind: BodyKind, limit: number, beforeParse?: (raw: Buffer) => Promise<unknown>): Promise<ParsedBody> {
+export async function readBody(ctx: Context, kind: BodyKind, limit: number, beforeParse?: (raw: Buffer) => Promise<BeforeParse>): Promise<ParsedBody> {
   if (!hasBody(ctx)) {
     await beforeParse?.(Buffer.alloc(0));
     return { raw: Buffer.alloc(0), value: undefined };
@@ -36,8 +39,8 @@ export async function readBody(ctx: Context, kind: BodyKind, limit: number, befo
     if (e.type === 'entity.too.large') throw new AppError('payload_too_large', { limit });
     throw err;
   }
-  await beforeParse?.(raw); // signed webhooks: checked over the exact bytes, before their contents
-  if (raw.length === 0) return { raw, value: undefined };
+  // Signed webhooks: checked over the exact bytes, before their contents.
+  if ((await beforeParse?.(raw)) === 'answered' || raw.length === 0) return { raw, value: undefined };
   if (type === 'text/csv') return { raw, value: raw.toString('utf8') };
   if (!isJsonType(type)) return { raw, value: Object.fromEntries(new URLSearchParams(raw.toString('utf8'))) };
   try {

@@ -3,9 +3,10 @@ import type { z } from 'zod';
 import { abilitiesAllow } from '../auth/abilities.js';
 import { AppError, fieldErrorsFromZod, validationError } from '../errors.js';
 import { authenticate, requireCsrfSession } from './authenticate.js';
-import { readBody } from './body.js';
+import { readBody, type BeforeParse } from './body.js';
 import type { HttpDeps } from './deps.js';
 import type { AnyRoute, Principal } from './route.js';
+import { admissionOf, type RepeatedAnswer } from '../webhooks/gate.js';
 
 // The steps every request of a route goes through, each a small function:
 // authenticate -> rate limit -> authorize -> resolve project -> parse body -> validate -> handle.
@@ -29,6 +30,13 @@ function parse<S extends z.ZodType>(schema: S | undefined, input: unknown, onErr
   const result = schema.safeParse(input);
   if (!result.success) throw onError(result.error);
   return result.data;
+}
+
+/** A retried webhook body gets its first answer again, as it went out (issue 22 item 1). */
+function answerAgain(ctx: Context, replay: RepeatedAnswer): void {
+  ctx.status = replay.status;
+  ctx.set(replay.headers); // Content-Type first: Koa keeps it when the body is a string
+  ctx.body = replay.body;
 }
 
 export function routeMiddleware(route: AnyRoute, deps: HttpDeps) {
@@ -55,13 +63,15 @@ export function routeMiddleware(route: AnyRoute, deps: HttpDeps) {
     let body: unknown;
     if (route.body) {
       const gate = route.webhook
-        ? (raw: Buffer) => {
+        ? async (raw: Buffer): Promise<BeforeParse> => {
             ctx.state.rawBody = raw; // the request log keeps the first KB of a refused one
-            return deps.webhookGate.check(route.webhook!, ctx, raw);
+            return (await deps.webhookGate.check(route.webhook!, ctx, raw)).replay ? 'answered' : 'parse';
           }
         : undefined;
       const parsed = await readBody(ctx, route.bodyKind ?? 'json', route.bodyLimitBytes ?? deps.config.http.bodyLimitBytes, gate);
       ctx.state.rawBody = parsed.raw;
+      const replay = route.webhook ? admissionOf(ctx)?.replay : null;
+      if (replay) return answerAgain(ctx, replay);
       body = parse(route.body, parsed.value, (e) => validationError(fieldErrorsFromZod(e)));
     }
 

@@ -12,6 +12,15 @@ export interface WebhookAdmission {
   /** The project of the source whose secret verified; null when unsigned requests are allowed and this one was. */
   projectId: number | null;
   sourceId: number | null;
+  /** A retry of a body accepted before: answer this, apply nothing (replay-window.ts). */
+  replay: RepeatedAnswer | null;
+}
+
+/** The first answer to a signed body, to be given again as it is, with these headers. */
+export interface RepeatedAnswer {
+  status: number;
+  body: string;
+  headers: Record<string, string>;
 }
 
 export interface WebhookGate {
@@ -19,8 +28,9 @@ export interface WebhookGate {
   check(kind: WebhookKind, ctx: Context, rawBody: Buffer): Promise<WebhookAdmission>;
   /** The admission the pipeline made for this request (handlers call this). */
   admit(kind: WebhookKind, ctx: Context): WebhookAdmission;
-  /** The request was answered with an error: nothing was applied, so its body may be sent again. */
-  forget(ctx: Context): void;
+  /** The request is answered (ctx.status and ctx.body are final): a 2xx is kept for retries of the
+   * same body; after an error nothing was applied, so the body may be sent again and applied. */
+  settle(ctx: Context): void;
 }
 
 const STATE_KEY = 'webhookAdmission';

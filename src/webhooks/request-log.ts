@@ -9,7 +9,7 @@ import { isStoreBusy } from '../store/transactions.js';
 // The log of every incoming webhook request (issue 8 item 5; spec: incoming webhook log entry
 // {id, endpoint, method, status, source_ip, received_at, response_time_ms}), plus the source and
 // project it was matched to and, for failures, the reason (the error code answered) and the first
-// KB of the body. Retention is bounded by age and by row count (incomingWebhooks.logRetentionDays,
+// KB of the body; a retry answered with its first answer has the reason `replayed` (issue 22 item 1). Retention is bounded by age and by row count (incomingWebhooks.logRetentionDays,
 // .logMaxRows), pruned at start and hourly.
 
 export interface LogEntry {
@@ -57,7 +57,7 @@ export const logEntrySchema = z.object({
   response_time_ms: z.number(),
   source_id: z.number().int().nullable(),
   project_id: z.number().int().nullable(),
-  reason: z.string().nullable().describe('the error code answered, for failures'),
+  reason: z.string().nullable().describe('the error code answered, for failures; `replayed` for a retry answered with its first answer'),
   body_head: z.string().nullable().describe('the first 1024 bytes of the body, for failures'),
 });
 

@@ -1,9 +1,11 @@
+import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { consumeOrThrow } from '../http/rate-limit.js';
 import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import { admissionOf, setAdmission, type WebhookAdmission, type WebhookGate, type WebhookKind } from './gate.js';
+import type { KeptAnswer, ReplayWindow } from './replay-window.js';
 import { checkTimestamp, parseSignature, verifies } from './signature.js';
 import { allowed, type ActiveSource, type WebhookSources } from './sources.js';
 
@@ -15,8 +17,11 @@ import { allowed, type ActiveSource, type WebhookSources } from './sources.js';
 //      The source names the project (DESIGN: sources are matched by signature);
 //   3. the source's allowlist against the client address -> 403;
 //   4. `X-{prefix}-Timestamp`, when present: integer Unix seconds within the tolerance -> 401;
-//   5. replay: the same signed body from the same source within the tolerance window, after it
-//      was accepted (2xx) -> 409 (a body answered with an error may be sent again);
+//   5. retry: the same body from the same source, accepted (2xx) within the tolerance window, is
+//      answered its first answer again with `X-{prefix}-Replayed: true` and applied no more; while
+//      its first request is still being handled it waits for that answer (issue 22 item 1;
+//      replay-window.ts). A body answered with an error may be sent again and is then applied.
+//      Retries are answered before the rate limit: they cost a lookup and apply nothing;
 //   6. the source's rate limit -> 429 with retry_after.
 
 export interface SignedGateOptions {
@@ -26,20 +31,21 @@ export interface SignedGateOptions {
   allowUnsigned: boolean;
 }
 
+const REPLAY_KEY = 'webhookReplayKey';
+
 export class SignedWebhookGate implements WebhookGate {
-  /** Signed bodies seen, by source and digest, until when they count as replays (insertion order = expiry order). */
-  readonly #seen = new Map<string, number>();
   readonly #limiters = new Map<number, { rate: number; limiter: RateLimiterMemory }>();
 
   constructor(
     private readonly sources: WebhookSources,
     private readonly clock: Clock,
     private readonly options: SignedGateOptions,
+    private readonly replays: ReplayWindow,
   ) {}
 
-  headerNames(kind: WebhookKind): { signature: string; timestamp: string } {
+  headerNames(kind: WebhookKind): { signature: string; timestamp: string; replayed: string } {
     const prefix = this.options.headerPrefix;
-    return { signature: kind === 'registration-partner' ? 'X-Partner-Signature' : `X-${prefix}-Signature`, timestamp: `X-${prefix}-Timestamp` };
+    return { signature: kind === 'registration-partner' ? 'X-Partner-Signature' : `X-${prefix}-Signature`, timestamp: `X-${prefix}-Timestamp`, replayed: `X-${prefix}-Replayed` };
   }
 
   async check(kind: WebhookKind, ctx: Context, rawBody: Buffer): Promise<WebhookAdmission> {
@@ -48,7 +54,7 @@ export class SignedWebhookGate implements WebhookGate {
     const names = this.headerNames(kind);
     const header = ctx.get(names.signature);
     if (!header) {
-      if (this.options.allowUnsigned) return setAdmission(ctx, { projectId: null, sourceId: null });
+      if (this.options.allowUnsigned) return setAdmission(ctx, { projectId: null, sourceId: null, replay: null });
       throw new AppError('missing_signature', { header: names.signature });
     }
     const given = parseSignature(header);
@@ -61,9 +67,18 @@ export class SignedWebhookGate implements WebhookGate {
     const now = this.clock.now();
     const timestamp = checkTimestamp(ctx.get(names.timestamp) || undefined, now, this.options.toleranceSeconds);
     if (!timestamp.ok) throw new AppError('stale_timestamp', { detail: timestamp.message });
-    this.#refuseReplay(`${source.id}:${given.toString('hex')}`, now, ctx);
+    // The body's own digest, not the signature: a retry signed with a rotated secret is the same body.
+    const key = `${source.id}:${createHash('sha256').update(rawBody).digest('base64')}`;
+    const claim = await this.replays.claim(key);
+    if (claim.kind === 'answered') {
+      const { status, body, contentType } = claim.answer;
+      const headers = { [names.replayed]: 'true', ...(contentType ? { 'Content-Type': contentType } : {}) };
+      return setAdmission(ctx, { projectId: source.projectId, sourceId: source.id, replay: { status, body, headers } });
+    }
+    if (claim.kind === 'busy') throw new AppError('request_in_progress');
+    ctx.state[REPLAY_KEY] = key; // settle() keeps or forgets the answer
     await this.#limit(source);
-    return setAdmission(ctx, { projectId: source.projectId, sourceId: source.id });
+    return setAdmission(ctx, { projectId: source.projectId, sourceId: source.id, replay: null });
   }
 
   admit(kind: WebhookKind, ctx: Context): WebhookAdmission {
@@ -72,9 +87,11 @@ export class SignedWebhookGate implements WebhookGate {
     return admission;
   }
 
-  forget(ctx: Context): void {
-    const key = ctx.state.webhookReplayKey as string | undefined;
-    if (key) this.#seen.delete(key);
+  settle(ctx: Context): void {
+    const key = ctx.state[REPLAY_KEY] as string | undefined;
+    if (key === undefined) return;
+    delete ctx.state[REPLAY_KEY];
+    this.replays.settle(key, answerOf(ctx));
   }
 
   #match(kind: WebhookKind, body: Buffer, given: Buffer): ActiveSource | null {
@@ -82,17 +99,6 @@ export class SignedWebhookGate implements WebhookGate {
     // Every source and secret is tried, so the time taken does not say which one matched.
     for (const source of this.sources.active(kind)) for (const secret of source.secrets) if (verifies(secret, body, given) && !match) match = source;
     return match;
-  }
-
-  #refuseReplay(key: string, now: number, ctx: Context): void {
-    for (const [k, until] of this.#seen) {
-      if (until > now) break;
-      this.#seen.delete(k);
-    }
-    const until = this.#seen.get(key);
-    if (until !== undefined && until > now) throw new AppError('replayed_request', { seconds: this.options.toleranceSeconds });
-    this.#seen.set(key, now + this.options.toleranceSeconds * 1000);
-    ctx.state.webhookReplayKey = key;
   }
 
   async #limit(source: ActiveSource): Promise<void> {
@@ -103,4 +109,16 @@ export class SignedWebhookGate implements WebhookGate {
     }
     await consumeOrThrow(entry.limiter, 'source', source.ratePerMinute);
   }
+}
+
+/** A 2xx answer as it will go out (Koa writes an object as JSON.stringify does); null for an error. */
+function answerOf(ctx: Context): KeptAnswer | null {
+  if (ctx.status < 200 || ctx.status > 299) return null;
+  const body: unknown = ctx.body;
+  let text: string;
+  if (body === undefined || body === null) text = '';
+  else if (typeof body === 'string') text = body;
+  else if (Buffer.isBuffer(body) || typeof (body as { pipe?: unknown }).pipe === 'function') return null; // no route answers these; not kept
+  else text = JSON.stringify(body);
+  return { status: ctx.status, body: text, contentType: ctx.response.get('Content-Type') || null };
 }

@@ -20,6 +20,9 @@ describe('incoming webhook settings', () => {
       const acme = await signedPost(gh, '/webhook/v1/mqtt-gateway-status', body, secret, { header: 'X-Acme-Signature', headers: { 'X-Acme-Timestamp': String(Math.floor(Date.now() / 1000) - 1000) } });
       expect(acme.body.error).toBe('stale_timestamp'); // the timestamp header follows the prefix too
       expect((await signedPost(gh, '/webhook/v1/mqtt-gateway-status', `${body} `, secret, { header: 'X-Acme-Signature' })).status).toBe(200);
+      // ...and so does the header that marks a retry answered with its first answer.
+      const retry = await signedPost(gh, '/webhook/v1/mqtt-gateway-status', `${body} `, secret, { header: 'X-Acme-Signature' });
+      expect([retry.status, retry.headers.get('x-acme-replayed'), retry.headers.get('x-svc-replayed')]).toEqual([200, 'true', null]);
     } finally {
       await gh.destroy();
     }

@@ -80,7 +80,6 @@ describe('the incoming-webhook gate', () => {
         ['a stale timestamp', signedPost(gh, path, `${body} `, secret, { timestamp: now() - 301 }), 401, { error: 'stale_timestamp', message: expect.stringMatching(/tolerance 300 s/) }],
         ['a future timestamp', signedPost(gh, path, `${body}  `, secret, { timestamp: now() + 400 }), 401, { error: 'stale_timestamp', message: expect.any(String) }],
         ['a timestamp that is not an integer', signedPost(gh, path, `${body}   `, secret, { headers: { 'X-Svc-Timestamp': '1.7e9' } }), 401, { error: 'stale_timestamp', message: 'The timestamp header must be an integer of Unix seconds.' }],
-        ['the same signed request again', signedPost(gh, path, body, secret, { timestamp: now() }), 409, { error: 'replayed_request', message: expect.stringContaining('300 s') }],
         ['an address outside the allowlist', signedPost(gh, path, `${body}    `, secret, { headers: { 'X-Forwarded-For': '192.0.2.7' } }), 403, { error: 'address_not_allowed', message: 'The address 192.0.2.7 is not in the allowlist of the webhook source.' }],
         ['malformed JSON, signed', signedPost(gh, path, '{"oops": ', secret), 400, { error: 'malformed_json', message: expect.any(String) }],
         ['a validation failure, signed', signedPost(gh, path, '{}', secret), 400, { error: 'validation_failed', message: expect.any(String), errors: expect.any(Object) }],
@@ -93,22 +92,30 @@ describe('the incoming-webhook gate', () => {
       }
       expect(await applied()).toEqual(before);
 
+      // The same signed request again (a sender's retry) gets the first answer, marked, and applies nothing.
+      const again = await signedPost(gh, path, body, secret, { timestamp: now() });
+      expect({ status: again.status, text: again.text, replayed: again.headers.get('x-svc-replayed') }).toEqual({ status: 200, text: ok.text, replayed: 'true' });
+      expect(ok.headers.get('x-svc-replayed')).toBeNull();
+      expect(await applied()).toEqual(before);
+
       // Addresses inside the allowlist: an IPv4 range, and an IPv6 range.
       expect((await signedPost(gh, path, `${body}\n`, secret, { headers: { 'X-Forwarded-For': '10.1.2.3' } })).status).toBe(200);
       expect((await signedPost(gh, path, `${body}\n\n`, secret, { headers: { 'X-Forwarded-For': '2001:db8::42' } })).status).toBe(200);
 
       // Every request is in the log; refusals with their reason and the head of their body.
       const entries = (await allLog(`&endpoint=${encodeURIComponent(path)}`)).data as { status: number; reason: string | null; body_head: string | null; source_id: number | null; source_ip: string; response_time_ms: number }[];
-      expect(entries).toHaveLength(2 + refusals.length + 1);
-      expect(entries.filter((e) => e.status === 200).every((e) => e.reason === null && e.body_head === null)).toBe(true);
+      expect(entries).toHaveLength(1 + refusals.length + 1 + 2);
+      const accepted = entries.filter((e) => e.status === 200);
+      expect(accepted.every((e) => e.body_head === null)).toBe(true);
+      expect(accepted.map((e) => e.reason).sort()).toEqual([null, null, null, 'replayed']);
       const reasons = entries.filter((e) => e.status !== 200).map((e) => e.reason).sort();
-      expect(reasons).toEqual(['address_not_allowed', 'invalid_signature', 'invalid_signature', 'invalid_signature', 'malformed_json', 'missing_signature', 'payload_too_large', 'replayed_request', 'stale_timestamp', 'stale_timestamp', 'stale_timestamp', 'unsupported_media_type', 'validation_failed'].sort());
+      expect(reasons).toEqual(['address_not_allowed', 'invalid_signature', 'invalid_signature', 'invalid_signature', 'malformed_json', 'missing_signature', 'payload_too_large', 'stale_timestamp', 'stale_timestamp', 'stale_timestamp', 'unsupported_media_type', 'validation_failed'].sort());
       const refused = entries.find((e) => e.reason === 'address_not_allowed')!;
       expect(refused).toMatchObject({ source_ip: '192.0.2.7', source_id: expect.any(Number), body_head: expect.stringContaining('{') });
       expect(entries.find((e) => e.reason === 'payload_too_large')!.body_head).toBeNull();
       // The project's own log holds what a source of the project verified.
       const mine = (await log(`&endpoint=${encodeURIComponent(path)}&result=success`)).data as unknown[];
-      expect(mine).toHaveLength(3);
+      expect(mine).toHaveLength(4);
     });
   }
 

@@ -60,10 +60,11 @@ export function partnerWebhookRoutes({ store, clock, bus, venue, projects, webho
       bodyLimitBytes: SYNC_BODY_LIMIT,
       body: attendeeSyncBody,
       responses: {
-        200: { description: 'Processed', schema: syncAnswer },
+        200: { description: 'Processed; a retry of an accepted body gets this answer again with `X-Svc-Replayed: true` (X-{incomingWebhooks.headerPrefix}-Replayed)', schema: syncAnswer },
         400: { description: 'The envelope fails validation (mode, attendees not an array, over 10,000 records)', schema: webhookValidationError },
         403: { description: 'The signing webhook source belongs to another project', schema: webhookError },
         404: { description: 'team_slug/project_slug name no project', schema: webhookError },
+        409: { description: 'request_in_progress: an identical signed request is still being handled', schema: webhookError },
       },
       handler: ({ body, koa }) => {
         const { projectId } = gate.admit('attendee-sync', koa);
@@ -87,10 +88,10 @@ export function partnerWebhookRoutes({ store, clock, bus, venue, projects, webho
       webhook: 'registration-partner',
       body: partnerEventBody,
       responses: {
-        200: { description: 'Applied, or acknowledged as a replay', schema: partnerAnswerSchema },
+        200: { description: 'Applied, or acknowledged as a replay of its event_id; a retry of an accepted body gets this answer again with `X-Svc-Replayed: true` (X-{incomingWebhooks.headerPrefix}-Replayed)', schema: partnerAnswerSchema },
         400: { description: 'The payload fails validation (also an unknown event_type or a credential_value in use)', schema: webhookValidationError },
         404: { description: 'No attendee has this registration id (not recorded: send it again once the registration exists)', schema: webhookError },
-        409: { description: 'registration.created for a known registration id, or an unsigned request while more than one project exists', schema: webhookError },
+        409: { description: 'registration.created for a known registration id, or an unsigned request while more than one project exists; or `request_in_progress`: an identical signed request is still being handled', schema: webhookError },
       },
       handler: ({ body, koa }) => {
         const { projectId } = gate.admit('registration-partner', koa);
