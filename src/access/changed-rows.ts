@@ -9,9 +9,10 @@ import { readerResource, type ReaderRow } from '../venue/readers.js';
 import type { AttendeeTypeRow } from '../venue/attendee-types.js';
 import { timeRestrictionResource, type TimeRestrictionRow } from '../venue/time-restrictions.js';
 import { blocklistResource, type BlocklistRow } from '../venue/blocklist.js';
+import type { VersionRange } from './local-versions.js';
 import type { VenueIndex } from './venue-index.js';
 
-// Reads one project's venue rows and tombstones whose change versions fall in a range written
+// Reads one project's venue rows and tombstones whose change versions fall in ranges written
 // by another process (external-changes.ts) and applies them as the appliance's own write of them
 // would have been (issue 22, item 3):
 // - zones, access points, readers, attendee types with their zones, time restrictions and the
@@ -22,7 +23,7 @@ import type { VenueIndex } from './venue-index.js';
 // - attendees and credentials go straight into the index, in chunks, as a bulk import's do
 //   (the bus carries one attendee.imported per import, never a million per-row events);
 // - deletions (tombstones) are announced as `<entity>.deleted` for every entity, unless the id
-//   is in its table again (SQLite reuses the highest rowid): that row is the current state.
+//   is in its table again (SQLite reuses the highest rowid) by a write outside the ranges read.
 // Tombstones go first, then the tables in the order a decision needs them: a blocklist entry
 // is known before the credentials of whom it blocks. Reads are chunked and the event loop gets
 // a turn between chunks, so a million imported credentials never hold up scans for long.
@@ -79,19 +80,25 @@ export class ChangedRows {
     ];
   }
 
-  /** Applies the project's changes with versions from..to; `stopped` is asked between chunks. */
-  async apply(projectId: number, from: number, to: number, stopped: () => boolean): Promise<Applied> {
+  /** Applies the project's changes with versions in `ranges` (ascending); `stopped` is asked between chunks. */
+  async apply(projectId: number, ranges: readonly VersionRange[], stopped: () => boolean): Promise<Applied> {
     const applied: Applied = { rows: 0, deletions: 0 };
-    for await (const tombstones of this.#chunks('SELECT entity, entity_id AS id, version FROM tombstones', projectId, from, to, stopped)) {
+    const inRanges = (version: number) => ranges.some(([from, to]) => version >= from && version <= to);
+    for await (const tombstones of this.#chunks('SELECT entity, entity_id AS id, version FROM tombstones', projectId, ranges, stopped)) {
       for (const t of tombstones) {
         const deletion = DELETIONS[t.entity as string];
-        if (!deletion || statement(this.db, `SELECT 1 FROM ${deletion.table} WHERE id = ?`).get(t.id)) continue;
+        if (!deletion) continue;
+        // The id taken again (SQLite reuses the highest rowid): a new row read below follows the
+        // deletion as it happened; one written outside these ranges is what the index already
+        // holds (the appliance's own) or will read next time, and must not be dropped.
+        const again = statement(this.db, `SELECT version FROM ${deletion.table} WHERE id = ?`).get(t.id) as { version: number } | undefined;
+        if (again && !inRanges(again.version)) continue;
         this.#emit(deletion.event, { projectId, id: t.id, version: t.version });
         applied.deletions++;
       }
     }
     for (const spec of this.#announced) {
-      for await (const rows of this.#chunks(`SELECT * FROM ${spec.table}`, projectId, from, to, stopped)) {
+      for await (const rows of this.#chunks(`SELECT * FROM ${spec.table}`, projectId, ranges, stopped)) {
         for (const row of rows) {
           // A row whose creation and last change are one write is new to the appliance, as far as anyone listening can tell.
           const event = row.created_at === row.updated_at ? spec.created : spec.updated;
@@ -100,11 +107,11 @@ export class ChangedRows {
         applied.rows += rows.length;
       }
     }
-    for await (const rows of this.#chunks(`SELECT ${ATTENDEE_COLUMNS} FROM attendees`, projectId, from, to, stopped)) {
+    for await (const rows of this.#chunks(`SELECT ${ATTENDEE_COLUMNS} FROM attendees`, projectId, ranges, stopped)) {
       for (const row of rows) this.index.putAttendee(row);
       applied.rows += rows.length;
     }
-    for await (const rows of this.#chunks(`SELECT ${CREDENTIAL_COLUMNS} FROM credentials`, projectId, from, to, stopped)) {
+    for await (const rows of this.#chunks(`SELECT ${CREDENTIAL_COLUMNS} FROM credentials`, projectId, ranges, stopped)) {
       for (const row of rows) this.index.putCredential(row);
       applied.rows += rows.length;
     }
@@ -115,18 +122,20 @@ export class ChangedRows {
     this.bus.emit(event, payload as DomainEvents[EventName]);
   }
 
-  /** The rows of `select` with versions from..to, by version, CHUNK at a time with a turn of the event loop between. */
-  async *#chunks(select: string, projectId: number, from: number, to: number, stopped: () => boolean): AsyncGenerator<Row[]> {
+  /** The rows of `select` with versions in the ranges, by version, CHUNK at a time with a turn of the event loop between. */
+  async *#chunks(select: string, projectId: number, ranges: readonly VersionRange[], stopped: () => boolean): AsyncGenerator<Row[]> {
     // Versions are unique per table (each write takes its own), so the last one read is a sound place to go on from.
     const query = statement(this.db, `${select} WHERE project_id = ? AND version >= ? AND version <= ? ORDER BY version LIMIT ${CHUNK}`);
-    let next = from;
-    for (;;) {
-      if (stopped()) return;
-      const rows = query.all(projectId, next, to) as Row[];
-      if (rows.length > 0) yield rows;
-      if (rows.length < CHUNK) return;
-      next = rows[rows.length - 1]!.version + 1;
-      await turn();
+    for (const [from, to] of ranges) {
+      let next = from;
+      for (;;) {
+        if (stopped()) return;
+        const rows = query.all(projectId, next, to) as Row[];
+        if (rows.length > 0) yield rows;
+        if (rows.length < CHUNK) break;
+        next = rows[rows.length - 1]!.version + 1;
+        await turn();
+      }
     }
   }
 }

@@ -6,7 +6,7 @@ import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import type { Venue } from '../venue/index.js';
 import { ChangedRows } from './changed-rows.js';
-import { LocalVersions } from './local-versions.js';
+import { LocalVersions, type VersionRange } from './local-versions.js';
 import type { VenueIndex } from './venue-index.js';
 
 // Venue changes made by another process on the same store reach the running appliance within
@@ -81,7 +81,7 @@ export class ExternalChanges {
     return this.#running;
   }
 
-  async #read(ranges: readonly (readonly [number, number])[], upTo: number): Promise<void> {
+  async #read(ranges: readonly VersionRange[], upTo: number): Promise<void> {
     const started = Date.now();
     const total = { rows: 0, deletions: 0 };
     try {
@@ -89,12 +89,10 @@ export class ExternalChanges {
       for (const { id, timezone } of projects) {
         if (this.index.timezones.get(id) !== timezone) this.bus.emit('project.saved', { projectId: id, timezone });
       }
-      for (const [from, to] of ranges) {
-        for (const { id } of projects) {
-          const applied = await this.#rows.apply(id, from, to, () => this.#stopped);
-          total.rows += applied.rows;
-          total.deletions += applied.deletions;
-        }
+      for (const { id } of projects) {
+        const applied = await this.#rows.apply(id, ranges, () => this.#stopped);
+        total.rows += applied.rows;
+        total.deletions += applied.deletions;
       }
     } catch (err) {
       // The cursor stays: the next poll reads the same versions again (reading twice changes nothing).

@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
+import { closedBy, connect, mqttUrl } from '../helpers/mqtt.js';
 import { runCli } from '../helpers/process.js';
 import { rawClient, signChannel, wsUrl, type RawClient } from '../helpers/pusher.js';
 import { writeVenue } from '../helpers/venue-writer.js';
@@ -113,12 +114,21 @@ describe('venue changes made by another process', () => {
     expect((await dashboard.next('AccessPointDeleted', 15_000)).data).toEqual({ id: ids.door });
   });
 
-  it('forgets a reader another process deletes, and knows the new reader that takes its id', async () => {
+  it('forgets a reader another process deletes, closes its MQTT connection, and knows the new reader that takes its id', async () => {
+    expect(await login('EXT-1')).toBe(202);
+    const otp = ((await api.get(`${A}/readers/logins`)).body.data as { reader_identifier: string; otp: string }[]).find((l) => l.reader_identifier === 'EXT-1')!.otp;
+    const verified = await gh.request('POST', '/api/v1/reader-otp/verify', { body: { otp, reader_identifier: 'EXT-1' } });
+    expect(verified.status, verified.text).toBe(200);
+    const reader = await connect(mqttUrl(gh), { username: 'EXT-1', password: verified.body.data.reader_token, clientId: 'ext-1' });
+    const closed = closedBy(reader, 15_000);
     // SQLite gives the highest rowid again: the deletion's tombstone and the new row name one id.
     const [, created] = await write(['readers', 'delete', ids.reader], ['readers', 'create', { identifier: 'EXT-2', type: 'qr', access_point_id: ids.loungeDoor }]);
     expect(created.id).toBe(ids.reader);
     await expect.poll(() => login('EXT-2'), until).toBe(202);
     expect(await login('EXT-1')).toBe(422);
+    await closed;
+    // The new reader with the old id does not inherit the deleted reader's MQTT token.
+    await expect(connect(mqttUrl(gh), { username: 'EXT-2', password: verified.body.data.reader_token, clientId: 'ext-2' })).rejects.toThrow();
   });
 
   it('reads back only what another process wrote, not the appliance\'s own writes', async () => {
