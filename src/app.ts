@@ -21,7 +21,7 @@ import { EventBus } from './events/bus.js';
 import { createVenue } from './venue/index.js';
 import { VenueIndex } from './access/venue-index.js';
 import { syncIndexFromBus } from './access/index-sync.js';
-import { ExternalChanges } from './access/external-changes.js';
+import { ExternalChanges, registerExternalChangeMetrics } from './access/external-changes.js';
 import { AccessEngine } from './access/engine.js';
 import { Occupancy } from './access/occupancy.js';
 import { ScanService } from './access/scan-service.js';
@@ -225,14 +225,18 @@ export class Gatehouse {
       timezone: config.defaults.timezone,
     });
     const started = Date.now();
+    // Venue changes by other processes (the CLI, any tool writing the store): polled from the
+    // change sequence as it stood before the load, so nothing written meanwhile is missed.
+    this.#externalChanges = new ExternalChanges(db, index, bus, venue, this.log.child({ module: 'access' }));
+    this.#externalChanges.begin();
     index.load();
     deps.scans.loadRequestKeys();
     this.#presence = new PresenceSnapshots(db, occupancy, (id) => index.attendees.has(id), this.log.child({ module: 'presence' }));
     const replayed = this.#presence.restore();
     this.#presence.start(30_000, 5_000, () => eventLog.lastCommitAt, () => !eventLog.lagging);
     this.log.info({ module: 'access', credentials: index.credentialCount, replayedEvents: replayed, ms: Date.now() - started }, 'venue index and occupancy loaded');
-    this.#externalChanges = new ExternalChanges(db, index, this.log.child({ module: 'access' }));
     this.#externalChanges.start();
+    registerExternalChangeMetrics(deps.metrics.registry, this.#externalChanges);
     registerRealtimeMetrics(deps.metrics.registry, realtime);
     registerJournalMetrics(deps.metrics.registry, journal);
     registerReplayMetrics(deps.metrics.registry, webhookReplays);

@@ -1,67 +1,126 @@
+import type { Registry } from 'prom-client';
+import type { EventBus } from '../events/bus.js';
+import type { Logger } from '../logger.js';
+import { gaugesIn } from '../metrics.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
-import type { Logger } from '../logger.js';
+import type { Venue } from '../venue/index.js';
+import { ChangedRows } from './changed-rows.js';
+import { LocalVersions, type VersionRange } from './local-versions.js';
 import type { VenueIndex } from './venue-index.js';
 
-// Venue changes made by another process on the same store (docs/engine.md: the venue index).
-// The appliance's own writes reach its decision index through the bus as they commit; a CLI
-// command (`gatehouse attendees import` while the appliance runs) writes from another process,
-// which the bus never hears. Such a command counts up `external_changes` when it took change
-// versions; this polls that counter (one indexed read a second) and, when it moved, reads the
-// attendees and credentials written since the last change version it knew into the index, the
-// way a REST bulk import's are read (VenueIndex.loadImported), and the projects' time zones.
-// Its own writes in that range are read again too, which changes nothing. The CLI only adds and
-// updates venue data (imports, projects); deletions by another process would need tombstones
-// read here as well.
+// Venue changes made by another process on the same store reach the running appliance within
+// about a second (issue 22, item 3; docs/engine.md: changes by another process). The CLI
+// (`attendees import`, `demo seed`) or any tool writing through the venue modules takes change
+// versions from the store-wide sequence as the appliance does, and leaves tombstones for what it
+// deletes; nothing tells the appliance. So once a second this reads the sequence (one row by its
+// primary key: nothing on a busy box), and when it moved past what the appliance itself
+// announced (local-versions.ts), reads the rows and tombstones with those versions
+// (changed-rows.ts) and the projects' time zones. No tool has to remember to signal anything.
+
+export interface ExternalChangeStats {
+  /** Polls that found versions written by another process. */
+  reads: number;
+  rows: number;
+  deletions: number;
+}
 
 export class ExternalChanges {
+  readonly #local = new LocalVersions();
+  readonly #rows: ChangedRows;
+  readonly stats: ExternalChangeStats = { reads: 0, rows: 0, deletions: 0 };
   #timer: NodeJS.Timeout | null = null;
-  #seen = 0;
-  #applied = 0;
+  /** Every version up to this one is in the index (loaded, announced or read here). */
+  #cursor = 0;
+  #running: Promise<void> | null = null;
+  #stopped = false;
 
   constructor(
     private readonly db: Database,
     private readonly index: VenueIndex,
+    private readonly bus: EventBus,
+    venue: Venue,
     private readonly log: Logger,
     private readonly intervalMs = 1000,
-  ) {}
+  ) {
+    this.#rows = new ChangedRows(db, index, bus, venue);
+  }
 
-  /** Call once the index is loaded: what is in the store now is in the index. */
+  /** Call just before the index loads: whatever is written from here on is read again by the poll, never missed. */
+  begin(): void {
+    this.#cursor = this.#sequence();
+    this.#local.track(this.bus, this);
+  }
+
+  /** Call once the index is loaded. */
   start(): void {
-    this.#seen = this.#counter();
-    this.#applied = this.#sequence();
-    this.#timer = setInterval(() => this.poll(), this.intervalMs);
+    this.#timer = setInterval(() => void this.poll(), this.intervalMs);
     this.#timer.unref();
   }
 
-  stop(): void {
+  /** Stops polling; resolves once a read under way has stopped at its next chunk. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;
+    this.bus.removeListeners(this);
+    await this.#running;
   }
 
-  /** Reads what another process changed since the last poll; answers how many attendees and credentials were read. */
-  poll(): number {
-    const seen = this.#counter();
-    if (seen === this.#seen) return 0;
-    const started = Date.now();
-    const to = this.#sequence();
-    const from = this.#applied + 1;
-    let rows = 0;
-    for (const project of statement(this.db, 'SELECT id, timezone FROM projects').all() as { id: number; timezone: string }[]) {
-      this.index.timezones.set(project.id, project.timezone);
-      rows += this.index.loadImported(project.id, from, to);
+  /** Reads what another process changed since the last poll (one poll at a time). */
+  poll(): Promise<void> {
+    if (this.#running || this.#stopped) return this.#running ?? Promise.resolve();
+    const upTo = this.#sequence();
+    if (upTo === this.#cursor) return Promise.resolve();
+    const ranges = this.#local.unannounced(this.#cursor, upTo);
+    if (ranges.length === 0) {
+      this.#advance(upTo);
+      return Promise.resolve();
     }
-    this.#seen = seen;
-    this.#applied = to;
-    this.log.info({ fromVersion: from, toVersion: to, rows, ms: Date.now() - started }, 'venue changes made by another process read into the decision index');
-    return rows;
+    this.#running = this.#read(ranges, upTo).finally(() => (this.#running = null));
+    return this.#running;
   }
 
-  #counter(): number {
-    return (statement(this.db, 'SELECT value FROM external_changes WHERE id = 1').get() as { value: number }).value;
+  async #read(ranges: readonly VersionRange[], upTo: number): Promise<void> {
+    const started = Date.now();
+    const total = { rows: 0, deletions: 0 };
+    try {
+      const projects = statement(this.db, 'SELECT id, timezone FROM projects ORDER BY id').all() as { id: number; timezone: string }[];
+      for (const { id, timezone } of projects) {
+        if (this.index.timezones.get(id) !== timezone) this.bus.emit('project.saved', { projectId: id, timezone });
+      }
+      for (const { id } of projects) {
+        const applied = await this.#rows.apply(id, ranges, () => this.#stopped);
+        total.rows += applied.rows;
+        total.deletions += applied.deletions;
+      }
+    } catch (err) {
+      // The cursor stays: the next poll reads the same versions again (reading twice changes nothing).
+      this.log.error({ err, ranges }, 'reading venue changes made by another process failed; retried at the next poll');
+      return;
+    }
+    if (this.#stopped) return;
+    this.#advance(upTo);
+    this.stats.reads++;
+    this.stats.rows += total.rows;
+    this.stats.deletions += total.deletions;
+    this.log.info({ ranges, ...total, ms: Date.now() - started }, 'venue changes made by another process read into the decision index');
+  }
+
+  #advance(upTo: number): void {
+    this.#cursor = upTo;
+    this.#local.forget(upTo);
   }
 
   #sequence(): number {
     return (statement(this.db, 'SELECT value FROM change_sequence WHERE id = 1').get() as { value: number }).value;
   }
+}
+
+/** /metrics: venue changes made by another process (docs/engine.md). */
+export function registerExternalChangeMetrics(registry: Registry, changes: ExternalChanges): void {
+  const gauge = gaugesIn(registry);
+  gauge('gatehouse_venue_external_reads_total', 'Polls that read venue changes made by another process', () => changes.stats.reads);
+  gauge('gatehouse_venue_external_rows_total', 'Venue rows written by another process read into the decision index', () => changes.stats.rows);
+  gauge('gatehouse_venue_external_deletions_total', 'Venue deletions by another process applied to the decision index', () => changes.stats.deletions);
 }

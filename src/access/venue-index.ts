@@ -305,7 +305,7 @@ export class VenueIndex {
     return entry.attendeeId !== null ? [this.#blocksByAttendee, entry.attendeeId] : [this.#blocksByCredential, entry.credentialId!];
   }
 
-  /** Rows written by a bulk import (or another process: external-changes.ts), read back by their version range; answers how many. */
+  /** Rows written by a bulk import or an attendee sync, read back by their version range; answers how many. */
   loadImported(projectId: number, fromVersion: number, toVersion: number): number {
     const range = (table: string) => this.db.prepare(`SELECT * FROM ${table} WHERE project_id = ? AND version BETWEEN ? AND ?`).all(projectId, fromVersion, toVersion) as Row[];
     const attendees = range('attendees');

@@ -181,12 +181,9 @@ export async function runCommand(config: Readonly<Config>, log: Logger, group: s
     };
     // The same default team and project the first start makes, so commands work before it.
     ensureDefaultProject({ ...repos, log }, config.defaults.timezone);
-    const changes = () => (store.db.prepare('SELECT value FROM change_sequence WHERE id = 1').get() as { value: number }).value;
-    const before = changes();
-    const result = await (command as (r: Repos, v: Values, p: string[], c: Readonly<Config>) => unknown)(repos, values, rest, config);
-    // Venue data changed: an appliance running on this store reads it into its index (access/external-changes.ts).
-    if (changes() !== before) store.db.prepare('UPDATE external_changes SET value = value + 1 WHERE id = 1').run();
-    return result;
+    // Venue data written here takes change versions: an appliance running on this store reads
+    // them into its index within about a second (access/external-changes.ts).
+    return await (command as (r: Repos, v: Values, p: string[], c: Readonly<Config>) => unknown)(repos, values, rest, config);
   } finally {
     store.stop();
   }

@@ -116,6 +116,9 @@ export class Readers {
   delete(projectId: number, id: number): void {
     commit(this.db, this.bus, (work) => {
       this.get(projectId, id);
+      // Its MQTT token goes with it: SQLite may give the id to the next reader made, which must
+      // not inherit the token (devices/device-tokens.ts keys tokens by device id).
+      statement(this.db, "DELETE FROM device_tokens WHERE kind = 'reader' AND device_id = ?").run(id);
       const version = this.table.delete(projectId, id);
       work.emit('reader.deleted', { projectId, id, version });
     });
