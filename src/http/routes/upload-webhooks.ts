@@ -28,7 +28,6 @@ export function uploadWebhookRoutes({ uploads, gate, projects }: { uploads: Uplo
       body: finalizedSchema,
       responses: {
         200: { description: 'Recorded', schema: z.object({ success: z.literal(true), message: z.string(), upload_id: z.number().int(), status: z.enum(['recorded', 'queued']) }) },
-        400: { description: 'The notice fails validation', schema: webhookError },
         409: { description: 'Unsigned (development) and more than one project: the project is unknown', schema: webhookError },
       },
       handler: ({ body, koa }) => {

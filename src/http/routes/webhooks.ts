@@ -8,7 +8,7 @@ import { gatewayReportSchema, type Gateways } from '../../devices/gateways.js';
 import type { ReaderStates } from '../../devices/reader-state.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { answerScan, answerSchema, requestIdField } from './scan.js';
-import { webhookError, webhookValidationError } from '../resources.js';
+import { webhookError } from '../resources.js';
 
 // Incoming webhooks (spec: Endpoints, Incoming webhooks). POST /webhook/v1/access-event: a
 // gateway reports a scan at one of its readers and gets the decision back. The reader is
@@ -66,9 +66,8 @@ export function webhookRoutes({ scans, gateways, readerStates, index, gate, now 
       body: gatewayReportSchema,
       responses: {
         200: { description: 'Recorded', schema: z.object({ success: z.literal(true), message: z.string() }) },
-        400: { description: 'The payload fails validation', schema: webhookValidationError },
         404: { description: 'No gateway has this identifier', schema: webhookError },
-        409: { description: 'The identifier is used in more than one project (sign with one project\'s webhook source)', schema: webhookError },
+        409: { description: 'The identifier is used in more than one project: an unsigned request (incomingWebhooks.allowUnsigned) names none', schema: webhookError },
       },
       handler: ({ body, koa }) => {
         const { projectId } = gate.admit('gateway-status', koa);
@@ -94,7 +93,7 @@ export function webhookRoutes({ scans, gateways, readerStates, index, gate, now 
       body: accessEventBody,
       responses: {
         200: { description: 'The decision', schema: answerSchema },
-        400: { description: 'The payload fails validation', schema: webhookValidationError },
+        400: { description: 'Also a timestamp more than 5 minutes ahead of the box or 7 days behind it' },
         404: { description: 'No reader has this identifier', schema: webhookError },
         409: { description: 'The reader is not assigned to an active access point leading into a zone', schema: webhookError },
       },
