@@ -9,8 +9,20 @@ import type { AnyRoute, RateClass } from './route.js';
 // (openapi.ts) takes them from here rather than from each route, and cannot forget one.
 // A route adds what only its handler can meet: `responses` (success bodies, and error statuses
 // described in words) and `answers` (shared conditions such as `conditions.eventLogBehind`).
+// A condition every route of a kind meets (every write, every signed webhook) is one line in
+// conditionsOf(); a header one more entry in responseHeaders and the line in answersOf() that
+// puts it on the statuses that carry it.
 
-export type ResponseHeader = 'X-Request-Id' | 'Retry-After' | 'X-RateLimit-Limit' | 'X-RateLimit-Remaining' | 'X-RateLimit-Reset';
+/** The response headers the document declares (a header is declared where answersOf() puts it). */
+export const responseHeaders = {
+  'X-Request-Id': { description: 'the X-Request-Id sent, or one made for the request; it names the request in the log', schema: { type: 'string' } },
+  'Retry-After': { description: 'seconds to wait before trying again', schema: { type: 'integer', minimum: 1 } },
+  'X-RateLimit-Limit': { description: 'requests allowed per window', schema: { type: 'integer', minimum: 1 } },
+  'X-RateLimit-Remaining': { description: 'requests left in the window', schema: { type: 'integer', minimum: 0 } },
+  'X-RateLimit-Reset': { description: 'when the window ends, in Unix seconds', schema: { type: 'integer' } },
+} as const satisfies Record<string, { description: string; schema: object }>;
+
+export type ResponseHeader = keyof typeof responseHeaders;
 
 /** An error a route can answer: its code gives its status and message (errors.ts). */
 export interface Condition {
@@ -44,7 +56,8 @@ export interface AnswerContext {
 
 const SAFE = new Set(['GET', 'HEAD']);
 
-/** A path parameter the route can refuse (a non-numeric id): then it answers 404 route_not_found. */
+/** A path parameter the route can refuse (a non-numeric id, a channel name with a `!`, which no
+ * slug, id or name rule takes): then it answers 404 route_not_found. */
 function paramsCanFail(route: AnyRoute): boolean {
   if (!route.params) return false;
   const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
@@ -105,9 +118,9 @@ const base = (envelope: AnyRoute['envelope']): Record<string, z.ZodType> =>
   envelope === 'webhook' ? { error: z.string().describe('the error code'), message: z.string() } : { message: z.string() };
 
 /** The error body of a status: the envelope, plus the fields its codes add (optional unless every cause of the status adds them). */
-export function errorBody(envelope: AnyRoute['envelope'], codes: readonly (ErrorCode | null)[]): z.ZodObject {
+export function errorBody(envelope: AnyRoute['envelope'], codes: readonly ErrorCode[]): z.ZodObject {
   const shape: Record<string, z.ZodType> = { ...base(envelope) };
-  const extras = codes.map((c) => (c ? (EXTRA[c] ?? {}) : {}));
+  const extras = codes.map((c) => EXTRA[c] ?? {});
   for (const extra of extras) {
     for (const [key, schema] of Object.entries(extra)) {
       shape[key] = extras.every((e) => key in e) ? schema : schema.optional();
@@ -127,9 +140,10 @@ export interface Answer {
 
 /** Every status the route answers, with its body and headers: the route's `responses` and the conditions above. */
 export function answersOf(route: AnyRoute, context: AnswerContext): Map<number, Answer> {
-  const limited = route.rateClass !== 'none' && context.rateLimit(route.rateClass) > 0;
-  // Set on every answer: the request id (http/app.ts), and the counters once the limiter has counted the request.
-  const always: [ResponseHeader, boolean][] = [['X-Request-Id', true], ...(limited ? (['X-RateLimit-Limit', 'X-RateLimit-Remaining'] as const).map((h): [ResponseHeader, boolean] => [h, true]) : [])];
+  // Set on every answer: the request id (http/app.ts), and the counters once the limiter has
+  // counted the request, which it does before anything else is checked (pipeline.ts).
+  const always = new Map<ResponseHeader, boolean>([['X-Request-Id', true]]);
+  if (route.rateClass !== 'none' && context.rateLimit(route.rateClass) > 0) for (const h of ['X-RateLimit-Limit', 'X-RateLimit-Remaining'] as const) always.set(h, true);
   const causes = new Map<number, Condition[]>();
   for (const c of conditionsOf(route, context)) {
     const status = statusOf(c.code, route.envelope);

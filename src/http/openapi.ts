@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { answersOf, type AnswerContext, type ResponseHeader } from './answers.js';
+import { answersOf, responseHeaders, type AnswerContext } from './answers.js';
 import type { AnyRoute } from './route.js';
 
 // GET /api/v1/openapi.json: generated from the very zod schemas the routes validate with
@@ -50,21 +50,13 @@ function requestBody(route: AnyRoute) {
   return { required: route.bodyRequired ?? !route.body.safeParse(undefined).success, content };
 }
 
-const HEADERS: Record<ResponseHeader, { description: string; schema: JsonSchema }> = {
-  'X-Request-Id': { description: 'the X-Request-Id sent, or one made for the request; it names the request in the log', schema: { type: 'string' } },
-  'Retry-After': { description: 'seconds to wait before trying again', schema: { type: 'integer', minimum: 1 } },
-  'X-RateLimit-Limit': { description: 'requests allowed per window', schema: { type: 'integer', minimum: 1 } },
-  'X-RateLimit-Remaining': { description: 'requests left in the window', schema: { type: 'integer', minimum: 0 } },
-  'X-RateLimit-Reset': { description: 'when the window ends, in Unix seconds', schema: { type: 'integer' } },
-};
-
 function responses(route: AnyRoute, context: AnswerContext) {
   const out: Record<string, unknown> = {};
   for (const [status, answer] of answersOf(route, context)) {
     const content: Record<string, { schema: JsonSchema }> = {};
     if (answer.schema) content['application/json'] = { schema: jsonSchema(answer.schema, 'output') };
     if (answer.text) content[answer.text] = { schema: { type: 'string' } };
-    const headers = Object.fromEntries([...answer.headers].map(([name, required]) => [name, { ...HEADERS[name], required }]));
+    const headers = Object.fromEntries([...answer.headers].map(([name, required]) => [name, { ...responseHeaders[name], required }]));
     out[status] = { description: answer.description, headers, ...(Object.keys(content).length ? { content } : {}) };
   }
   return out;
