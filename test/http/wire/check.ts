@@ -38,6 +38,20 @@ function valid(schema: object, value: unknown): string | null {
 /** A header's value as its schema types it (headers travel as text). */
 const typed = (value: string, schema: { type?: string }): unknown => (schema.type === 'integer' || schema.type === 'number' ? Number(value) : value);
 
+/** What is wrong with a request that succeeded, by the document: a body it does not allow, or none where it requires one. */
+export function requestProblems(operation: Operation, req: { json?: unknown; raw?: string; type?: string }): string[] {
+  const body = operation.spec.requestBody as { required?: boolean; content: Record<string, { schema: object }> } | undefined;
+  const sent = req.json !== undefined || (req.raw !== undefined && req.raw !== '');
+  if (!sent) return body?.required ? ['succeeded without the body the document requires'] : [];
+  const type = req.json !== undefined ? 'application/json' : (req.type ?? '');
+  const media = body?.content[type];
+  if (!media) return [`succeeded with a ${type} body the document does not take`];
+  if (type === 'text/csv') return [];
+  const value = req.json ?? (type === 'application/json' ? JSON.parse(req.raw!) : Object.fromEntries(new URLSearchParams(req.raw)));
+  const error = valid(media.schema, value);
+  return error ? [`succeeded with a request body the document refuses: ${error.replace(/^body/, 'request')}`] : [];
+}
+
 /** What is wrong with this answer to this operation, by the document; empty when nothing is. */
 export function problemsWith(operation: Operation, res: TestResponse): string[] {
   const declared = operation.spec.responses[String(res.status)];

@@ -41,6 +41,8 @@ export class World {
   /** A full token of an account that is not an administrator. */
   staff = '';
   readonly sources = new Map<string, { id: number; secret: string }>();
+  /** The last request sent, for judging it against the document once it succeeded. */
+  last: Req | null = null;
   #session: Promise<Record<string, string>> | null = null;
 
   constructor(readonly gh: TestAppliance) {}
@@ -54,6 +56,7 @@ export class World {
   }
 
   send(req: Req): Promise<TestResponse> {
+    this.last = req;
     const headers = { ...(req.type ? { 'content-type': req.type } : {}), ...req.headers };
     return this.gh.request(req.method, req.path, { ...(req.token ? { token: req.token } : {}), ...(req.json !== undefined ? { body: req.json } : {}), ...(req.raw !== undefined ? { rawBody: req.raw } : {}), headers });
   }
