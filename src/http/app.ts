@@ -70,8 +70,8 @@ function respondWithError(ctx: Context, err: unknown, log: HttpDeps['log']): voi
     return;
   }
   log.error({ err }, 'unhandled error');
-  ctx.status = 500;
-  ctx.body = { message: 'Server Error' };
+  // Through the same path as a catalogued error, so an incoming webhook gets {error, message} here too.
+  respondWithError(ctx, new AppError('server_error'), log);
 }
 
 /** Incoming webhooks answer {error, message, errors?} (spec: Errors): 400 for a payload that

@@ -1,10 +1,12 @@
 import { z } from 'zod';
+import { answersOf, headerSpec, type AnswerContext } from './answers.js';
 import type { AnyRoute } from './route.js';
-import { messageSchema, rateLimitedSchema, webhookError } from './resources.js';
 
 // GET /api/v1/openapi.json: generated from the very zod schemas the routes validate with
 // (STYLE: one schema per contract). OpenAPI 3.1, whose schema dialect is JSON Schema 2020-12,
-// which is what zod emits. Each operation also carries x-ability and x-rate-class.
+// which is what zod emits. Each operation also carries x-ability and x-rate-class. Every status
+// an operation can answer, with its body and headers, comes from answers.ts (issue 22 item 7);
+// test/http/openapi-wire.test.ts provokes each of them on a running appliance.
 
 type JsonSchema = Record<string, unknown>;
 
@@ -25,45 +27,42 @@ function parameters(schema: z.ZodType | undefined, where: 'path' | 'query') {
   }));
 }
 
+/** Request headers the route reads: a signed webhook's signature and timestamp, the session login's CSRF token. */
+function headerParameters(route: AnyRoute, context: AnswerContext) {
+  const out = [];
+  if (route.webhook) {
+    const { signature, timestamp } = context.webhookHeaders(route.webhook);
+    out.push(
+      { name: signature, in: 'header', required: !context.allowUnsigned, description: 'sha256=<lowercase hex HMAC-SHA256 of the raw body with the source secret>', schema: { type: 'string', pattern: '^sha256=[0-9a-f]{64}$' } },
+      { name: timestamp, in: 'header', required: false, description: 'Unix seconds; when sent, it must be within incomingWebhooks.timestampToleranceSeconds', schema: { type: 'string', pattern: '^[0-9]+$' } },
+    );
+  }
+  if (route.csrf) out.push({ name: 'X-XSRF-TOKEN', in: 'header', required: true, description: 'the XSRF-TOKEN cookie set by GET /sanctum/csrf-cookie', schema: { type: 'string' } });
+  return out;
+}
+
 function requestBody(route: AnyRoute) {
   if (!route.body) return undefined;
   const schema = jsonSchema(route.body, 'input');
   const content: Record<string, { schema: JsonSchema }> = { 'application/json': { schema } };
   if (route.bodyKind === 'form') content['application/x-www-form-urlencoded'] = { schema };
   if (route.bodyKind === 'json-or-csv') content['text/csv'] = { schema: { type: 'string', description: 'CSV with a header row' } };
-  return { required: !route.body.safeParse(undefined).success, content };
+  return { required: route.bodyRequired ?? !route.body.safeParse(undefined).success, content };
 }
 
-const storeBusy = { rest: messageSchema.extend({ retry_after: z.number().int() }), webhook: webhookError.extend({ retry_after: z.number().int() }) };
-
-function responses(route: AnyRoute) {
+function responses(route: AnyRoute, context: AnswerContext) {
   const out: Record<string, unknown> = {};
-  const add = (status: number, description: string, schema?: z.ZodType) => {
-    if (out[status]) return;
-    const contentType = route.path === '/metrics' ? 'text/plain' : route.path.endsWith('/export') ? 'text/csv' : 'application/json';
-    out[status] = { description, ...(schema ? { content: { [contentType]: { schema: jsonSchema(schema, 'output') } } } : {}) };
-  };
-  for (const [status, r] of Object.entries(route.responses)) add(Number(status), r.description, r.schema);
-  if (route.ability !== 'public') {
-    add(401, 'Unauthenticated: missing, malformed, revoked or expired token', messageSchema);
-    add(403, 'The token lacks the ability (Invalid ability provided.), or the account is not allowed', messageSchema);
-  }
-  if (route.project) add(404, 'No such project, or the account cannot reach it', messageSchema);
-  if (route.body) {
-    add(400, 'Malformed JSON', messageSchema);
-    add(413, 'Body over the size limit', messageSchema);
-    add(415, 'Unsupported content type', messageSchema);
-    add(422, 'Validation failed', z.object({ message: z.string(), errors: z.record(z.string(), z.array(z.string())) }));
-  }
-  if (route.rateClass !== 'none') add(429, `Rate limited (${route.rateClass} class)`, rateLimitedSchema);
-  // Any write may find SQLite's write lock held past store.busyTimeoutMs (errors.ts store_busy).
-  if (route.method !== 'GET' && !route.readOnly) {
-    add(503, 'store_busy: the store stayed busy with other writes past store.busyTimeoutMs; nothing was written. Retry after Retry-After seconds', storeBusy[route.envelope ?? 'rest']);
+  for (const [status, answer] of answersOf(route, context)) {
+    const content: Record<string, { schema: JsonSchema }> = {};
+    if (answer.schema) content['application/json'] = { schema: jsonSchema(answer.schema, 'output') };
+    if (answer.text) content[answer.text] = { schema: { type: 'string' } };
+    const headers = Object.fromEntries([...answer.headers].map(([name, required]) => [name, { ...headerSpec(name), required }]));
+    out[status] = { description: answer.description, headers, ...(Object.keys(content).length ? { content } : {}) };
   }
   return out;
 }
 
-export function buildOpenApi(routes: readonly AnyRoute[]) {
+export function buildOpenApi(routes: readonly AnyRoute[], context: AnswerContext) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const operation = {
@@ -71,12 +70,13 @@ export function buildOpenApi(routes: readonly AnyRoute[]) {
       tags: route.tags,
       summary: route.summary,
       ...(route.description ? { description: route.description } : {}),
-      parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query')],
+      parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query'), ...headerParameters(route, context)],
       ...(route.body ? { requestBody: requestBody(route) } : {}),
-      responses: responses(route),
+      responses: responses(route, context),
       security: route.ability === 'public' ? [] : [{ bearerAuth: [] }, { cookieSession: [] }],
       'x-ability': route.ability,
       'x-rate-class': route.rateClass,
+      'x-error-envelope': route.envelope ?? 'rest',
       ...(route.admin ? { 'x-admin-only': true } : {}),
       ...(route.readOnly ? { 'x-read-only': true } : {}),
     };
@@ -88,7 +88,8 @@ export function buildOpenApi(routes: readonly AnyRoute[]) {
     info: {
       title: 'Gatehouse appliance API',
       version: '1.0.0',
-      description: 'The event platform REST contract as served by a Gatehouse appliance. See docs/rest.md.',
+      description:
+        'The event platform REST contract as served by a Gatehouse appliance. See docs/rest.md. Errors answer {message} (REST; 422 adds errors, 429 retry_after) or, where x-error-envelope is webhook, {error, message} with 400 for validation (spec: Errors).',
     },
     servers: [{ url: '/' }],
     tags,

@@ -10,9 +10,8 @@ import type { Grants } from '../accounts/memberships.js';
 const timestamp = z.string().describe('ISO 8601 timestamp in UTC');
 
 export const messageSchema = z.object({ message: z.string() });
-/** Incoming webhooks answer errors as {error, message}, and 400s with errors per field (spec: Errors). */
+/** Incoming webhooks answer errors as {error, message} (spec: Errors; the rest of their envelope: http/answers.ts). */
 export const webhookError = z.object({ error: z.string(), message: z.string() });
-export const webhookValidationError = webhookError.extend({ errors: z.record(z.string(), z.array(z.string())) });
 export const validationErrorSchema = z.object({ message: z.string(), errors: z.record(z.string(), z.array(z.string())) });
 export const rateLimitedSchema = z.object({ message: z.string(), retry_after: z.number().int() });
 

@@ -6,6 +6,7 @@ import type { TokenRecord } from '../auth/tokens.js';
 import type { Project } from '../accounts/projects.js';
 import type { User } from '../accounts/users.js';
 import type { WebhookKind } from '../webhooks/gate.js';
+import type { Condition } from './answers.js';
 
 // One route table: every route declares its method, path, operation id, ability, rate class
 // and schemas here, and the router, the ability check, the rate limiter and the OpenAPI
@@ -43,6 +44,16 @@ export interface RouteRequest<P, Q, B> {
 
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
 
+/** One status a route answers. Error statuses need no schema: their body is the envelope's,
+ * generated with the pipeline's own errors (answers.ts); give one only for fields beyond it. */
+export interface ResponseSpec {
+  description: string;
+  /** The JSON body. */
+  schema?: z.ZodType;
+  /** The status answers this text type (instead of JSON, or besides it when a schema is given). */
+  text?: 'text/plain' | 'text/csv';
+}
+
 export interface RouteSpec<P extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined, B extends z.ZodType | undefined = undefined> {
   method: HttpMethod;
   /** OpenAPI-style path: /api/v1/users/{userId} */
@@ -68,10 +79,15 @@ export interface RouteSpec<P extends z.ZodType | undefined = undefined, Q extend
   webhook?: WebhookKind;
   /** A larger body limit than http.bodyLimitBytes, for imports. */
   bodyLimitBytes?: number;
+  /** The document says a body is required although the schema lets an absent one reach the
+   * handler, which refuses it in its own way (token creation: 401, spec Authentication item 3). */
+  bodyRequired?: true;
   params?: P;
   query?: Q;
   body?: B;
-  responses: Record<number, { description: string; schema?: z.ZodType }>;
+  responses: Record<number, ResponseSpec>;
+  /** Errors only the handler can meet, beyond those the pipeline derives from this declaration (answers.ts). */
+  answers?: readonly Condition[];
   handler(request: RouteRequest<Out<P>, Out<Q>, Out<B>>): Reply | Promise<Reply>;
 }
 

@@ -33,6 +33,11 @@ export interface WebhookGate {
   settle(ctx: Context): void;
 }
 
+/** The request headers a signed webhook of this kind carries (spec: Authentication item 9: the partner signs in X-Partner-Signature). */
+export function webhookHeaderNames(kind: WebhookKind, prefix: string): { signature: string; timestamp: string; replayed: string } {
+  return { signature: kind === 'registration-partner' ? 'X-Partner-Signature' : `X-${prefix}-Signature`, timestamp: `X-${prefix}-Timestamp`, replayed: `X-${prefix}-Replayed` };
+}
+
 const STATE_KEY = 'webhookAdmission';
 
 export const admissionOf = (ctx: Context): WebhookAdmission | undefined => ctx.state[STATE_KEY] as WebhookAdmission | undefined;

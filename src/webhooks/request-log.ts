@@ -7,7 +7,8 @@ import { writeTransaction } from '../store/transactions.js';
 import { isStoreBusy } from '../store/transactions.js';
 
 // The log of every incoming webhook request (issue 8 item 5; spec: incoming webhook log entry
-// {id, endpoint, method, status, source_ip, received_at, response_time_ms}), plus the source and
+// {id, endpoint, method, status, source_ip, received_at, response_time_ms}, with the spec's types:
+// id a string, response_time_ms an integer; issue 22 item 7), plus the source and
 // project it was matched to and, for failures, the reason (the error code answered) and the first
 // KB of the body; a retry answered with its first answer has the reason `replayed` (issue 22 item 1). Retention is bounded by age and by row count (incomingWebhooks.logRetentionDays,
 // .logMaxRows), pruned at start and hourly.
@@ -48,13 +49,13 @@ export const logQuery = z.object({
 });
 
 export const logEntrySchema = z.object({
-  id: z.number().int(),
+  id: z.string().describe('the entry id (digits; a string, as the spec types it)'),
   endpoint: z.string(),
   method: z.string(),
   status: z.number().int(),
   source_ip: z.string(),
   received_at: z.string(),
-  response_time_ms: z.number(),
+  response_time_ms: z.number().int().describe('whole milliseconds, rounded'),
   source_id: z.number().int().nullable(),
   project_id: z.number().int().nullable(),
   reason: z.string().nullable().describe('the error code answered, for failures; `replayed` for a retry answered with its first answer'),
@@ -91,7 +92,8 @@ export class IncomingWebhookLog {
     const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
     const items = statement(this.db, `SELECT * FROM incoming_webhook_log ${clause} ORDER BY id DESC LIMIT @limit OFFSET @offset`).all(params) as Row[];
     const { n } = statement(this.db, `SELECT count(*) AS n FROM incoming_webhook_log ${clause}`).get(params) as { n: number };
-    return { items: items.map((r) => ({ ...r })), total: n };
+    // Stored as the row id and tenths of a millisecond; answered in the spec's types.
+    return { items: items.map((r) => ({ ...r, id: String(r.id), response_time_ms: Math.round(r.response_time_ms) })), total: n };
   }
 
   /** Deletes entries past the retention age, then the oldest past the row bound. */

@@ -4,7 +4,7 @@ import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { consumeOrThrow } from '../http/rate-limit.js';
 import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
-import { admissionOf, setAdmission, type WebhookAdmission, type WebhookGate, type WebhookKind } from './gate.js';
+import { admissionOf, setAdmission, webhookHeaderNames, type WebhookAdmission, type WebhookGate, type WebhookKind } from './gate.js';
 import type { KeptAnswer, ReplayWindow } from './replay-window.js';
 import { checkTimestamp, parseSignature, verifies } from './signature.js';
 import { allowed, type ActiveSource, type WebhookSources } from './sources.js';
@@ -44,8 +44,7 @@ export class SignedWebhookGate implements WebhookGate {
   ) {}
 
   headerNames(kind: WebhookKind): { signature: string; timestamp: string; replayed: string } {
-    const prefix = this.options.headerPrefix;
-    return { signature: kind === 'registration-partner' ? 'X-Partner-Signature' : `X-${prefix}-Signature`, timestamp: `X-${prefix}-Timestamp`, replayed: `X-${prefix}-Replayed` };
+    return webhookHeaderNames(kind, this.options.headerPrefix);
   }
 
   async check(kind: WebhookKind, ctx: Context, rawBody: Buffer): Promise<WebhookAdmission> {

@@ -53,6 +53,7 @@ export function accessControlRoutes({ venue, engine, devices }: { venue: Venue; 
       idParam: 'accessZoneId',
       tag: 'Access zones',
       label: 'access zone',
+      inUseBy: 'access points or time restrictions',
       schema: zoneSchema,
       createBody: createZoneBody,
       updateBody: updateZoneBody,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { messageSchema } from '../resources.js';
+import { conditions } from '../answers.js';
 import type { Database } from '../../store/database.js';
 import { accessEventFilters, accessEventSchema, queryAccessEvents } from '../../access/event-query.js';
 import { collectionSchema, pageQuery, paginate, window, type PageQuery } from '../pagination.js';
@@ -27,9 +27,9 @@ export function accessEventRoutes({ db, settled }: { db: () => Database; settled
       params: projectParams,
       query: pageQuery.extend(accessEventFilters.shape).extend({ format: z.enum(['json', 'csv']).optional() }),
       responses: {
-        200: { description: 'A page of access events (or text/csv)', schema: collectionSchema(accessEventSchema) },
-        503: { description: 'Answered scans are not all in the log yet (the journal is behind for longer than store.readWaitMs); Retry-After', schema: messageSchema },
+        200: { description: 'A page of access events, or with ?format=csv every matching event as text/csv', schema: collectionSchema(accessEventSchema), text: 'text/csv' },
       },
+      answers: [conditions.eventLogBehind],
       handler: async ({ project, query: q, koa }) => {
         await settled();
         const query = q as PageQuery & Record<string, unknown>;

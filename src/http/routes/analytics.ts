@@ -6,6 +6,7 @@ import type { Database } from '../../store/database.js';
 import { AppError, validationError } from '../../errors.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { messageSchema, single } from '../resources.js';
+import { conditions } from '../answers.js';
 import { PROJECT_PATH } from './crud.js';
 
 // POST .../analytics/metrics (spec: Analytics). A read, though a POST: tokens with `read` or
@@ -88,8 +89,8 @@ export function analyticsRoutes({ db, settled }: { db: () => Database; settled: 
       responses: {
         200: { description: 'The metric', schema: single(z.union([zoneOccupancySchema, accessSummarySchema])) },
         404: { description: 'No such zone in this project', schema: messageSchema },
-        503: { description: 'Answered scans are not all in the log yet (the journal is behind for longer than store.readWaitMs); Retry-After', schema: messageSchema },
       },
+      answers: [conditions.eventLogBehind],
       handler: async ({ project, body }) => {
         await settled();
         const timeZone = project!.timezone;

@@ -96,7 +96,7 @@ export function attendeeExportRoutes({ venue }: { venue: Venue }): AnyRoute[] {
       project: true,
       params: projectParams,
       query: attendeeQuery,
-      responses: { 200: { description: 'text/csv with a header row' } },
+      responses: { 200: { description: 'CSV with a header row', text: 'text/csv' } },
       handler: ({ project, query }) => {
         const { items } = venue.attendees.search(project!.id, query, 0, Number.MAX_SAFE_INTEGER);
         const credentials = venue.credentials.firstActiveByAttendee(project!.id);

@@ -39,6 +39,7 @@ export function attendeeRoutes({ venue }: { venue: Venue }): AnyRoute[] {
       idParam: 'attendeeTypeId',
       tag: 'Attendee types',
       label: 'attendee type',
+      inUseBy: 'attendees or time restrictions',
       schema: attendeeTypeSchema,
       createBody: createAttendeeTypeBody,
       updateBody: updateAttendeeTypeBody,

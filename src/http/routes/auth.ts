@@ -62,6 +62,7 @@ export function authRoutes(deps: HttpDeps): AnyRoute[] {
       ability: 'public',
       rateClass: 'standard',
       body: tokenRequest,
+      bodyRequired: true,
       responses: {
         201: { description: 'The token, shown once', schema: tokenResultSchema },
         401: { description: 'Unable to authenticate', schema: messageSchema },
@@ -153,6 +154,7 @@ export function authRoutes(deps: HttpDeps): AnyRoute[] {
       csrf: true,
       rateClass: 'standard',
       body: sessionLogin,
+      bodyRequired: true,
       responses: {
         200: { description: 'Logged in; a new session cookie is set', schema: single(meSchema.omit({ current_token: true })) },
         401: { description: 'Unable to authenticate', schema: messageSchema },

@@ -48,8 +48,8 @@ export function broadcastingRoutes(deps: Pick<HttpDeps, 'config' | 'projects' | 
       body: authBody,
       responses: {
         200: { description: 'The auth string for pusher:subscribe', schema: authAnswer },
-        403: { description: 'The user or token may not read this channel' },
       },
+      answers: [{ code: 'channel_forbidden', when: 'the user or token may not read this channel (`reason` says why)' }],
       handler: ({ body, principal }) => {
         const { key, secret } = deps.realtime.credentials;
         const verdict = mayJoin(body.channel_name, principal!.user, principal!.abilities, deps.projects);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Scope } from '../../auth/abilities.js';
 import { collectionSchema, pageQuery, paginate, window, type PageQuery } from '../pagination.js';
-import { defineRoute, type AnyRoute } from '../route.js';
+import { defineRoute, type AnyRoute, type ResponseSpec } from '../route.js';
 import { messageSchema, single } from '../resources.js';
 
 // index / show / store / update / destroy for a project-scoped resource, the Laravel way
@@ -26,6 +26,8 @@ interface CrudSpec<Row, C extends z.ZodType, U extends z.ZodType> {
   updateBody: U;
   /** Filters of the index beyond page and per_page. */
   filters?: z.ZodObject;
+  /** When deleting can be refused because the record is still in use (409 conflict): what uses it. */
+  inUseBy?: string;
   /** Rate class of the index (attendee search is `search`); the rest are standard. */
   indexRateClass?: 'standard' | 'search';
   list(projectId: number, offset: number, limit: number, filters: Record<string, unknown>): { items: Row[]; total: number };
@@ -44,6 +46,7 @@ export function crudRoutes<Row, C extends z.ZodType, U extends z.ZodType>(spec: 
   const one = { description: `The ${spec.label}`, schema: single(spec.schema) };
   const missing = { description: `No such ${spec.label} in this project`, schema: messageSchema };
   const id = (p: Record<string, unknown>) => p[spec.idParam] as number;
+  const inUse: Record<number, ResponseSpec> = spec.inUseBy ? { 409: { description: `Still in use by ${spec.inUseBy}`, schema: messageSchema } } : {};
   return [
     defineRoute({
       ...common,
@@ -105,7 +108,7 @@ export function crudRoutes<Row, C extends z.ZodType, U extends z.ZodType>(spec: 
       summary: `Delete a ${spec.label}`,
       ability: spec.write,
       params,
-      responses: { 204: { description: 'Deleted; a tombstone records it' }, 404: missing, 409: { description: 'Still in use', schema: messageSchema } },
+      responses: { 204: { description: 'Deleted; a tombstone records it' }, 404: missing, ...inUse },
       handler: ({ project, params: p }) => {
         spec.destroy(project!.id, id(p));
         return { status: 204 };

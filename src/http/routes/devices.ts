@@ -7,6 +7,7 @@ import { createGatewayBody, gatewaySchema, updateGatewayBody } from '../../devic
 import { gatewayStatusTopic, projectPrefix, readerTopic } from '../../mqtt/topics.js';
 import { collectionSchema, pageQuery, paginate, window } from '../pagination.js';
 import { defineRoute, type AnyRoute } from '../route.js';
+import { rateLimited } from '../answers.js';
 import { messageSchema, single } from '../resources.js';
 import type { HttpDeps } from '../deps.js';
 import { PROJECT_PATH, projectParams, withId } from './crud.js';
@@ -76,7 +77,7 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
       responses: {
         202: { description: 'A login is pending', schema: single(z.object({ reader_identifier: z.string(), status: z.literal('pending'), expires_at: z.string(), message: z.string() })) },
         404: { description: 'No such project', schema: messageSchema },
-        422: { description: 'No reader with this identifier in the project', schema: messageSchema },
+        422: { description: 'No reader with this identifier in the project' },
       },
       handler: ({ params, body, koa }) => {
         const project = projects.findBySlugs(params.teamSlug, params.projectSlug);
@@ -131,9 +132,9 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
       body: verifyBody,
       responses: {
         200: { description: "The reader's MQTT credentials (reader_token shown once)", schema: single(verifiedSchema) },
-        422: { description: 'Unknown reader, or a wrong, expired, used or locked OTP', schema: messageSchema },
-        429: { description: 'Too many attempts from this address', schema: messageSchema },
+        422: { description: 'Unknown reader, or a wrong, expired, used or locked OTP' },
       },
+      answers: [rateLimited('over readers.verifyPerMinute attempts from this client address')],
       handler: async ({ body, koa }) => {
         await consumeOrThrow(verifyLimiter, koa.ip || 'unknown', config.readers.verifyPerMinute);
         const readers = index.readersWithIdentifier(body.reader_identifier);
@@ -244,7 +245,7 @@ function gatewayRoutes({ devices, bus, config }: HttpDeps): AnyRoute[] {
       ability: 'access:write',
       params: projectParams,
       body: createGatewayBody,
-      responses: { 201: { description: 'The gateway and its token', schema: issuedSchema }, 422: { description: 'Validation failed', schema: messageSchema } },
+      responses: { 201: { description: 'The gateway and its token', schema: issuedSchema } },
       handler: ({ project, body }) => {
         const row = gateways.create(project!.id, body);
         return { status: 201, body: { data: view(row, projectPrefix(project!.team_slug, project!.slug)), token: issue(project!.id, row.id) } };
@@ -260,7 +261,7 @@ function gatewayRoutes({ devices, bus, config }: HttpDeps): AnyRoute[] {
       ability: 'access:write',
       params,
       body: updateGatewayBody,
-      responses: { 200: { description: 'The gateway', schema: single(viewSchema) }, 404: missing, 422: { description: 'Validation failed', schema: messageSchema } },
+      responses: { 200: { description: 'The gateway', schema: single(viewSchema) }, 404: missing },
       handler: ({ project, params: p, body }) => {
         const row = gateways.update(project!.id, p.gatewayId, body);
         bus.emit('device.credentials_revoked', { kind: 'gateway', deviceId: row.id });

@@ -1,12 +1,14 @@
 import { z } from 'zod';
 import type { HttpDeps } from '../deps.js';
 import { buildOpenApi } from '../openapi.js';
+import { webhookHeaderNames } from '../../webhooks/gate.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 
 // Liveness, readiness, Prometheus metrics and the OpenAPI description. Never rate limited,
 // no credentials: they are for the box's own supervisor, monitoring and client generators.
 
 const health = z.object({ status: z.literal('ok') });
+const openApiDocument = z.looseObject({ openapi: z.string(), info: z.looseObject({ title: z.string(), version: z.string() }), paths: z.record(z.string(), z.unknown()) });
 const ready = z.object({ status: z.enum(['ready', 'starting']), checks: z.record(z.string(), z.boolean()) });
 
 export function operationRoutes(deps: HttpDeps, allRoutes: () => readonly AnyRoute[]): AnyRoute[] {
@@ -41,7 +43,7 @@ export function operationRoutes(deps: HttpDeps, allRoutes: () => readonly AnyRou
       path: '/metrics',
       operationId: 'metrics.show',
       summary: 'Prometheus metrics (text exposition format)',
-      responses: { 200: { description: 'Metrics in Prometheus text format' } },
+      responses: { 200: { description: 'Metrics in Prometheus text format', text: 'text/plain' } },
       handler: async () => ({
         body: await deps.metrics.registry.metrics(),
         headers: { 'Content-Type': deps.metrics.registry.contentType },
@@ -53,9 +55,11 @@ export function operationRoutes(deps: HttpDeps, allRoutes: () => readonly AnyRou
       path: '/api/v1/openapi.json',
       operationId: 'openapi.show',
       summary: 'This OpenAPI description',
-      responses: { 200: { description: 'OpenAPI 3.1 document' } },
+      responses: { 200: { description: 'OpenAPI 3.1 document', schema: openApiDocument } },
       handler: () => {
-        openapi ??= buildOpenApi(allRoutes());
+        const { headerPrefix, allowUnsigned } = deps.config.incomingWebhooks;
+        // Built with the configuration the answers depend on: the rate limits, the webhook header names.
+        openapi ??= buildOpenApi(allRoutes(), { rateLimit: (cls) => deps.rateLimits.limitOf(cls), webhookHeaders: (kind) => webhookHeaderNames(kind, headerPrefix), allowUnsigned });
         return { body: openapi };
       },
     }),

@@ -6,7 +6,7 @@ import { collectionSchema, pageQuery, paginate, window } from '../pagination.js'
 import { PROJECT_PATH, projectParams } from './crud.js';
 import type { HttpDeps } from '../deps.js';
 import { defineRoute, type AnyRoute } from '../route.js';
-import { webhookError, webhookValidationError } from '../resources.js';
+import { webhookError } from '../resources.js';
 
 // The incoming webhooks that bring attendees in (spec: Endpoints, Incoming webhooks; issue 8
 // item 4): attendee-sync from an external attendee list, registration-partner events. Both
@@ -60,11 +60,10 @@ export function partnerWebhookRoutes({ store, clock, bus, venue, projects, webho
       bodyLimitBytes: SYNC_BODY_LIMIT,
       body: attendeeSyncBody,
       responses: {
-        200: { description: 'Processed; a retry of an accepted body gets this answer again with `X-Svc-Replayed: true` (X-{incomingWebhooks.headerPrefix}-Replayed)', schema: syncAnswer },
-        400: { description: 'The envelope fails validation (mode, attendees not an array, over 10,000 records)', schema: webhookValidationError },
+        200: { description: 'Processed', schema: syncAnswer },
+        400: { description: 'The envelope fails validation (mode, attendees not an array, over 10,000 records)' },
         403: { description: 'The signing webhook source belongs to another project', schema: webhookError },
         404: { description: 'team_slug/project_slug name no project', schema: webhookError },
-        409: { description: 'request_in_progress: an identical signed request is still being handled', schema: webhookError },
       },
       handler: ({ body, koa }) => {
         const { projectId } = gate.admit('attendee-sync', koa);
@@ -88,10 +87,10 @@ export function partnerWebhookRoutes({ store, clock, bus, venue, projects, webho
       webhook: 'registration-partner',
       body: partnerEventBody,
       responses: {
-        200: { description: 'Applied, or acknowledged as a replay of its event_id; a retry of an accepted body gets this answer again with `X-Svc-Replayed: true` (X-{incomingWebhooks.headerPrefix}-Replayed)', schema: partnerAnswerSchema },
-        400: { description: 'The payload fails validation (also an unknown event_type or a credential_value in use)', schema: webhookValidationError },
+        200: { description: 'Applied, or acknowledged as a replay', schema: partnerAnswerSchema },
+        400: { description: 'The payload fails validation (also an unknown event_type or a credential_value in use)' },
         404: { description: 'No attendee has this registration id (not recorded: send it again once the registration exists)', schema: webhookError },
-        409: { description: 'registration.created for a known registration id, or an unsigned request while more than one project exists; or `request_in_progress`: an identical signed request is still being handled', schema: webhookError },
+        409: { description: 'registration.created for a known registration id, or an unsigned request while more than one project exists', schema: webhookError },
       },
       handler: ({ body, koa }) => {
         const { projectId } = gate.admit('registration-partner', koa);

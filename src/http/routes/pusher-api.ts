@@ -50,10 +50,16 @@ const appParams = z.object({ appId: z.string() });
 const channelParams = appParams.extend({ channelName });
 const error = z.object({ error: z.string(), message: z.string() });
 const errors = {
-  400: { description: 'The body fails validation', schema: error },
   401: { description: 'Not signed with this app key and secret', schema: error },
   404: { description: 'No such app', schema: error },
 };
+// Answers as Pusher's HTTP API gives them: counts only when `info` asks for them.
+const counts = z.object({ subscription_count: z.number().int().optional(), user_count: z.number().int().optional() });
+const published = z.object({ channels: z.record(z.string(), counts).optional() });
+const publishedBatch = z.object({ batch: z.array(counts).optional() });
+const channelList = z.object({ channels: z.record(z.string(), counts) });
+const channelState = counts.extend({ occupied: z.boolean() });
+const members = z.object({ users: z.array(z.object({ id: z.union([z.string(), z.number()]).describe("the user_id the channel auth gave") })) });
 
 export function pusherApiRoutes(deps: Pick<HttpDeps, 'config' | 'clock' | 'realtime'>): AnyRoute[] {
   const { server, credentials } = deps.realtime;
@@ -93,7 +99,7 @@ export function pusherApiRoutes(deps: Pick<HttpDeps, 'config' | 'clock' | 'realt
       summary: 'Publish an event to one or more channels',
       params: appParams,
       body: eventBody,
-      responses: { 200: { description: '{} or {channels: {name: info}} when info is asked' }, ...errors, 413: { description: 'data over pusher.maxEventBytes', schema: error } },
+      responses: { 200: { description: '{} or {channels: {name: info}} when info is asked', schema: published }, ...errors, 413: { description: 'data over pusher.maxEventBytes', schema: error } },
       handler: ({ params, body, koa }) => {
         verify(koa, params.appId);
         const channels = body.channels ?? [body.channel!];
@@ -111,7 +117,7 @@ export function pusherApiRoutes(deps: Pick<HttpDeps, 'config' | 'clock' | 'realt
       summary: 'Publish up to 10 events',
       params: appParams,
       body: batchBody,
-      responses: { 200: { description: '{} or {batch: [info]} when info is asked' }, ...errors, 413: { description: 'data over pusher.maxEventBytes', schema: error } },
+      responses: { 200: { description: '{} or {batch: [info]} when info is asked', schema: publishedBatch }, 400: { description: "Also an event's data over pusher.maxEventBytes" }, ...errors },
       handler: ({ params, body, koa }) => {
         verify(koa, params.appId);
         // Validate every event's size before publishing any, so a batch is all or nothing.
@@ -133,7 +139,7 @@ export function pusherApiRoutes(deps: Pick<HttpDeps, 'config' | 'clock' | 'realt
       summary: 'Occupied channels',
       params: appParams,
       query: z.object({ filter_by_prefix: z.string().max(164).optional(), info }).loose(),
-      responses: { 200: { description: '{channels: {name: {user_count?}}}' }, ...errors },
+      responses: { 200: { description: '{channels: {name: {subscription_count?, user_count?}}}', schema: channelList }, ...errors },
       handler: ({ params, query, koa }) => {
         verify(koa, params.appId);
         const names = server.registry.names().filter((n) => !query.filter_by_prefix || n.startsWith(query.filter_by_prefix));
@@ -148,7 +154,7 @@ export function pusherApiRoutes(deps: Pick<HttpDeps, 'config' | 'clock' | 'realt
       summary: 'One channel: occupied, and counts when asked',
       params: channelParams,
       query: z.object({ info }).loose(),
-      responses: { 200: { description: '{occupied, subscription_count?, user_count?}' }, ...errors },
+      responses: { 200: { description: '{occupied, subscription_count?, user_count?}', schema: channelState }, ...errors },
       handler: ({ params, query, koa }) => {
         verify(koa, params.appId);
         return { body: { occupied: server.registry.subscriberCount(params.channelName) > 0, ...channelInfo(params.channelName, query.info) } };
@@ -162,7 +168,8 @@ export function pusherApiRoutes(deps: Pick<HttpDeps, 'config' | 'clock' | 'realt
       summary: 'The members of a presence channel',
       params: channelParams,
       query: z.object({}).loose(),
-      responses: { 200: { description: '{users: [{id}]}: each id as its channel_data gave it (a number stays a number)' }, ...errors },
+      responses: { 200: { description: '{users: [{id}]}: each id as its channel_data gave it (a number stays a number)', schema: members }, ...errors },
+      answers: [{ code: 'validation_failed', when: 'the channel is not a presence channel' }],
       handler: ({ params, koa }) => {
         verify(koa, params.appId);
         if (channelKind(params.channelName) !== 'presence') throw validationError({ channelName: ['only presence channels have users'] });

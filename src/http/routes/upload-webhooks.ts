@@ -27,9 +27,8 @@ export function uploadWebhookRoutes({ uploads, gate, projects }: { uploads: Uplo
       webhook: 'upload-finalized',
       body: finalizedSchema,
       responses: {
-        200: { description: 'Recorded; a retry of an accepted body gets this answer again with `X-Svc-Replayed: true` (X-{incomingWebhooks.headerPrefix}-Replayed)', schema: z.object({ success: z.literal(true), message: z.string(), upload_id: z.number().int(), status: z.enum(['recorded', 'queued']) }) },
-        400: { description: 'The notice fails validation', schema: webhookError },
-        409: { description: 'Unsigned (development) and more than one project: the project is unknown; or `request_in_progress`: an identical signed request is still being handled', schema: webhookError },
+        200: { description: 'Recorded', schema: z.object({ success: z.literal(true), message: z.string(), upload_id: z.number().int(), status: z.enum(['recorded', 'queued']) }) },
+        409: { description: 'Unsigned (development) and more than one project: the project is unknown', schema: webhookError },
       },
       handler: ({ body, koa }) => {
         let { projectId } = gate.admit('upload-finalized', koa);

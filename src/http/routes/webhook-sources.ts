@@ -59,7 +59,7 @@ export function webhookSourceRoutes({ webhookSources: sources, webhookLog: log, 
       ability: '*',
       params: projectParams,
       body: createSourceBody,
-      responses: { 201: { description: 'The source and its secret', schema: withSecret }, 422: { description: 'Validation failed', schema: messageSchema } },
+      responses: { 201: { description: 'The source and its secret', schema: withSecret } },
       handler: ({ project, body }) => {
         const { row, secret } = sources.create(project!.id, body);
         return { status: 201, body: { data: sources.resource(row), secret } };
@@ -74,7 +74,7 @@ export function webhookSourceRoutes({ webhookSources: sources, webhookLog: log, 
       ability: '*',
       params,
       body: updateSourceBody,
-      responses: { 200: { description: 'The source', schema: single(sourceSchema) }, 404: missing, 422: { description: 'Validation failed', schema: messageSchema } },
+      responses: { 200: { description: 'The source', schema: single(sourceSchema) }, 404: missing },
       handler: ({ project, params: p, body }) => ({ body: { data: sources.resource(sources.update(project!.id, p.sourceId, body)) } }),
     }),
     defineRoute({

@@ -8,7 +8,7 @@ import { gatewayReportSchema, type Gateways } from '../../devices/gateways.js';
 import type { ReaderStates } from '../../devices/reader-state.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { answerScan, answerSchema, requestIdField } from './scan.js';
-import { webhookError, webhookValidationError } from '../resources.js';
+import { webhookError } from '../resources.js';
 
 // Incoming webhooks (spec: Endpoints, Incoming webhooks). POST /webhook/v1/access-event: a
 // gateway reports a scan at one of its readers and gets the decision back. The reader is
@@ -65,10 +65,9 @@ export function webhookRoutes({ scans, gateways, readerStates, index, gate, now 
       webhook: 'gateway-status',
       body: gatewayReportSchema,
       responses: {
-        200: { description: 'Recorded; a retry of an accepted body gets this answer again with `X-Svc-Replayed: true` (X-{incomingWebhooks.headerPrefix}-Replayed)', schema: z.object({ success: z.literal(true), message: z.string() }) },
-        400: { description: 'The payload fails validation', schema: webhookValidationError },
+        200: { description: 'Recorded', schema: z.object({ success: z.literal(true), message: z.string() }) },
         404: { description: 'No gateway has this identifier', schema: webhookError },
-        409: { description: 'The identifier is used in more than one project (sign with one project\'s webhook source); or `request_in_progress`: an identical signed request is still being handled', schema: webhookError },
+        409: { description: 'The identifier is used in more than one project: an unsigned request (incomingWebhooks.allowUnsigned) names none', schema: webhookError },
       },
       handler: ({ body, koa }) => {
         const { projectId } = gate.admit('gateway-status', koa);
@@ -93,10 +92,10 @@ export function webhookRoutes({ scans, gateways, readerStates, index, gate, now 
       webhook: 'access-event',
       body: accessEventBody,
       responses: {
-        200: { description: 'The decision; a retry of an accepted body gets this answer again with `X-Svc-Replayed: true` (X-{incomingWebhooks.headerPrefix}-Replayed)', schema: answerSchema },
-        400: { description: 'The payload fails validation', schema: webhookValidationError },
+        200: { description: 'The decision', schema: answerSchema },
+        400: { description: 'Also a timestamp more than 5 minutes ahead of the box or 7 days behind it' },
         404: { description: 'No reader has this identifier', schema: webhookError },
-        409: { description: 'The reader is not assigned to an active access point leading into a zone; or `request_in_progress`: an identical signed request is still being handled', schema: webhookError },
+        409: { description: 'The reader is not assigned to an active access point leading into a zone', schema: webhookError },
       },
       handler: async ({ body, koa }) => {
         const { projectId } = gate.admit('access-event', koa);

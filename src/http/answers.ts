@@ -1,0 +1,179 @@
+import { z } from 'zod';
+import { errorCatalogue, type ErrorCode } from '../errors.js';
+import type { WebhookKind } from '../webhooks/gate.js';
+import type { AnyRoute, RateClass } from './route.js';
+
+// Every answer a route can give, derived from what the route declares (issue 22 item 7): the
+// request pipeline (pipeline.ts) answers the same errors for every route that has the same
+// declaration (an ability, a rate class, a body, a webhook gate), so the OpenAPI document
+// (openapi.ts) takes them from here rather than from each route, and cannot forget one.
+// A route adds what only its handler can meet: `responses` (success bodies, and error statuses
+// described in words) and `answers` (shared conditions such as `conditions.eventLogBehind`).
+// A condition every route of a kind meets (every write, every signed webhook) is one line in
+// conditionsOf(); a header one more entry in responseHeaders and the line in answersOf() that
+// puts it on the statuses that carry it.
+
+/** The response headers the document declares (a header is declared where answersOf() puts it). */
+export const responseHeaders = {
+  'X-Request-Id': { description: 'the X-Request-Id sent, or one made for the request; it names the request in the log', schema: { type: 'string' } },
+  'Retry-After': { description: 'seconds to wait before trying again', schema: { type: 'integer', minimum: 1 } },
+  'X-RateLimit-Limit': { description: 'requests allowed per window', schema: { type: 'integer', minimum: 1 } },
+  'X-RateLimit-Remaining': { description: 'requests left in the window', schema: { type: 'integer', minimum: 0 } },
+  'X-RateLimit-Reset': { description: 'when the window ends, in Unix seconds', schema: { type: 'integer' } },
+} as const satisfies Record<string, { description: string; schema: object }>;
+
+/** The replay header of incoming webhooks, named by incomingWebhooks.headerPrefix (X-Svc-Replayed). */
+export const replayedHeader = { description: '`true` when this is the kept answer of an identical signed body accepted before (a retry): it was not applied again', schema: { type: 'string', enum: ['true'] } } as const;
+
+export type ResponseHeader = keyof typeof responseHeaders;
+
+/** The description and schema of a response header: one of responseHeaders, or the webhook replay header. */
+export const headerSpec = (name: string): { description: string; schema: object } =>
+  name in responseHeaders ? responseHeaders[name as ResponseHeader] : replayedHeader;
+
+/** An error a route can answer: its code gives its status and message (errors.ts). */
+export interface Condition {
+  code: ErrorCode;
+  /** When it is answered, for the document. */
+  when: string;
+  /** Headers it always carries. */
+  headers?: readonly ResponseHeader[];
+}
+
+const RATE_LIMITED: readonly ResponseHeader[] = ['Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
+
+/** Conditions shared by routes: a route names those its handler can meet in `answers`. */
+export const conditions = {
+  serverError: { code: 'server_error', when: 'an unexpected failure (a bug); the details go to the log only' },
+  eventLogBehind: { code: 'event_log_behind', when: 'answered scans are not all in the access-event log yet (its ingest is behind for longer than store.readWaitMs)', headers: ['Retry-After'] },
+  storeBusy: { code: 'store_busy', when: "SQLite's write lock stayed held by another connection past store.busyTimeoutMs; nothing was written", headers: ['Retry-After'] },
+} satisfies Record<string, Condition>;
+
+/** A limit of the route's own (OTP attempts): 429 with the rate-limit headers (http/rate-limit.ts consumeOrThrow). */
+export const rateLimited = (when: string): Condition => ({ code: 'too_many_requests', when, headers: RATE_LIMITED });
+
+/** What the document is built with besides the routes: the configuration the answers depend on. */
+export interface AnswerContext {
+  /** Requests per window of a rate class; 0 = off (then it never answers 429 nor sends X-RateLimit-*). */
+  rateLimit(cls: RateClass): number;
+  /** The request headers a signed webhook of this kind carries (webhooks/gate.ts). */
+  webhookHeaders(kind: WebhookKind): { signature: string; timestamp: string; replayed: string };
+  /** incomingWebhooks.allowUnsigned: a request without a signature header is admitted. */
+  allowUnsigned: boolean;
+}
+
+const SAFE = new Set(['GET', 'HEAD']);
+
+/** A path parameter the route can refuse (a non-numeric id, a channel name with a `!`, which no
+ * slug, id or name rule takes): then it answers 404 route_not_found. */
+function paramsCanFail(route: AnyRoute): boolean {
+  if (!route.params) return false;
+  const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+  return !route.params.safeParse(Object.fromEntries(names.map((n) => [n, '!']))).success;
+}
+
+const hasFields = (schema: z.ZodType): boolean => Object.keys((z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { properties?: object }).properties ?? {}).length > 0;
+
+/** The conditions the pipeline answers for this route, in the order it checks them, then the route's own. */
+export function conditionsOf(route: AnyRoute, context: AnswerContext): Condition[] {
+  const out: Condition[] = [];
+  const add = (code: ErrorCode, when: string, headers?: readonly ResponseHeader[]) => out.push({ code, when, ...(headers ? { headers } : {}) });
+  if (route.rateClass !== 'none' && context.rateLimit(route.rateClass) > 0) add('too_many_requests', `over the ${route.rateClass} rate limit (per token, session or client address)`, RATE_LIMITED);
+  if (route.ability !== 'public') {
+    add('unauthenticated', 'no bearer token or session, or one that is malformed, unknown, revoked or expired; a deactivated user');
+    if (!SAFE.has(route.method)) add('token_mismatch', 'a cookie session (or an XSRF-TOKEN) without a matching X-XSRF-TOKEN header');
+  }
+  if (route.ability !== 'public' && route.ability !== 'authenticated') add('invalid_ability', `the token lacks the ability ${route.ability}`);
+  if (route.admin) add('forbidden', 'the account is not an administrator');
+  if (route.csrf) add('token_mismatch', 'no CSRF session (GET /sanctum/csrf-cookie first), or X-XSRF-TOKEN missing or wrong');
+  if (paramsCanFail(route)) add('route_not_found', 'a path parameter that names nothing (a non-numeric id)');
+  if (route.project) add('not_found', 'no such project, or the account cannot reach it');
+  if (route.query && hasFields(route.query)) add('validation_failed', 'a query parameter fails validation');
+  if (route.body) {
+    add('unsupported_media_type', 'a Content-Type the route does not take');
+    add('payload_too_large', 'a body over the limit');
+  }
+  if (route.webhook) {
+    const { signature, timestamp } = context.webhookHeaders(route.webhook);
+    if (!context.allowUnsigned) add('missing_signature', `no ${signature} header`);
+    add('invalid_signature', `${signature} is not sha256=<64 hex> or matches no enabled source of this endpoint`);
+    add('address_not_allowed', "the client address is outside the matched source's allowlist");
+    add('stale_timestamp', `${timestamp} is not integer Unix seconds within the tolerance`);
+    add('request_in_progress', 'an identical signed body from the same source is still being handled past incomingWebhooks.replayWaitMs');
+    add('too_many_requests', "over the matched source's rate_limit_per_minute", RATE_LIMITED);
+  }
+  if (route.body) {
+    add('malformed_json', 'a JSON body that does not parse');
+    add('validation_failed', 'the body fails validation');
+  }
+  out.push(...(route.answers ?? []));
+  // Any write may find SQLite's write lock held past store.busyTimeoutMs (errors.ts store_busy).
+  if (!SAFE.has(route.method) && !route.readOnly) out.push(conditions.storeBusy);
+  out.push(conditions.serverError);
+  return out;
+}
+
+/** Incoming webhooks (and the Pusher HTTP API) answer {error, message}, and validation with 400 (spec: Errors; http/app.ts). */
+export const statusOf = (code: ErrorCode, envelope: AnyRoute['envelope']): number =>
+  code === 'validation_failed' && envelope === 'webhook' ? 400 : errorCatalogue[code].status;
+
+const fieldErrors = z.record(z.string(), z.array(z.string())).describe('messages per field, keyed by dotted path');
+/** Fields some codes add to the envelope. */
+const EXTRA: Partial<Record<ErrorCode, Record<string, z.ZodType>>> = {
+  validation_failed: { errors: fieldErrors },
+  too_many_requests: { retry_after: z.number().int().min(1).describe('seconds until a request is served again') },
+  store_busy: { retry_after: z.number().int().min(1).describe('seconds until the write may succeed') },
+  channel_forbidden: { reason: z.string().describe('why the channel is refused') },
+};
+
+const base = (envelope: AnyRoute['envelope']): Record<string, z.ZodType> =>
+  envelope === 'webhook' ? { error: z.string().describe('the error code'), message: z.string() } : { message: z.string() };
+
+/** The error body of a status: the envelope, plus the fields its codes add (optional unless every cause of the status adds them). */
+export function errorBody(envelope: AnyRoute['envelope'], codes: readonly ErrorCode[]): z.ZodObject {
+  const shape: Record<string, z.ZodType> = { ...base(envelope) };
+  const extras = codes.map((c) => EXTRA[c] ?? {});
+  for (const extra of extras) {
+    for (const [key, schema] of Object.entries(extra)) {
+      shape[key] = extras.every((e) => key in e) ? schema : schema.optional();
+    }
+  }
+  return z.object(shape);
+}
+
+export interface Answer {
+  description: string;
+  /** The JSON body; none for a status answered without one. */
+  schema?: z.ZodType;
+  text?: 'text/plain' | 'text/csv';
+  /** Response headers, and whether every answer of the status carries them. */
+  headers: Map<string, boolean>;
+}
+
+/** Every status the route answers, with its body and headers: the route's `responses` and the conditions above. */
+export function answersOf(route: AnyRoute, context: AnswerContext): Map<number, Answer> {
+  // Set on every answer: the request id (http/app.ts), and the counters once the limiter has
+  // counted the request, which it does before anything else is checked (pipeline.ts).
+  const always = new Map<string, boolean>([['X-Request-Id', true]]);
+  if (route.rateClass !== 'none' && context.rateLimit(route.rateClass) > 0) for (const h of ['X-RateLimit-Limit', 'X-RateLimit-Remaining'] as const) always.set(h, true);
+  const causes = new Map<number, Condition[]>();
+  for (const c of conditionsOf(route, context)) {
+    const status = statusOf(c.code, route.envelope);
+    causes.set(status, [...(causes.get(status) ?? []), c]);
+  }
+  const statuses = [...new Set([...Object.keys(route.responses).map(Number), ...causes.keys()])].sort((a, b) => a - b);
+  const out = new Map<number, Answer>();
+  for (const status of statuses) {
+    const declared = route.responses[status];
+    const met = causes.get(status) ?? [];
+    const lines = [...(declared ? [declared.description] : []), ...met.map((c) => `\`${c.code}\`: ${c.when}`)];
+    const description = lines.length === 1 ? lines[0]! : lines.map((l) => `- ${l}`).join('\n');
+    const headers = new Map(always);
+    // A retried signed webhook gets its first (2xx) answer again, marked (webhooks/replay-window.ts).
+    if (route.webhook && status >= 200 && status < 300) headers.set(context.webhookHeaders(route.webhook).replayed, false);
+    for (const name of new Set(met.flatMap((c) => c.headers ?? []))) headers.set(name, met.every((c) => c.headers?.includes(name)) || (headers.get(name) ?? false));
+    const schema = status < 400 ? declared?.schema : (declared?.schema ?? errorBody(route.envelope, met.map((c) => c.code)));
+    out.set(status, { description, headers, ...(schema ? { schema } : {}), ...(declared?.text ? { text: declared.text } : {}) });
+  }
+  return out;
+}
