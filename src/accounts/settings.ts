@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { Database } from '../store/database.js';
+import type { EventBus } from '../events/bus.js';
 import { statement } from '../store/statements.js';
 
 // Settings an administrator changes at run time (PUT /api/v1/settings). Each falls back to
@@ -18,6 +19,8 @@ export class SettingsStore {
     private readonly db: Database,
     private readonly clock: Clock,
     private readonly defaults: RuntimeSettings,
+    /** A new token expiry may end tokens at once: connections are checked again (issue 23, item 1). */
+    private readonly bus?: EventBus,
   ) {}
 
   get(): RuntimeSettings {
@@ -38,6 +41,7 @@ export class SettingsStore {
       for (const [key, value] of Object.entries(changes)) if (value !== undefined) upsert.run(key, JSON.stringify(value), now);
     })();
     this.#cache = null;
+    if (changes.token_expiry_minutes !== undefined) this.bus?.emit('access.changed', { userId: null, reason: 'token_expiry_changed' });
     return this.get();
   }
 }

@@ -9,7 +9,8 @@ import type { Logger } from '../logger.js';
 import { mayPublish, mayReceive, maySubscribe, type AclDeps } from './acl.js';
 import { DirectAnswers, type Answer } from './direct-answers.js';
 import { ReaderFrames } from './reader-frames.js';
-import { describeIdentity, identify, stillValid, type IdentityDeps, type MqttIdentity } from './identities.js';
+import { describeIdentity, identify, type IdentityDeps, type MqttIdentity } from './identities.js';
+import { connectionHolds } from './staff-access.js';
 
 // The embedded broker (issue 7; docs/mqtt.md): aedes on TCP (TCP_NODELAY: DESIGN), optionally
 // TLS, and MQTT over WebSocket at /mqtt on the HTTP port. It knows who each client is (its
@@ -194,9 +195,9 @@ export class MqttBroker {
       ),
     );
     this.log.info({ port: this.ports.tcp, tlsPort: this.ports.tls ?? undefined, wsPath: '/mqtt' }, 'mqtt listening');
-    // Device tokens revoked over REST disconnect at once (MqttService); this catches the rest:
-    // staff API tokens revoked or expired, users deactivated, device tokens expiring.
-    this.#recheck = setInterval(() => this.#recheckCredentials(), options.recheckIntervalMs);
+    // Revocations and access changes made here disconnect at once (MqttService); this is the
+    // backstop for the rest: tokens expiring with time, changes made by the CLI in another process.
+    this.#recheck = setInterval(() => this.recheck(null, 'periodic'), options.recheckIntervalMs);
     this.#recheck.unref();
   }
 
@@ -236,13 +237,31 @@ export class MqttBroker {
     return closed;
   }
 
-  #recheckCredentials(): void {
+  /**
+   * Closes the connections whose access no longer holds (staff-access.ts): this user's staff
+   * connections, or every connection for null. A persistent session's subscriptions go with it,
+   * so nothing is queued for it and a reconnect starts without them (issue 23, item 1).
+   */
+  recheck(userId: number | null, reason: string): number {
+    let closed = 0;
     for (const client of this.#clients()) {
       const who = this.#identities.get(client);
-      if (!who || stillValid(this.deps, who)) continue;
-      this.log.info({ clientId: client.id, who: describeIdentity(who) }, 'mqtt client disconnected: its credentials no longer hold');
+      if (!who || (userId !== null && (who.kind !== 'staff' || who.userId !== userId))) continue;
+      const filters = Object.keys((client as unknown as { subscriptions: Record<string, unknown> }).subscriptions ?? {});
+      const verdict = connectionHolds(this.deps, who, filters);
+      if (verdict.ok) continue;
+      this.log.info({ clientId: client.id, who: describeIdentity(who), reason, why: verdict.reason }, 'mqtt client disconnected: its access ended');
+      if (!client.clean) this.#dropSession(client);
       client.close();
+      closed++;
     }
+    return closed;
+  }
+
+  /** Forgets a persistent session's subscriptions (aedes keeps them across a close otherwise). */
+  #dropSession(client: Client): void {
+    const persistence = (this.aedes as unknown as { persistence: { cleanSubscriptions(c: Client): Promise<void> } }).persistence;
+    persistence.cleanSubscriptions(client).catch((err: Error) => this.log.warn({ clientId: client.id, err: err.message }, 'mqtt session could not be dropped'));
   }
 
   async stop(): Promise<void> {
