@@ -66,6 +66,8 @@ export class MqttBroker {
   readonly #ws = new WebSocketServer({ noServer: true, perMessageDeflate: false });
   readonly #answers: DirectAnswers;
   #recheck: NodeJS.Timeout | null = null;
+  /** Staff persistent sessions (clean: false) by client id, so one whose user lost access while away is dropped too. */
+  readonly #staffSessions = new Map<string, Extract<MqttIdentity, { kind: 'staff' }>>();
 
   constructor(
     private readonly options: BrokerOptions,
@@ -134,6 +136,8 @@ export class MqttBroker {
       const identity = this.#identities.get(client);
       if (!identity) return;
       this.#answers.connected(client, identity);
+      if (identity.kind === 'staff' && !client.clean) this.#staffSessions.set(client.id, identity);
+      else this.#staffSessions.delete(client.id);
       this.log.info({ clientId: client.id, who: describeIdentity(identity), address: this.#address(client) }, 'mqtt client connected');
       hooks.connected(identity);
     });
@@ -255,7 +259,28 @@ export class MqttBroker {
       client.close();
       closed++;
     }
+    this.#recheckAway(userId, reason);
     return closed;
+  }
+
+  /** The persistent sessions of staff who are not connected: dropped when their access no longer holds, so nothing more is queued for them. */
+  #recheckAway(userId: number | null, reason: string): void {
+    const connected = new Set(this.#clients().map((c) => c.id));
+    const persistence = (this.aedes as unknown as { persistence: { subscriptionsByClient(c: { id: string }): Promise<{ topic: string }[]> } }).persistence;
+    for (const [clientId, who] of this.#staffSessions) {
+      if (connected.has(clientId) || (userId !== null && who.userId !== userId)) continue;
+      persistence.subscriptionsByClient({ id: clientId }).then(
+        (subs) => {
+          if (subs.length === 0) return void this.#staffSessions.delete(clientId);
+          const verdict = connectionHolds(this.deps, who, subs.map((s) => s.topic));
+          if (verdict.ok || this.#clients().some((c) => c.id === clientId)) return;
+          this.log.info({ clientId, who: describeIdentity(who), reason, why: verdict.reason }, 'mqtt persistent session dropped: its access ended');
+          this.#staffSessions.delete(clientId);
+          this.#dropSession({ id: clientId } as Client);
+        },
+        (err: Error) => this.log.warn({ clientId, err: err.message }, 'mqtt session could not be read'),
+      );
+    }
   }
 
   /** Forgets a persistent session's subscriptions (aedes keeps them across a close otherwise). */

@@ -97,6 +97,21 @@ describe('staff MQTT sessions when access ends', () => {
     expect([...box.messages, ...againBox.messages].some((m) => m.payload.request_id === away)).toBe(false);
   });
 
+  it('drops the persistent session of a staff member who is away when their membership is removed: nothing decided after is queued for them', async () => {
+    const user = await member('away@example.test');
+    const { client: c } = await watcher(user.token, 'watch-away');
+    await c.endAsync(); // away, the session kept (clean: false)
+    expect((await api.del(`/api/v1/users/${user.id}/teams/default`)).status).toBe(200);
+    const after = await scan();
+    const again = await connectWithSession(mqttUrl(gh), { username: 'staff', password: user.token, clientId: 'watch-away', clean: false });
+    track(again.client);
+    const box = inbox(again.client);
+    expect(again.sessionPresent).toBe(false);
+    expect(await subscribe(again.client, DECISIONS)).toEqual([128]);
+    await scan();
+    expect(box.messages.some((m) => m.payload.request_id === after)).toBe(false);
+  });
+
   it('disconnects a staff subscriber at once when the user is deactivated, and refuses the token at CONNECT after', async () => {
     const user = await member('deactivated@example.test');
     const { client: c, box } = await watcher(user.token, 'watch-deactivated');
