@@ -39,6 +39,8 @@ import { resolvePusherCredentials } from './realtime/credentials.js';
 import { PusherServer } from './realtime/server.js';
 import { Broadcaster } from './realtime/broadcaster.js';
 import { ChannelCipher } from './realtime/encryption.js';
+import { ChannelGrants } from './realtime/grants.js';
+import { RealtimeAccessWatch } from './realtime/access-watch.js';
 import { registerRealtimeMetrics } from './realtime/metrics.js';
 import { registerJournalMetrics } from './access/journal-metrics.js';
 import { UpgradeRouter } from './http/upgrade.js';
@@ -74,6 +76,7 @@ export class Gatehouse {
   #externalChanges: ExternalChanges | null = null;
   #realtime: PusherServer | null = null;
   #broadcaster: Broadcaster | null = null;
+  #accessWatch: RealtimeAccessWatch | null = null;
   #mqtt: MqttBroker | null = null;
   #webhookLog: IncomingWebhookLog | null = null;
   #uploads: UploadImports | null = null;
@@ -138,9 +141,14 @@ export class Gatehouse {
     this.#journal = journal;
     const eventLog = new AccessEventLog(journal, config.store.maxBatch);
     this.#eventLog = eventLog;
-    const settings = new SettingsStore(db, clock, { token_expiry_minutes: config.auth.tokenExpiryMinutes });
+    const settings = new SettingsStore(db, clock, { token_expiry_minutes: config.auth.tokenExpiryMinutes }, bus);
     const credentials = resolvePusherCredentials(db, clock, config.pusher);
     const { pusher } = config;
+    const tokens = new TokenService(db, clock, () => settings.get().token_expiry_minutes, bus);
+    const sessions = new SessionService(db, clock, config.auth.sessionLifetimeMinutes, bus);
+    const users = new UserRepository(db, clock, bus);
+    const projects = new ProjectRepository(db, clock);
+    const grants = new ChannelGrants({ users, tokens, sessions, projects });
     const realtime = new PusherServer(
       {
         appId: credentials.appId,
@@ -156,6 +164,7 @@ export class Gatehouse {
         maxFailedSubscriptions: 10,
       },
       this.log.child({ module: 'realtime' }),
+      grants,
     );
     this.#realtime = realtime;
     const cipher = new ChannelCipher(credentials.encryptionMasterKey);
@@ -182,12 +191,12 @@ export class Gatehouse {
       clock,
       store: this.store,
       settings,
-      tokens: new TokenService(db, clock, () => settings.get().token_expiry_minutes),
-      sessions: new SessionService(db, clock, config.auth.sessionLifetimeMinutes),
-      users: new UserRepository(db, clock),
+      tokens,
+      sessions,
+      users,
       teams: new TeamRepository(db, clock),
-      projects: new ProjectRepository(db, clock),
-      memberships: new MembershipRepository(db, clock),
+      projects,
+      memberships: new MembershipRepository(db, clock, bus),
       metrics: new HttpMetrics(),
       rateLimits: new RateLimits(config.rateLimit),
       bus,
@@ -242,6 +251,8 @@ export class Gatehouse {
     registerReplayMetrics(deps.metrics.registry, webhookReplays);
     this.#broadcaster = new Broadcaster(realtime, bus, deps.projects, occupancy, index, { eventNamespace: pusher.eventNamespace, cipher });
     this.#broadcaster.start();
+    this.#accessWatch = new RealtimeAccessWatch(realtime, grants, bus, pusher.accessRecheckIntervalMs, this.log.child({ module: 'realtime' }));
+    this.#accessWatch.start();
     realtime.start();
     const mqtt = this.#startMqtt(deps);
     await mqtt.start();
@@ -307,6 +318,7 @@ export class Gatehouse {
       ['venue changes poll', () => this.#externalChanges?.stop()],
       ['mqtt', () => this.#mqtt?.stop()],
       ['mqtt service', () => this.#mqttService?.detach()],
+      ['websocket access watch', () => this.#accessWatch?.stop()],
       ['websocket', () => this.#realtime?.stop()],
       ['broadcaster', () => this.#broadcaster?.stop()],
       ['http', () => this.#http?.stop(this.config.http.shutdownGraceMs)],

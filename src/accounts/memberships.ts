@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { Database } from '../store/database.js';
+import type { EventBus } from '../events/bus.js';
 import { statement } from '../store/statements.js';
 
 /** What a user was given: whole teams, or single projects (addressed as team/project). */
@@ -13,6 +14,8 @@ export class MembershipRepository {
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
+    /** Announces a membership taken away, so open connections are checked at once (issue 23, item 1). */
+    private readonly bus?: EventBus,
   ) {}
 
   grantTeam(userId: number, teamId: number): void {
@@ -21,7 +24,7 @@ export class MembershipRepository {
   }
 
   revokeTeam(userId: number, teamId: number): boolean {
-    return statement(this.db, 'DELETE FROM team_members WHERE user_id = ? AND team_id = ?').run(userId, teamId).changes > 0;
+    return this.#removed(userId, statement(this.db, 'DELETE FROM team_members WHERE user_id = ? AND team_id = ?').run(userId, teamId).changes > 0);
   }
 
   grantProject(userId: number, projectId: number): void {
@@ -30,7 +33,12 @@ export class MembershipRepository {
   }
 
   revokeProject(userId: number, projectId: number): boolean {
-    return statement(this.db, 'DELETE FROM project_members WHERE user_id = ? AND project_id = ?').run(userId, projectId).changes > 0;
+    return this.#removed(userId, statement(this.db, 'DELETE FROM project_members WHERE user_id = ? AND project_id = ?').run(userId, projectId).changes > 0);
+  }
+
+  #removed(userId: number, removed: boolean): boolean {
+    if (removed) this.bus?.emit('access.changed', { userId, reason: 'membership_removed' });
+    return removed;
   }
 
   grantsOf(userId: number): Grants {

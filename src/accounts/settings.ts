@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { Database } from '../store/database.js';
+import type { EventBus } from '../events/bus.js';
 import { statement } from '../store/statements.js';
 import { writeTransaction } from '../store/transactions.js';
 
@@ -19,6 +20,8 @@ export class SettingsStore {
     private readonly db: Database,
     private readonly clock: Clock,
     private readonly defaults: RuntimeSettings,
+    /** A new token expiry may end tokens at once: connections are checked again (issue 23, item 1). */
+    private readonly bus?: EventBus,
   ) {}
 
   get(): RuntimeSettings {
@@ -39,6 +42,7 @@ export class SettingsStore {
       for (const [key, value] of Object.entries(changes)) if (value !== undefined) upsert.run(key, JSON.stringify(value), now);
     });
     this.#cache = null;
+    if (changes.token_expiry_minutes !== undefined) this.bus?.emit('access.changed', { userId: null, reason: 'token_expiry_changed' });
     return this.get();
   }
 }

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { Database } from '../store/database.js';
+import type { EventBus } from '../events/bus.js';
 import { hashPassword } from '../auth/password.js';
 import { statement } from '../store/statements.js';
 
@@ -45,6 +46,9 @@ export class UserRepository {
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
+    /** Announces deactivation, demotion and deletion, so open connections are checked at once
+     * (issue 23, item 1). None in the CLI: the running appliance's periodic re-check sees those. */
+    private readonly bus?: EventBus,
   ) {}
 
   count(): number {
@@ -100,10 +104,14 @@ export class UserRepository {
     if (changes.is_active !== undefined) put('is_active', changes.is_active ? 1 : 0);
     put('updated_at', iso(this.clock.now()));
     statement(this.db, `UPDATE users SET ${sets.join(', ')} WHERE id = ?`).run(...values, id);
+    if (changes.is_active === false) this.bus?.emit('access.changed', { userId: id, reason: 'user_deactivated' });
+    if (changes.is_admin === false) this.bus?.emit('access.changed', { userId: id, reason: 'user_demoted' });
     return this.find(id);
   }
 
   delete(id: number): boolean {
-    return statement(this.db, 'DELETE FROM users WHERE id = ?').run(id).changes > 0;
+    const deleted = statement(this.db, 'DELETE FROM users WHERE id = ?').run(id).changes > 0;
+    if (deleted) this.bus?.emit('access.changed', { userId: id, reason: 'user_deleted' });
+    return deleted;
   }
 }

@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { Database } from '../store/database.js';
+import type { EventBus } from '../events/bus.js';
 import { statement } from '../store/statements.js';
 import { isStoreBusy } from '../store/transactions.js';
 
@@ -44,6 +45,8 @@ export class SessionService {
     private readonly db: Database,
     private readonly clock: Clock,
     private readonly lifetimeMinutes: number,
+    /** Announces a logged-in session ended, so connections admitted with it end at once (issue 23, item 1). */
+    private readonly bus?: EventBus,
   ) {}
 
   get lifetimeMs(): number {
@@ -83,11 +86,19 @@ export class SessionService {
   }
 
   destroy(record: SessionRecord): void {
-    statement(this.db, 'DELETE FROM sessions WHERE id_hash = ?').run(record.idHash);
+    const ended = statement(this.db, 'DELETE FROM sessions WHERE id_hash = ?').run(record.idHash).changes > 0;
+    if (ended && record.userId !== null) this.bus?.emit('access.changed', { userId: record.userId, reason: 'session_ended' });
   }
 
   destroyAllOf(userId: number): void {
-    statement(this.db, 'DELETE FROM sessions WHERE user_id = ?').run(userId);
+    if (statement(this.db, 'DELETE FROM sessions WHERE user_id = ?').run(userId).changes > 0) this.bus?.emit('access.changed', { userId, reason: 'session_ended' });
+  }
+
+  /** Whether the session is still there and unexpired, without extending it: connections that
+   * outlive a request re-check with this (a WebSocket is not a use of the session). */
+  isLive(idHash: Buffer): boolean {
+    const row = statement(this.db, 'SELECT expires_at FROM sessions WHERE id_hash = ?').get(idHash) as { expires_at: string } | undefined;
+    return row !== undefined && Date.parse(row.expires_at) > this.clock.now();
   }
 
   purgeExpired(): number {

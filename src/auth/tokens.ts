@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { Database } from '../store/database.js';
+import type { EventBus } from '../events/bus.js';
 import { statement } from '../store/statements.js';
 import { isStoreBusy } from '../store/transactions.js';
 
@@ -45,6 +46,8 @@ export class TokenService {
     private readonly clock: Clock,
     /** Minutes a token lives, null = forever; read on each check so an administrator's change applies at once. */
     private readonly expiryMinutes: () => number | null,
+    /** Announces revocations, so connections admitted with the token end at once (issue 23, item 1). */
+    private readonly bus?: EventBus,
   ) {}
 
   create(userId: number, name: string, abilities: string[]): { plainText: string; record: TokenRecord } {
@@ -114,11 +117,16 @@ export class TokenService {
   revoke(id: number): boolean {
     this.#lastWritten.delete(id);
     this.#lastUsed.delete(id);
-    return statement(this.db, 'DELETE FROM personal_access_tokens WHERE id = ?').run(id).changes > 0;
+    const owner = this.row(id)?.user_id;
+    const revoked = statement(this.db, 'DELETE FROM personal_access_tokens WHERE id = ?').run(id).changes > 0;
+    if (revoked && owner !== undefined) this.bus?.emit('access.changed', { userId: owner, reason: 'token_revoked' });
+    return revoked;
   }
 
   revokeAllOf(userId: number): number {
-    return statement(this.db, 'DELETE FROM personal_access_tokens WHERE user_id = ?').run(userId).changes;
+    const revoked = statement(this.db, 'DELETE FROM personal_access_tokens WHERE user_id = ?').run(userId).changes;
+    if (revoked > 0) this.bus?.emit('access.changed', { userId, reason: 'token_revoked' });
+    return revoked;
   }
 
   private row(id: number): TokenRow | undefined {

@@ -148,6 +148,9 @@ export const configSchema = z.strictObject({
       clientEvents: z.boolean().default(false),
       clientEventsPerSecond: z.number().int().min(1).default(10),
       eventNamespace: z.string().min(1).max(200).nullable().default(null),
+      // Subscriptions' access is checked again this often, besides at once when it changes (a token
+      // or session expiring with time, changes made by the CLI in another process).
+      accessRecheckIntervalMs: z.number().int().min(100).max(3_600_000).default(5_000),
     })
     .prefault({}),
   webhook: z.strictObject({ allowInsecure: z.boolean().default(false) }).prefault({}),

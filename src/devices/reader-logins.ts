@@ -42,6 +42,8 @@ export interface VerifiedLogin {
   login: ReaderLoginRow;
   plainText: string;
   token: DeviceToken;
+  /** The reader's live token this one replaced, if it had one: announced, a takeover is possible (issue 23, item 2). */
+  replaced: DeviceToken | null;
 }
 
 const otpError = (message: string) => validationError({ otp: [message] });
@@ -112,8 +114,10 @@ export class ReaderLogins {
       }
       // Used: the OTP is blanked; trying it again finds the used login and says so.
       statement(this.db, "UPDATE reader_logins SET status = 'used', otp = NULL, used_at = ? WHERE id = ?").run(iso(now), matching.id);
+      const previous = this.tokens.current('reader', matching.reader_id);
+      const replaced = previous && this.tokens.isLive(previous.id) ? previous : null;
       const { plainText, token } = this.tokens.issue('reader', matching.reader_id, matching.project_id, this.settings.tokenTtlDays);
-      return { login: { ...matching, status: 'used', otp: null, used_at: iso(now) }, plainText, token };
+      return { login: { ...matching, status: 'used', otp: null, used_at: iso(now) }, plainText, token, replaced };
     });
     if (typeof outcome === 'string') throw otpError(outcome);
     return outcome;

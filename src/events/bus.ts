@@ -22,6 +22,8 @@ export interface GatewayEvent {
   timestamp: string;
 }
 
+export type AccessChangeReason = 'user_deactivated' | 'user_demoted' | 'user_deleted' | 'membership_removed' | 'token_revoked' | 'session_ended' | 'token_expiry_changed';
+
 /** Every domain event and its payload. Later modules (WebSocket, webhooks, sync) subscribe. */
 export interface DomainEvents {
   'access_zone.created': ChangeEvent<Record<string, unknown>>;
@@ -67,10 +69,18 @@ export interface DomainEvents {
   'gateway.deleted': { projectId: number; id: number };
   /** A reader's connection state changed (MQTT connect/disconnect, a gateway's report). */
   'reader.status_changed': { projectId: number; readerId: number; status: Record<string, unknown>; timestamp: string };
-  /** A reader asked for a login: staff read the OTP out (console devices channel). */
-  'reader.login_requested': { projectId: number; readerId: number; identifier: string; otp: string; expiresAt: string };
+  /** A reader asked for a login (console devices channel). The OTP is not in the event: it is shown
+   * only over REST with access:write, so no listener can pass it on (issue 23, item 2). */
+  'reader.login_requested': { projectId: number; readerId: number; identifier: string; expiresAt: string };
+  /** A reader was provisioned (OTP verify) while it had a live token, which the new one replaced:
+   * a takeover for staff to notice (issue 23, item 2). */
+  'reader.token_replaced': { projectId: number; readerId: number; identifier: string; replacedTokenCreatedAt: string; ip: string | null; timestamp: string };
   /** A reader's or gateway's MQTT credentials were revoked or replaced: whoever used them is disconnected. */
   'device.credentials_revoked': { kind: 'reader' | 'gateway'; deviceId: number };
+  /** What a user may reach or act with has changed, or a credential of theirs ended (issue 23,
+   * item 1): connections that rely on it (WebSocket subscriptions, MQTT sessions) are checked
+   * again at once. userId null: anyone's (the token expiry setting changed). */
+  'access.changed': { userId: number | null; reason: AccessChangeReason };
   /** One bulk import: attendees and credentials written with versions fromVersion..toVersion. */
   'attendee.imported': { projectId: number; count: number; credentials: number; fromVersion: number; toVersion: number };
 }

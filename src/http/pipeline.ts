@@ -20,7 +20,9 @@ function rateKey(ctx: Context, principal: Principal | null): string {
 function authorize(route: AnyRoute, method: string, principal: Principal | null): Principal | null {
   if (route.ability === 'public') return principal;
   if (!principal) throw new AppError('unauthenticated');
-  if (!abilitiesAllow(principal.abilities, route.readOnly ? 'GET' : method, route.ability)) throw new AppError('invalid_ability');
+  // A read that reveals secrets is checked as a write would be: `read` does not reach it.
+  const asMethod = route.revealsSecrets ? 'SECRET' : route.readOnly ? 'GET' : method;
+  if (!abilitiesAllow(principal.abilities, asMethod, route.ability)) throw new AppError('invalid_ability');
   if (route.admin && !principal.user.is_admin) throw new AppError('forbidden');
   return principal;
 }

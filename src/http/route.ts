@@ -66,6 +66,8 @@ export interface RouteSpec<P extends z.ZodType | undefined = undefined, Q extend
   rateClass: RateClass;
   /** A read that is a POST (a query with a body): `read` grants it as it grants GETs. */
   readOnly?: boolean;
+  /** A GET that shows credentials (reader OTPs): `read` does not grant it, only its ability or `*` (issue 23, item 2). */
+  revealsSecrets?: boolean;
   /** Only administrators (403 for others). */
   admin?: boolean;
   /** The path starts with /api/v1/projects/{teamSlug}/{projectSlug}: resolved and reach-checked. */

@@ -9,7 +9,8 @@ import type { Logger } from '../logger.js';
 import { mayPublish, mayReceive, maySubscribe, type AclDeps } from './acl.js';
 import { DirectAnswers, type Answer } from './direct-answers.js';
 import { ReaderFrames } from './reader-frames.js';
-import { describeIdentity, identify, stillValid, type IdentityDeps, type MqttIdentity } from './identities.js';
+import { describeIdentity, identify, type IdentityDeps, type MqttIdentity } from './identities.js';
+import { connectionHolds } from './staff-access.js';
 
 // The embedded broker (issue 7; docs/mqtt.md): aedes on TCP (TCP_NODELAY: DESIGN), optionally
 // TLS, and MQTT over WebSocket at /mqtt on the HTTP port. It knows who each client is (its
@@ -65,6 +66,8 @@ export class MqttBroker {
   readonly #ws = new WebSocketServer({ noServer: true, perMessageDeflate: false });
   readonly #answers: DirectAnswers;
   #recheck: NodeJS.Timeout | null = null;
+  /** Staff persistent sessions (clean: false) by client id, so one whose user lost access while away is dropped too. */
+  readonly #staffSessions = new Map<string, Extract<MqttIdentity, { kind: 'staff' }>>();
 
   constructor(
     private readonly options: BrokerOptions,
@@ -133,6 +136,8 @@ export class MqttBroker {
       const identity = this.#identities.get(client);
       if (!identity) return;
       this.#answers.connected(client, identity);
+      if (identity.kind === 'staff' && !client.clean) this.#staffSessions.set(client.id, identity);
+      else this.#staffSessions.delete(client.id);
       this.log.info({ clientId: client.id, who: describeIdentity(identity), address: this.#address(client) }, 'mqtt client connected');
       hooks.connected(identity);
     });
@@ -194,9 +199,9 @@ export class MqttBroker {
       ),
     );
     this.log.info({ port: this.ports.tcp, tlsPort: this.ports.tls ?? undefined, wsPath: '/mqtt' }, 'mqtt listening');
-    // Device tokens revoked over REST disconnect at once (MqttService); this catches the rest:
-    // staff API tokens revoked or expired, users deactivated, device tokens expiring.
-    this.#recheck = setInterval(() => this.#recheckCredentials(), options.recheckIntervalMs);
+    // Revocations and access changes made here disconnect at once (MqttService); this is the
+    // backstop for the rest: tokens expiring with time, changes made by the CLI in another process.
+    this.#recheck = setInterval(() => this.recheck(null, 'periodic'), options.recheckIntervalMs);
     this.#recheck.unref();
   }
 
@@ -236,13 +241,52 @@ export class MqttBroker {
     return closed;
   }
 
-  #recheckCredentials(): void {
+  /**
+   * Closes the connections whose access no longer holds (staff-access.ts): this user's staff
+   * connections, or every connection for null. A persistent session's subscriptions go with it,
+   * so nothing is queued for it and a reconnect starts without them (issue 23, item 1).
+   */
+  recheck(userId: number | null, reason: string): number {
+    let closed = 0;
     for (const client of this.#clients()) {
       const who = this.#identities.get(client);
-      if (!who || stillValid(this.deps, who)) continue;
-      this.log.info({ clientId: client.id, who: describeIdentity(who) }, 'mqtt client disconnected: its credentials no longer hold');
+      if (!who || (userId !== null && (who.kind !== 'staff' || who.userId !== userId))) continue;
+      const filters = Object.keys((client as unknown as { subscriptions: Record<string, unknown> }).subscriptions ?? {});
+      const verdict = connectionHolds(this.deps, who, filters);
+      if (verdict.ok) continue;
+      this.log.info({ clientId: client.id, who: describeIdentity(who), reason, why: verdict.reason }, 'mqtt client disconnected: its access ended');
+      if (!client.clean) this.#dropSession(client);
       client.close();
+      closed++;
     }
+    this.#recheckAway(userId, reason);
+    return closed;
+  }
+
+  /** The persistent sessions of staff who are not connected: dropped when their access no longer holds, so nothing more is queued for them. */
+  #recheckAway(userId: number | null, reason: string): void {
+    const connected = new Set(this.#clients().map((c) => c.id));
+    const persistence = (this.aedes as unknown as { persistence: { subscriptionsByClient(c: { id: string }): Promise<{ topic: string }[]> } }).persistence;
+    for (const [clientId, who] of this.#staffSessions) {
+      if (connected.has(clientId) || (userId !== null && who.userId !== userId)) continue;
+      persistence.subscriptionsByClient({ id: clientId }).then(
+        (subs) => {
+          if (subs.length === 0) return void this.#staffSessions.delete(clientId);
+          const verdict = connectionHolds(this.deps, who, subs.map((s) => s.topic));
+          if (verdict.ok || this.#clients().some((c) => c.id === clientId)) return;
+          this.log.info({ clientId, who: describeIdentity(who), reason, why: verdict.reason }, 'mqtt persistent session dropped: its access ended');
+          this.#staffSessions.delete(clientId);
+          this.#dropSession({ id: clientId } as Client);
+        },
+        (err: Error) => this.log.warn({ clientId, err: err.message }, 'mqtt session could not be read'),
+      );
+    }
+  }
+
+  /** Forgets a persistent session's subscriptions (aedes keeps them across a close otherwise). */
+  #dropSession(client: Client): void {
+    const persistence = (this.aedes as unknown as { persistence: { cleanSubscriptions(c: Client): Promise<void> } }).persistence;
+    persistence.cleanSubscriptions(client).catch((err: Error) => this.log.warn({ clientId: client.id, err: err.message }, 'mqtt session could not be dropped'));
   }
 
   async stop(): Promise<void> {

@@ -59,7 +59,11 @@ export class Broadcaster {
     bus.on(this, 'gateway.online', (e) => this.publish(e.projectId, 'console:devices', 'GatewayOnline', e.gateway));
     bus.on(this, 'gateway.offline', (e) => this.publish(e.projectId, 'console:devices', 'GatewayOffline', e.gateway));
     bus.on(this, 'reader.status_changed', (e) => this.publish(e.projectId, 'console:devices', 'ReaderStatusChanged', { reader_id: e.readerId, ...e.status, timestamp: e.timestamp }));
-    bus.on(this, 'reader.login_requested', (e) => this.publish(e.projectId, 'console:devices', 'ReaderLoginRequested', { reader_id: e.readerId, reader_identifier: e.identifier, otp: e.otp, expires_at: e.expiresAt }));
+    // Never the OTP: a read-only account may join this channel (issue 23, item 2).
+    bus.on(this, 'reader.login_requested', (e) => this.publish(e.projectId, 'console:devices', 'ReaderLoginRequested', { reader_id: e.readerId, reader_identifier: e.identifier, expires_at: e.expiresAt }));
+    bus.on(this, 'reader.token_replaced', (e) =>
+      this.publish(e.projectId, 'console:devices', 'ReaderTokenReplaced', { reader_id: e.readerId, reader_identifier: e.identifier, replaced_token_created_at: e.replacedTokenCreatedAt, requested_ip: e.ip, timestamp: e.timestamp }),
+    );
     bus.on(this, 'project.saved', (e) => this.#channels.delete(e.projectId));
   }
 
@@ -79,7 +83,9 @@ export class Broadcaster {
     const plain: string[] = [];
     let json: string | null = null;
     for (const channel of names) {
-      if (this.server.registry.subscriberCount(channel) === 0) continue;
+      // Only to channels bound to this project: a bare name authorized for a same-named project
+      // of another team never carries this one's events (issue 23, item 3).
+      if (this.server.registry.subscriberCount(channel) === 0 || this.server.registry.boundProject(channel) !== projectId) continue;
       if (!isEncryptedChannel(channel)) {
         plain.push(channel);
         continue;

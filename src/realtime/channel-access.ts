@@ -3,9 +3,10 @@ import type { User } from '../accounts/users.js';
 
 // The channels this appliance publishes on, and who may subscribe (docs/realtime.md). A
 // project is named by its slug as the spec's channel does (`dashboard.project.{projectSlug}
-// .access`) or, since slugs are unique per team only, by team and project slug. A bare slug
-// is granted only when the user may read every project with that slug, so nobody hears a
-// same-named project of another team; the qualified name always works. Every private project
+// .access`) or, since slugs are unique per team only, by team and project slug. A bare slug is
+// granted only while it names one project, and a subscription is bound to the project it was
+// authorized for (grants.ts), so a same-named project of another team, even one created later,
+// is never heard on it (issue 23, item 3); the qualified name always works. Every private project
 // channel also exists end-to-end encrypted (`private-encrypted-…`, issue 22, item 4): the same
 // events, sealed per channel (encryption.ts), for dashboards on networks they do not trust;
 // presence channels cannot be encrypted (Pusher: only private channels are).
@@ -68,15 +69,34 @@ export function projectChannels(project: Pick<Project, 'slug' | 'team_slug'>, to
 
 export const READ_ABILITIES = ['*', 'read', 'access:read'];
 
-export type ChannelVerdict = { ok: true; projects: Project[] } | { ok: false; status: 403 | 404; reason: string };
+export type ChannelVerdict = { ok: true; project: Project } | { ok: false; status: 403 | 404; reason: string };
 
-/** May this user, acting with these abilities, subscribe to the channel? */
+/** The projects a channel's name names now: one for a team-qualified name, every project with the slug for a bare one. */
+export function namedProjects(target: ChannelTarget, projects: ProjectRepository): Project[] {
+  if (target.teamSlug !== null) return [projects.findBySlugs(target.teamSlug, target.projectSlug)].filter((p): p is Project => p !== null);
+  return projects.findAllBySlug(target.projectSlug);
+}
+
+/** Whether the name still names this project (its slug or its team's may have changed since). */
+export function namesProject(target: ChannelTarget, project: Pick<Project, 'slug' | 'team_slug'>): boolean {
+  return project.slug === target.projectSlug && (target.teamSlug === null || target.teamSlug === project.team_slug);
+}
+
+export const AMBIGUOUS = (slug: string) => `The slug ${slug} names projects in several teams: use the team-qualified channel name (…project.{teamSlug}.${slug}…)`;
+
+/**
+ * May this user, acting with these abilities, subscribe to the channel? A subscription is bound
+ * to the one project its name named when it was authorized (issue 23, item 3): a bare slug that
+ * names projects in several teams is refused, to administrators too, since it would not say
+ * which project's events the subscriber means.
+ */
 export function mayJoin(channel: string, user: User, abilities: readonly string[], projects: ProjectRepository): ChannelVerdict {
   const target = parseChannel(channel);
   if (!target) return { ok: false, status: 404, reason: 'No such channel on this server' };
   if (!abilities.some((a) => READ_ABILITIES.includes(a))) return { ok: false, status: 403, reason: 'The token may not read access events (needs *, read or access:read)' };
-  const reach = { userId: user.id, isAdmin: user.is_admin };
-  const named = target.teamSlug === null ? projects.findAllBySlug(target.projectSlug) : [projects.findBySlugs(target.teamSlug, target.projectSlug)].filter((p): p is Project => p !== null);
-  if (named.length === 0 || !named.every((p) => projects.reachable(p.id, reach))) return { ok: false, status: 403, reason: 'The user may not read this project' };
-  return { ok: true, projects: named };
+  const named = namedProjects(target, projects);
+  if (named.length > 1) return { ok: false, status: 403, reason: AMBIGUOUS(target.projectSlug) };
+  const project = named[0];
+  if (!project || !projects.reachable(project.id, { userId: user.id, isAdmin: user.is_admin })) return { ok: false, status: 403, reason: 'The user may not read this project' };
+  return { ok: true, project };
 }

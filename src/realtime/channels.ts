@@ -6,6 +6,9 @@ import { textFrame } from './fan-out.js';
 // connection only and member_removed on their last (two tabs of one user are one member).
 // Identity is by value: user ids 2 and "2" are one member (the presence hash could not hold
 // both: JSON object keys are strings), who keeps the id as their first connection gave it.
+// A project channel is bound to the project its first bound subscriber was authorized for, and
+// admits no subscriber bound to another one: the appliance publishes a project's events only to
+// channels bound to it (issue 23, item 3), so one name never carries two projects' events.
 
 export interface Subscriber {
   readonly socketId: string;
@@ -24,6 +27,8 @@ const memberKey = (userId: string | number) => String(userId);
 
 interface Channel {
   subscribers: Map<string, Subscriber>;
+  /** The project the channel's subscribers were authorized for; undefined: none named (not one of ours). */
+  projectId?: number | undefined;
   /** Presence only: member key (memberKey) -> member and how many of this user's connections are in. */
   members?: Map<string, { member: Member; connections: number }>;
   /** Presence only: which member (key) each socket joined as. */
@@ -77,13 +82,25 @@ export class ChannelRegistry {
     return this.#channels.get(channel)?.subscribers.has(socketId) ?? false;
   }
 
-  subscribe(name: string, subscriber: Subscriber, member?: Member): JoinResult {
+  /** Whether a subscriber bound to this project (or to none) may join: not when the channel is bound to another. */
+  mayBind(name: string, projectId: number | undefined): boolean {
+    const bound = this.#channels.get(name)?.projectId;
+    return projectId === undefined || bound === undefined || bound === projectId;
+  }
+
+  /** The project the channel is bound to (undefined: none). */
+  boundProject(name: string): number | undefined {
+    return this.#channels.get(name)?.projectId;
+  }
+
+  subscribe(name: string, subscriber: Subscriber, member?: Member, projectId?: number): JoinResult {
     let channel = this.#channels.get(name);
     if (!channel) {
       channel = { subscribers: new Map(), frames: [], base: 0, next: new Map(), pass: null, passFrom: 0, joined: new Map(), joinedHead: 0 };
       if (member) Object.assign(channel, { members: new Map(), userOf: new Map() });
       this.#channels.set(name, channel);
     }
+    channel.projectId ??= projectId;
     if (!channel.subscribers.has(subscriber.socketId)) {
       this.#subscriptions++;
       channel.next.set(subscriber.socketId, channel.base + channel.frames.length); // what was published before is not for it

@@ -1,5 +1,6 @@
 import type { WebSocket } from 'ws';
 import type { ChannelRegistry, Member } from './channels.js';
+import type { Admission } from './grants.js';
 import { writeFrames } from './fan-out.js';
 import { channelKind, CloseCode, errorFrame, frame, safeEqual, sign, validChannelName } from './protocol.js';
 
@@ -22,6 +23,10 @@ export interface ConnectionHooks {
   messageIn(): void;
   messagesOut(n: number): void;
   log(fields: Record<string, unknown>, message: string): void;
+  /** Whether the authorization behind a signed subscription still holds, and the project it binds the subscription to (grants.ts). */
+  admit(channel: string): Admission;
+  /** The connection left a channel. */
+  left(channel: string): void;
 }
 
 type ClientMessage = { event?: unknown; channel?: unknown; data?: unknown };
@@ -125,6 +130,7 @@ export class Connection {
     // Encrypted channels are admitted as private ones are: the server never holds their keys.
     const kind = channelKind(channel);
     let member: Member | undefined;
+    let projectId: number | undefined;
     if (kind !== 'public') {
       const channelData = kind === 'presence' ? data.channel_data : undefined;
       if (kind === 'presence' && typeof channelData !== 'string') return this.#refuse(channel, 'Presence channels need channel_data', 401);
@@ -137,8 +143,14 @@ export class Connection {
         // The id keeps its JSON type (Laravel gives integers), as Soketi and Reverb keep it.
         member = { user_id: parsed.user_id, ...(parsed.user_info !== undefined ? { user_info: parsed.user_info } : {}) };
       }
+      // A valid signature is not enough for the appliance's channels: the access it was issued
+      // for must still hold, and binds the subscription to one project (issue 23, items 1 and 3).
+      const admission = this.hooks.admit(channel);
+      if (!admission.ok) return this.#refuse(channel, admission.error, admission.status);
+      projectId = admission.projectId;
+      if (!this.registry.mayBind(channel, projectId)) return this.#refuse(channel, 'The channel is bound to another project: use the team-qualified name', 403);
     }
-    const { firstConnection } = this.registry.subscribe(channel, this, member);
+    const { firstConnection } = this.registry.subscribe(channel, this, member, projectId);
     this.channels.add(channel);
     if (kind === 'presence') {
       const members = this.registry.members(channel);
@@ -171,6 +183,7 @@ export class Connection {
 
   #leave(channel: string): void {
     this.channels.delete(channel);
+    this.hooks.left(channel);
     const { left } = this.registry.unsubscribe(channel, this.socketId);
     if (left) this.registry.broadcast(channel, frame('pusher_internal:member_removed', { user_id: left.user_id }, channel));
   }

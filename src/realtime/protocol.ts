@@ -14,12 +14,20 @@ export const CloseCode = {
   unsupportedProtocol: 4007,
   /** 4009: the connection kept sending forged or refused subscriptions. */
   unauthorized: 4009,
+  /** 4009 too ("connection is unauthorized"): the credential a subscription was admitted with
+   * ended (user deactivated or deleted, token revoked or expired, session ended); pusher-js does
+   * not reconnect, the user signs in again (issue 23, item 1). */
+  accessEnded: 4009,
   /** 4100: the client does not read what it is sent (send buffer over pusher.maxBufferedBytes). */
   overCapacity: 4100,
   /** 4200: the server is shutting down; reconnect. */
   shuttingDown: 4200,
   /** 4201: no activity and no answer to pusher:ping. */
   pongTimeout: 4201,
+  /** 4210: what the user may read changed (a membership removed, administrator rights taken, the
+   * project renamed): reconnect at once and authorize again; channels no longer allowed are
+   * refused then, with 403, which Echo's .error() reports (issue 23, item 1). */
+  accessChanged: 4210,
   /** 4301: client events over pusher.clientEventsPerSecond. */
   clientEventRateLimit: 4301,
 } as const;

@@ -4,6 +4,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Logger } from '../logger.js';
 import { ChannelRegistry } from './channels.js';
 import { Connection, type ConnectionOptions } from './connection.js';
+import type { ChannelGrants } from './grants.js';
 import { CloseCode, errorFrame, frame, newSocketId } from './protocol.js';
 
 // A Pusher Channels server (protocol 7) on the `ws` package, sharing the HTTP port: the HTTP
@@ -33,6 +34,7 @@ export interface RealtimeStats {
 export class PusherServer {
   readonly registry = new ChannelRegistry();
   readonly #connections = new Map<WebSocket, Connection>();
+  readonly #bySocketId = new Map<string, Connection>();
   readonly #wss: WebSocketServer;
   #sweep: NodeJS.Timeout | null = null;
   #messagesIn = 0;
@@ -41,6 +43,8 @@ export class PusherServer {
   constructor(
     readonly options: PusherServerOptions,
     private readonly log: Logger,
+    /** What /broadcasting/auth authorized each socket for; checked at subscribe (issue 23). */
+    readonly grants: ChannelGrants,
   ) {
     // No compression: frames are small, and a deflate context per socket costs memory (ws docs).
     this.#wss = new WebSocketServer({ noServer: true, clientTracking: false, perMessageDeflate: false, maxPayload: options.maxMessageBytes });
@@ -73,12 +77,17 @@ export class PusherServer {
     if (!(protocol >= 7)) return refuse(CloseCode.unsupportedProtocol, 'Unsupported protocol version: use 7');
     if (this.#connections.size >= this.options.maxConnections) return refuse(CloseCode.overQuota, 'Over connection quota');
 
-    const connection = new Connection(newSocketId(), ws, this.registry, this.options, {
+    const socketId = newSocketId();
+    const connection = new Connection(socketId, ws, this.registry, this.options, {
       messageIn: () => this.#messagesIn++,
       messagesOut: (n) => (this.#messagesOut += n),
       log: (fields, message) => this.log.info(fields, message),
+      admit: (channel) => this.grants.admit(socketId, channel),
+      left: (channel) => this.grants.left(socketId, channel),
     });
     this.#connections.set(ws, connection);
+    this.#bySocketId.set(connection.socketId, connection);
+    this.grants.opened(connection.socketId);
     ws.on('message', (data, isBinary) => {
       if (isBinary) return connection.send(errorFrame(null, 'Binary frames are not part of the protocol'));
       connection.onMessage(data.toString());
@@ -89,6 +98,8 @@ export class PusherServer {
     ws.on('close', () => {
       connection.leaveAll();
       this.#connections.delete(ws);
+      this.#bySocketId.delete(connection.socketId);
+      this.grants.closed(connection.socketId);
     });
     connection.send(frame('pusher:connection_established', { socket_id: connection.socketId, activity_timeout: this.options.activityTimeoutSeconds }));
   }
@@ -99,6 +110,16 @@ export class PusherServer {
     let sent = 0;
     for (const channel of channels) sent += this.registry.broadcast(channel, frame(event, payload, channel), except);
     return sent;
+  }
+
+  /** Ends a connection whose access ended: it leaves its channels now, is told why (pusher:error)
+   * and closed with the code (docs/realtime.md: "When access ends"). */
+  end(socketId: string, code: number, message: string): void {
+    const connection = this.#bySocketId.get(socketId);
+    if (!connection) return;
+    connection.leaveAll(); // before anything else is published: nothing more reaches it
+    connection.send(errorFrame(code, message));
+    connection.close(code, message, true);
   }
 
   #checkActivity(): void {

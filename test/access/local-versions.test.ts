@@ -15,7 +15,7 @@ describe('local versions', () => {
     bus.emit('blocklist_entry.deleted', { projectId: 1, id: 9, version: 4 });
     bus.emit('attendee.imported', { projectId: 1, count: 2, credentials: 2, fromVersion: 6, toVersion: 9 });
     // Not a venue write: carries no version and changes nothing.
-    bus.emit('reader.login_requested', { projectId: 1, readerId: 1, identifier: 'R', otp: '123456', expiresAt: '' });
+    bus.emit('reader.login_requested', { projectId: 1, readerId: 1, identifier: 'R', expiresAt: '' });
     expect(local.unannounced(2, 10)).toEqual([[5, 10]]);
   });
 

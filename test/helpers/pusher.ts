@@ -85,3 +85,21 @@ export async function rawClient(url: string): Promise<RawClient> {
   };
   return client;
 }
+
+/** Asks the appliance's /broadcasting/auth for a channel, as pusher-js does (form-encoded):
+ * the status and the answer. `headers` carry a cookie session instead of the token. */
+export async function authorizeChannel(gh: TestAppliance, credentials: { token?: string; headers?: Record<string, string> }, socketId: string, channel: string) {
+  const res = await gh.request('POST', '/broadcasting/auth', {
+    ...(credentials.token ? { token: credentials.token } : {}),
+    rawBody: new URLSearchParams({ socket_id: socketId, channel_name: channel }).toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...credentials.headers },
+  });
+  return { status: res.status, body: res.body as { auth?: string; channel_data?: string; shared_secret?: string; reason?: string } };
+}
+
+/** Subscribes a raw client with an auth string from /broadcasting/auth (fails the test if refused there). */
+export async function subscribeAs(gh: TestAppliance, c: RawClient, credentials: { token?: string; headers?: Record<string, string> }, channel: string): Promise<Frame> {
+  const { status, body } = await authorizeChannel(gh, credentials, c.socketId, channel);
+  if (status !== 200) throw new Error(`/broadcasting/auth answered ${status} for ${channel}: ${JSON.stringify(body)}`);
+  return c.subscribe(channel, body.auth, body.channel_data);
+}

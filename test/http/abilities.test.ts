@@ -23,8 +23,9 @@ function area(path: string): 'attendees' | 'forms' | 'access' | null {
 function specAllows(scope: string, route: AnyRoute): boolean {
   if (ANY_TOKEN.has(route.operationId)) return true;
   if (scope === '*') return true;
-  // A read made as a POST (analytics) counts as a GET: docs/decisions.md.
-  const method = route.readOnly ? 'GET' : route.method;
+  // A read made as a POST (analytics) counts as a GET: docs/decisions.md. A GET that reveals
+  // credentials (reader OTPs) counts as a write: `read` and `*:read` do not reach it (issue 23, item 2).
+  const method = route.revealsSecrets ? 'POST' : route.readOnly ? 'GET' : route.method;
   if (scope === 'read') return method === 'GET';
   const a = area(route.path);
   return a !== null && scope === `${a}:${method === 'GET' ? 'read' : 'write'}`;

@@ -7,7 +7,9 @@ import { defineRoute, type AnyRoute } from '../route.js';
 
 // Private, encrypted and presence channel auth for pusher-js / laravel-echo (issue 6, item 3;
 // issue 22, item 4), and the client configuration a dashboard reads instead of server config
-// (issue 6, item 5). docs/realtime.md.
+// (issue 6, item 5). docs/realtime.md. What an auth answer was given for (the user, the token or
+// session, the one project the name names) is recorded for the socket, so the subscription ends
+// when that access does and only ever carries that project's events (issue 23, items 1 and 3).
 
 const authBody = z.object({
   socket_id: z.string().regex(SOCKET_ID, 'a socket id as the server sent it (digits.digits)'),
@@ -41,7 +43,9 @@ export function broadcastingRoutes(deps: Pick<HttpDeps, 'config' | 'projects' | 
       summary: 'Authorize a private, encrypted or presence channel subscription',
       description:
         'Form-encoded `socket_id` and `channel_name`, as pusher-js sends them. Bearer token, or a cookie session with X-XSRF-TOKEN. ' +
-        'The user must be able to read the project the channel names, with `*`, `read` or `access:read`.',
+        'The user must be able to read the project the channel names, with `*`, `read` or `access:read`. ' +
+        'A bare project slug that names projects in several teams is refused: use the team-qualified name. ' +
+        'The subscription ends (close 4009 or 4210) when the user, the token or session, or their reach of the project does.',
       ability: 'authenticated',
       rateClass: 'standard',
       bodyKind: 'form',
@@ -54,6 +58,10 @@ export function broadcastingRoutes(deps: Pick<HttpDeps, 'config' | 'projects' | 
         const { key, secret } = deps.realtime.credentials;
         const verdict = mayJoin(body.channel_name, principal!.user, principal!.abilities, deps.projects);
         if (!verdict.ok) throw new AppError('channel_forbidden', {}, { body: { reason: verdict.reason } });
+        const { user, token, session } = principal!;
+        const credential = token ? { kind: 'token' as const, id: token.id } : { kind: 'session' as const, idHash: session!.idHash };
+        const issued = deps.realtime.server.grants.issue(body.socket_id, body.channel_name, { userId: user.id, credential, projectId: verdict.project.id });
+        if (issued === 'too_many') throw new AppError('channel_forbidden', {}, { body: { reason: 'Too many channels authorized for this connection' } });
         const target = parseChannel(body.channel_name)!;
         if (target.kind === 'presence') {
           const user = principal!.user;

@@ -14,8 +14,10 @@ import { PROJECT_PATH, projectParams, withId } from './crud.js';
 
 // Readers and gateways on the broker (issue 7; docs/mqtt.md). Reader login and OTP verify are
 // unauthenticated (spec: Authentication item 8): the OTP is what proves the person setting the
-// reader up was given it by staff, who read it from GET .../readers/logins (or the log). Gateways
-// are created by staff, who get the gateway's MQTT token once.
+// reader up was given it by staff, who read it from GET .../readers/logins (or the log). An OTP
+// is a reader credential in waiting, so only those who may provision readers (access:write) see
+// it, and a reader provisioned over a live token is announced (issue 23, item 2). Gateways are
+// created by staff, who get the gateway's MQTT token once.
 
 const loginBody = z.strictObject({ reader_identifier: z.string().min(1).max(128) });
 const verifyBody = z.strictObject({ otp: z.string().min(1).max(32), reader_identifier: z.string().min(1).max(128) });
@@ -87,7 +89,7 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
         const login = devices.logins.request(reader, koa.ip || null);
         // The log line is one of the places staff read the OTP from (issue 7 item 2).
         log.info({ project: `${project.team_slug}/${project.slug}`, reader: reader.identifier, otp: login.otp, expiresAt: login.expires_at, ip: koa.ip }, `reader login requested: one-time password ${login.otp} for reader ${reader.identifier}`);
-        bus.emit('reader.login_requested', { projectId: project.id, readerId: reader.id, identifier: reader.identifier, otp: login.otp!, expiresAt: login.expires_at });
+        bus.emit('reader.login_requested', { projectId: project.id, readerId: reader.id, identifier: reader.identifier, expiresAt: login.expires_at });
         return {
           status: 202,
           body: { data: { reader_identifier: reader.identifier, status: 'pending', expires_at: login.expires_at, message: 'Ask venue staff for the one-time password, then POST it to /api/v1/reader-otp/verify.' } },
@@ -99,8 +101,10 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
       path: `${PROJECT_PATH}/readers/logins`,
       operationId: 'readers.logins',
       tags: ['Readers'],
-      summary: 'Pending reader logins with their one-time passwords (for staff)',
-      ability: 'access:read',
+      summary: 'Pending reader logins with their one-time passwords (staff who may provision readers)',
+      description: 'Needs `access:write` (or `*`): an OTP mints a reader credential, so `read` and `access:read` are refused (403) though this is a GET.',
+      ability: 'access:write',
+      revealsSecrets: true,
       rateClass: 'standard',
       project: true,
       params: projectParams,
@@ -150,6 +154,12 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
         const reader = index.readerById(verified.login.reader_id)!;
         const project = projects.find(reader.projectId)!;
         const prefix = projectPrefix(project.team_slug, project.slug);
+        if (verified.replaced) {
+          // Whoever holds an OTP can take a working reader over: staff must see that it happened.
+          const replacedAt = verified.replaced.createdAt;
+          log.warn({ reader: reader.identifier, project: `${project.team_slug}/${project.slug}`, replacedTokenCreatedAt: replacedAt, ip: koa.ip }, 'reader provisioned over its live token, which is replaced');
+          bus.emit('reader.token_replaced', { projectId: project.id, readerId: reader.id, identifier: reader.identifier, replacedTokenCreatedAt: replacedAt, ip: koa.ip || null, timestamp: verified.login.used_at! });
+        }
         log.info({ reader: reader.identifier, project: `${project.team_slug}/${project.slug}` }, 'reader OTP verified, MQTT token issued');
         const ports = devices.mqttPorts();
         return {
