@@ -76,6 +76,18 @@ export const notFound = (resource: string) => new AppError('not_found', { resour
 
 export type FieldErrors = Record<string, string[]>;
 
+/** An empty field-error map without a prototype: field names come from request keys, and a
+ * plain object already "has" `constructor`, `__proto__` and `toString` (issue 23 item 6: those
+ * keys made `errors[field] ??= []` throw, a 500 before any login). */
+export function emptyFieldErrors(): FieldErrors {
+  return Object.create(null) as FieldErrors;
+}
+
+/** Adds a message to a field of a map made by emptyFieldErrors(). */
+export function addFieldError(errors: FieldErrors, field: string, message: string): void {
+  (Object.hasOwn(errors, field) ? errors[field]! : (errors[field] = [])).push(message);
+}
+
 /** 422 in Laravel's shape: the first message, plus " (and N more errors)". */
 export function validationError(errors: FieldErrors): AppError {
   const messages = Object.values(errors).flat();
@@ -87,10 +99,10 @@ export function validationError(errors: FieldErrors): AppError {
 
 /** Field errors keyed by dotted path (`readers.0.id`), as Laravel names them. */
 export function fieldErrorsFromZod(error: z.ZodError, prefix?: string): FieldErrors {
-  const errors: FieldErrors = {};
+  const errors = emptyFieldErrors();
   const add = (path: readonly PropertyKey[], text: (field: string) => string) => {
     const field = [prefix, ...path.map(String)].filter(Boolean).join('.') || 'body';
-    (errors[field] ??= []).push(text(field));
+    addFieldError(errors, field, text(field));
   };
   for (const issue of error.issues) {
     if (issue.code === 'unrecognized_keys') {
