@@ -154,6 +154,8 @@ export const configSchema = z.strictObject({
       // imported from importDir/<object name> (where the bucket is mounted or synced).
       importBucket: z.string().min(1).nullable().default(null),
       importDir: z.string().min(1).nullable().default(null),
+      // The largest import file read; the size is checked before reading (issue 23 item 8).
+      importMaxBytes: z.number().int().min(1024).max(1024 * 1024 * 1024).default(64 * 1024 * 1024),
     })
     .prefault({}),
 }).superRefine((config, ctx) => {
