@@ -41,6 +41,7 @@ export const errorCatalogue = {
   token_mismatch: { status: 419, message: 'Token Mismatch' },
   validation_failed: { status: 422, message: 'The given data was invalid.' },
   too_many_requests: { status: 429, message: 'Too Many Attempts.' },
+  login_locked: { status: 429, message: 'Too many failed logins for this account: try again in {seconds} s.' },
   server_error: { status: 500, message: 'Server Error' },
   not_ready: { status: 503, message: 'Service Unavailable' },
   event_log_behind: { status: 503, message: 'Some answered scans are not in the access-event log yet (its journal has been behind for {seconds} s or more); try again shortly.' },

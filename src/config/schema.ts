@@ -85,6 +85,10 @@ export const configSchema = z.strictObject({
       tokenExpiryMinutes: z.number().int().min(1).nullable().default(null),
       sessionLifetimeMinutes: z.number().int().min(1).default(120),
       secureCookies: z.boolean().default(false),
+      // Failed logins (token and cookie session) per account per window, apart from the
+      // per-address rate limit; 0 = off (issue 23 item 11; docs/security.md).
+      loginFailuresPerAccount: z.number().int().min(0).max(1000).default(5),
+      loginFailureWindowSeconds: z.number().int().min(1).max(86_400).default(60),
     })
     .prefault({}),
   rateLimit: z
