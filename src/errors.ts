@@ -23,6 +23,7 @@ export const errorCatalogue = {
   route_not_found: { status: 404, message: 'The route {path} could not be found.' },
   not_found: { status: 404, message: '{resource} not found.' },
   method_not_allowed: { status: 405, message: 'The {method} method is not supported for route {path}. Supported methods: {allowed}.' },
+  request_timeout: { status: 408, message: 'The request body did not arrive within {seconds} s.' },
   conflict: { status: 409, message: '{detail}' },
   access_point_inactive: { status: 409, message: 'The access point is inactive: scans there are not decided.' },
   access_point_without_zone: { status: 409, message: 'The access point leads into no access zone: scans there are not decided.' },

@@ -17,6 +17,8 @@ export const configSchema = z.strictObject({
       // Public base URL shown in logs and pagination links; derived from the request when null.
       publicUrl: z.url().nullable().default(null),
       bodyLimitBytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+      // A request body must arrive whole this long after it starts being read, or 408 (issue 23 item 12).
+      bodyTimeoutMs: z.number().int().min(100).max(3_600_000).default(10_000),
       // Trust X-Forwarded-For only behind a configured proxy (DESIGN: client address).
       trustProxy: z.boolean().default(false),
       maxProxyHops: z.number().int().min(0).default(1),

@@ -60,7 +60,7 @@ export function routeMiddleware(route: AnyRoute, deps: HttpDeps) {
             return deps.webhookGate.check(route.webhook!, ctx, raw);
           }
         : undefined;
-      const parsed = await readBody(ctx, route.bodyKind ?? 'json', route.bodyLimitBytes ?? deps.config.http.bodyLimitBytes, gate);
+      const parsed = await readBody(ctx, route.bodyKind ?? 'json', route.bodyLimitBytes ?? deps.config.http.bodyLimitBytes, deps.config.http.bodyTimeoutMs, gate);
       ctx.state.rawBody = parsed.raw;
       body = parse(route.body, parsed.value, (e) => validationError(fieldErrorsFromZod(e)));
     }
