@@ -17,6 +17,7 @@ export const errorCatalogue = {
   address_not_allowed: { status: 403, message: 'The address {address} is not in the allowlist of the webhook source.' },
   replayed_request: { status: 409, message: 'This signed request was already received in the last {seconds} s and is not applied again.' },
   invalid_ability: { status: 403, message: 'Invalid ability provided.' },
+  metrics_loopback_only: { status: 403, message: 'Metrics are served to clients on this box only (metrics.access is "loopback").' },
   forbidden: { status: 403, message: 'This action is unauthorized.' },
   channel_forbidden: { status: 403, message: 'This action is unauthorized.' },
   unknown_app: { status: 404, message: 'No app with id {appId} on this server.' },

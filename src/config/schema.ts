@@ -146,6 +146,13 @@ export const configSchema = z.strictObject({
       eventNamespace: z.string().min(1).max(200).nullable().default(null),
     })
     .prefault({}),
+  metrics: z
+    .strictObject({
+      // Who may read /metrics (issue 23 item 12; docs/security.md): open keeps existing scrapers working.
+      access: z.enum(['open', 'loopback', 'token']).default('open'),
+      token: z.string().min(16, 'at least 16 characters').nullable().default(null),
+    })
+    .prefault({}),
   webhook: z.strictObject({ allowInsecure: z.boolean().default(false) }).prefault({}),
   incomingWebhooks: z
     .strictObject({
@@ -165,6 +172,9 @@ export const configSchema = z.strictObject({
     })
     .prefault({}),
 }).superRefine((config, ctx) => {
+  if (config.metrics.access === 'token' && !config.metrics.token) {
+    ctx.addIssue({ code: 'custom', path: ['metrics', 'token'], message: 'required when metrics.access is "token" (the bearer token scrapers send)' });
+  }
   // DESIGN: Cloud sync. An edge needs the cloud's URL and its sync token.
   if (config.role !== 'edge') return;
   if (!config.cloud.url) ctx.addIssue({ code: 'custom', path: ['cloud', 'url'], message: 'required when role is "edge" (the URL of the cloud instance)' });
