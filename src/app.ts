@@ -12,6 +12,7 @@ import { SettingsStore } from './accounts/settings.js';
 import { bootstrapFirstRun } from './accounts/bootstrap.js';
 import { HttpMetrics } from './metrics.js';
 import { RateLimits } from './http/rate-limit.js';
+import { LoginThrottle } from './auth/login-throttle.js';
 import { createHttpApp } from './http/app.js';
 import { buildRouteTable } from './http/routes/index.js';
 import { HttpServer } from './http/server.js';
@@ -199,6 +200,7 @@ export class Gatehouse {
       memberships: new MembershipRepository(db, clock, bus),
       metrics: new HttpMetrics(),
       rateLimits: new RateLimits(config.rateLimit),
+      loginThrottle: new LoginThrottle({ failuresPerAccount: config.auth.loginFailuresPerAccount, windowSeconds: config.auth.loginFailureWindowSeconds }),
       bus,
       venue,
       engine,

@@ -19,12 +19,14 @@ export const errorCatalogue = {
   // answered one gets that answer again (issue 22 item 1; webhooks/replay-window.ts).
   request_in_progress: { status: 409, message: 'An identical signed request is still being handled; send it again shortly to get its answer.' },
   invalid_ability: { status: 403, message: 'Invalid ability provided.' },
+  metrics_loopback_only: { status: 403, message: 'Metrics are served to clients on this box only (metrics.access is "loopback").' },
   forbidden: { status: 403, message: 'This action is unauthorized.' },
   channel_forbidden: { status: 403, message: 'This action is unauthorized.' },
   unknown_app: { status: 404, message: 'No app with id {appId} on this server.' },
   route_not_found: { status: 404, message: 'The route {path} could not be found.' },
   not_found: { status: 404, message: '{resource} not found.' },
   method_not_allowed: { status: 405, message: 'The {method} method is not supported for route {path}. Supported methods: {allowed}.' },
+  request_timeout: { status: 408, message: 'The request body did not arrive within {seconds} s.' },
   conflict: { status: 409, message: '{detail}' },
   access_point_inactive: { status: 409, message: 'The access point is inactive: scans there are not decided.' },
   access_point_without_zone: { status: 409, message: 'The access point leads into no access zone: scans there are not decided.' },
@@ -43,6 +45,7 @@ export const errorCatalogue = {
   token_mismatch: { status: 419, message: 'Token Mismatch' },
   validation_failed: { status: 422, message: 'The given data was invalid.' },
   too_many_requests: { status: 429, message: 'Too Many Attempts.' },
+  login_locked: { status: 429, message: 'Too many failed logins for this account: try again in {seconds} s.' },
   server_error: { status: 500, message: 'Server Error' },
   not_ready: { status: 503, message: 'Service Unavailable' },
   store_busy: { status: 503, message: 'The store is busy with other writes and this change could not be made within {seconds} s; nothing of it was written. Try again shortly.' },
@@ -79,6 +82,18 @@ export const notFound = (resource: string) => new AppError('not_found', { resour
 
 export type FieldErrors = Record<string, string[]>;
 
+/** An empty field-error map without a prototype: field names come from request keys, and a
+ * plain object already "has" `constructor`, `__proto__` and `toString` (issue 23 item 6: those
+ * keys made `errors[field] ??= []` throw, a 500 before any login). */
+export function emptyFieldErrors(): FieldErrors {
+  return Object.create(null) as FieldErrors;
+}
+
+/** Adds a message to a field of a map made by emptyFieldErrors(). */
+export function addFieldError(errors: FieldErrors, field: string, message: string): void {
+  (Object.hasOwn(errors, field) ? errors[field]! : (errors[field] = [])).push(message);
+}
+
 /** 422 in Laravel's shape: the first message, plus " (and N more errors)". */
 export function validationError(errors: FieldErrors): AppError {
   const messages = Object.values(errors).flat();
@@ -90,10 +105,10 @@ export function validationError(errors: FieldErrors): AppError {
 
 /** Field errors keyed by dotted path (`readers.0.id`), as Laravel names them. */
 export function fieldErrorsFromZod(error: z.ZodError, prefix?: string): FieldErrors {
-  const errors: FieldErrors = {};
+  const errors = emptyFieldErrors();
   const add = (path: readonly PropertyKey[], text: (field: string) => string) => {
     const field = [prefix, ...path.map(String)].filter(Boolean).join('.') || 'body';
-    (errors[field] ??= []).push(text(field));
+    addFieldError(errors, field, text(field));
   };
   for (const issue of error.issues) {
     if (issue.code === 'unrecognized_keys') {

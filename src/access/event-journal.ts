@@ -1,10 +1,11 @@
-import { closeSync, existsSync, fdatasyncSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fdatasyncSync, ftruncateSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../logger.js';
 import type { Database } from '../store/database.js';
 import { writeTransaction } from '../store/transactions.js';
+import { emptyTightened, privateDirectory, reportTightened } from '../store/private-files.js';
 import type { AccessEventRow } from './event-log.js';
 
 // The access-event journal: where a decision becomes durable (issue 5, item 4; docs/storage.md).
@@ -191,7 +192,9 @@ export class EventJournal {
    * not returned). Answers how many events were taken in.
    */
   recover(): number {
-    mkdirSync(this.options.dir, { recursive: true });
+    const report = emptyTightened();
+    privateDirectory(this.options.dir, report); // 0700, its segments 0600 (issue 23 item 12)
+    reportTightened(this.log, report);
     const position = this.db.prepare('SELECT segment, offset FROM event_journal_position WHERE id = 1').get() as { segment: number; offset: number };
     const segments = readdirSync(this.options.dir)
       .map((name) => SEGMENT.exec(name))
@@ -305,8 +308,8 @@ export class EventJournal {
   }
 
   #open(): void {
-    mkdirSync(this.options.dir, { recursive: true });
-    this.#fd = openSync(join(this.options.dir, segmentName(this.#segment)), 'a');
+    privateDirectory(this.options.dir, emptyTightened());
+    this.#fd = openSync(join(this.options.dir, segmentName(this.#segment)), 'a', 0o600);
     this.#offset = 0;
   }
 

@@ -18,6 +18,8 @@ export const configSchema = z.strictObject({
       // Public base URL shown in logs and pagination links; derived from the request when null.
       publicUrl: z.url().nullable().default(null),
       bodyLimitBytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+      // A request body must arrive whole this long after it starts being read, or 408 (issue 23 item 12).
+      bodyTimeoutMs: z.number().int().min(100).max(3_600_000).default(10_000),
       // Trust X-Forwarded-For only behind a configured proxy (DESIGN: client address).
       trustProxy: z.boolean().default(false),
       maxProxyHops: z.number().int().min(0).default(1),
@@ -86,6 +88,10 @@ export const configSchema = z.strictObject({
       tokenExpiryMinutes: z.number().int().min(1).nullable().default(null),
       sessionLifetimeMinutes: z.number().int().min(1).default(120),
       secureCookies: z.boolean().default(false),
+      // Failed logins (token and cookie session) per account per window, apart from the
+      // per-address rate limit; 0 = off (issue 23 item 11; docs/security.md).
+      loginFailuresPerAccount: z.number().int().min(0).max(1000).default(5),
+      loginFailureWindowSeconds: z.number().int().min(1).max(86_400).default(60),
     })
     .prefault({}),
   rateLimit: z
@@ -153,6 +159,13 @@ export const configSchema = z.strictObject({
       accessRecheckIntervalMs: z.number().int().min(100).max(3_600_000).default(5_000),
     })
     .prefault({}),
+  metrics: z
+    .strictObject({
+      // Who may read /metrics (issue 23 item 12; docs/security.md): open keeps existing scrapers working.
+      access: z.enum(['open', 'loopback', 'token']).default('open'),
+      token: z.string().min(16, 'at least 16 characters').nullable().default(null),
+    })
+    .prefault({}),
   webhook: z.strictObject({ allowInsecure: z.boolean().default(false) }).prefault({}),
   incomingWebhooks: z
     .strictObject({
@@ -175,9 +188,14 @@ export const configSchema = z.strictObject({
       // imported from importDir/<object name> (where the bucket is mounted or synced).
       importBucket: z.string().min(1).nullable().default(null),
       importDir: z.string().min(1).nullable().default(null),
+      // The largest import file read; the size is checked before reading (issue 23 item 8).
+      importMaxBytes: z.number().int().min(1024).max(1024 * 1024 * 1024).default(64 * 1024 * 1024),
     })
     .prefault({}),
 }).superRefine((config, ctx) => {
+  if (config.metrics.access === 'token' && !config.metrics.token) {
+    ctx.addIssue({ code: 'custom', path: ['metrics', 'token'], message: 'required when metrics.access is "token" (the bearer token scrapers send)' });
+  }
   // DESIGN: Cloud sync. An edge needs the cloud's URL and its sync token.
   if (config.role !== 'edge') return;
   if (!config.cloud.url) ctx.addIssue({ code: 'custom', path: ['cloud', 'url'], message: 'required when role is "edge" (the URL of the cloud instance)' });

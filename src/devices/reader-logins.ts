@@ -46,7 +46,13 @@ export interface VerifiedLogin {
   replaced: DeviceToken | null;
 }
 
-const otpError = (message: string) => validationError({ otp: [message] });
+/** Every refusal of an OTP answers this (issue 23 item 12): which of wrong, expired, used,
+ * locked or no login at all (or no such reader) it was is for the log, not for whoever asks,
+ * since the differences told a stranger which readers exist and what state their logins are in. */
+export const OTP_REFUSED = 'The one-time password is invalid, expired or already used: ask for a new reader login.';
+
+/** The uniform 422, carrying the real reason for the log. */
+const otpError = (reason: string) => Object.assign(validationError({ otp: [OTP_REFUSED] }), { reason });
 
 export class ReaderLogins {
   constructor(
@@ -57,8 +63,7 @@ export class ReaderLogins {
   ) {}
 
   /** A new pending login for the reader, superseding any pending one; answers it with its OTP. */
-  request(reader: LoginReader, ip: string | null): ReaderLoginRow {
-    const now = this.clock.now();
+  request(reader: LoginReader, ip: string | null, now = this.clock.now()): ReaderLoginRow {
     return writeTransaction(this.db, () => {
       statement(this.db, "UPDATE reader_logins SET status = 'superseded', otp = NULL WHERE reader_id = ? AND status = 'pending'").run(reader.id);
       const otp = String(randomInt(0, 1_000_000)).padStart(6, '0');
@@ -86,7 +91,8 @@ export class ReaderLogins {
   /**
    * Trades an OTP for a reader token. `readers` are the readers with this identifier (the
    * identifier is unique per project only); the OTP says which one. Wrong, expired, used or
-   * locked OTPs are 422s on `otp`, each with its own message; a wrong one counts an attempt.
+   * locked OTPs (and no reader at all: `readers` empty) are the same 422 on `otp`, its `reason`
+   * saying which for the log; a wrong one counts an attempt.
    */
   verify(readers: readonly LoginReader[], otp: string): VerifiedLogin {
     const now = this.clock.now();

@@ -6,6 +6,7 @@ import { isStoreBusy } from '../store/transactions.js';
 import { admissionOf } from '../webhooks/gate.js';
 import type { HttpDeps } from './deps.js';
 import { routeMiddleware } from './pipeline.js';
+import { securityHeaders } from './security-headers.js';
 import { koaPath, type AnyRoute } from './route.js';
 
 // The Koa app, built apart from any port: the caller attaches app.callback() to its servers.
@@ -145,6 +146,7 @@ export function createHttpApp(deps: HttpDeps, routes: readonly AnyRoute[]): Koa 
   app.silent = true;
   const router = new Router();
   for (const route of routes) router.register(koaPath(route.path), [route.method], routeMiddleware(route, deps));
+  app.use(securityHeaders());
   app.use(incomingWebhookLog(deps));
   app.use(errorEnvelope(deps));
   app.use(methodNotAllowed(router));

@@ -19,9 +19,28 @@ const isJsonType = (type: string) => type === 'application/json' || /^applicatio
 /** `answered`: the request already has its answer (a webhook retry): the body is not parsed. */
 export type BeforeParse = 'parse' | 'answered';
 
+/** The whole body within `timeoutMs` of the start of reading, or 408 (issue 23 item 12: a body
+ * sent slowly, or stopped halfway, held its connection for Node's 300 s request timeout). A total
+ * deadline, not an idle one, so a byte every few seconds does not keep it open either. The
+ * answer closes the connection: the rest of that body is never read. */
+async function rawBodyWithin(ctx: Context, limit: number, timeoutMs: number): Promise<Buffer> {
+  const reading = getRawBody(ctx.req, { limit, length: ctx.get('content-length') || undefined });
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new AppError('request_timeout', { seconds: timeoutMs / 1000 }, { headers: { Connection: 'close' } })), timeoutMs);
+  });
+  reading.catch(() => undefined); // after the deadline, the socket's end rejects it: nobody waits for it then
+  try {
+    return await Promise.race([reading, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Reads and parses the body a route accepts: 415 for a content type it does not take, 413
- * over the limit, 400 for JSON that does not parse. An absent body parses as undefined. */
-export async function readBody(ctx: Context, kind: BodyKind, limit: number, beforeParse?: (raw: Buffer) => Promise<BeforeParse>): Promise<ParsedBody> {
+ * over the limit, 408 when it does not arrive within `timeoutMs`, 400 for JSON that does not
+ * parse. An absent body parses as undefined. */
+export async function readBody(ctx: Context, kind: BodyKind, limit: number, timeoutMs: number, beforeParse?: (raw: Buffer) => Promise<BeforeParse>): Promise<ParsedBody> {
   if (!hasBody(ctx)) {
     await beforeParse?.(Buffer.alloc(0));
     return { raw: Buffer.alloc(0), value: undefined };
@@ -33,8 +52,9 @@ export async function readBody(ctx: Context, kind: BodyKind, limit: number, befo
   }
   let raw: Buffer;
   try {
-    raw = await getRawBody(ctx.req, { limit, length: ctx.get('content-length') || undefined });
+    raw = await rawBodyWithin(ctx, limit, timeoutMs);
   } catch (err) {
+    if (err instanceof AppError) throw err;
     const e = err as { type?: string; status?: number };
     if (e.type === 'entity.too.large') throw new AppError('payload_too_large', { limit });
     throw err;

@@ -11,6 +11,7 @@ import type { MembershipRepository } from '../accounts/memberships.js';
 import type { SettingsStore } from '../accounts/settings.js';
 import type { HttpMetrics } from '../metrics.js';
 import type { RateLimits } from './rate-limit.js';
+import type { LoginThrottle } from '../auth/login-throttle.js';
 import type { EventBus } from '../events/bus.js';
 import type { Venue } from '../venue/index.js';
 import type { AccessEngine } from '../access/engine.js';
@@ -53,6 +54,8 @@ export interface HttpDeps {
   settings: SettingsStore;
   metrics: HttpMetrics;
   rateLimits: RateLimits;
+  /** Failed logins per account (issue 23 item 11). */
+  loginThrottle: LoginThrottle;
   bus: EventBus;
   venue: Venue;
   engine: AccessEngine;

@@ -70,7 +70,7 @@ export function routeMiddleware(route: AnyRoute, deps: HttpDeps) {
             return (await deps.webhookGate.check(route.webhook!, ctx, raw)).replay ? 'answered' : 'parse';
           }
         : undefined;
-      const parsed = await readBody(ctx, route.bodyKind ?? 'json', route.bodyLimitBytes ?? deps.config.http.bodyLimitBytes, gate);
+      const parsed = await readBody(ctx, route.bodyKind ?? 'json', route.bodyLimitBytes ?? deps.config.http.bodyLimitBytes, deps.config.http.bodyTimeoutMs, gate);
       ctx.state.rawBody = parsed.raw;
       const replay = route.webhook ? admissionOf(ctx)?.replay : null;
       if (replay) return answerAgain(ctx, replay);

@@ -19,6 +19,6 @@ export class UpgradeRouter {
     const path = (req.url ?? '/').split('?')[0]!;
     const route = this.#routes.find((r) => r.matches(path));
     if (route && (req.headers.upgrade ?? '').toLowerCase() === 'websocket') return route.handler(req, socket, head);
-    socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Type: application/json\r\n\r\n{"message":"No WebSocket endpoint at this path."}');
+    socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Type: application/json\r\nX-Content-Type-Options: nosniff\r\n\r\n{"message":"No WebSocket endpoint at this path."}');
   };
 }

@@ -1,9 +1,9 @@
-import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import type { Logger } from '../logger.js';
 import { migrations, type Migration } from './migrations.js';
 import { writeTransaction } from './transactions.js';
+import { emptyTightened, privateDirectory, privateFile, privateIfExists, reportTightened } from './private-files.js';
 
 export type Database = BetterSqlite3.Database;
 
@@ -44,7 +44,12 @@ export class Store {
   }
 
   start(): void {
-    mkdirSync(resolve(this.options.dataDir), { recursive: true });
+    // 0700 and 0600 whatever the umask (issue 23 item 12; store/private-files.ts).
+    const report = emptyTightened();
+    privateDirectory(this.dir, report);
+    privateFile(this.file, report);
+    for (const suffix of ['-wal', '-shm']) privateIfExists(this.file + suffix, report);
+    reportTightened(this.log, report);
     const db = new BetterSqlite3(this.file);
     // First, so that even switching to WAL waits for a writer in another process.
     db.pragma(`busy_timeout = ${this.options.busyTimeoutMs ?? 5000}`);

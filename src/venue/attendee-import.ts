@@ -62,7 +62,7 @@ export function parseCsv(text: string): Record<string, string>[] {
   try {
     return parseCsvText(text, { columns: true, bom: true, skip_empty_lines: true, trim: true, relax_column_count: false });
   } catch (err) {
-    throw new ImportFormatError(`The CSV could not be read: ${(err as Error).message}`);
+    throw new ImportFormatError(`The CSV could not be read: ${(err as Error).message}`, { cause: err });
   }
 }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Clock } from '../clock.js';
-import { found, validationError, type FieldErrors } from '../errors.js';
+import { addFieldError, emptyFieldErrors, found, validationError, type FieldErrors } from '../errors.js';
 import type { EventBus } from '../events/bus.js';
 import { commit } from '../events/unit-of-work.js';
 import type { Database } from '../store/database.js';
@@ -76,8 +76,8 @@ export const submissionResource = (r: SubmissionRow): z.infer<typeof submissionS
 
 /** Field errors of a submission against the form's fields; unknown fields are refused. */
 export function checkSubmission(fields: FormField[], data: Record<string, unknown>): FieldErrors {
-  const errors: FieldErrors = {};
-  const add = (name: string, message: string) => (errors[`data.${name}`] ??= []).push(message);
+  const errors = emptyFieldErrors();
+  const add = (name: string, message: string) => addFieldError(errors, `data.${name}`, message);
   const known = new Set(fields.map((f) => f.name));
   for (const key of Object.keys(data)) if (!known.has(key)) add(key, `The ${key} field is not on this form.`);
   for (const f of fields) {

@@ -1,12 +1,11 @@
-import { readFile } from 'node:fs/promises';
-import { isAbsolute, join, normalize, sep } from 'node:path';
 import { z } from 'zod';
 import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
-import { parseCsv, type AttendeeImporter, type ImportReport } from '../venue/attendee-import.js';
+import { ImportFormatError, parseCsv, type AttendeeImporter, type ImportReport } from '../venue/attendee-import.js';
+import { ImportFileError, readImportFile } from './import-file.js';
 
 // POST /webhook/v1/large-upload-finalized (issue 8 item 4; docs/webhooks-incoming.md): an
 // object store says an upload is complete. Every notice is recorded. When its bucket is the
@@ -15,7 +14,9 @@ import { parseCsv, type AttendeeImporter, type ImportReport } from '../venue/att
 // directory where that bucket is mounted or synced (gcsfuse, rclone, s3fs), at the object's
 // name; then runs the attendee importer in `partial` mode (valid rows in, each bad row reported).
 // The outcome (imported, failed with the reason, or the importer's report) is kept on the
-// upload's row, listed by GET .../uploads, and logged.
+// upload's row, listed by GET .../uploads, and logged. The file is read by import-file.ts:
+// regular files inside the directory only, size-checked first (issue 23 item 8); a reason never
+// quotes the file (JSON.parse and csv-parse messages do, so they are not passed on).
 
 export const finalizedSchema = z.object({
   kind: z.string().max(100).optional(),
@@ -56,12 +57,27 @@ export const uploadSchema = z.object({
 });
 
 const IMPORTABLE = new Set(['text/csv', 'application/json']);
-/** The largest object read for an import. */
-const MAX_IMPORT_BYTES = 64 * 1024 * 1024;
 
 export interface UploadImportSettings {
   importBucket: string | null;
   importDir: string | null;
+  /** The largest object read for an import (incomingWebhooks.importMaxBytes). */
+  importMaxBytes: number;
+}
+
+/** A failure's reason as stored and listed: what went wrong, never the file's contents. */
+function reasonOf(err: unknown, name: string): string | null {
+  if (err instanceof ImportFileError) return err.message;
+  if (err instanceof SyntaxError) {
+    const at = /at position (\d+)/.exec(err.message);
+    return `The object "${name}" is not valid JSON${at ? ` (at byte ${at[1]})` : ''}.`;
+  }
+  if (err instanceof ImportFormatError) {
+    const cause = err.cause as { code?: unknown; lines?: unknown } | undefined;
+    const code = typeof cause?.code === 'string' ? cause.code : 'unreadable';
+    return `The object "${name}" could not be read as CSV (${code}${typeof cause?.lines === 'number' ? `, line ${cause.lines}` : ''}).`;
+  }
+  return null;
 }
 
 export class UploadImports {
@@ -118,28 +134,21 @@ export class UploadImports {
     let status: UploadStatus = 'failed';
     let report: ImportReport | { error: string };
     try {
-      const file = this.#fileOf(name);
-      const bytes = await readFile(file);
-      if (bytes.length > MAX_IMPORT_BYTES) throw new Error(`the object is over ${MAX_IMPORT_BYTES} bytes`);
+      const dir = this.settings.importDir;
+      if (!dir) throw new ImportFileError('incomingWebhooks.importDir is not configured.');
+      const bytes = await readImportFile(dir, name, this.settings.importMaxBytes);
       const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
       const rows = contentType === 'text/csv' ? parseCsv(text) : (JSON.parse(text) as unknown);
-      if (!Array.isArray(rows)) throw new Error('a JSON import must be an array of attendee records');
+      if (!Array.isArray(rows)) throw new ImportFileError(`The object "${name}" is not a JSON array of attendee records.`);
       report = this.importer.run(projectId, rows, 'partial');
       status = 'imported';
       this.log.info({ upload: id, name, imported: report.imported, failed: report.failed }, 'upload imported');
     } catch (err) {
-      report = { error: (err as Error).message };
-      this.log.warn({ upload: id, name, error: report.error }, 'upload import failed');
+      const reason = reasonOf(err, name);
+      report = { error: reason ?? `The import of "${name}" failed; the appliance log has the details.` };
+      if (reason) this.log.warn({ upload: id, name, error: reason }, 'upload import failed');
+      else this.log.error({ upload: id, name, err }, 'upload import failed');
     }
     statement(this.db, 'UPDATE finalized_uploads SET status = ?, report = ?, finished_at = ? WHERE id = ?').run(status, JSON.stringify(report), iso(this.clock.now()), id);
-  }
-
-  /** The object's path under the import directory; never outside it. */
-  #fileOf(name: string): string {
-    const dir = this.settings.importDir;
-    if (!dir) throw new Error('incomingWebhooks.importDir is not configured');
-    const relative = normalize(name);
-    if (isAbsolute(relative) || relative.split(sep).includes('..')) throw new Error(`the object name "${name}" leaves the import directory`);
-    return join(dir, relative);
   }
 }

@@ -2,6 +2,13 @@ import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCatalogue, formatMessage, AppError, validationError } from '../../src/errors.js';
 import { startAppliance, type TestAppliance } from '../helpers/appliance.js';
+import { webhookPoster } from '../helpers/webhooks.js';
+
+/** Keys that name members of Object.prototype (issue 23 item 6): a field-error map that is a
+ * plain object answered 500 for them, before any login. */
+const PROTO_KEYS = ['constructor', '__proto__', 'toString'] as const;
+/** A JSON object with `key` as an own key: JSON.stringify({__proto__: ...}) would set the prototype instead. */
+const withKey = (key: string, value: unknown, rest: Record<string, unknown> = {}) => `{${JSON.stringify(key)}:${JSON.stringify(value)}${Object.keys(rest).length ? `,${JSON.stringify(rest).slice(1, -1)}` : ''}}`;
 
 describe('bad input', () => {
   let gh: TestAppliance;
@@ -76,6 +83,72 @@ describe('bad input', () => {
       const res = await gh.request('GET', '/api/v1/me', { headers: { authorization: header } });
       expect(res.status, header).toBe(401);
       expect(res.text).not.toMatch(/at .*\.ts:\d+/);
+    }
+  });
+
+  it('answers keys named constructor, __proto__ or toString in a body with a 422 naming them, logged in or not', async () => {
+    const A = '/api/v1/projects/default/default';
+    const post = (path: string, raw: string, token?: string) => gh.request('POST', path, { ...(token ? { token } : {}), rawBody: raw, headers: { 'content-type': 'application/json' } });
+    for (const key of PROTO_KEYS) {
+      // Anonymous routes with strict bodies: an unknown key is a field error.
+      const login = await post(`${A}/readers/login`, withKey(key, 1, { reader_identifier: 'R-1' }));
+      expect(login.status, key).toBe(422);
+      expect(login.body, key).toEqual({ message: `The ${key} field is not allowed.`, errors: { [key]: [`The ${key} field is not allowed.`] } });
+      expect(Object.keys(login.body.errors)).toEqual([key]);
+      const verify = await post('/api/v1/reader-otp/verify', withKey(key, { [key]: 1 }, { otp: '123456', reader_identifier: 'R-1' }));
+      expect(verify.status, key).toBe(422);
+      expect(verify.body.errors[key], key).toEqual([`The ${key} field is not allowed.`]);
+      // A login body ignores unknown fields; the credentials decide.
+      const token = await post('/api/v1/auth/token', withKey(key, 'x', { email: 'nobody@example.test', password: 'wrong password', device_name: 'd' }));
+      expect(token.status, key).toBe(401);
+      // A logged-in route, at the top level and nested.
+      const user = await post('/api/v1/users', withKey(key, 'x', { name: 'n', email: `${key.replace(/_/g, '')}@example.test`, password: 'long enough pw' }), admin);
+      expect(user.status, key).toBe(422);
+      expect(Object.keys(user.body.errors), key).toEqual([key]);
+      const nested = await post(`${A}/forms`, `{"name":"Survey","fields":[${withKey(key, 1, { name: 'size', label: 'Size', type: 'text' })}]}`, admin);
+      expect(nested.status, key).toBe(422);
+      expect(nested.body.errors, key).toEqual({ [`fields.0.${key}`]: [`The fields.0.${key} field is not allowed.`] });
+      const typed = await post('/api/v1/users', `{"name":${withKey(key, 1)},"email":"typed@example.test","password":"long enough pw"}`, admin);
+      expect(typed.status, key).toBe(422);
+      expect(Object.keys(typed.body.errors), key).toEqual(['name']);
+      const inArray = await post(`${A}/attendees/import`, `{"attendees":[${withKey(key, 1, { first_name: 'Ada' })}],"mode":"all"}`, admin);
+      expect(inArray.status, key).not.toBe(500);
+    }
+  });
+
+  it('answers keys named constructor, __proto__ or toString in a query string like any other parameter', async () => {
+    for (const key of PROTO_KEYS) {
+      const list = await gh.request('GET', `/api/v1/users?${encodeURIComponent(key)}=1&page=2`, { token: admin });
+      expect(list.status, key).toBe(200);
+      const bad = await gh.request('GET', `/api/v1/users?${encodeURIComponent(key)}=1&page=zero`, { token: admin });
+      expect(bad.status, key).toBe(422);
+      expect(Object.keys(bad.body.errors), key).toEqual(['page']);
+      const anonymous = await gh.request('GET', `/api/v1/broadcasting/config?${encodeURIComponent(key)}=${encodeURIComponent(key)}`);
+      expect(anonymous.status, key).not.toBe(500);
+    }
+  });
+
+  it('answers keys named constructor, __proto__ or toString in signed incoming webhooks in the webhook envelope', async () => {
+    const accessEvent = webhookPoster(gh, '/webhook/v1/access-event');
+    const sync = webhookPoster(gh, '/webhook/v1/attendee-sync');
+    const partner = webhookPoster(gh, '/webhook/v1/registration-partner');
+    for (const key of PROTO_KEYS) {
+      const top = await accessEvent.rawBody(withKey(key, { [key]: 1 }, { reader_id: 'NO-SUCH-READER', credential_value: 'X' }));
+      expect(top.status, key).toBe(404);
+      expect(top.body, key).toEqual({ error: 'unknown_reader', message: 'No reader has the identifier "NO-SUCH-READER".' });
+      const typed = await accessEvent.rawBody(`{"reader_id":${withKey(key, 1)},"credential_value":"X"}`);
+      expect(typed.status, key).toBe(400);
+      expect(typed.body.errors, key).toEqual({ reader_id: [expect.any(String)] });
+      const records = await sync.rawBody(`{"project_slug":"default","team_slug":"default","sync_mode":"upsert","attendees":[${withKey(key, 1, { external_id: `proto-${key}`, first_name: 'Ada' })}]}`);
+      expect(records.status, key).toBe(200);
+      const nested = await partner.rawBody(
+        `{"event_type":"registration.created","event_id":"evt-${key}","data":{"registration_id":"reg-${key}","attendee":${withKey(key, 1, { first_name: 'Grace' })}}}`,
+      );
+      expect(nested.status, key).not.toBe(500);
+      expect(nested.body.error ?? nested.body.success, key).toBeDefined();
+      const missing = await partner.rawBody(withKey(key, 1, { event_type: 'registration.created' }));
+      expect(missing.status, key).toBe(400);
+      expect(missing.body.error, key).toBe('validation_failed');
     }
   });
 

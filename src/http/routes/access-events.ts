@@ -4,7 +4,7 @@ import type { Database } from '../../store/database.js';
 import { accessEventFilters, accessEventSchema, queryAccessEvents } from '../../access/event-query.js';
 import { collectionSchema, pageQuery, paginate, window, type PageQuery } from '../pagination.js';
 import { defineRoute, type AnyRoute } from '../route.js';
-import { csvCell } from './attendee-import.js';
+import { csvDocument } from '../csv.js';
 import { PROJECT_PATH, projectParams } from './crud.js';
 
 // GET .../access-events: the access-event log, filtered and paginated; ?format=csv exports
@@ -35,8 +35,7 @@ export function accessEventRoutes({ db, settled }: { db: () => Database; settled
         const query = q as PageQuery & Record<string, unknown>;
         if (query.format === 'csv') {
           const { items } = queryAccessEvents(db(), project!.id, accessEventFilters.parse(query), 0, Number.MAX_SAFE_INTEGER);
-          const lines = [CSV_COLUMNS.join(','), ...items.map((e) => CSV_COLUMNS.map((c) => csvCell(e[c])).join(','))];
-          return { body: `${lines.join('\r\n')}\r\n`, headers: { 'Content-Type': 'text/csv; charset=utf-8', 'Content-Disposition': `attachment; filename="access-events-${project!.slug}.csv"` } };
+          return { body: csvDocument(CSV_COLUMNS, items.map((e) => CSV_COLUMNS.map((c) => e[c]))), headers: { 'Content-Type': 'text/csv; charset=utf-8', 'Content-Disposition': `attachment; filename="access-events-${project!.slug}.csv"` } };
         }
         const { items, total } = queryAccessEvents(db(), project!.id, accessEventFilters.parse(query), window(query).offset, window(query).limit);
         return { body: paginate(koa, query, items, total) };

@@ -5,6 +5,7 @@ import type { Venue } from '../../venue/index.js';
 import { attendeeQuery } from '../../venue/attendees.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { single, validationErrorSchema } from '../resources.js';
+import { csvDocument } from '../csv.js';
 import { PROJECT_PATH, projectParams } from './crud.js';
 
 // GET .../attendees/export writes the same format back out.
@@ -76,13 +77,6 @@ export function attendeeImportRoutes({ importer }: { importer: AttendeeImporter 
 
 const CSV_COLUMNS = ['first_name', 'last_name', 'email', 'attendee_type', 'external_id', 'status', 'credential_value', 'credential_kind'] as const;
 
-/** RFC 4180 quoting; a leading = + - @ is prefixed with ' so spreadsheets do not run it. */
-export function csvCell(value: unknown): string {
-  let text = value === null || value === undefined ? '' : String(value);
-  if (/^[=+\-@]/.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-}
-
 export function attendeeExportRoutes({ venue }: { venue: Venue }): AnyRoute[] {
   return [
     defineRoute({
@@ -100,15 +94,13 @@ export function attendeeExportRoutes({ venue }: { venue: Venue }): AnyRoute[] {
       handler: ({ project, query }) => {
         const { items } = venue.attendees.search(project!.id, query, 0, Number.MAX_SAFE_INTEGER);
         const credentials = venue.credentials.firstActiveByAttendee(project!.id);
-        const lines = [CSV_COLUMNS.join(',')];
-        for (const row of items) {
+        const rows = items.map((row) => {
           const a = venue.attendees.resource(row);
           const credential = credentials.get(row.id);
-          const cells = [a.first_name, a.last_name, a.email, a.attendee_type, a.external_id, a.status, credential?.value, credential?.kind];
-          lines.push(cells.map(csvCell).join(','));
-        }
+          return [a.first_name, a.last_name, a.email, a.attendee_type, a.external_id, a.status, credential?.value, credential?.kind];
+        });
         return {
-          body: `${lines.join('\r\n')}\r\n`,
+          body: csvDocument(CSV_COLUMNS, rows),
           headers: { 'Content-Type': 'text/csv; charset=utf-8', 'Content-Disposition': `attachment; filename="attendees-${project!.slug}.csv"` },
         };
       },

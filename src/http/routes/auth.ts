@@ -24,8 +24,11 @@ const tokenRequest = z
 
 const sessionLogin = z.object({ email: z.string().max(255).optional(), password: z.string().max(1024).optional() }).optional();
 
-/** The user behind an email and password, or 'Unable to authenticate' without saying which part failed. */
+/** The user behind an email and password, or 'Unable to authenticate' without saying which part
+ * failed; 429 while the account has too many failed logins (auth/login-throttle.ts). The caller
+ * reports a login that succeeded to deps.loginThrottle.succeeded(). */
 async function checkCredentials(deps: HttpDeps, email: string | undefined, password: string | undefined): Promise<User> {
+  await deps.loginThrottle.attempt(email);
   const found = email ? deps.users.findWithHash(email.trim()) : null;
   // Always run the KDF, so an unknown email costs as long as a wrong password.
   const ok = await verifyPassword(password ?? '', found?.passwordHash ?? (await dummyPasswordHash()));
@@ -66,6 +69,7 @@ export function authRoutes(deps: HttpDeps): AnyRoute[] {
       responses: {
         201: { description: 'The token, shown once', schema: tokenResultSchema },
         401: { description: 'Unable to authenticate', schema: messageSchema },
+        429: { description: 'Too many requests from this address, or too many failed logins for this account (Retry-After)', schema: messageSchema },
         422: { description: 'A field of the wrong type or an unknown scope', schema: validationErrorSchema },
       },
       handler: async ({ body }) => {
@@ -74,6 +78,7 @@ export function authRoutes(deps: HttpDeps): AnyRoute[] {
         if (!deviceName) throw new AppError('unable_to_authenticate');
         const abilities = [...new Set(body?.scopes ?? ['*'])];
         const { plainText, record } = deps.tokens.create(user.id, deviceName, abilities);
+        await deps.loginThrottle.succeeded(body?.email);
         deps.log.info({ userId: user.id, tokenId: record.id, abilities }, 'token created');
         return { status: 201, body: { token: plainText, token_type: 'Bearer', expires_at: record.expiresAt } };
       },
@@ -158,12 +163,14 @@ export function authRoutes(deps: HttpDeps): AnyRoute[] {
       responses: {
         200: { description: 'Logged in; a new session cookie is set', schema: single(meSchema.omit({ current_token: true })) },
         401: { description: 'Unable to authenticate', schema: messageSchema },
+        429: { description: 'Too many requests from this address, or too many failed logins for this account (Retry-After)', schema: messageSchema },
         419: { description: 'Token Mismatch: no CSRF session, or X-XSRF-TOKEN missing or wrong', schema: messageSchema },
       },
       handler: async ({ body, koa }) => {
         const user = await checkCredentials(deps, body?.email, body?.password);
         const previous = deps.sessions.find(koa.cookies.get(SESSION_COOKIE)!)!;
         const { id, record } = deps.sessions.login(previous, user.id);
+        await deps.loginThrottle.succeeded(body?.email);
         setSessionCookies(koa, deps, id, record.csrfToken);
         return { body: { data: { id: user.id, name: user.name, email: user.email, is_admin: user.is_admin } } };
       },

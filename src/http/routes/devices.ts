@@ -2,7 +2,8 @@ import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { consumeOrThrow } from '../rate-limit.js';
 import { z } from 'zod';
 import { credentialKey } from '../../access/venue-index.js';
-import { AppError, validationError } from '../../errors.js';
+import { iso } from '../../clock.js';
+import { AppError } from '../../errors.js';
 import { createGatewayBody, gatewaySchema, updateGatewayBody } from '../../devices/gateways.js';
 import { gatewayStatusTopic, projectPrefix, readerTopic } from '../../mqtt/topics.js';
 import { collectionSchema, pageQuery, paginate, window } from '../pagination.js';
@@ -71,28 +72,40 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
       operationId: 'readers.login',
       tags: ['Readers'],
       summary: 'A reader asks for a one-time password (staff read it out from readers/logins)',
-      description: `No bearer token. Answers 202 and makes a 6-digit OTP valid ${config.readers.otpTtlMinutes} minutes; a pending one for the reader is superseded. The OTP is never in this answer.`,
+      description: `No bearer token. Answers 202 and makes a 6-digit OTP valid ${config.readers.otpTtlMinutes} minutes; a pending one for the reader is superseded. The OTP is never in this answer. An unknown project or reader gets the same answer, and no login.`,
       ability: 'public',
       rateClass: 'standard',
       params: projectParams,
       body: loginBody,
       responses: {
-        202: { description: 'A login is pending', schema: single(z.object({ reader_identifier: z.string(), status: z.literal('pending'), expires_at: z.string(), message: z.string() })) },
-        404: { description: 'No such project', schema: messageSchema },
-        422: { description: 'No reader with this identifier in the project' },
+        202: { description: 'A login is pending (or, the same answer, the project or reader does not exist)', schema: single(z.object({ reader_identifier: z.string(), status: z.literal('pending'), expires_at: z.string(), message: z.string() })) },
       },
       handler: ({ params, body, koa }) => {
+        // The same answer whether the project and reader exist (issue 23 item 12), and the login
+        // is made after it is sent, so its time does not tell either (as a password-reset mail is
+        // queued): nothing the answer says depends on the write.
+        const now = deps.clock.now();
         const project = projects.findBySlugs(params.teamSlug, params.projectSlug);
-        if (!project) throw new AppError('not_found', { resource: 'Project' });
-        const reader = index.readers.get(credentialKey(project.id, body.reader_identifier));
-        if (!reader) throw validationError({ reader_identifier: ['The selected reader identifier is invalid.'] });
-        const login = devices.logins.request(reader, koa.ip || null);
-        // The log line is one of the places staff read the OTP from (issue 7 item 2).
-        log.info({ project: `${project.team_slug}/${project.slug}`, reader: reader.identifier, otp: login.otp, expiresAt: login.expires_at, ip: koa.ip }, `reader login requested: one-time password ${login.otp} for reader ${reader.identifier}`);
-        bus.emit('reader.login_requested', { projectId: project.id, readerId: reader.id, identifier: reader.identifier, expiresAt: login.expires_at });
+        const reader = project ? index.readers.get(credentialKey(project.id, body.reader_identifier)) : undefined;
+        const ip = koa.ip || null;
+        setImmediate(() => {
+          if (!project || !reader) {
+            log.info({ project: `${params.teamSlug}/${params.projectSlug}`, reader: body.reader_identifier, ip, knownProject: project !== null }, 'reader login asked for an unknown project or reader: none made');
+            return;
+          }
+          try {
+            const login = devices.logins.request(reader, ip, now);
+            // The log line is one of the places staff read the OTP from (issue 7 item 2).
+            log.info({ project: `${project.team_slug}/${project.slug}`, reader: reader.identifier, otp: login.otp, expiresAt: login.expires_at, ip }, `reader login requested: one-time password ${login.otp} for reader ${reader.identifier}`);
+            bus.emit('reader.login_requested', { projectId: project.id, readerId: reader.id, identifier: reader.identifier, expiresAt: login.expires_at });
+          } catch (err) {
+            log.error({ err, reader: reader.identifier }, 'reader login could not be made');
+          }
+        });
+        const expiresAt = iso(now + config.readers.otpTtlMinutes * 60_000);
         return {
           status: 202,
-          body: { data: { reader_identifier: reader.identifier, status: 'pending', expires_at: login.expires_at, message: 'Ask venue staff for the one-time password, then POST it to /api/v1/reader-otp/verify.' } },
+          body: { data: { reader_identifier: body.reader_identifier, status: 'pending', expires_at: expiresAt, message: 'Ask venue staff for the one-time password, then POST it to /api/v1/reader-otp/verify.' } },
         };
       },
     }),
@@ -130,24 +143,26 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
       operationId: 'readers.verify-otp',
       tags: ['Readers'],
       summary: "Trade a reader login's one-time password for the reader's MQTT credentials",
-      description: `No bearer token. ${config.readers.verifyPerMinute} attempts per minute per client address (429 past it); ${config.readers.otpMaxAttempts} wrong OTPs lock the login. Wrong, expired, used or locked OTPs answer 422 on \`otp\`. A new token replaces the reader's earlier one, whose connections are closed.`,
+      description: `No bearer token. ${config.readers.verifyPerMinute} attempts per minute per client address (429 past it); ${config.readers.otpMaxAttempts} wrong OTPs lock the login. Wrong, expired, used or locked OTPs, and unknown readers, all answer the same 422 on \`otp\`. A new token replaces the reader's earlier one, whose connections are closed.`,
       ability: 'public',
       rateClass: 'none',
       body: verifyBody,
       responses: {
         200: { description: "The reader's MQTT credentials (reader_token shown once)", schema: single(verifiedSchema) },
-        422: { description: 'Unknown reader, or a wrong, expired, used or locked OTP' },
+        422: { description: 'Unknown reader, or a wrong, expired, used or locked OTP: one answer for all' },
       },
       answers: [rateLimited('over readers.verifyPerMinute attempts from this client address')],
       handler: async ({ body, koa }) => {
         await consumeOrThrow(verifyLimiter, koa.ip || 'unknown', config.readers.verifyPerMinute);
+        // An unknown reader goes through the same check with no logins: the same refusal, and no
+        // early answer whose speed tells it apart (issue 23 item 12).
         const readers = index.readersWithIdentifier(body.reader_identifier);
-        if (readers.length === 0) throw validationError({ reader_identifier: ['The selected reader identifier is invalid.'] });
         let verified;
         try {
           verified = devices.logins.verify(readers, body.otp.trim());
         } catch (err) {
-          log.warn({ reader: body.reader_identifier, ip: koa.ip, error: (err as Error).message }, 'reader OTP refused');
+          const reason = (err as { reason?: string }).reason ?? (err as Error).message;
+          log.warn({ reader: body.reader_identifier, knownReader: readers.length > 0, ip: koa.ip, reason }, 'reader OTP refused');
           throw err;
         }
         bus.emit('device.credentials_revoked', { kind: 'reader', deviceId: verified.login.reader_id }); // the earlier token's connections

@@ -1,11 +1,14 @@
 import { z } from 'zod';
 import type { HttpDeps } from '../deps.js';
+import { metricsGuard } from '../metrics-access.js';
+import { messageSchema } from '../resources.js';
 import { buildOpenApi } from '../openapi.js';
 import { webhookHeaderNames } from '../../webhooks/gate.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 
 // Liveness, readiness, Prometheus metrics and the OpenAPI description. Never rate limited,
-// no credentials: they are for the box's own supervisor, monitoring and client generators.
+// no API credentials: they are for the box's own supervisor, monitoring and client generators.
+// /metrics may be kept to the box itself or to a token of its own (metrics.access).
 
 const health = z.object({ status: z.literal('ok') });
 const openApiDocument = z.looseObject({ openapi: z.string(), info: z.looseObject({ title: z.string(), version: z.string() }), paths: z.record(z.string(), z.unknown()) });
@@ -13,6 +16,7 @@ const ready = z.object({ status: z.enum(['ready', 'starting']), checks: z.record
 
 export function operationRoutes(deps: HttpDeps, allRoutes: () => readonly AnyRoute[]): AnyRoute[] {
   let openapi: unknown;
+  const mayReadMetrics = metricsGuard(deps.config.metrics);
   const common = { tags: ['Operations'], ability: 'public' as const, rateClass: 'none' as const };
   return [
     defineRoute({
@@ -43,11 +47,16 @@ export function operationRoutes(deps: HttpDeps, allRoutes: () => readonly AnyRou
       path: '/metrics',
       operationId: 'metrics.show',
       summary: 'Prometheus metrics (text exposition format)',
-      responses: { 200: { description: 'Metrics in Prometheus text format', text: 'text/plain' } },
-      handler: async () => ({
-        body: await deps.metrics.registry.metrics(),
-        headers: { 'Content-Type': deps.metrics.registry.contentType },
-      }),
+      description: 'metrics.access: `open` (default), `loopback` (clients on the box only) or `token` (`Authorization: Bearer <metrics.token>`).',
+      responses: {
+        200: { description: 'Metrics in Prometheus text format', text: 'text/plain' },
+        401: { description: 'metrics.access is `token` and the bearer token is missing or wrong', schema: messageSchema },
+        403: { description: 'metrics.access is `loopback` and the client is not on the box', schema: messageSchema },
+      },
+      handler: async ({ koa }) => {
+        mayReadMetrics(koa);
+        return { body: await deps.metrics.registry.metrics(), headers: { 'Content-Type': deps.metrics.registry.contentType } };
+      },
     }),
     defineRoute({
       ...common,
