@@ -19,6 +19,7 @@ import type { VenueIndex } from '../access/venue-index.js';
 import type { WebhookGate } from '../webhooks/gate.js';
 import type { WebhookSources } from '../webhooks/sources.js';
 import type { IncomingWebhookLog } from '../webhooks/request-log.js';
+import type { FailureThrottle } from '../webhooks/failure-throttle.js';
 import type { UploadImports } from '../webhooks/upload-imports.js';
 import type { PusherServer } from '../realtime/server.js';
 import type { PusherCredentials } from '../realtime/credentials.js';
@@ -61,6 +62,7 @@ export interface HttpDeps {
   webhookGate: WebhookGate;
   webhookSources: WebhookSources;
   webhookLog: IncomingWebhookLog;
+  webhookThrottle: FailureThrottle;
   uploads: UploadImports;
   realtime: { server: PusherServer; credentials: PusherCredentials; cipher: ChannelCipher };
   devices: DeviceDeps;
