@@ -91,14 +91,15 @@ export class SignedWebhookGate implements WebhookGate {
     const claim = await this.replays.claim(key);
     if (claim.kind === 'answered') return replayOf(claim.answer);
     if (claim.kind === 'busy') throw new AppError('request_in_progress');
+    const claimed: Claimed = { key, kind, sourceId: source.id, digest };
+    ctx.state[REPLAY_KEY] = claimed; // settle() keeps or forgets the answer, whatever throws from here
     // Not in memory: past its window, given up, or from before a restart, the durable receipts may know it.
     const stored = this.receipts.find(source.id, digest);
     if (stored) {
+      delete ctx.state[REPLAY_KEY];
       this.replays.settle(key, stored);
       return replayOf(stored);
     }
-    const claimed: Claimed = { key, kind, sourceId: source.id, digest };
-    ctx.state[REPLAY_KEY] = claimed; // settle() keeps or forgets the answer
     await this.#limit(source);
     return setAdmission(ctx, { projectId: source.projectId, sourceId: source.id, replay: null });
   }
