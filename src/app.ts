@@ -35,6 +35,8 @@ import { SignedWebhookGate } from './webhooks/signed-gate.js';
 import { registerReplayMetrics, ReplayWindow } from './webhooks/replay-window.js';
 import { WebhookSources } from './webhooks/sources.js';
 import { IncomingWebhookLog } from './webhooks/request-log.js';
+import { registerReceiptMetrics, WebhookReceipts } from './webhooks/receipts.js';
+import { FailureThrottle, registerThrottleMetrics } from './webhooks/failure-throttle.js';
 import { UploadImports } from './webhooks/upload-imports.js';
 import { resolvePusherCredentials } from './realtime/credentials.js';
 import { PusherServer } from './realtime/server.js';
@@ -80,6 +82,7 @@ export class Gatehouse {
   #accessWatch: RealtimeAccessWatch | null = null;
   #mqtt: MqttBroker | null = null;
   #webhookLog: IncomingWebhookLog | null = null;
+  #webhookReceipts: WebhookReceipts | null = null;
   #uploads: UploadImports | null = null;
   #mqttService: MqttService | null = null;
 
@@ -180,9 +183,22 @@ export class Gatehouse {
       maxAnswerBytes: config.incomingWebhooks.replayMaxAnswerBytes,
       waitMs: config.incomingWebhooks.replayWaitMs,
     });
-    const webhookLog = new IncomingWebhookLog(db, clock, { days: config.incomingWebhooks.logRetentionDays, maxRows: config.incomingWebhooks.logMaxRows });
+    const webhookLog = new IncomingWebhookLog(db, clock, {
+      days: config.incomingWebhooks.logRetentionDays,
+      maxRows: config.incomingWebhooks.logMaxRows,
+      maxNotAppliedRows: config.incomingWebhooks.logMaxNotAppliedRows,
+    });
     this.#webhookLog = webhookLog;
     webhookLog.start();
+    const webhookReceipts = new WebhookReceipts(
+      db,
+      clock,
+      { receiptDays: config.incomingWebhooks.receiptDays, maxRows: config.incomingWebhooks.receiptMaxRows, maxAnswerBytes: config.incomingWebhooks.replayMaxAnswerBytes },
+      this.log.child({ module: 'webhooks' }),
+    );
+    this.#webhookReceipts = webhookReceipts;
+    webhookReceipts.start();
+    const webhookThrottle = new FailureThrottle(config.incomingWebhooks.failuresPerMinute, this.log.child({ module: 'webhooks' }));
     const venue = createVenue(db, clock, bus);
     const uploads = new UploadImports(db, clock, venue.importer, config.incomingWebhooks, this.log.child({ module: 'uploads' }));
     this.#uploads = uploads;
@@ -215,9 +231,11 @@ export class Gatehouse {
           allowUnsigned: config.incomingWebhooks.allowUnsigned,
         },
         webhookReplays,
+        webhookReceipts,
       ),
       webhookSources,
       webhookLog,
+      webhookThrottle,
       uploads,
       realtime: { server: realtime, credentials, cipher },
       devices: {
@@ -251,6 +269,8 @@ export class Gatehouse {
     registerRealtimeMetrics(deps.metrics.registry, realtime);
     registerJournalMetrics(deps.metrics.registry, journal);
     registerReplayMetrics(deps.metrics.registry, webhookReplays);
+    registerReceiptMetrics(deps.metrics.registry, webhookReceipts);
+    registerThrottleMetrics(deps.metrics.registry, webhookThrottle);
     this.#broadcaster = new Broadcaster(realtime, bus, deps.projects, occupancy, index, { eventNamespace: pusher.eventNamespace, cipher });
     this.#broadcaster.start();
     this.#accessWatch = new RealtimeAccessWatch(realtime, grants, bus, pusher.accessRecheckIntervalMs, this.log.child({ module: 'realtime' }));
@@ -325,6 +345,7 @@ export class Gatehouse {
       ['broadcaster', () => this.#broadcaster?.stop()],
       ['http', () => this.#http?.stop(this.config.http.shutdownGraceMs)],
       ['incoming webhook log', () => this.#webhookLog?.stop()],
+      ['webhook receipts', () => this.#webhookReceipts?.stop()],
       ['upload imports', () => this.#uploads?.drain()],
       ['access events', () => this.#eventLog?.flush()],
       ['access-event journal', () => this.#journal?.stop()],

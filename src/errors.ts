@@ -18,6 +18,8 @@ export const errorCatalogue = {
   // Only while the first request with the same signed body is still being handled: a retry of an
   // answered one gets that answer again (issue 22 item 1; webhooks/replay-window.ts).
   request_in_progress: { status: 409, message: 'An identical signed request is still being handled; send it again shortly to get its answer.' },
+  // Before anything else, for an address whose webhook requests failed too often (issue 23 item 10; webhooks/failure-throttle.ts).
+  too_many_failures: { status: 429, message: 'Too many failed webhook requests from {address}; try again in {seconds} s.' },
   invalid_ability: { status: 403, message: 'Invalid ability provided.' },
   metrics_loopback_only: { status: 403, message: 'Metrics are served to clients on this box only (metrics.access is "loopback").' },
   forbidden: { status: 403, message: 'This action is unauthorized.' },

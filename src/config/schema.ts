@@ -182,8 +182,20 @@ export const configSchema = z.strictObject({
       replayMaxBytes: z.number().int().min(0).max(1024 ** 3).default(16 * 1024 ** 2),
       replayMaxAnswerBytes: z.number().int().min(0).max(64 * 1024 ** 2).default(64 * 1024),
       replayWaitMs: z.number().int().min(0).max(120_000).default(10_000),
+      // Accepted deliveries are remembered durably (webhook_receipts) so a captured one sent again
+      // later is not applied again (issue 23 item 5): this many days on attendee-sync and
+      // large-upload-finalized, whose bodies nothing dates; the other endpoints have fixed windows
+      // (docs/webhooks-incoming.md: Replays). At most receiptMaxRows are kept, the oldest given up.
+      receiptDays: z.number().int().min(1).max(3650).default(30),
+      receiptMaxRows: z.number().int().min(100).max(100_000_000).default(1_000_000),
+      // Requests no source vouched for, per client address and minute; past it 429 with no log
+      // row (issue 23 item 10). 0 = no limit.
+      failuresPerMinute: z.number().int().min(0).max(1_000_000).default(120),
       logRetentionDays: z.number().int().min(1).max(3650).default(30),
+      // Two row budgets: requests that applied something, and those that did not (refused, or a
+      // retry answered again), so junk cannot prune the accepted requests' log (issue 23 item 10).
       logMaxRows: z.number().int().min(100).default(100_000),
+      logMaxNotAppliedRows: z.number().int().min(100).default(20_000),
       // large-upload-finalized: notices for this bucket with an attendee CSV/JSON content type are
       // imported from importDir/<object name> (where the bucket is mounted or synced).
       importBucket: z.string().min(1).nullable().default(null),

@@ -86,11 +86,24 @@ function webhookError(err: AppError): { status: number; body: Record<string, unk
   return { status: err.code === 'validation_failed' ? 400 : err.status, body };
 }
 
+/** Refusals that a verified source earned: they count against the source, not its address. */
+const SOURCE_REFUSALS = new Set(['too_many_requests', 'request_in_progress', 'store_busy']);
+
 /** Every request to /webhook/... goes into the incoming webhook log with its final status
- * (issue 8 item 5); then the gate keeps its answer for retries, or forgets a refused body. */
+ * (issue 8 item 5); then the gate keeps its answer for retries, or forgets a refused body.
+ * An address past its budget of failures no source vouched for is answered 429 first, and not
+ * logged (issue 23 item 10; webhooks/failure-throttle.ts). */
 function incomingWebhookLog(deps: HttpDeps) {
   return async (ctx: Context, next: Next) => {
     if (!ctx.path.startsWith('/webhook/')) return next();
+    const wait = deps.webhookThrottle.retryAfter(ctx.ip);
+    if (wait > 0) {
+      const { code, message } = new AppError('too_many_failures', { address: ctx.ip, seconds: wait });
+      ctx.status = 429;
+      ctx.set('Retry-After', String(wait));
+      ctx.body = { error: code, message, retry_after: wait };
+      return;
+    }
     const receivedAt = deps.clock.now();
     const started = performance.now();
     try {
@@ -99,9 +112,11 @@ function incomingWebhookLog(deps: HttpDeps) {
       try {
         const failed = ctx.status < 200 || ctx.status > 299;
         deps.webhookGate.settle(ctx); // an accepted answer is kept for retries; a refused body may be sent again
-        const replayed = admissionOf(ctx)?.replay != null;
+        const admission = admissionOf(ctx);
+        const replayed = admission?.replay != null;
         const raw = ctx.state.rawBody as Buffer | undefined;
         const error = (ctx.body as { error?: unknown } | undefined)?.error;
+        if (failed && admission?.sourceId == null && !SOURCE_REFUSALS.has(String(error))) deps.webhookThrottle.failed(ctx.ip);
         // A store_busy answer is not logged here: writing it would wait busy_timeout for the
         // same lock again; the app log and gatehouse_store_busy_total have it (docs/storage.md).
         if (!ctx.state.storeBusy) deps.webhookLog.record({

@@ -20,6 +20,7 @@ import type { VenueIndex } from '../access/venue-index.js';
 import type { WebhookGate } from '../webhooks/gate.js';
 import type { WebhookSources } from '../webhooks/sources.js';
 import type { IncomingWebhookLog } from '../webhooks/request-log.js';
+import type { FailureThrottle } from '../webhooks/failure-throttle.js';
 import type { UploadImports } from '../webhooks/upload-imports.js';
 import type { PusherServer } from '../realtime/server.js';
 import type { PusherCredentials } from '../realtime/credentials.js';
@@ -64,6 +65,7 @@ export interface HttpDeps {
   webhookGate: WebhookGate;
   webhookSources: WebhookSources;
   webhookLog: IncomingWebhookLog;
+  webhookThrottle: FailureThrottle;
   uploads: UploadImports;
   realtime: { server: PusherServer; credentials: PusherCredentials; cipher: ChannelCipher };
   devices: DeviceDeps;

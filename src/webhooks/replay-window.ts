@@ -16,8 +16,9 @@ import { gaugesIn } from '../metrics.js';
 //
 // Bounded in memory: at most `maxEntries` answers and `maxBytes` of answer bodies are kept, the
 // oldest given up first; an answer over `maxAnswerBytes` is not kept. What is given up, and
-// everything after a restart, falls to the endpoints' own idempotency (request_id, event_id,
-// upserts by external_id).
+// everything after a restart, is found in the durable receipts for the endpoint's window
+// (receipts.ts, issue 23 item 5), and past that falls to the endpoints' own idempotency
+// (request_id, event_id, upserts by external_id).
 
 /** An answer as it went out: given again, byte for byte, to a retry of the same body. */
 export interface KeptAnswer {

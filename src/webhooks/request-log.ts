@@ -12,6 +12,12 @@ import { isStoreBusy } from '../store/transactions.js';
 // project it was matched to and, for failures, the reason (the error code answered) and the first
 // KB of the body; a retry answered with its first answer has the reason `replayed` (issue 22 item 1). Retention is bounded by age and by row count (incomingWebhooks.logRetentionDays,
 // .logMaxRows), pruned at start and hourly.
+//
+// Two row budgets (issue 23 item 10): requests that applied something (reason NULL) keep
+// logMaxRows, those that did not (refused, or answered again: reason set) logMaxNotAppliedRows,
+// each pruned newest-kept, so a flood of junk cannot push the accepted requests out of the log.
+// Each budget is also pruned as rows come in (every tenth of it), so it holds between the hourly
+// prunes too.
 
 export interface LogEntry {
   endpoint: string;
@@ -64,11 +70,13 @@ export const logEntrySchema = z.object({
 
 export class IncomingWebhookLog {
   #pruner: NodeJS.Timeout | null = null;
+  /** Rows written per budget since it was last pruned. */
+  readonly #sincePrune = { applied: 0, notApplied: 0 };
 
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
-    private readonly retention: { days: number; maxRows: number },
+    private readonly retention: { days: number; maxRows: number; maxNotAppliedRows: number },
   ) {}
 
   record(e: LogEntry): void {
@@ -77,6 +85,8 @@ export class IncomingWebhookLog {
       `INSERT INTO incoming_webhook_log (endpoint, method, status, source_ip, received_at, response_time_ms, source_id, project_id, reason, body_head)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(e.endpoint, e.method, e.status, e.sourceIp, iso(e.receivedAt), Math.round(e.responseTimeMs * 10) / 10, e.sourceId, e.projectId, e.reason, e.bodyHead);
+    const budget = e.reason === null ? 'applied' : 'notApplied';
+    if (++this.#sincePrune[budget] >= Math.ceil(this.#budget(budget) / 10)) this.#pruneBudget(budget);
   }
 
   /** Newest first; `projectId` null lists every entry (administrators), including unmatched ones. */
@@ -96,15 +106,27 @@ export class IncomingWebhookLog {
     return { items: items.map((r) => ({ ...r, id: String(r.id), response_time_ms: Math.round(r.response_time_ms) })), total: n };
   }
 
-  /** Deletes entries past the retention age, then the oldest past the row bound. */
+  /** Deletes entries past the retention age, then the oldest past each row budget. */
   prune(): number {
     const cutoff = iso(this.clock.now() - this.retention.days * 86_400_000);
     return writeTransaction(this.db, () => {
-      let removed = statement(this.db, 'DELETE FROM incoming_webhook_log WHERE received_at < ?').run(cutoff).changes;
-      const newest = statement(this.db, 'SELECT max(id) AS id FROM incoming_webhook_log').get() as { id: number | null };
-      if (newest.id !== null) removed += statement(this.db, 'DELETE FROM incoming_webhook_log WHERE id <= ?').run(newest.id - this.retention.maxRows).changes;
-      return removed;
+      const removed = statement(this.db, 'DELETE FROM incoming_webhook_log WHERE received_at < ?').run(cutoff).changes;
+      return removed + this.#pruneBudget('applied') + this.#pruneBudget('notApplied');
     });
+  }
+
+  #budget(budget: 'applied' | 'notApplied'): number {
+    return budget === 'applied' ? this.retention.maxRows : this.retention.maxNotAppliedRows;
+  }
+
+  /** Keeps the newest rows of one budget; the WHERE terms match the partial indexes (migration 14). */
+  #pruneBudget(budget: 'applied' | 'notApplied'): number {
+    this.#sincePrune[budget] = 0;
+    const rows = budget === 'applied' ? 'reason IS NULL' : 'reason IS NOT NULL';
+    return statement(
+      this.db,
+      `DELETE FROM incoming_webhook_log WHERE ${rows} AND id <= (SELECT id FROM incoming_webhook_log WHERE ${rows} ORDER BY id DESC LIMIT 1 OFFSET ?)`,
+    ).run(this.#budget(budget)).changes;
   }
 
   start(): void {

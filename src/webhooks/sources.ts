@@ -76,7 +76,8 @@ export const ENDPOINT_OF: Record<WebhookKind, string> = {
 export const DEFAULT_RATE_PER_MINUTE = 600;
 export const DEFAULT_GRACE_MINUTES = 60;
 
-const newSecret = () => `whsec_${randomBytes(32).toString('base64url')}`;
+// Standard base64 after the prefix, as Standard Webhooks libraries decode it (standard-signature.ts).
+const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
 /** An enabled source as the gate uses it: secrets that verify now and the allowlist built once. */
 export interface ActiveSource {

@@ -56,7 +56,8 @@ describe('incoming webhook settings', () => {
 
   it('bounds the log by age and by rows', async () => {
     const clock = new ManualClock(Date.parse('2026-11-23T12:00:00Z'));
-    const gh = await startAppliance({ GATEHOUSE_INCOMING_WEBHOOKS_LOG_MAX_ROWS: '100', GATEHOUSE_INCOMING_WEBHOOKS_LOG_RETENTION_DAYS: '30' }, { clock });
+    // Refused requests have their own row budget (issue 23 item 10): these are all refused.
+    const gh = await startAppliance({ GATEHOUSE_INCOMING_WEBHOOKS_LOG_MAX_NOT_APPLIED_ROWS: '100', GATEHOUSE_INCOMING_WEBHOOKS_LOG_RETENTION_DAYS: '30' }, { clock });
     try {
       const token = await gh.token();
       const count = async () => (await gh.request('GET', '/api/v1/incoming-webhooks?per_page=1', { token })).body.meta.total as number;

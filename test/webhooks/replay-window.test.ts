@@ -170,24 +170,32 @@ describe('retried webhooks, from outside', () => {
     expect(await total('uploads')).toBe(uploads + 1);
   });
 
-  it("after the window, and after a restart, leaves a body sent again to the endpoint's own idempotency", async () => {
+  it("after the window, and after a restart, answers a body sent again from the durable receipts, and the same request in other bytes by the endpoint's own idempotency", async () => {
     const first = await post('access-event', scanWithId);
     expect(first.body.access_granted).toBe(true);
     const attendees = await total('attendees');
     const events = await total('access-events');
+    const partnerFirst = (await api.get(`${A}/incoming-webhooks?endpoint=${encodeURIComponent(ENDPOINTS['registration-partner'])}&per_page=1`)).body.data;
+    expect(partnerFirst).toHaveLength(1);
 
-    clock.advance(301_000); // past timestampToleranceSeconds: the answer is no longer kept
+    clock.advance(301_000); // past timestampToleranceSeconds: the answer is no longer in memory
+    // The identical body: its receipt answers it (issue 23 item 5; test/webhooks/receipts.test.ts).
     const afterWindow = await post('registration-partner', partnerEvent);
-    expect([afterWindow.status, afterWindow.headers.get('x-svc-replayed'), afterWindow.body.outcome]).toEqual([200, null, 'replayed']); // by its event_id
+    expect([afterWindow.status, afterWindow.headers.get('x-svc-replayed'), afterWindow.body.outcome]).toEqual([200, 'true', 'created']);
+    // The same event in other bytes: by its event_id.
+    const reworded = await post('registration-partner', { ...partnerEvent, timestamp: '2026-11-23T12:05:00Z' });
+    expect([reworded.status, reworded.headers.get('x-svc-replayed'), reworded.body.outcome]).toEqual([200, null, 'replayed']);
 
     await gh.stop();
     gh = await startAppliance({}, { clock, dataDir });
     api = client(gh, await gh.token());
     const afterRestart = await post('access-event', scanWithId);
-    // The request_id answers the first decision from the log: no second event.
-    expect([afterRestart.status, afterRestart.headers.get('x-svc-replayed')]).toEqual([200, null]);
-    expect(afterRestart.body).toEqual(first.body);
-    expect((await post('registration-partner', partnerEvent)).body.outcome).toBe('replayed');
+    expect([afterRestart.status, afterRestart.headers.get('x-svc-replayed'), afterRestart.text]).toEqual([200, 'true', first.text]);
+    // The same request_id in other bytes: the request_id answers the first decision from the log.
+    const sameId = await post('access-event', { ...scanWithId, scan_type: 'qr' });
+    expect([sameId.status, sameId.headers.get('x-svc-replayed')]).toEqual([200, null]);
+    expect(sameId.body).toEqual(first.body);
+    expect((await post('registration-partner', partnerEvent)).body.outcome).toBe('created');
     expect([await total('attendees'), await total('access-events')]).toEqual([attendees, events]);
   });
 });
