@@ -64,6 +64,9 @@ export interface AnswerContext {
 
 const SAFE = new Set(['GET', 'HEAD']);
 
+/** The route writes to SQLite (route.ts `writes`): every method but GET, unless read-only or declared otherwise. */
+const writesToStore = (route: AnyRoute): boolean => route.writes ?? (!SAFE.has(route.method) && !route.readOnly);
+
 /** A path parameter the route can refuse (a non-numeric id, a channel name with a `!`, which no
  * slug, id or name rule takes): then it answers 404 route_not_found. */
 function paramsCanFail(route: AnyRoute): boolean {
@@ -99,7 +102,8 @@ export function conditionsOf(route: AnyRoute, context: AnswerContext): Condition
     add('invalid_signature', `${signature} is not sha256=<64 hex> or matches no enabled source of this endpoint`);
     add('address_not_allowed', "the client address is outside the matched source's allowlist");
     add('stale_timestamp', `${timestamp} is not integer Unix seconds within the tolerance`);
-    add('request_in_progress', 'an identical signed body from the same source is still being handled past incomingWebhooks.replayWaitMs');
+    // Only a handler that waits (route.ts) is ever seen in flight by another request.
+    if (route.waits) add('request_in_progress', 'an identical signed body from the same source is still being handled past incomingWebhooks.replayWaitMs');
     add('too_many_requests', "over the matched source's rate_limit_per_minute", RATE_LIMITED);
   }
   if (route.body) {
@@ -108,7 +112,7 @@ export function conditionsOf(route: AnyRoute, context: AnswerContext): Condition
   }
   out.push(...(route.answers ?? []));
   // Any write may find SQLite's write lock held past store.busyTimeoutMs (errors.ts store_busy).
-  if (!SAFE.has(route.method) && !route.readOnly) out.push(conditions.storeBusy);
+  if (writesToStore(route)) out.push(conditions.storeBusy);
   out.push(conditions.serverError);
   return out;
 }

@@ -68,6 +68,20 @@ export interface RouteSpec<P extends z.ZodType | undefined = undefined, Q extend
   readOnly?: boolean;
   /** A GET that shows credentials (reader OTPs): `read` does not grant it, only its ability or `*` (issue 23, item 2). */
   revealsSecrets?: boolean;
+  /** Whether the handler writes to SQLite, so that another connection holding the write lock
+   * past store.busyTimeoutMs makes it answer 503 store_busy (answers.ts). By default every
+   * method but GET does, unless readOnly. `false` for a POST that writes nothing there: a scan
+   * (it writes the access-event journal, a file; a token's last_used_at and a session's expiry
+   * skip a busy store), channel auth, the Pusher HTTP API. test/http/openapi-wire.test.ts sends
+   * every operation its happy request under a held write lock and fails on a route that answers
+   * otherwise than this says. */
+  writes?: boolean;
+  /** The handler waits for something outside the turn of the event loop that read the request
+   * (the access-event journal's group commit) before it answers, so other requests are handled
+   * meanwhile. On a webhook route an identical signed body can then arrive while it is still in
+   * flight: 409 request_in_progress (answers.ts). A handler that runs to its answer without such a
+   * wait has answered before the next request is read, so its retries always find the answer. */
+  waits?: true;
   /** Only administrators (403 for others). */
   admin?: boolean;
   /** The path starts with /api/v1/projects/{teamSlug}/{projectSlug}: resolved and reach-checked. */

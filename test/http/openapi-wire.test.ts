@@ -4,19 +4,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { WEBHOOK_TEST_ENV } from '../helpers/webhooks.js';
 import { accountCases } from './wire/cases-accounts.js';
-import { deviceCases } from './wire/cases-devices.js';
+import { deviceCases, inFlightCases } from './wire/cases-devices.js';
 import { venueCases } from './wire/cases-venue.js';
-import { operationsOf, problemsWith, requestProblems, type Operation } from './wire/check.js';
+import { namesError, operationsOf, problemsWith, requestProblems, type Operation } from './wire/check.js';
 import { c, makeVenue } from './wire/fixtures.js';
 import { fill, genericCases } from './wire/generic.js';
 import { A, PUSHER_ENV, World, type Case } from './wire/world.js';
+import { underWriteLock, WriteLock } from './wire/write-lock.js';
 
 // The served OpenAPI document against what the appliance really answers (issue 22 item 7): every
 // operation of the document is sent its happy path and every refusal it can give (the case tables
 // in wire/, and the refusals its declaration implies, wire/generic.ts), each answer is judged
 // against the document (wire/check.ts), and the last test fails when an operation was never
 // exercised or one of its declared statuses was never answered — so a new route, or a new
-// answer of an old one, must come with its cases.
+// answer of an old one, must come with its cases. The happy requests are sent once more while
+// another connection holds SQLite's write lock (wire/write-lock.ts: 503 store_busy exactly where
+// the document declares it), and each webhook's accepted body twice at once (wire/pipelined.ts:
+// 409 request_in_progress exactly where it is declared, the first answer again elsewhere).
 
 const doc = async (gh: TestAppliance) => operationsOf((await gh.request('GET', '/api/v1/openapi.json')).body);
 
@@ -40,6 +44,8 @@ describe('the OpenAPI document, against the wire', () => {
       const res = await k.send();
       if (res.status < 300 && world.last) for (const problem of requestProblems(operation, world.last)) problems.push(`${k.op} (${k.why}): ${problem}`);
       if (res.status !== k.status) problems.push(`${k.op} (${k.why}): answered ${res.status}, the case expects ${k.status}: ${res.text.slice(0, 200)}`);
+      else if (k.error && !namesError(res, k.error)) problems.push(`${k.op} (${k.why}): answered ${res.status} but not ${k.error}: ${res.text.slice(0, 200)}`);
+      for (const name of k.headers ?? []) if (!res.headers.has(name)) problems.push(`${k.op} (${k.why}): answered ${res.status} without ${name}`);
       for (const problem of problemsWith(operation, res)) problems.push(`${k.op} (${k.why}): ${problem}`);
       if (!answered.has(k.op)) answered.set(k.op, new Set());
       answered.get(k.op)!.add(res.status);
@@ -142,6 +148,37 @@ describe('the OpenAPI document, against the wire', () => {
       expect(problems).toEqual([]);
     } finally {
       await dev.destroy();
+    }
+  }, 60_000);
+
+  it('answers 503 store_busy with Retry-After on every operation that writes, while another connection holds the write lock, and every other as usual', async () => {
+    // A short busy timeout: each write under the lock waits this long on the event loop first.
+    const busy = await startAppliance({ ...PUSHER_ENV, GATEHOUSE_STORE_BUSY_TIMEOUT_MS: '100' });
+    const lock = new WriteLock(busy);
+    try {
+      const b = await new World(busy).init();
+      const venue = await makeVenue(b);
+      const ops = await doc(busy);
+      const table = [...accountCases(b, venue), ...venueCases(b, venue), ...deviceCases(b, venue)];
+      const wrong: string[] = [];
+      const problems = await run(underWriteLock(b, lock, ops, table, wrong), ops, b);
+      expect([...wrong, ...problems]).toEqual([]);
+    } finally {
+      lock.close();
+      await busy.destroy();
+    }
+  }, 240_000);
+
+  it('answers 409 request_in_progress to a signed body sent again while its first request is still being handled, where a webhook can be', async () => {
+    // A retry waits for the first's answer at most replayWaitMs; 0 answers it at once.
+    const quick = await startAppliance({ GATEHOUSE_INCOMING_WEBHOOKS_REPLAY_WAIT_MS: '0' });
+    try {
+      const q = await new World(quick).init();
+      await makeVenue(q);
+      const ops = await doc(quick);
+      expect(await run(inFlightCases(q, ops), ops, q)).toEqual([]);
+    } finally {
+      await quick.destroy();
     }
   }, 60_000);
 

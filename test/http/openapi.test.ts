@@ -49,7 +49,7 @@ describe('OpenAPI description', () => {
     expect(params).toEqual(['page', 'per_page']);
   });
 
-  it('gives every error the envelope of its route: errors on 422, retry_after on 429, {error, message} on incoming webhooks', () => {
+  it('gives every error the envelope of its route: errors on 422, retry_after on 429 and store_busy, {error, message} on incoming webhooks', () => {
     for (const [path, methods] of Object.entries<any>(doc.paths)) {
       for (const [method, op] of Object.entries<any>(methods)) {
         for (const [status, response] of Object.entries<any>(op.responses)) {
@@ -59,6 +59,10 @@ describe('OpenAPI description', () => {
           expect(schema.required, where).toContain('message');
           if (op['x-error-envelope'] === 'webhook') expect(schema.required, where).toContain('error');
           if (status === '422') expect(schema.required, where).toContain('errors');
+          if (response.description.includes('`store_busy`')) {
+            expect(schema.required, where).toContain('retry_after');
+            expect(response.headers['Retry-After']?.required, where).toBe(true);
+          }
           if (status === '429') {
             expect(schema.required, where).toContain('retry_after');
             expect(Object.entries<any>(response.headers).filter(([, h]) => h.required).map(([name]) => name).sort(), where).toEqual(['Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-Request-Id']);
@@ -78,6 +82,7 @@ describe('OpenAPI description', () => {
     const signed = doc.paths['/webhook/v1/access-event'].post;
     expect(signed.parameters.filter((p: any) => p.in === 'header').map((p: any) => [p.name, p.required])).toEqual([['X-Svc-Signature', true], ['X-Svc-Timestamp', false]]);
     expect(signed.responses['401'].description).toContain('missing_signature');
+    expect(signed.responses['200'].headers['X-Svc-Replayed'].required).toBe(false);
     // The test appliance runs without rate limits: nothing says 429 or X-RateLimit-*.
     expect(doc.paths['/api/v1/me'].get.responses['429']).toBeUndefined();
     expect(Object.keys(doc.paths['/api/v1/me'].get.responses['200'].headers)).toEqual(['X-Request-Id']);
@@ -88,6 +93,7 @@ describe('OpenAPI description', () => {
       const unsigned = configured.paths['/webhook/v1/access-event'].post;
       expect(unsigned.parameters.filter((p: any) => p.in === 'header').map((p: any) => [p.name, p.required])).toEqual([['X-Acme-Signature', false], ['X-Acme-Timestamp', false]]);
       expect(unsigned.responses['401'].description).not.toContain('missing_signature');
+      expect(Object.keys(unsigned.responses['200'].headers)).toEqual(['X-Request-Id', 'X-Acme-Replayed']);
       const partner = configured.paths['/webhook/v1/registration-partner'].post;
       expect(partner.parameters.map((p: any) => p.name)).toEqual(['X-Partner-Signature', 'X-Acme-Timestamp']);
       const me = configured.paths['/api/v1/me'].get;

@@ -137,6 +137,8 @@ export function authRoutes(deps: HttpDeps): AnyRoute[] {
       description: 'Send the cookie value back in the X-XSRF-TOKEN header on every POST, PUT, PATCH and DELETE.',
       ability: 'public',
       rateClass: 'standard',
+      // A GET that writes: a new session is a row in SQLite (store_busy while another connection holds the lock).
+      writes: true,
       responses: { 204: { description: 'Cookies gatehouse_session (HttpOnly) and XSRF-TOKEN set' } },
       handler: ({ koa }) => {
         const existingId = koa.cookies.get(SESSION_COOKIE);

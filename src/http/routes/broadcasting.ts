@@ -49,6 +49,7 @@ export function broadcastingRoutes(deps: Pick<HttpDeps, 'config' | 'projects' | 
       ability: 'authenticated',
       rateClass: 'standard',
       bodyKind: 'form',
+      writes: false, // signs the channel name; a session's expiry skips a busy store
       body: authBody,
       responses: {
         200: { description: 'The auth string for pusher:subscribe', schema: authAnswer },

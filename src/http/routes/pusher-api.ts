@@ -88,7 +88,8 @@ export function pusherApiRoutes(deps: Pick<HttpDeps, 'config' | 'clock' | 'realt
     if (Buffer.byteLength(payload) > maxEventBytes) throw new AppError('payload_too_large', { limit: maxEventBytes });
     server.publish(channels, name, payload, socketId);
   };
-  const common = { tags: ['Pusher HTTP API'], ability: 'public' as const, rateClass: 'standard' as const, envelope: 'webhook' as const };
+  // Events go to the connected sockets; nothing is stored, so a busy store never refuses one.
+  const common = { tags: ['Pusher HTTP API'], ability: 'public' as const, rateClass: 'standard' as const, envelope: 'webhook' as const, writes: false };
 
   return [
     defineRoute({

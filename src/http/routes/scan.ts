@@ -55,6 +55,7 @@ export function scanRoutes({ scans, now }: { scans: ScanService; now: () => numb
       rateClass: 'standard',
       project: true,
       params: withId('accessPointId'),
+      writes: false, // the decision goes to the access-event journal, a file (event-journal.ts), not SQLite
       body: scanBody,
       responses: {
         200: { description: 'The decision (granted or denied with its reason)', schema: answerSchema },

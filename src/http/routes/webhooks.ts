@@ -90,6 +90,8 @@ export function webhookRoutes({ scans, gateways, readerStates, index, gate, now 
       rateClass: 'none',
       envelope: 'webhook',
       webhook: 'access-event',
+      writes: false, // the decision goes to the access-event journal, a file (event-journal.ts), not SQLite
+      waits: true, // for the journal's group commit: a retry can meet the first still in flight
       body: accessEventBody,
       responses: {
         200: { description: 'The decision', schema: answerSchema },

@@ -1,8 +1,13 @@
+import type { TestResponse } from '../../helpers/appliance.js';
+import type { SourceKind } from '../../helpers/signed-webhooks.js';
+import type { Operation } from './check.js';
 import { c, unique, type Venue } from './fixtures.js';
+import { pipelined } from './pipelined.js';
 import { A, type Case, type World } from './world.js';
 
 // Readers and gateways, webhook sources and the incoming-webhook log, and the five incoming
-// webhooks (each sent signed by a source of its kind, then the same bytes again).
+// webhooks (each sent signed by a source of its kind, then the same bytes again: the first
+// answer, with X-Svc-Replayed).
 
 export function deviceCases(w: World, v: Venue): Case[] {
   const source = (name: string) => w.create(`${A}/integrations/webhooks`, { kind: 'access-event', name });
@@ -53,31 +58,70 @@ export function deviceCases(w: World, v: Venue): Case[] {
   ];
 }
 
+/** A body each incoming webhook accepts in the venue of fixtures.ts (each names records of its own). */
+export const acceptedBodies: Record<SourceKind, string> = {
+  'access-event': JSON.stringify({ reader_id: 'R-1', credential_value: 'CRED-1', request_id: 'wire-1' }),
+  'gateway-status': JSON.stringify({ gateway_id: 'GW-1', status: 'online' }),
+  'attendee-sync': JSON.stringify({ team_slug: 'default', project_slug: 'default', sync_mode: 'upsert', attendees: [{ external_id: 'SYNC-1', first_name: 'Synced' }] }),
+  'registration-partner': JSON.stringify({ event_type: 'registration.created', event_id: 'EV-1', data: { registration_id: 'REG-1', attendee: { first_name: 'Reg' } } }),
+  'upload-finalized': JSON.stringify({ name: 'notes.txt', bucket: 'uploads', contentType: 'text/plain', size: '12' }),
+};
+
+const operationOf: Record<SourceKind, string> = {
+  'access-event': 'webhooks.access-event',
+  'gateway-status': 'webhooks.mqtt-gateway-status',
+  'attendee-sync': 'webhooks.attendee-sync',
+  'registration-partner': 'webhooks.registration-partner',
+  'upload-finalized': 'webhooks.large-upload-finalized',
+};
+
 function webhookCases(w: World): Case[] {
   const json = (body: unknown) => JSON.stringify(body);
-  const created = w.signed('registration-partner', json({ event_type: 'registration.created', event_id: 'EV-1', data: { registration_id: 'REG-1', attendee: { first_name: 'Reg' } } }));
-  const scan = w.signed('access-event', json({ reader_id: 'R-1', credential_value: 'CRED-1', request_id: 'wire-1' }));
-  const status = w.signed('gateway-status', json({ gateway_id: 'GW-1', status: 'online' }));
-  const sync = w.signed('attendee-sync', json({ team_slug: 'default', project_slug: 'default', sync_mode: 'upsert', attendees: [{ external_id: 'SYNC-1', first_name: 'Synced' }] }));
-  const upload = w.signed('upload-finalized', json({ name: 'notes.txt', bucket: 'uploads', contentType: 'text/plain', size: '12' }));
+  const accepted = (kind: SourceKind) => w.signed(kind, acceptedBodies[kind]);
+  const [scan, status, sync, created, upload] = [accepted('access-event'), accepted('gateway-status'), accepted('attendee-sync'), accepted('registration-partner'), accepted('upload-finalized')] as const;
+  // A retry of an accepted body: its first answer again, marked (issue 22 item 1).
   const again = 'the same signed bytes again';
+  const replayed = { headers: ['X-Svc-Replayed'] };
   return [
     c('webhooks.access-event', 200, 'a scan at a reader', scan),
-    c('webhooks.access-event', 409, again, scan),
+    c('webhooks.access-event', 200, again, scan, replayed),
     c('webhooks.access-event', 404, 'a reader that does not exist', w.signed('access-event', json({ reader_id: 'R-NONE', credential_value: 'CRED-1' }))),
     c('webhooks.access-event', 409, 'a reader at no door', w.signed('access-event', json({ reader_id: 'R-FREE', credential_value: 'CRED-1' }))),
     c('webhooks.mqtt-gateway-status', 200, 'a gateway report', status),
-    c('webhooks.mqtt-gateway-status', 409, again, status),
+    c('webhooks.mqtt-gateway-status', 200, again, status, replayed),
     c('webhooks.mqtt-gateway-status', 404, 'a gateway that does not exist', w.signed('gateway-status', json({ gateway_id: 'GW-NONE', status: 'online' }))),
     c('webhooks.attendee-sync', 200, 'a record to upsert', sync),
-    c('webhooks.attendee-sync', 409, again, sync),
+    c('webhooks.attendee-sync', 200, again, sync, replayed),
     c('webhooks.attendee-sync', 403, "another project than the source's", w.signed('attendee-sync', json({ team_slug: 'default', project_slug: 'other', sync_mode: 'upsert', attendees: [] }))),
     c('webhooks.attendee-sync', 404, 'a project that does not exist', w.signed('attendee-sync', json({ team_slug: 'default', project_slug: 'nope', sync_mode: 'upsert', attendees: [] }))),
     c('webhooks.registration-partner', 200, 'a registration', created),
-    c('webhooks.registration-partner', 409, again, created),
+    c('webhooks.registration-partner', 200, again, created, replayed),
     c('webhooks.registration-partner', 409, 'a registration id already created', w.signed('registration-partner', json({ event_type: 'registration.created', event_id: 'EV-2', data: { registration_id: 'REG-1', attendee: { first_name: 'Reg' } } }))),
     c('webhooks.registration-partner', 404, 'an update of a registration that does not exist', w.signed('registration-partner', json({ event_type: 'registration.updated', event_id: 'EV-3', data: { registration_id: 'REG-NONE', attendee: { first_name: 'Nobody' } } }))),
     c('webhooks.large-upload-finalized', 200, 'a finished upload', upload),
-    c('webhooks.large-upload-finalized', 409, again, upload),
+    c('webhooks.large-upload-finalized', 200, again, upload, replayed),
   ];
+}
+
+/** Each accepted body written twice on one connection (wire/pipelined.ts), on an appliance with
+ * incomingWebhooks.replayWaitMs 0. Where the document says the route can still be handling the
+ * first when the second is read (it declares request_in_progress), the second is told at once to
+ * send it again; elsewhere the first has its answer before the second is read, which gets it. */
+export function inFlightCases(w: World, ops: Map<string, Operation>): Case[] {
+  return (Object.keys(acceptedBodies) as SourceKind[]).flatMap((kind) => {
+    const op = operationOf[kind];
+    let pair: Promise<TestResponse[]> | null = null;
+    const twice = async () => {
+      const req = await w.signedRequest(kind, acceptedBodies[kind]);
+      return pipelined(w.gh.url, [req, req]);
+    };
+    const answer = (i: number) => async () => (await (pair ??= twice()))[i]!;
+    const inFlight = (ops.get(op)?.spec.responses['409'] as { description?: string } | undefined)?.description?.includes('`request_in_progress`');
+    return [
+      c(op, 200, 'the first of two identical signed bodies written together', answer(0)),
+      inFlight
+        ? c(op, 409, 'the second, while the first is still being handled', answer(1), { error: 'request_in_progress' })
+        : c(op, 200, 'the second, read once the first was answered', answer(1), { headers: ['X-Svc-Replayed'] }),
+    ];
+  });
 }

@@ -1,5 +1,6 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { errorCatalogue, type ErrorCode } from '../../../src/errors.js';
 import type { TestResponse } from '../../helpers/appliance.js';
 
 // Judges one live answer against the served OpenAPI document, as a generated client would read
@@ -81,4 +82,12 @@ export function problemsWith(operation: Operation, res: TestResponse): string[] 
     if (/^(x-|retry-after$)/i.test(name) && !names.has(name.toLowerCase())) problems.push(`${res.status} sends ${name}, which the document does not declare`);
   });
   return problems;
+}
+
+/** Whether the answer names this error: the webhook envelope's `error`, or a REST message made from the code's template. */
+export function namesError(res: TestResponse, code: ErrorCode): boolean {
+  const body = res.body as { error?: unknown; message?: unknown } | undefined;
+  if (body?.error !== undefined) return body.error === code;
+  const template = errorCatalogue[code].message.split(/\{\w+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&'));
+  return typeof body?.message === 'string' && new RegExp(`^${template.join('.*')}$`, 's').test(body.message);
 }

@@ -39,8 +39,8 @@ export async function makeVenue(w: World): Promise<Venue> {
   return { zone, door, closedDoor, reader, type, attendee, credential, restriction, blockEntry, form, gateway, adminId };
 }
 
-/** A case builder: `c(op, status, why, send)`. */
-export const c = (op: string, status: number, why: string, send: Send): Case => ({ op, status, why, send });
+/** A case builder: `c(op, status, why, send)`, with what else the answer must show. */
+export const c = (op: string, status: number, why: string, send: Send, more: Pick<Case, 'headers' | 'error'> = {}): Case => ({ op, status, why, send, ...more });
 
 let counter = 0;
 /** A number no earlier call gave, for unique names, slugs and identifiers. */

@@ -1,6 +1,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { sign } from '@octokit/webhooks-methods';
+import type { ErrorCode } from '../../../src/errors.js';
 import type { AnyRoute } from '../../../src/http/route.js';
 import { createUser, type TestAppliance, type TestResponse } from '../../helpers/appliance.js';
 import { createSource, ENDPOINTS, type SourceKind } from '../../helpers/signed-webhooks.js';
@@ -24,12 +25,23 @@ export interface Req {
 
 export type Send = () => Promise<TestResponse>;
 
+export interface SignOptions {
+  /** The name of the source that signs (made on first use); default `main`. */
+  source?: string;
+  type?: string;
+  headers?: Record<string, string>;
+}
+
 /** One request of the table: the status it must get, and why. */
 export interface Case {
   op: string;
   status: number;
   why: string;
   send: Send;
+  /** Headers the answer must carry besides those the document requires (each is judged against the document). */
+  headers?: readonly string[];
+  /** The error the answer must name (wire/check.ts namesError). */
+  error?: ErrorCode;
 }
 
 export const kindOfRoute = (route: AnyRoute): SourceKind | null => (route.webhook ?? null) as SourceKind | null;
@@ -43,6 +55,8 @@ export class World {
   readonly sources = new Map<string, { id: number; secret: string }>();
   /** The last request sent, for judging it against the document once it succeeded. */
   last: Req | null = null;
+  /** Runs around every request sent (the store-busy test holds SQLite's write lock around some). */
+  around: ((req: Req, send: () => Promise<TestResponse>) => Promise<TestResponse>) | null = null;
   #session: Promise<Record<string, string>> | null = null;
 
   constructor(readonly gh: TestAppliance) {}
@@ -58,7 +72,8 @@ export class World {
   send(req: Req): Promise<TestResponse> {
     this.last = req;
     const headers = { ...(req.type ? { 'content-type': req.type } : {}), ...req.headers };
-    return this.gh.request(req.method, req.path, { ...(req.token ? { token: req.token } : {}), ...(req.json !== undefined ? { body: req.json } : {}), ...(req.raw !== undefined ? { rawBody: req.raw } : {}), headers });
+    const send = () => this.gh.request(req.method, req.path, { ...(req.token ? { token: req.token } : {}), ...(req.json !== undefined ? { body: req.json } : {}), ...(req.raw !== undefined ? { rawBody: req.raw } : {}), headers });
+    return this.around ? this.around(req, send) : send();
   }
 
   /** An administrator's JSON request. */
@@ -102,12 +117,15 @@ export class World {
   }
 
   /** The raw body signed by a source (@octokit/webhooks-methods, not our code), posted to its kind's endpoint. */
-  signed(kind: SourceKind, raw: string, options: { source?: string; type?: string; headers?: Record<string, string> } = {}): Send {
-    return async () => {
-      const { secret } = await this.source(kind, options.source);
-      const header = kind === 'registration-partner' ? 'X-Partner-Signature' : 'X-Svc-Signature';
-      return this.send({ method: 'POST', path: ENDPOINTS[kind], raw, type: options.type ?? 'application/json', headers: { [header]: await sign(secret, raw), ...options.headers } });
-    };
+  signed(kind: SourceKind, raw: string, options: SignOptions = {}): Send {
+    return async () => this.send(await this.signedRequest(kind, raw, options));
+  }
+
+  /** The request signed() sends. */
+  async signedRequest(kind: SourceKind, raw: string, options: SignOptions = {}): Promise<Req> {
+    const { secret } = await this.source(kind, options.source);
+    const header = kind === 'registration-partner' ? 'X-Partner-Signature' : 'X-Svc-Signature';
+    return { method: 'POST', path: ENDPOINTS[kind], raw, type: options.type ?? 'application/json', headers: { [header]: await sign(secret, raw), ...options.headers } };
   }
 
   /** A Pusher HTTP API request signed as the Pusher server libraries sign it (auth_* query parameters). */
