@@ -49,6 +49,15 @@ export const configSchema = z.strictObject({
       drainTimeoutMs: z.number().int().min(100).max(600_000).default(5_000),
       connectTimeoutMs: z.number().int().min(100).max(600_000).default(10_000),
       maxConnections: z.number().int().min(1).default(5_000),
+      // Open connections per identity (a reader, a gateway, a staff user whatever their token):
+      // one read-only token cannot fill the broker and lock the doors out (issue 23, item 4).
+      maxConnectionsPerIdentity: z
+        .strictObject({
+          reader: z.number().int().min(1).max(1_000).default(2),
+          gateway: z.number().int().min(1).max(1_000).default(2),
+          staff: z.number().int().min(1).max(1_000).default(4),
+        })
+        .prefault({}),
       // A scan or status payload over this is refused (counted, answered when a request_id can be read).
       maxPayloadBytes: z.number().int().min(256).max(1_048_576).default(4_096),
       // An MQTT packet over this closes the connection as soon as its header arrives (never buffered).

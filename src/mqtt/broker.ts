@@ -9,7 +9,8 @@ import type { Logger } from '../logger.js';
 import { mayPublish, mayReceive, maySubscribe, type AclDeps } from './acl.js';
 import { DirectAnswers, type Answer } from './direct-answers.js';
 import { ReaderFrames } from './reader-frames.js';
-import { describeIdentity, identify, type IdentityDeps, type MqttIdentity } from './identities.js';
+import { ClientSessions, type ConnectionLimits } from './client-sessions.js';
+import { ConnackCode, describeIdentity, identify, type IdentityDeps, type MqttIdentity } from './identities.js';
 import { connectionHolds } from './staff-access.js';
 
 // The embedded broker (issue 7; docs/mqtt.md): aedes on TCP (TCP_NODELAY: DESIGN), optionally
@@ -30,6 +31,8 @@ export interface BrokerOptions {
   drainTimeoutMs: number;
   connectTimeoutMs: number;
   maxConnections: number;
+  /** Open connections per reader, gateway and staff user (client-sessions.ts). */
+  maxConnectionsPerIdentity: ConnectionLimits;
   maxPacketBytes: number;
   /** How often connections' credentials are checked again (API tokens revoked elsewhere, expiry). */
   recheckIntervalMs: number;
@@ -66,8 +69,10 @@ export class MqttBroker {
   readonly #ws = new WebSocketServer({ noServer: true, perMessageDeflate: false });
   readonly #answers: DirectAnswers;
   #recheck: NodeJS.Timeout | null = null;
-  /** Staff persistent sessions (clean: false) by client id, so one whose user lost access while away is dropped too. */
-  readonly #staffSessions = new Map<string, Extract<MqttIdentity, { kind: 'staff' }>>();
+  /** Client ids in each identity's own space, persistent sessions and their owners, connections per identity. */
+  readonly #sessions: ClientSessions;
+  /** What the hooks were told of a connection: 'up' once connected, 'down' once disconnected too. */
+  readonly #announced = new WeakMap<Client, 'up' | 'down'>();
 
   constructor(
     private readonly options: BrokerOptions,
@@ -95,6 +100,12 @@ export class MqttBroker {
           this.log.warn({ clientId: client.id, username, reason: outcome.reason, address: this.#address(client) }, 'mqtt connection refused');
           hooks.refused('connect');
           return done(Object.assign(new Error(outcome.reason), { returnCode: outcome.refused }), false);
+        }
+        const admitted = this.#sessions.admit(client, outcome.identity);
+        if (!admitted.ok) {
+          this.log.warn({ clientId: client.id, who: describeIdentity(outcome.identity), reason: admitted.reason, address: this.#address(client) }, 'mqtt connection refused: over the connections of its identity');
+          hooks.refused('connect');
+          return done(Object.assign(new Error(admitted.reason), { returnCode: ConnackCode.serverUnavailable }), false);
         }
         this.#identities.set(client, outcome.identity);
         done(null, true);
@@ -132,18 +143,26 @@ export class MqttBroker {
         return mayReceive(deps, this.#identities.get(client), packet.topic) ? packet : null;
       },
     });
+    this.#sessions = new ClientSessions(this.aedes, options.maxConnectionsPerIdentity, log);
+    // A client thrown out right after CONNACK (a PUBLISH the ACL refuses) is disconnected before
+    // aedes has finished its connect, so clientDisconnect can come before clientReady (issue 23,
+    // item 9). The hooks are told connected, then disconnected, once each, in that order.
     this.aedes.on('clientReady', (client) => {
       const identity = this.#identities.get(client);
       if (!identity) return;
-      this.#answers.connected(client, identity);
-      if (identity.kind === 'staff' && !client.clean) this.#staffSessions.set(client.id, identity);
-      else this.#staffSessions.delete(client.id);
-      this.log.info({ clientId: client.id, who: describeIdentity(identity), address: this.#address(client) }, 'mqtt client connected');
-      hooks.connected(identity);
+      this.#sessions.ready(client, identity);
+      // Closed already: either clientDisconnect came first and told both, or the client closed
+      // before aedes registered it and there is nothing to tell.
+      if (client.closed || this.#announced.has(client)) return;
+      this.#connected(client, identity);
     });
     this.aedes.on('clientDisconnect', (client) => {
       const identity = this.#identities.get(client);
       if (!identity) return;
+      this.#sessions.closed(client, identity);
+      if (!this.#announced.has(client)) this.#connected(client, identity);
+      if (this.#announced.get(client) !== 'up') return;
+      this.#announced.set(client, 'down');
       this.#answers.disconnected(client, identity);
       this.log.info({ clientId: client.id, who: describeIdentity(identity) }, 'mqtt client disconnected');
       hooks.disconnected(identity);
@@ -155,6 +174,13 @@ export class MqttBroker {
       const identity = client ? this.#identities.get(client) : undefined;
       if (identity) hooks.published(identity, packet);
     });
+  }
+
+  #connected(client: Client, identity: MqttIdentity): void {
+    this.#announced.set(client, 'up');
+    this.#answers.connected(client, identity);
+    this.log.info({ clientId: client.id, who: describeIdentity(identity), address: this.#address(client) }, 'mqtt client connected');
+    this.hooks.connected(identity);
   }
 
   get stats(): BrokerStats {
@@ -227,17 +253,20 @@ export class MqttBroker {
     });
   }
 
-  /** Closes every connection of this reader or gateway (credentials revoked, device deleted). */
+  /** Closes every connection of this reader or gateway (credentials revoked, device deleted), and drops its persistent sessions. */
   disconnect(kind: 'reader' | 'gateway', deviceId: number): number {
+    const ofDevice = (who: MqttIdentity) => (kind === 'reader' ? who.kind === 'reader' && who.readerId === deviceId : who.kind === 'gateway' && who.gatewayId === deviceId);
     let closed = 0;
     for (const client of this.#clients()) {
       const who = this.#identities.get(client);
-      const match = who && ((kind === 'reader' && who.kind === 'reader' && who.readerId === deviceId) || (kind === 'gateway' && who.kind === 'gateway' && who.gatewayId === deviceId));
-      if (!match) continue;
+      if (!who || !ofDevice(who)) continue;
       this.log.info({ clientId: client.id, who: describeIdentity(who) }, 'mqtt client disconnected: credentials revoked');
       client.close();
       closed++;
     }
+    // The next holder of a credential for this device (a re-provisioned reader, a reader made in
+    // a deleted one's row id) starts afresh: nothing queued for the old one (issue 23, item 4).
+    for (const [clientId] of this.#sessions.persistent(ofDevice)) void this.#sessions.drop(clientId);
     return closed;
   }
 
@@ -255,7 +284,7 @@ export class MqttBroker {
       const verdict = connectionHolds(this.deps, who, filters);
       if (verdict.ok) continue;
       this.log.info({ clientId: client.id, who: describeIdentity(who), reason, why: verdict.reason }, 'mqtt client disconnected: its access ended');
-      if (!client.clean) this.#dropSession(client);
+      if (!client.clean) void this.#sessions.drop(client.id);
       client.close();
       closed++;
     }
@@ -265,28 +294,8 @@ export class MqttBroker {
 
   /** The persistent sessions of staff who are not connected: dropped when their access no longer holds, so nothing more is queued for them. */
   #recheckAway(userId: number | null, reason: string): void {
-    const connected = new Set(this.#clients().map((c) => c.id));
-    const persistence = (this.aedes as unknown as { persistence: { subscriptionsByClient(c: { id: string }): Promise<{ topic: string }[]> } }).persistence;
-    for (const [clientId, who] of this.#staffSessions) {
-      if (connected.has(clientId) || (userId !== null && who.userId !== userId)) continue;
-      persistence.subscriptionsByClient({ id: clientId }).then(
-        (subs) => {
-          if (subs.length === 0) return void this.#staffSessions.delete(clientId);
-          const verdict = connectionHolds(this.deps, who, subs.map((s) => s.topic));
-          if (verdict.ok || this.#clients().some((c) => c.id === clientId)) return;
-          this.log.info({ clientId, who: describeIdentity(who), reason, why: verdict.reason }, 'mqtt persistent session dropped: its access ended');
-          this.#staffSessions.delete(clientId);
-          this.#dropSession({ id: clientId } as Client);
-        },
-        (err: Error) => this.log.warn({ clientId, err: err.message }, 'mqtt session could not be read'),
-      );
-    }
-  }
-
-  /** Forgets a persistent session's subscriptions (aedes keeps them across a close otherwise). */
-  #dropSession(client: Client): void {
-    const persistence = (this.aedes as unknown as { persistence: { cleanSubscriptions(c: Client): Promise<void> } }).persistence;
-    persistence.cleanSubscriptions(client).catch((err: Error) => this.log.warn({ clientId: client.id, err: err.message }, 'mqtt session could not be dropped'));
+    const theirs = (who: MqttIdentity) => who.kind === 'staff' && (userId === null || who.userId === userId);
+    this.#sessions.recheckAway(theirs, (who, filters) => connectionHolds(this.deps, who, filters), reason);
   }
 
   async stop(): Promise<void> {

@@ -17,7 +17,7 @@ export type MqttIdentity =
   | { kind: 'staff'; userId: number; isAdmin: boolean; abilities: readonly string[]; tokenId: number; email: string };
 
 /** CONNACK return codes of MQTT 3.1.1 (table 3.1). */
-export const ConnackCode = { badUsernameOrPassword: 4, notAuthorized: 5 } as const;
+export const ConnackCode = { serverUnavailable: 3, badUsernameOrPassword: 4, notAuthorized: 5 } as const;
 
 export type AuthOutcome = { identity: MqttIdentity } | { refused: (typeof ConnackCode)[keyof typeof ConnackCode]; reason: string };
 
