@@ -15,6 +15,8 @@ import type { AnyRoute, RateClass } from './route.js';
 
 /** The response headers the document declares (a header is declared where answersOf() puts it). */
 export const responseHeaders = {
+  'X-Content-Type-Options': { description: '`nosniff`, on every answer (issue 23 item 12)', schema: { type: 'string', enum: ['nosniff'] } },
+  'X-Frame-Options': { description: '`DENY`, on every answer: no page of the box is framed (issue 23 item 12)', schema: { type: 'string', enum: ['DENY'] } },
   'X-Request-Id': { description: 'the X-Request-Id sent, or one made for the request; it names the request in the log', schema: { type: 'string' } },
   'Retry-After': { description: 'seconds to wait before trying again', schema: { type: 'integer', minimum: 1 } },
   'X-RateLimit-Limit': { description: 'requests allowed per window', schema: { type: 'integer', minimum: 1 } },
@@ -48,6 +50,9 @@ export const conditions = {
   eventLogBehind: { code: 'event_log_behind', when: 'answered scans are not all in the access-event log yet (its ingest is behind for longer than store.readWaitMs)', headers: ['Retry-After'] },
   storeBusy: { code: 'store_busy', when: "SQLite's write lock stayed held by another connection past store.busyTimeoutMs; nothing was written", headers: ['Retry-After'] },
 } satisfies Record<string, Condition>;
+
+/** Too many failed logins for one account (auth/login-throttle.ts): 429 with Retry-After. */
+export const loginLocked: Condition = { code: 'login_locked', when: 'too many failed logins for this account (auth.loginFailuresPerAccount in auth.loginFailureWindowSeconds), from any address', headers: ['Retry-After'] };
 
 /** A limit of the route's own (OTP attempts): 429 with the rate-limit headers (http/rate-limit.ts consumeOrThrow). */
 export const rateLimited = (when: string): Condition => ({ code: 'too_many_requests', when, headers: RATE_LIMITED });
@@ -95,6 +100,7 @@ export function conditionsOf(route: AnyRoute, context: AnswerContext): Condition
   if (route.body) {
     add('unsupported_media_type', 'a Content-Type the route does not take');
     add('payload_too_large', 'a body over the limit');
+    add('request_timeout', 'the body did not arrive whole within http.bodyTimeoutMs (the connection is closed)');
   }
   if (route.webhook) {
     const { signature, timestamp } = context.webhookHeaders(route.webhook);
@@ -105,6 +111,7 @@ export function conditionsOf(route: AnyRoute, context: AnswerContext): Condition
     // Only a handler that waits (route.ts) is ever seen in flight by another request.
     if (route.waits) add('request_in_progress', 'an identical signed body from the same source is still being handled past incomingWebhooks.replayWaitMs');
     add('too_many_requests', "over the matched source's rate_limit_per_minute", RATE_LIMITED);
+    add('too_many_failures', 'the client address failed more than incomingWebhooks.failuresPerMinute times in a minute (answered before the body is read, not logged)', ['Retry-After']);
   }
   if (route.body) {
     add('malformed_json', 'a JSON body that does not parse');
@@ -126,6 +133,8 @@ const fieldErrors = z.record(z.string(), z.array(z.string())).describe('messages
 const EXTRA: Partial<Record<ErrorCode, Record<string, z.ZodType>>> = {
   validation_failed: { errors: fieldErrors },
   too_many_requests: { retry_after: z.number().int().min(1).describe('seconds until a request is served again') },
+  too_many_failures: { retry_after: z.number().int().min(1).describe('seconds until the address is served again') },
+  login_locked: { retry_after: z.number().int().min(1).describe('seconds until the account takes logins again') },
   store_busy: { retry_after: z.number().int().min(1).describe('seconds until the write may succeed') },
   channel_forbidden: { reason: z.string().describe('why the channel is refused') },
 };
@@ -158,7 +167,7 @@ export interface Answer {
 export function answersOf(route: AnyRoute, context: AnswerContext): Map<number, Answer> {
   // Set on every answer: the request id (http/app.ts), and the counters once the limiter has
   // counted the request, which it does before anything else is checked (pipeline.ts).
-  const always = new Map<string, boolean>([['X-Request-Id', true]]);
+  const always = new Map<string, boolean>([['X-Request-Id', true], ['X-Content-Type-Options', true], ['X-Frame-Options', true]]);
   if (route.rateClass !== 'none' && context.rateLimit(route.rateClass) > 0) for (const h of ['X-RateLimit-Limit', 'X-RateLimit-Remaining'] as const) always.set(h, true);
   const causes = new Map<number, Condition[]>();
   for (const c of conditionsOf(route, context)) {

@@ -5,6 +5,7 @@ import { startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { WEBHOOK_TEST_ENV } from '../helpers/webhooks.js';
 import { accountCases } from './wire/cases-accounts.js';
 import { deviceCases, inFlightCases } from './wire/cases-devices.js';
+import { stalled } from './wire/pipelined.js';
 import { venueCases } from './wire/cases-venue.js';
 import { namesError, operationsOf, problemsWith, requestProblems, type Operation } from './wire/check.js';
 import { c, makeVenue } from './wire/fixtures.js';
@@ -179,6 +180,24 @@ describe('the OpenAPI document, against the wire', () => {
       expect(await run(inFlightCases(q, ops), ops, q)).toEqual([]);
     } finally {
       await quick.destroy();
+    }
+  }, 60_000);
+
+  it('answers 408 to a body that stops halfway, on every operation that takes a body', async () => {
+    const slow = await startAppliance({ ...PUSHER_ENV, GATEHOUSE_HTTP_BODY_TIMEOUT_MS: '300' });
+    try {
+      const v = await new World(slow).init();
+      const ops = await doc(slow);
+      const csrf = await v.csrf();
+      const withBody = slow.app.routes.filter((r) => r.body);
+      // All sent at once: each waits out the deadline on its own connection.
+      const answers = withBody.map((r) =>
+        stalled(slow.url, { method: r.method, path: fill(r.path), json: { filler: 'x'.repeat(64) }, ...(r.ability !== 'public' ? { token: v.admin } : {}), ...(r.csrf ? { headers: csrf } : {}) }),
+      );
+      const cases = withBody.map((r, i) => c(r.operationId, 408, 'a body that stops halfway', () => answers[i]!));
+      expect(await run(cases, ops, v)).toEqual([]);
+    } finally {
+      await slow.destroy();
     }
   }, 60_000);
 

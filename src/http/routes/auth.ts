@@ -7,6 +7,7 @@ import { AppError } from '../../errors.js';
 import type { User } from '../../accounts/users.js';
 import { SESSION_COOKIE, XSRF_COOKIE } from '../authenticate.js';
 import type { HttpDeps } from '../deps.js';
+import { loginLocked } from '../answers.js';
 import { defineRoute, type AnyRoute, type Principal } from '../route.js';
 import { meSchema, messageSchema, revokedSchema, single, tokenResultSchema, validationErrorSchema } from '../resources.js';
 
@@ -66,10 +67,10 @@ export function authRoutes(deps: HttpDeps): AnyRoute[] {
       rateClass: 'standard',
       body: tokenRequest,
       bodyRequired: true,
+      answers: [loginLocked],
       responses: {
         201: { description: 'The token, shown once', schema: tokenResultSchema },
         401: { description: 'Unable to authenticate', schema: messageSchema },
-        429: { description: 'Too many requests from this address, or too many failed logins for this account (Retry-After)', schema: messageSchema },
         422: { description: 'A field of the wrong type or an unknown scope', schema: validationErrorSchema },
       },
       handler: async ({ body }) => {
@@ -162,10 +163,10 @@ export function authRoutes(deps: HttpDeps): AnyRoute[] {
       rateClass: 'standard',
       body: sessionLogin,
       bodyRequired: true,
+      answers: [loginLocked],
       responses: {
         200: { description: 'Logged in; a new session cookie is set', schema: single(meSchema.omit({ current_token: true })) },
         401: { description: 'Unable to authenticate', schema: messageSchema },
-        429: { description: 'Too many requests from this address, or too many failed logins for this account (Retry-After)', schema: messageSchema },
         419: { description: 'Token Mismatch: no CSRF session, or X-XSRF-TOKEN missing or wrong', schema: messageSchema },
       },
       handler: async ({ body, koa }) => {

@@ -77,6 +77,8 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
       rateClass: 'standard',
       params: projectParams,
       body: loginBody,
+      // The login is written just after the answer (below), so a busy store never changes the answer.
+      writes: false,
       responses: {
         202: { description: 'A login is pending (or, the same answer, the project or reader does not exist)', schema: single(z.object({ reader_identifier: z.string(), status: z.literal('pending'), expires_at: z.string(), message: z.string() })) },
       },

@@ -4,7 +4,7 @@ import { metricsGuard } from '../metrics-access.js';
 import { messageSchema } from '../resources.js';
 import { buildOpenApi } from '../openapi.js';
 import { webhookHeaderNames } from '../../webhooks/gate.js';
-import { defineRoute, type AnyRoute } from '../route.js';
+import { defineRoute, type AnyRoute, type ResponseSpec } from '../route.js';
 
 // Liveness, readiness, Prometheus metrics and the OpenAPI description. Never rate limited,
 // no API credentials: they are for the box's own supervisor, monitoring and client generators.
@@ -50,8 +50,8 @@ export function operationRoutes(deps: HttpDeps, allRoutes: () => readonly AnyRou
       description: 'metrics.access: `open` (default), `loopback` (clients on the box only) or `token` (`Authorization: Bearer <metrics.token>`).',
       responses: {
         200: { description: 'Metrics in Prometheus text format', text: 'text/plain' },
-        401: { description: 'metrics.access is `token` and the bearer token is missing or wrong', schema: messageSchema },
-        403: { description: 'metrics.access is `loopback` and the client is not on the box', schema: messageSchema },
+        // Declared as configured, as the rate limits are (answers.ts): `open` answers neither.
+        ...metricsRefusals(deps.config.metrics.access),
       },
       handler: async ({ koa }) => {
         mayReadMetrics(koa);
@@ -73,4 +73,11 @@ export function operationRoutes(deps: HttpDeps, allRoutes: () => readonly AnyRou
       },
     }),
   ];
+}
+
+/** The refusals of /metrics in the configured mode: `open` answers none. */
+function metricsRefusals(access: string): Record<number, ResponseSpec> {
+  if (access === 'token') return { 401: { description: 'metrics.access is `token` and the bearer token is missing or wrong', schema: messageSchema } };
+  if (access === 'loopback') return { 403: { description: 'metrics.access is `loopback` and the client is not on the box', schema: messageSchema } };
+  return {};
 }

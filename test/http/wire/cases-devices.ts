@@ -15,8 +15,8 @@ export function deviceCases(w: World, v: Venue): Case[] {
   const loginBody = { reader_identifier: 'R-1' };
   return [
     c('readers.login', 202, 'a reader of the project', () => w.send({ method: 'POST', path: `${A}/readers/login`, json: loginBody })),
-    c('readers.login', 404, 'a project that does not exist', () => w.send({ method: 'POST', path: '/api/v1/projects/nope/nope/readers/login', json: loginBody })),
-    c('readers.login', 422, 'a reader the project does not have', () => w.send({ method: 'POST', path: `${A}/readers/login`, json: { reader_identifier: 'R-NONE' } })),
+    c('readers.login', 202, 'a project that does not exist: the same answer, no login (issue 23 item 12)', () => w.send({ method: 'POST', path: '/api/v1/projects/nope/nope/readers/login', json: loginBody })),
+    c('readers.login', 202, 'a reader the project does not have: the same answer, no login', () => w.send({ method: 'POST', path: `${A}/readers/login`, json: { reader_identifier: 'R-NONE' } })),
     c('readers.logins', 200, 'the pending logins', () => w.api('GET', `${A}/readers/logins`)),
     c('readers.verify-otp', 200, 'the one-time password staff read out', async () => {
       await w.send({ method: 'POST', path: `${A}/readers/login`, json: loginBody });

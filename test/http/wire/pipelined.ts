@@ -69,3 +69,25 @@ export function pipelined(url: string, reqs: readonly Req[]): Promise<TestRespon
     socket.once('close', () => reject(new Error(`the connection closed after ${responses.length} of ${reqs.length} answers`)));
   });
 }
+
+/** Sends the request's headers and only half of its body, then waits: the answer the appliance
+ * gives a body that stops arriving (408 once http.bodyTimeoutMs has passed, issue 23 item 12). */
+export function stalled(url: string, req: Req): Promise<TestResponse> {
+  const { hostname, port, host } = new URL(url);
+  const whole = encode(req, host);
+  const bodyAt = whole.indexOf('\r\n\r\n') + 4;
+  const sent = whole.slice(0, bodyAt + Math.floor((whole.length - bodyAt) / 2));
+  return new Promise((resolve, reject) => {
+    let buffered: Buffer = Buffer.alloc(0);
+    const socket = connect(Number(port), hostname, () => socket.write(sent));
+    socket.on('data', (chunk: Buffer) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      const next = take(buffered);
+      if (!next) return;
+      socket.destroy();
+      resolve(next.response);
+    });
+    socket.once('error', reject);
+    socket.once('close', () => reject(new Error('the connection closed without an answer')));
+  });
+}
