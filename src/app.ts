@@ -25,6 +25,7 @@ import { ExternalChanges } from './access/external-changes.js';
 import { AccessEngine } from './access/engine.js';
 import { Occupancy } from './access/occupancy.js';
 import { ScanService } from './access/scan-service.js';
+import { AnswerDeadlines } from './access/answer-deadlines.js';
 import { join } from 'node:path';
 import { EventJournal } from './access/event-journal.js';
 import { AccessEventLog } from './access/event-log.js';
@@ -67,6 +68,7 @@ export class Gatehouse {
   #sessionSweep: NodeJS.Timeout | null = null;
   #checkpointer: Checkpointer | null = null;
   #eventLog: AccessEventLog | null = null;
+  #deadlines: AnswerDeadlines | null = null;
   #journal: EventJournal | null = null;
   #presence: PresenceSnapshots | null = null;
   #externalChanges: ExternalChanges | null = null;
@@ -106,6 +108,18 @@ export class Gatehouse {
     return this.#http?.port(1) ?? 0;
   }
 
+  /** The embedded MQTT broker (tests time packets by its events). */
+  get mqtt(): MqttBroker {
+    if (!this.#mqtt) throw new Error('not started');
+    return this.#mqtt;
+  }
+
+  /** The access events' group commit (tests hold it: a journal that cannot complete). */
+  get eventLog(): AccessEventLog {
+    if (!this.#eventLog) throw new Error('not started');
+    return this.#eventLog;
+  }
+
   get url(): string {
     return this.config.http.publicUrl ?? `http://${displayHost(this.config.http.host)}:${this.httpPort}`;
   }
@@ -136,6 +150,11 @@ export class Gatehouse {
     this.#journal = journal;
     const eventLog = new AccessEventLog(journal, config.store.maxBatch);
     this.#eventLog = eventLog;
+    const metrics = new HttpMetrics();
+    // Every scan answered within mqtt.answerTimeoutMs, or its sender let go (issue 22, item 2).
+    const deadlines = new AnswerDeadlines(config.mqtt.answerTimeoutMs, metrics.registry);
+    this.#deadlines = deadlines;
+    deadlines.start();
     const settings = new SettingsStore(db, clock, { token_expiry_minutes: config.auth.tokenExpiryMinutes });
     const credentials = resolvePusherCredentials(db, clock, config.pusher);
     const { pusher } = config;
@@ -176,12 +195,12 @@ export class Gatehouse {
       teams: new TeamRepository(db, clock),
       projects: new ProjectRepository(db, clock),
       memberships: new MembershipRepository(db, clock),
-      metrics: new HttpMetrics(),
+      metrics,
       rateLimits: new RateLimits(config.rateLimit),
       bus,
       venue,
       engine,
-      scans: new ScanService(db, clock, bus, engine, index, eventLog),
+      scans: new ScanService(db, clock, bus, engine, index, eventLog, deadlines),
       venueIndex: index,
       webhookGate: new SignedWebhookGate(webhookSources, clock, {
         headerPrefix: config.incomingWebhooks.headerPrefix,
@@ -256,13 +275,14 @@ export class Gatehouse {
       { host: config.http.host, ...config.mqtt },
       { deviceTokens: devices.tokens, tokens: deps.tokens, users: deps.users, projects: deps.projects, gateways: devices.gateways, index, gatewayOfReader },
       {
-        answer: (identity, packet) => service.answer(identity, packet),
+        answer: (identity, packet, deadline) => service.answer(identity, packet, deadline),
         published: (identity, packet) => service.published(identity, packet),
         connected: (identity) => service.connected(identity),
         disconnected: (identity) => service.disconnected(identity),
         refused: (kind) => service.count(kind === 'oversize' ? 'oversize_packet' : `refused_${kind}`),
       },
       log,
+      deps.scans.deadlines,
     );
     service.attach(broker);
     registerMqttMetrics(deps.metrics.registry, broker, service);
@@ -284,6 +304,7 @@ export class Gatehouse {
       ['http', () => this.#http?.stop(this.config.http.shutdownGraceMs)],
       ['incoming webhook log', () => this.#webhookLog?.stop()],
       ['upload imports', () => this.#uploads?.drain()],
+      ['answer deadlines', () => this.#deadlines?.stop()],
       ['access events', () => this.#eventLog?.flush()],
       ['access-event journal', () => this.#journal?.stop()],
       ['presence snapshot', () => this.#presence?.stop(!this.#eventLog?.lagging)],

@@ -43,6 +43,7 @@ export const errorCatalogue = {
   too_many_requests: { status: 429, message: 'Too Many Attempts.' },
   server_error: { status: 500, message: 'Server Error' },
   not_ready: { status: 503, message: 'Service Unavailable' },
+  scan_answer_timeout: { status: 503, message: 'The scan was not answered within {seconds} s (it was waiting on {detail}); send it again with the same request_id after Retry-After.' },
   event_log_behind: { status: 503, message: 'Some answered scans are not in the access-event log yet (its journal has been behind for {seconds} s or more); try again shortly.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
