@@ -26,6 +26,7 @@ import { ExternalChanges, registerExternalChangeMetrics } from './access/externa
 import { AccessEngine } from './access/engine.js';
 import { Occupancy } from './access/occupancy.js';
 import { ScanService } from './access/scan-service.js';
+import { AnswerDeadlines } from './access/answer-deadlines.js';
 import { join } from 'node:path';
 import { EventJournal } from './access/event-journal.js';
 import { AccessEventLog } from './access/event-log.js';
@@ -74,6 +75,7 @@ export class Gatehouse {
   #sessionSweep: NodeJS.Timeout | null = null;
   #checkpointer: Checkpointer | null = null;
   #eventLog: AccessEventLog | null = null;
+  #deadlines: AnswerDeadlines | null = null;
   #journal: EventJournal | null = null;
   #presence: PresenceSnapshots | null = null;
   #externalChanges: ExternalChanges | null = null;
@@ -115,6 +117,18 @@ export class Gatehouse {
     return this.#http?.port(1) ?? 0;
   }
 
+  /** The embedded MQTT broker (tests time packets by its events). */
+  get mqtt(): MqttBroker {
+    if (!this.#mqtt) throw new Error('not started');
+    return this.#mqtt;
+  }
+
+  /** The access events' group commit (tests hold it: a journal that cannot complete). */
+  get eventLog(): AccessEventLog {
+    if (!this.#eventLog) throw new Error('not started');
+    return this.#eventLog;
+  }
+
   get url(): string {
     return this.config.http.publicUrl ?? `http://${displayHost(this.config.http.host)}:${this.httpPort}`;
   }
@@ -145,6 +159,11 @@ export class Gatehouse {
     this.#journal = journal;
     const eventLog = new AccessEventLog(journal, config.store.maxBatch);
     this.#eventLog = eventLog;
+    const metrics = new HttpMetrics();
+    // Every scan answered within mqtt.answerTimeoutMs, or its sender let go (issue 22, item 2).
+    const deadlines = new AnswerDeadlines(config.mqtt.answerTimeoutMs, metrics.registry);
+    this.#deadlines = deadlines;
+    deadlines.start();
     const settings = new SettingsStore(db, clock, { token_expiry_minutes: config.auth.tokenExpiryMinutes }, bus);
     const credentials = resolvePusherCredentials(db, clock, config.pusher);
     const { pusher } = config;
@@ -214,13 +233,13 @@ export class Gatehouse {
       teams: new TeamRepository(db, clock),
       projects,
       memberships: new MembershipRepository(db, clock, bus),
-      metrics: new HttpMetrics(),
+      metrics,
       rateLimits: new RateLimits(config.rateLimit),
       loginThrottle: new LoginThrottle({ failuresPerAccount: config.auth.loginFailuresPerAccount, windowSeconds: config.auth.loginFailureWindowSeconds }),
       bus,
       venue,
       engine,
-      scans: new ScanService(db, clock, bus, engine, index, eventLog),
+      scans: new ScanService(db, clock, bus, engine, index, eventLog, deadlines),
       venueIndex: index,
       webhookGate: new SignedWebhookGate(
         webhookSources,
@@ -317,13 +336,14 @@ export class Gatehouse {
       { host: config.http.host, ...config.mqtt },
       { deviceTokens: devices.tokens, tokens: deps.tokens, users: deps.users, projects: deps.projects, gateways: devices.gateways, index, gatewayOfReader },
       {
-        answer: (identity, packet) => service.answer(identity, packet),
+        answer: (identity, packet, deadline) => service.answer(identity, packet, deadline),
         published: (identity, packet) => service.published(identity, packet),
         connected: (identity) => service.connected(identity),
         disconnected: (identity) => service.disconnected(identity),
         refused: (kind) => service.count(kind === 'oversize' ? 'oversize_packet' : `refused_${kind}`),
       },
       log,
+      deps.scans.deadlines,
     );
     service.attach(broker);
     registerMqttMetrics(deps.metrics.registry, broker, service);
@@ -347,6 +367,7 @@ export class Gatehouse {
       ['incoming webhook log', () => this.#webhookLog?.stop()],
       ['webhook receipts', () => this.#webhookReceipts?.stop()],
       ['upload imports', () => this.#uploads?.drain()],
+      ['answer deadlines', () => this.#deadlines?.stop()],
       ['access events', () => this.#eventLog?.flush()],
       ['access-event journal', () => this.#journal?.stop()],
       ['presence snapshot', () => this.#presence?.stop(!this.#eventLog?.lagging)],

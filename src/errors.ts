@@ -51,6 +51,7 @@ export const errorCatalogue = {
   server_error: { status: 500, message: 'Server Error' },
   not_ready: { status: 503, message: 'Service Unavailable' },
   store_busy: { status: 503, message: 'The store is busy with other writes and this change could not be made within {seconds} s; nothing of it was written. Try again shortly.' },
+  scan_answer_timeout: { status: 503, message: 'The scan was not answered within {seconds} s (it was waiting on {detail}); send it again with the same request_id after Retry-After.' },
   event_log_behind: { status: 503, message: 'Some answered scans are not in the access-event log yet (its journal has been behind for {seconds} s or more); try again shortly.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

@@ -58,6 +58,8 @@ export interface EventLogStats {
 export class AccessEventLog {
   #batch: Batch | null = null;
   #scheduled: NodeJS.Immediate | null = null;
+  /** While held (tests), batches wait unwritten: release() resolves this. */
+  #hold: { count: number; released: Promise<void>; release: () => void } | null = null;
   /** When the last batch committed (ms, performance.now()), so idle work can wait for a lull. */
   lastCommitAt = 0;
   readonly stats: EventLogStats = { batches: 0, events: 0 };
@@ -69,8 +71,34 @@ export class AccessEventLog {
 
   /** Resolves once every row appended so far is in access_events (readers of the table wait for this). */
   settled(): Promise<void> {
+    if (this.#hold) return this.#hold.released.then(() => this.settled());
     this.flush();
     return this.journal.settled();
+  }
+
+  /**
+   * Holds the group commit, for tests: a journal that cannot complete, stalled rather than
+   * failing. Batches wait, unwritten and unanswered, until every hold is released. (A real
+   * stalled file cannot stand in: the journal writes with one synchronous write(2), which would
+   * hold the whole event loop, and every timer with it; docs/mqtt.md.)
+   */
+  hold(): () => void {
+    if (!this.#hold) {
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      this.#hold = { count: 0, released, release };
+    }
+    const hold = this.#hold;
+    hold.count++;
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      if (--hold.count > 0) return;
+      this.#hold = null;
+      hold.release();
+      this.flush();
+    };
   }
 
   /** The journal's figures (writes, bytes, ingest transactions). */
@@ -103,7 +131,7 @@ export class AccessEventLog {
     if (this.#scheduled) clearImmediate(this.#scheduled);
     this.#scheduled = null;
     const batch = this.#batch;
-    if (batch === null) return;
+    if (batch === null || this.#hold) return;
     this.#batch = null;
     try {
       this.journal.write(batch.rows);

@@ -3,6 +3,7 @@ import { iso } from '../clock.js';
 import type { EventBus } from '../events/bus.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
+import { JOURNAL_WRITE, PENDING_ENTRY, type AnswerDeadlines } from './answer-deadlines.js';
 import type { AccessEngine, DenialReason } from './engine.js';
 import { eventId } from './event-id.js';
 import type { AccessEventLog } from './event-log.js';
@@ -27,6 +28,8 @@ export interface ScanRequest {
   source: ScanSource;
   /** The sender's id for this scan, unique per reader (or per access point without a reader). */
   requestId?: string | null;
+  /** The transport's ticket in `deadlines` for this scan (answer-deadlines.ts): told what the scan waits on. */
+  deadline?: number;
 }
 
 export interface AnswerAttendee {
@@ -79,6 +82,8 @@ export class ScanService {
     private readonly engine: AccessEngine,
     private readonly index: VenueIndex,
     private readonly log: AccessEventLog,
+    /** Where transports open a ticket per scan they wait on, so none waits past the bound (issue 22). */
+    readonly deadlines: AnswerDeadlines | null = null,
   ) {}
 
   /** Resolves once every scan answered so far is in access_events (for readers of that table). */
@@ -121,7 +126,10 @@ export class ScanService {
     const scope = ScanService.#scope(request);
     const recent = (this.#recent ??= new RecentOutcomes<ScanOutcome>(REMEMBERED_REQUESTS, (r) => this.#replay(r)));
     const seen = recent.find(scope, requestId);
-    if (seen instanceof Promise) return seen.then((outcome) => ({ ...outcome, replayed: true }));
+    if (seen instanceof Promise) {
+      if (request.deadline) this.deadlines?.waitingOn(request.deadline, PENDING_ENTRY);
+      return seen.then((outcome) => ({ ...outcome, replayed: true }));
+    }
     if (seen) return Promise.resolve(seen);
     const known = this.#knownKeys();
     if (known === null || (known.size > 0 && known.has(`${request.projectId}:${requestKey}`))) {
@@ -168,6 +176,7 @@ export class ScanService {
     const uuid = eventId(now); // time-ordered: the uuid index grows at its end, like the log
     const decidedAt = iso(now);
     const timestamp = scannedAt === now ? decidedAt : iso(scannedAt);
+    if (request.deadline) this.deadlines?.waitingOn(request.deadline, JOURNAL_WRITE);
     try {
       await this.log.append({
         uuid,

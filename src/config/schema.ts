@@ -62,6 +62,9 @@ export const configSchema = z.strictObject({
       maxPayloadBytes: z.number().int().min(256).max(1_048_576).default(4_096),
       // An MQTT packet over this closes the connection as soon as its header arrives (never buffered).
       maxPacketBytes: z.number().int().min(1024).max(268_435_455).default(65_536),
+      // A scan not answered within this closes its MQTT connection (the reader sends it again) and
+      // is answered 503 with Retry-After over HTTP (issue 22, item 2; docs/mqtt.md).
+      answerTimeoutMs: z.number().int().min(100).max(600_000).default(2_000),
       // Connections' credentials are checked again this often (revoked API tokens, expiry).
       recheckIntervalMs: z.number().int().min(100).max(3_600_000).default(5_000),
       // Host names handed to readers in OTP verify answers; null = the host the reader asked on.

@@ -14,19 +14,33 @@ import { remainingLengthBytes, writeRemainingLength } from './remaining-length.j
 // its deliveries with, so ids never collide; the client's PUBACK for it finds nothing to clear
 // for a clean session, as for any QoS 1 delivery to one. A socket that does not drain is handed
 // to aedes' drain timeout, the same bound as for its own writes (aedes issue 1060).
+//
+// A connection is written to from its CONNACK on, not from aedes' `connected`: a reader's scans
+// are taken from the bytes as soon as the CONNACK is sent (reader-frames.ts), while aedes marks
+// the client connected a few ticks later, at the end of its connect series. A scan answered at
+// once (a retry answered from the request-id window, an error answer) could land in between;
+// its PUBACK was then dropped and the reader waited for it forever (issue 22, item 2: a
+// mosquitto_pub repeating a request_id got no PUBACK for 9 minutes; docs/mqtt.md).
 
 /** The parts of aedes' Client this uses that its typings leave out. */
 interface ClientInternals {
   _nextId: number;
+  connackSent: boolean;
   errored: boolean;
   subscriptions: Record<string, { qos: number } | undefined>;
   waitForDrain(done: () => void): void;
 }
 
-/** Whether `client` can take an answer on `topic` directly: connected, a clean session, subscribed to exactly that topic. */
+/** Whether `client` can be written to: its CONNACK sent, and neither closed nor errored. */
+export function writable(client: Client): boolean {
+  const inner = client as unknown as ClientInternals & Client;
+  return inner.connackSent && !client.closed && !inner.errored;
+}
+
+/** Whether `client` can take an answer on `topic` directly: writable, a clean session, subscribed to exactly that topic. */
 export function canAnswerDirectly(client: Client, topic: string): boolean {
   const inner = client as unknown as ClientInternals & Client;
-  return client.connected && client.clean && !inner.errored && inner.subscriptions[topic] !== undefined;
+  return writable(client) && client.clean && inner.subscriptions[topic] !== undefined;
 }
 
 const PUBACK = 0x40;
@@ -34,11 +48,13 @@ const PUBLISH = 0x30;
 
 /**
  * Writes the PUBACK of a QoS 1 publish (when `ackMessageId` is given) and, when given, a publish
- * of `payload` on `topic` at the client's subscription QoS (at most 1), in one write.
+ * of `payload` on `topic` at the client's subscription QoS (at most 1), in one write. False when
+ * the connection cannot be written to (closed or errored): nothing was written.
  */
-export function writeAnswer(client: Client, ackMessageId: number | null, answer: { topic: string; payload: Buffer } | null): void {
+export function writeAnswer(client: Client, ackMessageId: number | null, answer: { topic: string; payload: Buffer } | null): boolean {
   const inner = client as unknown as ClientInternals & Client;
-  if (!client.connected || inner.errored || (ackMessageId === null && !answer)) return;
+  if (ackMessageId === null && !answer) return true;
+  if (!writable(client)) return false;
   const qos = answer ? Math.min(inner.subscriptions[answer.topic]?.qos ?? 0, 1) : 0;
   const topicBytes = answer ? Buffer.byteLength(answer.topic) : 0;
   const body = answer ? 2 + topicBytes + (qos === 1 ? 2 : 0) + answer.payload.length : 0;
@@ -58,6 +74,7 @@ export function writeAnswer(client: Client, ackMessageId: number | null, answer:
     answer.payload.copy(buf, at);
   }
   if (!client.conn.write(buf)) inner.waitForDrain(() => {});
+  return true;
 }
 
 /** aedes' allocation (lib/qos-packet.js): 1..65535, wrapping. */

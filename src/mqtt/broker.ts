@@ -5,6 +5,7 @@ import type { Duplex } from 'node:stream';
 import { createServer as createTlsServer } from 'node:tls';
 import { Aedes, type AedesPublishPacket, type Client, type PublishPacket } from 'aedes';
 import { createWebSocketStream, WebSocketServer } from 'ws';
+import type { AnswerDeadlines } from '../access/answer-deadlines.js';
 import type { Logger } from '../logger.js';
 import { mayPublish, mayReceive, maySubscribe, type AclDeps } from './acl.js';
 import { DirectAnswers, type Answer } from './direct-answers.js';
@@ -45,8 +46,9 @@ export interface BrokerHooks {
    * A publish the box answers (a scan), once it passed the ACL: the answer when it is durable, or
    * null for none. The publish is acknowledged then, with the answer; a rejection closes the
    * connection unacknowledged, so the client sends it again. Null: not a publish the box answers.
+   * `deadline`: its ticket in the answer deadlines (0: none), for the scan service.
    */
-  answer(identity: MqttIdentity, packet: PublishPacket): Promise<Answer | null> | null;
+  answer(identity: MqttIdentity, packet: PublishPacket, deadline: number): Promise<Answer | null> | null;
   /** A publish that went through aedes' pipeline and passed the ACL (gateway status; a gateway's scans too, already answered). A reader's own scans never come here (direct-answers.ts). */
   published(identity: MqttIdentity, packet: AedesPublishPacket): void;
   connected(identity: MqttIdentity): void;
@@ -79,8 +81,10 @@ export class MqttBroker {
     private readonly deps: IdentityDeps & AclDeps,
     private readonly hooks: BrokerHooks,
     private readonly log: Logger,
+    /** A scan not answered within its bound closes its connection (docs/mqtt.md: answered in bounded time). */
+    deadlines: AnswerDeadlines | null = null,
   ) {
-    this.#answers = new DirectAnswers(hooks.answer, (topic, payload) => this.#publish(topic, payload));
+    this.#answers = new DirectAnswers(hooks.answer, (topic, payload) => this.#publish(topic, payload), deadlines, log);
     this.aedes = new Aedes({
       drainTimeout: options.drainTimeoutMs,
       connectTimeout: options.connectTimeoutMs,
@@ -115,15 +119,7 @@ export class MqttBroker {
         if (!client || !identity) return done(new Error('no identity'));
         const verdict = mayPublish(deps, identity, packet.topic);
         if (verdict.ok) {
-          const answering = hooks.answer(identity, packet);
-          if (!answering) return done(null);
-          answering.then(
-            (answer) => {
-              this.#answers.acknowledge(client, identity, packet, answer);
-              done(null);
-            },
-            (err: Error) => done(err),
-          );
+          if (!this.#answers.answerPublish(client, identity, packet, done)) done(null);
           return;
         }
         this.log.warn({ clientId: client.id, who: describeIdentity(identity), topic: packet.topic.slice(0, 200), reason: verdict.reason }, 'mqtt publish refused, disconnecting');

@@ -1,6 +1,8 @@
 import type { Client, PublishPacket } from 'aedes';
+import type { AnswerDeadlines, AnswerWaiter, WaitingOn } from '../access/answer-deadlines.js';
+import type { Logger } from '../logger.js';
 import { canAnswerDirectly, writeAnswer } from './answer-writer.js';
-import type { MqttIdentity } from './identities.js';
+import { describeIdentity, type MqttIdentity } from './identities.js';
 import type { FrameTaker } from './reader-frames.js';
 
 type ReaderIdentity = Extract<MqttIdentity, { kind: 'reader' }>;
@@ -20,6 +22,12 @@ type ReaderIdentity = Extract<MqttIdentity, { kind: 'reader' }>;
 // its read batch counts the scan until it is answered, so the connection is not read further
 // meanwhile. Everything else (gateways, staff, QoS 2, other packets, topics the ACL refuses) goes
 // to aedes' parser and pipeline whole, with the hooks of broker.ts.
+//
+// Every scan answered here has a ticket in the answer deadlines (access/answer-deadlines.ts):
+// one not answered within mqtt.answerTimeoutMs closes its connection unacknowledged, so the
+// reader reconnects and sends it again, and its request_id makes that safe (issue 22, item 2).
+// An answer that cannot be written closes the connection too: a scan is never left unanswered
+// on a connection that stays open.
 
 /** The parts of aedes' Client the shorter way in uses that its typings leave out. */
 interface ClientInternals {
@@ -35,7 +43,8 @@ export interface Answer {
   payload: unknown;
 }
 
-export type AnswerHook = (identity: MqttIdentity, packet: PublishPacket) => Promise<Answer | null> | null;
+/** `deadline`: the scan's ticket in the answer deadlines (0: none), for the scan service to note what it waits on. */
+export type AnswerHook = (identity: MqttIdentity, packet: PublishPacket, deadline: number) => Promise<Answer | null> | null;
 
 export class DirectAnswers {
   /** Connections that may hear a reader's decisions besides the reader itself: staff; per project, gateways; per reader, its connections. */
@@ -43,12 +52,42 @@ export class DirectAnswers {
   readonly #counted = new WeakSet<Client>();
   /** Answers written straight to a client and published for others too: aedes must not forward them to that client again. */
   readonly #answeredDirectly = new WeakMap<Buffer, Client>();
+  readonly #waiters = new WeakMap<Client, ConnectionWaiter>();
 
   constructor(
     private readonly answer: AnswerHook,
     /** Publishes through aedes to every subscriber, at QoS 1. */
     private readonly publish: (topic: string, payload: Buffer) => void,
+    private readonly deadlines: AnswerDeadlines | null,
+    private readonly log: Logger,
   ) {}
+
+  /**
+   * A publish that came through aedes' pipeline (authorizePublish: a gateway's scans, a reader's
+   * before its frames are split here): answered and acknowledged as below, then `done`. False:
+   * not a publish the box answers.
+   */
+  answerPublish(client: Client, identity: MqttIdentity, packet: PublishPacket, done: (err?: Error | null) => void): boolean {
+    const deadlines = this.deadlines;
+    const ticket = deadlines ? deadlines.begin(this.#waiterOf(client, identity), 'mqtt') : 0;
+    const answering = this.answer(identity, packet, ticket);
+    if (!answering) {
+      if (ticket) deadlines!.end(ticket);
+      return false;
+    }
+    answering.then(
+      (answer) => {
+        if (ticket) deadlines!.end(ticket);
+        this.acknowledge(client, identity, packet, answer);
+        done(null);
+      },
+      (err: Error) => {
+        if (ticket) deadlines!.end(ticket);
+        done(err);
+      },
+    );
+    return true;
+  }
 
   /**
    * Acknowledges a publish the box answered, with its answer in the same write when the client is
@@ -58,13 +97,13 @@ export class DirectAnswers {
   acknowledge(client: Client, identity: MqttIdentity, packet: PublishPacket, answer: Answer | null): void {
     const ack = packet.qos === 1 ? (packet.messageId ?? null) : null;
     if (ack !== null) packet.qos = 0;
-    if (!answer) return writeAnswer(client, ack, null);
+    if (!answer) return this.#written(client, writeAnswer(client, ack, null));
     const payload = Buffer.from(JSON.stringify(answer.payload));
     if (!canAnswerDirectly(client, answer.topic)) {
-      writeAnswer(client, ack, null);
+      this.#written(client, writeAnswer(client, ack, null));
       return this.publish(answer.topic, payload);
     }
-    writeAnswer(client, ack, { topic: answer.topic, payload });
+    this.#written(client, writeAnswer(client, ack, { topic: answer.topic, payload }));
     if (!this.#othersMayHear(identity)) return;
     this.#answeredDirectly.set(payload, client);
     this.publish(answer.topic, payload);
@@ -90,6 +129,8 @@ export class DirectAnswers {
   frameTaker(client: Client, identity: ReaderIdentity): FrameTaker {
     const inner = client as unknown as ClientInternals & Client;
     const scans = Buffer.from(identity.scansTopic);
+    const deadlines = this.deadlines;
+    const waiter = this.#waiterOf(client, identity);
     return (header, buf, start, end) => {
       const type = header >> 4;
       if (type === 4) {
@@ -111,19 +152,40 @@ export class DirectAnswers {
         retain: (header & 1) === 1,
         dup: (header & 8) === 8,
       } as PublishPacket;
-      const answering = this.answer(identity, packet);
-      if (!answering) return false;
+      const ticket = deadlines ? deadlines.begin(waiter, 'mqtt') : 0;
+      const answering = this.answer(identity, packet, ticket);
+      if (!answering) {
+        if (ticket) deadlines!.end(ticket);
+        return false;
+      }
       keptAlive(inner);
       inner._parsingBatch++;
       answering.then(
         (answer) => {
+          if (ticket) deadlines!.end(ticket);
           this.acknowledge(client, identity, packet, answer);
           inner._nextBatch();
         },
-        (err: Error) => inner._nextBatch(err), // aedes closes the connection: unacknowledged, the reader sends it again
+        (err: Error) => {
+          if (ticket) deadlines!.end(ticket);
+          inner._nextBatch(err); // aedes closes the connection: unacknowledged, the reader sends it again
+        },
       );
       return true;
     };
+  }
+
+  /** An answer the connection could not take (closed or errored under it): closed, should it still be open. */
+  #written(client: Client, written: boolean): void {
+    if (written || client.closed) return;
+    this.log.warn({ clientId: client.id }, 'mqtt answer could not be written, closing the connection so the scan is sent again');
+    client.close();
+  }
+
+  #waiterOf(client: Client, identity: MqttIdentity): ConnectionWaiter {
+    let waiter = this.#waiters.get(client);
+    if (!waiter) this.#waiters.set(client, (waiter = new ConnectionWaiter(client, identity, this.log, this.deadlines?.timeoutMs ?? 0)));
+    return waiter;
   }
 
   /** Whether a connection besides the reader's one may be subscribed to its decisions (acl.ts: staff, its gateway, another connection of the reader). */
@@ -141,6 +203,25 @@ export class DirectAnswers {
     const n = (this.#listeners.get(key) ?? 0) + step;
     if (n > 0) this.#listeners.set(key, n);
     else this.#listeners.delete(key);
+  }
+}
+
+/** A connection waiting on its scans' answers: one past the bound closes it (logged once; each scan is counted). */
+class ConnectionWaiter implements AnswerWaiter {
+  constructor(
+    private readonly client: Client,
+    private readonly identity: MqttIdentity,
+    private readonly log: Logger,
+    private readonly timeoutMs: number,
+  ) {}
+
+  answerTimedOut(waitingOn: WaitingOn, waitedMs: number): void {
+    if (this.client.closed) return;
+    this.log.warn(
+      { clientId: this.client.id, who: describeIdentity(this.identity), waitingOn, waitedMs, timeoutMs: this.timeoutMs },
+      'mqtt scan not answered within mqtt.answerTimeoutMs, closing the connection unacknowledged so it is sent again',
+    );
+    this.client.close();
   }
 }
 

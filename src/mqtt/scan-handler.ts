@@ -48,8 +48,8 @@ export interface ScanHandlerDeps {
 
 export type ScanResult = { ok: true; decision: Decision } | { ok: false; reason: MalformedReason; failure: ScanFailure };
 
-/** Decides one scan payload from the reader `identifier` of project `projectId`. Never throws for bad input. */
-export async function handleScan(deps: ScanHandlerDeps, projectId: number, identifier: string, payload: Buffer): Promise<ScanResult> {
+/** Decides one scan payload from the reader `identifier` of project `projectId`. Never throws for bad input. `deadline`: its ticket in the answer deadlines (0: none). */
+export async function handleScan(deps: ScanHandlerDeps, projectId: number, identifier: string, payload: Buffer, deadline = 0): Promise<ScanResult> {
   const fail = (reason: MalformedReason, requestId: string | null, error: string, message: string, errors?: FieldErrors): ScanResult => ({
     ok: false,
     reason,
@@ -87,6 +87,7 @@ export async function handleScan(deps: ScanHandlerDeps, projectId: number, ident
       scannedAt: instant.at,
       source: 'mqtt',
       requestId: scan.request_id,
+      deadline,
     });
     const decision: Decision = { request_id: scan.request_id, access_granted: outcome.granted, access_point_id: outcome.accessPointId, decided_at: outcome.decidedAt };
     if (outcome.reason) decision.reason = outcome.reason;

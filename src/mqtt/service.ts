@@ -60,12 +60,12 @@ export class MqttService {
   }
 
   /** A scan (on a reader's scans topic): its decision, or its error when a request_id can be read; null for any other publish. */
-  answer(identity: MqttIdentity, packet: PublishPacket): Promise<Answer | null> | null {
+  answer(identity: MqttIdentity, packet: PublishPacket, deadline = 0): Promise<Answer | null> | null {
     if (identity.kind === 'staff') return null; // the ACL lets staff publish nothing
-    if (identity.kind === 'reader') return packet.topic === identity.scansTopic ? this.#scan(identity, identity.identifier, identity.decisionsTopic, packet.payload as Buffer) : null;
+    if (identity.kind === 'reader') return packet.topic === identity.scansTopic ? this.#scan(identity, identity.identifier, identity.decisionsTopic, packet.payload as Buffer, deadline) : null;
     const topic = parseTopic(packet.topic);
     if (!topic || topic.kind !== 'readers' || topic.leaf !== 'scans') return null;
-    return this.#scan(identity, topic.identifier, readerTopic(identity.prefix, topic.identifier, 'decisions'), packet.payload as Buffer);
+    return this.#scan(identity, topic.identifier, readerTopic(identity.prefix, topic.identifier, 'decisions'), packet.payload as Buffer, deadline);
   }
 
   published(identity: MqttIdentity, packet: AedesPublishPacket): void {
@@ -74,10 +74,10 @@ export class MqttService {
     if (topic?.kind === 'gateways') this.#status(identity, packet.payload as Buffer);
   }
 
-  async #scan(identity: Exclude<MqttIdentity, { kind: 'staff' }>, identifier: string, topic: string, payload: Buffer): Promise<Answer | null> {
+  async #scan(identity: Exclude<MqttIdentity, { kind: 'staff' }>, identifier: string, topic: string, payload: Buffer, deadline: number): Promise<Answer | null> {
     this.count('scans');
     try {
-      const result = await handleScan(this.scanDeps, identity.projectId, identifier, payload);
+      const result = await handleScan(this.scanDeps, identity.projectId, identifier, payload, deadline);
       if (result.ok) {
         this.count('decisions');
         return { topic, payload: result.decision };

@@ -98,7 +98,7 @@ describe('acknowledging and answering scans', () => {
     api = client(gh, staff);
     const zone = (await api.post(`${A}/access-zones`, { name: 'Hall' })).body.data.id;
     gate = (await api.post(`${A}/access-points`, { name: 'Door', access_zone_id: zone, direction: 'both' })).body.data.id;
-    for (const identifier of ['Q-1', 'Q-2', 'Q-3', 'Q-4']) expect((await api.post(`${A}/readers`, { identifier, access_point_id: gate })).status).toBe(201);
+    for (const identifier of ['Q-1', 'Q-2', 'Q-3', 'Q-4', 'Q-5']) expect((await api.post(`${A}/readers`, { identifier, access_point_id: gate })).status).toBe(201);
     await api.post(`${A}/attendees/import`, [{ first_name: 'Grace', last_name: 'Hopper', credential_value: 'T-1' }]);
   });
   afterAll(() => gh.destroy());
@@ -194,6 +194,42 @@ describe('acknowledging and answering scans', () => {
     monitor.end(true);
     twin.client.end(true);
     raw.socket.end();
+  });
+
+  it('acknowledges a scan sent before its CONNACK was read and answered at once (a retry): aedes has not marked the connection connected yet', async () => {
+    // Issue 22, item 2: mosquitto_pub repeating a request_id got no PUBACK for minutes. Its scan
+    // arrived between the CONNACK and the end of aedes' connect series, was answered from the
+    // request-id window at once, and its PUBACK was dropped as "not connected". MQTT 3.1.1
+    // (3.1.4) lets a client send before the CONNACK: the scan is sent here while the broker
+    // registers the client, so it is read just after the CONNACK goes out.
+    const creds = await readerLogin(gh, staff, A, 'Q-5');
+    const first = await rawConnect(gh, creds);
+    first.send(scanPacket(creds, 1, 'early-1', 'T-1'));
+    const decided = decisionOf(await first.next((p) => p.cmd === 'publish'));
+    first.socket.end();
+    await first.closed;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const socket = netConnect({ host: '127.0.0.1', port: mqttPort(gh) });
+      socket.setNoDelay(true);
+      socket.on('error', () => {});
+      const parser = mqttPacket.parser({ protocolVersion: 4 });
+      const got: Packet[] = [];
+      parser.on('packet', (p: Packet) => got.push(p));
+      socket.on('data', (chunk) => parser.parse(chunk));
+      await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+      const clientId = `early-${attempt}`;
+      const registering = (c: { id: string }) => {
+        if (c.id !== clientId) return;
+        gh.app.mqtt.aedes.off('client', registering);
+        socket.write(mqttPacket.generate(scanPacket(creds, 7, 'early-1', 'T-1')));
+      };
+      gh.app.mqtt.aedes.on('client', registering);
+      socket.write(mqttPacket.generate({ cmd: 'connect', protocolId: 'MQTT', protocolVersion: 4, clean: true, clientId, keepalive: 60, username: creds.mqtt.username, password: Buffer.from(creds.mqtt.password) }));
+      await expect.poll(() => got.map((p) => p.cmd), { timeout: 5000 }).toEqual(['connack', 'puback']);
+      expect(got[1]).toMatchObject({ messageId: 7 });
+      socket.destroy();
+    }
+    expect(decided).toMatchObject({ request_id: 'early-1', access_granted: true });
   });
 
   it('does not acknowledge a scan whose access event cannot be written, and closes the connection so it is sent again', async () => {

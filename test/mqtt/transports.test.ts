@@ -38,9 +38,9 @@ describe('MQTT transports', () => {
     api = client(gh, staff);
     const zone = (await api.post(`${A}/access-zones`, { name: 'Arena' })).body.data.id;
     const gate = (await api.post(`${A}/access-points`, { name: 'Gate', access_zone_id: zone, direction: 'both' })).body.data.id;
-    for (const identifier of ['WS-1', 'TLS-1', 'MOSQ-1', 'FAST-1']) await api.post(`${A}/readers`, { identifier, access_point_id: gate });
+    for (const identifier of ['WS-1', 'TLS-1', 'MOSQ-1', 'FAST-1', 'MOSQ-2']) await api.post(`${A}/readers`, { identifier, access_point_id: gate });
     await api.post(`${A}/attendees/import`, [{ first_name: 'Ada', last_name: 'Lovelace', credential_value: 'TICKET-1' }]);
-    for (const identifier of ['WS-1', 'TLS-1', 'MOSQ-1', 'FAST-1']) creds[identifier] = await readerLogin(gh, staff, A, identifier);
+    for (const identifier of ['WS-1', 'TLS-1', 'MOSQ-1', 'FAST-1', 'MOSQ-2']) creds[identifier] = await readerLogin(gh, staff, A, identifier);
   });
   afterAll(async () => {
     for (const c of open) c.end(true);
@@ -98,6 +98,44 @@ describe('MQTT transports', () => {
     );
     expect(refusal).toMatch(/Connection Refused: bad user ?name or password/i);
   });
+
+  it('acknowledges every QoS 1 scan of mosquitto_pub, its retries too, while mosquitto_sub with the same credentials follows the decisions, over fresh connections', async () => {
+    // Issue 22, item 2: this pattern once left mosquitto_pub without a PUBACK for over nine
+    // minutes. A retry (the same request_id) is answered at once from the request-id window, and
+    // when it came in just after the CONNACK its PUBACK was dropped (docs/mqtt.md: answered in
+    // bounded time). Each round: a fresh mosquitto_sub, then mosquitto_pub twice with one request_id.
+    const c = creds['MOSQ-2']!;
+    const base = ['-h', '127.0.0.1', '-p', String(mqttPort(gh)), '-V', 'mqttv311', '-u', c.mqtt.username, '-P', c.mqtt.password];
+    /** A client process, killed if it has not exited within timeoutMs; `out` grows as it prints. */
+    const start = (args: string[], timeoutMs: number) => {
+      const proc = spawn(args[0]!, args.slice(1));
+      const seen = { out: '', err: '' };
+      proc.stdout.on('data', (d: Buffer) => (seen.out += d.toString()));
+      proc.stderr.on('data', (d: Buffer) => (seen.err += d.toString()));
+      const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
+      const done = new Promise<{ code: number | null; out: string; err: string }>((resolve) => proc.on('close', (code) => (clearTimeout(timer), resolve({ code, ...seen }))));
+      return { seen, done };
+    };
+    const ROUNDS = 30;
+    const failures: unknown[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      const requestId = `pair-${i}`;
+      // Line-buffered, so its SUBACK shows as it comes: only then may the scans go.
+      const sub = start(['stdbuf', '-oL', 'mosquitto_sub', ...base, '-d', '-t', c.mqtt.decisions_topic, '-q', '1', '-C', '2', '-v', '-W', '30'], 40_000);
+      let subExited = false;
+      void sub.done.then(() => (subExited = true));
+      await expect.poll(() => sub.seen.out.includes('received SUBACK') || subExited, { timeout: 15_000 }).toBe(true);
+      const scan = JSON.stringify({ request_id: requestId, credential_value: 'TICKET-1', scan_type: 'barcode' });
+      const pubs = [];
+      // mosquitto_pub exits once its PUBACK came; it has no timeout of its own, so 15 s is the bound here.
+      for (let attempt = 0; attempt < 2; attempt++) pubs.push(await start(['mosquitto_pub', ...base, '-t', c.mqtt.scans_topic, '-q', '1', '-m', scan], 15_000).done);
+      const followed = await sub.done;
+      const decisions = followed.out.split('\n').filter((line) => line.startsWith(`${c.mqtt.decisions_topic} `)).map((line) => JSON.parse(line.slice(c.mqtt.decisions_topic.length + 1)));
+      const ok = pubs.every((p) => p.code === 0) && followed.code === 0 && decisions.length === 2 && decisions.every((d) => d.request_id === requestId) && JSON.stringify(decisions[0]) === JSON.stringify(decisions[1]);
+      if (!ok) failures.push({ round: i, pubs: pubs.map((p) => ({ code: p.code, err: p.err })), sub: { code: followed.code, err: followed.err }, decisions });
+    }
+    expect(failures).toEqual([]);
+  }, 300_000);
 
   it('disconnects a subscriber that stops reading, and keeps deciding for everyone else', async () => {
     // A raw TCP client (staff) that subscribes to the project's gateway statuses and never reads.

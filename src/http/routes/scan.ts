@@ -1,7 +1,9 @@
 import { z } from 'zod';
+import type { AnswerWaiter, WaitingOn } from '../../access/answer-deadlines.js';
 import { ScanError } from '../../access/engine.js';
-import type { ScanRequest, ScanService } from '../../access/scan-service.js';
+import type { ScanOutcome, ScanRequest, ScanService } from '../../access/scan-service.js';
 import { AppError, validationError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { messageSchema } from '../resources.js';
 import { PROJECT_PATH, withId } from './crud.js';
@@ -10,6 +12,8 @@ import { scanInstant } from '../../access/scan-time.js';
 // POST .../access-points/{id}/scan (DESIGN: routes we add): an authenticated client scans
 // at a door and gets the access-event webhook's answer. The decision's access event is
 // durable (in the access-event journal) before this answers. Timestamps: docs/engine.md.
+// A scan not answered within mqtt.answerTimeoutMs is answered 503 with Retry-After, as an MQTT
+// reader's connection is closed then (issue 22, item 2; docs/mqtt.md: answered in bounded time).
 
 export const requestIdField = z
   .string()
@@ -18,14 +22,46 @@ export const requestIdField = z
   .optional()
   .describe("the sender's id for this scan: a retry with the same id gets the first decision back and writes no second event");
 
-/** Runs a scan and answers it; the engine's ScanError becomes the documented HTTP error. */
-export async function answerScan(scans: ScanService, request: ScanRequest, unknownAccessPoint: () => AppError) {
+/** What each stage a scan can wait on is called in the 503's message. */
+const WAITED_FOR: Record<WaitingOn, string> = {
+  decision: 'its decision',
+  'journal write': 'its access event being written to the journal',
+  'request-id pending entry': 'an earlier scan with the same request_id, still being written',
+};
+
+/** A request waiting on its scan's answer: told when the bound passed (access/answer-deadlines.ts). */
+class RequestWaiter implements AnswerWaiter {
+  #resolve!: (late: { waitingOn: WaitingOn; waitedMs: number }) => void;
+  readonly late = new Promise<{ waitingOn: WaitingOn; waitedMs: number }>((resolve) => (this.#resolve = resolve));
+
+  answerTimedOut(waitingOn: WaitingOn, waitedMs: number): void {
+    this.#resolve({ waitingOn, waitedMs });
+  }
+}
+
+/**
+ * Runs a scan and answers it; the engine's ScanError becomes the documented HTTP error, and a
+ * scan not answered within the bound 503 scan_answer_timeout with Retry-After (the scan goes on:
+ * its retry with the same request_id gets its decision).
+ */
+export async function answerScan(scans: ScanService, request: ScanRequest, unknownAccessPoint: () => AppError, log?: Logger) {
+  const deadlines = scans.deadlines;
+  const waiter = deadlines ? new RequestWaiter() : null;
+  const ticket = deadlines && waiter ? deadlines.begin(waiter, request.source === 'webhook' ? 'webhook' : 'api') : 0;
   try {
-    return (await scans.scan(request)).answer;
+    const scanning = scans.scan(ticket ? { ...request, deadline: ticket } : request);
+    const first: ScanOutcome | { waitingOn: WaitingOn; waitedMs: number } = waiter ? await Promise.race([scanning, waiter.late]) : await scanning;
+    if ('answer' in first) return first.answer;
+    const timeoutMs = deadlines!.timeoutMs;
+    log?.warn({ ...first, timeoutMs, source: request.source, requestId: request.requestId ?? undefined }, 'scan not answered within mqtt.answerTimeoutMs, answering 503');
+    const retryAfter = String(deadlines!.retryAfterSeconds);
+    throw new AppError('scan_answer_timeout', { seconds: timeoutMs / 1000, detail: WAITED_FOR[first.waitingOn] }, { headers: { 'Retry-After': retryAfter } });
   } catch (err) {
     if (!(err instanceof ScanError)) throw err;
     if (err.code === 'unknown_access_point') throw unknownAccessPoint();
     throw new AppError(err.code);
+  } finally {
+    if (ticket) deadlines!.end(ticket);
   }
 }
 
@@ -61,13 +97,14 @@ export function scanRoutes({ scans, now }: { scans: ScanService; now: () => numb
         200: { description: 'The decision (granted or denied with its reason)', schema: answerSchema },
         404: { description: 'No such access point', schema: messageSchema },
         409: { description: 'The access point is inactive or leads into no zone', schema: messageSchema },
+        503: { description: 'The scan was not answered within mqtt.answerTimeoutMs (`scan_answer_timeout`); send it again with the same request_id after `Retry-After` seconds', schema: messageSchema },
       },
-      handler: async ({ project, params, body }) => {
+      handler: async ({ project, params, body, koa }) => {
         const instant = scanInstant(body.timestamp, now());
         if (!instant.ok) throw validationError({ timestamp: [instant.message] });
         const scannedAt = instant.at;
         const request = { projectId: project!.id, accessPointId: params.accessPointId, credentialValue: body.credential_value, scannedAt, source: 'api' as const, requestId: body.request_id ?? null };
-        return { body: await answerScan(scans, request, () => new AppError('not_found', { resource: 'Access point' })) };
+        return { body: await answerScan(scans, request, () => new AppError('not_found', { resource: 'Access point' }), koa.state.log as Logger) };
       },
     }),
   ];

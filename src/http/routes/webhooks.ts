@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ScanService } from '../../access/scan-service.js';
+import type { Logger } from '../../logger.js';
 import { scanInstant } from '../../access/scan-time.js';
 import { credentialKey, type ReaderEntry, type VenueIndex } from '../../access/venue-index.js';
 import { AppError, validationError } from '../../errors.js';
@@ -98,6 +99,7 @@ export function webhookRoutes({ scans, gateways, readerStates, index, gate, now 
         400: { description: 'Also a timestamp more than 5 minutes ahead of the box or 7 days behind it' },
         404: { description: 'No reader has this identifier', schema: webhookError },
         409: { description: 'The reader is not assigned to an active access point leading into a zone', schema: webhookError },
+        503: { description: 'The scan was not answered within mqtt.answerTimeoutMs (`scan_answer_timeout`); send it again with the same request_id after `Retry-After` seconds', schema: webhookError },
       },
       handler: async ({ body, koa }) => {
         const { projectId } = gate.admit('access-event', koa);
@@ -116,7 +118,7 @@ export function webhookRoutes({ scans, gateways, readerStates, index, gate, now 
           source: 'webhook' as const,
           requestId: body.request_id ?? null,
         };
-        return { body: await answerScan(scans, request, () => new AppError('reader_unassigned', { identifier: reader.identifier })) };
+        return { body: await answerScan(scans, request, () => new AppError('reader_unassigned', { identifier: reader.identifier }), koa.state.log as Logger) };
       },
     }),
   ];
