@@ -48,6 +48,7 @@ const RATE_LIMITED: readonly ResponseHeader[] = ['Retry-After', 'X-RateLimit-Lim
 export const conditions = {
   serverError: { code: 'server_error', when: 'an unexpected failure (a bug); the details go to the log only' },
   eventLogBehind: { code: 'event_log_behind', when: 'answered scans are not all in the access-event log yet (its ingest is behind for longer than store.readWaitMs)', headers: ['Retry-After'] },
+  scanAnswerTimeout: { code: 'scan_answer_timeout', when: 'the scan was not answered within mqtt.answerTimeoutMs (it goes on: send it again with the same request_id after Retry-After)', headers: ['Retry-After'] },
   storeBusy: { code: 'store_busy', when: "SQLite's write lock stayed held by another connection past store.busyTimeoutMs; nothing was written", headers: ['Retry-After'] },
 } satisfies Record<string, Condition>;
 
@@ -135,6 +136,7 @@ const EXTRA: Partial<Record<ErrorCode, Record<string, z.ZodType>>> = {
   too_many_requests: { retry_after: z.number().int().min(1).describe('seconds until a request is served again') },
   too_many_failures: { retry_after: z.number().int().min(1).describe('seconds until the address is served again') },
   login_locked: { retry_after: z.number().int().min(1).describe('seconds until the account takes logins again') },
+  scan_answer_timeout: { retry_after: z.number().int().min(1).describe('seconds before sending the scan again with the same request_id') },
   store_busy: { retry_after: z.number().int().min(1).describe('seconds until the write may succeed') },
   channel_forbidden: { reason: z.string().describe('why the channel is refused') },
 };

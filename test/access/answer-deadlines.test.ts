@@ -201,10 +201,10 @@ describe('a scan not answered within mqtt.answerTimeoutMs', () => {
     }
     expect(rest.status).toBe(503);
     expect(rest.headers.get('retry-after')).toBe('1');
-    expect(rest.body).toEqual({ message: 'The scan was not answered within 0.3 s (it was waiting on its access event being written to the journal); send it again with the same request_id after Retry-After.' });
+    expect(rest.body).toEqual({ message: 'The scan was not answered within 0.3 s (it was waiting on its access event being written to the journal); send it again with the same request_id after Retry-After.', retry_after: Number(rest.headers.get('retry-after')) });
     expect(webhook.status).toBe(503);
     expect(webhook.headers.get('retry-after')).toBe('1');
-    expect(webhook.body).toEqual({ error: 'scan_answer_timeout', message: expect.stringMatching(/^The scan was not answered within 0\.3 s/) });
+    expect(webhook.body).toEqual({ error: 'scan_answer_timeout', message: expect.stringMatching(/^The scan was not answered within 0\.3 s/), retry_after: 1 });
     const after = await timeouts();
     expect((after['api: journal write'] ?? 0) - (before['api: journal write'] ?? 0)).toBe(1);
     expect((after['webhook: journal write'] ?? 0) - (before['webhook: journal write'] ?? 0)).toBe(1);

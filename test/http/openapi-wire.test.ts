@@ -183,6 +183,27 @@ describe('the OpenAPI document, against the wire', () => {
     }
   }, 60_000);
 
+  it('answers 503 scan_answer_timeout with Retry-After to a scan the journal does not complete in time', async () => {
+    const held = await startAppliance({ ...PUSHER_ENV, GATEHOUSE_MQTT_ANSWER_TIMEOUT_MS: '300' });
+    try {
+      const h = await new World(held).init();
+      const v = await makeVenue(h);
+      const ops = await doc(held);
+      const release = held.app.eventLog.hold(); // a stalled journal: writes neither done nor failed
+      try {
+        const cases = [
+          c('access-points.scan', 503, 'a scan whose event the journal does not take in time', () => h.api('POST', `${A}/access-points/${v.door}/scan`, { credential_value: 'CRED-1', request_id: 'held-rest' })),
+          c('webhooks.access-event', 503, 'a scan whose event the journal does not take in time', h.signed('access-event', JSON.stringify({ reader_id: 'R-1', credential_value: 'CRED-1', request_id: 'held-hook' }))),
+        ];
+        expect(await run(cases, ops, h)).toEqual([]);
+      } finally {
+        release();
+      }
+    } finally {
+      await held.destroy();
+    }
+  }, 60_000);
+
   it('answers 408 to a body that stops halfway, on every operation that takes a body', async () => {
     const slow = await startAppliance({ ...PUSHER_ENV, GATEHOUSE_HTTP_BODY_TIMEOUT_MS: '300' });
     try {

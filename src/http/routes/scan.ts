@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { conditions } from '../answers.js';
 import type { AnswerWaiter, WaitingOn } from '../../access/answer-deadlines.js';
 import { ScanError } from '../../access/engine.js';
 import type { ScanOutcome, ScanRequest, ScanService } from '../../access/scan-service.js';
@@ -54,8 +55,9 @@ export async function answerScan(scans: ScanService, request: ScanRequest, unkno
     if ('answer' in first) return first.answer;
     const timeoutMs = deadlines!.timeoutMs;
     log?.warn({ ...first, timeoutMs, source: request.source, requestId: request.requestId ?? undefined }, 'scan not answered within mqtt.answerTimeoutMs, answering 503');
-    const retryAfter = String(deadlines!.retryAfterSeconds);
-    throw new AppError('scan_answer_timeout', { seconds: timeoutMs / 1000, detail: WAITED_FOR[first.waitingOn] }, { headers: { 'Retry-After': retryAfter } });
+    const retryAfter = deadlines!.retryAfterSeconds;
+    // retry_after in the body too, as every REST and webhook answer with Retry-After has it (store_busy, 429).
+    throw new AppError('scan_answer_timeout', { seconds: timeoutMs / 1000, detail: WAITED_FOR[first.waitingOn] }, { headers: { 'Retry-After': String(retryAfter) }, body: { retry_after: retryAfter } });
   } catch (err) {
     if (!(err instanceof ScanError)) throw err;
     if (err.code === 'unknown_access_point') throw unknownAccessPoint();
@@ -92,12 +94,12 @@ export function scanRoutes({ scans, now }: { scans: ScanService; now: () => numb
       project: true,
       params: withId('accessPointId'),
       writes: false, // the decision goes to the access-event journal, a file (event-journal.ts), not SQLite
+      answers: [conditions.scanAnswerTimeout],
       body: scanBody,
       responses: {
         200: { description: 'The decision (granted or denied with its reason)', schema: answerSchema },
         404: { description: 'No such access point', schema: messageSchema },
         409: { description: 'The access point is inactive or leads into no zone', schema: messageSchema },
-        503: { description: 'The scan was not answered within mqtt.answerTimeoutMs (`scan_answer_timeout`); send it again with the same request_id after `Retry-After` seconds', schema: messageSchema },
       },
       handler: async ({ project, params, body, koa }) => {
         const instant = scanInstant(body.timestamp, now());

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { conditions } from '../answers.js';
 import type { ScanService } from '../../access/scan-service.js';
 import type { Logger } from '../../logger.js';
 import { scanInstant } from '../../access/scan-time.js';
@@ -92,6 +93,7 @@ export function webhookRoutes({ scans, gateways, readerStates, index, gate, now 
       envelope: 'webhook',
       webhook: 'access-event',
       writes: false, // the decision goes to the access-event journal, a file (event-journal.ts), not SQLite
+      answers: [conditions.scanAnswerTimeout],
       waits: true, // for the journal's group commit: a retry can meet the first still in flight
       body: accessEventBody,
       responses: {
@@ -99,7 +101,6 @@ export function webhookRoutes({ scans, gateways, readerStates, index, gate, now 
         400: { description: 'Also a timestamp more than 5 minutes ahead of the box or 7 days behind it' },
         404: { description: 'No reader has this identifier', schema: webhookError },
         409: { description: 'The reader is not assigned to an active access point leading into a zone', schema: webhookError },
-        503: { description: 'The scan was not answered within mqtt.answerTimeoutMs (`scan_answer_timeout`); send it again with the same request_id after `Retry-After` seconds', schema: webhookError },
       },
       handler: async ({ body, koa }) => {
         const { projectId } = gate.admit('access-event', koa);
