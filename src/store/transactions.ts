@@ -37,3 +37,15 @@ export function readSnapshot<T>(db: Database, fn: () => T): T {
 export function isStoreBusy(err: unknown): err is InstanceType<typeof BetterSqlite3.SqliteError> {
   return err instanceof BetterSqlite3.SqliteError && /^SQLITE_(BUSY|LOCKED)(_|$)/.test(err.code);
 }
+
+/** Runs `work` every `ms` (unref'd): a housekeeping round that finds the store busy past its
+ * busy timeout is skipped, the next round does it (issue 22 item 6); any other error is thrown. */
+export function everyUnlessBusy(work: () => unknown, ms: number): NodeJS.Timeout {
+  return setInterval(() => {
+    try {
+      work();
+    } catch (err) {
+      if (!isStoreBusy(err)) throw err;
+    }
+  }, ms).unref();
+}

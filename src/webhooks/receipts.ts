@@ -5,7 +5,7 @@ import type { Clock } from '../clock.js';
 import { gaugesIn } from '../metrics.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
-import { isStoreBusy } from '../store/transactions.js';
+import { everyUnlessBusy, isStoreBusy } from '../store/transactions.js';
 import type { WebhookKind } from './gate.js';
 import type { KeptAnswer } from './replay-window.js';
 
@@ -134,13 +134,7 @@ export class WebhookReceipts {
 
   start(): void {
     this.prune();
-    this.#pruner = setInterval(() => {
-      try {
-        this.prune();
-      } catch (err) {
-        if (!isStoreBusy(err)) throw err; // the next round prunes
-      }
-    }, PRUNE_EVERY_MS).unref();
+    this.#pruner = everyUnlessBusy(() => this.prune(), PRUNE_EVERY_MS);
   }
 
   stop(): void {

@@ -3,8 +3,7 @@ import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
-import { writeTransaction } from '../store/transactions.js';
-import { isStoreBusy } from '../store/transactions.js';
+import { everyUnlessBusy, writeTransaction } from '../store/transactions.js';
 
 // The log of every incoming webhook request (issue 8 item 5; spec: incoming webhook log entry
 // {id, endpoint, method, status, source_ip, received_at, response_time_ms}, with the spec's types:
@@ -131,13 +130,7 @@ export class IncomingWebhookLog {
 
   start(): void {
     this.prune();
-    this.#pruner = setInterval(() => {
-      try {
-        this.prune();
-      } catch (err) {
-        if (!isStoreBusy(err)) throw err; // busy past busy_timeout: the next hour prunes
-      }
-    }, 3600_000).unref();
+    this.#pruner = everyUnlessBusy(() => this.prune(), 3600_000);
   }
 
   stop(): void {
