@@ -67,24 +67,7 @@ export async function startAppliance(env: Record<string, string> = {}, options: 
   await app.start();
   const url = `http://127.0.0.1:${app.httpPort}`;
 
-  const request = async (method: string, path: string, o: RequestOptions = {}): Promise<TestResponse> => {
-    const headers: Record<string, string> = { accept: 'application/json', ...o.headers };
-    if (o.token) headers.authorization = `Bearer ${o.token}`;
-    let body: string | Buffer | undefined = o.rawBody;
-    if (o.body !== undefined) {
-      body = JSON.stringify(o.body);
-      headers['content-type'] ??= 'application/json';
-    }
-    const res = await fetch(url + path, { method, headers, body: typeof body === 'string' || body === undefined ? body : new Uint8Array(body) });
-    const text = await res.text();
-    let parsed: unknown = undefined;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = undefined;
-    }
-    return { status: res.status, headers: res.headers, body: parsed, text };
-  };
+  const request = requester(url);
 
   const token = async (scopes?: string[], email = ADMIN_EMAIL, password = ADMIN_PASSWORD) => {
     const res = await request('POST', '/api/v1/auth/token', { body: { email, password, device_name: 'test', ...(scopes ? { scopes } : {}) } });
@@ -115,5 +98,27 @@ export function client(gh: TestAppliance, token: string) {
     put: (path: string, body: unknown) => gh.request('PUT', path, { token, body }),
     get: (path: string) => gh.request('GET', path, { token }),
     del: (path: string) => gh.request('DELETE', path, { token }),
+  };
+}
+
+/** A JSON HTTP client of the appliance at `url`, as its tests talk to it (also test/helpers/process-appliance.ts). */
+export function requester(url: string) {
+  return async (method: string, path: string, o: RequestOptions = {}): Promise<TestResponse> => {
+    const headers: Record<string, string> = { accept: 'application/json', ...o.headers };
+    if (o.token) headers.authorization = `Bearer ${o.token}`;
+    let body: string | Buffer | undefined = o.rawBody;
+    if (o.body !== undefined) {
+      body = JSON.stringify(o.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(url + path, { method, headers, body: typeof body === 'string' || body === undefined ? body : new Uint8Array(body) });
+    const text = await res.text();
+    let parsed: unknown = undefined;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.status, headers: res.headers, body: parsed, text };
   };
 }

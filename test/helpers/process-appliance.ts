@@ -2,7 +2,7 @@ import { sign } from '@octokit/webhooks-methods';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RequestOptions, TestResponse } from './appliance.js';
+import { requester, type RequestOptions, type TestResponse } from './appliance.js';
 import { runGatehouse, type RunningProcess } from './process.js';
 
 // The built appliance in its own process (as `npm start` runs it), with an HTTP client: for
@@ -45,24 +45,7 @@ export async function startProcessAppliance(env: Record<string, string> = {}): P
     throw err;
   }
 
-  const request = async (method: string, path: string, o: RequestOptions = {}): Promise<TestResponse> => {
-    const headers: Record<string, string> = { accept: 'application/json', ...o.headers };
-    if (o.token) headers.authorization = `Bearer ${o.token}`;
-    let body: string | Buffer | undefined = o.rawBody;
-    if (o.body !== undefined) {
-      body = JSON.stringify(o.body);
-      headers['content-type'] ??= 'application/json';
-    }
-    const res = await fetch(url + path, { method, headers, body: typeof body === 'string' || body === undefined ? body : new Uint8Array(body) });
-    const text = await res.text();
-    let parsed: unknown = undefined;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = undefined;
-    }
-    return { status: res.status, headers: res.headers, body: parsed, text };
-  };
+  const request = requester(url);
 
   const token = async () => {
     const res = await request('POST', '/api/v1/auth/token', { body: { ...PROCESS_ADMIN, device_name: 'process test' } });
