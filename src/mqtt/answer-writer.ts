@@ -1,4 +1,5 @@
 import type { Client } from 'aedes';
+import { nextMessageId, subscriptionsOf, waitForDrain, writable } from './aedes-internals.js';
 import { remainingLengthBytes, writeRemainingLength } from './remaining-length.js';
 
 // Answers a publish on the connection it came in on, in one write with its PUBACK (docs/mqtt.md:
@@ -22,25 +23,9 @@ import { remainingLengthBytes, writeRemainingLength } from './remaining-length.j
 // its PUBACK was then dropped and the reader waited for it forever (issue 22, item 2: a
 // mosquitto_pub repeating a request_id got no PUBACK for 9 minutes; docs/mqtt.md).
 
-/** The parts of aedes' Client this uses that its typings leave out. */
-interface ClientInternals {
-  _nextId: number;
-  connackSent: boolean;
-  errored: boolean;
-  subscriptions: Record<string, { qos: number } | undefined>;
-  waitForDrain(done: () => void): void;
-}
-
-/** Whether `client` can be written to: its CONNACK sent, and neither closed nor errored. */
-export function writable(client: Client): boolean {
-  const inner = client as unknown as ClientInternals & Client;
-  return inner.connackSent && !client.closed && !inner.errored;
-}
-
 /** Whether `client` can take an answer on `topic` directly: writable, a clean session, subscribed to exactly that topic. */
 export function canAnswerDirectly(client: Client, topic: string): boolean {
-  const inner = client as unknown as ClientInternals & Client;
-  return writable(client) && client.clean && inner.subscriptions[topic] !== undefined;
+  return writable(client) && client.clean && subscriptionsOf(client)[topic] !== undefined;
 }
 
 const PUBACK = 0x40;
@@ -52,10 +37,9 @@ const PUBLISH = 0x30;
  * the connection cannot be written to (closed or errored): nothing was written.
  */
 export function writeAnswer(client: Client, ackMessageId: number | null, answer: { topic: string; payload: Buffer } | null): boolean {
-  const inner = client as unknown as ClientInternals & Client;
   if (ackMessageId === null && !answer) return true;
   if (!writable(client)) return false;
-  const qos = answer ? Math.min(inner.subscriptions[answer.topic]?.qos ?? 0, 1) : 0;
+  const qos = answer ? Math.min(subscriptionsOf(client)[answer.topic]?.qos ?? 0, 1) : 0;
   const topicBytes = answer ? Buffer.byteLength(answer.topic) : 0;
   const body = answer ? 2 + topicBytes + (qos === 1 ? 2 : 0) + answer.payload.length : 0;
   const buf = Buffer.allocUnsafe((ackMessageId === null ? 0 : 4) + (answer ? 1 + remainingLengthBytes(body) + body : 0));
@@ -70,16 +54,9 @@ export function writeAnswer(client: Client, ackMessageId: number | null, answer:
     at = writeRemainingLength(buf, at, body);
     at = buf.writeUInt16BE(topicBytes, at);
     at += buf.write(answer.topic, at, 'utf8');
-    if (qos === 1) at = buf.writeUInt16BE(nextMessageId(inner), at);
+    if (qos === 1) at = buf.writeUInt16BE(nextMessageId(client), at);
     answer.payload.copy(buf, at);
   }
-  if (!client.conn.write(buf)) inner.waitForDrain(() => {});
+  if (!client.conn.write(buf)) waitForDrain(client);
   return true;
-}
-
-/** aedes' allocation (lib/qos-packet.js): 1..65535, wrapping. */
-function nextMessageId(client: ClientInternals): number {
-  const id = client._nextId;
-  client._nextId = id >= 65535 ? 1 : id + 1;
-  return id;
 }

@@ -9,6 +9,8 @@ import type { AnswerDeadlines } from '../access/answer-deadlines.js';
 import type { Logger } from '../logger.js';
 import { mayPublish, mayReceive, maySubscribe, type AclDeps } from './acl.js';
 import { DirectAnswers, type Answer } from './direct-answers.js';
+import { checkAedesShape, connackSent, parserOf, subscriptionsOf } from './aedes-internals.js';
+import { ConnectedClients } from './connected-clients.js';
 import { ReaderFrames } from './reader-frames.js';
 import { ClientSessions, type ConnectionLimits } from './client-sessions.js';
 import { ConnackCode, describeIdentity, identify, type IdentityDeps, type MqttIdentity } from './identities.js';
@@ -73,6 +75,7 @@ export class MqttBroker {
   #recheck: NodeJS.Timeout | null = null;
   /** Client ids in each identity's own space, persistent sessions and their owners, connections per identity. */
   readonly #sessions: ClientSessions;
+  readonly #connectedClients: ConnectedClients;
   /** What the hooks were told of a connection: 'up' once connected, 'down' once disconnected too. */
   readonly #announced = new WeakMap<Client, 'up' | 'down'>();
 
@@ -139,7 +142,8 @@ export class MqttBroker {
         return mayReceive(deps, this.#identities.get(client), packet.topic) ? packet : null;
       },
     });
-    this.#sessions = new ClientSessions(this.aedes, options.maxConnectionsPerIdentity, log);
+    this.#connectedClients = new ConnectedClients(this.aedes);
+    this.#sessions = new ClientSessions(this.aedes, this.#connectedClients, options.maxConnectionsPerIdentity, log);
     // A client thrown out right after CONNACK (a PUBLISH the ACL refuses) is disconnected before
     // aedes has finished its connect, so clientDisconnect can come before clientReady (issue 23,
     // item 9). The hooks are told connected, then disconnected, once each, in that order.
@@ -200,6 +204,7 @@ export class MqttBroker {
 
   async start(): Promise<void> {
     await this.aedes.listen();
+    checkAedesShape(this.aedes); // refuses to start on an aedes whose private fields moved (aedes-internals.ts)
     const { options } = this;
     this.#servers.push(createServer({ noDelay: true }, (socket) => this.#handle(socket)));
     if (options.tls.certFile && options.tls.keyFile) {
@@ -276,7 +281,7 @@ export class MqttBroker {
     for (const client of this.#clients()) {
       const who = this.#identities.get(client);
       if (!who || (userId !== null && (who.kind !== 'staff' || who.userId !== userId))) continue;
-      const filters = Object.keys((client as unknown as { subscriptions: Record<string, unknown> }).subscriptions ?? {});
+      const filters = Object.keys(subscriptionsOf(client));
       const verdict = connectionHolds(this.deps, who, filters);
       if (verdict.ok) continue;
       this.log.info({ clientId: client.id, who: describeIdentity(who), reason, why: verdict.reason }, 'mqtt client disconnected: its access ended');
@@ -303,7 +308,7 @@ export class MqttBroker {
   }
 
   #clients(): Client[] {
-    return Object.values((this.aedes as unknown as { clients: Record<string, Client> }).clients);
+    return this.#connectedClients.all();
   }
 
   #address(client: Client): string | undefined {
@@ -316,9 +321,7 @@ export class MqttBroker {
    */
   #handle(stream: Duplex, req?: IncomingMessage): void {
     const client = req ? this.aedes.handle(stream, req) : this.aedes.handle(stream);
-    type Parser = { parse(buf: Buffer): number; packet: { length: number }; _list: { length: number } };
-    const inner = client as unknown as { _parser: Parser; connackSent: boolean; closed: boolean };
-    const parser = inner._parser;
+    const parser = parserOf(client);
     const parse = parser.parse.bind(parser);
     const limit = this.options.maxPacketBytes;
     const oversize = (length: number) => {
@@ -334,11 +337,11 @@ export class MqttBroker {
     };
     let frames: ReaderFrames | null | false = null; // false: not a reader, mqtt-packet throughout
     parser.parse = (buf: Buffer) => {
-      if (frames === null && inner.connackSent && parser._list.length === 0) {
+      if (frames === null && connackSent(client) && parser._list.length === 0) {
         const identity = this.#identities.get(client);
         frames =
           identity?.kind === 'reader'
-            ? new ReaderFrames(this.#answers.frameTaker(client, identity), guarded, limit, oversize, () => inner.closed || stream.destroyed)
+            ? new ReaderFrames(this.#answers.frameTaker(client, identity), guarded, limit, oversize, () => client.closed || stream.destroyed)
             : false;
       }
       if (!frames) return guarded(buf);

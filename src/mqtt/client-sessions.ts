@@ -1,5 +1,7 @@
 import type { Aedes, Client } from 'aedes';
 import type { Logger } from '../logger.js';
+import { sessionStoreOf, type SessionStore } from './aedes-internals.js';
+import type { ConnectedClients } from './connected-clients.js';
 import type { Verdict } from './acl.js';
 import { describeIdentity, type MqttIdentity } from './identities.js';
 
@@ -30,21 +32,14 @@ import { describeIdentity, type MqttIdentity } from './identities.js';
 // authenticate hook (aedes 1.2 sets it just before calling authenticate and reads it for
 // everything after: session lookup, takeover, wills, registration); `client.closed`; and the
 // persistence's subscriptionsByClient, cleanSubscriptions, outgoingStream and
-// outgoingClearMessageId (aedes-persistence 11); `aedes.clients` by id. aedes is pinned to
+// outgoingClearMessageId (aedes-persistence 11), through aedes-internals.ts; which client ids
+// are connected comes from aedes' public events (connected-clients.ts). aedes is pinned to
 // ~1.2.0 for these.
 
 export interface ConnectionLimits {
   reader: number;
   gateway: number;
   staff: number;
-}
-
-/** The part of aedes' persistence a session is made of. */
-interface SessionStore {
-  subscriptionsByClient(client: { id: string }): Promise<{ topic: string }[]>;
-  cleanSubscriptions(client: { id: string }): Promise<void>;
-  outgoingStream(client: { id: string }): AsyncIterable<{ messageId?: number }>;
-  outgoingClearMessageId(client: { id: string }, packet: { messageId?: number }): Promise<unknown>;
 }
 
 export type Admission = { ok: true } | { ok: false; reason: string };
@@ -61,6 +56,7 @@ export class ClientSessions {
 
   constructor(
     private readonly aedes: Aedes,
+    private readonly connected: ConnectedClients,
     private readonly limits: ConnectionLimits,
     private readonly log: Logger,
   ) {}
@@ -144,10 +140,10 @@ export class ClientSessions {
   }
 
   #isConnected(clientId: string): boolean {
-    return (this.aedes as unknown as { clients: Record<string, Client> }).clients[clientId] !== undefined;
+    return this.connected.has(clientId);
   }
 
   get #store(): SessionStore {
-    return (this.aedes as unknown as { persistence: SessionStore }).persistence;
+    return sessionStoreOf(this.aedes);
   }
 }

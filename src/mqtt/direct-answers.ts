@@ -1,6 +1,7 @@
 import type { Client, PublishPacket } from 'aedes';
 import type { AnswerDeadlines, AnswerWaiter, WaitingOn } from '../access/answer-deadlines.js';
 import type { Logger } from '../logger.js';
+import { beginReadBatch, endReadBatch, keptAlive } from './aedes-internals.js';
 import { canAnswerDirectly, writeAnswer } from './answer-writer.js';
 import { describeIdentity, type MqttIdentity } from './identities.js';
 import type { FrameTaker } from './reader-frames.js';
@@ -28,14 +29,6 @@ type ReaderIdentity = Extract<MqttIdentity, { kind: 'reader' }>;
 // reader reconnects and sends it again, and its request_id makes that safe (issue 22, item 2).
 // An answer that cannot be written closes the connection too: a scan is never left unanswered
 // on a connection that stays open.
-
-/** The parts of aedes' Client the shorter way in uses that its typings leave out. */
-interface ClientInternals {
-  _parsingBatch: number;
-  _nextBatch(err?: Error): void;
-  _keepaliveInterval: number;
-  _keepaliveTimer: NodeJS.Timeout | null;
-}
 
 /** What the box answers a publish with, on `topic` (JSON-encoded). */
 export interface Answer {
@@ -127,7 +120,6 @@ export class DirectAnswers {
    * on its own scans topic, and its PUBACKs when its session is clean (reader-frames.ts).
    */
   frameTaker(client: Client, identity: ReaderIdentity): FrameTaker {
-    const inner = client as unknown as ClientInternals & Client;
     const scans = Buffer.from(identity.scansTopic);
     const deadlines = this.deadlines;
     const waiter = this.#waiterOf(client, identity);
@@ -135,7 +127,7 @@ export class DirectAnswers {
       const type = header >> 4;
       if (type === 4) {
         if (end - start !== 2 || !client.clean) return false;
-        keptAlive(inner);
+        keptAlive(client);
         return true;
       }
       const qos = (header >> 1) & 3;
@@ -158,17 +150,17 @@ export class DirectAnswers {
         if (ticket) deadlines!.end(ticket);
         return false;
       }
-      keptAlive(inner);
-      inner._parsingBatch++;
+      keptAlive(client);
+      beginReadBatch(client);
       answering.then(
         (answer) => {
           if (ticket) deadlines!.end(ticket);
           this.acknowledge(client, identity, packet, answer);
-          inner._nextBatch();
+          endReadBatch(client);
         },
         (err: Error) => {
           if (ticket) deadlines!.end(ticket);
-          inner._nextBatch(err); // aedes closes the connection: unacknowledged, the reader sends it again
+          endReadBatch(client, err); // aedes closes the connection: unacknowledged, the reader sends it again
         },
       );
       return true;
@@ -223,9 +215,4 @@ class ConnectionWaiter implements AnswerWaiter {
     );
     this.client.close();
   }
-}
-
-/** What aedes' packet handler does for every packet of a connected client (lib/handlers/index.js). */
-function keptAlive(client: ClientInternals): void {
-  if (client._keepaliveInterval > 0) client._keepaliveTimer?.refresh();
 }

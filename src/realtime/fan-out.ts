@@ -1,5 +1,5 @@
-import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';
+import { socketOf } from './ws-internals.js';
 
 // Fan-out writes for broadcasts. `ws.send` frames a message anew for every socket and writes
 // each frame on its own (one writev system call per frame per socket: at 1,000 subscribers that
@@ -28,13 +28,32 @@ export function textFrame(payload: Buffer): Buffer {
   return out;
 }
 
-/** The TCP socket under a `ws` WebSocket (a private field of ws 8, pinned by the realtime tests). */
-const socketOf = (ws: WebSocket) => (ws as unknown as { _socket?: Socket })._socket;
+/** Whether frames go straight to the socket (ws-internals.ts); false once ws's private field was found moved. */
+let direct = true;
 
-/** Writes pre-built frames straight to the socket; false when the socket is gone (the caller skips it). */
+/** From now on, every socket is written through ws's public send() (the server calls this when ws's shape does not match). */
+export function useWsSend(): void {
+  direct = false;
+}
+
+/** Writes pre-built frames straight to the socket (or through ws.send when direct writes are off); false when the socket is gone (the caller skips it). */
 export function writeFrames(ws: WebSocket, frames: Buffer): boolean {
+  if (!direct) return sendEach(ws, frames);
   const socket = socketOf(ws);
   if (!socket || socket.destroyed || !socket.writable) return false;
   socket.write(frames);
+  return true;
+}
+
+/** The fallback: the payload of each frame textFrame() built, sent with ws's public send(). */
+export function sendEach(ws: WebSocket, frames: Buffer): boolean {
+  if (ws.readyState !== ws.OPEN) return false;
+  let at = 0;
+  while (at < frames.length) {
+    const short = frames[at + 1]!;
+    const [headerLength, length] = short < 126 ? [2, short] : short === 126 ? [4, frames.readUInt16BE(at + 2)] : [10, frames.readUInt32BE(at + 6)];
+    ws.send(frames.subarray(at + headerLength, at + headerLength + length), { binary: false });
+    at += headerLength + length;
+  }
   return true;
 }

@@ -4,8 +4,10 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Logger } from '../logger.js';
 import { ChannelRegistry } from './channels.js';
 import { Connection, type ConnectionOptions } from './connection.js';
+import { useWsSend } from './fan-out.js';
 import type { ChannelGrants } from './grants.js';
 import { CloseCode, errorFrame, frame, newSocketId } from './protocol.js';
+import { hasShape, WS_WRITTEN_AGAINST, wsVersion } from './ws-internals.js';
 
 // A Pusher Channels server (protocol 7) on the `ws` package, sharing the HTTP port: the HTTP
 // server hands it upgrades for /app/{key} (http/upgrade.ts). Unmodified pusher-js and
@@ -61,7 +63,23 @@ export class PusherServer {
 
   /** The upgrade of a request to /app/{key}?protocol=7... */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(ws, req));
+    this.#wss.handleUpgrade(req, socket, head, (ws) => {
+      this.#checkShape(ws, socket);
+      this.#accept(ws, req);
+    });
+  }
+
+  #shapeChecked = false;
+  /** Once, on the first connection: does ws keep the socket where the fan-out writes (ws-internals.ts)? If not, every socket goes through ws.send. */
+  #checkShape(ws: WebSocket, socket: Duplex): void {
+    if (this.#shapeChecked) return;
+    this.#shapeChecked = true;
+    if (hasShape(ws, socket)) return;
+    useWsSend();
+    this.log.error(
+      { ws: wsVersion(), writtenAgainst: `${WS_WRITTEN_AGAINST}.x` },
+      'ws does not keep its socket where Gatehouse was written to find it: broadcasts go through ws.send (slower). Update src/realtime/ws-internals.ts (docs/mqtt.md: taking a patch release)',
+    );
   }
 
   #accept(ws: WebSocket, req: IncomingMessage): void {
