@@ -32,7 +32,21 @@ db.transaction(() => {
     const zone = 1 + (i % 4);
     const granted = i % 10 !== 0;
     const attendee = (i * 7919) % 50_000;
-    insert.run(eventId(), zone * 10 + (i % 3), zone, attendee, `C-${attendee}`, attendee, granted ? 1 : 0, granted ? null : reasons[i % 6], granted ? (i % 2 ? 'in' : 'out') : null, granted ? 1 : 0, granted && i % 7 === 0 ? 1 + ((i + 1) % 4) : null, at, at);
+    insert.run(
+      eventId(),
+      zone * 10 + (i % 3),
+      zone,
+      attendee,
+      `C-${attendee}`,
+      attendee,
+      granted ? 1 : 0,
+      granted ? null : reasons[i % 6],
+      granted ? (i % 2 ? 'in' : 'out') : null,
+      granted ? 1 : 0,
+      granted && i % 7 === 0 ? 1 + ((i + 1) % 4) : null,
+      at,
+      at,
+    );
   }
 })();
 
@@ -42,7 +56,9 @@ const time = <T>(fn: () => T): [T, number] => {
   return [result, Number(process.hrtime.bigint() - t0) / 1e6];
 };
 const range = { start, end: start + week };
-const [, countMs] = time(() => db.prepare('SELECT COUNT(*) FROM access_events WHERE project_id = 1 AND scanned_at >= ? AND scanned_at < ?').get(new Date(range.start).toISOString(), new Date(range.end).toISOString()));
+const [, countMs] = time(() =>
+  db.prepare('SELECT COUNT(*) FROM access_events WHERE project_id = 1 AND scanned_at >= ? AND scanned_at < ?').get(new Date(range.start).toISOString(), new Date(range.end).toISOString()),
+);
 const [hourly, hourMs] = time(() => zoneOccupancy(db, { zoneId: 1, interval: 'hour', ...range, timeZone: 'Europe/Berlin' }));
 const [, quarterMs] = time(() => zoneOccupancy(db, { zoneId: 1, interval: '15min', ...range, timeZone: 'Europe/Berlin' }));
 const [summary, summaryMs] = time(() => accessSummary(db, { projectId: 1, ...range }));

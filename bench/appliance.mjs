@@ -18,9 +18,16 @@ export async function startAppliance(env = {}) {
   const nodeFlags = JSON.parse(readFileSync('scripts/node-flags.json', 'utf8')); // as npm start runs it
   const proc = spawn(process.execPath, [...nodeFlags, 'dist/main.js'], {
     env: {
-      PATH: process.env.PATH, GATEHOUSE_DATA_DIR: dataDir, GATEHOUSE_HTTP_HOST: '127.0.0.1', GATEHOUSE_HTTP_PORT: String(port),
-      GATEHOUSE_ADMIN_PASSWORD: 'bench password', GATEHOUSE_RATE_LIMIT_STANDARD: '0', GATEHOUSE_RATE_LIMIT_BULK: '0', GATEHOUSE_RATE_LIMIT_SEARCH: '0',
-      GATEHOUSE_LOG_LEVEL: 'warn', ...env,
+      PATH: process.env.PATH,
+      GATEHOUSE_DATA_DIR: dataDir,
+      GATEHOUSE_HTTP_HOST: '127.0.0.1',
+      GATEHOUSE_HTTP_PORT: String(port),
+      GATEHOUSE_ADMIN_PASSWORD: 'bench password',
+      GATEHOUSE_RATE_LIMIT_STANDARD: '0',
+      GATEHOUSE_RATE_LIMIT_BULK: '0',
+      GATEHOUSE_RATE_LIMIT_SEARCH: '0',
+      GATEHOUSE_LOG_LEVEL: 'warn',
+      ...env,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -32,7 +39,11 @@ export async function startAppliance(env = {}) {
     if (i > 150 || proc.exitCode !== null) throw new Error('appliance did not start');
     await new Promise((r) => setTimeout(r, 100));
   }
-  const res = await fetch(`${url}/api/v1/auth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'admin@gatehouse.local', password: 'bench password', device_name: 'bench' }) });
+  const res = await fetch(`${url}/api/v1/auth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'admin@gatehouse.local', password: 'bench password', device_name: 'bench' }),
+  });
   const { token } = await res.json();
   const stop = async () => {
     proc.kill('SIGTERM');

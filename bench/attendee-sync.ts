@@ -26,7 +26,15 @@ const results: Record<string, number[]> = { create: [], update: [], skip: [], im
 for (let run = 0; run < runs; run++) {
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-sync-'));
   const config = loadConfig({
-    env: { GATEHOUSE_DATA_DIR: dataDir, GATEHOUSE_HTTP_HOST: '127.0.0.1', GATEHOUSE_HTTP_PORT: '0', GATEHOUSE_MQTT_PORT: '0', GATEHOUSE_ADMIN_PASSWORD: 'bench password', GATEHOUSE_RATE_LIMIT_STANDARD: '0', GATEHOUSE_RATE_LIMIT_BULK: '0' },
+    env: {
+      GATEHOUSE_DATA_DIR: dataDir,
+      GATEHOUSE_HTTP_HOST: '127.0.0.1',
+      GATEHOUSE_HTTP_PORT: '0',
+      GATEHOUSE_MQTT_PORT: '0',
+      GATEHOUSE_ADMIN_PASSWORD: 'bench password',
+      GATEHOUSE_RATE_LIMIT_STANDARD: '0',
+      GATEHOUSE_RATE_LIMIT_BULK: '0',
+    },
     flags: [],
   });
   const app = new Gatehouse(config, { log: pino({ level: 'warn' }) });
@@ -53,7 +61,8 @@ for (let run = 0; run < runs; run++) {
   const created = await sync(records(''));
   const updated = await sync(records('-v2'));
   const skipped = await sync(records('-v2'), true);
-  if (created.body.results.created !== N || updated.body.results.updated !== N || skipped.body.results.skipped !== N) throw new Error(`unexpected results ${JSON.stringify([created.body.results, updated.body.results, skipped.body.results]).slice(0, 300)}`);
+  if (created.body.results.created !== N || updated.body.results.updated !== N || skipped.body.results.skipped !== N)
+    throw new Error(`unexpected results ${JSON.stringify([created.body.results, updated.body.results, skipped.body.results]).slice(0, 300)}`);
   const imported = await call(`${A}/attendees/import`, JSON.stringify(Array.from({ length: N }, (_, i) => ({ first_name: `Imp${i}`, last_name: 'Bulk', external_id: `IMP-${i}` }))), bearer);
   results.create!.push(created.ms);
   results.update!.push(updated.ms);

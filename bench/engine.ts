@@ -19,7 +19,10 @@ const line = (name: string, value: string | number, unit: string) => console.log
 const pct = (sorted: Float64Array, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 
 const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-engine-'));
-const config = loadConfig({ env: { GATEHOUSE_DATA_DIR: dataDir, GATEHOUSE_HTTP_HOST: '127.0.0.1', GATEHOUSE_HTTP_PORT: '0', GATEHOUSE_MQTT_PORT: '0', GATEHOUSE_ADMIN_PASSWORD: 'bench password' }, flags: [] });
+const config = loadConfig({
+  env: { GATEHOUSE_DATA_DIR: dataDir, GATEHOUSE_HTTP_HOST: '127.0.0.1', GATEHOUSE_HTTP_PORT: '0', GATEHOUSE_MQTT_PORT: '0', GATEHOUSE_ADMIN_PASSWORD: 'bench password' },
+  flags: [],
+});
 const log = pino({ level: 'warn' });
 
 let app = new Gatehouse(config, { log });
@@ -94,7 +97,11 @@ await scans.settled();
 // Durable latency at a steady 20k scans/s (open loop: scans arrive on schedule whether or not
 // earlier ones were answered; latency counts from the scheduled arrival, so a stall is seen).
 const pauses: number[] = [];
-const gcWatch = new PerformanceObserver((list) => list.getEntries().forEach((e) => pauses.push(e.duration)));
+const gcWatch = new PerformanceObserver((list) =>
+  list.getEntries().forEach((e) => {
+    pauses.push(e.duration);
+  }),
+);
 gcWatch.observe({ entryTypes: ['gc'] });
 const RATE = 20_000;
 const L = quick ? 60_000 : 200_000;

@@ -138,7 +138,10 @@ export class LeanMqttClient {
     while (off < buf.length) {
       // Fixed header: type and flags, then the remaining length.
       const remaining = readRemainingLength(buf, off + 1);
-      if (remaining === 'malformed') return this.#protocolError('remaining length over 4 bytes');
+      if (remaining === 'malformed') {
+        this.#protocolError('remaining length over 4 bytes');
+        return;
+      }
       if (remaining === null || remaining.end + remaining.length > buf.length) break;
       this.#packet(buf[off]!, buf, remaining.end, remaining.end + remaining.length);
       off = remaining.end + remaining.length;
@@ -167,7 +170,10 @@ export class LeanMqttClient {
         return;
       }
       case 4: // PUBACK of one of our scans
-        if (end - start !== 2) return this.#protocolError('PUBACK of the wrong length');
+        if (end - start !== 2) {
+          this.#protocolError('PUBACK of the wrong length');
+          return;
+        }
         this.unacked--;
         return;
       case 2: {

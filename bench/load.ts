@@ -39,7 +39,9 @@ if (process.argv[2] === '--child') {
   store.db.prepare("INSERT INTO projects (team_id, name, slug, timezone, created_at, updated_at) VALUES (1, 'Bench', 'bench', 'UTC', 'x', 'x')").run();
   seedVenue(store.db, 1, credentials / 2, 2, { keepValues: false });
   store.stop();
-  const child = spawnSync(process.execPath, [...(process.env.BENCH_CHILD_FLAGS ? process.env.BENCH_CHILD_FLAGS.split(' ') : []), '--expose-gc', process.argv[1]!, '--child', dataDir], { encoding: 'utf8' });
+  const child = spawnSync(process.execPath, [...(process.env.BENCH_CHILD_FLAGS ? process.env.BENCH_CHILD_FLAGS.split(' ') : []), '--expose-gc', process.argv[1]!, '--child', dataDir], {
+    encoding: 'utf8',
+  });
   if (child.status !== 0) throw new Error(child.stderr);
   const result = JSON.parse(child.stdout.trim().split('\n').pop()!) as { seconds: number; before: number; after: number; credentials: number };
   if (result.credentials !== credentials) throw new Error(`loaded ${result.credentials} of ${credentials}`);

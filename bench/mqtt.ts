@@ -83,15 +83,13 @@ import type { Client as AedesClient } from 'aedes';
 import { MqttClient, type IClientOptions } from 'mqtt';
 import { canAnswerDirectly, writeAnswer } from '../src/mqtt/answer-writer.js';
 import { LeanMqttClient } from './lean-mqtt.js';
-import { line, sleep, wallNow, FINE, HIST, bucketOf, msOf, newestMtime, nodeFlags, cpuOf, machineBusy, freePort, waitUntilReady } from './process-stats.js';
+import { line, sleep, wallNow, HIST, bucketOf, msOf, newestMtime, nodeFlags, cpuOf, machineBusy, freePort, waitUntilReady } from './process-stats.js';
 
 const A = '/api/v1/projects/default/default';
 const PREFIX = 'gatehouse/default/default/readers';
 const MOSQUITTO = '/usr/sbin/mosquitto';
 const ATTENDEES = 5000; // the demo seeder's
 const ADMIN = { email: 'bench@gatehouse.local', password: 'bench password' };
-
-
 
 interface ClientSpec {
   clientId: string;
@@ -289,7 +287,22 @@ async function clientWorker(): Promise<void> {
         const spec: RunSpec = msg;
         const start = spec.startAt - performance.timeOrigin;
         const end = start + spec.ms;
-        const report: RunReport = { sent: 0, replied: 0, inWindow: 0, granted: 0, denied: 0, failures: 0, unexpected: 0, lost: 0, errors: 0, firstError: '', busy: 0, stalls: 0, stallMs: 0, hist: new Uint32Array(HIST) };
+        const report: RunReport = {
+          sent: 0,
+          replied: 0,
+          inWindow: 0,
+          granted: 0,
+          denied: 0,
+          failures: 0,
+          unexpected: 0,
+          lost: 0,
+          errors: 0,
+          firstError: '',
+          busy: 0,
+          stalls: 0,
+          stallMs: 0,
+          hist: new Uint32Array(HIST),
+        };
         errors = 0;
         firstError = '';
         let done!: () => void;
@@ -441,7 +454,6 @@ async function echoBroker(port: number, mode: EchoMode): Promise<void> {
 }
 
 // ---------------------------------------------------------------- main
-
 
 /** Resolves once something accepts TCP connections on the port. */
 async function waitForPort(port: number, proc: ChildProcess, what: string, output: () => string): Promise<void> {
@@ -619,7 +631,8 @@ async function main(): Promise<void> {
       const from = Math.floor((w * clientCount) / workerCount);
       return { from, to: Math.floor(((w + 1) * clientCount) / workerCount) };
     });
-    const connectAll = (url: string, specs: ClientSpec[]) => Promise.all(clientThreads.map((t, w) => ask(t, { cmd: 'connect', url, clients: specs.slice(slices[w]!.from, slices[w]!.to), firstIndex: slices[w]!.from, kind }, 'connected')));
+    const connectAll = (url: string, specs: ClientSpec[]) =>
+      Promise.all(clientThreads.map((t, w) => ask(t, { cmd: 'connect', url, clients: specs.slice(slices[w]!.from, slices[w]!.to), firstIndex: slices[w]!.from, kind }, 'connected')));
     const disconnectAll = () => Promise.all(clientThreads.map((t) => ask(t, { cmd: 'disconnect' }, 'disconnected')));
     const runAll = async (mode: 'closed' | 'open', ms: number, serverPid: number): Promise<Measured> => {
       const startAt = wallNow() + 50;
@@ -638,12 +651,29 @@ async function main(): Promise<void> {
       const kernelMonitor = kernelMonitorCpu() - kernelMonitor0;
       const machineCpu = machineBusy() - machine0;
       const bench = process.cpuUsage(bench0);
-      const merged: RunReport = { sent: 0, replied: 0, inWindow: 0, granted: 0, denied: 0, failures: 0, unexpected: 0, lost: 0, errors: 0, firstError: '', busy: 0, stalls: 0, stallMs: 0, hist: new Uint32Array(HIST) };
+      const merged: RunReport = {
+        sent: 0,
+        replied: 0,
+        inWindow: 0,
+        granted: 0,
+        denied: 0,
+        failures: 0,
+        unexpected: 0,
+        lost: 0,
+        errors: 0,
+        firstError: '',
+        busy: 0,
+        stalls: 0,
+        stallMs: 0,
+        hist: new Uint32Array(HIST),
+      };
       let busyMax = 0;
       for (const { report } of await reports) {
         for (const key of ['sent', 'replied', 'inWindow', 'granted', 'denied', 'failures', 'unexpected', 'lost', 'errors', 'stalls', 'stallMs'] as const) merged[key] += report[key];
         merged.firstError ||= report.firstError;
-        report.hist.forEach((n, i) => (merged.hist[i]! += n));
+        report.hist.forEach((n, i) => {
+          merged.hist[i]! += n;
+        });
         busyMax = Math.max(busyMax, report.busy);
       }
       return { report: merged, seconds: ms / 1000, serverCpu, machineCpu, benchCpu: (bench.user + bench.system) / 1e6, busyMax, kernelMonitor };
@@ -752,7 +782,8 @@ async function main(): Promise<void> {
     const p50 = (m: Measured) => percentile(m.report.hist, 0.5);
     const p99 = (m: Measured) => percentile(m.report.hist, 0.99);
     const troubles = (m: Measured) => m.report.errors + m.report.failures + m.report.unexpected;
-    const trouble = (m: Measured) => `(client errors ${m.report.errors}, error answers ${m.report.failures}, unexpected answers ${m.report.unexpected}${m.report.firstError ? `: ${m.report.firstError}` : ''})`;
+    const trouble = (m: Measured) =>
+      `(client errors ${m.report.errors}, error answers ${m.report.failures}, unexpected answers ${m.report.unexpected}${m.report.firstError ? `: ${m.report.firstError}` : ''})`;
 
     line('mqtt.readers', clientCount, `clients (${workerCount} client threads)`);
     line('mqtt.client', kind, kind === 'lean' ? '(bench/lean-mqtt.ts; BENCH_MQTT_CLIENT=mqttjs for mqtt.js)' : '(mqtt.js)');
@@ -794,7 +825,7 @@ async function main(): Promise<void> {
     line('mqtt.server_log_lines', serverLines.length, `lines at warn or above${serverLines[0] ? ` (first: ${serverLines[0].slice(0, 160)})` : ''}`);
 
     const bareEcho = aedesEcho.measured;
-    line('mqtt.bare_broker_round_trips_per_s', rate(bareEcho), '/s (aedes with no decision, echo subscriber: the issue\'s baseline)');
+    line('mqtt.bare_broker_round_trips_per_s', rate(bareEcho), "/s (aedes with no decision, echo subscriber: the issue's baseline)");
     line('mqtt.bare_broker_p50_ms', ms(p50(bareEcho)), 'ms');
     line('mqtt.bare_broker_p99_ms', ms(p99(bareEcho)), 'ms');
     line('mqtt.ratio_to_bare_broker', (p99(decisions) / p99(bareEcho)).toFixed(2), 'x (p99)');

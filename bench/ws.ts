@@ -50,14 +50,13 @@ import { performance } from 'node:perf_hooks';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import Pusher from 'pusher';
 import WebSocket from 'ws';
-import { line, sleep, wallNow, FINE, HIST, bucketOf, msOf, newestMtime, nodeFlags, rssOf, cpuOf, machineBusy, freePort, waitUntilReady } from './process-stats.js';
+import { line, sleep, wallNow, HIST, bucketOf, msOf, newestMtime, nodeFlags, rssOf, cpuOf, machineBusy, freePort, waitUntilReady } from './process-stats.js';
 
 const APP = { appId: '424242', key: 'benchkey', secret: 'bench-secret-0123456789abcdef' };
 const CHANNEL = 'private-dashboard.project.default.access';
 const EVENT = 'BenchEvent';
 
 const sign = (socketId: string) => `${APP.key}:${createHmac('sha256', APP.secret).update(`${socketId}:${CHANNEL}`).digest('hex')}`;
-
 
 type ToWorker = { cmd: 'count' } | { cmd: 'report' } | { cmd: 'close' };
 type ClientKind = 'lean' | 'ws';
@@ -281,13 +280,12 @@ async function clientWorker(): Promise<void> {
       readonly reject: (err: Error) => void,
     ) {
       const key = randomBytes(16).toString('base64');
-      this.accept = createHash('sha1').update(key + '258EAFA5-E914-47DA-95CA-C5AB0DC85B11').digest('base64');
+      this.accept = createHash('sha1').update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64');
       this.timer = setTimeout(() => reject(new Error(`client ${i}: not subscribed within 20 s`)), 20_000);
       this.socket = connect({ host: hostname, port: Number(tcpPort), noDelay: true, onread: { buffer: readBuffer, callback: (n: number) => (this.read(n), true) } });
       this.socket.on('connect', () =>
         this.socket.write(
-          `GET ${pathname}${search} HTTP/1.1\r\nHost: ${hostname}:${tcpPort}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
-            `Sec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+          `GET ${pathname}${search} HTTP/1.1\r\nHost: ${hostname}:${tcpPort}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` + `Sec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
         ),
       );
       this.socket.on('error', (err) => {
@@ -396,8 +394,8 @@ async function clientWorker(): Promise<void> {
       while (end - off >= 2) {
         const b0 = buf[off]!;
         const b1 = buf[off + 1]!;
-        if (b1 & 0x80) return this.fail(1002, 'masked frame from the server'), end;
-        if (b0 & 0x70) return this.fail(1002, 'RSV bits set, no extension was negotiated'), end;
+        if (b1 & 0x80) return (this.fail(1002, 'masked frame from the server'), end);
+        if (b0 & 0x70) return (this.fail(1002, 'RSV bits set, no extension was negotiated'), end);
         let length = b1 & 0x7f;
         let head = 2;
         if (length === 126) {
@@ -407,7 +405,7 @@ async function clientWorker(): Promise<void> {
         } else if (length === 127) {
           if (end - off < 10) break;
           const high = buf.readUInt32BE(off + 2);
-          if (high > 0x1fffff) return this.fail(1009, '64-bit frame length over 2^53'), end;
+          if (high > 0x1fffff) return (this.fail(1009, '64-bit frame length over 2^53'), end);
           length = high * 2 ** 32 + buf.readUInt32BE(off + 6);
           head = 10;
         }
@@ -419,15 +417,16 @@ async function clientWorker(): Promise<void> {
         if (fin && (opcode === 0x1 || opcode === 0x2) && this.fragments === null) {
           message(this, buf, view, start, off, now); // the hot path: one whole text frame
         } else if (opcode >= 0x8) {
-          if (!fin || length > 125) return this.fail(1002, 'fragmented or long control frame'), end;
+          if (!fin || length > 125) return (this.fail(1002, 'fragmented or long control frame'), end);
           if (opcode === 0x8) {
-            if (length === 1) return this.fail(1002, 'close frame with a 1-byte body'), end;
+            if (length === 1) return (this.fail(1002, 'close frame with a 1-byte body'), end);
             this.closeCode = length >= 2 ? (buf[start]! << 8) | buf[start + 1]! : 1005;
             this.send(0x8, length >= 2 ? Buffer.from(buf.subarray(start, start + 2)) : Buffer.alloc(0)); // echo the code, then the server ends the TCP connection
             this.socket.end();
             return end;
-          } else if (opcode === 0x9) this.send(0xa, Buffer.from(buf.subarray(start, off))); // ping: pong with the same body
-          else if (opcode !== 0xa) return this.fail(1002, `reserved control opcode ${opcode}`), end;
+          } else if (opcode === 0x9)
+            this.send(0xa, Buffer.from(buf.subarray(start, off))); // ping: pong with the same body
+          else if (opcode !== 0xa) return (this.fail(1002, `reserved control opcode ${opcode}`), end);
         } else if (opcode === 0x0 && this.fragments !== null) {
           this.fragments.push(Buffer.from(buf.subarray(start, off)));
           if (fin) {
@@ -438,7 +437,7 @@ async function clientWorker(): Promise<void> {
         } else if ((opcode === 0x1 || opcode === 0x2) && this.fragments === null) {
           this.fragments = [Buffer.from(buf.subarray(start, off))];
         } else {
-          return this.fail(1002, `unexpected opcode ${opcode}${this.fragments ? ' inside a fragmented message' : ''}`), end;
+          return (this.fail(1002, `unexpected opcode ${opcode}${this.fragments ? ' inside a fragmented message' : ''}`), end);
         }
         if (this.state === 2) return end;
       }
@@ -478,7 +477,6 @@ async function clientWorker(): Promise<void> {
 }
 
 // ---------------------------------------------------------------- main
-
 
 async function main(): Promise<void> {
   const quick = process.env.BENCH_QUICK === '1';
@@ -656,7 +654,9 @@ async function main(): Promise<void> {
     let maxPerClient = 0;
     const closeCodes: Record<string, number> = {};
     for (const { report } of reports) {
-      report.hist.forEach((n, i) => (hist[i]! += n));
+      report.hist.forEach((n, i) => {
+        hist[i]! += n;
+      });
       received += report.received;
       duplicates += report.duplicates;
       closed += report.closed;

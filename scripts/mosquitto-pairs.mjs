@@ -29,7 +29,18 @@ const PASSWORD = 'correct horse battery';
 const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-pairs-'));
 const appliance = spawn(process.execPath, ['--max-semi-space-size=64', 'dist/main.js'], {
   cwd: process.env.APP_DIR ?? process.cwd(),
-  env: { PATH: process.env.PATH, GATEHOUSE_HTTP_HOST: '127.0.0.1', GATEHOUSE_HTTP_PORT: '0', GATEHOUSE_MQTT_PORT: '0', GATEHOUSE_DATA_DIR: dataDir, GATEHOUSE_ADMIN_EMAIL: EMAIL, GATEHOUSE_ADMIN_PASSWORD: PASSWORD, GATEHOUSE_RATE_LIMIT_STANDARD: '0', GATEHOUSE_LOG_LEVEL: 'info', GATEHOUSE_LOG_PRETTY: 'never' },
+  env: {
+    PATH: process.env.PATH,
+    GATEHOUSE_HTTP_HOST: '127.0.0.1',
+    GATEHOUSE_HTTP_PORT: '0',
+    GATEHOUSE_MQTT_PORT: '0',
+    GATEHOUSE_DATA_DIR: dataDir,
+    GATEHOUSE_ADMIN_EMAIL: EMAIL,
+    GATEHOUSE_ADMIN_PASSWORD: PASSWORD,
+    GATEHOUSE_RATE_LIMIT_STANDARD: '0',
+    GATEHOUSE_LOG_LEVEL: 'info',
+    GATEHOUSE_LOG_PRETTY: 'never',
+  },
   stdio: ['ignore', 'pipe', 'pipe'],
 });
 const log = [];
@@ -83,7 +94,10 @@ const base = ['-h', '127.0.0.1', '-p', mqttPort, '-V', 'mqttv311', '-u', mqtt.us
 const ids = MODE === 'same-id' || MODE === 'takeover' ? ['-i', 'pairs-same-id'] : [];
 /** mosquitto_sub line-buffered, so its SUBACK shows as it comes; resolves once subscribed. */
 const subscriber = async (count, seconds) => {
-  const sub = start(['stdbuf', '-oL', 'mosquitto_sub', ...base, ...ids, '-d', '-t', mqtt.decisions_topic, '-q', '1', '-v', ...(count ? ['-C', String(count), '-W', String(seconds)] : [])], (seconds + 5) * 1000);
+  const sub = start(
+    ['stdbuf', '-oL', 'mosquitto_sub', ...base, ...ids, '-d', '-t', mqtt.decisions_topic, '-q', '1', '-v', ...(count ? ['-C', String(count), '-W', String(seconds)] : [])],
+    (seconds + 5) * 1000,
+  );
   while (!sub.seen.out.includes('received SUBACK') && sub.proc.exitCode === null) await new Promise((r) => setTimeout(r, 5));
   return sub;
 };
@@ -107,10 +121,15 @@ for (let round = 0; round < ROUNDS; round++) {
   const missed = MODE === 'fresh' && !followed.out.includes(`"request_id":"${requestId}"`);
   if (published.code !== 0) hung++;
   else if (missed) unseen++;
-  if (published.code !== 0 || missed) console.log(JSON.stringify({ round, requestId, pub: { code: published.code, ms: Math.round(published.ms), err: published.err.trim() }, sub: followed && { code: followed.code, err: followed.err.trim() } }));
+  if (published.code !== 0 || missed)
+    console.log(
+      JSON.stringify({ round, requestId, pub: { code: published.code, ms: Math.round(published.ms), err: published.err.trim() }, sub: followed && { code: followed.code, err: followed.err.trim() } }),
+    );
 }
 longSub?.proc.kill();
 times.sort((a, b) => a - b);
-console.log(JSON.stringify({ mode: MODE, retry: RETRY, rounds: ROUNDS, withoutPuback: hung, decisionsNotSeen: unseen, pubMsP50: Math.round(times[ROUNDS >> 1]), pubMsMax: Math.round(times[ROUNDS - 1]) }));
+console.log(
+  JSON.stringify({ mode: MODE, retry: RETRY, rounds: ROUNDS, withoutPuback: hung, decisionsNotSeen: unseen, pubMsP50: Math.round(times[ROUNDS >> 1]), pubMsMax: Math.round(times[ROUNDS - 1]) }),
+);
 for (const line of log) if (/"level":[45]\d/.test(line)) console.log(line);
 stop();

@@ -18,7 +18,12 @@ await build({
     resolveDir: process.cwd(),
     loader: 'ts',
   },
-  bundle: true, platform: 'node', format: 'esm', packages: 'external', outfile: out, logLevel: 'error',
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  packages: 'external',
+  outfile: out,
+  logLevel: 'error',
 });
 const dataDir = mkdtempSync(join(tmpdir(), 'routes-data-'));
 const write = process.argv.includes('--write');

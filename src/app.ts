@@ -137,10 +137,7 @@ export class Gatehouse {
     const { config, clock } = this;
     this.store.start();
     const db = this.store.db;
-    const checkpointer = new Checkpointer(
-      { file: this.store.file, synchronous: config.store.synchronous, intervalMs: config.store.checkpointIntervalMs },
-      this.log.child({ module: 'checkpoint' }),
-    );
+    const checkpointer = new Checkpointer({ file: this.store.file, synchronous: config.store.synchronous, intervalMs: config.store.checkpointIntervalMs }, this.log.child({ module: 'checkpoint' }));
     this.#checkpointer = checkpointer;
     checkpointer.start();
     const bus = new EventBus(this.log.child({ module: 'bus' }));
@@ -151,7 +148,13 @@ export class Gatehouse {
     const engine = new AccessEngine(index, occupancy, { antiPassback: config.access.antiPassback });
     const journal = new EventJournal(
       db,
-      { dir: join(this.store.dir, 'journal'), dbFile: this.store.file, synchronous: config.store.synchronous, segmentBytes: config.store.journalSegmentBytes, intervalMs: config.store.ingestIntervalMs },
+      {
+        dir: join(this.store.dir, 'journal'),
+        dbFile: this.store.file,
+        synchronous: config.store.synchronous,
+        segmentBytes: config.store.journalSegmentBytes,
+        intervalMs: config.store.ingestIntervalMs,
+      },
       this.log.child({ module: 'event-journal' }),
     );
     journal.recover(); // before anything reads access_events
@@ -267,11 +270,14 @@ export class Gatehouse {
       isReady: () => this.#ready,
     };
     this.#deps = deps;
-    await bootstrapFirstRun({ ...deps, log: this.log.child({ module: 'bootstrap' }) }, {
-      adminEmail: config.admin.email,
-      adminPassword: config.admin.password,
-      timezone: config.defaults.timezone,
-    });
+    await bootstrapFirstRun(
+      { ...deps, log: this.log.child({ module: 'bootstrap' }) },
+      {
+        adminEmail: config.admin.email,
+        adminPassword: config.admin.password,
+        timezone: config.defaults.timezone,
+      },
+    );
     const started = Date.now();
     // Venue changes by other processes (the CLI, any tool writing the store): polled from the
     // change sequence as it stood before the load, so nothing written meanwhile is missed.
@@ -281,7 +287,12 @@ export class Gatehouse {
     deps.scans.loadRequestKeys();
     this.#presence = new PresenceSnapshots(db, occupancy, (id) => index.attendees.has(id), this.log.child({ module: 'presence' }));
     const replayed = this.#presence.restore();
-    this.#presence.start(30_000, 5_000, () => eventLog.lastCommitAt, () => !eventLog.lagging);
+    this.#presence.start(
+      30_000,
+      5_000,
+      () => eventLog.lastCommitAt,
+      () => !eventLog.lagging,
+    );
     this.log.info({ module: 'access', credentials: index.credentialCount, replayedEvents: replayed, ms: Date.now() - started }, 'venue index and occupancy loaded');
     this.#externalChanges.start();
     registerExternalChangeMetrics(deps.metrics.registry, this.#externalChanges);

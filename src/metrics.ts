@@ -24,7 +24,7 @@ export class HttpMetrics {
     });
     this.storeBusy = new Counter({
       name: 'gatehouse_store_busy_total',
-      help: 'Requests answered 503 store_busy: SQLite\'s write lock not had within store.busyTimeoutMs, by route template',
+      help: "Requests answered 503 store_busy: SQLite's write lock not had within store.busyTimeoutMs, by route template",
       labelNames: ['route'],
       registers: [this.registry],
     });

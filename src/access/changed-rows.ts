@@ -5,7 +5,7 @@ import { statement } from '../store/statements.js';
 import type { Venue } from '../venue/index.js';
 import { zoneResource, type AccessZoneRow } from '../venue/access-zones.js';
 import type { AccessPointRow } from '../venue/access-points.js';
-import { readerResource, type ReaderRow } from '../venue/readers.js';
+import { readerResource } from '../venue/readers.js';
 import type { AttendeeTypeRow } from '../venue/attendee-types.js';
 import { timeRestrictionResource, type TimeRestrictionRow } from '../venue/time-restrictions.js';
 import { blocklistResource, type BlocklistRow } from '../venue/blocklist.js';

@@ -1,5 +1,5 @@
 import type { AttendeeEntry, CredentialEntry, VenueIndex, ZoneEntry } from './venue-index.js';
-import { Occupancy } from './occupancy.js';
+import type { Occupancy } from './occupancy.js';
 import { localWeekdayAndMinute } from './local-time.js';
 
 // The decision (spec: What the service does, items 3-4; Events, denial reasons). Checks run

@@ -34,8 +34,23 @@ const MARK_SQL = 'UPDATE event_journal_position SET segment = ?, offset = ? WHER
 /** One journal line (without its newline): the row's values in INSERT_EVENT_SQL order. */
 export function journalLine(r: AccessEventRow): string {
   return JSON.stringify([
-    r.uuid, r.projectId, r.accessPointId, r.zoneId, r.readerId, r.credentialId, r.credentialValue, r.attendeeId,
-    r.granted ? 1 : 0, r.reason, r.movement, r.counted ? 1 : 0, r.fromZoneId, r.scannedAt, r.decidedAt, r.source, r.requestKey,
+    r.uuid,
+    r.projectId,
+    r.accessPointId,
+    r.zoneId,
+    r.readerId,
+    r.credentialId,
+    r.credentialValue,
+    r.attendeeId,
+    r.granted ? 1 : 0,
+    r.reason,
+    r.movement,
+    r.counted ? 1 : 0,
+    r.fromZoneId,
+    r.scannedAt,
+    r.decidedAt,
+    r.source,
+    r.requestKey,
   ]);
 }
 
@@ -256,7 +271,7 @@ export class EventJournal {
   write(rows: readonly AccessEventRow[]): void {
     if (this.#fd === -1) throw new Error('the access-event journal is not open');
     let text = '';
-    for (const row of rows) text += journalLine(row) + '\n';
+    for (const row of rows) text += `${journalLine(row)}\n`;
     const before = this.#offset;
     let written = 0;
     try {

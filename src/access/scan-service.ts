@@ -214,7 +214,10 @@ export class ScanService {
         },
       });
     } else {
-      this.bus.emit('AccessDenied', { projectId: request.projectId, payload: { credential_value: request.credentialValue, access_point_id: request.accessPointId, reason: decision.reason, timestamp } });
+      this.bus.emit('AccessDenied', {
+        projectId: request.projectId,
+        payload: { credential_value: request.credentialValue, access_point_id: request.accessPointId, reason: decision.reason, timestamp },
+      });
     }
     if (decision.granted && decision.counted) {
       const zoneIds = decision.fromZoneId === null ? [decision.zoneId] : [decision.zoneId, decision.fromZoneId];
@@ -233,9 +236,10 @@ export class ScanService {
 
   /** The decision stored for this request key by an earlier run (beyond the in-memory window). */
   #stored(projectId: number, requestKey: string): ScanOutcome | null {
-    const row = statement(this.db, 'SELECT uuid, granted, reason, access_point_id, access_zone_id, attendee_id, decided_at FROM access_events WHERE project_id = ? AND request_key = ?').get(projectId, requestKey) as
-      | { uuid: string; granted: number; reason: DenialReason | null; access_point_id: number; access_zone_id: number | null; attendee_id: number | null; decided_at: string }
-      | undefined;
+    const row = statement(this.db, 'SELECT uuid, granted, reason, access_point_id, access_zone_id, attendee_id, decided_at FROM access_events WHERE project_id = ? AND request_key = ?').get(
+      projectId,
+      requestKey,
+    ) as { uuid: string; granted: number; reason: DenialReason | null; access_point_id: number; access_zone_id: number | null; attendee_id: number | null; decided_at: string } | undefined;
     if (!row) return null;
     const entry = row.attendee_id === null ? undefined : this.index.attendees.get(row.attendee_id);
     const attendee = entry ? { id: entry.id, first_name: entry.firstName, last_name: entry.lastName } : null;

@@ -206,7 +206,12 @@ export class VenueIndex {
   }
 
   putZone(r: Row): void {
-    this.zones.set(r.id as number, { id: r.id as number, projectId: r.project_id as number, capacity: (r.capacity as number | null) ?? null, requiresTicket: r.requires_ticket === 1 || r.requires_ticket === true });
+    this.zones.set(r.id as number, {
+      id: r.id as number,
+      projectId: r.project_id as number,
+      capacity: (r.capacity as number | null) ?? null,
+      requiresTicket: r.requires_ticket === 1 || r.requires_ticket === true,
+    });
   }
 
   putAccessPoint(r: Row): void {

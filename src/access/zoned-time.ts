@@ -70,7 +70,7 @@ export function bucketBoundaries(start: number, end: number, interval: BucketInt
     }
   }
   const step = interval === 'hour' ? HOUR : 15 * 60_000;
-  const align = (t: number) => t - (((t + offsetAt(t, timeZone)) % step) + step) % step;
+  const align = (t: number) => t - ((((t + offsetAt(t, timeZone)) % step) + step) % step);
   let t = align(start);
   for (;;) {
     out.push(t);

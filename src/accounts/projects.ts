@@ -58,15 +58,18 @@ export class ProjectRepository {
 
   /** The project when it exists and the user may reach it; null otherwise (callers answer 404 either way). */
   findReachable(teamSlug: string, projectSlug: string, reach: Reach): Project | null {
-    const row = statement(this.db, `${SELECT} WHERE t.slug = @teamSlug AND p.slug = @projectSlug AND ${REACH_FILTER}`)
-      .get({ teamSlug, projectSlug, userId: reach.userId, isAdmin: reach.isAdmin ? 1 : 0 });
+    const row = statement(this.db, `${SELECT} WHERE t.slug = @teamSlug AND p.slug = @projectSlug AND ${REACH_FILTER}`).get({
+      teamSlug,
+      projectSlug,
+      userId: reach.userId,
+      isAdmin: reach.isAdmin ? 1 : 0,
+    });
     return (row as Project | undefined) ?? null;
   }
 
   listReachable(reach: Reach, offset: number, limit: number): { items: Project[]; total: number } {
     const params = { userId: reach.userId, isAdmin: reach.isAdmin ? 1 : 0, limit, offset };
-    const items = statement(this.db, `${SELECT} WHERE ${REACH_FILTER} ORDER BY p.id LIMIT @limit OFFSET @offset`)
-      .all(params) as Project[];
+    const items = statement(this.db, `${SELECT} WHERE ${REACH_FILTER} ORDER BY p.id LIMIT @limit OFFSET @offset`).all(params) as Project[];
     const { n } = statement(this.db, `SELECT COUNT(*) AS n FROM projects p WHERE ${REACH_FILTER}`).get(params) as { n: number };
     return { items, total: n };
   }
@@ -80,8 +83,14 @@ export class ProjectRepository {
     return writeTransaction(this.db, () => {
       const slug = input.slug ?? uniqueSlug(slugify(input.name), (s) => this.slugTaken(input.teamId, s));
       const now = iso(this.clock.now());
-      const result = statement(this.db, 'INSERT INTO projects (team_id, name, slug, timezone, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)')
-        .run(input.teamId, input.name, slug, input.timezone, now, now);
+      const result = statement(this.db, 'INSERT INTO projects (team_id, name, slug, timezone, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)').run(
+        input.teamId,
+        input.name,
+        slug,
+        input.timezone,
+        now,
+        now,
+      );
       return this.find(Number(result.lastInsertRowid))!;
     });
   }
@@ -90,8 +99,13 @@ export class ProjectRepository {
     return writeTransaction(this.db, () => {
       const current = this.find(id);
       if (!current) return null;
-      statement(this.db, 'UPDATE projects SET name = ?, slug = ?, timezone = ?, updated_at = ? WHERE id = ?')
-        .run(changes.name ?? current.name, changes.slug ?? current.slug, changes.timezone ?? current.timezone, iso(this.clock.now()), id);
+      statement(this.db, 'UPDATE projects SET name = ?, slug = ?, timezone = ?, updated_at = ? WHERE id = ?').run(
+        changes.name ?? current.name,
+        changes.slug ?? current.slug,
+        changes.timezone ?? current.timezone,
+        iso(this.clock.now()),
+        id,
+      );
       return this.find(id);
     });
   }

@@ -82,11 +82,11 @@ export class UserRepository {
   async create(input: NewUser): Promise<User> {
     const hash = await hashPassword(input.password);
     const now = iso(this.clock.now());
-    const result = statement(this.db, 
-        `INSERT INTO users (name, email, password_hash, is_admin, is_active, created_at, updated_at)
+    const result = statement(
+      this.db,
+      `INSERT INTO users (name, email, password_hash, is_admin, is_active, created_at, updated_at)
          VALUES (?, ?, ?, ?, 1, ?, ?)`,
-      )
-      .run(input.name, input.email, hash, input.is_admin ? 1 : 0, now, now);
+    ).run(input.name, input.email, hash, input.is_admin ? 1 : 0, now, now);
     return this.find(Number(result.lastInsertRowid))!;
   }
 

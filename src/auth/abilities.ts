@@ -1,16 +1,7 @@
 // spec: Authentication item 4, the scope table. Abilities match exactly or by `*`; `read`
 // grants every GET; there is no other hierarchy (as in Laravel Sanctum).
 
-export const scopes = [
-  '*',
-  'read',
-  'attendees:read',
-  'attendees:write',
-  'forms:read',
-  'forms:write',
-  'access:read',
-  'access:write',
-] as const;
+export const scopes = ['*', 'read', 'attendees:read', 'attendees:write', 'forms:read', 'forms:write', 'access:read', 'access:write'] as const;
 
 export type Scope = (typeof scopes)[number];
 

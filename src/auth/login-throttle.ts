@@ -38,15 +38,19 @@ export class LoginThrottle {
     } catch (rejection) {
       if (!(rejection instanceof RateLimiterRes)) throw rejection;
       const seconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
-      throw new AppError('login_locked', { seconds }, {
-        headers: {
-          'Retry-After': String(seconds),
-          'X-RateLimit-Limit': String(this.settings.failuresPerAccount),
-          'X-RateLimit-Remaining': '0',
-          'X-RateLimit-Reset': String(Math.ceil((Date.now() + rejection.msBeforeNext) / 1000)),
+      throw new AppError(
+        'login_locked',
+        { seconds },
+        {
+          headers: {
+            'Retry-After': String(seconds),
+            'X-RateLimit-Limit': String(this.settings.failuresPerAccount),
+            'X-RateLimit-Remaining': '0',
+            'X-RateLimit-Reset': String(Math.ceil((Date.now() + rejection.msBeforeNext) / 1000)),
+          },
+          body: { retry_after: seconds },
         },
-        body: { retry_after: seconds },
-      });
+      );
     }
   }
 

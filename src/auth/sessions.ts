@@ -57,8 +57,7 @@ export class SessionService {
   start(userId: number | null = null, csrfToken = randomBytes(30).toString('base64url')): { id: string; record: SessionRecord } {
     const id = randomBytes(30).toString('base64url');
     const now = this.clock.now();
-    statement(this.db, 'INSERT INTO sessions (id_hash, user_id, csrf_token, created_at, expires_at) VALUES (?, ?, ?, ?, ?)')
-      .run(sha256(id), userId, csrfToken, iso(now), iso(now + this.lifetimeMs));
+    statement(this.db, 'INSERT INTO sessions (id_hash, user_id, csrf_token, created_at, expires_at) VALUES (?, ?, ?, ?, ?)').run(sha256(id), userId, csrfToken, iso(now), iso(now + this.lifetimeMs));
     return { id, record: this.find(id)! };
   }
 

@@ -56,11 +56,11 @@ export class TokenService {
     // The column holds a token's own expiry only (none yet); the administrator's setting is
     // applied from created_at on every check, so changing it reaches existing tokens too.
     const expiresAt: string | null = null;
-    const result = statement(this.db, 
-        `INSERT INTO personal_access_tokens (user_id, name, token_hash, abilities, expires_at, created_at)
+    const result = statement(
+      this.db,
+      `INSERT INTO personal_access_tokens (user_id, name, token_hash, abilities, expires_at, created_at)
          VALUES (?, ?, ?, ?, ?, ?)`,
-      )
-      .run(userId, name, sha256(secret), JSON.stringify(abilities), expiresAt, iso(now));
+    ).run(userId, name, sha256(secret), JSON.stringify(abilities), expiresAt, iso(now));
     const id = Number(result.lastInsertRowid);
     return { plainText: `${id}|${secret}`, record: this.toRecord(this.row(id)!) };
   }

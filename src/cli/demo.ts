@@ -11,7 +11,28 @@ import { createVenue } from '../venue/index.js';
 // 5,000 attendees with credentials, a blocklisted attendee and time-restricted zones.
 
 const FIRST = ['Ada', 'Ben', 'Chloe', 'Dev', 'Elena', 'Femi', 'Grace', 'Hugo', 'Ines', 'Jon', 'Kira', 'Luca', 'Mia', 'Noah', 'Olga', 'Priya', 'Quinn', 'Rosa', 'Sam', 'Tariq'];
-const LAST = ['Okafor', 'Schmidt', 'Garcia', 'Nguyen', 'Rossi', 'Kowalski', 'Haddad', 'Silva', 'Tanaka', 'Murphy', 'Larsen', 'Dubois', 'Patel', 'Novak', 'Costa', 'Berg', 'Ali', 'Moreau', 'Fischer', 'Lopez'];
+const LAST = [
+  'Okafor',
+  'Schmidt',
+  'Garcia',
+  'Nguyen',
+  'Rossi',
+  'Kowalski',
+  'Haddad',
+  'Silva',
+  'Tanaka',
+  'Murphy',
+  'Larsen',
+  'Dubois',
+  'Patel',
+  'Novak',
+  'Costa',
+  'Berg',
+  'Ali',
+  'Moreau',
+  'Fischer',
+  'Lopez',
+];
 
 export interface DemoSummary {
   project: string;
@@ -36,16 +57,19 @@ export function seedDemo(db: Database, clock: Clock, log: Logger, project: Proje
   const vip = zone('VIP Lounge', 150, true);
   const backstage = zone('Backstage', 60, true);
   const press = zone('Press Room', 40);
-  const point = (name: string, location: string, access_zone_id: number, direction: 'in' | 'out' | 'both') =>
-    venue.accessPoints.create(p, { name, location, access_zone_id, direction }).id;
+  const point = (name: string, location: string, access_zone_id: number, direction: 'in' | 'out' | 'both') => venue.accessPoints.create(p, { name, location, access_zone_id, direction }).id;
   const gateIn = point('Main Gate In', 'North entrance, lanes 1-4', arena, 'in');
   const gateOut = point('Main Gate Out', 'North entrance, exit lanes', arena, 'out');
   const vipDoor = point('VIP Door', 'Level 2, east stairs', vip, 'both');
   const backDoor = point('Backstage Door', 'Loading dock', backstage, 'in');
   const pressDoor = point('Press Entrance', 'Media centre', press, 'in');
   const readers: [string, 'barcode' | 'qr' | 'rfid' | 'nfc', number][] = [
-    ['GATE-IN-1', 'qr', gateIn], ['GATE-IN-2', 'qr', gateIn], ['GATE-OUT-1', 'barcode', gateOut],
-    ['VIP-1', 'nfc', vipDoor], ['BACKSTAGE-1', 'rfid', backDoor], ['PRESS-1', 'qr', pressDoor],
+    ['GATE-IN-1', 'qr', gateIn],
+    ['GATE-IN-2', 'qr', gateIn],
+    ['GATE-OUT-1', 'barcode', gateOut],
+    ['VIP-1', 'nfc', vipDoor],
+    ['BACKSTAGE-1', 'rfid', backDoor],
+    ['PRESS-1', 'qr', pressDoor],
   ];
   for (const [identifier, type, access_point_id] of readers) venue.readers.create(p, { identifier, type, access_point_id });
   const type = (name: string, slug: string, zone_ids: number[]) => venue.attendeeTypes.create(p, { name, slug, zone_ids });

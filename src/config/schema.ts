@@ -8,223 +8,244 @@ const port = z.number().int().min(0).max(65535);
 const perMinute = z.number().int().min(0);
 const isBase64Of32Bytes = (value: string) => /^[A-Za-z0-9+/]+={0,2}$/.test(value) && value.length % 4 === 0 && Buffer.from(value, 'base64').length === 32;
 
-export const configSchema = z.strictObject({
-  role: z.enum(['standalone', 'edge', 'cloud']).default('standalone'),
-  dataDir: z.string().min(1).default('./data'),
-  http: z
-    .strictObject({
-      host: z.string().min(1).default('0.0.0.0'),
-      port: port.default(8080),
-      // Public base URL shown in logs and pagination links; derived from the request when null.
-      publicUrl: z.url().nullable().default(null),
-      bodyLimitBytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
-      // A request body must arrive whole this long after it starts being read, or 408 (issue 23 item 12).
-      bodyTimeoutMs: z.number().int().min(100).max(3_600_000).default(10_000),
-      // Trust X-Forwarded-For only behind a configured proxy (DESIGN: client address).
-      trustProxy: z.boolean().default(false),
-      maxProxyHops: z.number().int().min(0).default(1),
-      shutdownGraceMs: z.number().int().min(0).default(10_000),
-    })
-    .prefault({}),
-  https: z
-    .strictObject({
-      port: port.default(8443),
-      certFile: z.string().min(1).nullable().default(null),
-      keyFile: z.string().min(1).nullable().default(null),
-    })
-    .prefault({}),
-  mqtt: z
-    .strictObject({
-      // Listens on http.host; 0 = a free port (logged). MQTT over WebSocket is at /mqtt on the HTTP port.
-      port: port.default(1883),
-      // An MQTT over TLS listener (8883 by convention) when both files are given.
-      tls: z
-        .strictObject({
-          port: port.default(8883),
-          certFile: z.string().min(1).nullable().default(null),
-          keyFile: z.string().min(1).nullable().default(null),
-        })
-        .prefault({}),
-      // A client whose socket does not drain this long is disconnected (aedes issue 1060).
-      drainTimeoutMs: z.number().int().min(100).max(600_000).default(5_000),
-      connectTimeoutMs: z.number().int().min(100).max(600_000).default(10_000),
-      maxConnections: z.number().int().min(1).default(5_000),
-      // Open connections per identity (a reader, a gateway, a staff user whatever their token):
-      // one read-only token cannot fill the broker and lock the doors out (issue 23, item 4).
-      maxConnectionsPerIdentity: z
-        .strictObject({
-          reader: z.number().int().min(1).max(1_000).default(2),
-          gateway: z.number().int().min(1).max(1_000).default(2),
-          staff: z.number().int().min(1).max(1_000).default(4),
-        })
-        .prefault({}),
-      // A scan or status payload over this is refused (counted, answered when a request_id can be read).
-      maxPayloadBytes: z.number().int().min(256).max(1_048_576).default(4_096),
-      // An MQTT packet over this closes the connection as soon as its header arrives (never buffered).
-      maxPacketBytes: z.number().int().min(1024).max(268_435_455).default(65_536),
-      // A scan not answered within this closes its MQTT connection (the reader sends it again) and
-      // is answered 503 with Retry-After over HTTP (issue 22, item 2; docs/mqtt.md).
-      answerTimeoutMs: z.number().int().min(100).max(600_000).default(2_000),
-      // Connections' credentials are checked again this often (revoked API tokens, expiry).
-      recheckIntervalMs: z.number().int().min(100).max(3_600_000).default(5_000),
-      // Host names handed to readers in OTP verify answers; null = the host the reader asked on.
-      publicHost: z.string().min(1).nullable().default(null),
-    })
-    .prefault({}),
-  readers: z
-    .strictObject({
-      otpTtlMinutes: z.number().int().min(1).max(1440).default(10),
-      // Wrong OTPs for one pending login before it is locked (a new login must be requested).
-      otpMaxAttempts: z.number().int().min(1).max(100).default(5),
-      // OTP verify attempts per client address per minute.
-      verifyPerMinute: z.number().int().min(1).default(10),
-      // Days a reader token lives; null = until revoked.
-      tokenTtlDays: z.number().int().min(1).nullable().default(365),
-    })
-    .prefault({}),
-  admin: z
-    .strictObject({
-      email: z.email().default('admin@gatehouse.local'),
-      password: z.string().min(8).nullable().default(null),
-    })
-    .prefault({}),
-  defaults: z
-    .strictObject({
-      timezone: z.string().min(1).default('UTC'),
-    })
-    .prefault({}),
-  auth: z
-    .strictObject({
-      // null = tokens never expire (spec: Authentication item 5). An administrator may
-      // override this at run time with PUT /api/v1/settings.
-      tokenExpiryMinutes: z.number().int().min(1).nullable().default(null),
-      sessionLifetimeMinutes: z.number().int().min(1).default(120),
-      secureCookies: z.boolean().default(false),
-      // Failed logins (token and cookie session) per account per window, apart from the
-      // per-address rate limit; 0 = off (issue 23 item 11; docs/security.md).
-      loginFailuresPerAccount: z.number().int().min(0).max(1000).default(5),
-      loginFailureWindowSeconds: z.number().int().min(1).max(86_400).default(60),
-    })
-    .prefault({}),
-  rateLimit: z
-    .strictObject({
-      standard: perMinute.default(60),
-      bulk: perMinute.default(10),
-      search: perMinute.default(20),
-      windowSeconds: z.number().int().min(1).default(60),
-    })
-    .prefault({}),
-  access: z
-    .strictObject({
-      // Deny re-entry to a zone the holder is already in, with reason not_authorized.
-      antiPassback: z.boolean().default(true),
-    })
-    .prefault({}),
-  store: z
-    .strictObject({
-      synchronous: z.enum(['NORMAL', 'FULL']).default('NORMAL'),
-      // The checkpoint worker checkpoints this often when there were commits (storage.md).
-      checkpointIntervalMs: z.number().int().min(10).max(600_000).default(50),
-      // Access events committed together at most (group commit, engine.md).
-      maxBatch: z.number().int().min(1).max(10_000).default(512),
-      // Size of one access-event journal segment file before a new one starts (storage.md).
-      journalSegmentBytes: z.number().int().min(65_536).max(1_073_741_824).default(67_108_864),
-      // The ingest worker's pause between transactions: how long an answered scan may take to show in access_events.
-      ingestIntervalMs: z.number().int().min(0).max(10_000).default(20),
-      // How long the events API and analytics wait for the journal's ingest before answering 503 (storage.md).
-      readWaitMs: z.number().int().min(0).max(60_000).default(5000),
-      // How long a write waits for another connection's write lock before answering 503 store_busy (storage.md).
-      busyTimeoutMs: z.number().int().min(0).max(60_000).default(5000),
-    })
-    .prefault({}),
-  log: z
-    .strictObject({
-      level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-      pretty: z.enum(['auto', 'always', 'never']).default('auto'),
-    })
-    .prefault({}),
-  cloud: z.strictObject({ url: z.url().nullable().default(null) }).prefault({}),
-  sync: z.strictObject({ token: z.string().min(1).nullable().default(null) }).prefault({}),
-  pusher: z
-    .strictObject({
-      appId: z.string().min(1).nullable().default(null),
-      key: z.string().min(1).nullable().default(null),
-      secret: z.string().min(1).nullable().default(null),
-      // private-encrypted- channels (issue 22, item 4): base64 of 32 bytes, as the official server
-      // libraries take it (encryptionMasterKeyBase64); generated and kept when unset.
-      encryptionMasterKey: z
-        .string()
-        .refine(isBase64Of32Bytes, 'must be base64 of exactly 32 bytes (make one with: openssl rand -base64 32)')
-        .nullable()
-        .default(null),
-      activityTimeoutSeconds: z.number().int().min(1).max(3600).default(30),
-      pongTimeoutSeconds: z.number().int().min(1).max(600).default(30),
-      maxConnections: z.number().int().min(1).default(10_000),
-      maxMessageBytes: z.number().int().min(256).default(10_240),
-      maxEventBytes: z.number().int().min(256).default(102_400),
-      maxBufferedBytes: z.number().int().min(1024).default(1_048_576),
-      clientEvents: z.boolean().default(false),
-      clientEventsPerSecond: z.number().int().min(1).default(10),
-      eventNamespace: z.string().min(1).max(200).nullable().default(null),
-      // Subscriptions' access is checked again this often, besides at once when it changes (a token
-      // or session expiring with time, changes made by the CLI in another process).
-      accessRecheckIntervalMs: z.number().int().min(100).max(3_600_000).default(5_000),
-    })
-    .prefault({}),
-  metrics: z
-    .strictObject({
-      // Who may read /metrics (issue 23 item 12; docs/security.md): open keeps existing scrapers working.
-      access: z.enum(['open', 'loopback', 'token']).default('open'),
-      token: z.string().min(16, 'at least 16 characters').nullable().default(null),
-    })
-    .prefault({}),
-  webhook: z.strictObject({ allowInsecure: z.boolean().default(false) }).prefault({}),
-  incomingWebhooks: z
-    .strictObject({
-      // X-{prefix}-Signature / X-{prefix}-Timestamp (the partner signs with X-Partner-Signature).
-      headerPrefix: z.string().regex(/^[A-Za-z0-9-]{1,40}$/, 'letters, digits and dashes').default('Svc'),
-      timestampToleranceSeconds: z.number().int().min(1).max(86_400).default(300),
-      // Development only: requests without a signature header are admitted, naming no project.
-      allowUnsigned: z.boolean().default(false),
-      // Retries of a signed body accepted within timestampToleranceSeconds get its first answer
-      // again (issue 22 item 1): at most this many answers and bytes of answer bodies are kept
-      // (the oldest given up first); a larger answer is not kept; a retry of a body still being
-      // handled waits this long for its answer (docs/webhooks-incoming.md: Retries).
-      replayMaxEntries: z.number().int().min(0).max(10_000_000).default(20_000),
-      replayMaxBytes: z.number().int().min(0).max(1024 ** 3).default(16 * 1024 ** 2),
-      replayMaxAnswerBytes: z.number().int().min(0).max(64 * 1024 ** 2).default(64 * 1024),
-      replayWaitMs: z.number().int().min(0).max(120_000).default(10_000),
-      // Accepted deliveries are remembered durably (webhook_receipts) so a captured one sent again
-      // later is not applied again (issue 23 item 5): this many days on attendee-sync and
-      // large-upload-finalized, whose bodies nothing dates; the other endpoints have fixed windows
-      // (docs/webhooks-incoming.md: Replays). At most receiptMaxRows are kept, the oldest given up.
-      receiptDays: z.number().int().min(1).max(3650).default(30),
-      receiptMaxRows: z.number().int().min(100).max(100_000_000).default(1_000_000),
-      // Requests no source vouched for, per client address and minute; past it 429 with no log
-      // row (issue 23 item 10). 0 = no limit.
-      failuresPerMinute: z.number().int().min(0).max(1_000_000).default(120),
-      logRetentionDays: z.number().int().min(1).max(3650).default(30),
-      // Two row budgets: requests that applied something, and those that did not (refused, or a
-      // retry answered again), so junk cannot prune the accepted requests' log (issue 23 item 10).
-      logMaxRows: z.number().int().min(100).default(100_000),
-      logMaxNotAppliedRows: z.number().int().min(100).default(20_000),
-      // large-upload-finalized: notices for this bucket with an attendee CSV/JSON content type are
-      // imported from importDir/<object name> (where the bucket is mounted or synced).
-      importBucket: z.string().min(1).nullable().default(null),
-      importDir: z.string().min(1).nullable().default(null),
-      // The largest import file read; the size is checked before reading (issue 23 item 8).
-      importMaxBytes: z.number().int().min(1024).max(1024 * 1024 * 1024).default(64 * 1024 * 1024),
-    })
-    .prefault({}),
-}).superRefine((config, ctx) => {
-  if (config.metrics.access === 'token' && !config.metrics.token) {
-    ctx.addIssue({ code: 'custom', path: ['metrics', 'token'], message: 'required when metrics.access is "token" (the bearer token scrapers send)' });
-  }
-  // DESIGN: Cloud sync. An edge needs the cloud's URL and its sync token.
-  if (config.role !== 'edge') return;
-  if (!config.cloud.url) ctx.addIssue({ code: 'custom', path: ['cloud', 'url'], message: 'required when role is "edge" (the URL of the cloud instance)' });
-  if (!config.sync.token) ctx.addIssue({ code: 'custom', path: ['sync', 'token'], message: 'required when role is "edge" (the token the cloud issued for this edge)' });
-});
+export const configSchema = z
+  .strictObject({
+    role: z.enum(['standalone', 'edge', 'cloud']).default('standalone'),
+    dataDir: z.string().min(1).default('./data'),
+    http: z
+      .strictObject({
+        host: z.string().min(1).default('0.0.0.0'),
+        port: port.default(8080),
+        // Public base URL shown in logs and pagination links; derived from the request when null.
+        publicUrl: z.url().nullable().default(null),
+        bodyLimitBytes: z
+          .number()
+          .int()
+          .min(1024)
+          .max(64 * 1024 * 1024)
+          .default(1024 * 1024),
+        // A request body must arrive whole this long after it starts being read, or 408 (issue 23 item 12).
+        bodyTimeoutMs: z.number().int().min(100).max(3_600_000).default(10_000),
+        // Trust X-Forwarded-For only behind a configured proxy (DESIGN: client address).
+        trustProxy: z.boolean().default(false),
+        maxProxyHops: z.number().int().min(0).default(1),
+        shutdownGraceMs: z.number().int().min(0).default(10_000),
+      })
+      .prefault({}),
+    https: z
+      .strictObject({
+        port: port.default(8443),
+        certFile: z.string().min(1).nullable().default(null),
+        keyFile: z.string().min(1).nullable().default(null),
+      })
+      .prefault({}),
+    mqtt: z
+      .strictObject({
+        // Listens on http.host; 0 = a free port (logged). MQTT over WebSocket is at /mqtt on the HTTP port.
+        port: port.default(1883),
+        // An MQTT over TLS listener (8883 by convention) when both files are given.
+        tls: z
+          .strictObject({
+            port: port.default(8883),
+            certFile: z.string().min(1).nullable().default(null),
+            keyFile: z.string().min(1).nullable().default(null),
+          })
+          .prefault({}),
+        // A client whose socket does not drain this long is disconnected (aedes issue 1060).
+        drainTimeoutMs: z.number().int().min(100).max(600_000).default(5_000),
+        connectTimeoutMs: z.number().int().min(100).max(600_000).default(10_000),
+        maxConnections: z.number().int().min(1).default(5_000),
+        // Open connections per identity (a reader, a gateway, a staff user whatever their token):
+        // one read-only token cannot fill the broker and lock the doors out (issue 23, item 4).
+        maxConnectionsPerIdentity: z
+          .strictObject({
+            reader: z.number().int().min(1).max(1_000).default(2),
+            gateway: z.number().int().min(1).max(1_000).default(2),
+            staff: z.number().int().min(1).max(1_000).default(4),
+          })
+          .prefault({}),
+        // A scan or status payload over this is refused (counted, answered when a request_id can be read).
+        maxPayloadBytes: z.number().int().min(256).max(1_048_576).default(4_096),
+        // An MQTT packet over this closes the connection as soon as its header arrives (never buffered).
+        maxPacketBytes: z.number().int().min(1024).max(268_435_455).default(65_536),
+        // A scan not answered within this closes its MQTT connection (the reader sends it again) and
+        // is answered 503 with Retry-After over HTTP (issue 22, item 2; docs/mqtt.md).
+        answerTimeoutMs: z.number().int().min(100).max(600_000).default(2_000),
+        // Connections' credentials are checked again this often (revoked API tokens, expiry).
+        recheckIntervalMs: z.number().int().min(100).max(3_600_000).default(5_000),
+        // Host names handed to readers in OTP verify answers; null = the host the reader asked on.
+        publicHost: z.string().min(1).nullable().default(null),
+      })
+      .prefault({}),
+    readers: z
+      .strictObject({
+        otpTtlMinutes: z.number().int().min(1).max(1440).default(10),
+        // Wrong OTPs for one pending login before it is locked (a new login must be requested).
+        otpMaxAttempts: z.number().int().min(1).max(100).default(5),
+        // OTP verify attempts per client address per minute.
+        verifyPerMinute: z.number().int().min(1).default(10),
+        // Days a reader token lives; null = until revoked.
+        tokenTtlDays: z.number().int().min(1).nullable().default(365),
+      })
+      .prefault({}),
+    admin: z
+      .strictObject({
+        email: z.email().default('admin@gatehouse.local'),
+        password: z.string().min(8).nullable().default(null),
+      })
+      .prefault({}),
+    defaults: z
+      .strictObject({
+        timezone: z.string().min(1).default('UTC'),
+      })
+      .prefault({}),
+    auth: z
+      .strictObject({
+        // null = tokens never expire (spec: Authentication item 5). An administrator may
+        // override this at run time with PUT /api/v1/settings.
+        tokenExpiryMinutes: z.number().int().min(1).nullable().default(null),
+        sessionLifetimeMinutes: z.number().int().min(1).default(120),
+        secureCookies: z.boolean().default(false),
+        // Failed logins (token and cookie session) per account per window, apart from the
+        // per-address rate limit; 0 = off (issue 23 item 11; docs/security.md).
+        loginFailuresPerAccount: z.number().int().min(0).max(1000).default(5),
+        loginFailureWindowSeconds: z.number().int().min(1).max(86_400).default(60),
+      })
+      .prefault({}),
+    rateLimit: z
+      .strictObject({
+        standard: perMinute.default(60),
+        bulk: perMinute.default(10),
+        search: perMinute.default(20),
+        windowSeconds: z.number().int().min(1).default(60),
+      })
+      .prefault({}),
+    access: z
+      .strictObject({
+        // Deny re-entry to a zone the holder is already in, with reason not_authorized.
+        antiPassback: z.boolean().default(true),
+      })
+      .prefault({}),
+    store: z
+      .strictObject({
+        synchronous: z.enum(['NORMAL', 'FULL']).default('NORMAL'),
+        // The checkpoint worker checkpoints this often when there were commits (storage.md).
+        checkpointIntervalMs: z.number().int().min(10).max(600_000).default(50),
+        // Access events committed together at most (group commit, engine.md).
+        maxBatch: z.number().int().min(1).max(10_000).default(512),
+        // Size of one access-event journal segment file before a new one starts (storage.md).
+        journalSegmentBytes: z.number().int().min(65_536).max(1_073_741_824).default(67_108_864),
+        // The ingest worker's pause between transactions: how long an answered scan may take to show in access_events.
+        ingestIntervalMs: z.number().int().min(0).max(10_000).default(20),
+        // How long the events API and analytics wait for the journal's ingest before answering 503 (storage.md).
+        readWaitMs: z.number().int().min(0).max(60_000).default(5000),
+        // How long a write waits for another connection's write lock before answering 503 store_busy (storage.md).
+        busyTimeoutMs: z.number().int().min(0).max(60_000).default(5000),
+      })
+      .prefault({}),
+    log: z
+      .strictObject({
+        level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+        pretty: z.enum(['auto', 'always', 'never']).default('auto'),
+      })
+      .prefault({}),
+    cloud: z.strictObject({ url: z.url().nullable().default(null) }).prefault({}),
+    sync: z.strictObject({ token: z.string().min(1).nullable().default(null) }).prefault({}),
+    pusher: z
+      .strictObject({
+        appId: z.string().min(1).nullable().default(null),
+        key: z.string().min(1).nullable().default(null),
+        secret: z.string().min(1).nullable().default(null),
+        // private-encrypted- channels (issue 22, item 4): base64 of 32 bytes, as the official server
+        // libraries take it (encryptionMasterKeyBase64); generated and kept when unset.
+        encryptionMasterKey: z.string().refine(isBase64Of32Bytes, 'must be base64 of exactly 32 bytes (make one with: openssl rand -base64 32)').nullable().default(null),
+        activityTimeoutSeconds: z.number().int().min(1).max(3600).default(30),
+        pongTimeoutSeconds: z.number().int().min(1).max(600).default(30),
+        maxConnections: z.number().int().min(1).default(10_000),
+        maxMessageBytes: z.number().int().min(256).default(10_240),
+        maxEventBytes: z.number().int().min(256).default(102_400),
+        maxBufferedBytes: z.number().int().min(1024).default(1_048_576),
+        clientEvents: z.boolean().default(false),
+        clientEventsPerSecond: z.number().int().min(1).default(10),
+        eventNamespace: z.string().min(1).max(200).nullable().default(null),
+        // Subscriptions' access is checked again this often, besides at once when it changes (a token
+        // or session expiring with time, changes made by the CLI in another process).
+        accessRecheckIntervalMs: z.number().int().min(100).max(3_600_000).default(5_000),
+      })
+      .prefault({}),
+    metrics: z
+      .strictObject({
+        // Who may read /metrics (issue 23 item 12; docs/security.md): open keeps existing scrapers working.
+        access: z.enum(['open', 'loopback', 'token']).default('open'),
+        token: z.string().min(16, 'at least 16 characters').nullable().default(null),
+      })
+      .prefault({}),
+    webhook: z.strictObject({ allowInsecure: z.boolean().default(false) }).prefault({}),
+    incomingWebhooks: z
+      .strictObject({
+        // X-{prefix}-Signature / X-{prefix}-Timestamp (the partner signs with X-Partner-Signature).
+        headerPrefix: z
+          .string()
+          .regex(/^[A-Za-z0-9-]{1,40}$/, 'letters, digits and dashes')
+          .default('Svc'),
+        timestampToleranceSeconds: z.number().int().min(1).max(86_400).default(300),
+        // Development only: requests without a signature header are admitted, naming no project.
+        allowUnsigned: z.boolean().default(false),
+        // Retries of a signed body accepted within timestampToleranceSeconds get its first answer
+        // again (issue 22 item 1): at most this many answers and bytes of answer bodies are kept
+        // (the oldest given up first); a larger answer is not kept; a retry of a body still being
+        // handled waits this long for its answer (docs/webhooks-incoming.md: Retries).
+        replayMaxEntries: z.number().int().min(0).max(10_000_000).default(20_000),
+        replayMaxBytes: z
+          .number()
+          .int()
+          .min(0)
+          .max(1024 ** 3)
+          .default(16 * 1024 ** 2),
+        replayMaxAnswerBytes: z
+          .number()
+          .int()
+          .min(0)
+          .max(64 * 1024 ** 2)
+          .default(64 * 1024),
+        replayWaitMs: z.number().int().min(0).max(120_000).default(10_000),
+        // Accepted deliveries are remembered durably (webhook_receipts) so a captured one sent again
+        // later is not applied again (issue 23 item 5): this many days on attendee-sync and
+        // large-upload-finalized, whose bodies nothing dates; the other endpoints have fixed windows
+        // (docs/webhooks-incoming.md: Replays). At most receiptMaxRows are kept, the oldest given up.
+        receiptDays: z.number().int().min(1).max(3650).default(30),
+        receiptMaxRows: z.number().int().min(100).max(100_000_000).default(1_000_000),
+        // Requests no source vouched for, per client address and minute; past it 429 with no log
+        // row (issue 23 item 10). 0 = no limit.
+        failuresPerMinute: z.number().int().min(0).max(1_000_000).default(120),
+        logRetentionDays: z.number().int().min(1).max(3650).default(30),
+        // Two row budgets: requests that applied something, and those that did not (refused, or a
+        // retry answered again), so junk cannot prune the accepted requests' log (issue 23 item 10).
+        logMaxRows: z.number().int().min(100).default(100_000),
+        logMaxNotAppliedRows: z.number().int().min(100).default(20_000),
+        // large-upload-finalized: notices for this bucket with an attendee CSV/JSON content type are
+        // imported from importDir/<object name> (where the bucket is mounted or synced).
+        importBucket: z.string().min(1).nullable().default(null),
+        importDir: z.string().min(1).nullable().default(null),
+        // The largest import file read; the size is checked before reading (issue 23 item 8).
+        importMaxBytes: z
+          .number()
+          .int()
+          .min(1024)
+          .max(1024 * 1024 * 1024)
+          .default(64 * 1024 * 1024),
+      })
+      .prefault({}),
+  })
+  .superRefine((config, ctx) => {
+    if (config.metrics.access === 'token' && !config.metrics.token) {
+      ctx.addIssue({ code: 'custom', path: ['metrics', 'token'], message: 'required when metrics.access is "token" (the bearer token scrapers send)' });
+    }
+    // DESIGN: Cloud sync. An edge needs the cloud's URL and its sync token.
+    if (config.role !== 'edge') return;
+    if (!config.cloud.url) ctx.addIssue({ code: 'custom', path: ['cloud', 'url'], message: 'required when role is "edge" (the URL of the cloud instance)' });
+    if (!config.sync.token) ctx.addIssue({ code: 'custom', path: ['sync', 'token'], message: 'required when role is "edge" (the token the cloud issued for this edge)' });
+  });
 
 export type Config = z.infer<typeof configSchema>;
 export type ConfigInput = z.input<typeof configSchema>;

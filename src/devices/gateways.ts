@@ -26,7 +26,12 @@ export interface GatewayRow {
   updated_at: string;
 }
 
-const identifierField = z.string().trim().min(1).max(128).regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits, dot, underscore, colon and dash');
+const identifierField = z
+  .string()
+  .trim()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits, dot, underscore, colon and dash');
 
 export const createGatewayBody = z.strictObject({
   identifier: identifierField.describe('what the gateway sends as gateway_id'),
@@ -44,7 +49,10 @@ export const gatewayReportSchema = z.object({
       z.object({
         reader_id: z.string().min(1).max(128),
         status: z.string().trim().min(1).max(32),
-        last_scan: z.union([z.iso.datetime({ offset: true }), z.number().int().nonnegative()]).nullable().optional(),
+        last_scan: z
+          .union([z.iso.datetime({ offset: true }), z.number().int().nonnegative()])
+          .nullable()
+          .optional(),
       }),
     )
     .max(1000)
@@ -66,8 +74,7 @@ export const gatewaySchema = z.object({
 });
 
 /** Unix seconds or an ISO string to epoch ms; null when absent. */
-export const instantOf = (value: string | number | null | undefined): number | null =>
-  value === null || value === undefined ? null : typeof value === 'number' ? value * 1000 : Date.parse(value);
+export const instantOf = (value: string | number | null | undefined): number | null => (value === null || value === undefined ? null : typeof value === 'number' ? value * 1000 : Date.parse(value));
 
 export class Gateways {
   constructor(

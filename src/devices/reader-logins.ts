@@ -67,10 +67,14 @@ export class ReaderLogins {
     return writeTransaction(this.db, () => {
       statement(this.db, "UPDATE reader_logins SET status = 'superseded', otp = NULL WHERE reader_id = ? AND status = 'pending'").run(reader.id);
       const otp = String(randomInt(0, 1_000_000)).padStart(6, '0');
-      const id = statement(
-        this.db,
-        'INSERT INTO reader_logins (project_id, reader_id, otp, requested_ip, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
-      ).run(reader.projectId, reader.id, otp, ip, iso(now), iso(now + this.settings.otpTtlMinutes * 60_000)).lastInsertRowid;
+      const id = statement(this.db, 'INSERT INTO reader_logins (project_id, reader_id, otp, requested_ip, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)').run(
+        reader.projectId,
+        reader.id,
+        otp,
+        ip,
+        iso(now),
+        iso(now + this.settings.otpTtlMinutes * 60_000),
+      ).lastInsertRowid;
       return this.#row(Number(id))!;
     });
   }

@@ -55,7 +55,10 @@ export interface DomainEvents {
   'form.deleted': DeletionEvent;
   'form_submission.created': ChangeEvent<Record<string, unknown>>;
   /** spec: Events, Real-time events. Announced once the access event is durable (journaled). */
-  AccessGranted: { projectId: number; payload: { attendee_id: number; attendee: { first_name: string; last_name: string }; access_point_id: number; access_zone_id: number; credential_id: number; timestamp: string } };
+  AccessGranted: {
+    projectId: number;
+    payload: { attendee_id: number; attendee: { first_name: string; last_name: string }; access_point_id: number; access_zone_id: number; credential_id: number; timestamp: string };
+  };
   AccessDenied: { projectId: number; payload: { credential_value: string; access_point_id: number; reason: string; timestamp: string } };
   /** A counted grant changed these zones' occupancy (after commit). */
   'zone.occupancy_changed': { projectId: number; zoneIds: number[]; timestamp: string };
@@ -100,7 +103,11 @@ export class EventBus {
   }
 
   removeListeners(owner: object): void {
-    for (const [event, list] of this.#handlers) this.#handlers.set(event, list.filter((h) => h.owner !== owner));
+    for (const [event, list] of this.#handlers)
+      this.#handlers.set(
+        event,
+        list.filter((h) => h.owner !== owner),
+      );
   }
 
   emit<E extends EventName>(event: E, payload: DomainEvents[E]): void {

@@ -25,13 +25,15 @@ export const responseHeaders = {
 } as const satisfies Record<string, { description: string; schema: object }>;
 
 /** The replay header of incoming webhooks, named by incomingWebhooks.headerPrefix (X-Svc-Replayed). */
-export const replayedHeader = { description: '`true` when this is the kept answer of an identical signed body accepted before (a retry): it was not applied again', schema: { type: 'string', enum: ['true'] } } as const;
+export const replayedHeader = {
+  description: '`true` when this is the kept answer of an identical signed body accepted before (a retry): it was not applied again',
+  schema: { type: 'string', enum: ['true'] },
+} as const;
 
 export type ResponseHeader = keyof typeof responseHeaders;
 
 /** The description and schema of a response header: one of responseHeaders, or the webhook replay header. */
-export const headerSpec = (name: string): { description: string; schema: object } =>
-  name in responseHeaders ? responseHeaders[name as ResponseHeader] : replayedHeader;
+export const headerSpec = (name: string): { description: string; schema: object } => (name in responseHeaders ? responseHeaders[name as ResponseHeader] : replayedHeader);
 
 /** An error a route can answer: its code gives its status and message (errors.ts). */
 export interface Condition {
@@ -48,12 +50,20 @@ const RATE_LIMITED: readonly ResponseHeader[] = ['Retry-After', 'X-RateLimit-Lim
 export const conditions = {
   serverError: { code: 'server_error', when: 'an unexpected failure (a bug); the details go to the log only' },
   eventLogBehind: { code: 'event_log_behind', when: 'answered scans are not all in the access-event log yet (its ingest is behind for longer than store.readWaitMs)', headers: ['Retry-After'] },
-  scanAnswerTimeout: { code: 'scan_answer_timeout', when: 'the scan was not answered within mqtt.answerTimeoutMs (it goes on: send it again with the same request_id after Retry-After)', headers: ['Retry-After'] },
+  scanAnswerTimeout: {
+    code: 'scan_answer_timeout',
+    when: 'the scan was not answered within mqtt.answerTimeoutMs (it goes on: send it again with the same request_id after Retry-After)',
+    headers: ['Retry-After'],
+  },
   storeBusy: { code: 'store_busy', when: "SQLite's write lock stayed held by another connection past store.busyTimeoutMs; nothing was written", headers: ['Retry-After'] },
 } satisfies Record<string, Condition>;
 
 /** Too many failed logins for one account (auth/login-throttle.ts): 429 with Retry-After. */
-export const loginLocked: Condition = { code: 'login_locked', when: 'too many failed logins for this account (auth.loginFailuresPerAccount in auth.loginFailureWindowSeconds), from any address', headers: ['Retry-After'] };
+export const loginLocked: Condition = {
+  code: 'login_locked',
+  when: 'too many failed logins for this account (auth.loginFailuresPerAccount in auth.loginFailureWindowSeconds), from any address',
+  headers: ['Retry-After'],
+};
 
 /** A limit of the route's own (OTP attempts): 429 with the rate-limit headers (http/rate-limit.ts consumeOrThrow). */
 export const rateLimited = (when: string): Condition => ({ code: 'too_many_requests', when, headers: RATE_LIMITED });
@@ -126,8 +136,7 @@ export function conditionsOf(route: AnyRoute, context: AnswerContext): Condition
 }
 
 /** Incoming webhooks (and the Pusher HTTP API) answer {error, message}, and validation with 400 (spec: Errors; http/app.ts). */
-export const statusOf = (code: ErrorCode, envelope: AnyRoute['envelope']): number =>
-  code === 'validation_failed' && envelope === 'webhook' ? 400 : errorCatalogue[code].status;
+export const statusOf = (code: ErrorCode, envelope: AnyRoute['envelope']): number => (code === 'validation_failed' && envelope === 'webhook' ? 400 : errorCatalogue[code].status);
 
 const fieldErrors = z.record(z.string(), z.array(z.string())).describe('messages per field, keyed by dotted path');
 /** Fields some codes add to the envelope. */
@@ -141,8 +150,7 @@ const EXTRA: Partial<Record<ErrorCode, Record<string, z.ZodType>>> = {
   channel_forbidden: { reason: z.string().describe('why the channel is refused') },
 };
 
-const base = (envelope: AnyRoute['envelope']): Record<string, z.ZodType> =>
-  envelope === 'webhook' ? { error: z.string().describe('the error code'), message: z.string() } : { message: z.string() };
+const base = (envelope: AnyRoute['envelope']): Record<string, z.ZodType> => (envelope === 'webhook' ? { error: z.string().describe('the error code'), message: z.string() } : { message: z.string() });
 
 /** The error body of a status: the envelope, plus the fields its codes add (optional unless every cause of the status adds them). */
 export function errorBody(envelope: AnyRoute['envelope'], codes: readonly ErrorCode[]): z.ZodObject {
@@ -169,7 +177,11 @@ export interface Answer {
 export function answersOf(route: AnyRoute, context: AnswerContext): Map<number, Answer> {
   // Set on every answer: the request id (http/app.ts), and the counters once the limiter has
   // counted the request, which it does before anything else is checked (pipeline.ts).
-  const always = new Map<string, boolean>([['X-Request-Id', true], ['X-Content-Type-Options', true], ['X-Frame-Options', true]]);
+  const always = new Map<string, boolean>([
+    ['X-Request-Id', true],
+    ['X-Content-Type-Options', true],
+    ['X-Frame-Options', true],
+  ]);
   if (route.rateClass !== 'none' && context.rateLimit(route.rateClass) > 0) for (const h of ['X-RateLimit-Limit', 'X-RateLimit-Remaining'] as const) always.set(h, true);
   const causes = new Map<number, Condition[]>();
   for (const c of conditionsOf(route, context)) {
@@ -187,7 +199,14 @@ export function answersOf(route: AnyRoute, context: AnswerContext): Map<number, 
     // A retried signed webhook gets its first (2xx) answer again, marked (webhooks/replay-window.ts).
     if (route.webhook && status >= 200 && status < 300) headers.set(context.webhookHeaders(route.webhook).replayed, false);
     for (const name of new Set(met.flatMap((c) => c.headers ?? []))) headers.set(name, met.every((c) => c.headers?.includes(name)) || (headers.get(name) ?? false));
-    const schema = status < 400 ? declared?.schema : (declared?.schema ?? errorBody(route.envelope, met.map((c) => c.code)));
+    const schema =
+      status < 400
+        ? declared?.schema
+        : (declared?.schema ??
+          errorBody(
+            route.envelope,
+            met.map((c) => c.code),
+          ));
     out.set(status, { description, headers, ...(schema ? { schema } : {}), ...(declared?.text ? { text: declared.text } : {}) });
   }
   return out;

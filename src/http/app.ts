@@ -119,19 +119,20 @@ function incomingWebhookLog(deps: HttpDeps) {
         if (failed && admission?.sourceId == null && !SOURCE_REFUSALS.has(String(error))) deps.webhookThrottle.failed(ctx.ip);
         // A store_busy answer is not logged here: writing it would wait busy_timeout for the
         // same lock again; the app log and gatehouse_store_busy_total have it (docs/storage.md).
-        if (!ctx.state.storeBusy) deps.webhookLog.record({
-          endpoint: ctx.path.slice(0, 200),
-          method: ctx.method,
-          status: ctx.status,
-          sourceIp: ctx.ip,
-          receivedAt,
-          responseTimeMs: performance.now() - started,
-          sourceId: (ctx.state.webhookSourceId as number | undefined) ?? null,
-          projectId: (ctx.state.webhookProjectId as number | undefined) ?? null,
-          // A retry answered with its first answer is logged as one, not as a fresh acceptance.
-          reason: failed ? (typeof error === 'string' ? error : `http_${ctx.status}`) : replayed ? 'replayed' : null,
-          bodyHead: failed && raw ? raw.subarray(0, 1024).toString('utf8') : null,
-        });
+        if (!ctx.state.storeBusy)
+          deps.webhookLog.record({
+            endpoint: ctx.path.slice(0, 200),
+            method: ctx.method,
+            status: ctx.status,
+            sourceIp: ctx.ip,
+            receivedAt,
+            responseTimeMs: performance.now() - started,
+            sourceId: (ctx.state.webhookSourceId as number | undefined) ?? null,
+            projectId: (ctx.state.webhookProjectId as number | undefined) ?? null,
+            // A retry answered with its first answer is logged as one, not as a fresh acceptance.
+            reason: failed ? (typeof error === 'string' ? error : `http_${ctx.status}`) : replayed ? 'replayed' : null,
+            bodyHead: failed && raw ? raw.subarray(0, 1024).toString('utf8') : null,
+          });
       } catch (err) {
         deps.log.error({ err }, 'incoming webhook log write failed');
       }

@@ -35,7 +35,7 @@ function fromBearer(header: string, { tokens, users }: Deps): AuthOutcome {
   const record = match ? tokens.verify(match[1]!) : null;
   if (!record) return { error: new AppError('unauthenticated') };
   const user = users.find(record.userId);
-  if (!user || !user.is_active) return { error: new AppError('unauthenticated') };
+  if (!user?.is_active) return { error: new AppError('unauthenticated') };
   const token = tokens.touch(record);
   return { principal: { user, kind: 'token', token, session: null, abilities: token.abilities } };
 }
@@ -47,7 +47,7 @@ function fromSession(ctx: Context, sessionId: string, { sessions, users }: Deps)
     return { error: new AppError('token_mismatch') };
   }
   const user = session.userId === null ? null : users.find(session.userId);
-  if (!user || !user.is_active) return { error: new AppError('unauthenticated') };
+  if (!user?.is_active) return { error: new AppError('unauthenticated') };
   // A first-party session acts with every ability, like Sanctum's TransientToken.
   return { principal: { user, kind: 'session', token: null, session, abilities: ['*'] } };
 }

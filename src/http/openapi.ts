@@ -33,8 +33,20 @@ function headerParameters(route: AnyRoute, context: AnswerContext) {
   if (route.webhook) {
     const { signature, timestamp } = context.webhookHeaders(route.webhook);
     out.push(
-      { name: signature, in: 'header', required: !context.allowUnsigned, description: 'sha256=<lowercase hex HMAC-SHA256 of the raw body with the source secret>', schema: { type: 'string', pattern: '^sha256=[0-9a-f]{64}$' } },
-      { name: timestamp, in: 'header', required: false, description: 'Unix seconds; when sent, it must be within incomingWebhooks.timestampToleranceSeconds', schema: { type: 'string', pattern: '^[0-9]+$' } },
+      {
+        name: signature,
+        in: 'header',
+        required: !context.allowUnsigned,
+        description: 'sha256=<lowercase hex HMAC-SHA256 of the raw body with the source secret>',
+        schema: { type: 'string', pattern: '^sha256=[0-9a-f]{64}$' },
+      },
+      {
+        name: timestamp,
+        in: 'header',
+        required: false,
+        description: 'Unix seconds; when sent, it must be within incomingWebhooks.timestampToleranceSeconds',
+        schema: { type: 'string', pattern: '^[0-9]+$' },
+      },
     );
   }
   if (route.csrf) out.push({ name: 'X-XSRF-TOKEN', in: 'header', required: true, description: 'the XSRF-TOKEN cookie set by GET /sanctum/csrf-cookie', schema: { type: 'string' } });

@@ -21,7 +21,7 @@ export interface RateDecision {
 export class RateLimits {
   readonly #limiters = new Map<Exclude<RateClass, 'none'>, { limit: number; limiter: RateLimiterMemory }>();
 
-  constructor(private readonly settings: RateLimitSettings) {
+  constructor(settings: RateLimitSettings) {
     for (const cls of ['standard', 'bulk', 'search'] as const) {
       const limit = settings[cls];
       if (limit > 0) this.#limiters.set(cls, { limit, limiter: new RateLimiterMemory({ points: limit, duration: settings.windowSeconds, keyPrefix: cls }) });
@@ -59,13 +59,17 @@ export function tooManyRequests(rejection: unknown, limit: number): AppError {
   if (!(rejection instanceof RateLimiterRes)) throw rejection;
   const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
   // Koa drops headers set before a throw unless they travel with the error (DESIGN).
-  return new AppError('too_many_requests', {}, {
-    headers: {
-      'Retry-After': String(retryAfter),
-      'X-RateLimit-Limit': String(limit),
-      'X-RateLimit-Remaining': '0',
-      'X-RateLimit-Reset': String(Math.ceil((Date.now() + rejection.msBeforeNext) / 1000)),
+  return new AppError(
+    'too_many_requests',
+    {},
+    {
+      headers: {
+        'Retry-After': String(retryAfter),
+        'X-RateLimit-Limit': String(limit),
+        'X-RateLimit-Remaining': '0',
+        'X-RateLimit-Reset': String(Math.ceil((Date.now() + rejection.msBeforeNext) / 1000)),
+      },
+      body: { retry_after: retryAfter },
     },
-    body: { retry_after: retryAfter },
-  });
+  );
 }

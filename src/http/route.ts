@@ -108,13 +108,11 @@ export interface RouteSpec<P extends z.ZodType | undefined = undefined, Q extend
 }
 
 // Routes of different schemas live in one array.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: a route table holds routes of every schema; each route's own types are checked where it is declared (route()).
 export type AnyRoute = RouteSpec<any, any, any>;
 
 /** Identity function that lets TypeScript infer the handler's request types from the schemas. */
-export function defineRoute<P extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined, B extends z.ZodType | undefined = undefined>(
-  spec: RouteSpec<P, Q, B>,
-): AnyRoute {
+export function defineRoute<P extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined, B extends z.ZodType | undefined = undefined>(spec: RouteSpec<P, Q, B>): AnyRoute {
   return spec as AnyRoute;
 }
 

@@ -50,8 +50,8 @@ export function maySubscribe(deps: AclDeps, who: MqttIdentity, filter: string): 
 
 /** authorizeForward: a gateway subscribed to readers/+/decisions gets only its readers' decisions. */
 export function mayReceive(deps: AclDeps, who: MqttIdentity | undefined, topic: string): boolean {
-  if (!who || who.kind !== 'gateway') return true;
+  if (who?.kind !== 'gateway') return true;
   const parsed = parseTopic(topic);
-  if (!parsed || parsed.kind !== 'readers') return true;
+  if (parsed?.kind !== 'readers') return true;
   return deps.gatewayOfReader(who.projectId, parsed.identifier) === who.gatewayId;
 }

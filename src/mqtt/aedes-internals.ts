@@ -135,7 +135,12 @@ export function shapeProblems(aedes: Aedes, client: Client): string[] {
  * when it does not match. Call once at start, before accepting connections.
  */
 export function checkAedesShape(aedes: Aedes): void {
-  const stream = new Duplex({ read() {}, write(_chunk, _encoding, done) { done(); } });
+  const stream = new Duplex({
+    read() {},
+    write(_chunk, _encoding, done) {
+      done();
+    },
+  });
   const client = aedes.handle(stream);
   let problems: string[];
   try {

@@ -110,7 +110,10 @@ export class MqttBroker {
         }
         const admitted = this.#sessions.admit(client, outcome.identity);
         if (!admitted.ok) {
-          this.log.warn({ clientId: client.id, who: describeIdentity(outcome.identity), reason: admitted.reason, address: this.#address(client) }, 'mqtt connection refused: over the connections of its identity');
+          this.log.warn(
+            { clientId: client.id, who: describeIdentity(outcome.identity), reason: admitted.reason, address: this.#address(client) },
+            'mqtt connection refused: over the connections of its identity',
+          );
           hooks.refused('connect');
           return done(Object.assign(new Error(admitted.reason), { returnCode: ConnackCode.serverUnavailable }), false);
         }
@@ -181,6 +184,11 @@ export class MqttBroker {
     this.#answers.connected(client, identity);
     this.log.info({ clientId: client.id, who: describeIdentity(identity), address: this.#address(client) }, 'mqtt client connected');
     this.hooks.connected(identity);
+  }
+
+  /** The clients aedes has registered (followed from its public events). */
+  get connectedClients(): ConnectedClients {
+    return this.#connectedClients;
   }
 
   get stats(): BrokerStats {
@@ -339,10 +347,7 @@ export class MqttBroker {
     parser.parse = (buf: Buffer) => {
       if (frames === null && connackSent(client) && parser._list.length === 0) {
         const identity = this.#identities.get(client);
-        frames =
-          identity?.kind === 'reader'
-            ? new ReaderFrames(this.#answers.frameTaker(client, identity), guarded, limit, oversize, () => client.closed || stream.destroyed)
-            : false;
+        frames = identity?.kind === 'reader' ? new ReaderFrames(this.#answers.frameTaker(client, identity), guarded, limit, oversize, () => client.closed || stream.destroyed) : false;
       }
       if (!frames) return guarded(buf);
       frames.feed(buf);

@@ -45,8 +45,7 @@ export interface ConnectionLimits {
 export type Admission = { ok: true } | { ok: false; reason: string };
 
 /** Who a client id space belongs to: the reader, the gateway, or the staff user (not the token). */
-export const identityKey = (who: MqttIdentity): string =>
-  who.kind === 'staff' ? `staff:${who.userId}` : who.kind === 'reader' ? `reader:${who.readerId}` : `gateway:${who.gatewayId}`;
+export const identityKey = (who: MqttIdentity): string => (who.kind === 'staff' ? `staff:${who.userId}` : who.kind === 'reader' ? `reader:${who.readerId}` : `gateway:${who.gatewayId}`);
 
 export class ClientSessions {
   /** Admitted connections by identity key, until they close. */
@@ -111,7 +110,10 @@ export class ClientSessions {
       this.#store.subscriptionsByClient({ id: clientId }).then(
         (subs) => {
           if (subs.length === 0) return void this.#persistent.delete(clientId);
-          const verdict = holds(who, subs.map((s) => s.topic));
+          const verdict = holds(
+            who,
+            subs.map((s) => s.topic),
+          );
           if (verdict.ok || this.#isConnected(clientId)) return;
           this.log.info({ clientId, who: describeIdentity(who), reason, why: verdict.reason }, 'mqtt persistent session dropped: its access ended');
           return this.drop(clientId);

@@ -90,11 +90,15 @@ export class DirectAnswers {
   acknowledge(client: Client, identity: MqttIdentity, packet: PublishPacket, answer: Answer | null): void {
     const ack = packet.qos === 1 ? (packet.messageId ?? null) : null;
     if (ack !== null) packet.qos = 0;
-    if (!answer) return this.#written(client, writeAnswer(client, ack, null));
+    if (!answer) {
+      this.#written(client, writeAnswer(client, ack, null));
+      return;
+    }
     const payload = Buffer.from(JSON.stringify(answer.payload));
     if (!canAnswerDirectly(client, answer.topic)) {
       this.#written(client, writeAnswer(client, ack, null));
-      return this.publish(answer.topic, payload);
+      this.publish(answer.topic, payload);
+      return;
     }
     this.#written(client, writeAnswer(client, ack, { topic: answer.topic, payload }));
     if (!this.#othersMayHear(identity)) return;

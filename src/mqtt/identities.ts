@@ -37,7 +37,7 @@ export function identify(deps: IdentityDeps, username: string | undefined, passw
   const record = deps.tokens.verify(secret);
   if (!record) return { refused: ConnackCode.badUsernameOrPassword, reason: 'unknown, revoked or expired token' };
   const user = deps.users.find(record.userId);
-  if (!user || !user.is_active) return { refused: ConnackCode.badUsernameOrPassword, reason: 'the token owner is inactive' };
+  if (!user?.is_active) return { refused: ConnackCode.badUsernameOrPassword, reason: 'the token owner is inactive' };
   deps.tokens.touch(record);
   return { identity: { kind: 'staff', userId: user.id, isAdmin: user.is_admin, abilities: record.abilities, tokenId: record.id, email: user.email } };
 }
@@ -68,5 +68,4 @@ export function stillValid(deps: IdentityDeps, who: MqttIdentity): boolean {
 }
 
 /** A short description for logs (never the token). */
-export const describeIdentity = (i: MqttIdentity) =>
-  i.kind === 'staff' ? `staff ${i.email}` : i.kind === 'reader' ? `reader ${i.identifier}` : `gateway ${i.identifier}`;
+export const describeIdentity = (i: MqttIdentity) => (i.kind === 'staff' ? `staff ${i.email}` : i.kind === 'reader' ? `reader ${i.identifier}` : `gateway ${i.identifier}`);

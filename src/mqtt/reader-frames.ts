@@ -32,9 +32,15 @@ export class ReaderFrames {
     while (at < buf.length && !this.closed()) {
       const remaining = readRemainingLength(buf, at + 1);
       // A length of more than 4 bytes is malformed: mqtt-packet says so and aedes closes the connection.
-      if (remaining === 'malformed') return this.parseWhole(buf.subarray(at));
+      if (remaining === 'malformed') {
+        this.parseWhole(buf.subarray(at));
+        return;
+      }
       if (remaining === null) break;
-      if (remaining.length > this.maxPacketBytes) return this.oversize(remaining.length);
+      if (remaining.length > this.maxPacketBytes) {
+        this.oversize(remaining.length);
+        return;
+      }
       const end = remaining.end + remaining.length;
       if (end > buf.length) break;
       if (!this.take(buf[at]!, buf, remaining.end, end)) this.parseWhole(buf.subarray(at, end));

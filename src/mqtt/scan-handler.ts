@@ -65,7 +65,7 @@ export async function handleScan(deps: ScanHandlerDeps, projectId: number, ident
   let scan = wellFormed(json);
   if (!scan) {
     // Only a scan the quick check refuses pays for zod, which says what is wrong.
-    const requestId = typeof (json as { request_id?: unknown })?.request_id === 'string' ? ((json as { request_id: string }).request_id.slice(0, 128) || null) : null;
+    const requestId = typeof (json as { request_id?: unknown })?.request_id === 'string' ? (json as { request_id: string }).request_id.slice(0, 128) || null : null;
     const parsed = scanSchema.safeParse(json);
     if (!parsed.success) return fail('invalid_payload', requestId, 'validation_failed', 'The scan fails validation.', fieldErrorsFromZod(parsed.error));
     scan = parsed.data;

@@ -64,7 +64,7 @@ export class MqttService {
     if (identity.kind === 'staff') return null; // the ACL lets staff publish nothing
     if (identity.kind === 'reader') return packet.topic === identity.scansTopic ? this.#scan(identity, identity.identifier, identity.decisionsTopic, packet.payload as Buffer, deadline) : null;
     const topic = parseTopic(packet.topic);
-    if (!topic || topic.kind !== 'readers' || topic.leaf !== 'scans') return null;
+    if (topic?.kind !== 'readers' || topic.leaf !== 'scans') return null;
     return this.#scan(identity, topic.identifier, readerTopic(identity.prefix, topic.identifier, 'decisions'), packet.payload as Buffer, deadline);
   }
 
@@ -114,7 +114,9 @@ export class MqttService {
   }
 }
 
-type StatusParse = { ok: true; value: { status: string; readers?: { reader_id: string; status: string; last_scan?: string | number | null | undefined }[]; timestamp?: string | number } } | { ok: false; message: string };
+type StatusParse =
+  | { ok: true; value: { status: string; readers?: { reader_id: string; status: string; last_scan?: string | number | null | undefined }[]; timestamp?: string | number } }
+  | { ok: false; message: string };
 
 /** A status payload: the webhook's JSON, or a bare word such as the last will's `offline`. */
 export function parseStatus(payload: Buffer, identifier: string): StatusParse {

@@ -60,9 +60,17 @@ export class Broadcaster {
     bus.on(this, 'gateway.offline', (e) => this.publish(e.projectId, 'console:devices', 'GatewayOffline', e.gateway));
     bus.on(this, 'reader.status_changed', (e) => this.publish(e.projectId, 'console:devices', 'ReaderStatusChanged', { reader_id: e.readerId, ...e.status, timestamp: e.timestamp }));
     // Never the OTP: a read-only account may join this channel (issue 23, item 2).
-    bus.on(this, 'reader.login_requested', (e) => this.publish(e.projectId, 'console:devices', 'ReaderLoginRequested', { reader_id: e.readerId, reader_identifier: e.identifier, expires_at: e.expiresAt }));
+    bus.on(this, 'reader.login_requested', (e) =>
+      this.publish(e.projectId, 'console:devices', 'ReaderLoginRequested', { reader_id: e.readerId, reader_identifier: e.identifier, expires_at: e.expiresAt }),
+    );
     bus.on(this, 'reader.token_replaced', (e) =>
-      this.publish(e.projectId, 'console:devices', 'ReaderTokenReplaced', { reader_id: e.readerId, reader_identifier: e.identifier, replaced_token_created_at: e.replacedTokenCreatedAt, requested_ip: e.ip, timestamp: e.timestamp }),
+      this.publish(e.projectId, 'console:devices', 'ReaderTokenReplaced', {
+        reader_id: e.readerId,
+        reader_identifier: e.identifier,
+        replaced_token_created_at: e.replacedTokenCreatedAt,
+        requested_ip: e.ip,
+        timestamp: e.timestamp,
+      }),
     );
     bus.on(this, 'project.saved', (e) => this.#channels.delete(e.projectId));
   }

@@ -133,12 +133,19 @@ export class Connection {
     let projectId: number | undefined;
     if (kind !== 'public') {
       const channelData = kind === 'presence' ? data.channel_data : undefined;
-      if (kind === 'presence' && typeof channelData !== 'string') return this.#refuse(channel, 'Presence channels need channel_data', 401);
-      if (!this.#authentic(channel, data.auth, channelData as string | undefined)) return this.#refuse(channel, 'Invalid signature', 401);
+      if (kind === 'presence' && typeof channelData !== 'string') {
+        this.#refuse(channel, 'Presence channels need channel_data', 401);
+        return;
+      }
+      if (!this.#authentic(channel, data.auth, channelData as string | undefined)) {
+        this.#refuse(channel, 'Invalid signature', 401);
+        return;
+      }
       if (kind === 'presence') {
         const parsed = safeJson(channelData as string) as { user_id?: unknown; user_info?: unknown } | undefined;
         if (!parsed || (typeof parsed.user_id !== 'string' && typeof parsed.user_id !== 'number') || String(parsed.user_id) === '') {
-          return this.#refuse(channel, 'channel_data must be JSON with a user_id (a string or a number)', 400);
+          this.#refuse(channel, 'channel_data must be JSON with a user_id (a string or a number)', 400);
+          return;
         }
         // The id keeps its JSON type (Laravel gives integers), as Soketi and Reverb keep it.
         member = { user_id: parsed.user_id, ...(parsed.user_info !== undefined ? { user_info: parsed.user_info } : {}) };
@@ -146,9 +153,15 @@ export class Connection {
       // A valid signature is not enough for the appliance's channels: the access it was issued
       // for must still hold, and binds the subscription to one project (issue 23, items 1 and 3).
       const admission = this.hooks.admit(channel);
-      if (!admission.ok) return this.#refuse(channel, admission.error, admission.status);
+      if (!admission.ok) {
+        this.#refuse(channel, admission.error, admission.status);
+        return;
+      }
       projectId = admission.projectId;
-      if (!this.registry.mayBind(channel, projectId)) return this.#refuse(channel, 'The channel is bound to another project: use the team-qualified name', 403);
+      if (!this.registry.mayBind(channel, projectId)) {
+        this.#refuse(channel, 'The channel is bound to another project: use the team-qualified name', 403);
+        return;
+      }
     }
     const { firstConnection } = this.registry.subscribe(channel, this, member, projectId);
     this.channels.add(channel);

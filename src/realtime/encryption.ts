@@ -41,7 +41,9 @@ export class ChannelCipher {
   sharedSecret(channel: string): Buffer {
     let secret = this.#secrets.get(channel);
     if (!secret) {
-      secret = createHash('sha256').update(Buffer.concat([Buffer.from(channel), this.#masterKey])).digest();
+      secret = createHash('sha256')
+        .update(Buffer.concat([Buffer.from(channel), this.#masterKey]))
+        .digest();
       if (this.#secrets.size >= MEMO_LIMIT) this.#secrets.clear();
       this.#secrets.set(channel, secret);
     }

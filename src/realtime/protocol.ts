@@ -83,8 +83,7 @@ export function sign(secret: string, socketId: string, channel: string, channelD
 }
 
 /** `key:signature`, as /broadcasting/auth answers it and pusher:subscribe carries it. */
-export const authString = (key: string, secret: string, socketId: string, channel: string, channelData?: string) =>
-  `${key}:${sign(secret, socketId, channel, channelData)}`;
+export const authString = (key: string, secret: string, socketId: string, channel: string, channelData?: string) => `${key}:${sign(secret, socketId, channel, channelData)}`;
 
 /** Constant-time comparison of two strings (lengths checked first: timingSafeEqual throws otherwise). */
 export function safeEqual(a: string, b: string): boolean {

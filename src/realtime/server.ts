@@ -91,9 +91,18 @@ export class PusherServer {
       ws.send(errorFrame(code, message));
       ws.close(code, message);
     };
-    if (key !== this.options.key) return refuse(CloseCode.unknownAppKey, `App key ${key.slice(0, 64)} not in this server`);
-    if (!(protocol >= 7)) return refuse(CloseCode.unsupportedProtocol, 'Unsupported protocol version: use 7');
-    if (this.#connections.size >= this.options.maxConnections) return refuse(CloseCode.overQuota, 'Over connection quota');
+    if (key !== this.options.key) {
+      refuse(CloseCode.unknownAppKey, `App key ${key.slice(0, 64)} not in this server`);
+      return;
+    }
+    if (!(protocol >= 7)) {
+      refuse(CloseCode.unsupportedProtocol, 'Unsupported protocol version: use 7');
+      return;
+    }
+    if (this.#connections.size >= this.options.maxConnections) {
+      refuse(CloseCode.overQuota, 'Over connection quota');
+      return;
+    }
 
     const socketId = newSocketId();
     const connection = new Connection(socketId, ws, this.registry, this.options, {

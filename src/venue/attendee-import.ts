@@ -86,9 +86,7 @@ export class AttendeeImporter {
   }
 
   private judgeAndWrite(projectId: number, rows: unknown[], mode: ImportMode): { report: ImportReport; written: Written | null } {
-    const types = new Map(
-      (statement(this.db, 'SELECT slug, id FROM attendee_types WHERE project_id = ?').all(projectId) as { slug: string; id: number }[]).map((t) => [t.slug, t.id]),
-    );
+    const types = new Map((statement(this.db, 'SELECT slug, id FROM attendee_types WHERE project_id = ?').all(projectId) as { slug: string; id: number }[]).map((t) => [t.slug, t.id]));
     const externalIds = new Set(statement(this.db, 'SELECT external_id FROM attendees WHERE project_id = ? AND external_id IS NOT NULL').pluck().all(projectId) as string[]);
     const values = new Set(statement(this.db, 'SELECT value FROM credentials WHERE project_id = ?').pluck().all(projectId) as string[]);
 
@@ -97,18 +95,26 @@ export class AttendeeImporter {
     rows.forEach((raw, index) => {
       const row = index + 1;
       const parsed = importRowSchema.safeParse(raw);
-      const externalId = typeof (raw as { external_id?: unknown })?.external_id === 'string' ? ((raw as { external_id: string }).external_id || null) : null;
+      const externalId = typeof (raw as { external_id?: unknown })?.external_id === 'string' ? (raw as { external_id: string }).external_id || null : null;
       const fail = (e: FieldErrors) => errors.push({ row, external_id: externalId, errors: e });
-      if (!parsed.success) return fail(fieldErrorsFromZod(parsed.error));
+      if (!parsed.success) {
+        fail(fieldErrorsFromZod(parsed.error));
+        return;
+      }
       const v = parsed.data;
       const e: FieldErrors = {};
       const typeId = v.attendee_type === undefined ? null : (types.get(v.attendee_type) ?? null);
       if (v.attendee_type !== undefined && typeId === null) e.attendee_type = [`The attendee type "${v.attendee_type}" does not exist in this project.`];
       if (v.external_id !== undefined && externalIds.has(v.external_id)) e.external_id = ['The external id has already been taken (by an attendee or an earlier row).'];
       if (v.credential_value !== undefined && values.has(v.credential_value)) e.credential_value = ['The credential value is already in use (by an attendee or an earlier row).'];
-      if (v.credential_value === undefined && (v.credential_kind || v.credential_valid_from || v.credential_valid_until)) e.credential_value = ['The credential value is required with the other credential fields.'];
-      if (v.credential_valid_from && v.credential_valid_until && v.credential_valid_from >= v.credential_valid_until) e.credential_valid_until = ['The credential_valid_until field must be after credential_valid_from.'];
-      if (Object.keys(e).length) return fail(e);
+      if (v.credential_value === undefined && (v.credential_kind || v.credential_valid_from || v.credential_valid_until))
+        e.credential_value = ['The credential value is required with the other credential fields.'];
+      if (v.credential_valid_from && v.credential_valid_until && v.credential_valid_from >= v.credential_valid_until)
+        e.credential_valid_until = ['The credential_valid_until field must be after credential_valid_from.'];
+      if (Object.keys(e).length) {
+        fail(e);
+        return;
+      }
       if (v.external_id !== undefined) externalIds.add(v.external_id);
       if (v.credential_value !== undefined) values.add(v.credential_value);
       const extra = Object.fromEntries(Object.entries(v).filter(([k, val]) => !(KNOWN as readonly string[]).includes(k) && val !== '' && val !== undefined));
@@ -142,9 +148,31 @@ export class AttendeeImporter {
     const now = iso(this.clock.now());
     let credentials = 0;
     for (const { values: v, typeId, extra } of rows) {
-      const result = insertAttendee.run(projectId, typeId, v.first_name, v.last_name ?? '', v.email?.toLowerCase() ?? null, v.external_id ?? null, v.status ?? 'active', JSON.stringify(extra), version++, now, now);
+      const result = insertAttendee.run(
+        projectId,
+        typeId,
+        v.first_name,
+        v.last_name ?? '',
+        v.email?.toLowerCase() ?? null,
+        v.external_id ?? null,
+        v.status ?? 'active',
+        JSON.stringify(extra),
+        version++,
+        now,
+        now,
+      );
       if (v.credential_value === undefined) continue;
-      insertCredential.run(projectId, result.lastInsertRowid, v.credential_value, v.credential_kind ?? 'barcode', v.credential_valid_from ?? null, v.credential_valid_until ?? null, version++, now, now);
+      insertCredential.run(
+        projectId,
+        result.lastInsertRowid,
+        v.credential_value,
+        v.credential_kind ?? 'barcode',
+        v.credential_valid_from ?? null,
+        v.credential_valid_until ?? null,
+        version++,
+        now,
+        now,
+      );
       credentials++;
     }
     return { credentials, fromVersion, toVersion: end };

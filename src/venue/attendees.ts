@@ -177,10 +177,9 @@ export class Attendees {
   delete(projectId: number, id: number): void {
     commit(this.db, this.bus, (work) => {
       this.get(projectId, id);
-      const blocks = statement(
-        this.db,
-        'SELECT id FROM blocklist_entries WHERE attendee_id = ? OR credential_id IN (SELECT id FROM credentials WHERE attendee_id = ?)',
-      ).pluck().all(id, id) as number[];
+      const blocks = statement(this.db, 'SELECT id FROM blocklist_entries WHERE attendee_id = ? OR credential_id IN (SELECT id FROM credentials WHERE attendee_id = ?)')
+        .pluck()
+        .all(id, id) as number[];
       for (const entryId of blocks) work.emit('blocklist_entry.deleted', { projectId, id: entryId, version: this.blocks.delete(projectId, entryId) });
       for (const credential of this.credentials.ofAttendee(id)) {
         const version = this.credentials.table.delete(projectId, credential.id);

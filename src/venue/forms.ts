@@ -24,7 +24,11 @@ const fieldSchema = z
   })
   .refine((f) => (f.type === 'select') === (f.options !== undefined), { path: ['options'], message: 'options are required for select fields, and only for them' });
 
-const fieldList = z.array(fieldSchema).min(1).max(200).refine((fs) => new Set(fs.map((f) => f.name)).size === fs.length, 'field names must be unique');
+const fieldList = z
+  .array(fieldSchema)
+  .min(1)
+  .max(200)
+  .refine((fs) => new Set(fs.map((f) => f.name)).size === fs.length, 'field names must be unique');
 
 export type FormField = z.output<typeof fieldSchema>;
 
@@ -65,13 +69,30 @@ export const formSchema = z.object({
   created_at: z.string(),
   updated_at: z.string(),
 });
-export const submissionSchema = z.object({ id: z.number().int(), form_id: z.number().int(), attendee_id: z.number().int().nullable(), data: z.record(z.string(), z.unknown()), created_at: z.string() });
+export const submissionSchema = z.object({
+  id: z.number().int(),
+  form_id: z.number().int(),
+  attendee_id: z.number().int().nullable(),
+  data: z.record(z.string(), z.unknown()),
+  created_at: z.string(),
+});
 
 export const formResource = (r: FormRow): z.infer<typeof formSchema> => ({
-  id: r.id, name: r.name, slug: r.slug, fields: JSON.parse(r.fields) as FormField[], is_active: r.is_active === 1, version: r.version, created_at: r.created_at, updated_at: r.updated_at,
+  id: r.id,
+  name: r.name,
+  slug: r.slug,
+  fields: JSON.parse(r.fields) as FormField[],
+  is_active: r.is_active === 1,
+  version: r.version,
+  created_at: r.created_at,
+  updated_at: r.updated_at,
 });
 export const submissionResource = (r: SubmissionRow): z.infer<typeof submissionSchema> => ({
-  id: r.id, form_id: r.form_id, attendee_id: r.attendee_id, data: JSON.parse(r.data) as Record<string, unknown>, created_at: r.created_at,
+  id: r.id,
+  form_id: r.form_id,
+  attendee_id: r.attendee_id,
+  data: JSON.parse(r.data) as Record<string, unknown>,
+  created_at: r.created_at,
 });
 
 /** Field errors of a submission against the form's fields; unknown fields are refused. */
@@ -87,12 +108,17 @@ export function checkSubmission(fields: FormField[], data: Record<string, unknow
       continue;
     }
     const ok =
-      f.type === 'number' ? typeof value === 'number' && Number.isFinite(value)
-      : f.type === 'boolean' ? typeof value === 'boolean'
-      : f.type === 'email' ? typeof value === 'string' && z.email().safeParse(value).success
-      : f.type === 'date' ? typeof value === 'string' && z.iso.date().safeParse(value).success
-      : f.type === 'select' ? typeof value === 'string' && (f.options ?? []).includes(value)
-      : typeof value === 'string' && value.length <= 10_000;
+      f.type === 'number'
+        ? typeof value === 'number' && Number.isFinite(value)
+        : f.type === 'boolean'
+          ? typeof value === 'boolean'
+          : f.type === 'email'
+            ? typeof value === 'string' && z.email().safeParse(value).success
+            : f.type === 'date'
+              ? typeof value === 'string' && z.iso.date().safeParse(value).success
+              : f.type === 'select'
+                ? typeof value === 'string' && (f.options ?? []).includes(value)
+                : typeof value === 'string' && value.length <= 10_000;
     if (!ok) add(f.name, `The ${f.label} field must be ${f.type === 'select' ? `one of ${(f.options ?? []).join(', ')}` : `a valid ${f.type}`}.`);
   }
   return errors;

@@ -23,7 +23,12 @@ export interface ReaderRow {
   updated_at: string;
 }
 
-const identifierField = z.string().trim().min(1).max(128).regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits, dot, underscore, colon and dash');
+const identifierField = z
+  .string()
+  .trim()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits, dot, underscore, colon and dash');
 
 export const createReaderBody = z.strictObject({
   identifier: identifierField,

@@ -27,7 +27,11 @@ export interface TimeRestrictionRow {
 }
 
 const clockTime = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'a time of day as HH:MM (00:00 to 23:59)');
-const days = z.array(z.number().int().min(1).max(7)).min(1).max(7).refine((d) => new Set(d).size === d.length, 'days must not repeat');
+const days = z
+  .array(z.number().int().min(1).max(7))
+  .min(1)
+  .max(7)
+  .refine((d) => new Set(d).size === d.length, 'days must not repeat');
 
 const fields = {
   access_zone_id: z.number().int().positive(),
@@ -38,7 +42,10 @@ const fields = {
 };
 const notEmpty = (w: { start_time?: string | undefined; end_time?: string | undefined }) => !w.start_time || !w.end_time || w.start_time !== w.end_time;
 export const createTimeRestrictionBody = z.strictObject(fields).refine(notEmpty, { path: ['end_time'], message: 'must differ from start_time' });
-export const updateTimeRestrictionBody = z.strictObject(fields).partial().refine(notEmpty, { path: ['end_time'], message: 'must differ from start_time' });
+export const updateTimeRestrictionBody = z
+  .strictObject(fields)
+  .partial()
+  .refine(notEmpty, { path: ['end_time'], message: 'must differ from start_time' });
 
 export const timeRestrictionSchema = z.object({
   id: z.number().int(),

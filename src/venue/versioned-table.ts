@@ -42,7 +42,7 @@ export class VersionedTable<Row extends { id: number; project_id: number }> {
     const now = iso(this.clock.now());
     const all: Values = { ...values, project_id: projectId, version, created_at: now, updated_at: now };
     const columns = Object.keys(all);
-    const result = statement(this.db, `INSERT INTO ${this.table} (${columns.join(', ')}) VALUES (${columns.map((c) => '@' + c).join(', ')})`).run(all);
+    const result = statement(this.db, `INSERT INTO ${this.table} (${columns.join(', ')}) VALUES (${columns.map((c) => `@${c}`).join(', ')})`).run(all);
     return this.find(projectId, Number(result.lastInsertRowid))!;
   }
 
@@ -57,13 +57,7 @@ export class VersionedTable<Row extends { id: number; project_id: number }> {
   delete(projectId: number, id: number): number {
     const version = nextVersion(this.db);
     statement(this.db, `DELETE FROM ${this.table} WHERE project_id = ? AND id = ?`).run(projectId, id);
-    statement(this.db, 'INSERT INTO tombstones (project_id, entity, entity_id, version, deleted_at) VALUES (?, ?, ?, ?, ?)').run(
-      projectId,
-      this.entity,
-      id,
-      version,
-      iso(this.clock.now()),
-    );
+    statement(this.db, 'INSERT INTO tombstones (project_id, entity, entity_id, version, deleted_at) VALUES (?, ?, ?, ?, ?)').run(projectId, this.entity, id, version, iso(this.clock.now()));
     return version;
   }
 }

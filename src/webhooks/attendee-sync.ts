@@ -90,9 +90,7 @@ export class AttendeeSync {
 
   /** Judges every record against the project as it is, in memory; counts skips and errors. */
   private plan(projectId: number, mode: SyncMode, records: readonly unknown[], results: SyncResults): Write[] {
-    const types = new Map(
-      (statement(this.db, 'SELECT slug, id FROM attendee_types WHERE project_id = ?').all(projectId) as { slug: string; id: number }[]).map((t) => [t.slug, t.id]),
-    );
+    const types = new Map((statement(this.db, 'SELECT slug, id FROM attendee_types WHERE project_id = ?').all(projectId) as { slug: string; id: number }[]).map((t) => [t.slug, t.id]));
     const existing = new Map(
       (
         statement(this.db, 'SELECT id, external_id, first_name, last_name, email, attendee_type_id FROM attendees WHERE project_id = ? AND external_id IS NOT NULL').all(projectId) as (Stored & {
@@ -120,9 +118,15 @@ export class AttendeeSync {
       if (v?.attendee_type && typeId === undefined) messages.push(`The attendee type "${v.attendee_type}" does not exist in this project.`);
       const stored = v ? existing.get(v.external_id) : undefined;
       if (v && !stored && mode !== 'update' && v.first_name === undefined) messages.push('The first_name field is required to create an attendee.');
-      if (messages.length || !v) return void results.errors.push({ index, external_id: externalId, messages });
+      if (messages.length || !v) {
+        results.errors.push({ index, external_id: externalId, messages });
+        return;
+      }
 
-      if (stored ? mode === 'create' : mode === 'update') return void results.skipped++;
+      if (stored ? mode === 'create' : mode === 'update') {
+        results.skipped++;
+        return;
+      }
       const base: Fields = stored ?? { first_name: '', last_name: '', email: null, attendee_type_id: null };
       const fields: Fields = {
         first_name: v.first_name ?? base.first_name,

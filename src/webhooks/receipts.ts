@@ -145,8 +145,16 @@ export class WebhookReceipts {
 /** /metrics: how often a replay was caught by the durable store, and how full it is. */
 export function registerReceiptMetrics(registry: Registry, receipts: WebhookReceipts): void {
   const gauge = gaugesIn(registry);
-  gauge('gatehouse_webhook_receipt_replays_total', 'Webhook deliveries sent again after the in-memory window (or a restart), answered from the durable receipts and not applied', () => receipts.stats.replays);
+  gauge(
+    'gatehouse_webhook_receipt_replays_total',
+    'Webhook deliveries sent again after the in-memory window (or a restart), answered from the durable receipts and not applied',
+    () => receipts.stats.replays,
+  );
   gauge('gatehouse_webhook_receipt_evictions_total', 'Receipts given up inside their window for incomingWebhooks.receiptMaxRows (raise it if this grows)', () => receipts.stats.evicted);
-  gauge('gatehouse_webhook_receipt_write_failures_total', 'Accepted deliveries whose receipt could not be written (store busy): a later replay of them would be applied', () => receipts.stats.writeFailures);
+  gauge(
+    'gatehouse_webhook_receipt_write_failures_total',
+    'Accepted deliveries whose receipt could not be written (store busy): a later replay of them would be applied',
+    () => receipts.stats.writeFailures,
+  );
   gauge('gatehouse_webhook_receipts', 'Accepted webhook deliveries remembered durably', () => receipts.count);
 }

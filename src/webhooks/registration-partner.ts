@@ -114,7 +114,10 @@ export class RegistrationPartner {
 
   /** Check-ins the partner reported, newest first. */
   checkIns(projectId: number, offset: number, limit: number): { items: CheckIn[]; total: number } {
-    const items = statement(this.db, 'SELECT id, attendee_id, registration_id, event_id, checked_in_at, received_at FROM check_ins WHERE project_id = ? ORDER BY checked_in_at DESC, id DESC LIMIT ? OFFSET ?').all(projectId, limit, offset) as CheckIn[];
+    const items = statement(
+      this.db,
+      'SELECT id, attendee_id, registration_id, event_id, checked_in_at, received_at FROM check_ins WHERE project_id = ? ORDER BY checked_in_at DESC, id DESC LIMIT ? OFFSET ?',
+    ).all(projectId, limit, offset) as CheckIn[];
     const { n } = statement(this.db, 'SELECT count(*) AS n FROM check_ins WHERE project_id = ?').get(projectId) as { n: number };
     return { items, total: n };
   }
@@ -191,7 +194,11 @@ export class RegistrationPartner {
     let value = given ?? generateCredentialValue();
     while (this.venue.credentials.table.exists(projectId, 'value', value)) value = generateCredentialValue();
     const person = event.data.attendee!;
-    const attendee = this.venue.attendees.insert(projectId, { first_name: person.first_name!, last_name: person.last_name ?? '', email: person.email ?? null, external_id: event.data.registration_id }, work);
+    const attendee = this.venue.attendees.insert(
+      projectId,
+      { first_name: person.first_name!, last_name: person.last_name ?? '', email: person.email ?? null, external_id: event.data.registration_id },
+      work,
+    );
     this.venue.credentials.insert(projectId, attendee.id, { value }, work);
     return { attendee, credential: value };
   }

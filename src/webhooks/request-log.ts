@@ -92,12 +92,12 @@ export class IncomingWebhookLog {
   list(projectId: number | null, q: z.output<typeof logQuery>, offset: number, limit: number): { items: z.infer<typeof logEntrySchema>[]; total: number } {
     const where: string[] = [];
     const params: Record<string, string | number> = { offset, limit };
-    if (projectId !== null) (where.push('project_id = @projectId'), (params.projectId = projectId));
-    if (q.endpoint) (where.push('endpoint = @endpoint'), (params.endpoint = q.endpoint));
-    if (q.status) (where.push('status = @status'), (params.status = q.status));
+    if (projectId !== null) where.push('project_id = @projectId'), (params.projectId = projectId);
+    if (q.endpoint) where.push('endpoint = @endpoint'), (params.endpoint = q.endpoint);
+    if (q.status) where.push('status = @status'), (params.status = q.status);
     if (q.result) where.push(q.result === 'success' ? 'status BETWEEN 200 AND 299' : 'status NOT BETWEEN 200 AND 299');
-    if (q.from) (where.push('received_at >= @from'), (params.from = iso(Date.parse(q.from))));
-    if (q.to) (where.push('received_at < @to'), (params.to = iso(Date.parse(q.to))));
+    if (q.from) where.push('received_at >= @from'), (params.from = iso(Date.parse(q.from)));
+    if (q.to) where.push('received_at < @to'), (params.to = iso(Date.parse(q.to)));
     const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
     const items = statement(this.db, `SELECT * FROM incoming_webhook_log ${clause} ORDER BY id DESC LIMIT @limit OFFSET @offset`).all(params) as Row[];
     const { n } = statement(this.db, `SELECT count(*) AS n FROM incoming_webhook_log ${clause}`).get(params) as { n: number };
@@ -122,10 +122,9 @@ export class IncomingWebhookLog {
   #pruneBudget(budget: 'applied' | 'notApplied'): number {
     this.#sincePrune[budget] = 0;
     const rows = budget === 'applied' ? 'reason IS NULL' : 'reason IS NOT NULL';
-    return statement(
-      this.db,
-      `DELETE FROM incoming_webhook_log WHERE ${rows} AND id <= (SELECT id FROM incoming_webhook_log WHERE ${rows} ORDER BY id DESC LIMIT 1 OFFSET ?)`,
-    ).run(this.#budget(budget)).changes;
+    return statement(this.db, `DELETE FROM incoming_webhook_log WHERE ${rows} AND id <= (SELECT id FROM incoming_webhook_log WHERE ${rows} ORDER BY id DESC LIMIT 1 OFFSET ?)`).run(
+      this.#budget(budget),
+    ).changes;
   }
 
   start(): void {

@@ -176,7 +176,8 @@ function answerOf(ctx: Context): KeptAnswer | null {
   let text: string;
   if (body === undefined || body === null) text = '';
   else if (typeof body === 'string') text = body;
-  else if (Buffer.isBuffer(body) || typeof (body as { pipe?: unknown }).pipe === 'function') return null; // no route answers these; not kept
+  else if (Buffer.isBuffer(body) || typeof (body as { pipe?: unknown }).pipe === 'function')
+    return null; // no route answers these; not kept
   else text = JSON.stringify(body);
   return { status: ctx.status, body: text, contentType: ctx.response.get('Content-Type') || null };
 }

@@ -129,11 +129,17 @@ export class WebhookSources {
     const now = iso(this.clock.now());
     const secret = newSecret();
     const id = Number(
-      statement(
-        this.db,
-        'INSERT INTO webhook_sources (project_id, kind, name, secret, ip_allowlist, enabled, rate_limit_per_minute, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      ).run(projectId, input.kind, input.name, secret, JSON.stringify(input.ip_allowlist ?? []), input.enabled === false ? 0 : 1, input.rate_limit_per_minute ?? DEFAULT_RATE_PER_MINUTE, now, now)
-        .lastInsertRowid,
+      statement(this.db, 'INSERT INTO webhook_sources (project_id, kind, name, secret, ip_allowlist, enabled, rate_limit_per_minute, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
+        projectId,
+        input.kind,
+        input.name,
+        secret,
+        JSON.stringify(input.ip_allowlist ?? []),
+        input.enabled === false ? 0 : 1,
+        input.rate_limit_per_minute ?? DEFAULT_RATE_PER_MINUTE,
+        now,
+        now,
+      ).lastInsertRowid,
     );
     this.#active = null;
     return { row: this.get(projectId, id), secret };

@@ -32,7 +32,8 @@ const ID = /^[\x21-\x2d\x2f-\x7e]{1,256}$/;
 
 export function parseStandard(header: (name: string) => string): StandardParse {
   const id = header(STANDARD_HEADERS.id);
-  if (!ID.test(id)) return { ok: false, code: 'invalid_signature', detail: 'A Standard Webhooks request carries webhook-id (1-256 printable characters, no dot or space), webhook-timestamp and webhook-signature.' };
+  if (!ID.test(id))
+    return { ok: false, code: 'invalid_signature', detail: 'A Standard Webhooks request carries webhook-id (1-256 printable characters, no dot or space), webhook-timestamp and webhook-signature.' };
   const timestamp = header(STANDARD_HEADERS.timestamp).trim();
   if (!/^\d{1,12}$/.test(timestamp)) return { ok: false, code: 'stale_timestamp', detail: 'The webhook-timestamp header must be an integer of Unix seconds.' };
   const signatures: Buffer[] = [];

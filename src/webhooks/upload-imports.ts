@@ -23,7 +23,10 @@ export const finalizedSchema = z.object({
   name: z.string().min(1).max(1024).describe('object path in the bucket'),
   bucket: z.string().min(1).max(255),
   contentType: z.string().max(255).optional(),
-  size: z.union([z.string().regex(/^\d{1,15}$/), z.number().int().nonnegative()]).optional().describe('bytes (a string in the spec)'),
+  size: z
+    .union([z.string().regex(/^\d{1,15}$/), z.number().int().nonnegative()])
+    .optional()
+    .describe('bytes (a string in the spec)'),
   timeCreated: z.iso.datetime({ offset: true }).optional(),
 });
 
@@ -111,11 +114,16 @@ export class UploadImports {
     const contentType = notice.contentType?.split(';')[0]?.trim().toLowerCase() ?? null;
     const importable = this.settings.importBucket !== null && notice.bucket === this.settings.importBucket && contentType !== null && IMPORTABLE.has(contentType);
     const id = Number(
-      statement(
-        this.db,
-        'INSERT INTO finalized_uploads (project_id, bucket, name, content_type, size, time_created, status, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-      ).run(projectId, notice.bucket, notice.name, notice.contentType ?? null, notice.size === undefined ? null : Number(notice.size), notice.timeCreated ?? null, importable ? 'queued' : 'recorded', iso(this.clock.now()))
-        .lastInsertRowid,
+      statement(this.db, 'INSERT INTO finalized_uploads (project_id, bucket, name, content_type, size, time_created, status, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
+        projectId,
+        notice.bucket,
+        notice.name,
+        notice.contentType ?? null,
+        notice.size === undefined ? null : Number(notice.size),
+        notice.timeCreated ?? null,
+        importable ? 'queued' : 'recorded',
+        iso(this.clock.now()),
+      ).lastInsertRowid,
     );
     if (importable) {
       const job = this.#import(id, projectId, notice.name, contentType!).finally(() => this.#running.delete(job));

@@ -20,10 +20,17 @@ describe('analytics metrics', () => {
     expect((await api.post('/api/v1/projects', { name: 'Berlin', slug: 'berlin', timezone: 'Europe/Berlin' })).status).toBe(201);
     hall = (await api.post(`${P}/access-zones`, { name: 'Hall' })).body.data.id;
     lounge = (await api.post(`${P}/access-zones`, { name: 'Lounge' })).body.data.id;
-    for (const [name, zone, direction] of [['H-in', hall, 'in'], ['H-out', hall, 'out'], ['L-in', lounge, 'in']] as const) {
+    for (const [name, zone, direction] of [
+      ['H-in', hall, 'in'],
+      ['H-out', hall, 'out'],
+      ['L-in', lounge, 'in'],
+    ] as const) {
       doors[name] = (await api.post(`${P}/access-points`, { name, access_zone_id: zone, direction })).body.data.id;
     }
-    await api.post(`${P}/attendees/import`, ['A', 'B', 'C'].map((n) => ({ first_name: n, last_name: 'T', credential_value: n })));
+    await api.post(
+      `${P}/attendees/import`,
+      ['A', 'B', 'C'].map((n) => ({ first_name: n, last_name: 'T', credential_value: n })),
+    );
     const scans: [string, string, string, boolean][] = [
       ['08:05', 'H-in', 'A', true], // Hall 1
       ['08:20', 'H-in', 'B', true], // Hall 2
@@ -74,7 +81,11 @@ describe('analytics metrics', () => {
 
   it('reads plain dates as whole local days', async () => {
     const res = await metrics({ metric: 'zone_occupancy', zone_id: hall, interval: 'day', start_date: '2026-11-23', end_date: '2026-11-23' });
-    expect(res.body.data).toMatchObject({ start_date: '2026-11-23T00:00:00+01:00', end_date: '2026-11-24T00:00:00+01:00', series: [{ bucket: '2026-11-23T00:00:00+01:00', entries: 2, exits: 3, occupancy: 0 }] });
+    expect(res.body.data).toMatchObject({
+      start_date: '2026-11-23T00:00:00+01:00',
+      end_date: '2026-11-24T00:00:00+01:00',
+      series: [{ bucket: '2026-11-23T00:00:00+01:00', entries: 2, exits: 3, occupancy: 0 }],
+    });
   });
 
   it('access_summary: granted, denied, by reason, by zone, by access point, unique attendees', async () => {

@@ -76,7 +76,9 @@ describe('answer deadlines (the ring of open tickets)', () => {
     const { deadlines } = make();
     const waiters = Array.from({ length: 5000 }, () => new Recorder());
     const tickets = waiters.map((w) => deadlines.begin(w, 'mqtt'));
-    tickets.forEach((t, i) => i % 2 === 0 && deadlines.end(t));
+    tickets.forEach((t, i) => {
+      i % 2 === 0 && deadlines.end(t);
+    });
     deadlines.end(0);
     deadlines.end(tickets.at(-1)! + 10);
     deadlines.waitingOn(0, JOURNAL_WRITE);
@@ -113,7 +115,10 @@ describe('a scan not answered within mqtt.answerTimeoutMs', () => {
     const zone = (await api.post(`${A}/access-zones`, { name: 'Hall' })).body.data.id;
     gate = (await api.post(`${A}/access-points`, { name: 'Door', access_zone_id: zone, direction: 'both' })).body.data.id;
     for (const identifier of ['SLOW-1', 'SLOW-2', 'SLOW-3']) expect((await api.post(`${A}/readers`, { identifier, access_point_id: gate })).status).toBe(201);
-    await api.post(`${A}/attendees/import`, ['T-1', 'T-2', 'T-3'].map((credential_value) => ({ first_name: 'Grace', last_name: 'Hopper', credential_value })));
+    await api.post(
+      `${A}/attendees/import`,
+      ['T-1', 'T-2', 'T-3'].map((credential_value) => ({ first_name: 'Grace', last_name: 'Hopper', credential_value })),
+    );
   });
   afterAll(async () => {
     for (const c of open) c.end(true);
@@ -121,7 +126,13 @@ describe('a scan not answered within mqtt.answerTimeoutMs', () => {
   });
 
   const readerClient = async (creds: ReaderCredentials, reconnectPeriod: number) => {
-    const c = await connect(mqttUrl(gh), { username: creds.mqtt.username, password: creds.mqtt.password, clientId: `${creds.reader.identifier}-${Math.random().toString(36).slice(2, 8)}`, reconnectPeriod, clean: true });
+    const c = await connect(mqttUrl(gh), {
+      username: creds.mqtt.username,
+      password: creds.mqtt.password,
+      clientId: `${creds.reader.identifier}-${Math.random().toString(36).slice(2, 8)}`,
+      reconnectPeriod,
+      clean: true,
+    });
     open.push(c);
     c.on('error', () => {});
     const box = inbox(c);
@@ -130,7 +141,7 @@ describe('a scan not answered within mqtt.answerTimeoutMs', () => {
   };
   const closed = (c: MqttClient) => new Promise<void>((resolve) => c.once('close', () => resolve()));
 
-  it('closes the MQTT reader\'s connection unacknowledged; the reader reconnects, sends it again and gets it answered, with one event', async () => {
+  it("closes the MQTT reader's connection unacknowledged; the reader reconnects, sends it again and gets it answered, with one event", async () => {
     const creds = await readerLogin(gh, staff, A, 'SLOW-1');
     const { c, box } = await readerClient(creds, 100); // mqtt.js reconnects and sends unacknowledged QoS 1 publishes again
     const before = await timeouts();
@@ -191,8 +202,8 @@ describe('a scan not answered within mqtt.answerTimeoutMs', () => {
     const post = signedPoster(gh, staff, 'access-event');
     const before = await timeouts();
     const release = gh.app.eventLog.hold();
-    let rest;
-    let webhook;
+    let rest: Awaited<ReturnType<typeof api.post>>;
+    let webhook: Awaited<ReturnType<typeof post>>;
     try {
       rest = await api.post(`${A}/access-points/${gate}/scan`, { credential_value: 'T-3', request_id: 'rest-held' });
       webhook = await post({ reader_id: 'SLOW-3', credential_value: 'NOBODY', request_id: 'hook-held' });
@@ -201,7 +212,10 @@ describe('a scan not answered within mqtt.answerTimeoutMs', () => {
     }
     expect(rest.status).toBe(503);
     expect(rest.headers.get('retry-after')).toBe('1');
-    expect(rest.body).toEqual({ message: 'The scan was not answered within 0.3 s (it was waiting on its access event being written to the journal); send it again with the same request_id after Retry-After.', retry_after: Number(rest.headers.get('retry-after')) });
+    expect(rest.body).toEqual({
+      message: 'The scan was not answered within 0.3 s (it was waiting on its access event being written to the journal); send it again with the same request_id after Retry-After.',
+      retry_after: Number(rest.headers.get('retry-after')),
+    });
     expect(webhook.status).toBe(503);
     expect(webhook.headers.get('retry-after')).toBe('1');
     expect(webhook.body).toEqual({ error: 'scan_answer_timeout', message: expect.stringMatching(/^The scan was not answered within 0\.3 s/), retry_after: 1 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ScanError, type AccessEngine, type Decision } from '../../src/access/engine.js';
+import type { ScanError, AccessEngine, Decision } from '../../src/access/engine.js';
 import { client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 
 const A = '/api/v1/projects/default/default';

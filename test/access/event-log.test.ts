@@ -13,7 +13,11 @@ import { PresenceSnapshots } from '../../src/access/presence.js';
 import { client, startAppliance } from '../helpers/appliance.js';
 
 const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() =>
+  dirs.forEach((d) => {
+    rmSync(d, { recursive: true, force: true });
+  }),
+);
 const log = pino({ level: 'silent' });
 
 function row(i: number, extra: Partial<AccessEventRow> = {}): AccessEventRow {
@@ -124,10 +128,10 @@ describe('the access-event log (group commit into the journal)', () => {
     await first.stop();
     journals.splice(0);
     expect(segments()).toEqual([]);
-    expect(store.db.prepare('SELECT segment, offset FROM event_journal_position').get()).toEqual({ segment: 1, offset: Buffer.byteLength([1, 2, 3].map((i) => journalLine(row(i)) + '\n').join('')) });
+    expect(store.db.prepare('SELECT segment, offset FROM event_journal_position').get()).toEqual({ segment: 1, offset: Buffer.byteLength([1, 2, 3].map((i) => `${journalLine(row(i))}\n`).join('')) });
     // What a killed run leaves: its segment with rows answered after the last ingest (4, 5),
     // a later segment (6), and half a line a power cut can cut short (never answered).
-    const lines = (ids: number[]) => ids.map((i) => journalLine(row(i)) + '\n').join('');
+    const lines = (ids: number[]) => ids.map((i) => `${journalLine(row(i))}\n`).join('');
     writeFileSync(join(journalDir(), 'events-0000000001.jsonl'), lines([1, 2, 3, 4, 5]));
     writeFileSync(join(journalDir(), 'events-0000000002.jsonl'), lines([6]) + journalLine(row(7)).slice(0, 30));
 
@@ -239,7 +243,10 @@ describe('occupancy', () => {
     expect(occupancy.leave(2 ** 27, 1)).toBe(true);
     expect(occupancy.leave(2 ** 27, 1)).toBe(false); // never below zero
     expect(occupancy.count(1)).toBe(0);
-    expect(occupancy.entries().sort((a, b) => a[0] - b[0])).toEqual([[5, 2], [70_000, 2]]);
+    expect(occupancy.entries().sort((a, b) => a[0] - b[0])).toEqual([
+      [5, 2],
+      [70_000, 2],
+    ]);
     occupancy.forget(70_000);
     expect([occupancy.count(2), occupancy.zoneOf(70_000), occupancy.inside]).toEqual([1, undefined, 1]);
   });

@@ -139,7 +139,7 @@ describe('venue changes made by another process', () => {
     await expect(connect(mqttUrl(gh), { username: 'EXT-2', password: verified.body.data.reader_token, clientId: 'ext-2' })).rejects.toThrow();
   });
 
-  it('reads back only what another process wrote, not the appliance\'s own writes', async () => {
+  it("reads back only what another process wrote, not the appliance's own writes", async () => {
     const before = await metric('gatehouse_venue_external_rows_total');
     const csv = ['first_name,last_name,credential_value', ...Array.from({ length: 40 }, (_, i) => `Local,Person${i},LOCAL-${i}`)].join('\n');
     const local = await gh.request('POST', `${A}/attendees/import`, { token: await gh.token(), rawBody: csv, headers: { 'content-type': 'text/csv' } });

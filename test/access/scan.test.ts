@@ -37,7 +37,7 @@ describe('scanning over REST: decide, persist, announce, answer', () => {
     const res = await api.post(`${A}/access-points/${gate}/scan`, { credential_value: 'FAN-0', scan_type: 'qr' });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ success: true, access_granted: true, attendee: { first_name: 'Fan0', last_name: 'X' } });
-    const [event] = (await events());
+    const [event] = await events();
     expect(event).toMatchObject({ project_id: 1, access_point_id: gate, access_zone_id: zone, credential_value: 'FAN-0', granted: 1, reason: null, source: 'api', movement: 'in' });
     expect(event.uuid).toMatch(/^[0-9a-f-]{36}$/);
     expect(announced[0]).toMatchObject({ name: 'AccessGranted', projectId: 1 });

@@ -22,7 +22,7 @@ describe('a CLI import while the appliance runs', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('reaches the running appliance\'s decisions without a restart', async () => {
+  it("reaches the running appliance's decisions without a restart", async () => {
     gh = await startAppliance({}, { dataDir });
     const api = client(gh, await gh.token());
     const zone = (await api.post(`${A}/access-zones`, { name: 'Hall' })).body.data.id;

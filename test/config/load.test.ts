@@ -30,15 +30,34 @@ describe('configuration', () => {
   it('understands every environment variable DESIGN.md promises', () => {
     const names = configLeaves.map((l) => l.env);
     for (const name of [
-      'GATEHOUSE_HTTP_PORT', 'GATEHOUSE_MQTT_PORT', 'GATEHOUSE_DATA_DIR', 'GATEHOUSE_ADMIN_EMAIL', 'GATEHOUSE_ADMIN_PASSWORD',
-      'GATEHOUSE_ROLE', 'GATEHOUSE_CLOUD_URL', 'GATEHOUSE_SYNC_TOKEN', 'GATEHOUSE_LOG_LEVEL', 'GATEHOUSE_RATE_LIMIT_STANDARD',
-      'GATEHOUSE_RATE_LIMIT_BULK', 'GATEHOUSE_RATE_LIMIT_SEARCH', 'GATEHOUSE_PUSHER_APP_ID', 'GATEHOUSE_PUSHER_KEY',
-      'GATEHOUSE_PUSHER_SECRET', 'GATEHOUSE_WEBHOOK_ALLOW_INSECURE',
-    ]) expect(names, name).toContain(name);
+      'GATEHOUSE_HTTP_PORT',
+      'GATEHOUSE_MQTT_PORT',
+      'GATEHOUSE_DATA_DIR',
+      'GATEHOUSE_ADMIN_EMAIL',
+      'GATEHOUSE_ADMIN_PASSWORD',
+      'GATEHOUSE_ROLE',
+      'GATEHOUSE_CLOUD_URL',
+      'GATEHOUSE_SYNC_TOKEN',
+      'GATEHOUSE_LOG_LEVEL',
+      'GATEHOUSE_RATE_LIMIT_STANDARD',
+      'GATEHOUSE_RATE_LIMIT_BULK',
+      'GATEHOUSE_RATE_LIMIT_SEARCH',
+      'GATEHOUSE_PUSHER_APP_ID',
+      'GATEHOUSE_PUSHER_KEY',
+      'GATEHOUSE_PUSHER_SECRET',
+      'GATEHOUSE_WEBHOOK_ALLOW_INSECURE',
+    ])
+      expect(names, name).toContain(name);
     const config = loadConfig({
       env: {
-        GATEHOUSE_HTTP_PORT: '9090', GATEHOUSE_MQTT_PORT: '0', GATEHOUSE_ROLE: 'edge', GATEHOUSE_CLOUD_URL: 'https://cloud.example.test',
-        GATEHOUSE_SYNC_TOKEN: 'tok', GATEHOUSE_RATE_LIMIT_BULK: '0', GATEHOUSE_WEBHOOK_ALLOW_INSECURE: '1', GATEHOUSE_PUSHER_KEY: 'k',
+        GATEHOUSE_HTTP_PORT: '9090',
+        GATEHOUSE_MQTT_PORT: '0',
+        GATEHOUSE_ROLE: 'edge',
+        GATEHOUSE_CLOUD_URL: 'https://cloud.example.test',
+        GATEHOUSE_SYNC_TOKEN: 'tok',
+        GATEHOUSE_RATE_LIMIT_BULK: '0',
+        GATEHOUSE_WEBHOOK_ALLOW_INSECURE: '1',
+        GATEHOUSE_PUSHER_KEY: 'k',
       },
     });
     expect(config.http.port).toBe(9090);

@@ -41,7 +41,12 @@ describe('anonymous reader login and OTP verify', () => {
     const unknownTeam = await login('/api/v1/projects/nope/default', 'R-1');
     expect(known.status).toBe(202);
     expect(known.body).toEqual({
-      data: { reader_identifier: 'R-1', status: 'pending', expires_at: new Date(NOW + 10 * 60_000).toISOString(), message: 'Ask venue staff for the one-time password, then POST it to /api/v1/reader-otp/verify.' },
+      data: {
+        reader_identifier: 'R-1',
+        status: 'pending',
+        expires_at: new Date(NOW + 10 * 60_000).toISOString(),
+        message: 'Ask venue staff for the one-time password, then POST it to /api/v1/reader-otp/verify.',
+      },
     });
     for (const other of [unknownReader, unknownProject, unknownTeam]) expect(visible(other)).toEqual(visible(known));
     // Only the known reader has a login pending.

@@ -101,7 +101,12 @@ export async function readerLogin(gh: TestAppliance, staffToken: string, project
 
 /** Connects as the reader and subscribes to its decisions topic. */
 export async function connectReader(gh: TestAppliance, creds: ReaderCredentials, options: IClientOptions = {}): Promise<{ client: MqttClient; inbox: Inbox }> {
-  const client = await connect(mqttUrl(gh), { username: creds.mqtt.username, password: creds.mqtt.password, clientId: `${creds.reader.identifier}-${Math.random().toString(36).slice(2, 8)}`, ...options });
+  const client = await connect(mqttUrl(gh), {
+    username: creds.mqtt.username,
+    password: creds.mqtt.password,
+    clientId: `${creds.reader.identifier}-${Math.random().toString(36).slice(2, 8)}`,
+    ...options,
+  });
   const box = inbox(client);
   expect(await subscribe(client, creds.mqtt.decisions_topic)).toEqual([1]);
   return { client, inbox: box };

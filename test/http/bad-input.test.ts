@@ -8,7 +8,8 @@ import { webhookPoster } from '../helpers/webhooks.js';
  * plain object answered 500 for them, before any login. */
 const PROTO_KEYS = ['constructor', '__proto__', 'toString'] as const;
 /** A JSON object with `key` as an own key: JSON.stringify({__proto__: ...}) would set the prototype instead. */
-const withKey = (key: string, value: unknown, rest: Record<string, unknown> = {}) => `{${JSON.stringify(key)}:${JSON.stringify(value)}${Object.keys(rest).length ? `,${JSON.stringify(rest).slice(1, -1)}` : ''}}`;
+const withKey = (key: string, value: unknown, rest: Record<string, unknown> = {}) =>
+  `{${JSON.stringify(key)}:${JSON.stringify(value)}${Object.keys(rest).length ? `,${JSON.stringify(rest).slice(1, -1)}` : ''}}`;
 
 describe('bad input', () => {
   let gh: TestAppliance;
@@ -163,7 +164,21 @@ describe('error catalogue', () => {
     for (const [code, entry] of Object.entries(errorCatalogue)) {
       expect(entry.status, code).toBeGreaterThanOrEqual(400);
       expect(entry.status, code).toBeLessThan(600);
-      const err = new AppError(code as keyof typeof errorCatalogue, { path: '/x', resource: 'Thing', method: 'GET', allowed: 'POST', limit: 1, type: 't', expected: 'e', detail: 'd', identifier: 'R1', appId: '1', header: 'X-Svc-Signature', address: '10.0.0.9', seconds: 300 });
+      const err = new AppError(code as keyof typeof errorCatalogue, {
+        path: '/x',
+        resource: 'Thing',
+        method: 'GET',
+        allowed: 'POST',
+        limit: 1,
+        type: 't',
+        expected: 'e',
+        detail: 'd',
+        identifier: 'R1',
+        appId: '1',
+        header: 'X-Svc-Signature',
+        address: '10.0.0.9',
+        seconds: 300,
+      });
       expect(err.body.message, code).toBe(err.message);
       expect(err.message, code).not.toMatch(/\{\w+\}/);
     }

@@ -48,7 +48,14 @@ describe('metrics access', () => {
     expect(ok.status).toBe(200);
     expect(await ok.text()).toContain('# HELP');
     const apiToken = await gh.token();
-    for (const authorization of [undefined, 'Bearer', `Bearer ${METRICS_TOKEN}x`, `Bearer ${METRICS_TOKEN.slice(0, -1)}`, `Basic ${Buffer.from(`x:${METRICS_TOKEN}`).toString('base64')}`, `Bearer ${apiToken}`]) {
+    for (const authorization of [
+      undefined,
+      'Bearer',
+      `Bearer ${METRICS_TOKEN}x`,
+      `Bearer ${METRICS_TOKEN.slice(0, -1)}`,
+      `Basic ${Buffer.from(`x:${METRICS_TOKEN}`).toString('base64')}`,
+      `Bearer ${apiToken}`,
+    ]) {
       const res = await scrape(gh.url, authorization ? { authorization } : {});
       expect(res.status, authorization).toBe(401);
       expect(res.headers.get('www-authenticate')).toBe('Bearer realm="metrics"');

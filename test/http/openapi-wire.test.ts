@@ -75,7 +75,8 @@ describe('the OpenAPI document, against the wire', () => {
     store.pragma('busy_timeout = 10000');
     const triggers = ['teams', 'finalized_uploads'].map((table) => `wire_refuse_${table}`);
     try {
-      for (const [i, table] of ['teams', 'finalized_uploads'].entries()) store.exec(`CREATE TRIGGER ${triggers[i]} BEFORE INSERT ON ${table} BEGIN SELECT RAISE(ABORT, 'refused by the wire test'); END`);
+      for (const [i, table] of ['teams', 'finalized_uploads'].entries())
+        store.exec(`CREATE TRIGGER ${triggers[i]} BEFORE INSERT ON ${table} BEGIN SELECT RAISE(ABORT, 'refused by the wire test'); END`);
       const problems = await run(
         [
           c('teams.store', 500, 'a store that refuses the insert', () => w.api('POST', '/api/v1/teams', { name: 'Refused' })),
@@ -92,7 +93,13 @@ describe('the OpenAPI document, against the wire', () => {
 
   it('answers 429 with Retry-After and the rate-limit headers on every limited operation, once its budget is spent', async () => {
     // A window of an hour: the budgets spent below stay spent however slow the machine is.
-    const limits = { GATEHOUSE_RATE_LIMIT_STANDARD: '1', GATEHOUSE_RATE_LIMIT_BULK: '1', GATEHOUSE_RATE_LIMIT_SEARCH: '1', GATEHOUSE_RATE_LIMIT_WINDOW_SECONDS: '3600', GATEHOUSE_READERS_VERIFY_PER_MINUTE: '1' };
+    const limits = {
+      GATEHOUSE_RATE_LIMIT_STANDARD: '1',
+      GATEHOUSE_RATE_LIMIT_BULK: '1',
+      GATEHOUSE_RATE_LIMIT_SEARCH: '1',
+      GATEHOUSE_RATE_LIMIT_WINDOW_SECONDS: '3600',
+      GATEHOUSE_READERS_VERIFY_PER_MINUTE: '1',
+    };
     const tight = await startAppliance({ ...PUSHER_ENV, ...limits });
     try {
       const token = await tight.token(); // spends the client address's standard budget
@@ -192,8 +199,15 @@ describe('the OpenAPI document, against the wire', () => {
       const release = held.app.eventLog.hold(); // a stalled journal: writes neither done nor failed
       try {
         const cases = [
-          c('access-points.scan', 503, 'a scan whose event the journal does not take in time', () => h.api('POST', `${A}/access-points/${v.door}/scan`, { credential_value: 'CRED-1', request_id: 'held-rest' })),
-          c('webhooks.access-event', 503, 'a scan whose event the journal does not take in time', h.signed('access-event', JSON.stringify({ reader_id: 'R-1', credential_value: 'CRED-1', request_id: 'held-hook' }))),
+          c('access-points.scan', 503, 'a scan whose event the journal does not take in time', () =>
+            h.api('POST', `${A}/access-points/${v.door}/scan`, { credential_value: 'CRED-1', request_id: 'held-rest' }),
+          ),
+          c(
+            'webhooks.access-event',
+            503,
+            'a scan whose event the journal does not take in time',
+            h.signed('access-event', JSON.stringify({ reader_id: 'R-1', credential_value: 'CRED-1', request_id: 'held-hook' })),
+          ),
         ];
         expect(await run(cases, ops, h)).toEqual([]);
       } finally {

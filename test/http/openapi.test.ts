@@ -66,7 +66,9 @@ describe('OpenAPI description', () => {
           if (status === '429') {
             expect(schema.required, where).toContain('retry_after');
             // X-RateLimit-Reset comes with the rate limit's 429, not with an account's login lock (login_locked).
-            const required = Object.entries<any>(response.headers).filter(([, h]) => h.required).map(([name]) => name);
+            const required = Object.entries<any>(response.headers)
+              .filter(([, h]) => h.required)
+              .map(([name]) => name);
             expect(required, where).toEqual(expect.arrayContaining(['Retry-After', 'X-Request-Id']));
             // The limiter's counters come with a rate limit's 429 only: not with an account's login
             // lock (login_locked) nor an address's webhook failures (too_many_failures).
@@ -89,7 +91,10 @@ describe('OpenAPI description', () => {
 
   it('declares what depends on configuration as configured: the webhook header names, unsigned admission, rate limits', async () => {
     const signed = doc.paths['/webhook/v1/access-event'].post;
-    expect(signed.parameters.filter((p: any) => p.in === 'header').map((p: any) => [p.name, p.required])).toEqual([['X-Svc-Signature', true], ['X-Svc-Timestamp', false]]);
+    expect(signed.parameters.filter((p: any) => p.in === 'header').map((p: any) => [p.name, p.required])).toEqual([
+      ['X-Svc-Signature', true],
+      ['X-Svc-Timestamp', false],
+    ]);
     expect(signed.responses['401'].description).toContain('missing_signature');
     expect(signed.responses['200'].headers['X-Svc-Replayed'].required).toBe(false);
     // The test appliance runs without rate limits: nothing says 429 or X-RateLimit-*.
@@ -100,7 +105,10 @@ describe('OpenAPI description', () => {
     try {
       const configured = (await other.request('GET', '/api/v1/openapi.json')).body;
       const unsigned = configured.paths['/webhook/v1/access-event'].post;
-      expect(unsigned.parameters.filter((p: any) => p.in === 'header').map((p: any) => [p.name, p.required])).toEqual([['X-Acme-Signature', false], ['X-Acme-Timestamp', false]]);
+      expect(unsigned.parameters.filter((p: any) => p.in === 'header').map((p: any) => [p.name, p.required])).toEqual([
+        ['X-Acme-Signature', false],
+        ['X-Acme-Timestamp', false],
+      ]);
       expect(unsigned.responses['401'].description).not.toContain('missing_signature');
       expect(Object.keys(unsigned.responses['200'].headers).sort()).toEqual(['X-Acme-Replayed', 'X-Content-Type-Options', 'X-Frame-Options', 'X-Request-Id']);
       const partner = configured.paths['/webhook/v1/registration-partner'].post;

@@ -76,7 +76,11 @@ describe('security headers', () => {
     expect(verified.status).toBe(200);
     expectNoStore(verified, 'reader OTP verify');
 
-    const auth = await gh.request('POST', '/broadcasting/auth', { token, rawBody: `socket_id=1.2&channel_name=private-dashboard.project.default.default.access`, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const auth = await gh.request('POST', '/broadcasting/auth', {
+      token,
+      rawBody: `socket_id=1.2&channel_name=private-dashboard.project.default.default.access`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(auth.status).toBe(200);
     expectNoStore(auth, 'channel auth signature');
 

@@ -10,7 +10,7 @@ import { startProcessAppliance, type ProcessAppliance } from '../helpers/process
 
 const A = '/api/v1/projects/default/default';
 
-describe('a write while another connection holds the store\'s write lock', () => {
+describe("a write while another connection holds the store's write lock", () => {
   let gh: ProcessAppliance;
   let token: string;
   let lock: BetterSqlite3.Database;
@@ -56,13 +56,24 @@ describe('a write while another connection holds the store\'s write lock', () =>
       const create = await send('POST', `${A}/attendees`, { first_name: 'Blocked', last_name: 'Writer' });
       expect(create.status).toBe(503);
       expect(create.headers.get('retry-after')).toBe('1');
-      expect(create.body).toEqual({ message: expect.stringMatching(/^The store is busy with other writes and this change could not be made within 0\.25 s; nothing of it was written/), retry_after: 1 });
+      expect(create.body).toEqual({
+        message: expect.stringMatching(/^The store is busy with other writes and this change could not be made within 0\.25 s; nothing of it was written/),
+        retry_after: 1,
+      });
 
       const zones = await send('PUT', `${A}/attendee-types/${guest}`, { zone_ids: [zone] });
       expect(zones.status).toBe(503);
       expect(zones.headers.get('retry-after')).toBe('1');
 
-      const syncBody = { team_slug: 'default', project_slug: 'default', sync_mode: 'upsert', attendees: [{ external_id: 'CRM-1', first_name: 'Grace' }, { external_id: 'CRM-2', first_name: 'Edith' }] };
+      const syncBody = {
+        team_slug: 'default',
+        project_slug: 'default',
+        sync_mode: 'upsert',
+        attendees: [
+          { external_id: 'CRM-1', first_name: 'Grace' },
+          { external_id: 'CRM-2', first_name: 'Edith' },
+        ],
+      };
       const sync = await gh.signedPost('/webhook/v1/attendee-sync', syncBody, syncSecret);
       expect(sync.status).toBe(503);
       expect(sync.headers.get('retry-after')).toBe('1');
@@ -98,7 +109,19 @@ describe('a write while another connection holds the store\'s write lock', () =>
     // The same requests again, now that the lock is free: each applied once.
     expect((await send('POST', `${A}/attendees`, { first_name: 'Blocked', last_name: 'Writer' })).status).toBe(201);
     expect((await send('PUT', `${A}/attendee-types/${guest}`, { zone_ids: [zone] })).status).toBe(200);
-    const synced = await gh.signedPost('/webhook/v1/attendee-sync', { team_slug: 'default', project_slug: 'default', sync_mode: 'upsert', attendees: [{ external_id: 'CRM-1', first_name: 'Grace' }, { external_id: 'CRM-2', first_name: 'Edith' }] }, syncSecret);
+    const synced = await gh.signedPost(
+      '/webhook/v1/attendee-sync',
+      {
+        team_slug: 'default',
+        project_slug: 'default',
+        sync_mode: 'upsert',
+        attendees: [
+          { external_id: 'CRM-1', first_name: 'Grace' },
+          { external_id: 'CRM-2', first_name: 'Edith' },
+        ],
+      },
+      syncSecret,
+    );
     expect(synced.status).toBe(200);
     expect(synced.body.results).toMatchObject({ created: 2, updated: 0 });
     expect((await gh.request('POST', '/api/v1/reader-otp/verify', { body: { otp, reader_identifier: 'R-BUSY' } })).status).toBe(200);

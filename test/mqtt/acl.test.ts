@@ -16,7 +16,11 @@ describe('the broker ACL', () => {
   let r1: ReaderCredentials;
   const open: MqttClient[] = [];
   const track = <C extends MqttClient>(c: C) => (open.push(c), c);
-  const refusal = (p: Promise<unknown>) => p.then(() => null, (e: { code?: number }) => e.code);
+  const refusal = (p: Promise<unknown>) =>
+    p.then(
+      () => null,
+      (e: { code?: number }) => e.code,
+    );
 
   beforeAll(async () => {
     gh = await startAppliance({ GATEHOUSE_MQTT_RECHECK_INTERVAL_MS: '200' });

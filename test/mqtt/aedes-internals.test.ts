@@ -57,7 +57,7 @@ async function connectAs(b: Running, clientId: string, clean = true): Promise<{ 
   });
   const remote = mqtt.connect(`mqtt://127.0.0.1:${b.port}`, { clientId, clean, reconnectPeriod: 0, protocolVersion: 4 });
   b.clients.push(remote);
-  await once(remote, 'connect');
+  await new Promise((resolve) => remote.once('connect', resolve));
   const client = await registered;
   // A round trip, so aedes has finished the connect series (its read batch, its flags) first.
   await remote.subscribeAsync(`settled/${clientId}`);
@@ -118,9 +118,9 @@ describe('aedes internals', () => {
     expect(batch()).toBe(before);
     // The connection still works: a publish round trip after the batch ended.
     await remote.subscribeAsync('t/echo');
-    const got = once(remote, 'message');
+    const got = new Promise<string>((resolve) => remote.once('message', (topic) => resolve(topic)));
     await remote.publishAsync('t/echo', 'x', { qos: 1 });
-    const [topic] = await got;
+    const topic = await got;
     expect(topic).toBe('t/echo');
   });
 
@@ -155,7 +155,12 @@ describe('connected clients, from aedes public events', () => {
     const b = await broker();
     const first = await connectAs(b, 'door');
     const other = await connectAs(b, 'gate');
-    expect(b.connected.all().map((c) => c.id).sort()).toEqual(['door', 'gate']);
+    expect(
+      b.connected
+        .all()
+        .map((c) => c.id)
+        .sort(),
+    ).toEqual(['door', 'gate']);
     // The same id again: aedes closes the first connection and registers the second (MQTT-3.1.4-2).
     const second = await connectAs(b, 'door');
     expect(b.connected.all()).toHaveLength(2);

@@ -62,7 +62,16 @@ async function rawConnect(gh: TestAppliance, creds: ReaderCredentials, keepalive
     isClosed: () => isClosed,
   };
   await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-  raw.send({ cmd: 'connect', protocolId: 'MQTT', protocolVersion: 4, clean: true, clientId: `raw-${creds.reader.identifier}-${Math.random().toString(36).slice(2, 8)}`, keepalive, username: creds.mqtt.username, password: Buffer.from(creds.mqtt.password) });
+  raw.send({
+    cmd: 'connect',
+    protocolId: 'MQTT',
+    protocolVersion: 4,
+    clean: true,
+    clientId: `raw-${creds.reader.identifier}-${Math.random().toString(36).slice(2, 8)}`,
+    keepalive,
+    username: creds.mqtt.username,
+    password: Buffer.from(creds.mqtt.password),
+  });
   expect(await raw.next((p) => p.cmd === 'connack')).toMatchObject({ returnCode: 0 });
   raw.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: creds.mqtt.decisions_topic, qos: subscriptionQos }] });
   expect(await raw.next((p) => p.cmd === 'suback')).toMatchObject({ granted: [subscriptionQos] });
@@ -125,16 +134,23 @@ describe('acknowledging and answering scans', () => {
     await raw.closed;
   });
 
-  it('splits a reader\'s bytes into frames itself: a scan in pieces, scans around a PINGREQ in one write, a foreign topic to the ACL', async () => {
+  it("splits a reader's bytes into frames itself: a scan in pieces, scans around a PINGREQ in one write, a foreign topic to the ACL", async () => {
     const creds = await readerLogin(gh, staff, A, 'Q-1');
     const raw = await rawConnect(gh, creds);
     const whole = mqttPacket.generate(scanPacket(creds, 300, 'pieces-1', 'T-1'));
-    for (const [from, to] of [[0, 1], [1, 2], [2, 30], [30, whole.length]] as const) {
+    for (const [from, to] of [
+      [0, 1],
+      [1, 2],
+      [2, 30],
+      [30, whole.length],
+    ] as const) {
       raw.socket.write(whole.subarray(from, to));
       await new Promise((r) => setTimeout(r, 30));
     }
     expect(decisionOf(await raw.next((p) => p.cmd === 'publish' && decisionOf(p).request_id === 'pieces-1'))).toMatchObject({ access_point_id: gate });
-    raw.socket.write(Buffer.concat([mqttPacket.generate(scanPacket(creds, 301, 'batch-1', 'T-1')), mqttPacket.generate({ cmd: 'pingreq' }), mqttPacket.generate(scanPacket(creds, 302, 'batch-2', 'NOBODY'))]));
+    raw.socket.write(
+      Buffer.concat([mqttPacket.generate(scanPacket(creds, 301, 'batch-1', 'T-1')), mqttPacket.generate({ cmd: 'pingreq' }), mqttPacket.generate(scanPacket(creds, 302, 'batch-2', 'NOBODY'))]),
+    );
     await raw.next((p) => p.cmd === 'pingresp');
     for (const id of [301, 302]) await raw.next((p) => p.cmd === 'puback' && p.messageId === id);
     expect(decisionOf(await raw.next((p) => p.cmd === 'publish' && decisionOf(p).request_id === 'batch-2'))).toMatchObject({ access_granted: false, reason: 'invalid_credential' });
@@ -158,7 +174,7 @@ describe('acknowledging and answering scans', () => {
     await raw.closed;
   });
 
-  it("keeps a reader that only sends scans connected: its scans count as keep-alive traffic, and silence does not", async () => {
+  it('keeps a reader that only sends scans connected: its scans count as keep-alive traffic, and silence does not', async () => {
     const creds = await readerLogin(gh, staff, A, 'Q-2');
     const raw = await rawConnect(gh, creds, 1); // keep-alive 1 s: the broker closes after 1.5 s of silence
     const start = Date.now();
@@ -225,7 +241,18 @@ describe('acknowledging and answering scans', () => {
         socket.write(mqttPacket.generate(scanPacket(creds, 7, 'early-1', 'T-1')));
       };
       gh.app.mqtt.aedes.on('client', registering);
-      socket.write(mqttPacket.generate({ cmd: 'connect', protocolId: 'MQTT', protocolVersion: 4, clean: true, clientId, keepalive: 60, username: creds.mqtt.username, password: Buffer.from(creds.mqtt.password) }));
+      socket.write(
+        mqttPacket.generate({
+          cmd: 'connect',
+          protocolId: 'MQTT',
+          protocolVersion: 4,
+          clean: true,
+          clientId,
+          keepalive: 60,
+          username: creds.mqtt.username,
+          password: Buffer.from(creds.mqtt.password),
+        }),
+      );
       await expect.poll(() => got.map((p) => p.cmd), { timeout: 5000 }).toEqual(['connack', 'puback']);
       expect(got[1]).toMatchObject({ messageId: 7 });
       socket.destroy();
@@ -256,4 +283,3 @@ describe('acknowledging and answering scans', () => {
     expect(await eventCount()).toBe(before);
   });
 });
-

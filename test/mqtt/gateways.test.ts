@@ -66,12 +66,25 @@ describe('gateways', () => {
     expect(gw.token).toMatch(/^gateway:\d+:/);
     const gateway = track(await connect(mqttUrl(gh), { username: 'GW-1', password: gw.token, will: { topic: gw.data.status_topic, payload: Buffer.from('offline'), qos: 1, retain: true } }));
     const box = inbox(gateway);
-    const report = { gateway_id: 'GW-1', status: 'online', readers: [{ reader_id: 'GW1-A', status: 'connected', last_scan: '2026-11-23T11:00:00Z' }, { reader_id: 'GW1-B', status: 'connected', last_scan: null }], timestamp: '2026-11-23T11:00:05Z' };
+    const report = {
+      gateway_id: 'GW-1',
+      status: 'online',
+      readers: [
+        { reader_id: 'GW1-A', status: 'connected', last_scan: '2026-11-23T11:00:00Z' },
+        { reader_id: 'GW1-B', status: 'connected', last_scan: null },
+      ],
+      timestamp: '2026-11-23T11:00:05Z',
+    };
     await gateway.publishAsync(gw.data.status_topic, JSON.stringify(report), { qos: 1, retain: true });
     const online = await console_.next('GatewayOnline');
     expect(online.data).toMatchObject({ id: gw.data.id, identifier: 'GW-1', status: 'online' });
     const shown = (await api.get(`${A}/gateways/${gw.data.id}`)).body.data;
-    expect(shown).toMatchObject({ identifier: 'GW-1', status: 'online', reader_ids: [readers['GW1-A'], readers['GW1-B']], last_report: { gateway_id: 'GW-1', status: 'online', readers: report.readers } });
+    expect(shown).toMatchObject({
+      identifier: 'GW-1',
+      status: 'online',
+      reader_ids: [readers['GW1-A'], readers['GW1-B']],
+      last_report: { gateway_id: 'GW-1', status: 'online', readers: report.readers },
+    });
     expect(Date.parse(shown.last_seen)).toBeGreaterThan(Date.now() - 10_000);
     const readerA = (await api.get(`${A}/readers/${readers['GW1-A']}`)).body.data;
     expect(readerA).toMatchObject({ gateway_id: gw.data.id, status: { status: 'online', connected_via: 'gateway', gateway_status: 'connected', last_scan: '2026-11-23T11:00:00.000Z' } });
@@ -87,7 +100,7 @@ describe('gateways', () => {
     expect(await subscribe(gateway, [`${T}/readers/+/decisions`, `${T}/readers/LONE/decisions`])).toEqual([1, 128]);
     const lone = await readerLogin(gh, staff, A, 'LONE');
     // Without the OTP: only REST with access:write shows it (issue 23, item 2).
-    expect((await console_.next('ReaderLoginRequested')).data).toEqual({ reader_id: readers['LONE'], reader_identifier: 'LONE', expires_at: expect.any(String) });
+    expect((await console_.next('ReaderLoginRequested')).data).toEqual({ reader_id: readers.LONE, reader_identifier: 'LONE', expires_at: expect.any(String) });
     const { client: loneReader, inbox: loneBox } = await connectReader(gh, lone);
     track(loneReader);
     await loneReader.publishAsync(lone.mqtt.scans_topic, JSON.stringify({ request_id: 'lone-1', credential_value: 'TICKET-2' }), { qos: 1 });
@@ -114,7 +127,15 @@ describe('gateways', () => {
   it('keeps the same state from the mqtt-gateway-status webhook, and answers bad reports in the webhook envelope', async () => {
     const gw = await gatewayWith('GW-2', [readers['GW1-A']!]);
     const post = signedPoster(gh, staff, 'gateway-status');
-    const ok = await post({ gateway_id: 'GW-2', status: 'online', readers: [{ reader_id: 'GW1-A', status: 'connected', last_scan: '2026-11-23T11:30:00Z' }, { reader_id: 'GHOST', status: 'connected' }], timestamp: '2026-11-23T11:30:01Z' });
+    const ok = await post({
+      gateway_id: 'GW-2',
+      status: 'online',
+      readers: [
+        { reader_id: 'GW1-A', status: 'connected', last_scan: '2026-11-23T11:30:00Z' },
+        { reader_id: 'GHOST', status: 'connected' },
+      ],
+      timestamp: '2026-11-23T11:30:01Z',
+    });
     expect(ok.status).toBe(200);
     expect(ok.body).toEqual({ success: true, message: 'Gateway status recorded; unknown reader ids ignored: GHOST.' });
     expect((await console_.next('GatewayOnline')).data).toMatchObject({ identifier: 'GW-2' });
@@ -142,12 +163,22 @@ describe('gateways', () => {
     const rotated = await api.post(`${A}/gateways/${gw.data.id}/token`, {});
     expect(rotated.status).toBe(201);
     await closed;
-    expect(await connect(mqttUrl(gh), { username: 'GW-3', password: gw.token }).then(() => 0, (e: { code: number }) => e.code)).toBe(4);
+    expect(
+      await connect(mqttUrl(gh), { username: 'GW-3', password: gw.token }).then(
+        () => 0,
+        (e: { code: number }) => e.code,
+      ),
+    ).toBe(4);
     const second = track(await connect(mqttUrl(gh), { username: 'GW-3', password: rotated.body.token }));
     const gone = closedBy(second);
     expect((await api.del(`${A}/gateways/${gw.data.id}`)).status).toBe(204);
     await gone;
-    expect(await connect(mqttUrl(gh), { username: 'GW-3', password: rotated.body.token }).then(() => 0, (e: { code: number }) => e.code)).toBe(4);
+    expect(
+      await connect(mqttUrl(gh), { username: 'GW-3', password: rotated.body.token }).then(
+        () => 0,
+        (e: { code: number }) => e.code,
+      ),
+    ).toBe(4);
     expect((await api.get(`${A}/gateways/${gw.data.id}`)).status).toBe(404);
   });
 });

@@ -64,7 +64,13 @@ describe('readers over MQTT', () => {
       decided_at: new Date(NOW).toISOString(),
     });
     await reader.publishAsync(creds.mqtt.scans_topic, JSON.stringify({ request_id: 'a-2', credential_value: 'NOPE', scan_type: 'barcode', timestamp: Math.floor(NOW / 1000) }), { qos: 1 });
-    expect((await box.next((m) => m.payload.request_id === 'a-2')).payload).toEqual({ request_id: 'a-2', access_granted: false, reason: 'invalid_credential', access_point_id: gate, decided_at: new Date(NOW).toISOString() });
+    expect((await box.next((m) => m.payload.request_id === 'a-2')).payload).toEqual({
+      request_id: 'a-2',
+      access_granted: false,
+      reason: 'invalid_credential',
+      access_point_id: gate,
+      decided_at: new Date(NOW).toISOString(),
+    });
 
     const log = await events();
     expect(log.data.slice(0, 2)).toEqual([

@@ -38,7 +38,7 @@ describe('staff MQTT sessions when access ends', () => {
   const track = <C extends MqttClient>(c: C) => (open.push(c), c);
 
   const member = async (email: string, scopes = ['access:read']) => {
-    const user = await createUser(gh, (await gh.token()), email, scopes);
+    const user = await createUser(gh, await gh.token(), email, scopes);
     expect((await api.post(`/api/v1/users/${user.id}/teams`, { team_slug: 'default' })).status).toBe(200);
     return user;
   };

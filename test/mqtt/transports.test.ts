@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { MqttClient } from 'mqtt';
 import mqttPacket from 'mqtt-packet';
+import { subscriptionsOf } from '../../src/mqtt/aedes-internals.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { connect, connectReader, inbox, mqttPort, readerLogin, subscribe, type ReaderCredentials } from '../helpers/mqtt.js';
@@ -59,7 +60,10 @@ describe('MQTT transports', () => {
     const c = creds['WS-1']!;
     const reader = track(await connect(`${gh.url.replace('http', 'ws')}/mqtt`, { username: c.mqtt.username, password: c.mqtt.password }));
     expect(await scanAndDecide(reader, c, 'ws-1')).toMatchObject({ request_id: 'ws-1', access_granted: expect.any(Boolean) });
-    const refused = await connect(`${gh.url.replace('http', 'ws')}/mqtt`, { username: 'WS-1', password: 'wrong' }).then(() => 0, (e: { code: number }) => e.code);
+    const refused = await connect(`${gh.url.replace('http', 'ws')}/mqtt`, { username: 'WS-1', password: 'wrong' }).then(
+      () => 0,
+      (e: { code: number }) => e.code,
+    );
     expect(refused).toBe(4);
   });
 
@@ -75,7 +79,27 @@ describe('MQTT transports', () => {
   it('decides a scan published by mosquitto_pub and delivers the decision to mosquitto_sub', async () => {
     const c = creds['MOSQ-1']!;
     const port = String(mqttPort(gh));
-    const sub = spawn('mosquitto_sub', ['-h', '127.0.0.1', '-p', port, '-V', 'mqttv311', '-i', 'mosq-sub', '-u', c.mqtt.username, '-P', c.mqtt.password, '-t', c.mqtt.decisions_topic, '-q', '1', '-C', '1', '-v']);
+    const sub = spawn('mosquitto_sub', [
+      '-h',
+      '127.0.0.1',
+      '-p',
+      port,
+      '-V',
+      'mqttv311',
+      '-i',
+      'mosq-sub',
+      '-u',
+      c.mqtt.username,
+      '-P',
+      c.mqtt.password,
+      '-t',
+      c.mqtt.decisions_topic,
+      '-q',
+      '1',
+      '-C',
+      '1',
+      '-v',
+    ]);
     let out = '';
     let err = '';
     sub.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -83,8 +107,28 @@ describe('MQTT transports', () => {
     const exited = new Promise<number | null>((resolve) => sub.on('exit', resolve));
     // mosquitto_sub has connected once the reader shows online; its SUBSCRIBE follows the CONNECT at once.
     await expect.poll(() => gh.app.deps.devices.readerStates.of(c.reader.id).status, { timeout: 5000 }).toBe('online');
-    await new Promise((r) => setTimeout(r, 200));
-    await run('mosquitto_pub', ['-h', '127.0.0.1', '-p', port, '-V', 'mqttv311', '-i', 'mosq-pub', '-u', c.mqtt.username, '-P', c.mqtt.password, '-t', c.mqtt.scans_topic, '-q', '1', '-m', JSON.stringify({ request_id: 'mosq-1', credential_value: 'TICKET-1', scan_type: 'barcode' })]);
+    // And its SUBSCRIBE is in: the broker holds the decisions topic for it.
+    await expect.poll(() => gh.app.mqtt.connectedClients.all().some((client) => subscriptionsOf(client)[c.mqtt.decisions_topic] !== undefined), { timeout: 5000 }).toBe(true);
+    await run('mosquitto_pub', [
+      '-h',
+      '127.0.0.1',
+      '-p',
+      port,
+      '-V',
+      'mqttv311',
+      '-i',
+      'mosq-pub',
+      '-u',
+      c.mqtt.username,
+      '-P',
+      c.mqtt.password,
+      '-t',
+      c.mqtt.scans_topic,
+      '-q',
+      '1',
+      '-m',
+      JSON.stringify({ request_id: 'mosq-1', credential_value: 'TICKET-1', scan_type: 'barcode' }),
+    ]);
     const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('timeout'), 5000))]);
     if (code !== 0) sub.kill();
     expect({ code, err }).toEqual({ code: 0, err: '' });
@@ -130,8 +174,16 @@ describe('MQTT transports', () => {
       // mosquitto_pub exits once its PUBACK came; it has no timeout of its own, so 15 s is the bound here.
       for (let attempt = 0; attempt < 2; attempt++) pubs.push(await start(['mosquitto_pub', ...base, '-t', c.mqtt.scans_topic, '-q', '1', '-m', scan], 15_000).done);
       const followed = await sub.done;
-      const decisions = followed.out.split('\n').filter((line) => line.startsWith(`${c.mqtt.decisions_topic} `)).map((line) => JSON.parse(line.slice(c.mqtt.decisions_topic.length + 1)));
-      const ok = pubs.every((p) => p.code === 0) && followed.code === 0 && decisions.length === 2 && decisions.every((d) => d.request_id === requestId) && JSON.stringify(decisions[0]) === JSON.stringify(decisions[1]);
+      const decisions = followed.out
+        .split('\n')
+        .filter((line) => line.startsWith(`${c.mqtt.decisions_topic} `))
+        .map((line) => JSON.parse(line.slice(c.mqtt.decisions_topic.length + 1)));
+      const ok =
+        pubs.every((p) => p.code === 0) &&
+        followed.code === 0 &&
+        decisions.length === 2 &&
+        decisions.every((d) => d.request_id === requestId) &&
+        JSON.stringify(decisions[0]) === JSON.stringify(decisions[1]);
       if (!ok) failures.push({ round: i, pubs: pubs.map((p) => ({ code: p.code, err: p.err })), sub: { code: followed.code, err: followed.err }, decisions });
     }
     expect(failures).toEqual([]);
@@ -142,8 +194,19 @@ describe('MQTT transports', () => {
     const frozen = tcpConnect(mqttPort(gh), '127.0.0.1');
     await new Promise((r) => frozen.once('connect', r));
     frozen.write(mqttPacket.generate({ cmd: 'connect', protocolId: 'MQTT', protocolVersion: 4, clean: true, clientId: 'frozen', keepalive: 0, username: 'frozen', password: Buffer.from(staff) }));
+    // Read until the CONNACK (4 bytes) and the SUBACK (5 bytes) are in, then stop reading.
+    const acknowledged = new Promise<void>((resolve) => {
+      let bytes = 0;
+      const count = (d: Buffer) => {
+        bytes += d.length;
+        if (bytes < 9) return;
+        frozen.off('data', count);
+        resolve();
+      };
+      frozen.on('data', count);
+    });
     frozen.write(mqttPacket.generate({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: `${T}/gateways/+/status`, qos: 0 }] }));
-    await new Promise((r) => setTimeout(r, 200));
+    await acknowledged;
     frozen.pause();
     // A paused socket never sees the server's close: ask the broker how many staff clients it has.
     const staffClients = async () => Number(/gatehouse_mqtt_clients\{kind="staff"\} (\d+)/.exec((await gh.request('GET', '/metrics', { token: staff })).text)![1]);

@@ -12,7 +12,11 @@ const tempDir = () => {
   dirs.push(dir);
   return dir;
 };
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() =>
+  dirs.forEach((d) => {
+    rmSync(d, { recursive: true, force: true });
+  }),
+);
 
 async function json(url: string, init: RequestInit = {}) {
   const res = await fetch(url, { ...init, headers: { accept: 'application/json', 'content-type': 'application/json', ...init.headers } });
@@ -28,7 +32,9 @@ describe('the appliance process', () => {
     const starts = {
       'npm start': pkg.scripts.start!,
       'npm run gatehouse': pkg.scripts.gatehouse!,
-      Dockerfile: readFileSync('Dockerfile', 'utf8').split('\n').find((l) => l.startsWith('CMD'))!,
+      Dockerfile: readFileSync('Dockerfile', 'utf8')
+        .split('\n')
+        .find((l) => l.startsWith('CMD'))!,
       'main.ts hashbang': readFileSync('src/main.ts', 'utf8').split('\n')[0]!,
     };
     for (const [where, command] of Object.entries(starts)) {

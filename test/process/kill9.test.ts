@@ -31,7 +31,7 @@ describe('kill -9 during a burst of decisions', () => {
     const zone = (await call('POST', `${A}/access-zones`, { name: 'Hall' }, token)).body.data.id;
     const gate = (await call('POST', `${A}/access-points`, { name: 'Hall door', access_zone_id: zone, direction: 'both' }, token)).body.data.id;
     const people = Array.from({ length: 500 }, (_, i) => ({ first_name: `P${i}`, last_name: 'K', credential_value: `PERSON-${i}` }));
-    expect((await call("POST", `${A}/attendees/import`, people, token)).body.data.imported).toBe(500);
+    expect((await call('POST', `${A}/attendees/import`, people, token)).body.data.imported).toBe(500);
 
     // Scans: every person in and out and in again (a `both` door), plus unknown badges, all
     // with distinct request ids so each answer names exactly one event.
@@ -70,7 +70,7 @@ describe('kill -9 during a burst of decisions', () => {
 
     const db = new BetterSqlite3(join(dir, 'gatehouse.db'));
     const stored = new Map(
-      (db.prepare("SELECT request_key, granted FROM access_events WHERE request_key IS NOT NULL").all() as { request_key: string; granted: number }[]).map((r) => [
+      (db.prepare('SELECT request_key, granted FROM access_events WHERE request_key IS NOT NULL').all() as { request_key: string; granted: number }[]).map((r) => [
         r.request_key.replace(/^ap\d+:/, ''),
         r.granted === 1,
       ]),
@@ -81,7 +81,9 @@ describe('kill -9 during a burst of decisions', () => {
     // Decisions that were journaled but not yet answered may exist; none that were answered are missing.
     expect(stored.size).toBeGreaterThanOrEqual(answered.size);
     // What the stored events add up to (one zone: in minus out of the counted moves) is what the zone showed.
-    const { net } = db.prepare("SELECT COALESCE(SUM(CASE movement WHEN 'in' THEN 1 ELSE -1 END), 0) AS net FROM access_events WHERE granted = 1 AND counted = 1 AND access_zone_id = ?").get(zone) as { net: number };
+    const { net } = db.prepare("SELECT COALESCE(SUM(CASE movement WHEN 'in' THEN 1 ELSE -1 END), 0) AS net FROM access_events WHERE granted = 1 AND counted = 1 AND access_zone_id = ?").get(zone) as {
+      net: number;
+    };
     db.close();
     expect(net).toBeGreaterThan(0);
     expect(shown).toBe(net);

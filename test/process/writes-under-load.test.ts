@@ -44,7 +44,7 @@ describe('writes while the doors are busy', () => {
     const source = await send('POST', `${A}/integrations/webhooks`, { kind: 'attendee-sync', name: 'CRM' });
     expect(source.status).toBe(201);
     const cliFile = join(app.dataDir, 'cli-import.csv');
-    writeFileSync(cliFile, 'first_name,last_name,credential_value\n' + Array.from({ length: 2000 }, (_, i) => `C${i},Cli,CLI-${i}`).join('\n') + '\n');
+    writeFileSync(cliFile, `first_name,last_name,credential_value\n${Array.from({ length: 2000 }, (_, i) => `C${i},Cli,CLI-${i}`).join('\n')}\n`);
 
     const outcomes: Outcome[] = [];
     const record = <R extends { status: number; text: string }>(kind: string, res: R): R => {
@@ -60,14 +60,22 @@ describe('writes while the doors are busy', () => {
         scanned++;
       }
     };
-    const writer = async (kind: string, write: (i: number) => Promise<void>) => {
+    const writer = async (_kind: string, write: (i: number) => Promise<void>) => {
       for (let i = 0; i < ROUNDS; i++) await write(i);
     };
     const writers = [
       writer('attendee update', async (i) => void record('attendee update', await send('PUT', `${A}/attendees/${ids[i % ids.length]}`, { last_name: `Updated ${i}` }))),
       writer('attendee-type zones', async (i) => void record('attendee-type zones', await send('PUT', `${A}/attendee-types/${shifting}`, { zone_ids: i % 2 ? [] : [zone] }))),
       writer('attendee-sync webhook', async (i) => {
-        const body = { team_slug: 'default', project_slug: 'default', sync_mode: 'upsert', attendees: [{ external_id: `SYNC-${i % 20}`, first_name: `Synced ${i}` }, { external_id: `SYNC-X-${i}`, first_name: 'Fresh' }] };
+        const body = {
+          team_slug: 'default',
+          project_slug: 'default',
+          sync_mode: 'upsert',
+          attendees: [
+            { external_id: `SYNC-${i % 20}`, first_name: `Synced ${i}` },
+            { external_id: `SYNC-X-${i}`, first_name: 'Fresh' },
+          ],
+        };
         record('attendee-sync webhook', await app.signedPost('/webhook/v1/attendee-sync', body, source.body.secret));
       }),
       writer('attendee create', async (i) => void record('attendee create', await send('POST', `${A}/attendees`, { first_name: `New ${i}`, last_name: 'Writer' }))),
@@ -89,7 +97,17 @@ describe('writes while the doors are busy', () => {
     await Promise.all(writers).finally(() => (writing = false));
     await Promise.all(scanners);
 
-    const expected: Record<string, number> = { scan: 200, 'attendee update': 200, 'attendee-type zones': 200, 'attendee-sync webhook': 200, 'attendee create': 201, 'reader login request': 202, 'reader login list': 200, 'reader OTP verify': 200, 'cli import': 200 };
+    const expected: Record<string, number> = {
+      scan: 200,
+      'attendee update': 200,
+      'attendee-type zones': 200,
+      'attendee-sync webhook': 200,
+      'attendee create': 201,
+      'reader login request': 202,
+      'reader login list': 200,
+      'reader OTP verify': 200,
+      'cli import': 200,
+    };
     const failures = outcomes.filter((o) => o.status !== expected[o.kind]);
     expect(failures).toEqual([]);
     const writes = outcomes.filter((o) => o.kind !== 'scan' && o.kind !== 'reader login list').length;

@@ -55,7 +55,12 @@ describe('access re-checked when it changes (WebSocket)', () => {
   };
   const sessionOf = async (email: string, password = 'a long enough password') => {
     const cookies = new Map<string, string>();
-    const take = (h: Headers) => h.getSetCookie().forEach((line) => { const [pair] = line.split(';'); const i = pair!.indexOf('='); cookies.set(pair!.slice(0, i), pair!.slice(i + 1)); });
+    const take = (h: Headers) =>
+      h.getSetCookie().forEach((line) => {
+        const [pair] = line.split(';');
+        const i = pair!.indexOf('=');
+        cookies.set(pair!.slice(0, i), pair!.slice(i + 1));
+      });
     take((await fetch(`${gh.url}/sanctum/csrf-cookie`)).headers);
     const headers = () => ({ cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; '), 'x-xsrf-token': decodeURIComponent(cookies.get('XSRF-TOKEN')!) });
     const login = await gh.request('POST', '/api/v1/auth/session', { body: { email, password }, headers: headers() });
@@ -84,8 +89,14 @@ describe('access re-checked when it changes (WebSocket)', () => {
     const user = await member('deactivated@example.test');
     const port = Number(new URL(gh.url).port);
     const pusher = new (Pusher as unknown as new (key: string, options: unknown) => PusherClient)(gh.app.deps.realtime.credentials.key, {
-      cluster: 'local', wsHost: '127.0.0.1', wsPort: port, forceTLS: false, enabledTransports: ['ws'], disableStats: true,
-      authEndpoint: `${gh.url}/broadcasting/auth`, auth: { headers: { Authorization: `Bearer ${user.token}` } },
+      cluster: 'local',
+      wsHost: '127.0.0.1',
+      wsPort: port,
+      forceTLS: false,
+      enabledTransports: ['ws'],
+      disableStats: true,
+      authEndpoint: `${gh.url}/broadcasting/auth`,
+      auth: { headers: { Authorization: `Bearer ${user.token}` } },
     });
     sockets.push({ close: () => pusher.disconnect() });
     const received: string[] = [];
@@ -111,7 +122,7 @@ describe('access re-checked when it changes (WebSocket)', () => {
     expect(codes).toContain(4009);
   });
 
-  it('ends the subscriptions of a revoked token with pusher:error and close 4009, and keeps those of the same user\'s other token', async () => {
+  it("ends the subscriptions of a revoked token with pusher:error and close 4009, and keeps those of the same user's other token", async () => {
     const user = await member('revoked@example.test');
     const second = await gh.token(undefined, 'revoked@example.test', 'a long enough password');
     const doomed = await socket();
@@ -121,7 +132,7 @@ describe('access re-checked when it changes (WebSocket)', () => {
 
     expect((await gh.request('DELETE', '/api/v1/auth/token', { token: user.token })).status).toBe(200);
     const after = await scan();
-    const closed = await within(doomed.closed, 5000, 'the revoked token\'s socket closed');
+    const closed = await within(doomed.closed, 5000, "the revoked token's socket closed");
     expect(closed.code).toBe(4009);
     expect(doomed.frames.find((f) => f.event === 'pusher:error')?.data).toMatchObject({ code: 4009, message: expect.stringMatching(/token/i) });
     expect(granted(doomed.frames)).not.toContain(after);
@@ -197,7 +208,7 @@ describe('the periodic access re-check (the backstop)', () => {
       await subscribeAs(gh, c, { token: admin }, ACCESS);
       // Nothing announces an expiry: the re-check finds it.
       clock.advance(61 * 60_000);
-      expect((await within(c.closed, 5000, 'the expired token\'s socket closed')).code).toBe(4009);
+      expect((await within(c.closed, 5000, "the expired token's socket closed")).code).toBe(4009);
     } finally {
       await gh.destroy();
     }

@@ -30,7 +30,14 @@ describe('channel names bound to one project', () => {
   const venue = async (path: string, names: string[]) => {
     const zone = (await api.post(`${path}/access-zones`, { name: 'Arena' })).body.data.id;
     const gate = (await api.post(`${path}/access-points`, { name: 'Gate', access_zone_id: zone })).body.data.id;
-    expect((await api.post(`${path}/attendees/import`, names.map((n) => ({ first_name: 'Guest', last_name: n, credential_value: `T-${n}` })))).status).toBeLessThan(300);
+    expect(
+      (
+        await api.post(
+          `${path}/attendees/import`,
+          names.map((n) => ({ first_name: 'Guest', last_name: n, credential_value: `T-${n}` })),
+        )
+      ).status,
+    ).toBeLessThan(300);
     return gate as number;
   };
   const scan = async (path: string, gate: number, name: string) =>
@@ -38,8 +45,14 @@ describe('channel names bound to one project', () => {
   const openPusher = async (token: string) => {
     const port = Number(new URL(gh.url).port);
     const pusher = new (Pusher as unknown as new (key: string, options: unknown) => PusherClient)(gh.app.deps.realtime.credentials.key, {
-      cluster: 'local', wsHost: '127.0.0.1', wsPort: port, forceTLS: false, enabledTransports: ['ws'], disableStats: true,
-      authEndpoint: `${gh.url}/broadcasting/auth`, auth: { headers: { Authorization: `Bearer ${token}` } },
+      cluster: 'local',
+      wsHost: '127.0.0.1',
+      wsPort: port,
+      forceTLS: false,
+      enabledTransports: ['ws'],
+      disableStats: true,
+      authEndpoint: `${gh.url}/broadcasting/auth`,
+      auth: { headers: { Authorization: `Bearer ${token}` } },
     });
     closers.push(() => pusher.disconnect());
     await new Promise<void>((resolve) => pusher.connection.bind('connected', () => resolve()));
@@ -115,7 +128,12 @@ describe('channel names bound to one project', () => {
     // Every auth answer for a live socket is remembered with the socket, so there is a bound.
     for (let i = 1; i <= 11; i++) expect((await api.post('/api/v1/projects', { name: `Cap ${i}`, slug: `cap-${i}` })).status).toBe(201);
     const channels = Array.from({ length: 12 }, (_, i) => `default.${i === 0 ? 'default' : `cap-${i}`}`).flatMap((p) => [
-      ...['private-', 'private-encrypted-'].flatMap((k) => [`${k}dashboard.project.${p}.access`, `${k}dashboard.project.${p}.access-points`, `${k}console.project.${p}.occupancy`, `${k}console.project.${p}.devices`]),
+      ...['private-', 'private-encrypted-'].flatMap((k) => [
+        `${k}dashboard.project.${p}.access`,
+        `${k}dashboard.project.${p}.access-points`,
+        `${k}console.project.${p}.occupancy`,
+        `${k}console.project.${p}.devices`,
+      ]),
       `presence-console.project.${p}`,
     ]);
     const c = await socket();

@@ -102,7 +102,10 @@ describe('pusher-js and laravel-echo against the appliance', () => {
     const { echo, pusher } = await openEcho(gh, admin);
     const updates: unknown[] = [];
     const deleted = new Promise<unknown>((resolve) =>
-      echo.private('dashboard.project.default.access-points').listen('.AccessPointUpdated', (e: unknown) => updates.push(e)).listen('.AccessPointDeleted', resolve),
+      echo
+        .private('dashboard.project.default.access-points')
+        .listen('.AccessPointUpdated', (e: unknown) => updates.push(e))
+        .listen('.AccessPointDeleted', resolve),
     );
     const occupancy = new Promise<unknown>((resolve) => echo.private('console.project.default.default.occupancy').listen('.ZoneOccupancyChanged', resolve));
     await subscribed(pusher, 'private-dashboard.project.default.access-points');
@@ -127,11 +130,19 @@ describe('pusher-js and laravel-echo against the appliance', () => {
       const error = await new Promise<{ status: number }>((resolve) => echo.private(ACCESS).error(resolve));
       expect(error.status).toBe(403);
     }
-    const res = await gh.request('POST', '/broadcasting/auth', { token: narrow, rawBody: 'socket_id=1.2&channel_name=private-dashboard.project.default.access', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const res = await gh.request('POST', '/broadcasting/auth', {
+      token: narrow,
+      rawBody: 'socket_id=1.2&channel_name=private-dashboard.project.default.access',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(res.status).toBe(403);
     // access:read alone is enough
     const reader = await gh.token(['access:read']);
-    const ok = await gh.request('POST', '/broadcasting/auth', { token: reader, rawBody: 'socket_id=1.2&channel_name=private-dashboard.project.default.access', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const ok = await gh.request('POST', '/broadcasting/auth', {
+      token: reader,
+      rawBody: 'socket_id=1.2&channel_name=private-dashboard.project.default.access',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(ok.status).toBe(200);
     expect(ok.body.auth).toMatch(new RegExp(`^${gh.app.deps.realtime.credentials.key}:[0-9a-f]{64}$`));
   });
@@ -156,7 +167,12 @@ describe('pusher-js and laravel-echo against the appliance', () => {
 
   it('authorizes with a cookie session when the CSRF header matches, 419 otherwise', async () => {
     const cookies = new Map<string, string>();
-    const take = (h: Headers) => h.getSetCookie().forEach((line) => { const [pair] = line.split(';'); const i = pair!.indexOf('='); cookies.set(pair!.slice(0, i), pair!.slice(i + 1)); });
+    const take = (h: Headers) =>
+      h.getSetCookie().forEach((line) => {
+        const [pair] = line.split(';');
+        const i = pair!.indexOf('=');
+        cookies.set(pair!.slice(0, i), pair!.slice(i + 1));
+      });
     const jar = () => [...cookies].map(([k, v]) => `${k}=${v}`).join('; ');
     take((await fetch(`${gh.url}/sanctum/csrf-cookie`)).headers);
     const xsrf = () => decodeURIComponent(cookies.get('XSRF-TOKEN')!);
@@ -177,7 +193,11 @@ describe('pusher-js and laravel-echo against the appliance', () => {
     const watcher = await openEcho(gh, other.token);
     const events: string[] = [];
     await new Promise<void>((resolve) =>
-      watcher.echo.join(channel).here(() => resolve()).joining((m: { name: string }) => events.push(`+${m.name}`)).leaving((m: { name: string }) => events.push(`-${m.name}`)),
+      watcher.echo
+        .join(channel)
+        .here(() => resolve())
+        .joining((m: { name: string }) => events.push(`+${m.name}`))
+        .leaving((m: { name: string }) => events.push(`-${m.name}`)),
     );
     const tab1 = await openEcho(gh, admin);
     const tab2 = await openEcho(gh, admin);

@@ -13,7 +13,13 @@ import { rawClient, signChannel, wsUrl } from '../helpers/pusher.js';
 // through unchanged; real pusher-js and laravel-echo open both.
 
 const MASTER_KEY = randomBytes(32).toString('base64');
-const ENV = { GATEHOUSE_PUSHER_APP_ID: '777', GATEHOUSE_PUSHER_KEY: 'enc-key', GATEHOUSE_PUSHER_SECRET: 'enc-secret', GATEHOUSE_PUSHER_ENCRYPTION_MASTER_KEY: MASTER_KEY, GATEHOUSE_PUSHER_CLIENT_EVENTS: '1' };
+const ENV = {
+  GATEHOUSE_PUSHER_APP_ID: '777',
+  GATEHOUSE_PUSHER_KEY: 'enc-key',
+  GATEHOUSE_PUSHER_SECRET: 'enc-secret',
+  GATEHOUSE_PUSHER_ENCRYPTION_MASTER_KEY: MASTER_KEY,
+  GATEHOUSE_PUSHER_CLIENT_EVENTS: '1',
+};
 const A = '/api/v1/projects/default/default';
 const ACCESS = 'private-encrypted-dashboard.project.default.access';
 
@@ -27,7 +33,17 @@ const opened: { disconnect(): void }[] = [];
 
 async function openPusher(gh: TestAppliance, token: string, extra: Record<string, unknown> = {}): Promise<PusherClient> {
   const port = Number(new URL(gh.url).port);
-  const options = { cluster: 'local', wsHost: '127.0.0.1', wsPort: port, forceTLS: false, enabledTransports: ['ws'], disableStats: true, authEndpoint: `${gh.url}/broadcasting/auth`, auth: { headers: { Authorization: `Bearer ${token}` } }, ...extra };
+  const options = {
+    cluster: 'local',
+    wsHost: '127.0.0.1',
+    wsPort: port,
+    forceTLS: false,
+    enabledTransports: ['ws'],
+    disableStats: true,
+    authEndpoint: `${gh.url}/broadcasting/auth`,
+    auth: { headers: { Authorization: `Bearer ${token}` } },
+    ...extra,
+  };
   const pusher = new (Pusher as unknown as new (key: string, options: unknown) => PusherClient)('enc-key', options);
   opened.push(pusher);
   await new Promise<void>((resolve) => pusher.connection.bind('connected', () => resolve()));
@@ -45,7 +61,15 @@ function first(pusher: PusherClient, channel: string, event: string): { subscrib
 }
 
 const lib = (gh: TestAppliance, masterKey?: string) =>
-  new PusherServerLib({ appId: '777', key: 'enc-key', secret: 'enc-secret', host: '127.0.0.1', port: new URL(gh.url).port, useTLS: false, ...(masterKey ? { encryptionMasterKeyBase64: masterKey } : {}) });
+  new PusherServerLib({
+    appId: '777',
+    key: 'enc-key',
+    secret: 'enc-secret',
+    host: '127.0.0.1',
+    port: new URL(gh.url).port,
+    useTLS: false,
+    ...(masterKey ? { encryptionMasterKeyBase64: masterKey } : {}),
+  });
 
 describe('end-to-end encrypted channels', () => {
   let gh: TestAppliance;
@@ -66,7 +90,11 @@ describe('end-to-end encrypted channels', () => {
 
   it('answers the auth signature and the shared_secret exactly as the official server library does', async () => {
     for (const channel of [ACCESS, 'private-encrypted-console.project.default.default.devices']) {
-      const res = await gh.request('POST', '/broadcasting/auth', { token: admin, rawBody: `socket_id=123.456&channel_name=${channel}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      const res = await gh.request('POST', '/broadcasting/auth', {
+        token: admin,
+        rawBody: `socket_id=123.456&channel_name=${channel}`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
       expect(res.status).toBe(200);
       expect(res.body).toEqual(lib(gh, MASTER_KEY).authorizeChannel('123.456', channel));
       expect(Buffer.from(res.body.shared_secret, 'base64')).toHaveLength(32);
@@ -121,7 +149,19 @@ describe('end-to-end encrypted channels', () => {
   });
 
   it("delivers to laravel-echo's encryptedPrivate() channel", async () => {
-    const echo = new Echo({ broadcaster: 'pusher', key: 'enc-key', cluster: 'local', wsHost: '127.0.0.1', wsPort: Number(new URL(gh.url).port), forceTLS: false, enabledTransports: ['ws'], disableStats: true, Pusher, authEndpoint: `${gh.url}/broadcasting/auth`, auth: { headers: { Authorization: `Bearer ${admin}` } } } as never);
+    const echo = new Echo({
+      broadcaster: 'pusher',
+      key: 'enc-key',
+      cluster: 'local',
+      wsHost: '127.0.0.1',
+      wsPort: Number(new URL(gh.url).port),
+      forceTLS: false,
+      enabledTransports: ['ws'],
+      disableStats: true,
+      Pusher,
+      authEndpoint: `${gh.url}/broadcasting/auth`,
+      auth: { headers: { Authorization: `Bearer ${admin}` } },
+    } as never);
     opened.push(echo);
     const channel = echo.encryptedPrivate('dashboard.project.default.access');
     const denied = new Promise<unknown>((resolve) => channel.listen('.AccessDenied', resolve));
@@ -132,7 +172,9 @@ describe('end-to-end encrypted channels', () => {
 
   it('refuses a forged auth with 401 and a user who may not read the project with 403, as pusher-js reports them', async () => {
     const forged = await openPusher(gh, admin, {
-      authorizer: () => ({ authorize: (_: string, callback: (e: null, a: unknown) => void) => callback(null, { auth: `enc-key:${'0'.repeat(64)}`, shared_secret: randomBytes(32).toString('base64') }) }),
+      authorizer: () => ({
+        authorize: (_: string, callback: (e: null, a: unknown) => void) => callback(null, { auth: `enc-key:${'0'.repeat(64)}`, shared_secret: randomBytes(32).toString('base64') }),
+      }),
     });
     const refused = first(forged, ACCESS, 'AccessGranted').subscribed.catch((e: Error) => JSON.parse(e.message));
     expect(await refused).toMatchObject({ type: 'AuthError', status: 401 });
@@ -158,7 +200,10 @@ describe('end-to-end encrypted channels', () => {
   });
 
   it('answers 400 on the HTTP API for data not sealed and for an encrypted event to several channels', async () => {
-    const post = (path: string, body: unknown) => lib(gh).post({ path, body: body as never }).catch((e: { status: number; body: string }) => ({ status: e.status, json: JSON.parse(e.body) }));
+    const post = (path: string, body: unknown) =>
+      lib(gh)
+        .post({ path, body: body as never })
+        .catch((e: { status: number; body: string }) => ({ status: e.status, json: JSON.parse(e.body) }));
     const plaintext = (await post('/events', { name: 'Leak', channel: ACCESS, data: JSON.stringify({ attendee: 'Ada' }) })) as { status: number; json: any };
     expect(plaintext.status).toBe(400);
     expect(plaintext.json).toMatchObject({ error: 'validation_failed', errors: { data: [expect.stringContaining('{nonce, ciphertext}')] } });
@@ -168,7 +213,12 @@ describe('end-to-end encrypted channels', () => {
     expect(several.json.errors).toHaveProperty('channels');
     const shortNonce = (await post('/events', { name: 'X', channel: ACCESS, data: JSON.stringify({ nonce: 'AAAA', ciphertext: randomBytes(40).toString('base64') }) })) as { status: number };
     expect(shortNonce.status).toBe(400);
-    const batch = (await post('/batch_events', { batch: [{ name: 'Ok', channel: 'news', data: '{}' }, { name: 'Leak', channel: ACCESS, data: '{"a":1}' }] })) as { status: number; json: any };
+    const batch = (await post('/batch_events', {
+      batch: [
+        { name: 'Ok', channel: 'news', data: '{}' },
+        { name: 'Leak', channel: ACCESS, data: '{"a":1}' },
+      ],
+    })) as { status: number; json: any };
     expect(batch.status).toBe(400);
     expect(batch.json.errors).toHaveProperty(['batch.1.data']);
     // Sealed data for one encrypted channel is accepted (whoever holds the key can open it).

@@ -43,7 +43,10 @@ describe('the Pusher HTTP API and app credentials', () => {
     expect(await b.next('Custom')).toMatchObject({ data: { hello: 'world' } });
     await lib.trigger(channel, 'NotForA', 'plain', { socket_id: a.socketId });
     expect((await b.next('NotForA')).data).toBe('plain');
-    await lib.triggerBatch([{ channel, name: 'One', data: '1' }, { channel: 'news', name: 'Two', data: '2' }]);
+    await lib.triggerBatch([
+      { channel, name: 'One', data: '1' },
+      { channel: 'news', name: 'Two', data: '2' },
+    ]);
     expect((await a.next('One')).data).toBe(1);
     expect(a.frames.some((f) => f.event === 'NotForA')).toBe(false);
     const channels = await (await lib.get({ path: '/channels', params: { info: 'subscription_count' } })).json();
@@ -104,7 +107,19 @@ describe('the Pusher HTTP API and app credentials', () => {
     const zone = (await api.post(`${A}/access-zones`, { name: 'Hall' })).body.data.id;
     const gate = (await api.post(`${A}/access-points`, { name: 'Hall door', access_zone_id: zone })).body.data.id;
     const cfg = (await api.get('/api/v1/broadcasting/config')).body.data;
-    const echo = new Echo({ broadcaster: 'pusher', key: cfg.key, cluster: 'local', wsHost: cfg.ws_host, wsPort: cfg.ws_port, forceTLS: false, enabledTransports: ['ws'], disableStats: true, Pusher, authEndpoint: cfg.auth_endpoint, auth: { headers: { Authorization: `Bearer ${token}` } } } as never);
+    const echo = new Echo({
+      broadcaster: 'pusher',
+      key: cfg.key,
+      cluster: 'local',
+      wsHost: cfg.ws_host,
+      wsPort: cfg.ws_port,
+      forceTLS: false,
+      enabledTransports: ['ws'],
+      disableStats: true,
+      Pusher,
+      authEndpoint: cfg.auth_endpoint,
+      auth: { headers: { Authorization: `Bearer ${token}` } },
+    } as never);
     const denied = new Promise<{ reason: string }>((resolve) => echo.private('dashboard.project.default.access').listen('AccessDenied', resolve));
     const pusher = (echo.connector as unknown as { pusher: { connection: { bind(event: string, callback: () => void): void } } }).pusher;
     await new Promise<void>((resolve) => pusher.connection.bind('connected', () => resolve()));

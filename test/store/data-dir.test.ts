@@ -15,7 +15,11 @@ const tempDir = () => {
   dirs.push(dir);
   return dir;
 };
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() =>
+  dirs.forEach((d) => {
+    rmSync(d, { recursive: true, force: true });
+  }),
+);
 
 const mode = (path: string) => statSync(path).mode & 0o777;
 const ENV = { GATEHOUSE_ADMIN_EMAIL: 'admin@example.test', GATEHOUSE_ADMIN_PASSWORD: 'correct horse battery' };

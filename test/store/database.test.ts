@@ -10,7 +10,11 @@ const log = pino({ level: 'silent' });
 
 describe('store', () => {
   const dirs: string[] = [];
-  afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
+  afterEach(() =>
+    dirs.splice(0).forEach((d) => {
+      rmSync(d, { recursive: true, force: true });
+    }),
+  );
   const dir = () => {
     const d = join(mkdtempSync(join(tmpdir(), 'gatehouse-store-')), 'nested', 'data');
     dirs.push(d);

@@ -13,7 +13,11 @@ const log = pino({ level: 'silent' });
 
 describe('reading tables in a worker thread', () => {
   const dirs: string[] = [];
-  afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
+  afterEach(() =>
+    dirs.splice(0).forEach((d) => {
+      rmSync(d, { recursive: true, force: true });
+    }),
+  );
   const seeded = (attendees: number) => {
     const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-parallel-'));
     dirs.push(dataDir);

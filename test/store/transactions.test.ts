@@ -10,7 +10,11 @@ import { isStoreBusy, readSnapshot, writeTransaction } from '../../src/store/tra
 // fail it with SQLITE_BUSY_SNAPSHOT. Two real connections on a real WAL file.
 
 const dirs: string[] = [];
-afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterEach(() =>
+  dirs.splice(0).forEach((d) => {
+    rmSync(d, { recursive: true, force: true });
+  }),
+);
 
 function twoConnections(): [BetterSqlite3.Database, BetterSqlite3.Database] {
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-tx-'));

@@ -18,7 +18,17 @@ describe('access zones, access points and readers', () => {
     api = client(gh, admin);
     await api.post('/api/v1/projects', { name: 'Other', slug: 'other' });
     const bus = gh.app.deps.bus;
-    for (const name of ['access_zone.created', 'access_zone.updated', 'access_zone.deleted', 'access_point.created', 'access_point.updated', 'access_point.deleted', 'reader.created', 'reader.updated', 'reader.deleted'] as const) {
+    for (const name of [
+      'access_zone.created',
+      'access_zone.updated',
+      'access_zone.deleted',
+      'access_point.created',
+      'access_point.updated',
+      'access_point.deleted',
+      'reader.created',
+      'reader.updated',
+      'reader.deleted',
+    ] as const) {
       bus.on(events, name, (payload) => events.push({ name, payload }));
     }
   });

@@ -30,8 +30,7 @@ describe('attendee import', () => {
   let gh: TestAppliance;
   let admin: string;
   const count = async () => (await gh.request('GET', `${A}/attendees?per_page=1`, { token: admin })).body.meta.total;
-  const send = (body: string, query = '', type = 'text/csv') =>
-    gh.request('POST', `${A}/attendees/import${query}`, { token: admin, rawBody: body, headers: { 'content-type': type } });
+  const send = (body: string, query = '', type = 'text/csv') => gh.request('POST', `${A}/attendees/import${query}`, { token: admin, rawBody: body, headers: { 'content-type': type } });
 
   beforeAll(async () => {
     gh = await startAppliance();
@@ -58,7 +57,11 @@ describe('attendee import', () => {
     const res = await send(csv(10_000, 'part', bad), '?mode=partial');
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ mode: 'partial', total: 10_000, imported: 9_997, failed: 3, credentials: 9_997 });
-    expect(res.body.data.errors.map((e: { row: number; external_id: string }) => [e.row, e.external_id])).toEqual([[3, 'part-ext-3'], [4, 'part-ext-4'], [5, 'part-ext-5']]);
+    expect(res.body.data.errors.map((e: { row: number; external_id: string }) => [e.row, e.external_id])).toEqual([
+      [3, 'part-ext-3'],
+      [4, 'part-ext-4'],
+      [5, 'part-ext-5'],
+    ]);
     expect(await count()).toBe(9_997);
     const found = (await gh.request('GET', `${A}/attendees?search=part-ext-7`, { token: admin })).body.data[0];
     expect(found).toMatchObject({ first_name: 'First7', last_name: 'Last, 7', email: 'part7@example.test', attendee_type: 'guest', extra: { tshirt: 'L' } });
@@ -76,7 +79,10 @@ describe('attendee import', () => {
   it('takes JSON rows, with the mode in the body', async () => {
     const res = await gh.request('POST', `${A}/attendees/import`, {
       token: admin,
-      body: { mode: 'partial', attendees: [{ first_name: 'Json', last_name: 'One', external_id: 'json-1' }, { last_name: 'No first name' }, { first_name: 'Json', last_name: 'Two', credential_value: 'JSON-2', badge: 42 }] },
+      body: {
+        mode: 'partial',
+        attendees: [{ first_name: 'Json', last_name: 'One', external_id: 'json-1' }, { last_name: 'No first name' }, { first_name: 'Json', last_name: 'Two', credential_value: 'JSON-2', badge: 42 }],
+      },
     });
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ imported: 2, failed: 1, credentials: 1 });

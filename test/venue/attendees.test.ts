@@ -35,10 +35,23 @@ describe('attendees, attendee types and credentials', () => {
   it('creates, shows, updates and deletes an attendee with extra fields kept as JSON', async () => {
     await api.post(`${A}/attendee-types`, { name: 'VIP', slug: 'vip' });
     const created = await api.post(`${A}/attendees`, {
-      first_name: 'Ada', last_name: 'Lovelace', email: 'Ada@Example.test', attendee_type: 'vip', external_id: 'ext-1', extra: { company: 'Analytical Engines', shirt: 'M' },
+      first_name: 'Ada',
+      last_name: 'Lovelace',
+      email: 'Ada@Example.test',
+      attendee_type: 'vip',
+      external_id: 'ext-1',
+      extra: { company: 'Analytical Engines', shirt: 'M' },
     });
     expect(created.status).toBe(201);
-    expect(created.body.data).toMatchObject({ first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.test', attendee_type: 'vip', external_id: 'ext-1', status: 'active', extra: { company: 'Analytical Engines', shirt: 'M' } });
+    expect(created.body.data).toMatchObject({
+      first_name: 'Ada',
+      last_name: 'Lovelace',
+      email: 'ada@example.test',
+      attendee_type: 'vip',
+      external_id: 'ext-1',
+      status: 'active',
+      extra: { company: 'Analytical Engines', shirt: 'M' },
+    });
     const id = created.body.data.id;
     const updated = await api.put(`${A}/attendees/${id}`, { status: 'cancelled', attendee_type: null });
     expect(updated.body.data).toMatchObject({ status: 'cancelled', attendee_type: null, first_name: 'Ada' });
@@ -62,7 +75,10 @@ describe('attendees, attendee types and credentials', () => {
   it('searches by name, email and external id, and filters by type and status, paginated', async () => {
     await api.post(`${A}/attendee-types`, { name: 'Press', slug: 'press' });
     for (const [first, last, type, status] of [
-      ['Alan', 'Turing', 'press', 'active'], ['Alana', 'Smith', null, 'active'], ['Bob', 'Alanson', 'press', 'cancelled'], ['Carol', 'Jones', null, 'active'],
+      ['Alan', 'Turing', 'press', 'active'],
+      ['Alana', 'Smith', null, 'active'],
+      ['Bob', 'Alanson', 'press', 'cancelled'],
+      ['Carol', 'Jones', null, 'active'],
     ] as const) {
       await api.post(`${A}/attendees`, { first_name: first, last_name: last, email: `${first.toLowerCase()}@mail.test`, attendee_type: type, status, external_id: `srch-${first}` });
     }
@@ -90,7 +106,15 @@ describe('attendees, attendee types and credentials', () => {
     const b = (await api.post(`${A}/attendees`, { first_name: 'Holder', last_name: 'Two' })).body.data;
     const issued = await api.post(`${A}/attendees/${a.id}/credentials`, { value: 'QR-0001', kind: 'qr', valid_from: '2026-06-01T08:00:00+02:00', valid_until: '2026-06-03T23:00:00Z' });
     expect(issued.status).toBe(201);
-    expect(issued.body.data).toMatchObject({ attendee_id: a.id, value: 'QR-0001', kind: 'qr', status: 'active', valid_from: '2026-06-01T06:00:00.000Z', valid_until: '2026-06-03T23:00:00.000Z', revoked_at: null });
+    expect(issued.body.data).toMatchObject({
+      attendee_id: a.id,
+      value: 'QR-0001',
+      kind: 'qr',
+      status: 'active',
+      valid_from: '2026-06-01T06:00:00.000Z',
+      valid_until: '2026-06-03T23:00:00.000Z',
+      revoked_at: null,
+    });
     const reused = await api.post(`${A}/attendees/${b.id}/credentials`, { value: 'QR-0001' });
     expect(reused.status).toBe(422);
     expect(reused.body.errors.value).toHaveLength(1);

@@ -100,7 +100,13 @@ describe('time restrictions, blocklist, forms and submissions', () => {
   it('refuses malformed form definitions', async () => {
     const cases = [
       { name: 'No fields', fields: [] },
-      { name: 'Dup', fields: [{ name: 'a', label: 'A', type: 'text' }, { name: 'a', label: 'A2', type: 'text' }] },
+      {
+        name: 'Dup',
+        fields: [
+          { name: 'a', label: 'A', type: 'text' },
+          { name: 'a', label: 'A2', type: 'text' },
+        ],
+      },
       { name: 'Select without options', fields: [{ name: 'a', label: 'A', type: 'select' }] },
       { name: 'Bad name', fields: [{ name: 'Has Space', label: 'A', type: 'text' }] },
       { name: 'Bad type', fields: [{ name: 'a', label: 'A', type: 'signature' }] },

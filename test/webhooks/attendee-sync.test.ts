@@ -124,11 +124,17 @@ describe('attendee-sync', () => {
     const records = (n: number, name: (i: number) => string) =>
       Array.from({ length: n }, (_, i) => ({ external_id: `BULK-${i}`, first_name: name(i), last_name: `Number ${i}`, email: `bulk${i}@example.test`, attendee_type: i % 2 ? 'guest' : 'vip' }));
     const before = await count();
-    const created = await sync('upsert', records(10_000, () => 'Bulk'));
+    const created = await sync(
+      'upsert',
+      records(10_000, () => 'Bulk'),
+    );
     expect(created.status).toBe(200);
     expect(created.body).toEqual({ success: true, results: { created: 10_000, updated: 0, skipped: 0, errors: [] } });
     expect(await count()).toBe(before + 10_000);
-    const changed = await sync('upsert', records(10_000, (i) => (i % 2 ? 'Bulk' : 'Renamed')));
+    const changed = await sync(
+      'upsert',
+      records(10_000, (i) => (i % 2 ? 'Bulk' : 'Renamed')),
+    );
     expect(changed.body).toEqual({ success: true, results: { created: 0, updated: 5_000, skipped: 5_000, errors: [] } });
     expect(await byExternalId('BULK-4242')).toMatchObject({ first_name: 'Renamed', attendee_type: 'vip' });
     expect(await byExternalId('BULK-4243')).toMatchObject({ first_name: 'Bulk', attendee_type: 'guest' });
@@ -191,7 +197,7 @@ describe('attendee-sync', () => {
     expect(await byExternalId('T-1')).toBeUndefined();
   });
 
-  it("makes synced attendees and their type changes visible to the decision engine without a restart", async () => {
+  it('makes synced attendees and their type changes visible to the decision engine without a restart', async () => {
     const zone = (await api.post(`${A}/access-zones`, { name: 'VIP lounge', requires_ticket: true })).body.data.id;
     const vip = ((await api.get(`${A}/attendee-types`)).body.data as { id: number; slug: string }[]).find((t) => t.slug === 'vip')!;
     expect((await api.put(`${A}/attendee-types/${vip.id}`, { zone_ids: [zone] })).status).toBe(200);

@@ -66,7 +66,15 @@ describe('incoming webhook settings', () => {
       expect(gh.app.deps.webhookLog.prune()).toBe(5);
       expect(await count()).toBe(100);
       const listed = (await gh.request('GET', '/api/v1/incoming-webhooks?status=401&per_page=2', { token })).body;
-      expect(listed.data[0]).toMatchObject({ endpoint: '/webhook/v1/access-event', method: 'POST', status: 401, reason: 'missing_signature', source_id: null, project_id: null, body_head: '{"i":104}' });
+      expect(listed.data[0]).toMatchObject({
+        endpoint: '/webhook/v1/access-event',
+        method: 'POST',
+        status: 401,
+        reason: 'missing_signature',
+        source_id: null,
+        project_id: null,
+        body_head: '{"i":104}',
+      });
       expect((await gh.request('GET', '/api/v1/incoming-webhooks?status=200', { token })).body.meta.total).toBe(0);
       clock.advance(31 * 86_400_000);
       expect(gh.app.deps.webhookLog.prune()).toBe(100);

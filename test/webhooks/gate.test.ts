@@ -18,7 +18,12 @@ const VALID: Record<SourceKind, unknown> = {
   'access-event': { reader_id: 'R-1', credential_value: 'TICKET-1', scan_type: 'barcode' },
   'gateway-status': { gateway_id: 'GW-1', status: 'online', readers: [] },
   'upload-finalized': { kind: 'storage#object', name: 'notes/readme.txt', bucket: 'other-bucket', contentType: 'text/plain', size: '12', timeCreated: '2026-11-23T10:00:00Z' },
-  'registration-partner': { event_type: 'registration.created', event_id: 'evt-gate-1', data: { registration_id: 'reg-gate-1', attendee: { first_name: 'Grace', last_name: 'Hopper', email: 'grace@example.test' } }, timestamp: '2026-11-23T10:00:00Z' },
+  'registration-partner': {
+    event_type: 'registration.created',
+    event_id: 'evt-gate-1',
+    data: { registration_id: 'reg-gate-1', attendee: { first_name: 'Grace', last_name: 'Hopper', email: 'grace@example.test' } },
+    timestamp: '2026-11-23T10:00:00Z',
+  },
   'attendee-sync': { project_slug: 'default', team_slug: 'default', sync_mode: 'upsert', attendees: [{ external_id: 'gate-1', first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.test' }] },
 };
 const KINDS = ['access-event', 'gateway-status', 'upload-finalized', 'registration-partner', 'attendee-sync'] as const satisfies readonly SourceKind[];
@@ -79,12 +84,32 @@ describe('the incoming-webhook gate', () => {
         ['a malformed signature', signedPost(gh, path, body, secret, { headers: { [header]: 'sha1=abc' } }), 401, { error: 'invalid_signature', message: expect.stringContaining('sha256=') }],
         ['a stale timestamp', signedPost(gh, path, `${body} `, secret, { timestamp: now() - 301 }), 401, { error: 'stale_timestamp', message: expect.stringMatching(/tolerance 300 s/) }],
         ['a future timestamp', signedPost(gh, path, `${body}  `, secret, { timestamp: now() + 400 }), 401, { error: 'stale_timestamp', message: expect.any(String) }],
-        ['a timestamp that is not an integer', signedPost(gh, path, `${body}   `, secret, { headers: { 'X-Svc-Timestamp': '1.7e9' } }), 401, { error: 'stale_timestamp', message: 'The timestamp header must be an integer of Unix seconds.' }],
-        ['an address outside the allowlist', signedPost(gh, path, `${body}    `, secret, { headers: { 'X-Forwarded-For': '192.0.2.7' } }), 403, { error: 'address_not_allowed', message: 'The address 192.0.2.7 is not in the allowlist of the webhook source.' }],
+        [
+          'a timestamp that is not an integer',
+          signedPost(gh, path, `${body}   `, secret, { headers: { 'X-Svc-Timestamp': '1.7e9' } }),
+          401,
+          { error: 'stale_timestamp', message: 'The timestamp header must be an integer of Unix seconds.' },
+        ],
+        [
+          'an address outside the allowlist',
+          signedPost(gh, path, `${body}    `, secret, { headers: { 'X-Forwarded-For': '192.0.2.7' } }),
+          403,
+          { error: 'address_not_allowed', message: 'The address 192.0.2.7 is not in the allowlist of the webhook source.' },
+        ],
         ['malformed JSON, signed', signedPost(gh, path, '{"oops": ', secret), 400, { error: 'malformed_json', message: expect.any(String) }],
         ['a validation failure, signed', signedPost(gh, path, '{}', secret), 400, { error: 'validation_failed', message: expect.any(String), errors: expect.any(Object) }],
-        ['a form body', gh.request('POST', path, { rawBody: 'a=b', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, { error: 'unsupported_media_type', message: expect.any(String) }],
-        ['a body over the limit', signedPost(gh, path, JSON.stringify({ pad: 'x'.repeat(kind === 'attendee-sync' ? 10_500_000 : 1_100_000) }), secret), 413, { error: 'payload_too_large', message: expect.any(String) }],
+        [
+          'a form body',
+          gh.request('POST', path, { rawBody: 'a=b', headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+          415,
+          { error: 'unsupported_media_type', message: expect.any(String) },
+        ],
+        [
+          'a body over the limit',
+          signedPost(gh, path, JSON.stringify({ pad: 'x'.repeat(kind === 'attendee-sync' ? 10_500_000 : 1_100_000) }), secret),
+          413,
+          { error: 'payload_too_large', message: expect.any(String) },
+        ],
       ];
       for (const [what, response, status, expected] of refusals) {
         const res = await response;
@@ -103,13 +128,38 @@ describe('the incoming-webhook gate', () => {
       expect((await signedPost(gh, path, `${body}\n\n`, secret, { headers: { 'X-Forwarded-For': '2001:db8::42' } })).status).toBe(200);
 
       // Every request is in the log; refusals with their reason and the head of their body.
-      const entries = (await allLog(`&endpoint=${encodeURIComponent(path)}`)).data as { status: number; reason: string | null; body_head: string | null; source_id: number | null; source_ip: string; response_time_ms: number }[];
+      const entries = (await allLog(`&endpoint=${encodeURIComponent(path)}`)).data as {
+        status: number;
+        reason: string | null;
+        body_head: string | null;
+        source_id: number | null;
+        source_ip: string;
+        response_time_ms: number;
+      }[];
       expect(entries).toHaveLength(1 + refusals.length + 1 + 2);
       const accepted = entries.filter((e) => e.status === 200);
       expect(accepted.every((e) => e.body_head === null)).toBe(true);
       expect(accepted.map((e) => e.reason).sort()).toEqual([null, null, null, 'replayed']);
-      const reasons = entries.filter((e) => e.status !== 200).map((e) => e.reason).sort();
-      expect(reasons).toEqual(['address_not_allowed', 'invalid_signature', 'invalid_signature', 'invalid_signature', 'malformed_json', 'missing_signature', 'payload_too_large', 'stale_timestamp', 'stale_timestamp', 'stale_timestamp', 'unsupported_media_type', 'validation_failed'].sort());
+      const reasons = entries
+        .filter((e) => e.status !== 200)
+        .map((e) => e.reason)
+        .sort();
+      expect(reasons).toEqual(
+        [
+          'address_not_allowed',
+          'invalid_signature',
+          'invalid_signature',
+          'invalid_signature',
+          'malformed_json',
+          'missing_signature',
+          'payload_too_large',
+          'stale_timestamp',
+          'stale_timestamp',
+          'stale_timestamp',
+          'unsupported_media_type',
+          'validation_failed',
+        ].sort(),
+      );
       const refused = entries.find((e) => e.reason === 'address_not_allowed')!;
       expect(refused).toMatchObject({ source_ip: '192.0.2.7', source_id: expect.any(Number), body_head: expect.stringContaining('{') });
       expect(entries.find((e) => e.reason === 'payload_too_large')!.body_head).toBeNull();
@@ -169,13 +219,13 @@ describe('the incoming-webhook gate', () => {
     const res = await signedPost(gh, ENDPOINTS['upload-finalized'], notice('wave-1.csv'), secret);
     expect(res.body).toEqual({ success: true, message: 'Upload recorded; attendee import queued.', upload_id: expect.any(Number), status: 'queued' });
     const missing = await signedPost(gh, ENDPOINTS['upload-finalized'], notice('nope.json', 'application/json'), secret);
-    const escape = await signedPost(gh, ENDPOINTS['upload-finalized'], notice('../../etc/passwd', 'text/csv'), secret);
+    const traversal = await signedPost(gh, ENDPOINTS['upload-finalized'], notice('../../etc/passwd', 'text/csv'), secret);
     await gh.app.deps.uploads.drain();
     const uploads = (await api.get(`${A}/uploads`)).body.data as { id: number; status: string; report: any }[];
     const byId = (id: number) => uploads.find((u) => u.id === id)!;
     expect(byId(res.body.upload_id)).toMatchObject({ status: 'imported', report: { imported: 1, failed: 1 } });
     expect(byId(missing.body.upload_id)).toMatchObject({ status: 'failed', report: { error: expect.stringContaining('ENOENT') } });
-    expect(byId(escape.body.upload_id)).toMatchObject({ status: 'failed', report: { error: expect.stringContaining('leaves the import directory') } });
+    expect(byId(traversal.body.upload_id)).toMatchObject({ status: 'failed', report: { error: expect.stringContaining('leaves the import directory') } });
     expect((await api.get(`${A}/attendees?search=lin@example.test`)).body.data).toHaveLength(1);
   });
 });

@@ -40,7 +40,10 @@ describe('captured webhooks sent again later', () => {
     const zone = (await api.post(`${A}/access-zones`, { name: 'Arena' })).body.data.id;
     const door = (await api.post(`${A}/access-points`, { name: 'Gate', access_zone_id: zone, direction: 'both' })).body.data.id;
     await api.post(`${A}/readers`, { identifier: 'R-1', access_point_id: door });
-    await api.post(`${A}/attendees/import`, [1, 2, 3, 4, 5].map((n) => ({ first_name: `Guest ${n}`, credential_value: `TICKET-${n}` })));
+    await api.post(
+      `${A}/attendees/import`,
+      [1, 2, 3, 4, 5].map((n) => ({ first_name: `Guest ${n}`, credential_value: `TICKET-${n}` })),
+    );
     await api.post(`${A}/gateways`, { identifier: 'GW-1' });
     for (const kind of Object.keys(ENDPOINTS) as SourceKind[]) secrets[kind] = (await createSource(gh, token, kind)).secret;
   });
@@ -62,7 +65,11 @@ describe('captured webhooks sent again later', () => {
     expect(await total('access-events')).toBe(events);
     // The request log shows them as replays.
     const log = (await api.get(`${A}/incoming-webhooks?endpoint=${encodeURIComponent(ENDPOINTS['access-event'])}&per_page=3`)).body.data;
-    expect(log.map((e: { status: number; reason: string | null }) => [e.status, e.reason])).toEqual([[200, 'replayed'], [200, 'replayed'], [200, null]]);
+    expect(log.map((e: { status: number; reason: string | null }) => [e.status, e.reason])).toEqual([
+      [200, 'replayed'],
+      [200, 'replayed'],
+      [200, null],
+    ]);
     expect(await metric(gh, 'gatehouse_webhook_receipt_replays_total')).toBe(2);
   });
 

@@ -102,7 +102,14 @@ describe('registration-partner', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ success: true, event_id: 'evt-6', outcome: 'checked_in', attendee_id: expect.any(Number), message: 'Check-in of registration "R-2" recorded.' });
     const listed = (await api.get(`${A}/attendees/check-ins`)).body.data as { event_id: string }[];
-    expect(listed.find((c) => c.event_id === 'evt-6')).toEqual({ id: expect.any(Number), attendee_id: res.body.attendee_id, registration_id: 'R-2', event_id: 'evt-6', checked_in_at: '2026-11-23T12:00:00.000Z', received_at: expect.any(String) });
+    expect(listed.find((c) => c.event_id === 'evt-6')).toEqual({
+      id: expect.any(Number),
+      attendee_id: res.body.attendee_id,
+      registration_id: 'R-2',
+      event_id: 'evt-6',
+      checked_in_at: '2026-11-23T12:00:00.000Z',
+      received_at: expect.any(String),
+    });
     expect((await api.get(`${A}/access-events`)).body.meta.total).toBe(accessEvents);
   });
 
@@ -160,7 +167,10 @@ describe('registration-partner', () => {
   it('answers payloads that fail validation with 400 {error, message, errors}, and malformed JSON with 400 malformed_json', async () => {
     const before = counts();
     const cases: [unknown, Record<string, string[]>][] = [
-      [event('registration.deleted', 'evt-v1', 'R-2'), { event_type: ['The event_type field is invalid: Invalid option: expected one of "registration.created"|"registration.updated"|"registration.cancelled"|"attendee.checked_in".'] }],
+      [
+        event('registration.deleted', 'evt-v1', 'R-2'),
+        { event_type: ['The event_type field is invalid: Invalid option: expected one of "registration.created"|"registration.updated"|"registration.cancelled"|"attendee.checked_in".'] },
+      ],
       [{ event_type: 'registration.updated', data: { registration_id: 'R-2', attendee: {} } }, { event_id: ['The event_id field is required.'] }],
       [{ event_type: 'registration.cancelled', event_id: 'evt-v2' }, { data: ['The data field is required.'] }],
       [event('registration.cancelled', 'evt-v3', ''), { 'data.registration_id': ['The data.registration_id field is invalid: Too small: expected string to have >=1 characters.'] }],

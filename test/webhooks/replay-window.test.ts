@@ -24,7 +24,11 @@ function readResponse(socket: Socket): Promise<{ status: number; replayed: strin
       const end = buffered.indexOf('\r\n\r\n');
       if (end < 0) return;
       const lines = buffered.subarray(0, end).toString('latin1').split('\r\n');
-      const header = (name: string) => lines.find((l) => l.toLowerCase().startsWith(`${name}:`))?.slice(name.length + 1).trim();
+      const header = (name: string) =>
+        lines
+          .find((l) => l.toLowerCase().startsWith(`${name}:`))
+          ?.slice(name.length + 1)
+          .trim();
       const length = Number(header('content-length') ?? 0);
       if (buffered.length < end + 4 + length) return;
       socket.off('data', onData);
@@ -39,7 +43,15 @@ function readResponse(socket: Socket): Promise<{ status: number; replayed: strin
 async function sendTogether(url: string, path: string, headers: Record<string, string>, body: string, n: number) {
   const { hostname, port } = new URL(url);
   const sockets = await Promise.all(
-    Array.from({ length: n }, () => new Promise<Socket>((resolve, reject) => connect(Number(port), hostname, function (this: Socket) { resolve(this); }).once('error', reject))),
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<Socket>((resolve, reject) =>
+          connect(Number(port), hostname, function (this: Socket) {
+            resolve(this);
+          }).once('error', reject),
+        ),
+    ),
   );
   const request = (lines: string[], payload = '') => [...lines, `Host: ${hostname}:${port}`, '', payload].join('\r\n');
   await Promise.all(sockets.map((socket) => (socket.write(request(['GET /health HTTP/1.1'])), readResponse(socket))));
@@ -79,7 +91,10 @@ describe('retried webhooks, from outside', () => {
     const zone = (await api.post(`${A}/access-zones`, { name: 'Arena' })).body.data.id;
     door = (await api.post(`${A}/access-points`, { name: 'Gate', access_zone_id: zone, direction: 'both' })).body.data.id;
     await api.post(`${A}/readers`, { identifier: 'R-1', access_point_id: door });
-    await api.post(`${A}/attendees/import`, [1, 2, 3, 4].map((n) => ({ first_name: `Guest ${n}`, credential_value: `TICKET-${n}` })));
+    await api.post(
+      `${A}/attendees/import`,
+      [1, 2, 3, 4].map((n) => ({ first_name: `Guest ${n}`, credential_value: `TICKET-${n}` })),
+    );
     await api.post(`${A}/gateways`, { identifier: 'GW-1' });
     for (const kind of Object.keys(ENDPOINTS) as SourceKind[]) secrets[kind] = (await createSource(gh, token, kind)).secret;
   });
@@ -101,7 +116,11 @@ describe('retried webhooks, from outside', () => {
     expect((await api.get(`${A}/attendees/${answers[0]!.body.attendee_id}/credentials`)).body.data).toHaveLength(1);
     // The log shows the retries as replays, not as fresh acceptances (newest first).
     const log = (await api.get(`${A}/incoming-webhooks?endpoint=${encodeURIComponent(ENDPOINTS['registration-partner'])}`)).body.data;
-    expect(log.map((e: { status: number; reason: string | null }) => [e.status, e.reason])).toEqual([[200, 'replayed'], [200, 'replayed'], [200, null]]);
+    expect(log.map((e: { status: number; reason: string | null }) => [e.status, e.reason])).toEqual([
+      [200, 'replayed'],
+      [200, 'replayed'],
+      [200, null],
+    ]);
     expect((await gh.request('GET', '/metrics')).text).toMatch(/^gatehouse_webhook_replays_total [1-9]/m);
   });
 
@@ -135,7 +154,10 @@ describe('retried webhooks, from outside', () => {
     const events = await total('access-events');
     const body = { reader_id: 'R-LATE', credential_value: 'TICKET-4' };
     const refused = await sendTimes('access-event', body, 2);
-    expect(shape(refused).map(({ status, replayed }) => [status, replayed])).toEqual([[404, null], [404, null]]);
+    expect(shape(refused).map(({ status, replayed }) => [status, replayed])).toEqual([
+      [404, null],
+      [404, null],
+    ]);
     expect(refused[1]!.body.error).toBe('unknown_reader');
     expect((await api.post(`${A}/readers`, { identifier: 'R-LATE', access_point_id: door })).status).toBe(201);
     const [applied, retried] = await sendTimes('access-event', body, 2);
@@ -147,7 +169,14 @@ describe('retried webhooks, from outside', () => {
 
   it('answers gateway-status, attendee-sync and upload notices sent again with their first answer, applying each once', async () => {
     const gatewayAt = async () => (await api.get(`${A}/gateways`)).body.data[0].last_seen as string;
-    const report = { gateway_id: 'GW-1', status: 'online', readers: [{ reader_id: 'R-1', status: 'online' }, { reader_id: 'R-GONE', status: 'online' }] };
+    const report = {
+      gateway_id: 'GW-1',
+      status: 'online',
+      readers: [
+        { reader_id: 'R-1', status: 'online' },
+        { reader_id: 'R-GONE', status: 'online' },
+      ],
+    };
     const status = await post('gateway-status', report);
     const seen = await gatewayAt();
     clock.advance(1_000);

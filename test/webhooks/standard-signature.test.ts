@@ -25,7 +25,10 @@ describe('Standard Webhooks signatures', () => {
   /** Signs `raw` as a Standard Webhooks sender does; `headers` override what is sent. */
   const send = (raw: string, id: string, timestamp = seconds(), headers: Record<string, string> = {}) => {
     const signature = new Webhook(secret).sign(id, new Date(timestamp * 1000), raw);
-    return gh.request('POST', PATH, { rawBody: raw, headers: { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature, ...headers } });
+    return gh.request('POST', PATH, {
+      rawBody: raw,
+      headers: { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature, ...headers },
+    });
   };
   const events = async () => (await api.get(`${A}/access-events`)).body.meta.total as number;
   const scan = (credential: string) => JSON.stringify({ reader_id: 'R-1', credential_value: credential, scan_type: 'qr' });
@@ -38,7 +41,10 @@ describe('Standard Webhooks signatures', () => {
     const zone = (await api.post(`${A}/access-zones`, { name: 'Arena' })).body.data.id;
     const door = (await api.post(`${A}/access-points`, { name: 'Gate', access_zone_id: zone, direction: 'both' })).body.data.id;
     await api.post(`${A}/readers`, { identifier: 'R-1', access_point_id: door });
-    await api.post(`${A}/attendees/import`, [1, 2, 3].map((n) => ({ first_name: `Guest ${n}`, credential_value: `TICKET-${n}` })));
+    await api.post(
+      `${A}/attendees/import`,
+      [1, 2, 3].map((n) => ({ first_name: `Guest ${n}`, credential_value: `TICKET-${n}` })),
+    );
     secret = (await createSource(gh, token, 'access-event')).secret;
   });
   afterAll(async () => {
@@ -97,7 +103,12 @@ describe('Standard Webhooks signatures', () => {
     expect([notV1.status, notV1.body.error]).toEqual([401, 'invalid_signature']);
     const wrongSecret = await gh.request('POST', PATH, {
       rawBody: raw,
-      headers: { 'content-type': 'application/json', 'webhook-id': 'msg_w', 'webhook-timestamp': String(seconds()), 'webhook-signature': new Webhook('whsec_' + Buffer.alloc(32, 7).toString('base64')).sign('msg_w', new Date(clock.now()), raw) },
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': 'msg_w',
+        'webhook-timestamp': String(seconds()),
+        'webhook-signature': new Webhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`).sign('msg_w', new Date(clock.now()), raw),
+      },
     });
     expect([wrongSecret.status, wrongSecret.body.error]).toEqual([401, 'invalid_signature']);
     expect(await events()).toBe(before);
@@ -108,7 +119,7 @@ describe('Standard Webhooks signatures', () => {
   it("takes one of several signatures (a sender rotating its secret signs with both), and keeps the spec's own scheme working", async () => {
     const raw = scan('TICKET-1');
     const ours = new Webhook(secret).sign('msg_multi', new Date(clock.now()), raw);
-    const foreign = new Webhook('whsec_' + Buffer.alloc(32, 9).toString('base64')).sign('msg_multi', new Date(clock.now()), raw);
+    const foreign = new Webhook(`whsec_${Buffer.alloc(32, 9).toString('base64')}`).sign('msg_multi', new Date(clock.now()), raw);
     expect((await send(raw, 'msg_multi', seconds(), { 'webhook-signature': `${foreign} ${ours}` })).status).toBe(200);
     const spec = await signedPost(gh, PATH, `${raw} `, secret, { timestamp: seconds() });
     expect([spec.status, spec.body.success]).toEqual([200, true]);

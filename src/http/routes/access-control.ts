@@ -96,7 +96,7 @@ export function accessControlRoutes({ venue, engine, devices }: { venue: Venue; 
       destroy: (p, id) => venue.readers.delete(p, id),
       resource: (row) => readerView(readerResource(row)),
     }),
-      ...crudRoutes({
+    ...crudRoutes({
       ...access,
       name: 'time-restrictions',
       idParam: 'timeRestrictionId',

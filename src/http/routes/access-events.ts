@@ -10,7 +10,21 @@ import { PROJECT_PATH, projectParams } from './crud.js';
 // GET .../access-events: the access-event log, filtered and paginated; ?format=csv exports
 // every matching event (search/export rate class, like every list that can be exported).
 
-const CSV_COLUMNS = ['uuid', 'scanned_at', 'decided_at', 'access_point_id', 'access_zone_id', 'reader_id', 'credential_id', 'credential_value', 'attendee_id', 'granted', 'reason', 'movement', 'source'] as const;
+const CSV_COLUMNS = [
+  'uuid',
+  'scanned_at',
+  'decided_at',
+  'access_point_id',
+  'access_zone_id',
+  'reader_id',
+  'credential_id',
+  'credential_value',
+  'attendee_id',
+  'granted',
+  'reason',
+  'movement',
+  'source',
+] as const;
 
 /** `settled`: resolves once every answered scan is in access_events (the journal's ingest lag, access/event-journal.ts). */
 export function accessEventRoutes({ db, settled }: { db: () => Database; settled: () => Promise<void> }): AnyRoute[] {
@@ -35,7 +49,13 @@ export function accessEventRoutes({ db, settled }: { db: () => Database; settled
         const query = q as PageQuery & Record<string, unknown>;
         if (query.format === 'csv') {
           const { items } = queryAccessEvents(db(), project!.id, accessEventFilters.parse(query), 0, Number.MAX_SAFE_INTEGER);
-          return { body: csvDocument(CSV_COLUMNS, items.map((e) => CSV_COLUMNS.map((c) => e[c]))), headers: { 'Content-Type': 'text/csv; charset=utf-8', 'Content-Disposition': `attachment; filename="access-events-${project!.slug}.csv"` } };
+          return {
+            body: csvDocument(
+              CSV_COLUMNS,
+              items.map((e) => CSV_COLUMNS.map((c) => e[c])),
+            ),
+            headers: { 'Content-Type': 'text/csv; charset=utf-8', 'Content-Disposition': `attachment; filename="access-events-${project!.slug}.csv"` },
+          };
         }
         const { items, total } = queryAccessEvents(db(), project!.id, accessEventFilters.parse(query), window(query).offset, window(query).limit);
         return { body: paginate(koa, query, items, total) };

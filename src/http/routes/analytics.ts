@@ -42,7 +42,7 @@ const zoneOccupancySchema = z.object({
   series: z.array(
     z.object({
       bucket: z.string().describe('start of the bucket, local time with offset'),
-      entries: z.number().int().describe('granted entries through the zone\'s access points'),
+      entries: z.number().int().describe("granted entries through the zone's access points"),
       exits: z.number().int().describe('granted exits, plus people who entered another zone from this one'),
       occupancy: z.number().int().describe('people counted inside at the end of the bucket'),
     }),

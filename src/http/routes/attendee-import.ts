@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppError, validationError } from '../../errors.js';
-import { AttendeeImporter, ImportFormatError, parseCsv, type ImportReport } from '../../venue/attendee-import.js';
+import { type AttendeeImporter, ImportFormatError, parseCsv, type ImportReport } from '../../venue/attendee-import.js';
 import type { Venue } from '../../venue/index.js';
 import { attendeeQuery } from '../../venue/attendees.js';
 import { defineRoute, type AnyRoute } from '../route.js';

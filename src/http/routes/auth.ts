@@ -62,7 +62,7 @@ export function authRoutes(deps: HttpDeps): AnyRoute[] {
       operationId: 'auth.token.store',
       tags: ['Authentication'],
       summary: 'Create a personal access token from an email and password',
-      description: "device_name is required. Any failure answers 401 'Unable to authenticate' without saying which part failed. scopes default to [\"*\"].",
+      description: 'device_name is required. Any failure answers 401 \'Unable to authenticate\' without saying which part failed. scopes default to ["*"].',
       ability: 'public',
       rateClass: 'standard',
       body: tokenRequest,

@@ -18,8 +18,8 @@ const authBody = z.object({
 
 const authAnswer = z.object({
   auth: z.string().describe('key:hex(HMAC-SHA256(secret, socket_id:channel_name[:channel_data]))'),
-  channel_data: z.string().optional().describe('presence channels: JSON {user_id (the user\'s integer id), user_info: {name}}'),
-  shared_secret: z.string().optional().describe('private-encrypted- channels: base64 of the channel\'s key, SHA-256(channel_name || encryption master key)'),
+  channel_data: z.string().optional().describe("presence channels: JSON {user_id (the user's integer id), user_info: {name}}"),
+  shared_secret: z.string().optional().describe("private-encrypted- channels: base64 of the channel's key, SHA-256(channel_name || encryption master key)"),
 });
 
 const clientConfig = z.object({
@@ -27,7 +27,7 @@ const clientConfig = z.object({
     key: z.string(),
     ws_host: z.string(),
     ws_port: z.number().int(),
-    ws_path: z.string().describe("pusher-js wsPath: the prefix before /app/{key} (empty here)"),
+    ws_path: z.string().describe('pusher-js wsPath: the prefix before /app/{key} (empty here)'),
     force_tls: z.boolean(),
     auth_endpoint: z.string(),
   }),

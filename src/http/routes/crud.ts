@@ -62,7 +62,14 @@ export function crudRoutes<Row, C extends z.ZodType, U extends z.ZodType>(spec: 
       handler: ({ project, query: q, koa }) => {
         const query = q as PageQuery & Record<string, unknown>;
         const { items, total } = spec.list(project!.id, window(query).offset, window(query).limit, query);
-        return { body: paginate(koa, query, items.map((r) => spec.resource(r)), total) };
+        return {
+          body: paginate(
+            koa,
+            query,
+            items.map((r) => spec.resource(r)),
+            total,
+          ),
+        };
       },
     }),
     defineRoute({

@@ -80,7 +80,10 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
       // The login is written just after the answer (below), so a busy store never changes the answer.
       writes: false,
       responses: {
-        202: { description: 'A login is pending (or, the same answer, the project or reader does not exist)', schema: single(z.object({ reader_identifier: z.string(), status: z.literal('pending'), expires_at: z.string(), message: z.string() })) },
+        202: {
+          description: 'A login is pending (or, the same answer, the project or reader does not exist)',
+          schema: single(z.object({ reader_identifier: z.string(), status: z.literal('pending'), expires_at: z.string(), message: z.string() })),
+        },
       },
       handler: ({ params, body, koa }) => {
         // The same answer whether the project and reader exist (issue 23 item 12), and the login
@@ -92,13 +95,19 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
         const ip = koa.ip || null;
         setImmediate(() => {
           if (!project || !reader) {
-            log.info({ project: `${params.teamSlug}/${params.projectSlug}`, reader: body.reader_identifier, ip, knownProject: project !== null }, 'reader login asked for an unknown project or reader: none made');
+            log.info(
+              { project: `${params.teamSlug}/${params.projectSlug}`, reader: body.reader_identifier, ip, knownProject: project !== null },
+              'reader login asked for an unknown project or reader: none made',
+            );
             return;
           }
           try {
             const login = devices.logins.request(reader, ip, now);
             // The log line is one of the places staff read the OTP from (issue 7 item 2).
-            log.info({ project: `${project.team_slug}/${project.slug}`, reader: reader.identifier, otp: login.otp, expiresAt: login.expires_at, ip }, `reader login requested: one-time password ${login.otp} for reader ${reader.identifier}`);
+            log.info(
+              { project: `${project.team_slug}/${project.slug}`, reader: reader.identifier, otp: login.otp, expiresAt: login.expires_at, ip },
+              `reader login requested: one-time password ${login.otp} for reader ${reader.identifier}`,
+            );
             bus.emit('reader.login_requested', { projectId: project.id, readerId: reader.id, identifier: reader.identifier, expiresAt: login.expires_at });
           } catch (err) {
             log.error({ err, reader: reader.identifier }, 'reader login could not be made');
@@ -107,7 +116,14 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
         const expiresAt = iso(now + config.readers.otpTtlMinutes * 60_000);
         return {
           status: 202,
-          body: { data: { reader_identifier: body.reader_identifier, status: 'pending', expires_at: expiresAt, message: 'Ask venue staff for the one-time password, then POST it to /api/v1/reader-otp/verify.' } },
+          body: {
+            data: {
+              reader_identifier: body.reader_identifier,
+              status: 'pending',
+              expires_at: expiresAt,
+              message: 'Ask venue staff for the one-time password, then POST it to /api/v1/reader-otp/verify.',
+            },
+          },
         };
       },
     }),
@@ -159,7 +175,7 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
         // An unknown reader goes through the same check with no logins: the same refusal, and no
         // early answer whose speed tells it apart (issue 23 item 12).
         const readers = index.readersWithIdentifier(body.reader_identifier);
-        let verified;
+        let verified: ReturnType<typeof devices.logins.verify>;
         try {
           verified = devices.logins.verify(readers, body.otp.trim());
         } catch (err) {
@@ -174,8 +190,18 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
         if (verified.replaced) {
           // Whoever holds an OTP can take a working reader over: staff must see that it happened.
           const replacedAt = verified.replaced.createdAt;
-          log.warn({ reader: reader.identifier, project: `${project.team_slug}/${project.slug}`, replacedTokenCreatedAt: replacedAt, ip: koa.ip }, 'reader provisioned over its live token, which is replaced');
-          bus.emit('reader.token_replaced', { projectId: project.id, readerId: reader.id, identifier: reader.identifier, replacedTokenCreatedAt: replacedAt, ip: koa.ip || null, timestamp: verified.login.used_at! });
+          log.warn(
+            { reader: reader.identifier, project: `${project.team_slug}/${project.slug}`, replacedTokenCreatedAt: replacedAt, ip: koa.ip },
+            'reader provisioned over its live token, which is replaced',
+          );
+          bus.emit('reader.token_replaced', {
+            projectId: project.id,
+            readerId: reader.id,
+            identifier: reader.identifier,
+            replacedTokenCreatedAt: replacedAt,
+            ip: koa.ip || null,
+            timestamp: verified.login.used_at!,
+          });
         }
         log.info({ reader: reader.identifier, project: `${project.team_slug}/${project.slug}` }, 'reader OTP verified, MQTT token issued');
         const ports = devices.mqttPorts();
@@ -249,7 +275,14 @@ function gatewayRoutes({ devices, bus, config }: HttpDeps): AnyRoute[] {
       handler: ({ project, query, koa }) => {
         const { items, total } = gateways.list(project!.id, window(query).offset, window(query).limit);
         const prefix = projectPrefix(project!.team_slug, project!.slug);
-        return { body: paginate(koa, query, items.map((g) => view(g, prefix)), total) };
+        return {
+          body: paginate(
+            koa,
+            query,
+            items.map((g) => view(g, prefix)),
+            total,
+          ),
+        };
       },
     }),
     defineRoute({
@@ -315,7 +348,7 @@ function gatewayRoutes({ devices, bus, config }: HttpDeps): AnyRoute[] {
       method: 'POST',
       path: `${item}/token`,
       operationId: 'gateways.rotate-token',
-      summary: "Issue a new MQTT token for the gateway; the old one stops working and its connections are closed",
+      summary: 'Issue a new MQTT token for the gateway; the old one stops working and its connections are closed',
       ability: 'access:write',
       params,
       responses: { 201: { description: 'The gateway and its new token', schema: issuedSchema }, 404: missing },

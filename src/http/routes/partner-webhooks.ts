@@ -12,7 +12,6 @@ import { webhookError } from '../resources.js';
 // item 4): attendee-sync from an external attendee list, registration-partner events. Both
 // answer errors in the webhook envelope {error, message, errors?}; docs/webhooks-incoming.md.
 
-
 const syncAnswer = z.object({
   success: z.literal(true).describe('the request was processed; records in errors were not applied'),
   results: z.object({

@@ -59,7 +59,7 @@ const published = z.object({ channels: z.record(z.string(), counts).optional() }
 const publishedBatch = z.object({ batch: z.array(counts).optional() });
 const channelList = z.object({ channels: z.record(z.string(), counts) });
 const channelState = counts.extend({ occupied: z.boolean() });
-const members = z.object({ users: z.array(z.object({ id: z.union([z.string(), z.number()]).describe("the user_id the channel auth gave") })) });
+const members = z.object({ users: z.array(z.object({ id: z.union([z.string(), z.number()]).describe('the user_id the channel auth gave') })) });
 
 export function pusherApiRoutes(deps: Pick<HttpDeps, 'config' | 'clock' | 'realtime'>): AnyRoute[] {
   const { server, credentials } = deps.realtime;

@@ -16,12 +16,7 @@ import { scanInstant } from '../../access/scan-time.js';
 // A scan not answered within mqtt.answerTimeoutMs is answered 503 with Retry-After, as an MQTT
 // reader's connection is closed then (issue 22, item 2; docs/mqtt.md: answered in bounded time).
 
-export const requestIdField = z
-  .string()
-  .min(1)
-  .max(128)
-  .optional()
-  .describe("the sender's id for this scan: a retry with the same id gets the first decision back and writes no second event");
+export const requestIdField = z.string().min(1).max(128).optional().describe("the sender's id for this scan: a retry with the same id gets the first decision back and writes no second event");
 
 /** What each stage a scan can wait on is called in the 503's message. */
 const WAITED_FOR: Record<WaitingOn, string> = {
@@ -57,7 +52,11 @@ export async function answerScan(scans: ScanService, request: ScanRequest, unkno
     log?.warn({ ...first, timeoutMs, source: request.source, requestId: request.requestId ?? undefined }, 'scan not answered within mqtt.answerTimeoutMs, answering 503');
     const retryAfter = deadlines!.retryAfterSeconds;
     // retry_after in the body too, as every REST and webhook answer with Retry-After has it (store_busy, 429).
-    throw new AppError('scan_answer_timeout', { seconds: timeoutMs / 1000, detail: WAITED_FOR[first.waitingOn] }, { headers: { 'Retry-After': String(retryAfter) }, body: { retry_after: retryAfter } });
+    throw new AppError(
+      'scan_answer_timeout',
+      { seconds: timeoutMs / 1000, detail: WAITED_FOR[first.waitingOn] },
+      { headers: { 'Retry-After': String(retryAfter) }, body: { retry_after: retryAfter } },
+    );
   } catch (err) {
     if (!(err instanceof ScanError)) throw err;
     if (err.code === 'unknown_access_point') throw unknownAccessPoint();

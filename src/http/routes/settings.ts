@@ -8,7 +8,15 @@ const settingsSchema = z.object({
   token_expiry_minutes: z.number().int().nullable().describe('Minutes a token lives after creation; null = no expiry (the default). Applies to existing tokens too.'),
 });
 
-const settingsUpdate = z.strictObject({ token_expiry_minutes: z.number().int().min(1).max(525_600 * 10).nullable().optional() });
+const settingsUpdate = z.strictObject({
+  token_expiry_minutes: z
+    .number()
+    .int()
+    .min(1)
+    .max(525_600 * 10)
+    .nullable()
+    .optional(),
+});
 
 export function settingsRoutes(deps: HttpDeps): AnyRoute[] {
   const common = { tags: ['Settings'], rateClass: 'standard' as const, admin: true, ability: '*' as const };

@@ -11,7 +11,6 @@ import { webhookError } from '../resources.js';
 // POST /webhook/v1/large-upload-finalized (spec: incoming webhooks; docs/webhooks-incoming.md)
 // and the uploads it recorded, with the outcome of the imports it queued.
 
-
 export function uploadWebhookRoutes({ uploads, gate, projects }: { uploads: UploadImports; gate: WebhookGate; projects: ProjectRepository }): AnyRoute[] {
   return [
     defineRoute({
@@ -20,7 +19,8 @@ export function uploadWebhookRoutes({ uploads, gate, projects }: { uploads: Uplo
       operationId: 'webhooks.large-upload-finalized',
       tags: ['Incoming webhooks'],
       summary: 'An object store reports a finished upload; attendee files in the import bucket are imported',
-      description: 'Answers 200 `{success, message, upload_id, status}` once the notice is recorded (status `queued` when an import follows, else `recorded`); the import runs after the answer, its outcome in GET .../uploads.',
+      description:
+        'Answers 200 `{success, message, upload_id, status}` once the notice is recorded (status `queued` when an import follows, else `recorded`); the import runs after the answer, its outcome in GET .../uploads.',
       ability: 'public',
       rateClass: 'none',
       envelope: 'webhook',
@@ -57,7 +57,14 @@ export function uploadWebhookRoutes({ uploads, gate, projects }: { uploads: Uplo
       responses: { 200: { description: 'A page of uploads', schema: collectionSchema(uploadSchema) } },
       handler: ({ project, query, koa }) => {
         const { items, total } = uploads.list(project!.id, window(query).offset, window(query).limit);
-        return { body: paginate(koa, query, items.map((r) => uploads.resource(r)), total) };
+        return {
+          body: paginate(
+            koa,
+            query,
+            items.map((r) => uploads.resource(r)),
+            total,
+          ),
+        };
       },
     }),
   ];

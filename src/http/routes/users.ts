@@ -12,7 +12,10 @@ import { messageSchema, single, userResource, userSchema, validationErrorSchema 
 // everything that was theirs.
 
 const userId = z.object({ userId: z.coerce.number().int().positive() });
-const email = z.email().max(255).transform((e) => e.toLowerCase());
+const email = z
+  .email()
+  .max(255)
+  .transform((e) => e.toLowerCase());
 const password = z.string().min(8).max(1024);
 
 const createUser = z.strictObject({
@@ -54,7 +57,14 @@ export function userRoutes(deps: HttpDeps): AnyRoute[] {
       responses: { 200: { description: 'A page of users', schema: collectionSchema(userSchema) } },
       handler: ({ query, koa }) => {
         const { items, total } = deps.users.list(window(query).offset, window(query).limit);
-        return { body: paginate(koa, query, items.map((u) => show(u).data), total) };
+        return {
+          body: paginate(
+            koa,
+            query,
+            items.map((u) => show(u).data),
+            total,
+          ),
+        };
       },
     }),
     defineRoute({
@@ -142,7 +152,7 @@ export function userRoutes(deps: HttpDeps): AnyRoute[] {
       method: 'DELETE',
       path: '/api/v1/users/{userId}/teams/{teamSlug}',
       operationId: 'users.teams.destroy',
-      summary: "Take a team away from a user",
+      summary: 'Take a team away from a user',
       ability: '*',
       params: userId.extend({ teamSlug: z.string() }),
       responses: { 200: userResponse, 404: { description: 'No such user, team or membership', schema: messageSchema } },

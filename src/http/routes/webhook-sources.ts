@@ -35,7 +35,14 @@ export function webhookSourceRoutes({ webhookSources: sources, webhookLog: log, 
       responses: { 200: { description: 'A page of sources (never their secrets)', schema: collectionSchema(sourceSchema) } },
       handler: ({ project, query, koa }) => {
         const { items, total } = sources.list(project!.id, window(query).offset, window(query).limit);
-        return { body: paginate(koa, query, items.map((r) => sources.resource(r)), total) };
+        return {
+          body: paginate(
+            koa,
+            query,
+            items.map((r) => sources.resource(r)),
+            total,
+          ),
+        };
       },
     }),
     defineRoute({
@@ -114,7 +121,7 @@ export function webhookSourceRoutes({ webhookSources: sources, webhookLog: log, 
       path: `${PROJECT_PATH}/incoming-webhooks`,
       operationId: 'incoming-webhooks.index',
       summary: "The project's incoming webhook log, newest first",
-      description: 'Requests matched to one of the project\'s sources. Requests no source verified are in the administrators\' GET /api/v1/incoming-webhooks.',
+      description: "Requests matched to one of the project's sources. Requests no source verified are in the administrators' GET /api/v1/incoming-webhooks.",
       ability: '*',
       params: projectParams,
       query: pageQuery.extend(logQuery.shape),

@@ -18,7 +18,6 @@ import { webhookError } from '../resources.js';
 // the decision goes through the same ScanService as every other transport. Errors answer in
 // the webhook envelope {error, message, errors?}.
 
-
 const accessEventBody = z.object({
   reader_id: z.string().min(1).max(255).describe("the reader's identifier"),
   credential_value: z.string().max(65_536),
@@ -60,7 +59,7 @@ export function webhookRoutes({ scans, gateways, readerStates, index, gate, now 
       tags: ['Incoming webhooks'],
       summary: 'A gateway reports its status and its readers',
       description:
-        'The same state the MQTT status topic updates (docs/mqtt.md). The gateway is found by `gateway_id` (its identifier). Answers `{success: true, message}` (the first of the two shapes the spec shows); reader ids the gateway\'s project does not know are named in the message, not an error.',
+        "The same state the MQTT status topic updates (docs/mqtt.md). The gateway is found by `gateway_id` (its identifier). Answers `{success: true, message}` (the first of the two shapes the spec shows); reader ids the gateway's project does not know are named in the message, not an error.",
       ability: 'public',
       rateClass: 'none',
       envelope: 'webhook',

@@ -69,8 +69,12 @@ export function accountCases(w: World, v: Venue): Case[] {
     c('settings.show', 200, 'the settings', () => w.api('GET', '/api/v1/settings')),
     c('settings.update', 200, 'no token expiry', () => w.api('PUT', '/api/v1/settings', { token_expiry_minutes: null })),
 
-    c('broadcasting.auth', 200, 'a channel of a reachable project', () => w.send({ method: 'POST', path: '/broadcasting/auth', token: w.admin, raw: `socket_id=123.456&channel_name=${channel}`, type: 'application/x-www-form-urlencoded' })),
-    c('broadcasting.auth', 403, 'a token that may not read access events', () => w.send({ method: 'POST', path: '/broadcasting/auth', token: w.weak.forms, raw: `socket_id=123.456&channel_name=${channel}`, type: 'application/x-www-form-urlencoded' })),
+    c('broadcasting.auth', 200, 'a channel of a reachable project', () =>
+      w.send({ method: 'POST', path: '/broadcasting/auth', token: w.admin, raw: `socket_id=123.456&channel_name=${channel}`, type: 'application/x-www-form-urlencoded' }),
+    ),
+    c('broadcasting.auth', 403, 'a token that may not read access events', () =>
+      w.send({ method: 'POST', path: '/broadcasting/auth', token: w.weak.forms, raw: `socket_id=123.456&channel_name=${channel}`, type: 'application/x-www-form-urlencoded' }),
+    ),
     c('broadcasting.config', 200, 'a token', () => w.api('GET', '/api/v1/broadcasting/config')),
     ...pusherCases(w),
   ];
@@ -79,7 +83,8 @@ export function accountCases(w: World, v: Venue): Case[] {
 function pusherCases(w: World): Case[] {
   const event = JSON.stringify({ name: 'Wire', data: '{}', channel: 'news' });
   const batch = JSON.stringify({ batch: [{ name: 'Wire', data: '{}', channel: 'news' }] });
-  const unsigned = (method: string, path: string, raw?: string) => () => w.send({ method, path: `/apps/${PUSHER_ENV.GATEHOUSE_PUSHER_APP_ID}${path}`, ...(raw ? { raw, type: 'application/json' } : {}) });
+  const unsigned = (method: string, path: string, raw?: string) => () =>
+    w.send({ method, path: `/apps/${PUSHER_ENV.GATEHOUSE_PUSHER_APP_ID}${path}`, ...(raw ? { raw, type: 'application/json' } : {}) });
   return [
     c('pusher.events', 200, 'a signed event', () => w.pusher('POST', '/events', {}, event)),
     c('pusher.events', 200, 'a signed event asking for counts', () => w.pusher('POST', '/events', {}, JSON.stringify({ name: 'Wire', data: '{}', channels: ['news'], info: 'subscription_count' }))),
@@ -87,7 +92,9 @@ function pusherCases(w: World): Case[] {
     c('pusher.events', 404, 'another app id', () => w.pusher('POST', '/events', {}, event, '999')),
     c('pusher.events', 413, 'data over pusher.maxEventBytes', () => w.pusher('POST', '/events', {}, JSON.stringify({ name: 'Big', data: 'x'.repeat(110_000), channel: 'news' }))),
     c('pusher.batch-events', 200, 'a signed batch', () => w.pusher('POST', '/batch_events', {}, batch)),
-    c('pusher.batch-events', 400, "an event's data over pusher.maxEventBytes", () => w.pusher('POST', '/batch_events', {}, JSON.stringify({ batch: [{ name: 'Big', data: 'x'.repeat(110_000), channel: 'news' }] }))),
+    c('pusher.batch-events', 400, "an event's data over pusher.maxEventBytes", () =>
+      w.pusher('POST', '/batch_events', {}, JSON.stringify({ batch: [{ name: 'Big', data: 'x'.repeat(110_000), channel: 'news' }] })),
+    ),
     c('pusher.batch-events', 401, 'no signature', unsigned('POST', '/batch_events', batch)),
     c('pusher.batch-events', 404, 'another app id', () => w.pusher('POST', '/batch_events', {}, batch, '999')),
     c('pusher.channels', 200, 'a signed request', () => w.pusher('GET', '/channels', { info: 'subscription_count' })),

@@ -15,7 +15,9 @@ export function deviceCases(w: World, v: Venue): Case[] {
   const loginBody = { reader_identifier: 'R-1' };
   return [
     c('readers.login', 202, 'a reader of the project', () => w.send({ method: 'POST', path: `${A}/readers/login`, json: loginBody })),
-    c('readers.login', 202, 'a project that does not exist: the same answer, no login (issue 23 item 12)', () => w.send({ method: 'POST', path: '/api/v1/projects/nope/nope/readers/login', json: loginBody })),
+    c('readers.login', 202, 'a project that does not exist: the same answer, no login (issue 23 item 12)', () =>
+      w.send({ method: 'POST', path: '/api/v1/projects/nope/nope/readers/login', json: loginBody }),
+    ),
     c('readers.login', 202, 'a reader the project does not have: the same answer, no login', () => w.send({ method: 'POST', path: `${A}/readers/login`, json: { reader_identifier: 'R-NONE' } })),
     c('readers.logins', 200, 'the pending logins', () => w.api('GET', `${A}/readers/logins`)),
     c('readers.verify-otp', 200, 'the one-time password staff read out', async () => {
@@ -78,7 +80,13 @@ const operationOf: Record<SourceKind, string> = {
 function webhookCases(w: World): Case[] {
   const json = (body: unknown) => JSON.stringify(body);
   const accepted = (kind: SourceKind) => w.signed(kind, acceptedBodies[kind]);
-  const [scan, status, sync, created, upload] = [accepted('access-event'), accepted('gateway-status'), accepted('attendee-sync'), accepted('registration-partner'), accepted('upload-finalized')] as const;
+  const [scan, status, sync, created, upload] = [
+    accepted('access-event'),
+    accepted('gateway-status'),
+    accepted('attendee-sync'),
+    accepted('registration-partner'),
+    accepted('upload-finalized'),
+  ] as const;
   // A retry of an accepted body: its first answer again, marked (issue 22 item 1).
   const again = 'the same signed bytes again';
   const replayed = { headers: ['X-Svc-Replayed'] };
@@ -96,8 +104,18 @@ function webhookCases(w: World): Case[] {
     c('webhooks.attendee-sync', 404, 'a project that does not exist', w.signed('attendee-sync', json({ team_slug: 'default', project_slug: 'nope', sync_mode: 'upsert', attendees: [] }))),
     c('webhooks.registration-partner', 200, 'a registration', created),
     c('webhooks.registration-partner', 200, again, created, replayed),
-    c('webhooks.registration-partner', 409, 'a registration id already created', w.signed('registration-partner', json({ event_type: 'registration.created', event_id: 'EV-2', data: { registration_id: 'REG-1', attendee: { first_name: 'Reg' } } }))),
-    c('webhooks.registration-partner', 404, 'an update of a registration that does not exist', w.signed('registration-partner', json({ event_type: 'registration.updated', event_id: 'EV-3', data: { registration_id: 'REG-NONE', attendee: { first_name: 'Nobody' } } }))),
+    c(
+      'webhooks.registration-partner',
+      409,
+      'a registration id already created',
+      w.signed('registration-partner', json({ event_type: 'registration.created', event_id: 'EV-2', data: { registration_id: 'REG-1', attendee: { first_name: 'Reg' } } })),
+    ),
+    c(
+      'webhooks.registration-partner',
+      404,
+      'an update of a registration that does not exist',
+      w.signed('registration-partner', json({ event_type: 'registration.updated', event_id: 'EV-3', data: { registration_id: 'REG-NONE', attendee: { first_name: 'Nobody' } } })),
+    ),
     c('webhooks.large-upload-finalized', 200, 'a finished upload', upload),
     c('webhooks.large-upload-finalized', 200, again, upload, replayed),
   ];

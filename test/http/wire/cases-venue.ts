@@ -45,14 +45,18 @@ export function venueCases(w: World, v: Venue): Case[] {
     ),
 
     c('attendees.import', 200, 'JSON rows', () => w.api('POST', `${A}/attendees/import`, [{ first_name: 'Imported', credential_value: `IMP-${unique()}` }])),
-    c('attendees.import', 200, 'a CSV file', () => w.send({ method: 'POST', path: `${A}/attendees/import`, token: w.admin, raw: `first_name,external_id\r\nCsv,CSV-${unique()}\r\n`, type: 'text/csv' })),
+    c('attendees.import', 200, 'a CSV file', () =>
+      w.send({ method: 'POST', path: `${A}/attendees/import`, token: w.admin, raw: `first_name,external_id\r\nCsv,CSV-${unique()}\r\n`, type: 'text/csv' }),
+    ),
     c('attendees.import', 422, 'only bad rows', () => w.api('POST', `${A}/attendees/import`, [{ last_name: 'No first name' }])),
     c('attendees.export', 200, 'the CSV export', () => w.api('GET', `${A}/attendees/export`)),
     c('attendees.credentials.index', 200, "an attendee's credentials", () => w.api('GET', `${A}/attendees/${v.attendee}/credentials`)),
     c('attendees.credentials.index', 404, 'an attendee that does not exist', () => w.api('GET', `${A}/attendees/999999/credentials`)),
     c('attendees.credentials.store', 201, 'a new value', () => w.api('POST', `${A}/attendees/${v.attendee}/credentials`, { value: `CRED-${unique()}` })),
     c('attendees.credentials.store', 404, 'an attendee that does not exist', () => w.api('POST', `${A}/attendees/999999/credentials`, { value: `CRED-${unique()}` })),
-    c('credentials.destroy', 200, 'a credential made for it', async () => w.api('DELETE', `${A}/credentials/${await w.create(`${A}/attendees/${v.attendee}/credentials`, { value: `CRED-${unique()}` })}`)),
+    c('credentials.destroy', 200, 'a credential made for it', async () =>
+      w.api('DELETE', `${A}/credentials/${await w.create(`${A}/attendees/${v.attendee}/credentials`, { value: `CRED-${unique()}` })}`),
+    ),
     c('credentials.destroy', 404, 'an id that names nothing', () => w.api('DELETE', `${A}/credentials/999999`)),
     c('forms.submissions.store', 201, 'an answer', () => w.api('POST', `${A}/forms/${v.form}/submissions`, { data: { q: 'yes' } })),
     c('forms.submissions.store', 404, 'a form that does not exist', () => w.api('POST', `${A}/forms/999999/submissions`, { data: { q: 'yes' } })),

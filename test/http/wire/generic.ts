@@ -40,7 +40,10 @@ export function genericCases(w: World, route: AnyRoute, operation: Operation): C
     }
     return {};
   };
-  const withBody = (raw: string, type = 'application/json') => async () => w.send({ method, path, raw, type, headers: await credentials(raw) });
+  const withBody =
+    (raw: string, type = 'application/json') =>
+    async () =>
+      w.send({ method, path, raw, type, headers: await credentials(raw) });
   const at = (p: string) => async () => w.send({ method, path: p, headers: await credentials('') });
 
   if (route.ability !== 'public') {

@@ -72,7 +72,13 @@ export class World {
   send(req: Req): Promise<TestResponse> {
     this.last = req;
     const headers = { ...(req.type ? { 'content-type': req.type } : {}), ...req.headers };
-    const send = () => this.gh.request(req.method, req.path, { ...(req.token ? { token: req.token } : {}), ...(req.json !== undefined ? { body: req.json } : {}), ...(req.raw !== undefined ? { rawBody: req.raw } : {}), headers });
+    const send = () =>
+      this.gh.request(req.method, req.path, {
+        ...(req.token ? { token: req.token } : {}),
+        ...(req.json !== undefined ? { body: req.json } : {}),
+        ...(req.raw !== undefined ? { rawBody: req.raw } : {}),
+        headers,
+      });
     return this.around ? this.around(req, send) : send();
   }
 
@@ -133,7 +139,10 @@ export class World {
     const full = `/apps/${appId}${path}`;
     const params: Record<string, string> = { ...query, auth_key: PUSHER_ENV.GATEHOUSE_PUSHER_KEY, auth_timestamp: String(Math.floor(Date.now() / 1000)), auth_version: '1.0' };
     if (body !== undefined) params.body_md5 = createHash('md5').update(body).digest('hex');
-    const qs = Object.keys(params).sort().map((k) => `${k}=${params[k]}`).join('&');
+    const qs = Object.keys(params)
+      .sort()
+      .map((k) => `${k}=${params[k]}`)
+      .join('&');
     const signature = createHmac('sha256', PUSHER_ENV.GATEHOUSE_PUSHER_SECRET).update(`${method}\n${full}\n${qs}`).digest('hex');
     return this.send({ method, path: `${full}?${qs}&auth_signature=${signature}`, ...(body !== undefined ? { raw: body, type: 'application/json' } : {}) });
   }

@@ -16,7 +16,13 @@ import type { Case, World } from './world.js';
 export const declaresStoreBusy = (op: Operation): boolean => (op.spec.responses['503'] as { description?: string } | undefined)?.description?.includes('`store_busy`') ?? false;
 
 /** A path template as a pattern of the paths it names. */
-const pattern = (template: string) => new RegExp(`^${template.split(/\{\w+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&')).join('[^/]+')}$`);
+const pattern = (template: string) =>
+  new RegExp(
+    `^${template
+      .split(/\{\w+\}/)
+      .map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&'))
+      .join('[^/]+')}$`,
+  );
 
 /** BEGIN IMMEDIATE from a connection of our own, held while `fn` runs. */
 export class WriteLock {
