@@ -31,6 +31,7 @@ import { join } from 'node:path';
 import { EventJournal } from './access/event-journal.js';
 import { AccessEventLog } from './access/event-log.js';
 import { PresenceSnapshots } from './access/presence.js';
+import { ReaderScans } from './access/reader-scan.js';
 import { Checkpointer } from './store/checkpointer.js';
 import { SignedWebhookGate } from './webhooks/signed-gate.js';
 import { registerReplayMetrics, ReplayWindow } from './webhooks/replay-window.js';
@@ -244,6 +245,7 @@ export class Gatehouse {
       engine,
       scans: new ScanService(db, clock, bus, engine, index, eventLog, deadlines),
       venueIndex: index,
+      readerScans: new ReaderScans(index, readerStates, () => clock.now()),
       webhookGate: new SignedWebhookGate(
         webhookSources,
         clock,
@@ -332,13 +334,7 @@ export class Gatehouse {
     const { config } = this;
     const { devices, venueIndex: index } = deps;
     const log = this.log.child({ module: 'mqtt' });
-    const service = new MqttService(
-      { scans: deps.scans, index, readerStates: devices.readerStates, now: () => this.clock.now(), maxPayloadBytes: config.mqtt.maxPayloadBytes },
-      devices.gateways,
-      devices.readerStates,
-      deps.bus,
-      log,
-    );
+    const service = new MqttService({ scans: deps.scans, readerScans: deps.readerScans, maxPayloadBytes: config.mqtt.maxPayloadBytes }, devices.gateways, devices.readerStates, deps.bus, log);
     const gatewayOfReader = (projectId: number, identifier: string) => {
       const reader = index.readers.get(credentialKey(projectId, identifier));
       return reader ? deps.venue.readers.gatewayOf(reader.id) : null;

@@ -16,6 +16,7 @@ import type { EventBus } from '../events/bus.js';
 import type { Venue } from '../venue/index.js';
 import type { AccessEngine } from '../access/engine.js';
 import type { ScanService } from '../access/scan-service.js';
+import type { ReaderScans } from '../access/reader-scan.js';
 import type { VenueIndex } from '../access/venue-index.js';
 import type { WebhookGate } from '../webhooks/gate.js';
 import type { WebhookSources } from '../webhooks/sources.js';
@@ -62,6 +63,8 @@ export interface HttpDeps {
   engine: AccessEngine;
   scans: ScanService;
   venueIndex: VenueIndex;
+  /** The reader-scan translation every transport shares (access/reader-scan.ts). */
+  readerScans: ReaderScans;
   webhookGate: WebhookGate;
   webhookSources: WebhookSources;
   webhookLog: IncomingWebhookLog;

@@ -1,11 +1,8 @@
 import { z } from 'zod';
 import { ScanError } from '../access/engine.js';
+import { MAX_CREDENTIAL_VALUE, MAX_REQUEST_ID, type ReaderScans, scanErrorRefusal } from '../access/reader-scan.js';
 import type { ScanService } from '../access/scan-service.js';
-import { scanInstant } from '../access/scan-time.js';
-import type { VenueIndex } from '../access/venue-index.js';
-import { credentialKey } from '../access/venue-index.js';
-import { errorCatalogue, fieldErrorsFromZod, type FieldErrors } from '../errors.js';
-import type { ReaderStates } from '../devices/reader-state.js';
+import { fieldErrorsFromZod, type FieldErrors } from '../errors.js';
 
 // A scan published on a reader's scans topic becomes a decision on its decisions topic
 // (DESIGN: the path of one scan; docs/mqtt.md). Same ScanService as every other transport, so
@@ -14,8 +11,8 @@ import type { ReaderStates } from '../devices/reader-state.js';
 // on the decisions topic when a request_id can be read; they never reach the engine.
 
 const scanSchema = z.object({
-  request_id: z.string().min(1).max(128),
-  credential_value: z.string().min(1).max(4096),
+  request_id: z.string().min(1).max(MAX_REQUEST_ID),
+  credential_value: z.string().min(1).max(MAX_CREDENTIAL_VALUE),
   scan_type: z.string().max(32).optional(),
   timestamp: z.union([z.iso.datetime({ offset: true }), z.number().int().nonnegative().describe('Unix seconds')]).optional(),
 });
@@ -40,9 +37,8 @@ export type MalformedReason = 'too_large' | 'invalid_json' | 'invalid_payload' |
 
 export interface ScanHandlerDeps {
   scans: ScanService;
-  index: VenueIndex;
-  readerStates: ReaderStates;
-  now: () => number;
+  /** The reader-scan translation every transport shares (access/reader-scan.ts). */
+  readerScans: ReaderScans;
   maxPayloadBytes: number;
 }
 
@@ -65,40 +61,45 @@ export async function handleScan(deps: ScanHandlerDeps, projectId: number, ident
   let scan = wellFormed(json);
   if (!scan) {
     // Only a scan the quick check refuses pays for zod, which says what is wrong.
-    const requestId = typeof (json as { request_id?: unknown })?.request_id === 'string' ? (json as { request_id: string }).request_id.slice(0, 128) || null : null;
+    const requestId = typeof (json as { request_id?: unknown })?.request_id === 'string' ? (json as { request_id: string }).request_id.slice(0, MAX_REQUEST_ID) || null : null;
     const parsed = scanSchema.safeParse(json);
     if (!parsed.success) return fail('invalid_payload', requestId, 'validation_failed', 'The scan fails validation.', fieldErrorsFromZod(parsed.error));
     scan = parsed.data;
   }
-  const timestamp = typeof scan.timestamp === 'number' ? new Date(scan.timestamp * 1000).toISOString() : scan.timestamp;
-  const instant = scanInstant(timestamp, deps.now());
-  if (!instant.ok) return fail('invalid_payload', scan.request_id, 'validation_failed', instant.message, { timestamp: [instant.message] });
-
-  const reader = deps.index.readers.get(credentialKey(projectId, identifier));
-  if (!reader) return fail('unknown_reader', scan.request_id, 'unknown_reader', `No reader has the identifier "${identifier}".`);
-  deps.readerStates.scanned(projectId, reader.id, instant.at);
-  if (reader.accessPointId === null) return fail('reader_unassigned', scan.request_id, 'reader_unassigned', errorCatalogue.reader_unassigned.message.replace('{identifier}', identifier));
+  const located = deps.readerScans.locate({
+    projectId,
+    identifier,
+    credentialValue: scan.credential_value,
+    timestamp: scan.timestamp,
+    requestId: scan.request_id,
+    source: 'mqtt',
+  });
+  if (!located.ok) {
+    const { code, message, errors } = located.refusal;
+    return fail(REFUSED_AS[code], scan.request_id, code, message, errors);
+  }
   try {
-    const outcome = await deps.scans.scan({
-      projectId,
-      accessPointId: reader.accessPointId,
-      readerId: reader.id,
-      credentialValue: scan.credential_value,
-      scannedAt: instant.at,
-      source: 'mqtt',
-      requestId: scan.request_id,
-      deadline,
-    });
+    const outcome = await deps.scans.scan({ ...located.request, deadline });
     const decision: Decision = { request_id: scan.request_id, access_granted: outcome.granted, access_point_id: outcome.accessPointId, decided_at: outcome.decidedAt };
     if (outcome.reason) decision.reason = outcome.reason;
     if (outcome.answer.attendee) decision.attendee = outcome.answer.attendee;
     return { ok: true, decision };
   } catch (err) {
     if (!(err instanceof ScanError)) throw err;
-    const code = err.code === 'unknown_access_point' ? 'reader_unassigned' : err.code;
-    return fail('not_decidable', scan.request_id, code, code === 'reader_unassigned' ? `The reader "${identifier}" is not assigned to an access point.` : errorCatalogue[code].message);
+    const { code, message } = scanErrorRefusal(err, identifier);
+    return fail('not_decidable', scan.request_id, code, message);
   }
 }
+
+/** How each refusal of the reader-scan translation is counted in /metrics (gatehouse_mqtt_malformed_total). */
+const REFUSED_AS: Record<'validation_failed' | 'unknown_reader' | 'ambiguous_reader' | 'reader_unassigned' | 'access_point_inactive' | 'access_point_without_zone', MalformedReason> = {
+  validation_failed: 'invalid_payload',
+  unknown_reader: 'unknown_reader',
+  ambiguous_reader: 'unknown_reader',
+  reader_unassigned: 'reader_unassigned',
+  access_point_inactive: 'not_decidable',
+  access_point_without_zone: 'not_decidable',
+};
 
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
 
@@ -106,8 +107,8 @@ const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]
 function wellFormed(json: unknown): z.output<typeof scanSchema> | null {
   if (typeof json !== 'object' || json === null) return null;
   const { request_id, credential_value, scan_type, timestamp } = json as Record<string, unknown>;
-  if (typeof request_id !== 'string' || request_id.length < 1 || request_id.length > 128) return null;
-  if (typeof credential_value !== 'string' || credential_value.length < 1 || credential_value.length > 4096) return null;
+  if (typeof request_id !== 'string' || request_id.length < 1 || request_id.length > MAX_REQUEST_ID) return null;
+  if (typeof credential_value !== 'string' || credential_value.length < 1 || credential_value.length > MAX_CREDENTIAL_VALUE) return null;
   if (scan_type !== undefined && (typeof scan_type !== 'string' || scan_type.length > 32)) return null;
   if (timestamp !== undefined) {
     if (typeof timestamp === 'number') {

@@ -44,6 +44,11 @@ describe('the access-event webhook', () => {
     const missing = await post({ reader_id: 'GW1-R1', scan_type: 'barcode' });
     expect(missing.status).toBe(400);
     expect(missing.body).toEqual({ error: 'validation_failed', message: 'The credential_value field is required.', errors: { credential_value: ['The credential_value field is required.'] } });
+    // One credential_value limit for every reader transport (access/reader-scan.ts): 4,096 characters, as over MQTT.
+    const long = await post({ reader_id: 'GW1-R1', credential_value: 'x'.repeat(4097) });
+    expect([long.status, long.body.error, Object.keys(long.body.errors)]).toEqual([400, 'validation_failed', ['credential_value']]);
+    const empty = await post({ reader_id: 'GW1-R1', credential_value: '' });
+    expect([empty.status, Object.keys(empty.body.errors)]).toEqual([400, ['credential_value']]);
     const old = await post({ reader_id: 'GW1-R1', credential_value: 'TICKET-1', timestamp: '2026-11-01T00:00:00Z' });
     expect(old.status).toBe(400);
     expect(old.body.errors).toEqual({ timestamp: ['The timestamp is more than 7 days in the past.'] });

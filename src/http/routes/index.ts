@@ -53,7 +53,7 @@ export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
     ...formRoutes(deps),
     ...broadcastingRoutes(deps),
     ...pusherApiRoutes(deps),
-    ...webhookRoutes({ scans: deps.scans, gateways: deps.devices.gateways, readerStates: deps.devices.readerStates, index: deps.venueIndex, gate: deps.webhookGate, now: () => deps.clock.now() }),
+    ...webhookRoutes({ scans: deps.scans, gateways: deps.devices.gateways, readerScans: deps.readerScans, gate: deps.webhookGate }),
   );
   return routes;
 }

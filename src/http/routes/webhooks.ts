@@ -2,12 +2,11 @@ import { z } from 'zod';
 import { conditions } from '../answers.js';
 import type { ScanService } from '../../access/scan-service.js';
 import type { Logger } from '../../logger.js';
-import { scanInstant } from '../../access/scan-time.js';
-import { credentialKey, type ReaderEntry, type VenueIndex } from '../../access/venue-index.js';
+import { ScanError } from '../../access/engine.js';
+import { MAX_CREDENTIAL_VALUE, type ReaderScanRefusal, type ReaderScans, scanErrorRefusal } from '../../access/reader-scan.js';
 import { AppError, validationError } from '../../errors.js';
 import type { WebhookGate } from '../../webhooks/gate.js';
 import { gatewayReportSchema, type Gateways } from '../../devices/gateways.js';
-import type { ReaderStates } from '../../devices/reader-state.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { answerScan, answerSchema, requestIdField } from './scan.js';
 import { webhookError } from '../resources.js';
@@ -20,7 +19,7 @@ import { webhookError } from '../resources.js';
 
 const accessEventBody = z.object({
   reader_id: z.string().min(1).max(255).describe("the reader's identifier"),
-  credential_value: z.string().max(65_536),
+  credential_value: z.string().min(1).max(MAX_CREDENTIAL_VALUE),
   scan_type: z.string().max(32).optional().describe('barcode, qr, rfid, nfc, ...; recorded as sent'),
   timestamp: z
     .union([z.iso.datetime({ offset: true }), z.number().int().nonnegative().describe('Unix seconds')])
@@ -32,25 +31,17 @@ const accessEventBody = z.object({
 export interface WebhookRouteDeps {
   scans: ScanService;
   gateways: Gateways;
-  readerStates: ReaderStates;
-  index: VenueIndex;
+  readerScans: ReaderScans;
   gate: WebhookGate;
-  now: () => number;
 }
 
-export function webhookRoutes({ scans, gateways, readerStates, index, gate, now }: WebhookRouteDeps): AnyRoute[] {
-  const findReader = (projectId: number | null, identifier: string): ReaderEntry => {
-    if (projectId !== null) {
-      const reader = index.readers.get(credentialKey(projectId, identifier));
-      if (!reader) throw new AppError('unknown_reader', { identifier });
-      return reader;
-    }
-    const readers = index.readersWithIdentifier(identifier);
-    if (readers.length === 0) throw new AppError('unknown_reader', { identifier });
-    if (readers.length > 1) throw new AppError('ambiguous_reader', { identifier });
-    return readers[0]!;
-  };
+/** A refusal of the reader-scan translation in the webhook envelope. */
+function refused(refusal: ReaderScanRefusal): AppError {
+  if (refusal.code === 'validation_failed') return validationError(refusal.errors ?? {});
+  return new AppError(refusal.code, refusal.params ?? {});
+}
 
+export function webhookRoutes({ scans, gateways, readerScans, gate }: WebhookRouteDeps): AnyRoute[] {
   return [
     defineRoute({
       method: 'POST',
@@ -103,22 +94,17 @@ export function webhookRoutes({ scans, gateways, readerStates, index, gate, now 
       },
       handler: async ({ body, koa }) => {
         const { projectId } = gate.admit('access-event', koa);
-        const timestamp = typeof body.timestamp === 'number' ? new Date(body.timestamp * 1000).toISOString() : body.timestamp;
-        const instant = scanInstant(timestamp, now());
-        if (!instant.ok) throw validationError({ timestamp: [instant.message] });
-        const reader = findReader(projectId, body.reader_id);
-        readerStates.scanned(reader.projectId, reader.id, instant.at); // last_seen / last_scan over REST, as for MQTT scans
-        if (reader.accessPointId === null) throw new AppError('reader_unassigned', { identifier: reader.identifier });
-        const request = {
-          projectId: reader.projectId,
-          accessPointId: reader.accessPointId,
-          readerId: reader.id,
+        const located = readerScans.locate({
+          projectId,
+          identifier: body.reader_id,
           credentialValue: body.credential_value,
-          scannedAt: instant.at,
-          source: 'webhook' as const,
+          timestamp: body.timestamp,
           requestId: body.request_id ?? null,
-        };
-        return { body: await answerScan(scans, request, () => new AppError('reader_unassigned', { identifier: reader.identifier }), koa.state.log as Logger) };
+          source: 'webhook',
+        });
+        if (!located.ok) throw refused(located.refusal);
+        const { reader, request } = located;
+        return { body: await answerScan(scans, request, () => refused(scanErrorRefusal(new ScanError('unknown_access_point'), reader.identifier)), koa.state.log as Logger) };
       },
     }),
   ];

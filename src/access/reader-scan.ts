@@ -1,0 +1,94 @@
+import type { ReaderStates } from '../devices/reader-state.js';
+import { errorCatalogue, type FieldErrors } from '../errors.js';
+import type { ScanError } from './engine.js';
+import type { ScanRequest } from './scan-service.js';
+import { scanInstant } from './scan-time.js';
+import { credentialKey, type ReaderEntry, type VenueIndex } from './venue-index.js';
+
+// A scan reported by a reader, whatever carried it (issue 24, item 4): MQTT (mqtt/scan-handler.ts),
+// the access-event webhook (http/routes/webhooks.ts) and, next, readers plugged into the box all
+// turn "reader X saw credential Y at time T" into a ScanRequest the same way, here: the timestamp
+// converted and bounded (scan-time.ts), the reader found by its identifier, its state marked
+// (last seen, last scan), an unassigned reader refused, and a ScanError the engine throws named
+// as one refusal. Each transport only says how a refusal travels (an error answer on the
+// decisions topic, a webhook error envelope). One set of limits for every transport.
+
+/** The longest credential value decided, on every transport (docs/decisions.md, issue 24 item 4). */
+export const MAX_CREDENTIAL_VALUE = 4096;
+/** The longest request_id, on every transport. */
+export const MAX_REQUEST_ID = 128;
+
+export interface ReaderScan {
+  /** The project the reader must be in; null: any project, as long as one reader has the identifier (an unsigned webhook). */
+  projectId: number | null;
+  identifier: string;
+  credentialValue: string;
+  /** ISO 8601 with an offset, or Unix seconds; absent: now. */
+  timestamp?: string | number;
+  requestId: string | null;
+  source: ScanRequest['source'];
+}
+
+export type ReaderScanRefusalCode = 'validation_failed' | 'unknown_reader' | 'ambiguous_reader' | 'reader_unassigned' | 'access_point_inactive' | 'access_point_without_zone';
+
+export interface ReaderScanRefusal {
+  code: ReaderScanRefusalCode;
+  message: string;
+  /** Per field, for validation_failed. */
+  errors?: FieldErrors;
+  /** The catalogue's parameters of the message ({identifier}). */
+  params?: Record<string, string>;
+}
+
+export type Located = { ok: true; reader: ReaderEntry; request: ScanRequest } | { ok: false; refusal: ReaderScanRefusal };
+
+export class ReaderScans {
+  constructor(
+    private readonly index: VenueIndex,
+    private readonly readerStates: ReaderStates,
+    private readonly now: () => number,
+  ) {}
+
+  /** The ScanRequest of a reader's scan, or why it cannot be decided. Marks the reader seen once it is found. */
+  locate(scan: ReaderScan): Located {
+    const timestamp = typeof scan.timestamp === 'number' ? new Date(scan.timestamp * 1000).toISOString() : scan.timestamp;
+    const instant = scanInstant(timestamp, this.now());
+    if (!instant.ok) return { ok: false, refusal: { code: 'validation_failed', message: instant.message, errors: { timestamp: [instant.message] } } };
+    const found = this.#reader(scan.projectId, scan.identifier);
+    if ('code' in found) return { ok: false, refusal: found };
+    const reader = found;
+    this.readerStates.scanned(reader.projectId, reader.id, instant.at);
+    if (reader.accessPointId === null) return { ok: false, refusal: refusal('reader_unassigned', reader.identifier) };
+    return {
+      ok: true,
+      reader,
+      request: {
+        projectId: reader.projectId,
+        accessPointId: reader.accessPointId,
+        readerId: reader.id,
+        credentialValue: scan.credentialValue,
+        scannedAt: instant.at,
+        source: scan.source,
+        requestId: scan.requestId,
+      },
+    };
+  }
+
+  #reader(projectId: number | null, identifier: string): ReaderEntry | ReaderScanRefusal {
+    if (projectId !== null) return this.index.readers.get(credentialKey(projectId, identifier)) ?? refusal('unknown_reader', identifier);
+    const readers = this.index.readersWithIdentifier(identifier);
+    if (readers.length === 0) return refusal('unknown_reader', identifier);
+    if (readers.length > 1) return refusal('ambiguous_reader', identifier);
+    return readers[0]!;
+  }
+}
+
+/** What a ScanError from the engine means for a reader's scan: its access point is gone (an unassigned reader), inactive, or leads nowhere. */
+export function scanErrorRefusal(err: ScanError, identifier: string): ReaderScanRefusal {
+  if (err.code === 'unknown_access_point') return refusal('reader_unassigned', identifier);
+  return { code: err.code, message: errorCatalogue[err.code].message };
+}
+
+function refusal(code: 'unknown_reader' | 'ambiguous_reader' | 'reader_unassigned', identifier: string): ReaderScanRefusal {
+  return { code, message: errorCatalogue[code].message.replace('{identifier}', identifier), params: { identifier } };
+}
