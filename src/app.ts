@@ -55,7 +55,7 @@ import { Gateways } from './devices/gateways.js';
 import { ReaderLogins } from './devices/reader-logins.js';
 import { MqttBroker } from './mqtt/broker.js';
 import { MqttService, registerMqttMetrics } from './mqtt/service.js';
-import { credentialKey } from './access/venue-index.js';
+import { readerKey } from './access/venue-index.js';
 
 // The composition root: builds every module from the validated config in a fixed order,
 // starts them in that order and stops them in reverse (STYLE: Architecture).
@@ -336,7 +336,7 @@ export class Gatehouse {
     const log = this.log.child({ module: 'mqtt' });
     const service = new MqttService({ scans: deps.scans, readerScans: deps.readerScans, maxPayloadBytes: config.mqtt.maxPayloadBytes }, devices.gateways, devices.readerStates, deps.bus, log);
     const gatewayOfReader = (projectId: number, identifier: string) => {
-      const reader = index.readers.get(credentialKey(projectId, identifier));
+      const reader = index.readers.get(readerKey(projectId, identifier));
       return reader ? deps.venue.readers.gatewayOf(reader.id) : null;
     };
     const broker = new MqttBroker(

@@ -3,7 +3,7 @@ import { errorCatalogue, type FieldErrors } from '../errors.js';
 import type { ScanError } from './engine.js';
 import type { ScanRequest } from './scan-service.js';
 import { scanInstant } from './scan-time.js';
-import { credentialKey, type ReaderEntry, type VenueIndex } from './venue-index.js';
+import { readerKey, type ReaderEntry, type VenueIndex } from './venue-index.js';
 
 // A scan reported by a reader, whatever carried it (issue 24, item 4): MQTT (mqtt/scan-handler.ts),
 // the access-event webhook (http/routes/webhooks.ts) and, next, readers plugged into the box all
@@ -75,7 +75,7 @@ export class ReaderScans {
   }
 
   #reader(projectId: number | null, identifier: string): ReaderEntry | ReaderScanRefusal {
-    if (projectId !== null) return this.index.readers.get(credentialKey(projectId, identifier)) ?? refusal('unknown_reader', identifier);
+    if (projectId !== null) return this.index.readers.get(readerKey(projectId, identifier)) ?? refusal('unknown_reader', identifier);
     const readers = this.index.readersWithIdentifier(identifier);
     if (readers.length === 0) return refusal('unknown_reader', identifier);
     if (readers.length > 1) return refusal('ambiguous_reader', identifier);

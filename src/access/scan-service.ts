@@ -81,14 +81,14 @@ export class ScanService {
     private readonly bus: EventBus,
     private readonly engine: AccessEngine,
     private readonly index: VenueIndex,
-    private readonly log: AccessEventLog,
+    private readonly eventLog: AccessEventLog,
     /** Where transports open a ticket per scan they wait on, so none waits past the bound (issue 22). */
     readonly deadlines: AnswerDeadlines | null = null,
   ) {}
 
   /** Resolves once every scan answered so far is in access_events (for readers of that table). */
   settled(): Promise<void> {
-    return this.log.settled();
+    return this.eventLog.settled();
   }
 
   /** settled(), waiting at most ms: false when access_events is still behind then. */
@@ -104,7 +104,7 @@ export class ScanService {
 
   /** Group-commit figures: batches committed and events in them. */
   get eventLogStats(): { batches: number; events: number } {
-    return this.log.stats;
+    return this.eventLog.stats;
   }
 
   static requestKey(request: Pick<ScanRequest, 'readerId' | 'accessPointId' | 'requestId'>): string | null {
@@ -178,7 +178,7 @@ export class ScanService {
     const timestamp = scannedAt === now ? decidedAt : iso(scannedAt);
     if (request.deadline) this.deadlines?.waitingOn(request.deadline, JOURNAL_WRITE);
     try {
-      await this.log.append({
+      await this.eventLog.append({
         uuid,
         projectId: request.projectId,
         accessPointId: request.accessPointId,

@@ -67,7 +67,8 @@ export interface BlockEntry {
 
 const ms = (s: string | null) => (s === null ? null : Date.parse(s));
 const minutes = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
-export const credentialKey = (projectId: number, value: string) => `${projectId}\u0000${value}`;
+/** The key of `readers`: a reader identifier is unique within its project. */
+export const readerKey = (projectId: number, value: string) => `${projectId}\u0000${value}`;
 
 type Row = Record<string, unknown>;
 
@@ -79,7 +80,7 @@ export class VenueIndex {
   readonly typeZones = new Map<number, Set<number>>();
   readonly zones = new Map<number, ZoneEntry>();
   readonly accessPoints = new Map<number, AccessPointEntry>();
-  /** Readers by credentialKey(projectId, identifier). */
+  /** Readers by readerKey(projectId, identifier). */
   readonly readers = new Map<string, ReaderEntry>();
   readonly #readersById = new Map<number, ReaderEntry>();
   /** Readers by identifier alone, for senders that name no project (the access-event webhook). */
@@ -227,7 +228,7 @@ export class VenueIndex {
   putReader(r: Row): void {
     this.dropReader(r.id as number);
     const entry: ReaderEntry = { id: r.id as number, projectId: r.project_id as number, identifier: r.identifier as string, accessPointId: (r.access_point_id as number | null) ?? null };
-    this.readers.set(credentialKey(entry.projectId, entry.identifier), entry);
+    this.readers.set(readerKey(entry.projectId, entry.identifier), entry);
     this.#readersById.set(entry.id, entry);
     const same = this.#readersByIdentifier.get(entry.identifier) ?? new Set();
     same.add(entry);
@@ -237,7 +238,7 @@ export class VenueIndex {
   dropReader(id: number): void {
     const entry = this.#readersById.get(id);
     if (!entry) return;
-    this.readers.delete(credentialKey(entry.projectId, entry.identifier));
+    this.readers.delete(readerKey(entry.projectId, entry.identifier));
     this.#readersById.delete(id);
     const same = this.#readersByIdentifier.get(entry.identifier);
     same?.delete(entry);

@@ -17,7 +17,8 @@ const scanSchema = z.object({
   timestamp: z.union([z.iso.datetime({ offset: true }), z.number().int().nonnegative().describe('Unix seconds')]).optional(),
 });
 
-export interface Decision {
+/** The decision a reader is sent on its decisions topic (docs/mqtt.md); the engine's own is access/engine.ts's Decision. */
+export interface MqttDecision {
   request_id: string;
   access_granted: boolean;
   reason?: string;
@@ -42,7 +43,7 @@ export interface ScanHandlerDeps {
   maxPayloadBytes: number;
 }
 
-export type ScanResult = { ok: true; decision: Decision } | { ok: false; reason: MalformedReason; failure: ScanFailure };
+export type ScanResult = { ok: true; decision: MqttDecision } | { ok: false; reason: MalformedReason; failure: ScanFailure };
 
 /** Decides one scan payload from the reader `identifier` of project `projectId`. Never throws for bad input. `deadline`: its ticket in the answer deadlines (0: none). */
 export async function handleScan(deps: ScanHandlerDeps, projectId: number, identifier: string, payload: Buffer, deadline = 0): Promise<ScanResult> {
@@ -80,7 +81,7 @@ export async function handleScan(deps: ScanHandlerDeps, projectId: number, ident
   }
   try {
     const outcome = await deps.scans.scan({ ...located.request, deadline });
-    const decision: Decision = { request_id: scan.request_id, access_granted: outcome.granted, access_point_id: outcome.accessPointId, decided_at: outcome.decidedAt };
+    const decision: MqttDecision = { request_id: scan.request_id, access_granted: outcome.granted, access_point_id: outcome.accessPointId, decided_at: outcome.decidedAt };
     if (outcome.reason) decision.reason = outcome.reason;
     if (outcome.answer.attendee) decision.attendee = outcome.answer.attendee;
     return { ok: true, decision };

@@ -1,7 +1,7 @@
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { consumeOrThrow } from '../rate-limit.js';
 import { z } from 'zod';
-import { credentialKey } from '../../access/venue-index.js';
+import { readerKey } from '../../access/venue-index.js';
 import { iso } from '../../clock.js';
 import { AppError } from '../../errors.js';
 import { createGatewayBody, gatewaySchema, updateGatewayBody } from '../../devices/gateways.js';
@@ -91,7 +91,7 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
         // queued): nothing the answer says depends on the write.
         const now = deps.clock.now();
         const project = projects.findBySlugs(params.teamSlug, params.projectSlug);
-        const reader = project ? index.readers.get(credentialKey(project.id, body.reader_identifier)) : undefined;
+        const reader = project ? index.readers.get(readerKey(project.id, body.reader_identifier)) : undefined;
         const ip = koa.ip || null;
         setImmediate(() => {
           if (!project || !reader) {
