@@ -27,6 +27,8 @@ export interface ReaderScan {
   timestamp?: string | number;
   requestId: string | null;
   source: ScanRequest['source'];
+  /** The transport's ticket in the answer deadlines (0 or absent: none). */
+  deadline?: number;
 }
 
 export type ReaderScanRefusalCode = 'validation_failed' | 'unknown_reader' | 'ambiguous_reader' | 'reader_unassigned' | 'access_point_inactive' | 'access_point_without_zone';
@@ -70,6 +72,7 @@ export class ReaderScans {
         scannedAt: instant.at,
         source: scan.source,
         requestId: scan.requestId,
+        deadline: scan.deadline ?? 0,
       },
     };
   }

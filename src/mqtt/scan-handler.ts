@@ -74,13 +74,14 @@ export async function handleScan(deps: ScanHandlerDeps, projectId: number, ident
     timestamp: scan.timestamp,
     requestId: scan.request_id,
     source: 'mqtt',
+    deadline,
   });
   if (!located.ok) {
     const { code, message, errors } = located.refusal;
     return fail(REFUSED_AS[code], scan.request_id, code, message, errors);
   }
   try {
-    const outcome = await deps.scans.scan({ ...located.request, deadline });
+    const outcome = await deps.scans.scan(located.request);
     const decision: MqttDecision = { request_id: scan.request_id, access_granted: outcome.granted, access_point_id: outcome.accessPointId, decided_at: outcome.decidedAt };
     if (outcome.reason) decision.reason = outcome.reason;
     if (outcome.answer.attendee) decision.attendee = outcome.answer.attendee;

@@ -34,7 +34,7 @@ describe('the reader-scan translation', () => {
     expect(located).toEqual({
       ok: true,
       reader: expect.objectContaining({ id: 1 }),
-      request: { projectId: 1, accessPointId: 20, readerId: 1, credentialValue: 'T-1', scannedAt: NOW - 60_000, source: 'mqtt', requestId: 'r-1' },
+      request: { projectId: 1, accessPointId: 20, readerId: 1, credentialValue: 'T-1', scannedAt: NOW - 60_000, source: 'mqtt', requestId: 'r-1', deadline: 0 },
     });
     expect(states.of(1).status).toBe('offline'); // seen over a transport, not connected
   });
