@@ -1,6 +1,9 @@
 // Runs a TypeScript bench against the sources: bundles it with esbuild into dist/ (so npm
 // packages resolve from node_modules as for the appliance), then runs it with the same args.
+// The appliance's build first: its worker threads' scripts (dist/workers/) are found next to
+// the bench's bundle.
 import { build } from 'esbuild';
+import '../scripts/build.mjs';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';

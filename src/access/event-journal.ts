@@ -1,5 +1,4 @@
 import { closeSync, existsSync, fdatasyncSync, ftruncateSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../logger.js';
@@ -7,6 +6,9 @@ import type { Database } from '../store/database.js';
 import { writeTransaction } from '../store/transactions.js';
 import { emptyTightened, privateDirectory, reportTightened } from '../store/private-files.js';
 import type { AccessEventRow } from './event-log.js';
+import { INSERT_EVENT_SQL, journalLine, MARK_SQL, POSITION_SQL, SEGMENT_FILE, SLOT, SLOTS, segmentName } from './journal-format.js';
+import type { IngestMessage, IngestWorkerData } from './journal-ingest.js';
+import { workerFile } from '../workers/worker-file.js';
 
 // The access-event journal: where a decision becomes durable (issue 5, item 4; docs/storage.md).
 // The group commit appends its rows to a plain append-only file, one JSON array per line, with
@@ -24,139 +26,6 @@ import type { AccessEventRow } from './event-log.js';
 // Readers of access_events that must see every answered scan (events API, analytics, the
 // occupancy snapshot) wait for settled() first; the lag is one worker transaction.
 
-/** access_events columns in journal order; a journal line is the JSON array of these values. */
-export const INSERT_EVENT_SQL = `INSERT INTO access_events (uuid, project_id, access_point_id, access_zone_id, reader_id, credential_id, credential_value, attendee_id,
-  granted, reason, movement, counted, from_zone_id, scanned_at, decided_at, source, request_key)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-  ON CONFLICT DO NOTHING`;
-const MARK_SQL = 'UPDATE event_journal_position SET segment = ?, offset = ? WHERE id = 1';
-
-/** One journal line (without its newline): the row's values in INSERT_EVENT_SQL order. */
-export function journalLine(r: AccessEventRow): string {
-  return JSON.stringify([
-    r.uuid,
-    r.projectId,
-    r.accessPointId,
-    r.zoneId,
-    r.readerId,
-    r.credentialId,
-    r.credentialValue,
-    r.attendeeId,
-    r.granted ? 1 : 0,
-    r.reason,
-    r.movement,
-    r.counted ? 1 : 0,
-    r.fromZoneId,
-    r.scannedAt,
-    r.decidedAt,
-    r.source,
-    r.requestKey,
-  ]);
-}
-
-// Plain JavaScript evaluated from a string, so it runs the same from the esbuild bundle and
-// from the TypeScript sources in tests (as store/checkpointer.ts). The worker reads the
-// segment files itself, from the position stored in SQLite, so the main thread keeps no copy
-// of what it wrote (nothing that lives on in its heap until ingested) and a restarted worker
-// carries on from the stored position. The main thread signals each write through a shared
-// counter (Atomics.notify: nothing allocated per write); the worker takes everything written
-// since its last transaction in one transaction, so the busier the box, the larger and cheaper
-// each one. A failed transaction is retried every second; the rows stay in the journal.
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const fs = require('node:fs');
-const path = require('node:path');
-const Database = require(workerData.driver);
-const state = new Int32Array(workerData.shared); // [writes, segment, end, stop]
-const db = new Database(workerData.file);
-db.pragma('busy_timeout = 10000');
-db.pragma('synchronous = ' + workerData.synchronous);
-db.pragma('wal_autocheckpoint = 0');
-const insert = db.prepare(workerData.insertSql);
-const mark = db.prepare(workerData.markSql);
-const position = db.prepare('SELECT segment, offset FROM event_journal_position WHERE id = 1').get();
-let segment = Math.max(position.segment, workerData.firstSegment);
-let offset = segment === position.segment ? position.offset : 0;
-const file = (n) => path.join(workerData.dir, 'events-' + String(n).padStart(10, '0') + '.jsonl');
-const READ_BYTES = 4 << 20;
-const slice = Buffer.alloc(READ_BYTES);
-// Immediate, as every write transaction here (store/transactions.ts): the write lock first.
-const store = (rows, toSegment, toOffset) => db.transaction(() => {
-  for (const values of rows) insert.run(values);
-  mark.run(toSegment, toOffset);
-}).immediate();
-// Complete lines of segment n from byte 'from' up to 'limit', at most 'room' of them; answers
-// the offset just past the last line taken.
-const readLines = (n, from, limit, rows, room, whole = false) => {
-  const length = whole ? limit - from : Math.min(limit - from, READ_BYTES); // a backlog is read a slice at a time
-  if (length <= 0 || room <= 0) return from;
-  const buffer = whole ? Buffer.alloc(length) : slice;
-  const fd = fs.openSync(file(n), 'r');
-  let got = 0;
-  try {
-    while (got < length) {
-      const read = fs.readSync(fd, buffer, got, length - got, from + got);
-      if (read === 0) break;
-      got += read;
-    }
-  } finally {
-    fs.closeSync(fd);
-  }
-  let at = 0;
-  for (let newline = buffer.indexOf(10, 0); newline !== -1 && newline < got && room > 0; newline = buffer.indexOf(10, at), room--) {
-    rows.push(JSON.parse(buffer.toString('utf8', at, newline)));
-    at = newline + 1;
-  }
-  // One line longer than a slice: read it whole.
-  if (at === 0 && !whole && length === READ_BYTES) return readLines(n, from, limit, rows, room, true);
-  return from + at;
-};
-// One transaction of what the main thread has written since the last one (closed segments to
-// their end), at most MAX_ROWS rows so the write lock is never held for long (the main thread's
-// own writes wait for it). Answers 'more' when rows were left for the next transaction.
-const MAX_ROWS = 2000;
-const step = () => {
-  const current = Atomics.load(state, 1);
-  const end = Atomics.load(state, 2);
-  const rows = [];
-  let s = segment;
-  let o = offset;
-  try {
-    for (;;) {
-      const limit = s === current ? end : fs.existsSync(file(s)) ? fs.statSync(file(s)).size : 0;
-      o = readLines(s, o, limit, rows, MAX_ROWS - rows.length);
-      if (s >= current || rows.length >= MAX_ROWS || o < limit) break;
-      s++;
-      o = 0;
-    }
-    if (s === segment && o === offset) return 'idle';
-    store(rows, s, o);
-  } catch (err) {
-    parentPort.postMessage({ ok: false, error: String((err && err.message) || err) });
-    return 'failed';
-  }
-  segment = s;
-  offset = o;
-  parentPort.postMessage({ ok: true, segment, offset, events: rows.length });
-  return rows.length >= MAX_ROWS ? 'more' : 'done';
-};
-for (;;) {
-  const seen = Atomics.load(state, 0);
-  const stop = Atomics.load(state, 3) === 1;
-  const outcome = step();
-  if (outcome === 'more') continue;
-  if (stop && outcome !== 'failed') break;
-  if (outcome === 'failed') {
-    Atomics.wait(state, 3, 0, 1000);
-    continue;
-  }
-  // Let rows gather (a stop cuts the pause short): one transaction per interval, not per write.
-  if (outcome === 'done') Atomics.wait(state, 3, 0, workerData.intervalMs);
-  Atomics.wait(state, 0, seen, 1000);
-}
-db.close();
-`;
-
 export interface JournalOptions {
   /** Directory of the segment files. */
   dir: string;
@@ -169,9 +38,6 @@ export interface JournalOptions {
   intervalMs: number;
 }
 
-const SEGMENT = /^events-(\d{10})\.jsonl$/;
-const segmentName = (n: number) => `events-${String(n).padStart(10, '0')}.jsonl`;
-
 export class EventJournal {
   #fd = -1;
   #segment = 0;
@@ -182,8 +48,8 @@ export class EventJournal {
   #ingestedSegment = 0;
   #ingestedOffset = 0;
   #waiters: { segment: number; offset: number; resolve: () => void }[] = [];
-  /** [writes, segment, end offset, stop]: what the main thread has written, for the worker. */
-  readonly #state = new Int32Array(new SharedArrayBuffer(16));
+  /** What the main thread has written, for the worker (journal-format.ts SLOT). */
+  readonly #state = new Int32Array(new SharedArrayBuffer(SLOTS * 4));
   #worker: Worker | null = null;
   #stopping = false;
   /** Figures for /metrics and benches. */
@@ -210,9 +76,9 @@ export class EventJournal {
     const report = emptyTightened();
     privateDirectory(this.options.dir, report); // 0700, its segments 0600 (issue 23 item 12)
     reportTightened(this.log, report);
-    const position = this.db.prepare('SELECT segment, offset FROM event_journal_position WHERE id = 1').get() as { segment: number; offset: number };
+    const position = this.db.prepare(POSITION_SQL).get() as { segment: number; offset: number };
     const segments = readdirSync(this.options.dir)
-      .map((name) => SEGMENT.exec(name))
+      .map((name) => SEGMENT_FILE.exec(name))
       .filter((m): m is RegExpExecArray => m !== null)
       .map((m) => Number(m[1]))
       .sort((a, b) => a - b);
@@ -286,10 +152,10 @@ export class EventJournal {
     this.stats.writes++;
     this.stats.bytes += written;
     const state = this.#state;
-    Atomics.store(state, 1, this.#segment);
-    Atomics.store(state, 2, this.#offset);
-    Atomics.add(state, 0, 1);
-    Atomics.notify(state, 0);
+    Atomics.store(state, SLOT.segment, this.#segment);
+    Atomics.store(state, SLOT.end, this.#offset);
+    Atomics.add(state, SLOT.writes, 1);
+    Atomics.notify(state, SLOT.writes);
     if (this.#offset >= this.options.segmentBytes) this.#rotate();
   }
 
@@ -306,10 +172,10 @@ export class EventJournal {
     if (worker) {
       worker.ref(); // held while it finishes, or a process with nothing else to do exits under us
       const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-      Atomics.store(this.#state, 3, 1);
-      Atomics.add(this.#state, 0, 1); // a worker about to wait for a write must not miss this
-      Atomics.notify(this.#state, 0);
-      Atomics.notify(this.#state, 3);
+      Atomics.store(this.#state, SLOT.stop, 1);
+      Atomics.add(this.#state, SLOT.writes, 1); // a worker about to wait for a write must not miss this
+      Atomics.notify(this.#state, SLOT.writes);
+      Atomics.notify(this.#state, SLOT.stop);
       let timer: NodeJS.Timeout | undefined;
       const timedOut = await Promise.race([exited.then(() => false), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs)))]);
       clearTimeout(timer);
@@ -333,27 +199,21 @@ export class EventJournal {
     closeSync(this.#fd);
     this.#segment++;
     this.#open();
-    Atomics.store(this.#state, 1, this.#segment);
-    Atomics.store(this.#state, 2, 0);
+    Atomics.store(this.#state, SLOT.segment, this.#segment);
+    Atomics.store(this.#state, SLOT.end, 0);
   }
 
   #spawn(): void {
-    const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-    const worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      workerData: {
-        driver,
-        file: this.options.dbFile,
-        dir: this.options.dir,
-        synchronous: this.options.synchronous,
-        insertSql: INSERT_EVENT_SQL,
-        markSql: MARK_SQL,
-        shared: this.#state.buffer,
-        firstSegment: this.#firstSegment,
-        intervalMs: this.options.intervalMs,
-      },
-    });
-    worker.on('message', (message: { ok: true; segment: number; offset: number; events: number } | { ok: false; error: string }) => {
+    const workerData: IngestWorkerData = {
+      file: this.options.dbFile,
+      dir: this.options.dir,
+      synchronous: this.options.synchronous,
+      firstSegment: this.#firstSegment,
+      shared: this.#state.buffer as SharedArrayBuffer,
+      intervalMs: this.options.intervalMs,
+    };
+    const worker = new Worker(workerFile('ingest'), { workerData });
+    worker.on('message', (message: IngestMessage) => {
       if (message.ok) this.#ingested(message.segment, message.offset, message.events);
       else {
         this.stats.ingestFailures++;

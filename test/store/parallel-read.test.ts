@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { seedVenue } from '../../bench/fixtures.js';
 import { VenueIndex } from '../../src/access/venue-index.js';
 import { Store } from '../../src/store/database.js';
+import { type ChunkMessage, readChunks } from '../../src/store/chunked-read.js';
 import { readInParallel } from '../../src/store/parallel-read.js';
 
 const log = pino({ level: 'silent' });
@@ -72,5 +73,48 @@ describe('reading tables in a worker thread', () => {
     expect(fromFile.credential(1, last.value)?.id).toBe(last.id);
     memory.close();
     store.stop();
+  });
+});
+
+describe('chunked read (the parallel reader thread, in this thread)', () => {
+  it('posts each query as JSON chunks of at most `chunk` rows in id order, then its end', () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-chunks-'));
+    const store = new Store({ dataDir, synchronous: 'NORMAL' }, log);
+    store.start();
+    try {
+      const team = store.db.prepare("INSERT INTO teams (name, slug, created_at, updated_at) VALUES ('T', ?, 'x', 'x')");
+      for (let i = 0; i < 5; i++) team.run(`t${i}`);
+      const posted: ChunkMessage[] = [];
+      readChunks(
+        {
+          file: store.file,
+          chunk: 2,
+          queries: [
+            { sql: 'SELECT id, slug FROM teams', after: 1 },
+            { sql: 'SELECT id FROM teams', after: 4 },
+          ],
+        },
+        (m) => posted.push(m),
+      );
+      expect(posted).toEqual([
+        JSON.stringify([
+          [2, 't1'],
+          [3, 't2'],
+        ]),
+        JSON.stringify([
+          [4, 't3'],
+          [5, 't4'],
+        ]),
+        { end: 0 },
+        JSON.stringify([[5]]),
+        { end: 1 },
+      ]);
+      const failed: ChunkMessage[] = [];
+      readChunks({ file: store.file, chunk: 2, queries: [{ sql: 'SELECT id FROM no_such_table', after: 0 }] }, (m) => failed.push(m));
+      expect(failed).toEqual([{ error: expect.stringMatching(/no such table/) }]);
+    } finally {
+      store.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

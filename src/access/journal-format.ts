@@ -1,0 +1,47 @@
+import type { AccessEventRow } from './event-log.js';
+
+// The access-event journal's file format, shared by the main thread that writes it
+// (event-journal.ts) and the ingest worker that reads it into SQLite (journal-ingest.ts).
+// Nothing here may import more than types: the worker's bundle carries this file.
+
+/** access_events columns in journal order; a journal line is the JSON array of these values. */
+export const INSERT_EVENT_SQL = `INSERT INTO access_events (uuid, project_id, access_point_id, access_zone_id, reader_id, credential_id, credential_value, attendee_id,
+  granted, reason, movement, counted, from_zone_id, scanned_at, decided_at, source, request_key)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT DO NOTHING`;
+/** How far the journal is in access_events, written in the same transaction as the rows. */
+export const MARK_SQL = 'UPDATE event_journal_position SET segment = ?, offset = ? WHERE id = 1';
+export const POSITION_SQL = 'SELECT segment, offset FROM event_journal_position WHERE id = 1';
+
+export const SEGMENT_FILE = /^events-(\d{10})\.jsonl$/;
+export const segmentName = (n: number): string => `events-${String(n).padStart(10, '0')}.jsonl`;
+
+/**
+ * The Int32Array the main thread shares with the ingest worker, by slot: how many writes so far
+ * (the worker waits on it), the segment being written, its end offset, and 1 once stopping.
+ */
+export const SLOT = { writes: 0, segment: 1, end: 2, stop: 3 } as const;
+export const SLOTS = 4;
+
+/** One journal line (without its newline): the row's values in INSERT_EVENT_SQL order. */
+export function journalLine(r: AccessEventRow): string {
+  return JSON.stringify([
+    r.uuid,
+    r.projectId,
+    r.accessPointId,
+    r.zoneId,
+    r.readerId,
+    r.credentialId,
+    r.credentialValue,
+    r.attendeeId,
+    r.granted ? 1 : 0,
+    r.reason,
+    r.movement,
+    r.counted ? 1 : 0,
+    r.fromZoneId,
+    r.scannedAt,
+    r.decidedAt,
+    r.source,
+    r.requestKey,
+  ]);
+}
