@@ -36,7 +36,7 @@ app.store.stop();
 let started = process.hrtime.bigint();
 await app.start();
 const startSeconds = Number(process.hrtime.bigint() - started) / 1e9;
-const { engine, scans } = app.deps;
+const { engine, scans } = app.services.access;
 
 const N = quick ? 300_000 : 2_000_000;
 let inputs = Array.from({ length: N }, (_, i) => ({

@@ -1,4 +1,5 @@
 import { Counter, type Registry } from 'prom-client';
+import type { Module } from '../lifecycle.js';
 
 // Every scan is answered within a bound, or its sender is let go (issue 22, item 2; docs/mqtt.md:
 // answered in bounded time). A transport opens a ticket for each scan it waits on, with the
@@ -30,7 +31,8 @@ export interface AnswerWaiter {
 
 const FREE = 255;
 
-export class AnswerDeadlines {
+export class AnswerDeadlines implements Module {
+  readonly name = 'answer deadlines';
   #mask = 1023;
   #waiter: (AnswerWaiter | undefined)[] = new Array<AnswerWaiter | undefined>(1024);
   /** Per slot: the sweep count when opened, the stage (FREE: closed), the transport. */

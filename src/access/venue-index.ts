@@ -206,6 +206,23 @@ export class VenueIndex {
     });
   }
 
+  dropAttendee(id: number): void {
+    this.attendees.delete(id);
+  }
+
+  /** An attendee type's zones (its `zone_ids`). */
+  putAttendeeType(r: Row): void {
+    this.typeZones.set(r.id as number, new Set(r.zone_ids as number[]));
+  }
+
+  dropAttendeeType(id: number): void {
+    this.typeZones.delete(id);
+  }
+
+  setTimezone(projectId: number, timezone: string): void {
+    this.timezones.set(projectId, timezone);
+  }
+
   putZone(r: Row): void {
     this.zones.set(r.id as number, {
       id: r.id as number,
@@ -213,6 +230,10 @@ export class VenueIndex {
       capacity: (r.capacity as number | null) ?? null,
       requiresTicket: r.requires_ticket === 1 || r.requires_ticket === true,
     });
+  }
+
+  dropZone(id: number): void {
+    this.zones.delete(id);
   }
 
   putAccessPoint(r: Row): void {
@@ -223,6 +244,10 @@ export class VenueIndex {
       direction: r.direction as AccessPointEntry['direction'],
       isActive: r.is_active === 1 || r.is_active === true,
     });
+  }
+
+  dropAccessPoint(id: number): void {
+    this.accessPoints.delete(id);
   }
 
   putReader(r: Row): void {

@@ -1,3 +1,4 @@
+import type { EventBus } from '../events/bus.js';
 import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { Database } from '../store/database.js';
@@ -35,6 +36,8 @@ export class ProjectRepository {
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
+    /** Announces saved projects (the venue index keeps their time zones). None in the CLI: the running appliance's change poll sees those. */
+    private readonly bus?: EventBus,
   ) {}
 
   find(id: number): Project | null {
@@ -80,7 +83,7 @@ export class ProjectRepository {
 
   create(input: { teamId: number; name: string; slug?: string | undefined; timezone: string }): Project {
     // The free slug is chosen and taken under one write lock.
-    return writeTransaction(this.db, () => {
+    const project = writeTransaction(this.db, () => {
       const slug = input.slug ?? uniqueSlug(slugify(input.name), (s) => this.slugTaken(input.teamId, s));
       const now = iso(this.clock.now());
       const result = statement(this.db, 'INSERT INTO projects (team_id, name, slug, timezone, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)').run(
@@ -93,10 +96,12 @@ export class ProjectRepository {
       );
       return this.find(Number(result.lastInsertRowid))!;
     });
+    this.bus?.emit('project.saved', { projectId: project.id, timezone: project.timezone });
+    return project;
   }
 
   update(id: number, changes: { name?: string | undefined; slug?: string | undefined; timezone?: string | undefined }): Project | null {
-    return writeTransaction(this.db, () => {
+    const updated = writeTransaction(this.db, () => {
       const current = this.find(id);
       if (!current) return null;
       statement(this.db, 'UPDATE projects SET name = ?, slug = ?, timezone = ?, updated_at = ? WHERE id = ?').run(
@@ -108,5 +113,7 @@ export class ProjectRepository {
       );
       return this.find(id);
     });
+    if (updated) this.bus?.emit('project.saved', { projectId: updated.id, timezone: updated.timezone });
+    return updated;
   }
 }

@@ -4,6 +4,8 @@ import { iso } from '../clock.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import { writeTransaction } from '../store/transactions.js';
+import type { EventBus } from '../events/bus.js';
+import { commit, type Work } from '../events/unit-of-work.js';
 
 // MQTT credentials of readers and gateways (docs/mqtt.md): `<kind>:<id>:<secret>` shown once,
 // only the SHA-256 of the secret kept, compared in constant time. The kind in the token says
@@ -41,15 +43,21 @@ export class DeviceTokens {
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
+    /** Announces revoked and replaced tokens: their connections are closed (mqtt/service.ts). */
+    private readonly bus: EventBus,
   ) {}
 
-  /** A new token for the device; any earlier one stops working. */
-  issue(kind: DeviceKind, deviceId: number, projectId: number, ttlDays: number | null): { plainText: string; token: DeviceToken } {
+  /**
+   * A new token for the device; any earlier one stops working, and its connections are closed
+   * once this commits. Inside another unit of work, pass it: the announcement waits for that
+   * one's commit.
+   */
+  issue(kind: DeviceKind, deviceId: number, projectId: number, ttlDays: number | null, outer?: Work): { plainText: string; token: DeviceToken } {
     const secret = randomBytes(30).toString('base64url');
     const now = this.clock.now();
     const expiresAt = ttlDays === null ? null : iso(now + ttlDays * 86_400_000);
-    const id = writeTransaction(this.db, () => {
-      this.revoke(kind, deviceId);
+    const id = this.#unit(outer, (work) => {
+      this.#revoke(kind, deviceId, work);
       return Number(
         statement(this.db, 'INSERT INTO device_tokens (kind, device_id, project_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)').run(
           kind,
@@ -88,9 +96,18 @@ export class DeviceTokens {
     return row ? this.#record(row) : null;
   }
 
-  /** Deletes the device's tokens; answers how many there were. */
+  /** Deletes the device's tokens and closes their connections; answers how many there were. */
   revoke(kind: DeviceKind, deviceId: number): number {
+    return commit(this.db, this.bus, (work) => this.#revoke(kind, deviceId, work));
+  }
+
+  #revoke(kind: DeviceKind, deviceId: number, work: Work): number {
+    work.emit('device.credentials_revoked', { kind, deviceId });
     return statement(this.db, 'DELETE FROM device_tokens WHERE kind = ? AND device_id = ?').run(kind, deviceId).changes;
+  }
+
+  #unit<T>(outer: Work | undefined, fn: (work: Work) => T): T {
+    return outer ? writeTransaction(this.db, () => fn(outer)) : commit(this.db, this.bus, fn);
   }
 
   #row(id: number): Row | undefined {

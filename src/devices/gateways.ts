@@ -72,6 +72,7 @@ export const gatewaySchema = z.object({
   created_at: z.string(),
   updated_at: z.string(),
 });
+export type GatewayResource = z.infer<typeof gatewaySchema>;
 
 /** Unix seconds or an ISO string to epoch ms; null when absent. */
 export const instantOf = (value: string | number | null | undefined): number | null => (value === null || value === undefined ? null : typeof value === 'number' ? value * 1000 : Date.parse(value));
@@ -135,8 +136,9 @@ export class Gateways {
     });
   }
 
+  /** Its connections are closed once this commits: they reconnect under the new identifier and readers. */
   update(projectId: number, id: number, input: z.output<typeof updateGatewayBody>): GatewayRow {
-    return writeTransaction(this.db, () => {
+    return commit(this.db, this.bus, (work) => {
       const row = this.get(projectId, id);
       if (input.identifier !== undefined && input.identifier !== row.identifier && this.withIdentifier(input.identifier, projectId).length) {
         throw validationError({ identifier: ['The identifier has already been taken.'] });
@@ -148,6 +150,7 @@ export class Gateways {
         id,
       );
       if (input.reader_ids) this.#assignReaders(projectId, id, input.reader_ids);
+      work.emit('device.credentials_revoked', { kind: 'gateway', deviceId: id });
       return this.get(projectId, id);
     });
   }

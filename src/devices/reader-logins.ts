@@ -5,7 +5,9 @@ import { validationError } from '../errors.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import type { DeviceTokens, DeviceToken } from './device-tokens.js';
-import { isStoreBusy, writeTransaction } from '../store/transactions.js';
+import { isStoreBusy } from '../store/transactions.js';
+import type { EventBus } from '../events/bus.js';
+import { commit } from '../events/unit-of-work.js';
 
 // Reader login with a one-time password (spec: Authentication item 8; docs/mqtt.md). A reader
 // asks for a login by its identifier; the box makes a 6-digit OTP that staff see (REST listing,
@@ -60,11 +62,13 @@ export class ReaderLogins {
     private readonly clock: Clock,
     private readonly tokens: DeviceTokens,
     private readonly settings: ReaderLoginSettings,
+    /** Announces requested logins (staff see the OTP live) and tokens taken over. */
+    private readonly bus: EventBus,
   ) {}
 
   /** A new pending login for the reader, superseding any pending one; answers it with its OTP. */
   request(reader: LoginReader, ip: string | null, now = this.clock.now()): ReaderLoginRow {
-    return writeTransaction(this.db, () => {
+    return commit(this.db, this.bus, (work) => {
       statement(this.db, "UPDATE reader_logins SET status = 'superseded', otp = NULL WHERE reader_id = ? AND status = 'pending'").run(reader.id);
       const otp = String(randomInt(0, 1_000_000)).padStart(6, '0');
       const id = statement(this.db, 'INSERT INTO reader_logins (project_id, reader_id, otp, requested_ip, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)').run(
@@ -75,7 +79,9 @@ export class ReaderLogins {
         iso(now),
         iso(now + this.settings.otpTtlMinutes * 60_000),
       ).lastInsertRowid;
-      return this.#row(Number(id))!;
+      const login = this.#row(Number(id))!;
+      work.emit('reader.login_requested', { projectId: reader.projectId, readerId: reader.id, identifier: reader.identifier, expiresAt: login.expires_at });
+      return login;
     });
   }
 
@@ -98,12 +104,12 @@ export class ReaderLogins {
    * locked OTPs (and no reader at all: `readers` empty) are the same 422 on `otp`, its `reason`
    * saying which for the log; a wrong one counts an attempt.
    */
-  verify(readers: readonly LoginReader[], otp: string): VerifiedLogin {
+  verify(readers: readonly LoginReader[], otp: string, ip: string | null): VerifiedLogin {
     const now = this.clock.now();
     // The transaction returns refusals instead of throwing them: a throw would roll back the
     // attempt counted for a wrong OTP (and the expiry marked for an old one).
     // Immediate: the attempt count and the OTP's state read here are what gets written back.
-    const outcome = writeTransaction(this.db, (): VerifiedLogin | string => {
+    const outcome = commit(this.db, this.bus, (work): VerifiedLogin | string => {
       const logins = readers.flatMap((r) => this.#latest(r.id));
       const given = Buffer.from(otp.padEnd(6, ' ').slice(0, 6));
       const matching = logins.find((l) => l.otp !== null && l.otp.length === 6 && otp.length === 6 && timingSafeEqual(Buffer.from(l.otp), given));
@@ -126,7 +132,19 @@ export class ReaderLogins {
       statement(this.db, "UPDATE reader_logins SET status = 'used', otp = NULL, used_at = ? WHERE id = ?").run(iso(now), matching.id);
       const previous = this.tokens.current('reader', matching.reader_id);
       const replaced = previous && this.tokens.isLive(previous.id) ? previous : null;
-      const { plainText, token } = this.tokens.issue('reader', matching.reader_id, matching.project_id, this.settings.tokenTtlDays);
+      // The earlier token's connections are closed; a live one replaced is announced (staff must see a takeover).
+      const { plainText, token } = this.tokens.issue('reader', matching.reader_id, matching.project_id, this.settings.tokenTtlDays, work);
+      const reader = readers.find((r) => r.id === matching.reader_id)!;
+      if (replaced) {
+        work.emit('reader.token_replaced', {
+          projectId: matching.project_id,
+          readerId: matching.reader_id,
+          identifier: reader.identifier,
+          replacedTokenCreatedAt: replaced.createdAt,
+          ip,
+          timestamp: iso(now),
+        });
+      }
       return { login: { ...matching, status: 'used', otp: null, used_at: iso(now) }, plainText, token, replaced };
     });
     if (typeof outcome === 'string') throw otpError(outcome);

@@ -1,4 +1,15 @@
+import type { GatewayResource } from '../devices/gateways.js';
+import type { ReaderStatus } from '../devices/reader-state.js';
 import type { Logger } from '../logger.js';
+import type { AccessPointResource } from '../venue/access-points.js';
+import type { ZoneResource } from '../venue/access-zones.js';
+import type { AttendeeTypeResource } from '../venue/attendee-types.js';
+import type { AttendeeResource } from '../venue/attendees.js';
+import type { BlocklistResource } from '../venue/blocklist.js';
+import type { CredentialResource } from '../venue/credentials.js';
+import type { FormResource, SubmissionResource } from '../venue/forms.js';
+import type { ReaderResource } from '../venue/readers.js';
+import type { TimeRestrictionResource } from '../venue/time-restrictions.js';
 
 // The typed domain event bus (STYLE: Zigbee2MQTT's eventBus). Events are emitted only after
 // the transaction that made them has committed (see unit-of-work.ts). Each handler is wrapped
@@ -18,7 +29,7 @@ export interface DeletionEvent {
 
 export interface GatewayEvent {
   projectId: number;
-  gateway: Record<string, unknown>;
+  gateway: GatewayResource;
   timestamp: string;
 }
 
@@ -26,34 +37,34 @@ export type AccessChangeReason = 'user_deactivated' | 'user_demoted' | 'user_del
 
 /** Every domain event and its payload. Later modules (WebSocket, webhooks, sync) subscribe. */
 export interface DomainEvents {
-  'access_zone.created': ChangeEvent<Record<string, unknown>>;
-  'access_zone.updated': ChangeEvent<Record<string, unknown>>;
+  'access_zone.created': ChangeEvent<ZoneResource>;
+  'access_zone.updated': ChangeEvent<ZoneResource>;
   'access_zone.deleted': DeletionEvent;
-  'access_point.created': ChangeEvent<Record<string, unknown>>;
-  'access_point.updated': ChangeEvent<Record<string, unknown>>;
+  'access_point.created': ChangeEvent<AccessPointResource>;
+  'access_point.updated': ChangeEvent<AccessPointResource>;
   'access_point.deleted': DeletionEvent;
-  'reader.created': ChangeEvent<Record<string, unknown>>;
-  'reader.updated': ChangeEvent<Record<string, unknown>>;
+  'reader.created': ChangeEvent<ReaderResource>;
+  'reader.updated': ChangeEvent<ReaderResource>;
   'reader.deleted': DeletionEvent;
-  'attendee_type.created': ChangeEvent<Record<string, unknown>>;
-  'attendee_type.updated': ChangeEvent<Record<string, unknown>>;
+  'attendee_type.created': ChangeEvent<AttendeeTypeResource>;
+  'attendee_type.updated': ChangeEvent<AttendeeTypeResource>;
   'attendee_type.deleted': DeletionEvent;
-  'attendee.created': ChangeEvent<Record<string, unknown>>;
-  'attendee.updated': ChangeEvent<Record<string, unknown>>;
+  'attendee.created': ChangeEvent<AttendeeResource>;
+  'attendee.updated': ChangeEvent<AttendeeResource>;
   'attendee.deleted': DeletionEvent;
-  'credential.created': ChangeEvent<Record<string, unknown>>;
-  'credential.revoked': ChangeEvent<Record<string, unknown>>;
+  'credential.created': ChangeEvent<CredentialResource>;
+  'credential.revoked': ChangeEvent<CredentialResource>;
   'credential.deleted': DeletionEvent;
-  'time_restriction.created': ChangeEvent<Record<string, unknown>>;
-  'time_restriction.updated': ChangeEvent<Record<string, unknown>>;
+  'time_restriction.created': ChangeEvent<TimeRestrictionResource>;
+  'time_restriction.updated': ChangeEvent<TimeRestrictionResource>;
   'time_restriction.deleted': DeletionEvent;
-  'blocklist_entry.created': ChangeEvent<Record<string, unknown>>;
-  'blocklist_entry.updated': ChangeEvent<Record<string, unknown>>;
+  'blocklist_entry.created': ChangeEvent<BlocklistResource>;
+  'blocklist_entry.updated': ChangeEvent<BlocklistResource>;
   'blocklist_entry.deleted': DeletionEvent;
-  'form.created': ChangeEvent<Record<string, unknown>>;
-  'form.updated': ChangeEvent<Record<string, unknown>>;
+  'form.created': ChangeEvent<FormResource>;
+  'form.updated': ChangeEvent<FormResource>;
   'form.deleted': DeletionEvent;
-  'form_submission.created': ChangeEvent<Record<string, unknown>>;
+  'form_submission.created': ChangeEvent<SubmissionResource>;
   /** spec: Events, Real-time events. Announced once the access event is durable (journaled). */
   AccessGranted: {
     projectId: number;
@@ -71,7 +82,7 @@ export interface DomainEvents {
   'gateway.reported': GatewayEvent;
   'gateway.deleted': { projectId: number; id: number };
   /** A reader's connection state changed (MQTT connect/disconnect, a gateway's report). */
-  'reader.status_changed': { projectId: number; readerId: number; status: Record<string, unknown>; timestamp: string };
+  'reader.status_changed': { projectId: number; readerId: number; status: ReaderStatus; timestamp: string };
   /** A reader asked for a login (console devices channel). The OTP is not in the event: it is shown
    * only over REST with access:write, so no listener can pass it on (issue 23, item 2). */
   'reader.login_requested': { projectId: number; readerId: number; identifier: string; expiresAt: string };
@@ -100,6 +111,13 @@ export class EventBus {
     const list = this.#handlers.get(event) ?? [];
     list.push({ owner, handler: handler as Handler<EventName> });
     this.#handlers.set(event, list);
+  }
+
+  /** How many handlers are registered (0 once every module stopped). */
+  get listenerCount(): number {
+    let n = 0;
+    for (const list of this.#handlers.values()) n += list.length;
+    return n;
   }
 
   removeListeners(owner: object): void {

@@ -10,12 +10,12 @@ import type { ProjectRepository } from '../accounts/projects.js';
 import type { MembershipRepository } from '../accounts/memberships.js';
 import type { SettingsStore } from '../accounts/settings.js';
 import type { HttpMetrics } from '../metrics.js';
-import type { RateLimits } from './rate-limit.js';
+import { RateLimits } from './rate-limit.js';
+import type { Services } from '../services.js';
 import type { LoginThrottle } from '../auth/login-throttle.js';
-import type { EventBus } from '../events/bus.js';
 import type { Venue } from '../venue/index.js';
-import type { AccessEngine } from '../access/engine.js';
 import type { ScanService } from '../access/scan-service.js';
+import type { Occupancy } from '../access/occupancy.js';
 import type { ReaderScans } from '../access/reader-scan.js';
 import type { VenueIndex } from '../access/venue-index.js';
 import type { WebhookGate } from '../webhooks/gate.js';
@@ -23,6 +23,8 @@ import type { WebhookSources } from '../webhooks/sources.js';
 import type { IncomingWebhookLog } from '../webhooks/request-log.js';
 import type { FailureThrottle } from '../webhooks/failure-throttle.js';
 import type { UploadImports } from '../webhooks/upload-imports.js';
+import type { AttendeeSync } from '../webhooks/attendee-sync.js';
+import type { RegistrationPartner } from '../webhooks/registration-partner.js';
 import type { PusherServer } from '../realtime/server.js';
 import type { PusherCredentials } from '../realtime/credentials.js';
 import type { ChannelCipher } from '../realtime/encryption.js';
@@ -41,7 +43,7 @@ export interface DeviceDeps {
   mqttPorts(): { tcp: number; tls: number | null };
 }
 
-/** What the HTTP layer is given by the composition root. */
+/** What the routes and the HTTP middleware need: a narrow view of the services (src/services.ts). */
 export interface HttpDeps {
   config: Readonly<Config>;
   log: Logger;
@@ -58,10 +60,10 @@ export interface HttpDeps {
   rateLimits: RateLimits;
   /** Failed logins per account (issue 23 item 11). */
   loginThrottle: LoginThrottle;
-  bus: EventBus;
   venue: Venue;
-  engine: AccessEngine;
   scans: ScanService;
+  /** Zones' live counts. */
+  occupancy: Occupancy;
   venueIndex: VenueIndex;
   /** The reader-scan translation every transport shares (access/reader-scan.ts). */
   readerScans: ReaderScans;
@@ -70,7 +72,38 @@ export interface HttpDeps {
   webhookLog: IncomingWebhookLog;
   webhookThrottle: FailureThrottle;
   uploads: UploadImports;
+  attendeeSync: AttendeeSync;
+  registrationPartner: RegistrationPartner;
   realtime: { server: PusherServer; credentials: PusherCredentials; cipher: ChannelCipher };
   devices: DeviceDeps;
   isReady(): boolean;
+}
+
+/** The routes' view of the services; `mqttPorts` and `isReady` come from the app. */
+export function httpDepsOf(s: Services, app: { mqttPorts(): { tcp: number; tls: number | null }; isReady(): boolean }): HttpDeps {
+  const { accounts, access, webhooks, devices } = s;
+  return {
+    config: s.config,
+    log: s.log.child({ module: 'http' }),
+    clock: s.clock,
+    store: s.store,
+    ...accounts,
+    metrics: s.metrics,
+    rateLimits: new RateLimits(s.config.rateLimit),
+    venue: s.venue,
+    scans: access.scans,
+    occupancy: access.occupancy,
+    venueIndex: access.index,
+    readerScans: access.readerScans,
+    webhookGate: webhooks.gate,
+    webhookSources: webhooks.sources,
+    webhookLog: webhooks.log,
+    webhookThrottle: webhooks.throttle,
+    uploads: webhooks.uploads,
+    attendeeSync: webhooks.attendeeSync,
+    registrationPartner: webhooks.partner,
+    realtime: { server: s.realtime.server, credentials: s.realtime.credentials, cipher: s.realtime.cipher },
+    devices: { ...devices, mqttPorts: app.mqttPorts },
+    isReady: app.isReady,
+  };
 }

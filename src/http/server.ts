@@ -61,13 +61,15 @@ export class HttpServer {
   }
 
   async stop(graceMs: number): Promise<void> {
+    // Listening stops here; the servers' 'close' waits for every socket, and the upgraded ones
+    // (WebSocket, MQTT over WebSocket) belong to the realtime and MQTT modules, which close them
+    // when they stop, after this one (the reverse of the start order): not waited for here.
     const closed = this.servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
+    void Promise.all(closed).then(() => this.log.info('http closed'));
     for (const server of this.servers) server.closeIdleConnections();
     const deadline = Date.now() + graceMs;
     while (this.#inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     if (this.#inFlight > 0) this.log.warn({ inFlight: this.#inFlight }, 'grace period over, closing connections');
     for (const server of this.servers) server.closeAllConnections();
-    await Promise.all(closed);
-    this.log.info('http closed');
   }
 }

@@ -2,6 +2,7 @@ import type { EventBus } from '../events/bus.js';
 import type { Logger } from '../logger.js';
 import type { ChannelGrants } from './grants.js';
 import type { PusherServer } from './server.js';
+import type { Module } from '../lifecycle.js';
 
 // Ends WebSocket subscriptions whose access ended (issue 23, item 1; docs/realtime.md: "When
 // access ends"). Event-driven: the services announce a user deactivated, demoted or deleted, a
@@ -11,7 +12,8 @@ import type { PusherServer } from './server.js';
 // published after that answer reaches them. A periodic re-check is the backstop for what nothing
 // announces: a token or session expiring with time, and changes made by the CLI in another process.
 
-export class RealtimeAccessWatch {
+export class RealtimeAccessWatch implements Module {
+  readonly name = 'websocket access watch';
   #timer: NodeJS.Timeout | null = null;
 
   constructor(

@@ -5,6 +5,7 @@ import type { EventBus } from '../events/bus.js';
 import { projectChannels, type ProjectTopic } from './channel-access.js';
 import { isEncryptedChannel, type ChannelCipher } from './encryption.js';
 import type { PusherServer } from './server.js';
+import type { Module } from '../lifecycle.js';
 
 // Domain events -> WebSocket channels (issue 6, item 4; docs/realtime.md). The bus emits after
 // commit, so nothing reaches a dashboard that is not stored. Each event goes to both names of
@@ -20,7 +21,8 @@ export interface BroadcasterOptions {
   cipher: ChannelCipher;
 }
 
-export class Broadcaster {
+export class Broadcaster implements Module {
+  readonly name = 'broadcaster';
   /** Per project, the channel names of each topic (built once, not per scan); null: no such project. */
   readonly #channels = new Map<number, Map<ProjectTopic, readonly string[]> | null>();
 

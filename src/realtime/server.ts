@@ -8,6 +8,7 @@ import { useWsSend } from './fan-out.js';
 import type { ChannelGrants } from './grants.js';
 import { CloseCode, errorFrame, frame, newSocketId } from './protocol.js';
 import { hasShape, WS_WRITTEN_AGAINST, wsVersion } from './ws-internals.js';
+import type { Module } from '../lifecycle.js';
 
 // A Pusher Channels server (protocol 7) on the `ws` package, sharing the HTTP port: the HTTP
 // server hands it upgrades for /app/{key} (http/upgrade.ts). Unmodified pusher-js and
@@ -33,7 +34,8 @@ export interface RealtimeStats {
   messagesOut: number;
 }
 
-export class PusherServer {
+export class PusherServer implements Module {
+  readonly name = 'websocket';
   readonly registry = new ChannelRegistry();
   readonly #connections = new Map<WebSocket, Connection>();
   readonly #bySocketId = new Map<string, Connection>();

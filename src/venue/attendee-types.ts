@@ -40,6 +40,7 @@ export const attendeeTypeSchema = z.object({
   created_at: z.string(),
   updated_at: z.string(),
 });
+export type AttendeeTypeResource = z.infer<typeof attendeeTypeSchema>;
 
 export class AttendeeTypes {
   readonly table: VersionedTable<AttendeeTypeRow>;

@@ -45,6 +45,7 @@ export const blocklistSchema = z.object({
   created_at: z.string(),
   updated_at: z.string(),
 });
+export type BlocklistResource = z.infer<typeof blocklistSchema>;
 
 export const blocklistResource = ({ project_id: _p, ...rest }: BlocklistRow): z.infer<typeof blocklistSchema> => rest;
 

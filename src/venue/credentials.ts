@@ -53,6 +53,7 @@ export const credentialSchema = z.object({
   created_at: z.string(),
   updated_at: z.string(),
 });
+export type CredentialResource = z.infer<typeof credentialSchema>;
 
 export const credentialResource = ({ project_id: _p, ...rest }: CredentialRow): z.infer<typeof credentialSchema> => rest;
 

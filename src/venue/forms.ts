@@ -69,6 +69,7 @@ export const formSchema = z.object({
   created_at: z.string(),
   updated_at: z.string(),
 });
+export type FormResource = z.infer<typeof formSchema>;
 export const submissionSchema = z.object({
   id: z.number().int(),
   form_id: z.number().int(),
@@ -76,6 +77,7 @@ export const submissionSchema = z.object({
   data: z.record(z.string(), z.unknown()),
   created_at: z.string(),
 });
+export type SubmissionResource = z.infer<typeof submissionSchema>;
 
 export const formResource = (r: FormRow): z.infer<typeof formSchema> => ({
   id: r.id,

@@ -58,6 +58,7 @@ export const timeRestrictionSchema = z.object({
   created_at: z.string(),
   updated_at: z.string(),
 });
+export type TimeRestrictionResource = z.infer<typeof timeRestrictionSchema>;
 
 export const timeRestrictionResource = ({ project_id: _p, days_of_week, ...rest }: TimeRestrictionRow): z.infer<typeof timeRestrictionSchema> => ({
   ...rest,

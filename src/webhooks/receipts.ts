@@ -8,6 +8,7 @@ import { statement } from '../store/statements.js';
 import { everyUnlessBusy, isStoreBusy } from '../store/transactions.js';
 import type { WebhookKind } from './gate.js';
 import type { KeptAnswer } from './replay-window.js';
+import type { Module } from '../lifecycle.js';
 
 // Accepted webhook deliveries, remembered durably (issue 23 item 5; docs/webhooks-incoming.md:
 // Replays; docs/security.md). The spec signs the body only, so X-Svc-Timestamp is not
@@ -61,7 +62,8 @@ const PRUNE_EVERY_MS = 10 * 60_000;
 /** What Koa sends for an object body: stored as NULL. */
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-export class WebhookReceipts {
+export class WebhookReceipts implements Module {
+  readonly name = 'webhook receipts';
   #pruner: NodeJS.Timeout | null = null;
   /** Receipts with ids up to this are gone for the row-count bound already. */
   #boundedThrough = 0;

@@ -4,6 +4,7 @@ import { iso } from '../clock.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import { everyUnlessBusy, writeTransaction } from '../store/transactions.js';
+import type { Module } from '../lifecycle.js';
 
 // The log of every incoming webhook request (issue 8 item 5; spec: incoming webhook log entry
 // {id, endpoint, method, status, source_ip, received_at, response_time_ms}, with the spec's types:
@@ -67,7 +68,8 @@ export const logEntrySchema = z.object({
   body_head: z.string().nullable().describe('the first 1024 bytes of the body, for failures'),
 });
 
-export class IncomingWebhookLog {
+export class IncomingWebhookLog implements Module {
+  readonly name = 'incoming webhook log';
   #pruner: NodeJS.Timeout | null = null;
   /** Rows written per budget since it was last pruned. */
   readonly #sincePrune = { applied: 0, notApplied: 0 };

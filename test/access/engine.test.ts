@@ -23,7 +23,7 @@ describe('access engine', () => {
   beforeAll(async () => {
     gh = await startAppliance();
     api = client(gh, await gh.token());
-    engine = gh.app.deps.engine;
+    engine = gh.app.services.access.engine;
     await api.put(`${A}`, { timezone: 'Europe/Berlin' });
     ids.hall = (await api.post(`${A}/access-zones`, { name: 'Hall', capacity: 2 })).body.data.id;
     ids.vip = (await api.post(`${A}/access-zones`, { name: 'VIP', requires_ticket: true })).body.data.id;

@@ -27,7 +27,7 @@ describe('scanning over REST: decide, persist, announce, answer', () => {
     gate = (await api.post(`${A}/access-points`, { name: 'Pit gate', access_zone_id: zone })).body.data.id;
     const rows = Array.from({ length: 200 }, (_, i) => ({ first_name: `Fan${i}`, last_name: 'X', credential_value: `FAN-${i}` }));
     expect((await gh.request('POST', `${A}/attendees/import`, { token: await gh.token(), body: rows })).body.data.imported).toBe(200);
-    const bus = gh.app.deps.bus;
+    const bus = gh.app.services.bus;
     bus.on(announced, 'AccessGranted', (e) => announced.push({ name: 'AccessGranted', ...e }));
     bus.on(announced, 'AccessDenied', (e) => announced.push({ name: 'AccessDenied', ...e }));
   });
@@ -61,7 +61,7 @@ describe('scanning over REST: decide, persist, announce, answer', () => {
     const granted = results.filter((r) => r.body.access_granted).length;
     expect(granted).toBe(49);
     expect(results.filter((r) => r.body.reason === 'capacity_exceeded')).toHaveLength(150);
-    expect(gh.app.deps.engine.occupancy.count(zone)).toBe(50);
+    expect(gh.app.services.access.engine.occupancy.count(zone)).toBe(50);
     expect((await api.get(`${A}/access-zones/${zone}/capacity`)).body.data).toMatchObject({ capacity: 50, current_count: 50, available: 0 });
     expect((await events()).filter((e) => e.granted === 1)).toHaveLength(50);
   });

@@ -1,4 +1,4 @@
-import { execFile, execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect as tcpConnect } from 'node:net';
@@ -19,6 +19,11 @@ const A = '/api/v1/projects/default/default';
 const T = 'gatehouse/default/default';
 // Never execFileSync a client: the appliance runs in this process and would be blocked with it.
 const run = promisify(execFile);
+// Installed by .ci/run (Debian's mosquitto-clients); missing, their tests fail at once saying so instead of timing out.
+const needMosquitto = () => {
+  const missing = ['mosquitto_pub', 'mosquitto_sub'].filter((tool) => spawnSync(tool, ['--help']).error);
+  if (missing.length > 0) throw new Error(`${missing.join(' and ')} not installed: apt-get install mosquitto-clients (.ci/run does)`);
+};
 
 describe('MQTT transports', () => {
   let gh: TestAppliance;
@@ -77,6 +82,7 @@ describe('MQTT transports', () => {
   });
 
   it('decides a scan published by mosquitto_pub and delivers the decision to mosquitto_sub', async () => {
+    needMosquitto();
     const c = creds['MOSQ-1']!;
     const port = String(mqttPort(gh));
     const sub = spawn('mosquitto_sub', [
@@ -144,6 +150,7 @@ describe('MQTT transports', () => {
   });
 
   it('acknowledges every QoS 1 scan of mosquitto_pub, its retries too, while mosquitto_sub with the same credentials follows the decisions, over fresh connections', async () => {
+    needMosquitto();
     // Issue 22, item 2: this pattern once left mosquitto_pub without a PUBACK for over nine
     // minutes. A retry (the same request_id) is answered at once from the request-id window, and
     // when it came in just after the CONNACK its PUBACK was dropped (docs/mqtt.md: answered in

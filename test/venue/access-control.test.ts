@@ -17,7 +17,7 @@ describe('access zones, access points and readers', () => {
     admin = await gh.token();
     api = client(gh, admin);
     await api.post('/api/v1/projects', { name: 'Other', slug: 'other' });
-    const bus = gh.app.deps.bus;
+    const bus = gh.app.services.bus;
     for (const name of [
       'access_zone.created',
       'access_zone.updated',

@@ -1,7 +1,7 @@
 import type { Venue } from '../../venue/index.js';
 import { accessPointSchema, createAccessPointBody, updateAccessPointBody } from '../../venue/access-points.js';
 import { createZoneBody, updateZoneBody, zoneResource, zoneSchema, type AccessZoneRow } from '../../venue/access-zones.js';
-import type { AccessEngine } from '../../access/engine.js';
+import type { Occupancy } from '../../access/occupancy.js';
 import { createReaderBody, readerResource, readerSchema, updateReaderBody, type ReaderResource } from '../../venue/readers.js';
 import { readerStatusSchema } from '../../devices/reader-state.js';
 import type { DeviceDeps } from '../deps.js';
@@ -22,10 +22,10 @@ const capacitySchema = zoneSchema.pick({ id: true, name: true, capacity: true, c
 export const readerViewSchema = readerSchema.extend({ gateway_id: z.number().int().nullable(), status: readerStatusSchema });
 const accessPointViewSchema = accessPointSchema.extend({ readers: z.array(readerViewSchema) });
 
-export function accessControlRoutes({ venue, engine, devices }: { venue: Venue; engine: AccessEngine; devices: Pick<DeviceDeps, 'readerStates'> }): AnyRoute[] {
+export function accessControlRoutes({ venue, occupancy, devices }: { venue: Venue; occupancy: Occupancy; devices: Pick<DeviceDeps, 'readerStates'> }): AnyRoute[] {
   const readerView = (r: ReaderResource & { id: number }) => ({ ...r, gateway_id: venue.readers.gatewayOf(r.id), status: devices.readerStates.of(r.id) });
   // Zones show the live occupancy the engine keeps.
-  const zoneView = (row: AccessZoneRow) => zoneResource(row, engine.occupancy.count(row.id));
+  const zoneView = (row: AccessZoneRow) => zoneResource(row, occupancy.count(row.id));
   const access = { read: 'access:read' as const, write: 'access:write' as const };
   return [
     ...crudRoutes({

@@ -55,7 +55,7 @@ const pendingLoginSchema = z.object({
 });
 
 export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
-  const { devices, projects, venueIndex: index, config, bus } = deps;
+  const { devices, projects, venueIndex: index, config } = deps;
   const log = deps.log.child({ module: 'readers' });
   const verifyLimiter = new RateLimiterMemory({ points: config.readers.verifyPerMinute, duration: 60, keyPrefix: 'otp-verify' });
   const hostOf = (ctx: { hostname: string }) => config.mqtt.publicHost ?? (ctx.hostname || 'localhost');
@@ -108,7 +108,6 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
               { project: `${project.team_slug}/${project.slug}`, reader: reader.identifier, otp: login.otp, expiresAt: login.expires_at, ip },
               `reader login requested: one-time password ${login.otp} for reader ${reader.identifier}`,
             );
-            bus.emit('reader.login_requested', { projectId: project.id, readerId: reader.id, identifier: reader.identifier, expiresAt: login.expires_at });
           } catch (err) {
             log.error({ err, reader: reader.identifier }, 'reader login could not be made');
           }
@@ -177,13 +176,12 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
         const readers = index.readersWithIdentifier(body.reader_identifier);
         let verified: ReturnType<typeof devices.logins.verify>;
         try {
-          verified = devices.logins.verify(readers, body.otp.trim());
+          verified = devices.logins.verify(readers, body.otp.trim(), koa.ip || null);
         } catch (err) {
           const reason = (err as { reason?: string }).reason ?? (err as Error).message;
           log.warn({ reader: body.reader_identifier, knownReader: readers.length > 0, ip: koa.ip, reason }, 'reader OTP refused');
           throw err;
         }
-        bus.emit('device.credentials_revoked', { kind: 'reader', deviceId: verified.login.reader_id }); // the earlier token's connections
         const reader = index.readerById(verified.login.reader_id)!;
         const project = projects.find(reader.projectId)!;
         const prefix = projectPrefix(project.team_slug, project.slug);
@@ -194,14 +192,6 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
             { reader: reader.identifier, project: `${project.team_slug}/${project.slug}`, replacedTokenCreatedAt: replacedAt, ip: koa.ip },
             'reader provisioned over its live token, which is replaced',
           );
-          bus.emit('reader.token_replaced', {
-            projectId: project.id,
-            readerId: reader.id,
-            identifier: reader.identifier,
-            replacedTokenCreatedAt: replacedAt,
-            ip: koa.ip || null,
-            timestamp: verified.login.used_at!,
-          });
         }
         log.info({ reader: reader.identifier, project: `${project.team_slug}/${project.slug}` }, 'reader OTP verified, MQTT token issued');
         const ports = devices.mqttPorts();
@@ -241,8 +231,7 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
       responses: { 204: { description: 'Revoked (also when there was none)' }, 404: { description: 'No such reader', schema: messageSchema } },
       handler: ({ project, params }) => {
         const reader = readerOf(project!.id, params.readerId);
-        devices.tokens.revoke('reader', reader.id);
-        bus.emit('device.credentials_revoked', { kind: 'reader', deviceId: reader.id });
+        devices.tokens.revoke('reader', reader.id); // its connections closed too
         return { status: 204 };
       },
     }),
@@ -250,7 +239,7 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
   ];
 }
 
-function gatewayRoutes({ devices, bus, config }: HttpDeps): AnyRoute[] {
+function gatewayRoutes({ devices, config }: HttpDeps): AnyRoute[] {
   const { gateways } = devices;
   const base = `${PROJECT_PATH}/gateways`;
   const item = `${base}/{gatewayId}`;
@@ -323,8 +312,7 @@ function gatewayRoutes({ devices, bus, config }: HttpDeps): AnyRoute[] {
       body: updateGatewayBody,
       responses: { 200: { description: 'The gateway', schema: single(viewSchema) }, 404: missing },
       handler: ({ project, params: p, body }) => {
-        const row = gateways.update(project!.id, p.gatewayId, body);
-        bus.emit('device.credentials_revoked', { kind: 'gateway', deviceId: row.id });
+        const row = gateways.update(project!.id, p.gatewayId, body); // its connections closed too
         return { body: { data: view(row, projectPrefix(project!.team_slug, project!.slug)) } };
       },
     }),
@@ -354,8 +342,7 @@ function gatewayRoutes({ devices, bus, config }: HttpDeps): AnyRoute[] {
       responses: { 201: { description: 'The gateway and its new token', schema: issuedSchema }, 404: missing },
       handler: ({ project, params: p }) => {
         const row = gateways.get(project!.id, p.gatewayId);
-        const token = issue(project!.id, row.id);
-        bus.emit('device.credentials_revoked', { kind: 'gateway', deviceId: row.id });
+        const token = issue(project!.id, row.id); // the old token's connections closed too
         return { status: 201, body: { data: view(row, projectPrefix(project!.team_slug, project!.slug)), token } };
       },
     }),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AppError } from '../../errors.js';
-import { AttendeeSync, attendeeSyncBody, SYNC_BODY_LIMIT } from '../../webhooks/attendee-sync.js';
-import { checkInSchema, partnerAnswerSchema, partnerEventBody, RegistrationPartner } from '../../webhooks/registration-partner.js';
+import { attendeeSyncBody, SYNC_BODY_LIMIT } from '../../webhooks/attendee-sync.js';
+import { checkInSchema, partnerAnswerSchema, partnerEventBody } from '../../webhooks/registration-partner.js';
 import { collectionSchema, pageQuery, paginate, window } from '../pagination.js';
 import { PROJECT_PATH, projectParams } from './crud.js';
 import type { HttpDeps } from '../deps.js';
@@ -22,10 +22,7 @@ const syncAnswer = z.object({
   }),
 });
 
-export function partnerWebhookRoutes({ store, clock, bus, venue, projects, webhookGate: gate }: HttpDeps): AnyRoute[] {
-  const sync = new AttendeeSync(store.db, clock, bus);
-  const partner = new RegistrationPartner(store.db, clock, bus, venue);
-
+export function partnerWebhookRoutes({ attendeeSync: sync, registrationPartner: partner, projects, webhookGate: gate }: HttpDeps): AnyRoute[] {
   return [
     defineRoute({
       method: 'GET',

@@ -68,7 +68,6 @@ export function projectRoutes(deps: HttpDeps): AnyRoute[] {
         if (!team) throw validationError({ team_slug: [`The team "${body.team_slug ?? DEFAULT_TEAM_SLUG}" does not exist.`] });
         if (body.slug && deps.projects.slugTaken(team.id, body.slug)) throw validationError({ slug: ['The slug has already been taken.'] });
         const project = deps.projects.create({ teamId: team.id, name: body.name, slug: body.slug, timezone: body.timezone ?? deps.config.defaults.timezone });
-        deps.bus.emit('project.saved', { projectId: project.id, timezone: project.timezone });
         return { status: 201, body: { data: projectResource(project) } };
       },
     }),
@@ -101,7 +100,6 @@ export function projectRoutes(deps: HttpDeps): AnyRoute[] {
       handler: ({ project, body }) => {
         if (body.slug && deps.projects.slugTaken(project!.team_id, body.slug, project!.id)) throw validationError({ slug: ['The slug has already been taken.'] });
         const updated = found(deps.projects.update(project!.id, body), 'Project');
-        deps.bus.emit('project.saved', { projectId: updated.id, timezone: updated.timezone });
         return { body: { data: projectResource(updated) } };
       },
     }),

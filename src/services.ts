@@ -1,0 +1,232 @@
+import { join } from 'node:path';
+import { AccessEngine } from './access/engine.js';
+import { EventJournal } from './access/event-journal.js';
+import { AccessEventLog } from './access/event-log.js';
+import { AnswerDeadlines } from './access/answer-deadlines.js';
+import { ExternalChanges, registerExternalChangeMetrics } from './access/external-changes.js';
+import { IndexSync } from './access/index-sync.js';
+import { registerJournalMetrics } from './access/journal-metrics.js';
+import { Occupancy } from './access/occupancy.js';
+import { PresenceSnapshots } from './access/presence.js';
+import { ReaderScans } from './access/reader-scan.js';
+import { ScanService } from './access/scan-service.js';
+import { VenueIndex } from './access/venue-index.js';
+import { MembershipRepository } from './accounts/memberships.js';
+import { ProjectRepository } from './accounts/projects.js';
+import { SettingsStore } from './accounts/settings.js';
+import { TeamRepository } from './accounts/teams.js';
+import { UserRepository } from './accounts/users.js';
+import { LoginThrottle } from './auth/login-throttle.js';
+import { SessionService } from './auth/sessions.js';
+import { TokenService } from './auth/tokens.js';
+import type { Clock } from './clock.js';
+import type { Config } from './config/schema.js';
+import { DeviceTokens } from './devices/device-tokens.js';
+import { Gateways } from './devices/gateways.js';
+import { ReaderLogins } from './devices/reader-logins.js';
+import { ReaderStates } from './devices/reader-state.js';
+import { EventBus } from './events/bus.js';
+import type { Logger } from './logger.js';
+import { HttpMetrics } from './metrics.js';
+import { RealtimeAccessWatch } from './realtime/access-watch.js';
+import { Broadcaster } from './realtime/broadcaster.js';
+import { type PusherCredentials, resolvePusherCredentials } from './realtime/credentials.js';
+import { ChannelCipher } from './realtime/encryption.js';
+import { ChannelGrants } from './realtime/grants.js';
+import { registerRealtimeMetrics } from './realtime/metrics.js';
+import { PusherServer } from './realtime/server.js';
+import { Checkpointer } from './store/checkpointer.js';
+import type { Store } from './store/database.js';
+import { createVenue, type Venue } from './venue/index.js';
+import { FailureThrottle, registerThrottleMetrics } from './webhooks/failure-throttle.js';
+import { registerReceiptMetrics, WebhookReceipts } from './webhooks/receipts.js';
+import { registerReplayMetrics, ReplayWindow } from './webhooks/replay-window.js';
+import { IncomingWebhookLog } from './webhooks/request-log.js';
+import { SignedWebhookGate } from './webhooks/signed-gate.js';
+import { WebhookSources } from './webhooks/sources.js';
+import { UploadImports } from './webhooks/upload-imports.js';
+import { AttendeeSync } from './webhooks/attendee-sync.js';
+import { RegistrationPartner } from './webhooks/registration-partner.js';
+
+// The domain services, built in one place from the validated config and an open store
+// (STYLE: one composition root). Building does nothing else: no timer, thread or listener
+// starts here; src/app.ts puts the long-lived ones in its lifecycle list. Transports take
+// what they need from here: HTTP its narrow view (http/deps.ts), MQTT its own (mqtt/wiring.ts).
+
+export interface Services {
+  config: Readonly<Config>;
+  log: Logger;
+  clock: Clock;
+  store: Store;
+  bus: EventBus;
+  metrics: HttpMetrics;
+  checkpointer: Checkpointer;
+  accounts: {
+    settings: SettingsStore;
+    tokens: TokenService;
+    sessions: SessionService;
+    users: UserRepository;
+    teams: TeamRepository;
+    projects: ProjectRepository;
+    memberships: MembershipRepository;
+    loginThrottle: LoginThrottle;
+  };
+  venue: Venue;
+  access: {
+    index: VenueIndex;
+    indexSync: IndexSync;
+    occupancy: Occupancy;
+    engine: AccessEngine;
+    journal: EventJournal;
+    eventLog: AccessEventLog;
+    deadlines: AnswerDeadlines;
+    scans: ScanService;
+    readerScans: ReaderScans;
+    presence: PresenceSnapshots;
+    externalChanges: ExternalChanges;
+  };
+  devices: { logins: ReaderLogins; tokens: DeviceTokens; gateways: Gateways; readerStates: ReaderStates };
+  realtime: { server: PusherServer; credentials: PusherCredentials; cipher: ChannelCipher; grants: ChannelGrants; broadcaster: Broadcaster; accessWatch: RealtimeAccessWatch };
+  webhooks: {
+    sources: WebhookSources;
+    replays: ReplayWindow;
+    log: IncomingWebhookLog;
+    receipts: WebhookReceipts;
+    throttle: FailureThrottle;
+    gate: SignedWebhookGate;
+    uploads: UploadImports;
+    attendeeSync: AttendeeSync;
+    partner: RegistrationPartner;
+  };
+}
+
+export function buildServices(config: Readonly<Config>, store: Store, clock: Clock, log: Logger): Services {
+  const db = store.db;
+  const bus = new EventBus(log.child({ module: 'bus' }));
+  const metrics = new HttpMetrics();
+
+  const settings = new SettingsStore(db, clock, { token_expiry_minutes: config.auth.tokenExpiryMinutes }, bus);
+  const tokens = new TokenService(db, clock, () => settings.get().token_expiry_minutes, bus);
+  const sessions = new SessionService(db, clock, config.auth.sessionLifetimeMinutes, bus);
+  const users = new UserRepository(db, clock, bus);
+  const projects = new ProjectRepository(db, clock, bus);
+  const accounts = {
+    settings,
+    tokens,
+    sessions,
+    users,
+    teams: new TeamRepository(db, clock),
+    projects,
+    memberships: new MembershipRepository(db, clock, bus),
+    loginThrottle: new LoginThrottle({ failuresPerAccount: config.auth.loginFailuresPerAccount, windowSeconds: config.auth.loginFailureWindowSeconds }),
+  };
+
+  const venue = createVenue(db, clock, bus);
+  const index = new VenueIndex(db);
+  const occupancy = new Occupancy();
+  const engine = new AccessEngine(index, occupancy, { antiPassback: config.access.antiPassback });
+  const journal = new EventJournal(
+    db,
+    { dir: join(store.dir, 'journal'), dbFile: store.file, synchronous: config.store.synchronous, segmentBytes: config.store.journalSegmentBytes, intervalMs: config.store.ingestIntervalMs },
+    log.child({ module: 'event-journal' }),
+  );
+  const eventLog = new AccessEventLog(journal, config.store.maxBatch);
+  // Every scan answered within mqtt.answerTimeoutMs, or its sender let go (issue 22, item 2).
+  const deadlines = new AnswerDeadlines(config.mqtt.answerTimeoutMs, metrics.registry);
+  const readerStates = new ReaderStates(clock, bus);
+  const access = {
+    index,
+    indexSync: new IndexSync(bus, index, occupancy),
+    occupancy,
+    engine,
+    journal,
+    eventLog,
+    deadlines,
+    scans: new ScanService(db, clock, bus, engine, index, eventLog, deadlines),
+    readerScans: new ReaderScans(index, readerStates, () => clock.now()),
+    presence: new PresenceSnapshots(db, occupancy, (id) => index.attendees.has(id), log.child({ module: 'presence' })),
+    // Venue changes by other processes (the CLI, any tool writing the store).
+    externalChanges: new ExternalChanges(db, index, bus, venue, log.child({ module: 'access' })),
+  };
+
+  const deviceTokens = new DeviceTokens(db, clock, bus);
+  const devices = {
+    logins: new ReaderLogins(db, clock, deviceTokens, config.readers, bus),
+    tokens: deviceTokens,
+    gateways: new Gateways(db, clock, bus, readerStates),
+    readerStates,
+  };
+
+  const { pusher } = config;
+  const credentials = resolvePusherCredentials(db, clock, pusher);
+  const grants = new ChannelGrants({ users, tokens, sessions, projects });
+  const server = new PusherServer(
+    {
+      appId: credentials.appId,
+      key: credentials.key,
+      secret: credentials.secret,
+      activityTimeoutSeconds: pusher.activityTimeoutSeconds,
+      pongTimeoutSeconds: pusher.pongTimeoutSeconds,
+      maxConnections: pusher.maxConnections,
+      maxMessageBytes: pusher.maxMessageBytes,
+      maxBufferedBytes: pusher.maxBufferedBytes,
+      clientEvents: pusher.clientEvents,
+      clientEventsPerSecond: pusher.clientEventsPerSecond,
+      maxFailedSubscriptions: 10,
+    },
+    log.child({ module: 'realtime' }),
+    grants,
+  );
+  const cipher = new ChannelCipher(credentials.encryptionMasterKey);
+  const realtime = {
+    server,
+    credentials,
+    cipher,
+    grants,
+    broadcaster: new Broadcaster(server, bus, projects, occupancy, index, { eventNamespace: pusher.eventNamespace, cipher }),
+    accessWatch: new RealtimeAccessWatch(server, grants, bus, pusher.accessRecheckIntervalMs, log.child({ module: 'realtime' })),
+  };
+
+  const incoming = config.incomingWebhooks;
+  const sources = new WebhookSources(db, clock);
+  const replays = new ReplayWindow(clock, {
+    windowMs: incoming.timestampToleranceSeconds * 1000,
+    maxEntries: incoming.replayMaxEntries,
+    maxBytes: incoming.replayMaxBytes,
+    maxAnswerBytes: incoming.replayMaxAnswerBytes,
+    waitMs: incoming.replayWaitMs,
+  });
+  const receipts = new WebhookReceipts(
+    db,
+    clock,
+    { receiptDays: incoming.receiptDays, maxRows: incoming.receiptMaxRows, maxAnswerBytes: incoming.replayMaxAnswerBytes },
+    log.child({ module: 'webhooks' }),
+  );
+  const webhooks = {
+    sources,
+    replays,
+    log: new IncomingWebhookLog(db, clock, { days: incoming.logRetentionDays, maxRows: incoming.logMaxRows, maxNotAppliedRows: incoming.logMaxNotAppliedRows }),
+    receipts,
+    throttle: new FailureThrottle(incoming.failuresPerMinute, log.child({ module: 'webhooks' })),
+    gate: new SignedWebhookGate(
+      sources,
+      clock,
+      { headerPrefix: incoming.headerPrefix, toleranceSeconds: incoming.timestampToleranceSeconds, allowUnsigned: incoming.allowUnsigned },
+      replays,
+      receipts,
+    ),
+    uploads: new UploadImports(db, clock, venue.importer, incoming, log.child({ module: 'uploads' })),
+    attendeeSync: new AttendeeSync(db, clock, bus),
+    partner: new RegistrationPartner(db, clock, bus, venue),
+  };
+
+  registerExternalChangeMetrics(metrics.registry, access.externalChanges);
+  registerRealtimeMetrics(metrics.registry, server);
+  registerJournalMetrics(metrics.registry, journal);
+  registerReplayMetrics(metrics.registry, replays);
+  registerReceiptMetrics(metrics.registry, receipts);
+  registerThrottleMetrics(metrics.registry, webhooks.throttle);
+
+  const checkpointer = new Checkpointer({ file: store.file, synchronous: config.store.synchronous, intervalMs: config.store.checkpointIntervalMs }, log.child({ module: 'checkpoint' }));
+  return { config, log, clock, store, bus, metrics, checkpointer, accounts, venue, access, devices, realtime, webhooks };
+}
