@@ -4,7 +4,7 @@
 // demo seed`: 4 zones, 5 access points, 5,000 attendees with credentials, a blocklist, time
 // windows; 44 more readers split over Main Gate In and Main Gate Out next to its 6). Every
 // scan carries a fresh request_id and is a durable access event: it is acknowledged and answered
-// only once the event is in the journal (access/scan-service.ts, mqtt/direct-answers.ts), so
+// only once the event is in the journal (access/scan-service.ts, mqtt/direct-replies.ts), so
 // decisions/s are durable decisions/s.
 // Credentials are drawn at random from the 5,000, so the mix is what a gate sees: entries,
 // exits, anti-passback and zone denials. Prints, one per line:
@@ -48,8 +48,8 @@
 //   in-broker echo answering as the appliance does (mqtt.in_broker_echo_*, the stricter baseline:
 //     nothing but the broker between send and receive): aedes' authorizePublish hook acknowledges
 //     each scan and writes it back to the sender's decisions topic in the same write, with the
-//     appliance's own answer writer (mqtt/answer-writer.ts), at once. The appliance also takes a
-//     reader's scans off the parser before aedes' pipeline (mqtt/direct-answers.ts); this echo
+//     appliance's own answer writer (mqtt/reply-writer.ts), at once. The appliance also takes a
+//     reader's scans off the parser before aedes' pipeline (mqtt/direct-replies.ts); this echo
 //     goes through that pipeline, so it costs the broker a little more than the appliance's path.
 //     Until the third session this was the ratio's baseline (documented in docs/performance.md).
 //   stock in-broker echo (mqtt.stock_aedes_echo_*): aedes' own path, a `publish` hook that
@@ -81,7 +81,7 @@ import { fileURLToPath } from 'node:url';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import type { Client as AedesClient } from 'aedes';
 import { MqttClient, type IClientOptions } from 'mqtt';
-import { canAnswerDirectly, writeAnswer } from '../src/mqtt/answer-writer.js';
+import { canReplyDirectly, writeReply } from '../src/mqtt/reply-writer.js';
 import { LeanMqttClient } from './lean-mqtt.js';
 import { line, sleep, wallNow, HIST, bucketOf, msOf, newestMtime, nodeFlags, cpuOf, machineBusy, freePort, waitUntilReady } from './process-stats.js';
 
@@ -426,13 +426,13 @@ async function echoBroker(port: number, mode: EchoMode): Promise<void> {
     maxClientsIdLength: 128,
     heartbeatInterval: 60_000,
     // As MqttBroker answers a scan (its #acknowledge), with the scan itself as the answer, at once:
-    // the PUBACK and the answer in one write on the sender's connection (mqtt/answer-writer.ts).
+    // the PUBACK and the answer in one write on the sender's connection (mqtt/reply-writer.ts).
     authorizePublish: (client: AedesClient | null, packet, done) => {
       if (mode !== 'answer' || !client || !packet.topic.endsWith('/scans')) return done(null);
       const ack = packet.qos === 1 ? (packet.messageId ?? null) : null;
       if (ack !== null) packet.qos = 0;
       const topic = `${packet.topic.slice(0, -'scans'.length)}decisions`;
-      if (canAnswerDirectly(client, topic)) writeAnswer(client, ack, { topic, payload: packet.payload as Buffer });
+      if (canReplyDirectly(client, topic)) writeReply(client, ack, { topic, payload: packet.payload as Buffer });
       else throw new Error(`echo-broker: ${client.id} is not subscribed to ${topic}`);
       done(null);
     },

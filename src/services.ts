@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { AccessEngine } from './access/engine.js';
 import { EventJournal } from './access/event-journal.js';
 import { AccessEventLog } from './access/event-log.js';
-import { AnswerDeadlines } from './access/answer-deadlines.js';
+import { ScanDeadlines } from './access/scan-deadlines.js';
 import { ExternalChanges, registerExternalChangeMetrics } from './access/external-changes.js';
 import { IndexSync } from './access/index-sync.js';
 import { registerJournalMetrics } from './access/journal-metrics.js';
@@ -79,7 +79,7 @@ export interface Services {
     engine: AccessEngine;
     journal: EventJournal;
     eventLog: AccessEventLog;
-    deadlines: AnswerDeadlines;
+    deadlines: ScanDeadlines;
     scans: ScanService;
     readerScans: ReaderScans;
     presence: PresenceSnapshots;
@@ -132,7 +132,7 @@ export function buildServices(config: Readonly<Config>, store: Store, clock: Clo
   );
   const eventLog = new AccessEventLog(journal, config.store.maxBatch);
   // Every scan answered within mqtt.answerTimeoutMs, or its sender let go (issue 22, item 2).
-  const deadlines = new AnswerDeadlines(config.mqtt.answerTimeoutMs, metrics.registry);
+  const deadlines = new ScanDeadlines(config.mqtt.answerTimeoutMs, metrics.registry);
   const readerStates = new ReaderStates(clock, bus);
   const access = {
     index,

@@ -3,17 +3,17 @@ import type { DenialReason } from './engine.js';
 // What a scan is answered with, whichever way it was decided: at once (scan-service.ts) or
 // again for a retried request id (scan-requests.ts).
 
-export interface AnswerAttendee {
+export interface ScanAttendee {
   id: number;
   first_name: string;
   last_name: string;
 }
 
-export interface ScanAnswer {
+export interface ScanResponse {
   success: true;
   access_granted: boolean;
   reason?: DenialReason;
-  attendee: AnswerAttendee | null;
+  attendee: ScanAttendee | null;
 }
 
 export interface ScanOutcome {
@@ -26,7 +26,7 @@ export interface ScanOutcome {
   decidedAtMs: number;
   /** true when this is the stored decision of an earlier scan with the same request_id. */
   replayed: boolean;
-  answer: ScanAnswer;
+  answer: ScanResponse;
 }
 
 export function outcome(
@@ -37,9 +37,9 @@ export function outcome(
   zoneId: number | null,
   decidedAtMs: number,
   decidedAt: string,
-  attendee: AnswerAttendee | null,
+  attendee: ScanAttendee | null,
   replayed: boolean,
 ): ScanOutcome {
-  const answer: ScanAnswer = granted ? { success: true, access_granted: true, attendee } : { success: true, access_granted: false, reason: reason!, attendee };
+  const answer: ScanResponse = granted ? { success: true, access_granted: true, attendee } : { success: true, access_granted: false, reason: reason!, attendee };
   return { uuid, granted, reason, accessPointId, zoneId, decidedAt, decidedAtMs, replayed, answer };
 }

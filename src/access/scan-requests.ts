@@ -1,7 +1,7 @@
 import { iso } from '../clock.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
-import { PENDING_ENTRY, type AnswerDeadlines } from './answer-deadlines.js';
+import { PENDING_ENTRY, type ScanDeadlines } from './scan-deadlines.js';
 import type { DenialReason } from './engine.js';
 import { RecentOutcomes, type RememberedOutcome } from './recent-outcomes.js';
 import type { ScanRequest } from './scan-service.js';
@@ -38,7 +38,7 @@ export class ScanRequests {
   constructor(
     private readonly db: Database,
     private readonly index: VenueIndex,
-    private readonly deadlines: AnswerDeadlines | null,
+    private readonly deadlines: ScanDeadlines | null,
   ) {}
 
   /** `r<reader>:<id>` or `ap<access point>:<id>`: what access_events.request_key holds; null without a request id. */

@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { EventBus } from '../events/bus.js';
 import type { Database } from '../store/database.js';
-import { JOURNAL_WRITE, type AnswerDeadlines } from './answer-deadlines.js';
+import { JOURNAL_WRITE, type ScanDeadlines } from './scan-deadlines.js';
 import type { AccessEngine } from './engine.js';
 import { eventId } from './event-id.js';
 import type { AccessEventLog } from './event-log.js';
@@ -10,7 +10,7 @@ import { type DecideOnce, ScanRequests } from './scan-requests.js';
 import { outcome, type ScanOutcome } from './scan-outcome.js';
 import type { VenueIndex } from './venue-index.js';
 
-export type { AnswerAttendee, ScanAnswer, ScanOutcome } from './scan-outcome.js';
+export type { ScanOutcome } from './scan-outcome.js';
 
 // One command path for every transport (STYLE): decide -> persist -> announce -> answer.
 // The decision is made at once, in memory; its access event joins the current group commit
@@ -29,7 +29,7 @@ export interface ScanRequest {
   source: ScanSource;
   /** The sender's id for this scan, unique per reader (or per access point without a reader). */
   requestId?: string | null;
-  /** The transport's ticket in `deadlines` for this scan (answer-deadlines.ts): told what the scan waits on. */
+  /** The transport's ticket in `deadlines` for this scan (scan-deadlines.ts): told what the scan waits on. */
   deadline?: number;
 }
 
@@ -44,7 +44,7 @@ export class ScanService {
     index: VenueIndex,
     private readonly eventLog: AccessEventLog,
     /** Where transports open a ticket per scan they wait on, so none waits past the bound (issue 22). */
-    readonly deadlines: AnswerDeadlines | null = null,
+    readonly deadlines: ScanDeadlines | null = null,
   ) {
     this.#requests = new ScanRequests(db, index, deadlines);
   }

@@ -248,4 +248,3 @@ export const configSchema = z
   });
 
 export type Config = z.infer<typeof configSchema>;
-export type ConfigInput = z.input<typeof configSchema>;

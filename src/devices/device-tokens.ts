@@ -37,8 +37,6 @@ interface Row {
 const sha256 = (value: string) => createHash('sha256').update(value).digest();
 const SHAPE = /^(reader|gateway):(\d{1,15}):([A-Za-z0-9_-]{20,100})$/;
 
-export const looksLikeDeviceToken = (value: string) => SHAPE.test(value);
-
 export class DeviceTokens {
   constructor(
     private readonly db: Database,

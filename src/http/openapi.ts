@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { answersOf, headerSpec, type AnswerContext } from './answers.js';
+import { responsesOf, headerSpec, type ResponseContext } from './responses.js';
 import type { AnyRoute } from './route.js';
 
 // GET /api/v1/openapi.json: generated from the very zod schemas the routes validate with
@@ -28,7 +28,7 @@ function parameters(schema: z.ZodType | undefined, where: 'path' | 'query') {
 }
 
 /** Request headers the route reads: a signed webhook's signature and timestamp, the session login's CSRF token. */
-function headerParameters(route: AnyRoute, context: AnswerContext) {
+function headerParameters(route: AnyRoute, context: ResponseContext) {
   const out = [];
   if (route.webhook) {
     const { signature, timestamp } = context.webhookHeaders(route.webhook);
@@ -62,9 +62,9 @@ function requestBody(route: AnyRoute) {
   return { required: route.bodyRequired ?? !route.body.safeParse(undefined).success, content };
 }
 
-function responses(route: AnyRoute, context: AnswerContext) {
+function responses(route: AnyRoute, context: ResponseContext) {
   const out: Record<string, unknown> = {};
-  for (const [status, answer] of answersOf(route, context)) {
+  for (const [status, answer] of responsesOf(route, context)) {
     const content: Record<string, { schema: JsonSchema }> = {};
     if (answer.schema) content['application/json'] = { schema: jsonSchema(answer.schema, 'output') };
     if (answer.text) content[answer.text] = { schema: { type: 'string' } };
@@ -74,7 +74,7 @@ function responses(route: AnyRoute, context: AnswerContext) {
   return out;
 }
 
-export function buildOpenApi(routes: readonly AnyRoute[], context: AnswerContext) {
+export function buildOpenApi(routes: readonly AnyRoute[], context: ResponseContext) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const operation = {

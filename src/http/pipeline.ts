@@ -6,7 +6,7 @@ import { authenticate, requireCsrfSession } from './authenticate.js';
 import { readBody, type BeforeParse } from './body.js';
 import type { HttpDeps } from './deps.js';
 import type { AnyRoute, Principal } from './route.js';
-import { admissionOf, type RepeatedAnswer } from '../webhooks/gate.js';
+import { admissionOf, type RepeatedResponse } from '../webhooks/gate.js';
 
 // The steps every request of a route goes through, each a small function:
 // authenticate -> rate limit -> authorize -> resolve project -> parse body -> validate -> handle.
@@ -35,7 +35,7 @@ function parse<S extends z.ZodType>(schema: S | undefined, input: unknown, onErr
 }
 
 /** A retried webhook body gets its first answer again, as it went out (issue 22 item 1). */
-function answerAgain(ctx: Context, replay: RepeatedAnswer): void {
+function respondAgain(ctx: Context, replay: RepeatedResponse): void {
   ctx.status = replay.status;
   ctx.set(replay.headers); // Content-Type first: Koa keeps it when the body is a string
   ctx.body = replay.body;
@@ -73,7 +73,7 @@ export function routeMiddleware(route: AnyRoute, deps: HttpDeps) {
       const parsed = await readBody(ctx, route.bodyKind ?? 'json', route.bodyLimitBytes ?? deps.config.http.bodyLimitBytes, deps.config.http.bodyTimeoutMs, gate);
       ctx.state.rawBody = parsed.raw;
       const replay = route.webhook ? admissionOf(ctx)?.replay : null;
-      if (replay) return answerAgain(ctx, replay);
+      if (replay) return respondAgain(ctx, replay);
       body = parse(route.body, parsed.value, (e) => validationError(fieldErrorsFromZod(e)));
     }
 

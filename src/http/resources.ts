@@ -10,10 +10,9 @@ import type { Grants } from '../accounts/memberships.js';
 const timestamp = z.string().describe('ISO 8601 timestamp in UTC');
 
 export const messageSchema = z.object({ message: z.string() });
-/** Incoming webhooks answer errors as {error, message} (spec: Errors; the rest of their envelope: http/answers.ts). */
+/** Incoming webhooks answer errors as {error, message} (spec: Errors; the rest of their envelope: http/responses.ts). */
 export const webhookError = z.object({ error: z.string(), message: z.string() });
 export const validationErrorSchema = z.object({ message: z.string(), errors: z.record(z.string(), z.array(z.string())) });
-export const rateLimitedSchema = z.object({ message: z.string(), retry_after: z.number().int() });
 
 export const single = <T extends z.ZodType>(item: T) => z.object({ data: item });
 

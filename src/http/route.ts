@@ -6,7 +6,7 @@ import type { TokenRecord } from '../auth/tokens.js';
 import type { Project } from '../accounts/projects.js';
 import type { User } from '../accounts/users.js';
 import type { WebhookKind } from '../webhooks/gate.js';
-import type { Condition } from './answers.js';
+import type { Condition } from './responses.js';
 
 // One route table: every route declares its method, path, operation id, ability, rate class
 // and schemas here, and the router, the ability check, the rate limiter and the OpenAPI
@@ -45,7 +45,7 @@ export interface RouteRequest<P, Q, B> {
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
 
 /** One status a route answers. Error statuses need no schema: their body is the envelope's,
- * generated with the pipeline's own errors (answers.ts); give one only for fields beyond it. */
+ * generated with the pipeline's own errors (responses.ts); give one only for fields beyond it. */
 export interface ResponseSpec {
   description: string;
   /** The JSON body. */
@@ -69,7 +69,7 @@ export interface RouteSpec<P extends z.ZodType | undefined = undefined, Q extend
   /** A GET that shows credentials (reader OTPs): `read` does not grant it, only its ability or `*` (issue 23, item 2). */
   revealsSecrets?: boolean;
   /** Whether the handler writes to SQLite, so that another connection holding the write lock
-   * past store.busyTimeoutMs makes it answer 503 store_busy (answers.ts). By default every
+   * past store.busyTimeoutMs makes it answer 503 store_busy (responses.ts). By default every
    * method but GET does, unless readOnly. `false` for a POST that writes nothing there: a scan
    * (it writes the access-event journal, a file; a token's last_used_at and a session's expiry
    * skip a busy store), channel auth, the Pusher HTTP API. test/http/openapi-wire.test.ts sends
@@ -79,7 +79,7 @@ export interface RouteSpec<P extends z.ZodType | undefined = undefined, Q extend
   /** The handler waits for something outside the turn of the event loop that read the request
    * (the access-event journal's group commit) before it answers, so other requests are handled
    * meanwhile. On a webhook route an identical signed body can then arrive while it is still in
-   * flight: 409 request_in_progress (answers.ts). A handler that runs to its answer without such a
+   * flight: 409 request_in_progress (responses.ts). A handler that runs to its answer without such a
    * wait has answered before the next request is read, so its retries always find the answer. */
   waits?: true;
   /** Only administrators (403 for others). */
@@ -102,8 +102,8 @@ export interface RouteSpec<P extends z.ZodType | undefined = undefined, Q extend
   query?: Q;
   body?: B;
   responses: Record<number, ResponseSpec>;
-  /** Errors only the handler can meet, beyond those the pipeline derives from this declaration (answers.ts). */
-  answers?: readonly Condition[];
+  /** Errors only the handler can meet, beyond those the pipeline derives from this declaration (responses.ts). */
+  conditions?: readonly Condition[];
   handler(request: RouteRequest<Out<P>, Out<Q>, Out<B>>): Reply | Promise<Reply>;
 }
 

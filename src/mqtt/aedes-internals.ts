@@ -7,8 +7,8 @@ import type { Aedes, Client } from 'aedes';
 // aedes' private surface, in one place (issue 24, item 1). The MQTT fast path needs a few things
 // aedes' typings leave out: the client's packet parser (the packet-size guard and the reader-frame
 // split, broker.ts), its read batch and keep-alive timer (a scan taken before aedes counts as a
-// packet aedes read, direct-answers.ts), its outgoing message-id counter and drain wait (the
-// decision written with its PUBACK, answer-writer.ts), its subscriptions, and the persistence's
+// packet aedes read, direct-replies.ts), its outgoing message-id counter and drain wait (the
+// decision written with its PUBACK, reply-writer.ts), its subscriptions, and the persistence's
 // session calls (client-sessions.ts). Every read of them goes through this module; nothing
 // else in src/ names an aedes private field.
 //

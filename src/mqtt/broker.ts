@@ -5,10 +5,10 @@ import type { Duplex } from 'node:stream';
 import { createServer as createTlsServer } from 'node:tls';
 import { Aedes, type AedesPublishPacket, type Client, type PublishPacket } from 'aedes';
 import { createWebSocketStream, WebSocketServer } from 'ws';
-import type { AnswerDeadlines } from '../access/answer-deadlines.js';
+import type { ScanDeadlines } from '../access/scan-deadlines.js';
 import type { Logger } from '../logger.js';
 import { mayPublish, mayReceive, maySubscribe, type AclDeps } from './acl.js';
-import { DirectAnswers, type Answer } from './direct-answers.js';
+import { DirectReplies, type Reply } from './direct-replies.js';
 import { checkAedesShape, connackSent, parserOf, subscriptionsOf } from './aedes-internals.js';
 import { ConnectedClients } from './connected-clients.js';
 import { ReaderFrames } from './reader-frames.js';
@@ -22,7 +22,7 @@ import { connectionHolds } from './staff-access.js';
 // means is the business of the handlers given to it (scans, gateway status: mqtt/service.ts).
 // A publish the box answers (a scan) is acknowledged only once its answer is ready, and the
 // PUBACK and the answer go back in one write on the connection it came in on; a reader's scans
-// take a shorter way in than aedes' pipeline (direct-answers.ts).
+// take a shorter way in than aedes' pipeline (direct-replies.ts).
 // One frozen client cannot stall the rest: aedes' drainTimeout closes a client whose socket
 // does not drain (aedes issue 1060), and a packet over maxPacketBytes closes its connection as
 // soon as its header arrives, before its body is buffered.
@@ -41,7 +41,7 @@ export interface BrokerOptions {
   recheckIntervalMs: number;
 }
 
-export type { Answer };
+export type { Reply };
 
 export interface BrokerHooks {
   /**
@@ -50,8 +50,8 @@ export interface BrokerHooks {
    * connection unacknowledged, so the client sends it again. Null: not a publish the box answers.
    * `deadline`: its ticket in the answer deadlines (0: none), for the scan service.
    */
-  answer(identity: MqttIdentity, packet: PublishPacket, deadline: number): Promise<Answer | null> | null;
-  /** A publish that went through aedes' pipeline and passed the ACL (gateway status; a gateway's scans too, already answered). A reader's own scans never come here (direct-answers.ts). */
+  reply(identity: MqttIdentity, packet: PublishPacket, deadline: number): Promise<Reply | null> | null;
+  /** A publish that went through aedes' pipeline and passed the ACL (gateway status; a gateway's scans too, already answered). A reader's own scans never come here (direct-replies.ts). */
   published(identity: MqttIdentity, packet: AedesPublishPacket): void;
   connected(identity: MqttIdentity): void;
   disconnected(identity: MqttIdentity): void;
@@ -71,7 +71,7 @@ export class MqttBroker {
   readonly #identities = new WeakMap<Client, MqttIdentity>();
   readonly #servers: Server[] = [];
   readonly #ws = new WebSocketServer({ noServer: true, perMessageDeflate: false });
-  readonly #answers: DirectAnswers;
+  readonly #replies: DirectReplies;
   #recheck: NodeJS.Timeout | null = null;
   /** Client ids in each identity's own space, persistent sessions and their owners, connections per identity. */
   readonly #sessions: ClientSessions;
@@ -85,9 +85,9 @@ export class MqttBroker {
     private readonly hooks: BrokerHooks,
     private readonly log: Logger,
     /** A scan not answered within its bound closes its connection (docs/mqtt.md: answered in bounded time). */
-    deadlines: AnswerDeadlines | null = null,
+    deadlines: ScanDeadlines | null = null,
   ) {
-    this.#answers = new DirectAnswers(hooks.answer, (topic, payload) => this.#publish(topic, payload), deadlines, log);
+    this.#replies = new DirectReplies(hooks.reply, (topic, payload) => this.#publish(topic, payload), deadlines, log);
     this.aedes = new Aedes({
       drainTimeout: options.drainTimeoutMs,
       connectTimeout: options.connectTimeoutMs,
@@ -125,7 +125,7 @@ export class MqttBroker {
         if (!client || !identity) return done(new Error('no identity'));
         const verdict = mayPublish(deps, identity, packet.topic);
         if (verdict.ok) {
-          if (!this.#answers.answerPublish(client, identity, packet, done)) done(null);
+          if (!this.#replies.replyToPublish(client, identity, packet, done)) done(null);
           return;
         }
         this.log.warn({ clientId: client.id, who: describeIdentity(identity), topic: packet.topic.slice(0, 200), reason: verdict.reason }, 'mqtt publish refused, disconnecting');
@@ -141,7 +141,7 @@ export class MqttBroker {
         done(null, null); // SUBACK 0x80 for this filter; the connection stays
       },
       authorizeForward: (client, packet) => {
-        if (!this.#answers.mayForward(client, packet.payload as Buffer)) return null;
+        if (!this.#replies.mayForward(client, packet.payload as Buffer)) return null;
         return mayReceive(deps, this.#identities.get(client), packet.topic) ? packet : null;
       },
     });
@@ -166,7 +166,7 @@ export class MqttBroker {
       if (!this.#announced.has(client)) this.#connected(client, identity);
       if (this.#announced.get(client) !== 'up') return;
       this.#announced.set(client, 'down');
-      this.#answers.disconnected(client, identity);
+      this.#replies.disconnected(client, identity);
       this.log.info({ clientId: client.id, who: describeIdentity(identity) }, 'mqtt client disconnected');
       hooks.disconnected(identity);
     });
@@ -181,7 +181,7 @@ export class MqttBroker {
 
   #connected(client: Client, identity: MqttIdentity): void {
     this.#announced.set(client, 'up');
-    this.#answers.connected(client, identity);
+    this.#replies.connected(client, identity);
     this.log.info({ clientId: client.id, who: describeIdentity(identity), address: this.#address(client) }, 'mqtt client connected');
     this.hooks.connected(identity);
   }
@@ -325,7 +325,7 @@ export class MqttBroker {
 
   /**
    * Hands a connection to aedes, with the packet-size guard on its parser; once a reader is
-   * connected, its bytes are split into frames here and its scans taken before aedes (direct-answers.ts).
+   * connected, its bytes are split into frames here and its scans taken before aedes (direct-replies.ts).
    */
   #handle(stream: Duplex, req?: IncomingMessage): void {
     const client = req ? this.aedes.handle(stream, req) : this.aedes.handle(stream);
@@ -347,7 +347,7 @@ export class MqttBroker {
     parser.parse = (buf: Buffer) => {
       if (frames === null && connackSent(client) && parser._list.length === 0) {
         const identity = this.#identities.get(client);
-        frames = identity?.kind === 'reader' ? new ReaderFrames(this.#answers.frameTaker(client, identity), guarded, limit, oversize, () => client.closed || stream.destroyed) : false;
+        frames = identity?.kind === 'reader' ? new ReaderFrames(this.#replies.frameTaker(client, identity), guarded, limit, oversize, () => client.closed || stream.destroyed) : false;
       }
       if (!frames) return guarded(buf);
       frames.feed(buf);

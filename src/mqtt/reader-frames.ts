@@ -1,7 +1,7 @@
 // A connected reader's bytes, split into MQTT frames here rather than by mqtt-packet (docs/mqtt.md:
 // acknowledgement and answer). A frame is a fixed header byte, the remaining length (1-4 bytes,
 // 7 bits each) and that many bytes; splitting needs nothing more. The frames the box answers
-// itself (a reader's scans and PUBACKs: direct-answers.ts) are handed over as byte ranges; every
+// itself (a reader's scans and PUBACKs: direct-replies.ts) are handed over as byte ranges; every
 // other frame goes to aedes' mqtt-packet parser whole, so that parser never holds part of a
 // frame and stays in step. mqtt-packet allocates ~5 KB per scan (a BufferList copy, a Packet,
 // `debug` argument arrays): at 10k scans/s a third of everything the broker allocated, and with

@@ -1,7 +1,7 @@
 // The MQTT remaining length (MQTT 3.1.1 section 2.2.3): after a packet's first byte, 1-4 bytes
 // of 7 bits each, least significant first, the high bit saying another byte follows. Shared by
 // the frames read from readers (reader-frames.ts), the answers written to them
-// (answer-writer.ts) and the bench's lean client.
+// (reply-writer.ts) and the bench's lean client.
 
 /** How many bytes `n` takes. */
 export const remainingLengthBytes = (n: number): number => (n < 128 ? 1 : n < 16_384 ? 2 : n < 2_097_152 ? 3 : 4);

@@ -25,7 +25,7 @@ export function createMqtt(s: Services): Mqtt {
     { host: config.http.host, ...config.mqtt },
     { deviceTokens: devices.tokens, tokens: accounts.tokens, users: accounts.users, projects: accounts.projects, gateways: devices.gateways, index: access.index, gatewayOfReader },
     {
-      answer: (identity, packet, deadline) => service.answer(identity, packet, deadline),
+      reply: (identity, packet, deadline) => service.reply(identity, packet, deadline),
       published: (identity, packet) => service.published(identity, packet),
       connected: (identity) => service.connected(identity),
       disconnected: (identity) => service.disconnected(identity),

@@ -13,11 +13,11 @@ export interface WebhookAdmission {
   projectId: number | null;
   sourceId: number | null;
   /** A retry of a body accepted before: answer this, apply nothing (replay-window.ts). */
-  replay: RepeatedAnswer | null;
+  replay: RepeatedResponse | null;
 }
 
 /** The first answer to a signed body, to be given again as it is, with these headers. */
-export interface RepeatedAnswer {
+export interface RepeatedResponse {
   status: number;
   body: string;
   headers: Record<string, string>;

@@ -7,7 +7,7 @@ import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import { everyUnlessBusy, isStoreBusy } from '../store/transactions.js';
 import type { WebhookKind } from './gate.js';
-import type { KeptAnswer } from './replay-window.js';
+import type { KeptResponse } from './replay-window.js';
 import type { Module } from '../lifecycle.js';
 
 // Accepted webhook deliveries, remembered durably (issue 23 item 5; docs/webhooks-incoming.md:
@@ -77,7 +77,7 @@ export class WebhookReceipts implements Module {
   ) {}
 
   /** The first answer to this delivery when it was accepted within its window; null otherwise. */
-  find(sourceId: number, digest: Buffer): KeptAnswer | null {
+  find(sourceId: number, digest: Buffer): KeptResponse | null {
     const row = statement(this.db, 'SELECT status, answer, content_type FROM webhook_receipts WHERE source_id = ? AND digest = ? AND keep_until > ?').get(sourceId, digest, this.clock.now()) as
       | { status: number; answer: string | null; content_type: string | null }
       | undefined;
@@ -88,7 +88,7 @@ export class WebhookReceipts implements Module {
   }
 
   /** Remembers an accepted delivery; the oldest receipt past the row bound goes. */
-  record(kind: WebhookKind, sourceId: number, digest: Buffer, answer: KeptAnswer): void {
+  record(kind: WebhookKind, sourceId: number, digest: Buffer, answer: KeptResponse): void {
     const now = this.clock.now();
     const stored = Buffer.byteLength(answer.body) <= this.limits.maxAnswerBytes;
     try {

@@ -57,7 +57,7 @@ export const partnerEventBody = z
 
 export type PartnerEvent = z.output<typeof partnerEventBody>;
 
-export const partnerAnswerSchema = z.object({
+export const partnerResponseSchema = z.object({
   success: z.literal(true),
   event_id: z.string(),
   outcome: z.enum(['created', 'updated', 'cancelled', 'checked_in', 'replayed']),
@@ -65,7 +65,7 @@ export const partnerAnswerSchema = z.object({
   credential_value: z.string().optional().describe('registration.created: the credential issued'),
   message: z.string(),
 });
-export type PartnerAnswer = z.infer<typeof partnerAnswerSchema>;
+export type PartnerResponse = z.infer<typeof partnerResponseSchema>;
 
 const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 
@@ -122,7 +122,7 @@ export class RegistrationPartner {
     return { items, total: n };
   }
 
-  handle(projectId: number, event: PartnerEvent): PartnerAnswer {
+  handle(projectId: number, event: PartnerEvent): PartnerResponse {
     return commit(this.db, this.bus, (work) => {
       const seen = statement(this.db, 'SELECT event_type, outcome, attendee_id, received_at FROM partner_events WHERE project_id = ? AND event_id = ?').get(projectId, event.event_id) as
         | { event_type: string; outcome: string; attendee_id: number | null; received_at: string }
@@ -145,9 +145,9 @@ export class RegistrationPartner {
     });
   }
 
-  private apply(projectId: number, event: PartnerEvent, work: Work): PartnerAnswer {
+  private apply(projectId: number, event: PartnerEvent, work: Work): PartnerResponse {
     const registrationId = event.data.registration_id;
-    const answer = (attendeeId: number, message: string, extra: { credential_value?: string } = {}): PartnerAnswer => ({
+    const answer = (attendeeId: number, message: string, extra: { credential_value?: string } = {}): PartnerResponse => ({
       success: true,
       event_id: event.event_id,
       outcome: OUTCOMES[event.event_type],

@@ -21,7 +21,7 @@ import { gaugesIn } from '../metrics.js';
 // (request_id, event_id, upserts by external_id).
 
 /** An answer as it went out: given again, byte for byte, to a retry of the same body. */
-export interface KeptAnswer {
+export interface KeptResponse {
   status: number;
   body: string;
   contentType: string | null;
@@ -29,7 +29,7 @@ export interface KeptAnswer {
 
 export type Claim =
   /** The body was accepted before: this is its answer; apply nothing. */
-  | { kind: 'answered'; answer: KeptAnswer }
+  | { kind: 'answered'; answer: KeptResponse }
   /** The body is new (or its earlier tries were refused): handle it, then settle(key, ...). */
   | { kind: 'claimed' }
   /** Its first request is still being handled after waitMs. */
@@ -45,13 +45,13 @@ export interface ReplayLimits {
 
 interface Kept {
   until: number;
-  answer: KeptAnswer;
+  answer: KeptResponse;
   bytes: number;
 }
 
 interface InFlight {
-  settled: Promise<KeptAnswer | null>;
-  resolve(answer: KeptAnswer | null): void;
+  settled: Promise<KeptResponse | null>;
+  resolve(answer: KeptResponse | null): void;
 }
 
 const TIMED_OUT = Symbol('timed out');
@@ -84,8 +84,8 @@ export class ReplayWindow {
       if (kept) return this.#replayed(kept.answer);
       const pending = this.#inFlight.get(key);
       if (!pending) {
-        let resolve!: (answer: KeptAnswer | null) => void;
-        const settled = new Promise<KeptAnswer | null>((r) => (resolve = r));
+        let resolve!: (answer: KeptResponse | null) => void;
+        const settled = new Promise<KeptResponse | null>((r) => (resolve = r));
         this.#inFlight.set(key, { settled, resolve });
         return { kind: 'claimed' };
       }
@@ -100,7 +100,7 @@ export class ReplayWindow {
   }
 
   /** The claimed body was answered: a 2xx `answer` is kept for retries; null forgets the body. */
-  settle(key: string, answer: KeptAnswer | null): void {
+  settle(key: string, answer: KeptResponse | null): void {
     const pending = this.#inFlight.get(key);
     this.#inFlight.delete(key);
     if (answer) this.#keep(key, answer);
@@ -108,12 +108,12 @@ export class ReplayWindow {
     pending?.resolve(answer);
   }
 
-  #replayed(answer: KeptAnswer): Claim {
+  #replayed(answer: KeptResponse): Claim {
     this.stats.replays++;
     return { kind: 'answered', answer };
   }
 
-  #keep(key: string, answer: KeptAnswer): void {
+  #keep(key: string, answer: KeptResponse): void {
     const bytes = Buffer.byteLength(answer.body);
     if (bytes > Math.min(this.limits.maxAnswerBytes, this.limits.maxBytes)) {
       this.stats.notKept++;

@@ -6,7 +6,7 @@ import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import { admissionOf, setAdmission, webhookHeaderNames, type WebhookAdmission, type WebhookGate, type WebhookKind } from './gate.js';
 import type { WebhookReceipts } from './receipts.js';
-import type { KeptAnswer, ReplayWindow } from './replay-window.js';
+import type { KeptResponse, ReplayWindow } from './replay-window.js';
 import { checkTimestamp, parseSignature, verifies } from './signature.js';
 import { parseStandard, STANDARD_HEADERS, standardDigest, verifiesStandard } from './standard-signature.js';
 import { allowed, type ActiveSource, type WebhookSources } from './sources.js';
@@ -83,7 +83,7 @@ export class SignedWebhookGate implements WebhookGate {
     const timestamp = checkTimestamp(verified.timestamp, this.clock.now(), this.options.toleranceSeconds);
     if (!timestamp.ok) throw new AppError('stale_timestamp', { detail: timestamp.message });
     const key = `${source.id}:${digest.toString('base64')}`;
-    const replayOf = (answer: KeptAnswer) => {
+    const replayOf = (answer: KeptResponse) => {
       const headers = { [names.replayed]: 'true', ...(answer.contentType ? { 'Content-Type': answer.contentType } : {}) };
       return setAdmission(ctx, { projectId: source.projectId, sourceId: source.id, replay: { status: answer.status, body: answer.body, headers } });
     };
@@ -140,7 +140,7 @@ export class SignedWebhookGate implements WebhookGate {
     const claimed = ctx.state[REPLAY_KEY] as Claimed | undefined;
     if (claimed === undefined) return;
     delete ctx.state[REPLAY_KEY];
-    const answer = answerOf(ctx);
+    const answer = keptResponseOf(ctx);
     // Durable before the answer goes out (the caller runs before Koa responds), and before the
     // in-memory window lets a waiting retry go with it.
     try {
@@ -170,7 +170,7 @@ export class SignedWebhookGate implements WebhookGate {
 const NO_SOURCE = 'The signature does not match any enabled webhook source of this endpoint.';
 
 /** A 2xx answer as it will go out (Koa writes an object as JSON.stringify does); null for an error. */
-function answerOf(ctx: Context): KeptAnswer | null {
+function keptResponseOf(ctx: Context): KeptResponse | null {
   if (ctx.status < 200 || ctx.status > 299) return null;
   const body: unknown = ctx.body;
   let text: string;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, ManualClock, startAppliance, type TestAppliance, type TestResponse } from '../helpers/appliance.js';
 import { createSource, ENDPOINTS, signedPost, type SourceKind } from '../helpers/signed-webhooks.js';
-import { ReplayWindow, type KeptAnswer } from '../../src/webhooks/replay-window.js';
+import { ReplayWindow, type KeptResponse } from '../../src/webhooks/replay-window.js';
 
 // Retried webhooks are answered like the first time, never as an error (issue 22 item 1;
 // docs/webhooks-incoming.md: Retries). Senders resend the identical signed body when they got
@@ -231,7 +231,7 @@ describe('retried webhooks, from outside', () => {
 
 describe('the replay window', () => {
   const limits = { windowMs: 300_000, maxEntries: 3, maxBytes: 1_000, maxAnswerBytes: 400, waitMs: 10_000 };
-  const answer = (body: string, status = 200): KeptAnswer => ({ status, body, contentType: 'application/json; charset=utf-8' });
+  const answer = (body: string, status = 200): KeptResponse => ({ status, body, contentType: 'application/json; charset=utf-8' });
   const kept = async (window: ReplayWindow, key: string) => {
     const claim = await window.claim(key);
     if (claim.kind === 'claimed') window.settle(key, null); // put back as it was: not kept

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { conditions } from '../answers.js';
+import { conditions } from '../responses.js';
 import type { Database } from '../../store/database.js';
 import { accessEventFilters, accessEventSchema, queryAccessEvents } from '../../access/event-query.js';
 import { collectionSchema, pageQuery, paginate, window, type PageQuery } from '../pagination.js';
@@ -43,7 +43,7 @@ export function accessEventRoutes({ db, settled }: { db: () => Database; settled
       responses: {
         200: { description: 'A page of access events, or with ?format=csv every matching event as text/csv', schema: collectionSchema(accessEventSchema), text: 'text/csv' },
       },
-      answers: [conditions.eventLogBehind],
+      conditions: [conditions.eventLogBehind],
       handler: async ({ project, query: q, koa }) => {
         await settled();
         const query = q as PageQuery & Record<string, unknown>;

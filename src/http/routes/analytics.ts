@@ -6,7 +6,7 @@ import type { Database } from '../../store/database.js';
 import { AppError, validationError } from '../../errors.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { messageSchema, single } from '../resources.js';
-import { conditions } from '../answers.js';
+import { conditions } from '../responses.js';
 import { PROJECT_PATH } from './crud.js';
 
 // POST .../analytics/metrics (spec: Analytics). A read, though a POST: tokens with `read` or
@@ -90,7 +90,7 @@ export function analyticsRoutes({ db, settled }: { db: () => Database; settled: 
         200: { description: 'The metric', schema: single(z.union([zoneOccupancySchema, accessSummarySchema])) },
         404: { description: 'No such zone in this project', schema: messageSchema },
       },
-      answers: [conditions.eventLogBehind],
+      conditions: [conditions.eventLogBehind],
       handler: async ({ project, body }) => {
         await settled();
         const timeZone = project!.timezone;

@@ -7,7 +7,7 @@ import { AppError } from '../../errors.js';
 import type { User } from '../../accounts/users.js';
 import { SESSION_COOKIE, XSRF_COOKIE } from '../authenticate.js';
 import type { HttpDeps } from '../deps.js';
-import { loginLocked } from '../answers.js';
+import { loginLocked } from '../responses.js';
 import { defineRoute, type AnyRoute, type Principal } from '../route.js';
 import { meSchema, messageSchema, revokedSchema, single, tokenResultSchema, validationErrorSchema } from '../resources.js';
 
@@ -67,7 +67,7 @@ export function authRoutes(deps: HttpDeps): AnyRoute[] {
       rateClass: 'standard',
       body: tokenRequest,
       bodyRequired: true,
-      answers: [loginLocked],
+      conditions: [loginLocked],
       responses: {
         201: { description: 'The token, shown once', schema: tokenResultSchema },
         401: { description: 'Unable to authenticate', schema: messageSchema },
@@ -163,7 +163,7 @@ export function authRoutes(deps: HttpDeps): AnyRoute[] {
       rateClass: 'standard',
       body: sessionLogin,
       bodyRequired: true,
-      answers: [loginLocked],
+      conditions: [loginLocked],
       responses: {
         200: { description: 'Logged in; a new session cookie is set', schema: single(meSchema.omit({ current_token: true })) },
         401: { description: 'Unable to authenticate', schema: messageSchema },

@@ -16,7 +16,7 @@ const authBody = z.object({
   channel_name: z.string().refine(validChannelName, 'at most 164 characters of A-Z a-z 0-9 _ - = @ , . ;'),
 });
 
-const authAnswer = z.object({
+const authResponse = z.object({
   auth: z.string().describe('key:hex(HMAC-SHA256(secret, socket_id:channel_name[:channel_data]))'),
   channel_data: z.string().optional().describe("presence channels: JSON {user_id (the user's integer id), user_info: {name}}"),
   shared_secret: z.string().optional().describe("private-encrypted- channels: base64 of the channel's key, SHA-256(channel_name || encryption master key)"),
@@ -52,9 +52,9 @@ export function broadcastingRoutes(deps: Pick<HttpDeps, 'config' | 'projects' | 
       writes: false, // signs the channel name; a session's expiry skips a busy store
       body: authBody,
       responses: {
-        200: { description: 'The auth string for pusher:subscribe', schema: authAnswer },
+        200: { description: 'The auth string for pusher:subscribe', schema: authResponse },
       },
-      answers: [{ code: 'channel_forbidden', when: 'the user or token may not read this channel (`reason` says why)' }],
+      conditions: [{ code: 'channel_forbidden', when: 'the user or token may not read this channel (`reason` says why)' }],
       handler: ({ body, principal }) => {
         const { key, secret } = deps.realtime.credentials;
         const verdict = mayJoin(body.channel_name, principal!.user, principal!.abilities, deps.projects);

@@ -8,7 +8,7 @@ import { createGatewayBody, gatewaySchema, updateGatewayBody } from '../../devic
 import { gatewayStatusTopic, projectPrefix, readerTopic } from '../../mqtt/topics.js';
 import { collectionSchema, pageQuery, paginate, window } from '../pagination.js';
 import { defineRoute, type AnyRoute } from '../route.js';
-import { rateLimited } from '../answers.js';
+import { rateLimited } from '../responses.js';
 import { messageSchema, single } from '../resources.js';
 import type { HttpDeps } from '../deps.js';
 import { PROJECT_PATH, projectParams, withId } from './crud.js';
@@ -168,7 +168,7 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
         200: { description: "The reader's MQTT credentials (reader_token shown once)", schema: single(verifiedSchema) },
         422: { description: 'Unknown reader, or a wrong, expired, used or locked OTP: one answer for all' },
       },
-      answers: [rateLimited('over readers.verifyPerMinute attempts from this client address')],
+      conditions: [rateLimited('over readers.verifyPerMinute attempts from this client address')],
       handler: async ({ body, koa }) => {
         await consumeOrThrow(verifyLimiter, koa.ip || 'unknown', config.readers.verifyPerMinute);
         // An unknown reader goes through the same check with no logins: the same refusal, and no

@@ -50,7 +50,7 @@ export function operationRoutes(deps: HttpDeps, allRoutes: () => readonly AnyRou
       description: 'metrics.access: `open` (default), `loopback` (clients on the box only) or `token` (`Authorization: Bearer <metrics.token>`).',
       responses: {
         200: { description: 'Metrics in Prometheus text format', text: 'text/plain' },
-        // Declared as configured, as the rate limits are (answers.ts): `open` answers neither.
+        // Declared as configured, as the rate limits are (responses.ts): `open` answers neither.
         ...metricsRefusals(deps.config.metrics.access),
       },
       handler: async ({ koa }) => {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AppError } from '../../errors.js';
 import { attendeeSyncBody, SYNC_BODY_LIMIT } from '../../webhooks/attendee-sync.js';
-import { checkInSchema, partnerAnswerSchema, partnerEventBody } from '../../webhooks/registration-partner.js';
+import { checkInSchema, partnerResponseSchema, partnerEventBody } from '../../webhooks/registration-partner.js';
 import { collectionSchema, pageQuery, paginate, window } from '../pagination.js';
 import { PROJECT_PATH, projectParams } from './crud.js';
 import type { HttpDeps } from '../deps.js';
@@ -12,7 +12,7 @@ import { webhookError } from '../resources.js';
 // item 4): attendee-sync from an external attendee list, registration-partner events. Both
 // answer errors in the webhook envelope {error, message, errors?}; docs/webhooks-incoming.md.
 
-const syncAnswer = z.object({
+const syncResponse = z.object({
   success: z.literal(true).describe('the request was processed; records in errors were not applied'),
   results: z.object({
     created: z.number().int(),
@@ -56,7 +56,7 @@ export function partnerWebhookRoutes({ attendeeSync: sync, registrationPartner: 
       bodyLimitBytes: SYNC_BODY_LIMIT,
       body: attendeeSyncBody,
       responses: {
-        200: { description: 'Processed', schema: syncAnswer },
+        200: { description: 'Processed', schema: syncResponse },
         400: { description: 'The envelope fails validation (mode, attendees not an array, over 10,000 records)' },
         403: { description: 'The signing webhook source belongs to another project', schema: webhookError },
         404: { description: 'team_slug/project_slug name no project', schema: webhookError },
@@ -83,7 +83,7 @@ export function partnerWebhookRoutes({ attendeeSync: sync, registrationPartner: 
       webhook: 'registration-partner',
       body: partnerEventBody,
       responses: {
-        200: { description: 'Applied, or acknowledged as a replay', schema: partnerAnswerSchema },
+        200: { description: 'Applied, or acknowledged as a replay', schema: partnerResponseSchema },
         400: { description: 'The payload fails validation (also an unknown event_type or a credential_value in use)' },
         404: { description: 'No attendee has this registration id (not recorded: send it again once the registration exists)', schema: webhookError },
         409: { description: 'registration.created for a known registration id, or an unsigned request while more than one project exists', schema: webhookError },

@@ -170,7 +170,7 @@ export function pusherApiRoutes(deps: Pick<HttpDeps, 'config' | 'clock' | 'realt
       params: channelParams,
       query: z.object({}).loose(),
       responses: { 200: { description: '{users: [{id}]}: each id as its channel_data gave it (a number stays a number)', schema: members }, ...errors },
-      answers: [{ code: 'validation_failed', when: 'the channel is not a presence channel' }],
+      conditions: [{ code: 'validation_failed', when: 'the channel is not a presence channel' }],
       handler: ({ params, koa }) => {
         verify(koa, params.appId);
         if (channelKind(params.channelName) !== 'presence') throw validationError({ channelName: ['only presence channels have users'] });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { conditions } from '../answers.js';
-import type { AnswerWaiter, WaitingOn } from '../../access/answer-deadlines.js';
+import { conditions } from '../responses.js';
+import type { ScanWaiter, WaitingOn } from '../../access/scan-deadlines.js';
 import { ScanError } from '../../access/engine.js';
 import type { ScanOutcome, ScanRequest, ScanService } from '../../access/scan-service.js';
 import { AppError, validationError } from '../../errors.js';
@@ -25,12 +25,12 @@ const WAITED_FOR: Record<WaitingOn, string> = {
   'request-id pending entry': 'an earlier scan with the same request_id, still being written',
 };
 
-/** A request waiting on its scan's answer: told when the bound passed (access/answer-deadlines.ts). */
-class RequestWaiter implements AnswerWaiter {
+/** A request waiting on its scan's answer: told when the bound passed (access/scan-deadlines.ts). */
+class RequestWaiter implements ScanWaiter {
   #resolve!: (late: { waitingOn: WaitingOn; waitedMs: number }) => void;
   readonly late = new Promise<{ waitingOn: WaitingOn; waitedMs: number }>((resolve) => (this.#resolve = resolve));
 
-  answerTimedOut(waitingOn: WaitingOn, waitedMs: number): void {
+  deadlinePassed(waitingOn: WaitingOn, waitedMs: number): void {
     this.#resolve({ waitingOn, waitedMs });
   }
 }
@@ -40,7 +40,7 @@ class RequestWaiter implements AnswerWaiter {
  * scan not answered within the bound 503 scan_answer_timeout with Retry-After (the scan goes on:
  * its retry with the same request_id gets its decision).
  */
-export async function answerScan(scans: ScanService, request: ScanRequest, unknownAccessPoint: () => AppError, log?: Logger) {
+export async function respondToScan(scans: ScanService, request: ScanRequest, unknownAccessPoint: () => AppError, log?: Logger) {
   const deadlines = scans.deadlines;
   const waiter = deadlines ? new RequestWaiter() : null;
   const ticket = deadlines && waiter ? deadlines.begin(waiter, request.source === 'webhook' ? 'webhook' : 'api') : 0;
@@ -73,7 +73,7 @@ const scanBody = z.strictObject({
   request_id: requestIdField,
 });
 
-export const answerSchema = z.object({
+export const scanResponseSchema = z.object({
   success: z.boolean(),
   access_granted: z.boolean(),
   reason: z.enum(['invalid_credential', 'not_authorized', 'expired', 'capacity_exceeded', 'time_restricted', 'blocklisted']).optional(),
@@ -93,10 +93,10 @@ export function scanRoutes({ scans, now }: { scans: ScanService; now: () => numb
       project: true,
       params: withId('accessPointId'),
       writes: false, // the decision goes to the access-event journal, a file (event-journal.ts), not SQLite
-      answers: [conditions.scanAnswerTimeout],
+      conditions: [conditions.scanAnswerTimeout],
       body: scanBody,
       responses: {
-        200: { description: 'The decision (granted or denied with its reason)', schema: answerSchema },
+        200: { description: 'The decision (granted or denied with its reason)', schema: scanResponseSchema },
         404: { description: 'No such access point', schema: messageSchema },
         409: { description: 'The access point is inactive or leads into no zone', schema: messageSchema },
       },
@@ -105,7 +105,7 @@ export function scanRoutes({ scans, now }: { scans: ScanService; now: () => numb
         if (!instant.ok) throw validationError({ timestamp: [instant.message] });
         const scannedAt = instant.at;
         const request = { projectId: project!.id, accessPointId: params.accessPointId, credentialValue: body.credential_value, scannedAt, source: 'api' as const, requestId: body.request_id ?? null };
-        return { body: await answerScan(scans, request, () => new AppError('not_found', { resource: 'Access point' }), koa.state.log as Logger) };
+        return { body: await respondToScan(scans, request, () => new AppError('not_found', { resource: 'Access point' }), koa.state.log as Logger) };
       },
     }),
   ];

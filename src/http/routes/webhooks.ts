@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { conditions } from '../answers.js';
+import { conditions } from '../responses.js';
 import type { ScanService } from '../../access/scan-service.js';
 import type { Logger } from '../../logger.js';
 import { ScanError } from '../../access/engine.js';
@@ -8,7 +8,7 @@ import { AppError, validationError } from '../../errors.js';
 import type { WebhookGate } from '../../webhooks/gate.js';
 import { gatewayReportSchema, type Gateways } from '../../devices/gateways.js';
 import { defineRoute, type AnyRoute } from '../route.js';
-import { answerScan, answerSchema, requestIdField } from './scan.js';
+import { respondToScan, scanResponseSchema, requestIdField } from './scan.js';
 import { webhookError } from '../resources.js';
 
 // Incoming webhooks (spec: Endpoints, Incoming webhooks). POST /webhook/v1/access-event: a
@@ -83,11 +83,11 @@ export function webhookRoutes({ scans, gateways, readerScans, gate }: WebhookRou
       envelope: 'webhook',
       webhook: 'access-event',
       writes: false, // the decision goes to the access-event journal, a file (event-journal.ts), not SQLite
-      answers: [conditions.scanAnswerTimeout],
+      conditions: [conditions.scanAnswerTimeout],
       waits: true, // for the journal's group commit: a retry can meet the first still in flight
       body: accessEventBody,
       responses: {
-        200: { description: 'The decision', schema: answerSchema },
+        200: { description: 'The decision', schema: scanResponseSchema },
         400: { description: 'Also a timestamp more than 5 minutes ahead of the box or 7 days behind it' },
         404: { description: 'No reader has this identifier', schema: webhookError },
         409: { description: 'The reader is not assigned to an active access point leading into a zone', schema: webhookError },
@@ -104,7 +104,7 @@ export function webhookRoutes({ scans, gateways, readerScans, gate }: WebhookRou
         });
         if (!located.ok) throw refused(located.refusal);
         const { reader, request } = located;
-        return { body: await answerScan(scans, request, () => refused(scanErrorRefusal(new ScanError('unknown_access_point'), reader.identifier)), koa.state.log as Logger) };
+        return { body: await respondToScan(scans, request, () => refused(scanErrorRefusal(new ScanError('unknown_access_point'), reader.identifier)), koa.state.log as Logger) };
       },
     }),
   ];

@@ -1,8 +1,8 @@
 import type { Client, PublishPacket } from 'aedes';
-import type { AnswerDeadlines, AnswerWaiter, WaitingOn } from '../access/answer-deadlines.js';
+import type { ScanDeadlines, ScanWaiter, WaitingOn } from '../access/scan-deadlines.js';
 import type { Logger } from '../logger.js';
 import { beginReadBatch, endReadBatch, keptAlive } from './aedes-internals.js';
-import { canAnswerDirectly, writeAnswer } from './answer-writer.js';
+import { canReplyDirectly, writeReply } from './reply-writer.js';
 import { describeIdentity, type MqttIdentity } from './identities.js';
 import type { FrameTaker } from './reader-frames.js';
 
@@ -10,7 +10,7 @@ type ReaderIdentity = Extract<MqttIdentity, { kind: 'reader' }>;
 
 // How the box answers a publish it answers itself (a scan; docs/mqtt.md: acknowledgement and
 // answer). The publish is acknowledged only once its answer is ready (durable), and the PUBACK
-// and the answer go back in one write on the connection it came in on (answer-writer.ts). The
+// and the answer go back in one write on the connection it came in on (reply-writer.ts). The
 // answer goes through aedes as well only when someone else may be listening (staff, the
 // reader's gateway, a second connection of the reader); aedes then skips the client that has it.
 //
@@ -24,34 +24,34 @@ type ReaderIdentity = Extract<MqttIdentity, { kind: 'reader' }>;
 // meanwhile. Everything else (gateways, staff, QoS 2, other packets, topics the ACL refuses) goes
 // to aedes' parser and pipeline whole, with the hooks of broker.ts.
 //
-// Every scan answered here has a ticket in the answer deadlines (access/answer-deadlines.ts):
+// Every scan answered here has a ticket in the answer deadlines (access/scan-deadlines.ts):
 // one not answered within mqtt.answerTimeoutMs closes its connection unacknowledged, so the
 // reader reconnects and sends it again, and its request_id makes that safe (issue 22, item 2).
 // An answer that cannot be written closes the connection too: a scan is never left unanswered
 // on a connection that stays open.
 
 /** What the box answers a publish with, on `topic` (JSON-encoded). */
-export interface Answer {
+export interface Reply {
   topic: string;
   payload: unknown;
 }
 
 /** `deadline`: the scan's ticket in the answer deadlines (0: none), for the scan service to note what it waits on. */
-export type AnswerHook = (identity: MqttIdentity, packet: PublishPacket, deadline: number) => Promise<Answer | null> | null;
+export type ReplyHook = (identity: MqttIdentity, packet: PublishPacket, deadline: number) => Promise<Reply | null> | null;
 
-export class DirectAnswers {
+export class DirectReplies {
   /** Connections that may hear a reader's decisions besides the reader itself: staff; per project, gateways; per reader, its connections. */
   readonly #listeners = new Map<string, number>();
   readonly #counted = new WeakSet<Client>();
   /** Answers written straight to a client and published for others too: aedes must not forward them to that client again. */
-  readonly #answeredDirectly = new WeakMap<Buffer, Client>();
+  readonly #repliedDirectly = new WeakMap<Buffer, Client>();
   readonly #waiters = new WeakMap<Client, ConnectionWaiter>();
 
   constructor(
-    private readonly answer: AnswerHook,
+    private readonly reply: ReplyHook,
     /** Publishes through aedes to every subscriber, at QoS 1. */
     private readonly publish: (topic: string, payload: Buffer) => void,
-    private readonly deadlines: AnswerDeadlines | null,
+    private readonly deadlines: ScanDeadlines | null,
     private readonly log: Logger,
   ) {}
 
@@ -60,10 +60,10 @@ export class DirectAnswers {
    * before its frames are split here): answered and acknowledged as below, then `done`. False:
    * not a publish the box answers.
    */
-  answerPublish(client: Client, identity: MqttIdentity, packet: PublishPacket, done: (err?: Error | null) => void): boolean {
+  replyToPublish(client: Client, identity: MqttIdentity, packet: PublishPacket, done: (err?: Error | null) => void): boolean {
     const deadlines = this.deadlines;
     const ticket = deadlines ? deadlines.begin(this.#waiterOf(client, identity), 'mqtt') : 0;
-    const answering = this.answer(identity, packet, ticket);
+    const answering = this.reply(identity, packet, ticket);
     if (!answering) {
       if (ticket) deadlines!.end(ticket);
       return false;
@@ -87,28 +87,28 @@ export class DirectAnswers {
    * subscribed to the answer's topic. Marks the packet QoS 0 for aedes, should it go on through
    * aedes' pipeline: acknowledged already, and nobody may read scans (acl.ts).
    */
-  acknowledge(client: Client, identity: MqttIdentity, packet: PublishPacket, answer: Answer | null): void {
+  acknowledge(client: Client, identity: MqttIdentity, packet: PublishPacket, answer: Reply | null): void {
     const ack = packet.qos === 1 ? (packet.messageId ?? null) : null;
     if (ack !== null) packet.qos = 0;
     if (!answer) {
-      this.#written(client, writeAnswer(client, ack, null));
+      this.#written(client, writeReply(client, ack, null));
       return;
     }
     const payload = Buffer.from(JSON.stringify(answer.payload));
-    if (!canAnswerDirectly(client, answer.topic)) {
-      this.#written(client, writeAnswer(client, ack, null));
+    if (!canReplyDirectly(client, answer.topic)) {
+      this.#written(client, writeReply(client, ack, null));
       this.publish(answer.topic, payload);
       return;
     }
-    this.#written(client, writeAnswer(client, ack, { topic: answer.topic, payload }));
+    this.#written(client, writeReply(client, ack, { topic: answer.topic, payload }));
     if (!this.#othersMayHear(identity)) return;
-    this.#answeredDirectly.set(payload, client);
+    this.#repliedDirectly.set(payload, client);
     this.publish(answer.topic, payload);
   }
 
   /** authorizeForward: false for the client an answer was already written to. */
   mayForward(client: Client, payload: Buffer): boolean {
-    return this.#answeredDirectly.get(payload) !== client;
+    return this.#repliedDirectly.get(payload) !== client;
   }
 
   connected(client: Client, identity: MqttIdentity): void {
@@ -149,7 +149,7 @@ export class DirectAnswers {
         dup: (header & 8) === 8,
       } as PublishPacket;
       const ticket = deadlines ? deadlines.begin(waiter, 'mqtt') : 0;
-      const answering = this.answer(identity, packet, ticket);
+      const answering = this.reply(identity, packet, ticket);
       if (!answering) {
         if (ticket) deadlines!.end(ticket);
         return false;
@@ -203,7 +203,7 @@ export class DirectAnswers {
 }
 
 /** A connection waiting on its scans' answers: one past the bound closes it (logged once; each scan is counted). */
-class ConnectionWaiter implements AnswerWaiter {
+class ConnectionWaiter implements ScanWaiter {
   constructor(
     private readonly client: Client,
     private readonly identity: MqttIdentity,
@@ -211,7 +211,7 @@ class ConnectionWaiter implements AnswerWaiter {
     private readonly timeoutMs: number,
   ) {}
 
-  answerTimedOut(waitingOn: WaitingOn, waitedMs: number): void {
+  deadlinePassed(waitingOn: WaitingOn, waitedMs: number): void {
     if (this.client.closed) return;
     this.log.warn(
       { clientId: this.client.id, who: describeIdentity(this.identity), waitingOn, waitedMs, timeoutMs: this.timeoutMs },

@@ -8,12 +8,12 @@ import type { AnyRoute, RateClass } from './route.js';
 // declaration (an ability, a rate class, a body, a webhook gate), so the OpenAPI document
 // (openapi.ts) takes them from here rather than from each route, and cannot forget one.
 // A route adds what only its handler can meet: `responses` (success bodies, and error statuses
-// described in words) and `answers` (shared conditions such as `conditions.eventLogBehind`).
+// described in words) and `conditions` (shared conditions such as `conditions.eventLogBehind`).
 // A condition every route of a kind meets (every write, every signed webhook) is one line in
-// conditionsOf(); a header one more entry in responseHeaders and the line in answersOf() that
+// conditionsOf(); a header one more entry in responseHeaders and the line in responsesOf() that
 // puts it on the statuses that carry it.
 
-/** The response headers the document declares (a header is declared where answersOf() puts it). */
+/** The response headers the document declares (a header is declared where responsesOf() puts it). */
 export const responseHeaders = {
   'X-Content-Type-Options': { description: '`nosniff`, on every answer (issue 23 item 12)', schema: { type: 'string', enum: ['nosniff'] } },
   'X-Frame-Options': { description: '`DENY`, on every answer: no page of the box is framed (issue 23 item 12)', schema: { type: 'string', enum: ['DENY'] } },
@@ -46,7 +46,7 @@ export interface Condition {
 
 const RATE_LIMITED: readonly ResponseHeader[] = ['Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
 
-/** Conditions shared by routes: a route names those its handler can meet in `answers`. */
+/** Conditions shared by routes: a route names those its handler can meet in `conditions`. */
 export const conditions = {
   serverError: { code: 'server_error', when: 'an unexpected failure (a bug); the details go to the log only' },
   eventLogBehind: { code: 'event_log_behind', when: 'answered scans are not all in the access-event log yet (its ingest is behind for longer than store.readWaitMs)', headers: ['Retry-After'] },
@@ -68,8 +68,8 @@ export const loginLocked: Condition = {
 /** A limit of the route's own (OTP attempts): 429 with the rate-limit headers (http/rate-limit.ts consumeOrThrow). */
 export const rateLimited = (when: string): Condition => ({ code: 'too_many_requests', when, headers: RATE_LIMITED });
 
-/** What the document is built with besides the routes: the configuration the answers depend on. */
-export interface AnswerContext {
+/** What the document is built with besides the routes: the configuration the responses depend on. */
+export interface ResponseContext {
   /** Requests per window of a rate class; 0 = off (then it never answers 429 nor sends X-RateLimit-*). */
   rateLimit(cls: RateClass): number;
   /** The request headers a signed webhook of this kind carries (webhooks/gate.ts). */
@@ -94,7 +94,7 @@ function paramsCanFail(route: AnyRoute): boolean {
 const hasFields = (schema: z.ZodType): boolean => Object.keys((z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { properties?: object }).properties ?? {}).length > 0;
 
 /** The conditions the pipeline answers for this route, in the order it checks them, then the route's own. */
-export function conditionsOf(route: AnyRoute, context: AnswerContext): Condition[] {
+export function conditionsOf(route: AnyRoute, context: ResponseContext): Condition[] {
   const out: Condition[] = [];
   const add = (code: ErrorCode, when: string, headers?: readonly ResponseHeader[]) => out.push({ code, when, ...(headers ? { headers } : {}) });
   if (route.rateClass !== 'none' && context.rateLimit(route.rateClass) > 0) add('too_many_requests', `over the ${route.rateClass} rate limit (per token, session or client address)`, RATE_LIMITED);
@@ -128,7 +128,7 @@ export function conditionsOf(route: AnyRoute, context: AnswerContext): Condition
     add('malformed_json', 'a JSON body that does not parse');
     add('validation_failed', 'the body fails validation');
   }
-  out.push(...(route.answers ?? []));
+  out.push(...(route.conditions ?? []));
   // Any write may find SQLite's write lock held past store.busyTimeoutMs (errors.ts store_busy).
   if (writesToStore(route)) out.push(conditions.storeBusy);
   out.push(conditions.serverError);
@@ -164,7 +164,7 @@ export function errorBody(envelope: AnyRoute['envelope'], codes: readonly ErrorC
   return z.object(shape);
 }
 
-export interface Answer {
+export interface DocumentedResponse {
   description: string;
   /** The JSON body; none for a status answered without one. */
   schema?: z.ZodType;
@@ -174,7 +174,7 @@ export interface Answer {
 }
 
 /** Every status the route answers, with its body and headers: the route's `responses` and the conditions above. */
-export function answersOf(route: AnyRoute, context: AnswerContext): Map<number, Answer> {
+export function responsesOf(route: AnyRoute, context: ResponseContext): Map<number, DocumentedResponse> {
   // Set on every answer: the request id (http/app.ts), and the counters once the limiter has
   // counted the request, which it does before anything else is checked (pipeline.ts).
   const always = new Map<string, boolean>([
@@ -189,7 +189,7 @@ export function answersOf(route: AnyRoute, context: AnswerContext): Map<number, 
     causes.set(status, [...(causes.get(status) ?? []), c]);
   }
   const statuses = [...new Set([...Object.keys(route.responses).map(Number), ...causes.keys()])].sort((a, b) => a - b);
-  const out = new Map<number, Answer>();
+  const out = new Map<number, DocumentedResponse>();
   for (const status of statuses) {
     const declared = route.responses[status];
     const met = causes.get(status) ?? [];

@@ -25,16 +25,16 @@ export const TRANSPORTS = ['mqtt', 'webhook', 'api'] as const;
 export type Transport = (typeof TRANSPORTS)[number];
 
 /** Whoever waits on a scan's answer: told once per scan that passed the bound. */
-export interface AnswerWaiter {
-  answerTimedOut(waitingOn: WaitingOn, waitedMs: number): void;
+export interface ScanWaiter {
+  deadlinePassed(waitingOn: WaitingOn, waitedMs: number): void;
 }
 
 const FREE = 255;
 
-export class AnswerDeadlines implements Module {
+export class ScanDeadlines implements Module {
   readonly name = 'answer deadlines';
   #mask = 1023;
-  #waiter: (AnswerWaiter | undefined)[] = new Array<AnswerWaiter | undefined>(1024);
+  #waiter: (ScanWaiter | undefined)[] = new Array<ScanWaiter | undefined>(1024);
   /** Per slot: the sweep count when opened, the stage (FREE: closed), the transport. */
   #opened = new Float64Array(1024);
   #stage = new Uint8Array(1024).fill(FREE);
@@ -76,7 +76,7 @@ export class AnswerDeadlines implements Module {
   }
 
   /** Opens a ticket for a scan `waiter` waits on; close it with end() once answered. */
-  begin(waiter: AnswerWaiter, transport: Transport): number {
+  begin(waiter: ScanWaiter, transport: Transport): number {
     if (this.#next - this.#oldest > this.#mask) {
       while (this.#oldest < this.#next && this.#stage[this.#oldest & this.#mask] === FREE) this.#oldest++;
       if (this.#next - this.#oldest > this.#mask) this.#grow();
@@ -119,7 +119,7 @@ export class AnswerDeadlines implements Module {
         this.#waiter[slot] = undefined;
         const waitingOn = WAITING_ON[stage] ?? 'decision';
         this.#timeouts.inc({ transport: TRANSPORTS[this.#transport[slot]!]!, waiting_on: waitingOn });
-        waiter.answerTimedOut(waitingOn, (age - 1) * this.intervalMs);
+        waiter.deadlinePassed(waitingOn, (age - 1) * this.intervalMs);
       }
       this.#oldest++;
     }
@@ -136,7 +136,7 @@ export class AnswerDeadlines implements Module {
   #grow(): void {
     const size = (this.#mask + 1) * 2;
     const mask = size - 1;
-    const waiter = new Array<AnswerWaiter | undefined>(size);
+    const waiter = new Array<ScanWaiter | undefined>(size);
     const opened = new Float64Array(size);
     const stage = new Uint8Array(size).fill(FREE);
     const transport = new Uint8Array(size);

@@ -1,7 +1,7 @@
 import type { MqttClient } from 'mqtt';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AnswerDeadlines, JOURNAL_WRITE, PENDING_ENTRY, type AnswerWaiter, type WaitingOn } from '../../src/access/answer-deadlines.js';
+import { ScanDeadlines, JOURNAL_WRITE, PENDING_ENTRY, type ScanWaiter, type WaitingOn } from '../../src/access/scan-deadlines.js';
 import { client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { connect, inbox, mqttUrl, readerLogin, subscribe, type ReaderCredentials } from '../helpers/mqtt.js';
 import { signedPoster } from '../helpers/signed-webhooks.js';
@@ -13,9 +13,9 @@ import { signedPoster } from '../helpers/signed-webhooks.js';
 
 const A = '/api/v1/projects/default/default';
 
-class Recorder implements AnswerWaiter {
+class Recorder implements ScanWaiter {
   readonly told: { waitingOn: WaitingOn; waitedMs: number }[] = [];
-  answerTimedOut(waitingOn: WaitingOn, waitedMs: number): void {
+  deadlinePassed(waitingOn: WaitingOn, waitedMs: number): void {
     this.told.push({ waitingOn, waitedMs });
   }
 }
@@ -31,7 +31,7 @@ describe('answer deadlines (the ring of open tickets)', () => {
   // opened (1,000 ms at the least, 1,250 at the most). Sweeps are called here by hand.
   const make = () => {
     const registry = new Registry();
-    return { deadlines: new AnswerDeadlines(1000, registry), registry };
+    return { deadlines: new ScanDeadlines(1000, registry), registry };
   };
 
   it('lets go of a ticket left open past the bound, once, saying what its scan waited on, and never of a closed one', async () => {

@@ -24,7 +24,7 @@ import { remainingLengthBytes, writeRemainingLength } from './remaining-length.j
 // mosquitto_pub repeating a request_id got no PUBACK for 9 minutes; docs/mqtt.md).
 
 /** Whether `client` can take an answer on `topic` directly: writable, a clean session, subscribed to exactly that topic. */
-export function canAnswerDirectly(client: Client, topic: string): boolean {
+export function canReplyDirectly(client: Client, topic: string): boolean {
   return writable(client) && client.clean && subscriptionsOf(client)[topic] !== undefined;
 }
 
@@ -36,7 +36,7 @@ const PUBLISH = 0x30;
  * of `payload` on `topic` at the client's subscription QoS (at most 1), in one write. False when
  * the connection cannot be written to (closed or errored): nothing was written.
  */
-export function writeAnswer(client: Client, ackMessageId: number | null, answer: { topic: string; payload: Buffer } | null): boolean {
+export function writeReply(client: Client, ackMessageId: number | null, answer: { topic: string; payload: Buffer } | null): boolean {
   if (ackMessageId === null && !answer) return true;
   if (!writable(client)) return false;
   const qos = answer ? Math.min(subscriptionsOf(client)[answer.topic]?.qos ?? 0, 1) : 0;
