@@ -163,6 +163,9 @@ export class Gatehouse {
         () => access.externalChanges.start(),
         () => access.externalChanges.stop(),
       ),
+      s.outgoing.observed,
+      s.outgoing.dispatcher,
+      sweep('outgoing webhook log and outbox retention', () => this.#pruneOutgoing(s), 60 * 60_000, this.log),
       realtime.broadcaster,
       realtime.accessWatch,
       realtime.server,
@@ -195,6 +198,13 @@ export class Gatehouse {
     access.scans.loadRequestKeys();
     const replayed = access.presence.restore();
     log.info({ module: 'access', credentials: access.index.credentialCount, replayedEvents: replayed, ms: Date.now() - started }, 'venue index and occupancy loaded');
+  }
+
+  /** The delivery log by age and rows; outbox rows every consumer has read, by age. */
+  #pruneOutgoing({ config, clock, outgoing }: Services): void {
+    const days = (n: number) => new Date(clock.now() - n * 86_400_000).toISOString();
+    outgoing.deliveries.prune(days(config.webhook.deliveryRetentionDays), config.webhook.deliveryMaxRows);
+    outgoing.feed.prune(days(config.webhook.outboxRetentionDays));
   }
 
   async #startHttp(s: Services, mqtt: Mqtt): Promise<void> {

@@ -28,6 +28,14 @@ import { ReaderStates } from './devices/reader-state.js';
 import { EventBus } from './events/bus.js';
 import type { Logger } from './logger.js';
 import { HttpMetrics } from './metrics.js';
+import { Feed } from './feed/feed.js';
+import { ObservedEvents } from './feed/observed.js';
+import { Deliveries } from './outgoing-webhooks/deliveries.js';
+import { Dispatcher } from './outgoing-webhooks/dispatcher.js';
+import { registerOutgoingMetrics } from './outgoing-webhooks/metrics.js';
+import { ReceiverPolicy } from './outgoing-webhooks/receiver-policy.js';
+import { Sender } from './outgoing-webhooks/sender.js';
+import { Subscriptions } from './outgoing-webhooks/subscriptions.js';
 import { RealtimeAccessWatch } from './realtime/access-watch.js';
 import { Broadcaster } from './realtime/broadcaster.js';
 import { type PusherCredentials, resolvePusherCredentials } from './realtime/credentials.js';
@@ -87,6 +95,15 @@ export interface Services {
   };
   devices: { logins: ReaderLogins; tokens: DeviceTokens; gateways: Gateways; readerStates: ReaderStates };
   realtime: { server: PusherServer; credentials: PusherCredentials; cipher: ChannelCipher; grants: ChannelGrants; broadcaster: Broadcaster; accessWatch: RealtimeAccessWatch };
+  /** The durable feed and what reads it: outgoing webhooks (issue 25). */
+  outgoing: {
+    feed: Feed;
+    policy: ReceiverPolicy;
+    subscriptions: Subscriptions;
+    deliveries: Deliveries;
+    dispatcher: Dispatcher;
+    observed: ObservedEvents;
+  };
   webhooks: {
     sources: WebhookSources;
     replays: ReplayWindow;
@@ -220,6 +237,26 @@ export function buildServices(config: Readonly<Config>, store: Store, clock: Clo
     partner: new RegistrationPartner(db, clock, bus, venue),
   };
 
+  const hook = config.webhook;
+  const feed = new Feed(db);
+  const policy = new ReceiverPolicy({ allowInsecure: hook.allowInsecure, allowedNetworks: hook.allowedNetworks });
+  const subscriptions = new Subscriptions(db, clock, bus, feed, policy, hook.secretGraceHours * 3_600_000);
+  const deliveries = new Deliveries(db, clock, feed);
+  const dispatcher = new Dispatcher(
+    db,
+    clock,
+    bus,
+    feed,
+    subscriptions,
+    deliveries,
+    new Sender(policy, { timeoutMs: hook.timeoutMs, maxResponseBytes: hook.maxResponseBytes }),
+    { headerPrefix: hook.headerPrefix, concurrency: hook.concurrency, retrySchedule: hook.retrySchedule, disableAfterMs: hook.disableAfterHours * 3_600_000, batch: 100, pollMs: 1000 },
+    log.child({ module: 'webhooks-out' }),
+  );
+  journal.onIngest(() => dispatcher.wake()); // new access events in access_events
+  const outgoing = { feed, policy, subscriptions, deliveries, dispatcher, observed: new ObservedEvents(db, bus, index, occupancy, log.child({ module: 'feed' })) };
+  registerOutgoingMetrics(metrics.registry, subscriptions, deliveries, dispatcher);
+
   registerExternalChangeMetrics(metrics.registry, access.externalChanges);
   registerRealtimeMetrics(metrics.registry, server);
   registerJournalMetrics(metrics.registry, journal);
@@ -228,5 +265,5 @@ export function buildServices(config: Readonly<Config>, store: Store, clock: Clo
   registerThrottleMetrics(metrics.registry, webhooks.throttle);
 
   const checkpointer = new Checkpointer({ file: store.file, synchronous: config.store.synchronous, intervalMs: config.store.checkpointIntervalMs }, log.child({ module: 'checkpoint' }));
-  return { config, log, clock, store, bus, metrics, checkpointer, accounts, venue, access, devices, realtime, webhooks };
+  return { config, log, clock, store, bus, metrics, checkpointer, accounts, venue, access, devices, realtime, outgoing, webhooks };
 }

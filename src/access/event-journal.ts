@@ -48,6 +48,7 @@ export class EventJournal {
   #ingestedSegment = 0;
   #ingestedOffset = 0;
   #waiters: { segment: number; offset: number; resolve: () => void }[] = [];
+  readonly #ingestListeners: (() => void)[] = [];
   /** What the main thread has written, for the worker (journal-format.ts SLOT). */
   readonly #state = new Int32Array(new SharedArrayBuffer(SLOTS * 4));
   #worker: Worker | null = null;
@@ -159,6 +160,11 @@ export class EventJournal {
     if (this.#offset >= this.options.segmentBytes) this.#rotate();
   }
 
+  /** Calls `listener` after each ingest transaction (new rows in access_events: the durable feed's consumers read them). */
+  onIngest(listener: () => void): void {
+    this.#ingestListeners.push(listener);
+  }
+
   /** Resolves once everything written so far is in access_events. */
   settled(): Promise<void> {
     if (!this.lagging) return Promise.resolve();
@@ -240,6 +246,7 @@ export class EventJournal {
     for (let old = segment - 1; old >= this.#firstSegment && existsSync(join(this.options.dir, segmentName(old))); old--) {
       rmSync(join(this.options.dir, segmentName(old)), { force: true });
     }
+    for (const listener of this.#ingestListeners) listener();
     if (this.#waiters.length > 0) {
       const done = (w: { segment: number; offset: number }) => w.segment < segment || (w.segment === segment && w.offset <= offset);
       const ready = this.#waiters.filter(done);

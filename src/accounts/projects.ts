@@ -70,6 +70,13 @@ export class ProjectRepository {
     return (row as Project | undefined) ?? null;
   }
 
+  /** The ids of every project the user may reach. */
+  reachableIds(reach: Reach): number[] {
+    return statement(this.db, `SELECT p.id FROM projects p WHERE ${REACH_FILTER} ORDER BY p.id`)
+      .pluck()
+      .all({ userId: reach.userId, isAdmin: reach.isAdmin ? 1 : 0 }) as number[];
+  }
+
   listReachable(reach: Reach, offset: number, limit: number): { items: Project[]; total: number } {
     const params = { userId: reach.userId, isAdmin: reach.isAdmin ? 1 : 0, limit, offset };
     const items = statement(this.db, `${SELECT} WHERE ${REACH_FILTER} ORDER BY p.id LIMIT @limit OFFSET @offset`).all(params) as Project[];

@@ -180,7 +180,41 @@ export const configSchema = z
         token: z.string().min(16, 'at least 16 characters').nullable().default(null),
       })
       .prefault({}),
-    webhook: z.strictObject({ allowInsecure: z.boolean().default(false) }).prefault({}),
+    // Outgoing webhooks (issue 25; docs/webhooks-outgoing.md).
+    webhook: z
+      .strictObject({
+        // Development and LAN receivers: plain http, and loopback and link-local addresses.
+        allowInsecure: z.boolean().default(false),
+        // CIDRs a receiver may resolve to although refused by default (loopback, link-local,
+        // cloud metadata), e.g. ["169.254.10.0/24"]; private LAN ranges are always allowed.
+        allowedNetworks: z.array(z.string().min(1)).default([]),
+        // X-{prefix}-Signature, -Event, -Delivery-ID, -Timestamp, as for incoming webhooks.
+        headerPrefix: z
+          .string()
+          .regex(/^[A-Za-z0-9-]{1,40}$/, 'letters, digits and dashes')
+          .default('Svc'),
+        timeoutMs: z.number().int().min(100).max(60_000).default(5000),
+        // The receiver's answer is read up to this many bytes (kept in the delivery log), the rest dropped.
+        maxResponseBytes: z
+          .number()
+          .int()
+          .min(0)
+          .max(1024 * 1024)
+          .default(4096),
+        // Deliveries in flight at once, over all subscriptions (one per subscription: in order).
+        concurrency: z.number().int().min(1).max(1000).default(32),
+        // Seconds before each retry after the first attempt (jittered by up to 10 %); past the last, failed.
+        retrySchedule: z.array(z.number().int().min(0)).min(0).max(50).default([5, 300, 1800, 7200, 18_000, 36_000, 36_000]),
+        // A subscription failing continuously this long is disabled (webhook.endpoint_disabled).
+        disableAfterHours: z.number().min(0.001).max(8760).default(120),
+        // After a secret rotation the old secret still signs (a second signature) this long.
+        secretGraceHours: z.number().min(0).max(720).default(24),
+        deliveryRetentionDays: z.number().int().min(1).max(3650).default(30),
+        deliveryMaxRows: z.number().int().min(1000).max(100_000_000).default(1_000_000),
+        // Outbox rows (domain events) older than this go once every consumer has read them.
+        outboxRetentionDays: z.number().int().min(1).max(3650).default(30),
+      })
+      .prefault({}),
     incomingWebhooks: z
       .strictObject({
         // X-{prefix}-Signature / X-{prefix}-Timestamp (the partner signs with X-Partner-Signature).

@@ -95,6 +95,14 @@ export interface DomainEvents {
    * item 1): connections that rely on it (WebSocket subscriptions, MQTT sessions) are checked
    * again at once. userId null: anyone's (the token expiry setting changed). */
   'access.changed': { userId: number | null; reason: AccessChangeReason };
+  /** An outgoing webhook subscription was disabled: its receiver answered 410 Gone, or failed for outgoingWebhooks.disableAfterHours. */
+  'webhook.endpoint_disabled': { projectId: number; subscriptionId: number; url: string; reason: 'gone' | 'failing' };
+  /** A state observed (not committed) was written to the outbox: its consumers may read it. */
+  'feed.appended': { event: string };
+  /** A subscription was created, changed or deleted (for the console). */
+  'webhook_subscription.changed': { projectId: number; id: number; deleted: boolean };
+  /** A delivery was attempted (for the console). */
+  'webhook_delivery.attempted': { projectId: number; id: number; subscriptionId: number; status: 'pending' | 'delivered' | 'failed' };
   /** One bulk import: attendees and credentials written with versions fromVersion..toVersion. */
   'attendee.imported': { projectId: number; count: number; credentials: number; fromVersion: number; toVersion: number };
 }

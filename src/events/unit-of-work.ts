@@ -1,6 +1,8 @@
 import type { Database } from '../store/database.js';
 import type { DomainEvents, EventBus, EventName } from './bus.js';
 import { writeTransaction } from '../store/transactions.js';
+import { outboxEntryOf } from '../feed/catalogue.js';
+import { appendToOutbox } from '../feed/outbox.js';
 
 export interface Work {
   /** Queues an event; it is emitted only if the transaction commits. */
@@ -8,11 +10,21 @@ export interface Work {
 }
 
 /** Runs `work` in one SQLite write transaction (BEGIN IMMEDIATE: store/transactions.ts), then
- * announces its events (DESIGN: an event is durable before anyone is told about it). A throw
- * rolls back and announces nothing. */
+ * announces its events (DESIGN: an event is durable before anyone is told about it). Events of
+ * the outgoing catalogue are also written to the outbox inside the transaction (feed/outbox.ts):
+ * webhooks and sync get them even if the process dies before the announcement. A throw rolls
+ * back and announces nothing. */
 export function commit<T>(db: Database, bus: EventBus, work: (w: Work) => T): T {
   const pending: [EventName, unknown][] = [];
-  const result = writeTransaction(db, () => work({ emit: (event, payload) => pending.push([event, payload]) }));
+  const result = writeTransaction(db, () =>
+    work({
+      emit: (event, payload) => {
+        pending.push([event, payload]);
+        const entry = outboxEntryOf(event, payload);
+        if (entry) appendToOutbox(db, entry);
+      },
+    }),
+  );
   for (const [event, payload] of pending) bus.emit(event, payload as never);
   return result;
 }

@@ -72,6 +72,8 @@ export interface HttpDeps {
   webhookLog: IncomingWebhookLog;
   webhookThrottle: FailureThrottle;
   uploads: UploadImports;
+  /** Outgoing webhooks: subscriptions, the delivery log, resends. */
+  outgoing: Pick<Services['outgoing'], 'subscriptions' | 'deliveries' | 'dispatcher'>;
   attendeeSync: AttendeeSync;
   registrationPartner: RegistrationPartner;
   realtime: { server: PusherServer; credentials: PusherCredentials; cipher: ChannelCipher };
@@ -100,6 +102,7 @@ export function httpDepsOf(s: Services, app: { mqttPorts(): { tcp: number; tls: 
     webhookLog: webhooks.log,
     webhookThrottle: webhooks.throttle,
     uploads: webhooks.uploads,
+    outgoing: s.outgoing,
     attendeeSync: webhooks.attendeeSync,
     registrationPartner: webhooks.partner,
     realtime: { server: s.realtime.server, credentials: s.realtime.credentials, cipher: s.realtime.cipher },

@@ -8,7 +8,7 @@ import { createWebSocketStream, WebSocketServer } from 'ws';
 import type { ScanDeadlines } from '../access/scan-deadlines.js';
 import type { Logger } from '../logger.js';
 import { mayPublish, mayReceive, maySubscribe, type AclDeps } from './acl.js';
-import { DirectReplies, type Reply } from './direct-replies.js';
+import { DirectReplies, type MqttReply } from './direct-replies.js';
 import { checkAedesShape, connackSent, parserOf, subscriptionsOf } from './aedes-internals.js';
 import { ConnectedClients } from './connected-clients.js';
 import { ReaderFrames } from './reader-frames.js';
@@ -41,7 +41,7 @@ export interface BrokerOptions {
   recheckIntervalMs: number;
 }
 
-export type { Reply };
+export type { MqttReply };
 
 export interface BrokerHooks {
   /**
@@ -50,7 +50,7 @@ export interface BrokerHooks {
    * connection unacknowledged, so the client sends it again. Null: not a publish the box answers.
    * `deadline`: its ticket in the answer deadlines (0: none), for the scan service.
    */
-  reply(identity: MqttIdentity, packet: PublishPacket, deadline: number): Promise<Reply | null> | null;
+  reply(identity: MqttIdentity, packet: PublishPacket, deadline: number): Promise<MqttReply | null> | null;
   /** A publish that went through aedes' pipeline and passed the ACL (gateway status; a gateway's scans too, already answered). A reader's own scans never come here (direct-replies.ts). */
   published(identity: MqttIdentity, packet: AedesPublishPacket): void;
   connected(identity: MqttIdentity): void;

@@ -31,13 +31,13 @@ type ReaderIdentity = Extract<MqttIdentity, { kind: 'reader' }>;
 // on a connection that stays open.
 
 /** What the box answers a publish with, on `topic` (JSON-encoded). */
-export interface Reply {
+export interface MqttReply {
   topic: string;
   payload: unknown;
 }
 
 /** `deadline`: the scan's ticket in the answer deadlines (0: none), for the scan service to note what it waits on. */
-export type ReplyHook = (identity: MqttIdentity, packet: PublishPacket, deadline: number) => Promise<Reply | null> | null;
+export type ReplyHook = (identity: MqttIdentity, packet: PublishPacket, deadline: number) => Promise<MqttReply | null> | null;
 
 export class DirectReplies {
   /** Connections that may hear a reader's decisions besides the reader itself: staff; per project, gateways; per reader, its connections. */
@@ -87,7 +87,7 @@ export class DirectReplies {
    * subscribed to the answer's topic. Marks the packet QoS 0 for aedes, should it go on through
    * aedes' pipeline: acknowledged already, and nobody may read scans (acl.ts).
    */
-  acknowledge(client: Client, identity: MqttIdentity, packet: PublishPacket, answer: Reply | null): void {
+  acknowledge(client: Client, identity: MqttIdentity, packet: PublishPacket, answer: MqttReply | null): void {
     const ack = packet.qos === 1 ? (packet.messageId ?? null) : null;
     if (ack !== null) packet.qos = 0;
     if (!answer) {

@@ -5,7 +5,7 @@ import type { Gateways } from '../devices/gateways.js';
 import { gatewayReportSchema } from '../devices/gateways.js';
 import type { ReaderStates } from '../devices/reader-state.js';
 import type { Logger } from '../logger.js';
-import type { Reply, MqttBroker } from './broker.js';
+import type { MqttReply, MqttBroker } from './broker.js';
 import type { MqttIdentity } from './identities.js';
 import { handleScan, type MalformedReason, type ScanHandlerDeps } from './scan-handler.js';
 import { parseTopic, readerTopic } from './topics.js';
@@ -60,7 +60,7 @@ export class MqttService {
   }
 
   /** A scan (on a reader's scans topic): its decision, or its error when a request_id can be read; null for any other publish. */
-  reply(identity: MqttIdentity, packet: PublishPacket, deadline = 0): Promise<Reply | null> | null {
+  reply(identity: MqttIdentity, packet: PublishPacket, deadline = 0): Promise<MqttReply | null> | null {
     if (identity.kind === 'staff') return null; // the ACL lets staff publish nothing
     if (identity.kind === 'reader') return packet.topic === identity.scansTopic ? this.#scan(identity, identity.identifier, identity.decisionsTopic, packet.payload as Buffer, deadline) : null;
     const topic = parseTopic(packet.topic);
@@ -74,7 +74,7 @@ export class MqttService {
     if (topic?.kind === 'gateways') this.#status(identity, packet.payload as Buffer);
   }
 
-  async #scan(identity: Exclude<MqttIdentity, { kind: 'staff' }>, identifier: string, topic: string, payload: Buffer, deadline: number): Promise<Reply | null> {
+  async #scan(identity: Exclude<MqttIdentity, { kind: 'staff' }>, identifier: string, topic: string, payload: Buffer, deadline: number): Promise<MqttReply | null> {
     this.count('scans');
     try {
       const result = await handleScan(this.scanDeps, identity.projectId, identifier, payload, deadline);

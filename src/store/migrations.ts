@@ -1,3 +1,4 @@
+import { feedMigrations } from './feed-migrations.js';
 // Ordered schema migrations; PRAGMA user_version records the last one applied.
 // Append only: never edit a migration that has shipped.
 
@@ -7,7 +8,7 @@ export interface Migration {
   sql: string;
 }
 
-export const migrations: readonly Migration[] = [
+const coreMigrations: readonly Migration[] = [
   {
     version: 1,
     name: 'accounts, projects, tokens, sessions, settings',
@@ -515,3 +516,5 @@ export const migrations: readonly Migration[] = [
     `,
   },
 ];
+
+export const migrations: readonly Migration[] = [...coreMigrations, ...feedMigrations];

@@ -4,9 +4,9 @@ import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import { fieldErrorsFromZod, type FieldErrors } from '../errors.js';
 import type { EventBus } from '../events/bus.js';
+import { commit } from '../events/unit-of-work.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
-import { writeTransaction } from '../store/transactions.js';
 import { ATTENDEE_STATUSES } from './attendees.js';
 import { CREDENTIAL_KINDS } from './credentials.js';
 
@@ -80,9 +80,11 @@ export class AttendeeImporter {
     // One immediate transaction from the first read: the rows are judged against the external
     // ids and credential values read here, and no other connection may add one before they are
     // written (store/transactions.ts).
-    const { report, written } = writeTransaction(this.db, () => this.judgeAndWrite(projectId, rows, mode));
-    if (written) this.bus.emit('attendee.imported', { projectId, count: report.imported, credentials: written.credentials, fromVersion: written.fromVersion, toVersion: written.toVersion });
-    return report;
+    return commit(this.db, this.bus, (work) => {
+      const { report, written } = this.judgeAndWrite(projectId, rows, mode);
+      if (written) work.emit('attendee.imported', { projectId, count: report.imported, credentials: written.credentials, fromVersion: written.fromVersion, toVersion: written.toVersion });
+      return report;
+    });
   }
 
   private judgeAndWrite(projectId: number, rows: unknown[], mode: ImportMode): { report: ImportReport; written: Written | null } {

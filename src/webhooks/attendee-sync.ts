@@ -3,9 +3,9 @@ import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import { fieldErrorsFromZod } from '../errors.js';
 import type { EventBus } from '../events/bus.js';
+import { commit } from '../events/unit-of-work.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
-import { writeTransaction } from '../store/transactions.js';
 
 // POST /webhook/v1/attendee-sync (spec: Endpoints, Incoming webhooks; issue 8 item 4;
 // docs/webhooks-incoming.md). An external system pushes attendees keyed by external_id:
@@ -80,11 +80,11 @@ export class AttendeeSync {
   run(projectId: number, mode: SyncMode, records: readonly unknown[]): SyncResults {
     const results: SyncResults = { created: 0, updated: 0, skipped: 0, errors: [] };
     // Immediate: the plan is judged on what is read here, so no other connection may write in between.
-    const written = writeTransaction(this.db, () => {
+    commit(this.db, this.bus, (work) => {
       const writes = this.plan(projectId, mode, records, results);
-      return writes.length ? this.write(projectId, writes) : null;
+      const written = writes.length ? this.write(projectId, writes) : null;
+      if (written) work.emit('attendee.imported', { projectId, count: written.count, credentials: 0, fromVersion: written.fromVersion, toVersion: written.toVersion });
     });
-    if (written) this.bus.emit('attendee.imported', { projectId, count: written.count, credentials: 0, fromVersion: written.fromVersion, toVersion: written.toVersion });
     return results;
   }
 

@@ -20,6 +20,8 @@ import { partnerWebhookRoutes } from './partner-webhooks.js';
 import { analyticsRoutes } from './analytics.js';
 import { broadcastingRoutes } from './broadcasting.js';
 import { pusherApiRoutes } from './pusher-api.js';
+import { webhookDeliveryRoutes } from './webhook-deliveries.js';
+import { webhookSubscriptionRoutes } from './webhook-subscriptions.js';
 
 /** The route table: every route the appliance serves, in one list. */
 export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
@@ -40,6 +42,8 @@ export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
     ...userRoutes(deps),
     ...settingsRoutes(deps),
     ...webhookSourceRoutes(deps),
+    ...webhookSubscriptionRoutes(deps),
+    ...webhookDeliveryRoutes(deps),
     ...uploadWebhookRoutes({ uploads: deps.uploads, gate: deps.webhookGate, projects: deps.projects }),
     ...deviceRoutes(deps), // before readers/{readerId}: readers/logins is not an id
     ...accessControlRoutes(deps),

@@ -1,0 +1,179 @@
+import type { Database } from '../store/database.js';
+import { statement } from '../store/statements.js';
+import { readSnapshot } from '../store/transactions.js';
+import type { CatalogueEvent } from './catalogue.js';
+
+// The durable feed (issue 25; docs/architecture.md, "The durable feed"): what happened at the
+// venue, read from two durable, ordered sources — access_events by id (the journal's ingest
+// order) and the domain_events outbox by seq — merged by time, with a cursor per consumer kept
+// in feed_cursors and moved in the same transaction as what the consumer did with what it read.
+// Outgoing webhooks (one consumer per subscription) and the cloud sync read it; the in-memory
+// bus only wakes them.
+
+export interface FeedCursor {
+  accessEventId: number;
+  domainEventSeq: number;
+}
+
+export interface FeedItem {
+  /** The event's id: the access event's uuid, or the outbox row's. */
+  id: string;
+  event: CatalogueEvent;
+  projectId: number;
+  timestamp: string;
+  data: Record<string, unknown>;
+  /** The cursor just past this item. */
+  after: FeedCursor;
+}
+
+export interface FeedFilter {
+  projectId: number;
+  /** Catalogue names, or every event. */
+  events: ReadonlySet<string> | '*';
+}
+
+interface AccessRow {
+  id: number;
+  uuid: string;
+  project_id: number;
+  granted: number;
+  reason: string | null;
+  access_point_id: number;
+  access_zone_id: number | null;
+  credential_id: number | null;
+  credential_value: string;
+  attendee_id: number | null;
+  scanned_at: string;
+  decided_at: string;
+  first_name: string | null;
+  last_name: string | null;
+}
+
+interface DomainRow {
+  seq: number;
+  uuid: string;
+  project_id: number;
+  event: string;
+  data: string;
+  created_at: string;
+}
+
+type Sourced = { at: string; order: number; item: Omit<FeedItem, 'after'>; access?: number; domain?: number };
+
+/** The access event as the real-time channel shows it (spec: Real-time events), plus its uuid. */
+function accessItem(r: AccessRow): Omit<FeedItem, 'after'> {
+  const data: Record<string, unknown> = r.granted
+    ? {
+        uuid: r.uuid,
+        attendee_id: r.attendee_id,
+        attendee: { first_name: r.first_name, last_name: r.last_name },
+        access_point_id: r.access_point_id,
+        access_zone_id: r.access_zone_id,
+        credential_id: r.credential_id,
+        timestamp: r.scanned_at,
+      }
+    : { uuid: r.uuid, credential_value: r.credential_value, access_point_id: r.access_point_id, reason: r.reason, timestamp: r.scanned_at };
+  return { id: r.uuid, event: r.granted ? 'access.granted' : 'access.denied', projectId: r.project_id, timestamp: r.decided_at, data };
+}
+
+export class Feed {
+  constructor(private readonly db: Database) {}
+
+  /** Where the feed ends now: a consumer starting here gets only what happens from now on. */
+  head(): FeedCursor {
+    return readSnapshot(this.db, () => this.#head());
+  }
+
+  /** The consumer's cursor, or null when it has none yet. */
+  cursor(consumer: string): FeedCursor | null {
+    const row = statement(this.db, 'SELECT access_event_id AS a, domain_event_seq AS d FROM feed_cursors WHERE consumer = ?').get(consumer) as { a: number; d: number } | undefined;
+    return row ? { accessEventId: row.a, domainEventSeq: row.d } : null;
+  }
+
+  /** Stores the consumer's cursor; call inside the transaction that acts on what was read. */
+  saveCursor(consumer: string, cursor: FeedCursor): void {
+    statement(
+      this.db,
+      'INSERT INTO feed_cursors (consumer, access_event_id, domain_event_seq) VALUES (?, ?, ?) ON CONFLICT (consumer) DO UPDATE SET access_event_id = excluded.access_event_id, domain_event_seq = excluded.domain_event_seq',
+    ).run(consumer, cursor.accessEventId, cursor.domainEventSeq);
+  }
+
+  dropCursor(consumer: string): void {
+    statement(this.db, 'DELETE FROM feed_cursors WHERE consumer = ?').run(consumer);
+  }
+
+  /**
+   * Up to `limit` items after `from` that pass the filter, in time order (a tie: the outbox
+   * first), and the cursor past them: past every row of the snapshot when nothing more matches,
+   * so a quiet filter does not scan the same rows again.
+   */
+  read(from: FeedCursor, filter: FeedFilter, limit: number): { items: FeedItem[]; cursor: FeedCursor } {
+    return readSnapshot(this.db, () => {
+      const head = this.#head();
+      const wantsAccess = filter.events === '*' || filter.events.has('access.granted') || filter.events.has('access.denied');
+      const onlyGranted = filter.events !== '*' && filter.events.has('access.granted') !== filter.events.has('access.denied');
+      const accessRows = wantsAccess ? this.#accessRows(from.accessEventId, filter.projectId, onlyGranted ? (filter.events as ReadonlySet<string>).has('access.granted') : null, limit) : [];
+      const outboxEvents = filter.events === '*' ? null : [...filter.events].filter((e) => !e.startsWith('access.'));
+      const domainRows = outboxEvents?.length === 0 ? [] : this.#domainRows(from.domainEventSeq, filter.projectId, outboxEvents, limit);
+      const accessFull = accessRows.length === limit;
+      const domainFull = domainRows.length === limit;
+
+      const merged: Sourced[] = [
+        ...domainRows.map((r) => ({
+          at: r.created_at,
+          order: 0,
+          domain: r.seq,
+          item: { id: r.uuid, event: r.event as CatalogueEvent, projectId: r.project_id, timestamp: r.created_at, data: JSON.parse(r.data) as Record<string, unknown> },
+        })),
+        ...accessRows.map((r) => ({ at: r.decided_at, order: 1, access: r.id, item: accessItem(r) })),
+      ].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.order - b.order));
+      // A source cut at `limit` may have more rows before the other's later ones: stop at its last.
+      const cutoffs = [accessFull ? accessRows.at(-1)!.decided_at : null, domainFull ? domainRows.at(-1)!.created_at : null].filter((c): c is string => c !== null);
+      const cutoff = cutoffs.length ? cutoffs.sort()[0]! : null;
+      const kept = (cutoff === null ? merged : merged.filter((m) => m.at <= cutoff)).slice(0, limit);
+
+      let accessAt = from.accessEventId;
+      let domainAt = from.domainEventSeq;
+      const items: FeedItem[] = kept.map((m) => {
+        if (m.access !== undefined) accessAt = m.access;
+        if (m.domain !== undefined) domainAt = m.domain;
+        return { ...m.item, after: { accessEventId: accessAt, domainEventSeq: domainAt } };
+      });
+      const keptAllAccess = kept.filter((m) => m.access !== undefined).length === accessRows.length;
+      const keptAllDomain = kept.filter((m) => m.domain !== undefined).length === domainRows.length;
+      const cursor = {
+        accessEventId: !accessFull && keptAllAccess ? Math.max(head.accessEventId, from.accessEventId) : accessAt,
+        domainEventSeq: !domainFull && keptAllDomain ? Math.max(head.domainEventSeq, from.domainEventSeq) : domainAt,
+      };
+      return { items, cursor };
+    });
+  }
+
+  /** Outbox rows older than `before` (ISO time) and behind every cursor's position go; answers how many. */
+  prune(before: string): number {
+    const min = statement(this.db, 'SELECT MIN(domain_event_seq) FROM feed_cursors').pluck().get() as number | null;
+    const below = min ?? Number.MAX_SAFE_INTEGER;
+    return statement(this.db, 'DELETE FROM domain_events WHERE created_at < ? AND seq <= ?').run(before, below).changes;
+  }
+
+  #head(): FeedCursor {
+    const a = statement(this.db, 'SELECT COALESCE(MAX(id), 0) FROM access_events').pluck().get() as number;
+    const d = statement(this.db, 'SELECT COALESCE(MAX(seq), 0) FROM domain_events').pluck().get() as number;
+    return { accessEventId: a, domainEventSeq: d };
+  }
+
+  #accessRows(after: number, projectId: number, granted: boolean | null, limit: number): AccessRow[] {
+    const sql = `SELECT e.id, e.uuid, e.project_id, e.granted, e.reason, e.access_point_id, e.access_zone_id, e.credential_id, e.credential_value, e.attendee_id,
+        e.scanned_at, e.decided_at, a.first_name, a.last_name
+      FROM access_events e LEFT JOIN attendees a ON a.id = e.attendee_id
+      WHERE e.project_id = ? AND e.id > ?${granted === null ? '' : ' AND e.granted = ?'} ORDER BY e.id LIMIT ?`;
+    const args = granted === null ? [projectId, after, limit] : [projectId, after, granted ? 1 : 0, limit];
+    return statement(this.db, sql).all(...args) as AccessRow[];
+  }
+
+  #domainRows(after: number, projectId: number, events: string[] | null, limit: number): DomainRow[] {
+    const sql = `SELECT seq, uuid, project_id, event, data, created_at FROM domain_events
+      WHERE project_id = ? AND seq > ?${events === null ? '' : ` AND event IN (${events.map(() => '?').join(', ')})`} ORDER BY seq LIMIT ?`;
+    return statement(this.db, sql).all(projectId, after, ...(events ?? []), limit) as DomainRow[];
+  }
+}

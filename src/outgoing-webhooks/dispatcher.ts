@@ -1,0 +1,244 @@
+import { type Clock, iso } from '../clock.js';
+import type { EventBus, EventName } from '../events/bus.js';
+import { commit } from '../events/unit-of-work.js';
+import type { Feed, FeedFilter } from '../feed/feed.js';
+import type { Module } from '../lifecycle.js';
+import type { Logger } from '../logger.js';
+import type { Database } from '../store/database.js';
+import { statement } from '../store/statements.js';
+import type { Attempt, Deliveries, DeliveryRow } from './deliveries.js';
+import { nextAttemptAt } from './retry-schedule.js';
+import type { Sender } from './sender.js';
+import { signatureHeaders } from './signing.js';
+import { consumerOf, type SubscriptionRow, type Subscriptions } from './subscriptions.js';
+
+// Sends what the feed holds to each subscription (issue 25 item 4; docs/webhooks-outgoing.md,
+// "Dispatch"). Per subscription, strictly in order: one delivery in flight, the oldest pending
+// first; a failing one holds those behind it until it is delivered or has failed its last
+// retry; other subscriptions are not held by it. At most `concurrency` deliveries are in flight
+// over all subscriptions. Everything it does is in SQLite (the delivery rows, the cursors),
+// so after a restart, a kill -9 too, it carries on where it was: a delivery that was in flight
+// is sent again with the same delivery id. The bus only wakes it; a poll catches the rest
+// (changes by other processes, retries coming due).
+
+export interface DispatcherOptions {
+  headerPrefix: string;
+  concurrency: number;
+  retrySchedule: readonly number[];
+  disableAfterMs: number;
+  /** Feed items taken per transaction. */
+  batch: number;
+  pollMs: number;
+}
+
+export interface DispatchStats {
+  delivered: number;
+  failedAttempts: number;
+  failed: number;
+}
+
+/** Bus events that mean the outbox has grown (access events: the journal's ingest wakes it). */
+const WAKERS: readonly EventName[] = [
+  'attendee.created',
+  'attendee.updated',
+  'attendee.deleted',
+  'attendee.imported',
+  'credential.revoked',
+  'access_point.created',
+  'access_point.updated',
+  'access_point.deleted',
+  'gateway.online',
+  'gateway.offline',
+  'webhook.endpoint_disabled',
+  'feed.appended',
+];
+
+export class Dispatcher implements Module {
+  readonly name = 'webhook dispatcher';
+  readonly stats: DispatchStats = { delivered: 0, failedAttempts: 0, failed: 0 };
+  readonly #running = new Map<number, Promise<void>>();
+  #subscriptions: SubscriptionRow[] = [];
+  #poll: NodeJS.Timeout | null = null;
+  #due: NodeJS.Timeout | null = null;
+  #dueTime = Number.POSITIVE_INFINITY;
+  #scheduled = false;
+  #stopped = true;
+
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+    private readonly bus: EventBus,
+    private readonly feed: Feed,
+    private readonly subscriptions: Subscriptions,
+    private readonly deliveries: Deliveries,
+    private readonly sender: Sender,
+    private readonly options: DispatcherOptions,
+    private readonly log: Logger,
+  ) {}
+
+  start(): void {
+    this.#stopped = false;
+    this.#reload();
+    for (const event of WAKERS) this.bus.on(this, event, () => this.wake());
+    this.bus.on(this, 'webhook_subscription.changed', () => {
+      this.#reload();
+      this.wake();
+    });
+    this.#poll = setInterval(() => {
+      this.#reload(); // subscriptions changed by another process
+      this.wake();
+    }, this.options.pollMs).unref();
+    this.wake();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.bus.removeListeners(this);
+    if (this.#poll) clearInterval(this.#poll);
+    if (this.#due) clearTimeout(this.#due);
+    await Promise.allSettled([...this.#running.values()]);
+    await this.sender.close();
+  }
+
+  /** Looks for work soon (coalesced): new feed items, deliveries coming due. */
+  wake(): void {
+    if (this.#scheduled || this.#stopped) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      this.#pump();
+    });
+  }
+
+  /** Resolves once no subscription has work it can do now (tests, benches). */
+  async idle(): Promise<void> {
+    for (;;) {
+      this.#pump();
+      if (this.#running.size === 0) return;
+      await Promise.allSettled([...this.#running.values()]);
+    }
+  }
+
+  /** One attempt of this delivery now, outside the queue's order (a resend, a test event). */
+  async attemptNow(id: number): Promise<DeliveryRow> {
+    const row = this.deliveries.get(id);
+    if (!row) throw new Error(`delivery ${id} is gone`);
+    const subscription = this.subscriptions.get(row.subscription_id);
+    if (!subscription) throw new Error(`subscription ${row.subscription_id} is gone`);
+    const queued = row.status === 'pending' && row.event !== 'webhook.test';
+    const updated = await this.#attempt(subscription, row, queued);
+    this.wake();
+    return updated;
+  }
+
+  #reload(): void {
+    this.#subscriptions = this.subscriptions.active();
+  }
+
+  #pump(): void {
+    if (this.#stopped) return;
+    for (const subscription of this.#subscriptions) {
+      if (this.#running.size >= this.options.concurrency) return;
+      if (this.#running.has(subscription.id)) continue;
+      const run = this.#run(subscription.id)
+        .catch((err: unknown) => this.log.error({ err, subscription: subscription.id }, 'webhook dispatch failed; retried at the next poll'))
+        .finally(() => {
+          this.#running.delete(subscription.id);
+          this.wake();
+        });
+      this.#running.set(subscription.id, run);
+    }
+  }
+
+  /** Delivers the subscription's queue in order until it is empty, or its head is not due. */
+  async #run(id: number): Promise<void> {
+    while (!this.#stopped) {
+      const subscription = this.subscriptions.get(id);
+      if (subscription?.active !== 1) return;
+      const head = this.deliveries.head(id) ?? this.#take(subscription);
+      if (!head) return;
+      if (head.next_attempt_at !== null && Date.parse(head.next_attempt_at) > this.clock.now()) {
+        this.#dueAt(Date.parse(head.next_attempt_at));
+        return;
+      }
+      const after = await this.#attempt(subscription, head, true);
+      if (after.status === 'pending') return; // held: retried when due
+    }
+  }
+
+  /** The next feed items for the subscription, made into pending deliveries; the first of them. */
+  #take(subscription: SubscriptionRow): DeliveryRow | null {
+    const consumer = consumerOf(subscription.id);
+    const from = this.feed.cursor(consumer) ?? this.feed.head();
+    const events = JSON.parse(subscription.events) as string[];
+    const filter: FeedFilter = { projectId: subscription.project_id, events: events.includes('*') ? '*' : new Set(events) };
+    const { items, cursor } = this.feed.read(from, filter, this.options.batch);
+    if (items.length === 0) {
+      if (cursor.accessEventId !== from.accessEventId || cursor.domainEventSeq !== from.domainEventSeq) this.feed.saveCursor(consumer, cursor);
+      return null;
+    }
+    this.deliveries.take(subscription.id, items, items.at(-1)!.after);
+    return this.deliveries.head(subscription.id);
+  }
+
+  async #attempt(subscription: SubscriptionRow, row: DeliveryRow, queued: boolean): Promise<DeliveryRow> {
+    const now = this.clock.now();
+    const headers = signatureHeaders(subscription.signature_scheme, this.options.headerPrefix, this.subscriptions.secrets(subscription), {
+      deliveryId: row.uuid,
+      event: row.event,
+      timestamp: Math.floor(now / 1000),
+      body: row.payload,
+    });
+    const result = await this.sender.send(subscription.url, headers, row.payload);
+    const attempt: Attempt = { at: iso(this.clock.now()), status_code: result.statusCode, duration_ms: result.durationMs, error: result.error };
+    if (result.error === null) {
+      this.stats.delivered++;
+      const done = this.deliveries.record(row.id, attempt, 'delivered', null);
+      if (subscription.failing_since !== null) this.#setFailingSince(subscription.id, null);
+      this.bus.emit('webhook_delivery.attempted', { projectId: row.project_id, id: row.id, subscriptionId: subscription.id, status: 'delivered' });
+      return done;
+    }
+    this.stats.failedAttempts++;
+    this.log.info({ subscription: subscription.id, delivery: row.id, status: result.statusCode, error: result.error }, 'webhook delivery attempt failed');
+    const next = queued ? nextAttemptAt(this.options.retrySchedule, row.attempts + 1, this.clock.now()) : null;
+    const status = next === null ? 'failed' : 'pending';
+    if (status === 'failed') this.stats.failed++;
+    const updated = this.deliveries.record(row.id, attempt, status, next === null ? null : iso(next));
+    this.bus.emit('webhook_delivery.attempted', { projectId: row.project_id, id: row.id, subscriptionId: subscription.id, status });
+    const failingSince = subscription.failing_since ?? attempt.at;
+    if (subscription.failing_since === null) this.#setFailingSince(subscription.id, failingSince);
+    // Svix: 410 Gone disables at once; failing without a break for disableAfter, too.
+    if (result.statusCode === 410) this.#disable(subscription, 'gone');
+    else if (this.clock.now() - Date.parse(failingSince) >= this.options.disableAfterMs) this.#disable(subscription, 'failing');
+    if (status === 'pending' && next !== null) this.#dueAt(next);
+    return updated;
+  }
+
+  #setFailingSince(id: number, at: string | null): void {
+    statement(this.db, 'UPDATE webhook_subscriptions SET failing_since = ? WHERE id = ?').run(at, id);
+  }
+
+  #disable(subscription: SubscriptionRow, reason: 'gone' | 'failing'): void {
+    commit(this.db, this.bus, (work) => {
+      statement(this.db, 'UPDATE webhook_subscriptions SET active = 0, disabled_reason = ?, updated_at = ? WHERE id = ? AND active = 1').run(reason, iso(this.clock.now()), subscription.id);
+      work.emit('webhook.endpoint_disabled', { projectId: subscription.project_id, subscriptionId: subscription.id, url: subscription.url, reason });
+      work.emit('webhook_subscription.changed', { projectId: subscription.project_id, id: subscription.id, deleted: false });
+    });
+    this.log.warn({ subscription: subscription.id, reason }, 'webhook subscription disabled');
+  }
+
+  /** A wake-up when the earliest held delivery comes due (the poll is the backstop). */
+  #dueAt(at: number): void {
+    if (this.#stopped || (this.#due && at >= this.#dueTime)) return;
+    if (this.#due) clearTimeout(this.#due);
+    this.#dueTime = at;
+    this.#due = setTimeout(
+      () => {
+        this.#due = null;
+        this.#dueTime = Number.POSITIVE_INFINITY;
+        this.wake();
+      },
+      Math.max(0, Math.min(at - this.clock.now(), 2 ** 31 - 1)),
+    ).unref();
+  }
+}

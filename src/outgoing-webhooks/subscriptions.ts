@@ -1,0 +1,202 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { type Clock, iso } from '../clock.js';
+import { found, validationError } from '../errors.js';
+import type { EventBus } from '../events/bus.js';
+import { commit } from '../events/unit-of-work.js';
+import { CATALOGUE } from '../feed/catalogue.js';
+import type { Feed } from '../feed/feed.js';
+import type { Database } from '../store/database.js';
+import { statement } from '../store/statements.js';
+import type { ReceiverPolicy } from './receiver-policy.js';
+import type { SignatureScheme, SigningSecrets } from './signing.js';
+
+// Outgoing webhook subscriptions (spec: Endpoints, Outgoing webhook subscriptions; issue 25
+// item 1). Each subscription is a consumer of the durable feed with its own cursor
+// (feed_cursors 'webhook:<id>'), placed at the feed's end when it is made: it receives what
+// happens from then on. Its secret is shown once, when made or rotated.
+
+export const eventsField = z
+  .array(z.enum([...CATALOGUE, '*'] as [string, ...string[]], { message: `must be "*" or one of: ${CATALOGUE.join(', ')}` }))
+  .min(1)
+  .max(CATALOGUE.length + 1);
+
+export const subscriptionSchema = z.object({
+  id: z.number().int(),
+  url: z.string(),
+  events: z.array(z.string()).describe('catalogue event names, or ["*"]'),
+  project_id: z.number().int(),
+  active: z.boolean().describe('false once disabled (by an administrator, a 410 Gone, or failing for webhook.disableAfterHours)'),
+  disabled_reason: z.enum(['manual', 'gone', 'failing']).nullable(),
+  signature_scheme: z.enum(['sha256', 'standard']),
+  failing_since: z.string().nullable().describe('the first failed attempt of the current run of failures'),
+  secret_rotated_until: z.string().nullable().describe('until then the previous secret signs too'),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type SubscriptionResource = z.infer<typeof subscriptionSchema>;
+
+export interface SubscriptionRow {
+  id: number;
+  project_id: number;
+  user_id: number | null;
+  url: string;
+  events: string;
+  signature_scheme: SignatureScheme;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_until: string | null;
+  active: number;
+  disabled_reason: 'manual' | 'gone' | 'failing' | null;
+  failing_since: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export const consumerOf = (id: number) => `webhook:${id}`;
+
+export function newSecret(scheme: SignatureScheme): string {
+  return scheme === 'standard' ? `whsec_${randomBytes(24).toString('base64')}` : randomBytes(32).toString('hex');
+}
+
+export class Subscriptions {
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+    private readonly bus: EventBus,
+    private readonly feed: Feed,
+    private readonly policy: ReceiverPolicy,
+    private readonly secretGraceMs: number,
+  ) {}
+
+  resource(r: SubscriptionRow): SubscriptionResource {
+    const rotating = r.previous_secret_until !== null && Date.parse(r.previous_secret_until) > this.clock.now();
+    return {
+      id: r.id,
+      url: r.url,
+      events: JSON.parse(r.events) as string[],
+      project_id: r.project_id,
+      active: r.active === 1,
+      disabled_reason: r.disabled_reason,
+      signature_scheme: r.signature_scheme,
+      failing_since: r.failing_since,
+      secret_rotated_until: rotating ? r.previous_secret_until : null,
+      created_at: r.created_at,
+      updated_at: r.updated_at,
+    };
+  }
+
+  get(id: number): SubscriptionRow | null {
+    return (statement(this.db, 'SELECT * FROM webhook_subscriptions WHERE id = ?').get(id) as SubscriptionRow | undefined) ?? null;
+  }
+
+  all(): SubscriptionRow[] {
+    return statement(this.db, 'SELECT * FROM webhook_subscriptions ORDER BY id').all() as SubscriptionRow[];
+  }
+
+  /** Every subscription that may deliver (the dispatcher's list). */
+  active(): SubscriptionRow[] {
+    return statement(this.db, 'SELECT * FROM webhook_subscriptions WHERE active = 1 ORDER BY id').all() as SubscriptionRow[];
+  }
+
+  /** The subscriptions of these projects, oldest first. */
+  list(projectIds: readonly number[], offset: number, limit: number): { items: SubscriptionRow[]; total: number } {
+    if (projectIds.length === 0) return { items: [], total: 0 };
+    const marks = projectIds.map(() => '?').join(', ');
+    const total = statement(this.db, `SELECT COUNT(*) FROM webhook_subscriptions WHERE project_id IN (${marks})`)
+      .pluck()
+      .get(...projectIds) as number;
+    const items = statement(this.db, `SELECT * FROM webhook_subscriptions WHERE project_id IN (${marks}) ORDER BY id LIMIT ? OFFSET ?`).all(...projectIds, limit, offset) as SubscriptionRow[];
+    return { items, total };
+  }
+
+  create(input: { projectId: number; userId: number | null; url: string; events: string[]; scheme: SignatureScheme }): { row: SubscriptionRow; secret: string } {
+    this.#checkUrl(input.url);
+    const secret = newSecret(input.scheme);
+    const now = iso(this.clock.now());
+    const row = commit(this.db, this.bus, (work) => {
+      const id = Number(
+        statement(this.db, 'INSERT INTO webhook_subscriptions (project_id, user_id, url, events, signature_scheme, secret, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
+          input.projectId,
+          input.userId,
+          input.url,
+          JSON.stringify(normalised(input.events)),
+          input.scheme,
+          secret,
+          now,
+          now,
+        ).lastInsertRowid,
+      );
+      // From the feed's end: what happens from now on.
+      this.feed.saveCursor(consumerOf(id), this.feed.head());
+      work.emit('webhook_subscription.changed', { projectId: input.projectId, id, deleted: false });
+      return this.get(id)!;
+    });
+    return { row, secret };
+  }
+
+  /** Changes url, events, active; re-enabling clears the failure run and resumes from where it stopped. */
+  update(id: number, changes: { url?: string | undefined; events?: string[] | undefined; active?: boolean | undefined }): SubscriptionRow {
+    if (changes.url !== undefined) this.#checkUrl(changes.url);
+    return commit(this.db, this.bus, (work) => {
+      const row = found(this.get(id), 'Webhook subscription');
+      const active = changes.active ?? row.active === 1;
+      const reenabled = active && row.active === 0;
+      statement(this.db, 'UPDATE webhook_subscriptions SET url = ?, events = ?, active = ?, disabled_reason = ?, failing_since = ?, updated_at = ? WHERE id = ?').run(
+        changes.url ?? row.url,
+        changes.events ? JSON.stringify(normalised(changes.events)) : row.events,
+        active ? 1 : 0,
+        active ? null : (row.disabled_reason ?? 'manual'),
+        reenabled ? null : row.failing_since,
+        iso(this.clock.now()),
+        id,
+      );
+      work.emit('webhook_subscription.changed', { projectId: row.project_id, id, deleted: false });
+      return this.get(id)!;
+    });
+  }
+
+  delete(id: number): void {
+    commit(this.db, this.bus, (work) => {
+      const row = found(this.get(id), 'Webhook subscription');
+      statement(this.db, 'DELETE FROM webhook_subscriptions WHERE id = ?').run(id);
+      this.feed.dropCursor(consumerOf(id));
+      work.emit('webhook_subscription.changed', { projectId: row.project_id, id, deleted: true });
+    });
+  }
+
+  /** A new secret; the old one keeps signing (a second signature) for the grace period. */
+  rotateSecret(id: number): { row: SubscriptionRow; secret: string } {
+    return commit(this.db, this.bus, (work) => {
+      const row = found(this.get(id), 'Webhook subscription');
+      const secret = newSecret(row.signature_scheme);
+      const now = this.clock.now();
+      statement(this.db, 'UPDATE webhook_subscriptions SET secret = ?, previous_secret = ?, previous_secret_until = ?, updated_at = ? WHERE id = ?').run(
+        secret,
+        this.secretGraceMs > 0 ? row.secret : null,
+        this.secretGraceMs > 0 ? iso(now + this.secretGraceMs) : null,
+        iso(now),
+        id,
+      );
+      work.emit('webhook_subscription.changed', { projectId: row.project_id, id, deleted: false });
+      return { row: this.get(id)!, secret };
+    });
+  }
+
+  /** The secrets that sign now. */
+  secrets(row: SubscriptionRow): SigningSecrets {
+    const graced = row.previous_secret !== null && row.previous_secret_until !== null && Date.parse(row.previous_secret_until) > this.clock.now();
+    return { current: row.secret, previous: graced ? row.previous_secret : null };
+  }
+
+  #checkUrl(url: string): void {
+    const problem = url.length > 2048 ? 'The url may not be longer than 2048 characters.' : this.policy.urlProblem(url);
+    if (problem) throw validationError({ url: [problem] });
+  }
+}
+
+/** `*` alone when given; otherwise each name once, in catalogue order. */
+function normalised(events: readonly string[]): string[] {
+  if (events.includes('*')) return ['*'];
+  return CATALOGUE.filter((e) => events.includes(e));
+}

@@ -1,0 +1,83 @@
+import { verify } from '@octokit/webhooks-methods';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAppliance, type TestAppliance } from '../helpers/appliance.js';
+import { type Receiver, startReceiver } from '../helpers/receiver.js';
+
+// Outgoing webhooks end to end (issue 25): a real appliance, a real HTTP receiver on loopback
+// (allowed by GATEHOUSE_WEBHOOK_ALLOW_INSECURE), signatures checked with independent libraries.
+
+const A = '/api/v1/projects/default/default';
+
+describe('outgoing webhooks', () => {
+  let gh: TestAppliance;
+  let token: string;
+  let receiver: Receiver;
+  let projectId: number;
+
+  beforeAll(async () => {
+    gh = await startAppliance({ GATEHOUSE_WEBHOOK_ALLOW_INSECURE: '1' });
+    token = await gh.token();
+    receiver = await startReceiver();
+    projectId = (await gh.request('GET', A, { token })).body.data.id;
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await gh.destroy();
+  });
+
+  const subscribe = (body: Record<string, unknown>) => gh.request('POST', '/api/v1/webhook/subscribe', { token, body: { project_id: projectId, ...body } });
+
+  it('subscribes, answers the secret once, and delivers a signed attendee.created that @octokit/webhooks-methods verifies', async () => {
+    const res = await subscribe({ url: receiver.url, events: ['attendee.created'] });
+    expect(res.status).toBe(201);
+    expect(res.body.data).toMatchObject({ url: receiver.url, events: ['attendee.created'], project_id: projectId, active: true, signature_scheme: 'sha256' });
+    expect(typeof res.body.secret).toBe('string');
+    const shown = await gh.request('GET', `/api/v1/webhook-subscriptions/${res.body.data.id}`, { token });
+    expect(shown.body.data.secret).toBeUndefined();
+    expect(JSON.stringify(shown.body)).not.toContain(res.body.secret);
+
+    const created = await gh.request('POST', `${A}/attendees`, { token, body: { first_name: 'Ada', last_name: 'Lovelace' } });
+    expect(created.status).toBe(201);
+    const [got] = await receiver.waitFor(1, 'attendee.created');
+    expect(got!.body).toMatchObject({ event: 'attendee.created', project_id: projectId, data: { id: created.body.data.id, attendee_id: created.body.data.id, first_name: 'Ada', last_name: 'Lovelace' } });
+    expect(typeof got!.body.id).toBe('string');
+    expect(got!.headers['x-svc-event']).toBe('attendee.created');
+    expect(got!.headers['x-svc-delivery-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(Number(got!.headers['x-svc-timestamp'])).toBeGreaterThan(1_700_000_000);
+    expect(await verify(res.body.secret, got!.raw, String(got!.headers['x-svc-signature']))).toBe(true);
+    expect(await verify('not the secret', got!.raw, String(got!.headers['x-svc-signature']))).toBe(false);
+    await gh.request('DELETE', `/api/v1/webhook-subscriptions/${res.body.data.id}`, { token });
+  });
+
+  it('signs with Standard Webhooks when asked, verified by the standardwebhooks library', async () => {
+    const res = await subscribe({ url: receiver.url, events: ['attendee.updated'], signature_scheme: 'standard' });
+    expect(res.status).toBe(201);
+    expect(res.body.secret).toMatch(/^whsec_/);
+    const created = await gh.request('POST', `${A}/attendees`, { token, body: { first_name: 'Grace', last_name: 'Hopper' } });
+    await gh.request('PUT', `${A}/attendees/${created.body.data.id}`, { token, body: { last_name: 'Brewster Hopper' } });
+    const [got] = await receiver.waitFor(1, 'attendee.updated');
+    const verified = new Webhook(res.body.secret).verify(got!.raw, {
+      'webhook-id': String(got!.headers['webhook-id']),
+      'webhook-timestamp': String(got!.headers['webhook-timestamp']),
+      'webhook-signature': String(got!.headers['webhook-signature']),
+    }) as { data: { last_name: string } };
+    expect(verified.data.last_name).toBe('Brewster Hopper');
+    await gh.request('DELETE', `/api/v1/webhook-subscriptions/${res.body.data.id}`, { token });
+  });
+
+  it('refuses an unknown event, a plain-http URL when insecure receivers are not allowed, and a project the account cannot reach', async () => {
+    const unknown = await subscribe({ url: receiver.url, events: ['attendee.exploded'] });
+    expect(unknown.status).toBe(422);
+    expect(Object.keys(unknown.body.errors)).toEqual(['events.0']);
+    const noProject = await subscribe({ url: receiver.url, events: ['*'], project_id: 999 });
+    expect(noProject.status).toBe(422);
+    expect(noProject.body.errors.project_id).toBeDefined();
+    const badUrl = await subscribe({ url: 'not a url', events: ['*'] });
+    expect(badUrl.status).toBe(422);
+    expect(badUrl.body.errors.url[0]).toMatch(/absolute URL/);
+    const metadata = await subscribe({ url: 'http://169.254.169.254/latest', events: ['*'] });
+    expect(metadata.status).toBe(422);
+    expect(metadata.body.errors.url[0]).toMatch(/cloud metadata/);
+  });
+});
