@@ -63,6 +63,10 @@ export class Dispatcher implements Module {
   #dueTime = Number.POSITIVE_INFINITY;
   #scheduled = false;
   #stopped = true;
+  /** Bumped by every wake(): a run that ends after one may have missed new work. */
+  #generation = 0;
+  /** Attempts made so far (idle() watches it). */
+  #attempts = 0;
 
   constructor(
     private readonly db: Database,
@@ -102,6 +106,7 @@ export class Dispatcher implements Module {
 
   /** Looks for work soon (coalesced): new feed items, deliveries coming due. */
   wake(): void {
+    this.#generation++;
     if (this.#scheduled || this.#stopped) return;
     this.#scheduled = true;
     setImmediate(() => {
@@ -113,9 +118,11 @@ export class Dispatcher implements Module {
   /** Resolves once no subscription has work it can do now (tests, benches). */
   async idle(): Promise<void> {
     for (;;) {
-      this.#pump();
-      if (this.#running.size === 0) return;
       await Promise.allSettled([...this.#running.values()]);
+      const before = this.#attempts;
+      this.#pump();
+      await Promise.allSettled([...this.#running.values()]);
+      if (this.#attempts === before && this.#running.size === 0) return;
     }
   }
 
@@ -140,11 +147,13 @@ export class Dispatcher implements Module {
     for (const subscription of this.#subscriptions) {
       if (this.#running.size >= this.options.concurrency) return;
       if (this.#running.has(subscription.id)) continue;
+      const generation = this.#generation;
       const run = this.#run(subscription.id)
         .catch((err: unknown) => this.log.error({ err, subscription: subscription.id }, 'webhook dispatch failed; retried at the next poll'))
         .finally(() => {
           this.#running.delete(subscription.id);
-          this.wake();
+          // Woken while it ran (new feed items it may have missed), or a slot for one left out.
+          if (this.#generation !== generation || this.#subscriptions.length > this.options.concurrency) this.wake();
         });
       this.#running.set(subscription.id, run);
     }
@@ -189,6 +198,7 @@ export class Dispatcher implements Module {
       timestamp: Math.floor(now / 1000),
       body: row.payload,
     });
+    this.#attempts++;
     const result = await this.sender.send(subscription.url, headers, row.payload);
     const attempt: Attempt = { at: iso(this.clock.now()), status_code: result.statusCode, duration_ms: result.durationMs, error: result.error };
     if (result.error === null) {

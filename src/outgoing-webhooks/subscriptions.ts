@@ -151,6 +151,8 @@ export class Subscriptions {
         iso(this.clock.now()),
         id,
       );
+      // Re-enabled: its held head is tried now, not at the retry time it had.
+      if (reenabled) statement(this.db, "UPDATE webhook_deliveries SET next_attempt_at = NULL WHERE subscription_id = ? AND status = 'pending'").run(id);
       work.emit('webhook_subscription.changed', { projectId: row.project_id, id, deleted: false });
       return this.get(id)!;
     });

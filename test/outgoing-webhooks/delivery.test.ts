@@ -40,7 +40,11 @@ describe('outgoing webhooks', () => {
     const created = await gh.request('POST', `${A}/attendees`, { token, body: { first_name: 'Ada', last_name: 'Lovelace' } });
     expect(created.status).toBe(201);
     const [got] = await receiver.waitFor(1, 'attendee.created');
-    expect(got!.body).toMatchObject({ event: 'attendee.created', project_id: projectId, data: { id: created.body.data.id, attendee_id: created.body.data.id, first_name: 'Ada', last_name: 'Lovelace' } });
+    expect(got!.body).toMatchObject({
+      event: 'attendee.created',
+      project_id: projectId,
+      data: { id: created.body.data.id, attendee_id: created.body.data.id, first_name: 'Ada', last_name: 'Lovelace' },
+    });
     expect(typeof got!.body.id).toBe('string');
     expect(got!.headers['x-svc-event']).toBe('attendee.created');
     expect(got!.headers['x-svc-delivery-id']).toMatch(/^[0-9a-f-]{36}$/);
