@@ -24,7 +24,7 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export async function startReceiver(path = '/hook'): Promise<Receiver> {
+export async function startReceiver(path = '/hook', port = 0): Promise<Receiver> {
   const received: Received[] = [];
   let responder: Responder = (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/plain' });
@@ -48,11 +48,11 @@ export async function startReceiver(path = '/hook'): Promise<Receiver> {
       void responder(entry, res);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const bound = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}${path}`,
-    port,
+    url: `http://127.0.0.1:${bound}${path}`,
+    port: bound,
     received,
     respond(r) {
       responder = r;

@@ -70,6 +70,33 @@ describe('outgoing webhooks', () => {
     await gh.request('DELETE', `/api/v1/webhook-subscriptions/${res.body.data.id}`, { token });
   });
 
+  it('delivers access.granted and access.denied with the real-time fields and the event uuid, in the order of the scans', async () => {
+    const res = await subscribe({ url: receiver.url, events: ['access.granted', 'access.denied'] });
+    const zone = (await gh.request('POST', `${A}/access-zones`, { token, body: { name: 'Hall' } })).body.data.id;
+    const gate = (await gh.request('POST', `${A}/access-points`, { token, body: { name: 'Hall door', access_zone_id: zone } })).body.data.id;
+    const person = (await gh.request('POST', `${A}/attendees`, { token, body: { first_name: 'Alan', last_name: 'Turing' } })).body.data;
+    const credential = (await gh.request('POST', `${A}/attendees/${person.id}/credentials`, { token, body: { value: 'HOOK-1', kind: 'qr' } })).body.data;
+    const granted = await gh.request('POST', `${A}/access-points/${gate}/scan`, { token, body: { credential_value: 'HOOK-1', scan_type: 'qr' } });
+    expect(granted.body.access_granted).toBe(true);
+    const denied = await gh.request('POST', `${A}/access-points/${gate}/scan`, { token, body: { credential_value: 'NOPE', scan_type: 'qr' } });
+    expect(denied.body.access_granted).toBe(false);
+    await receiver.waitFor(1, 'access.denied');
+    const access = receiver.received.filter((g) => g.body.event.startsWith('access.'));
+    expect(access.map((g) => g.body.event)).toEqual(['access.granted', 'access.denied']);
+    expect(access[0]!.body.data).toMatchObject({
+      attendee_id: person.id,
+      attendee: { first_name: 'Alan', last_name: 'Turing' },
+      access_point_id: gate,
+      access_zone_id: zone,
+      credential_id: credential.id,
+    });
+    expect(access[0]!.body.id).toBe(access[0]!.body.data.uuid);
+    expect(access[1]!.body.data).toMatchObject({ credential_value: 'NOPE', access_point_id: gate, reason: 'invalid_credential' });
+    const stored = gh.app.store.db.prepare('SELECT uuid FROM access_events ORDER BY id').pluck().all();
+    expect(stored).toEqual(access.map((g) => g.body.data.uuid));
+    await gh.request('DELETE', `/api/v1/webhook-subscriptions/${res.body.data.id}`, { token });
+  });
+
   it('refuses an unknown event, a plain-http URL when insecure receivers are not allowed, and a project the account cannot reach', async () => {
     const unknown = await subscribe({ url: receiver.url, events: ['attendee.exploded'] });
     expect(unknown.status).toBe(422);
