@@ -74,7 +74,8 @@ function responses(route: AnyRoute, context: ResponseContext) {
   return out;
 }
 
-export function buildOpenApi(routes: readonly AnyRoute[], context: ResponseContext) {
+/** The document; `webhooks`: what the box sends to subscribers (OpenAPI 3.1 webhooks). */
+export function buildOpenApi(routes: readonly AnyRoute[], context: ResponseContext, webhooks: Record<string, unknown> = {}) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const operation = {
@@ -106,6 +107,7 @@ export function buildOpenApi(routes: readonly AnyRoute[], context: ResponseConte
     servers: [{ url: '/' }],
     tags,
     paths,
+    webhooks,
     components: {
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'Personal access token <id>|<secret>' },

@@ -44,6 +44,12 @@ export const attendeeQuery = z.object({
   search: z.string().trim().max(255).optional().describe('matches first or last name, "first last", email or external_id'),
   attendee_type: z.string().max(60).optional(),
   status: z.enum(ATTENDEE_STATUSES).optional(),
+  changed_since: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe('only attendees written after this change version, in version order (what an attendee.imported event changed: docs/webhooks-outgoing.md)'),
 });
 
 export const attendeeSchema = z.object({
@@ -116,8 +122,13 @@ export class Attendees {
       where.push('a.status = @status');
       params.status = q.status;
     }
+    if (q.changed_since !== undefined) {
+      where.push('a.version > @changedSince');
+      params.changedSince = q.changed_since;
+    }
+    const order = q.changed_since !== undefined ? 'a.version, a.id' : 'a.last_name COLLATE NOCASE, a.first_name COLLATE NOCASE, a.id';
     const from = `FROM attendees a LEFT JOIN attendee_types t ON t.id = a.attendee_type_id WHERE ${where.join(' AND ')}`.replaceAll('LIKE @like', "LIKE @like ESCAPE '\\'");
-    const items = statement(this.db, `SELECT a.* ${from} ORDER BY a.last_name COLLATE NOCASE, a.first_name COLLATE NOCASE, a.id LIMIT @limit OFFSET @offset`).all(params) as AttendeeRow[];
+    const items = statement(this.db, `SELECT a.* ${from} ORDER BY ${order} LIMIT @limit OFFSET @offset`).all(params) as AttendeeRow[];
     const { n } = statement(this.db, `SELECT COUNT(*) AS n ${from}`).get(params) as { n: number };
     return { items, total: n };
   }

@@ -97,6 +97,21 @@ describe('outgoing webhooks', () => {
     await gh.request('DELETE', `/api/v1/webhook-subscriptions/${res.body.data.id}`, { token });
   });
 
+  it('sends a bulk import as one attendee.imported event whose range lists exactly what it wrote', async () => {
+    const res = await subscribe({ url: receiver.url, events: ['attendee.imported', 'attendee.created'] });
+    const before = receiver.received.length;
+    const rows = Array.from({ length: 3 }, (_, i) => ({ first_name: `Imp${i}`, last_name: 'Orted', credential_value: `IMP-${i}` }));
+    expect((await gh.request('POST', `${A}/attendees/import`, { token, body: rows })).body.data.imported).toBe(3);
+    const [event] = await receiver.waitFor(1, 'attendee.imported');
+    expect(event!.body.data).toMatchObject({ count: 3, credentials: 3 });
+    const changed = await gh.request('GET', `${A}/${event!.body.data.changed}`, { token });
+    expect(changed.body.data.map((a: { first_name: string }) => a.first_name)).toEqual(['Imp0', 'Imp1', 'Imp2']);
+    await gh.app.services.outgoing.dispatcher.idle();
+    expect(receiver.received.slice(before).map((r) => r.body.event)).toEqual(['attendee.imported']); // not one per attendee
+    expect((await gh.request('GET', `${A}/attendees?changed_since=-1`, { token })).status).toBe(422);
+    await gh.request('DELETE', `/api/v1/webhook-subscriptions/${res.body.data.id}`, { token });
+  });
+
   it('refuses an unknown event, a plain-http URL when insecure receivers are not allowed, and a project the account cannot reach', async () => {
     const unknown = await subscribe({ url: receiver.url, events: ['attendee.exploded'] });
     expect(unknown.status).toBe(422);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { HttpDeps } from '../deps.js';
+import { openApiWebhooks } from '../../outgoing-webhooks/openapi-webhooks.js';
 import { metricsGuard } from '../metrics-access.js';
 import { messageSchema } from '../resources.js';
 import { buildOpenApi } from '../openapi.js';
@@ -68,7 +69,11 @@ export function operationRoutes(deps: HttpDeps, allRoutes: () => readonly AnyRou
       handler: () => {
         const { headerPrefix, allowUnsigned } = deps.config.incomingWebhooks;
         // Built with the configuration the answers depend on: the rate limits, the webhook header names.
-        openapi ??= buildOpenApi(allRoutes(), { rateLimit: (cls) => deps.rateLimits.limitOf(cls), webhookHeaders: (kind) => webhookHeaderNames(kind, headerPrefix), allowUnsigned });
+        openapi ??= buildOpenApi(
+          allRoutes(),
+          { rateLimit: (cls) => deps.rateLimits.limitOf(cls), webhookHeaders: (kind) => webhookHeaderNames(kind, headerPrefix), allowUnsigned },
+          openApiWebhooks(deps.config.webhook.headerPrefix),
+        );
         return { body: openapi };
       },
     }),

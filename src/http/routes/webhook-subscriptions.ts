@@ -65,7 +65,7 @@ export function webhookSubscriptionRoutes({ outgoing, projects }: HttpDeps): Any
       path: base,
       operationId: 'webhook-subscriptions.index',
       summary: "List the subscriptions of the account's reachable projects",
-      ability: 'access:read',
+      ability: '*',
       query: pageQuery.extend({ project_id: z.coerce.number().int().positive().optional() }),
       responses: { 200: { description: 'A page of subscriptions (never their secrets)', schema: collectionSchema(subscriptionSchema) } },
       handler: ({ query, principal, koa }) => {
@@ -87,7 +87,7 @@ export function webhookSubscriptionRoutes({ outgoing, projects }: HttpDeps): Any
       path: item,
       operationId: 'webhook-subscriptions.show',
       summary: 'Show a subscription',
-      ability: 'access:read',
+      ability: '*',
       params: idParams,
       responses: { 200: { description: 'The subscription', schema: single(subscriptionSchema) }, 404: missing },
       handler: ({ params, principal }) => ({ body: { data: subscriptions.resource(reachable(principal, params.subscriptionId)) } }),

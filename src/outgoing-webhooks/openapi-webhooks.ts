@@ -1,0 +1,64 @@
+import { CATALOGUE, TEST_EVENT } from '../feed/catalogue.js';
+
+// The outgoing webhooks in the OpenAPI document's `webhooks` section (OpenAPI 3.1; issue 25
+// item 2): one entry per catalogue event, the body every delivery has and the headers it is
+// signed with. docs/webhooks-outgoing.md shows each event's data.
+
+const WHEN: Record<string, string> = {
+  'access.granted': 'A scan was granted. data: the real-time AccessGranted fields and the access event uuid.',
+  'access.denied': 'A scan was denied. data: the real-time AccessDenied fields and the access event uuid.',
+  'attendee.created': 'An attendee was made. data: attendee_id and the attendee as REST shows it.',
+  'attendee.updated': 'An attendee changed. data: attendee_id and the attendee as REST shows it.',
+  'attendee.deleted': 'An attendee was deleted. data: {attendee_id, id}.',
+  'attendee.imported': 'A bulk import or attendee sync, as one event. data: {count, credentials, from_version, to_version, changed}; GET attendees?changed_since=<from_version - 1> lists it.',
+  'credential.revoked': 'A credential was revoked. data: the credential as REST shows it.',
+  'access_point.updated': 'An access point was made or changed. data: the access point as REST shows it.',
+  'access_point.deleted': 'An access point was deleted. data: {id}.',
+  'zone.capacity_reached': 'A grant filled a zone to its capacity. data: {zone_id, capacity, current_count, timestamp}.',
+  'gateway.online': "A gateway's reported status became online. data: the gateway, timestamp.",
+  'gateway.offline': "A gateway's reported status became offline. data: the gateway, timestamp.",
+  'reader.offline': 'A reader went offline. data: {reader_id, status, connected_via, gateway_status, last_seen, last_scan, timestamp}.',
+  'webhook.endpoint_disabled': 'A subscription was disabled (410 Gone, or failing for webhook.disableAfterHours). data: {subscription_id, url, reason}.',
+  [TEST_EVENT]: 'POST /api/v1/webhook-subscriptions/{id}/test, to that subscription only. data: {subscription_id, message}.',
+};
+
+export function openApiWebhooks(headerPrefix: string): Record<string, unknown> {
+  const header = (description: string) => ({ required: true, description, schema: { type: 'string' } });
+  const out: Record<string, unknown> = {};
+  for (const event of [...CATALOGUE, TEST_EVENT]) {
+    out[event] = {
+      post: {
+        operationId: `webhook.${event}`,
+        tags: ['Outgoing webhooks'],
+        summary: event,
+        description: `${WHEN[event] ?? ''} Signed as docs/webhooks-outgoing.md says (signature_scheme sha256: X-${headerPrefix}-Signature; standard: webhook-id, webhook-timestamp, webhook-signature). Answer 2xx within webhook.timeoutMs; 410 disables the subscription.`,
+        parameters: [
+          { name: `X-${headerPrefix}-Signature`, in: 'header', ...header('sha256=<hex HMAC-SHA256 of the raw body> (signature_scheme sha256)') },
+          { name: `X-${headerPrefix}-Event`, in: 'header', ...header('the event name') },
+          { name: `X-${headerPrefix}-Delivery-ID`, in: 'header', ...header('the same on every attempt of one delivery: deduplicate by it') },
+          { name: `X-${headerPrefix}-Timestamp`, in: 'header', ...header('Unix seconds of the attempt') },
+        ],
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['id', 'event', 'timestamp', 'project_id', 'data'],
+                properties: {
+                  id: { type: 'string', description: 'the event id (the same for every subscription)' },
+                  event: { type: 'string', enum: [event] },
+                  timestamp: { type: 'string', format: 'date-time' },
+                  project_id: { type: 'integer' },
+                  data: { type: 'object', additionalProperties: true },
+                },
+              },
+            },
+          },
+        },
+        responses: { '200': { description: 'Accepted (any 2xx)' }, '410': { description: 'Gone: the subscription is disabled at once' } },
+      },
+    };
+  }
+  return out;
+}
