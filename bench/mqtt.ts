@@ -71,7 +71,7 @@
 // BENCH_QUICK=1: 2.5 s per run, same lines (about 22 s in all). BENCH_MQTT_CLIENTS / _SECONDS / _RATE
 // (open-loop scans/s in total) / _WORKERS / _WARMUP_MS override; BENCH_MQTT_SERVER_FLAGS passes node
 // flags to the appliance (--cpu-prof); BENCH_MQTT_SERVER runs another build instead of dist/main.js.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, fork, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { connect as netConnect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -548,7 +548,11 @@ async function main(): Promise<void> {
     GATEHOUSE_RATE_LIMIT_BULK: '0',
     GATEHOUSE_LOG_LEVEL: 'warn',
     GATEHOUSE_READERS_VERIFY_PER_MINUTE: '100000',
+    // bench:webhooks: subscriptions to a receiver on this machine.
+    GATEHOUSE_WEBHOOK_ALLOW_INSECURE: '1',
   };
+  const webhookSubs = env('BENCH_MQTT_WEBHOOK_SUBS', 0);
+  const onlyAppliance = process.env.BENCH_MQTT_ONLY_APPLIANCE === '1';
   const seeded = spawnSync(process.execPath, [entry, 'demo', 'seed'], { env: serverEnv, encoding: 'utf8' });
   if (seeded.status !== 0) throw new Error(`demo seed failed: ${seeded.stderr}`);
   const demo = JSON.parse(seeded.stdout) as { readers: string[]; attendees: number };
@@ -596,6 +600,16 @@ async function main(): Promise<void> {
       return res.body;
     };
     const { token } = await must<{ token: string }>('POST', '/api/v1/auth/token', { ...ADMIN, device_name: 'bench-mqtt' }, undefined, 201);
+    // BENCH_MQTT_WEBHOOK_SUBS: that many subscriptions to access.* (bench:webhooks), to a receiver in its own process.
+    if (webhookSubs > 0) {
+      const receiver = fork('bench/webhook-receiver.mjs', [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      others.push(receiver);
+      const port = await new Promise<number>((resolve) => receiver.once('message', (m: { port: number }) => resolve(m.port)));
+      const projectId = (await must<{ data: { id: number } }>('GET', A, undefined, token, 200)).data.id;
+      for (let i = 0; i < webhookSubs; i++) {
+        await must('POST', '/api/v1/webhook/subscribe', { url: `http://127.0.0.1:${port}/hook`, events: ['access.granted', 'access.denied'], project_id: projectId }, token, 201);
+      }
+    }
 
     // Readers: the demo's, then more on the main gates (in and out alternately) up to clientCount.
     const points = (await must<{ data: { id: number; name: string }[] }>('GET', `${A}/access-points?per_page=100`, undefined, token, 200)).data;
@@ -688,6 +702,14 @@ async function main(): Promise<void> {
     // 1. The appliance: closed loop, then open loop at openRate.
     await connectAll(`mqtt://127.0.0.1:${mqttPort}`, readerSpecs);
     const { warm: applianceWarm, measured: decisions } = await closedLoop(pid);
+    if (onlyAppliance) {
+      // bench:webhooks wants this one figure: the appliance's closed-loop throughput.
+      line('mqtt.decisions_per_s', Math.round(decisions.report.inWindow / decisions.seconds), '/s');
+      await disconnectAll();
+      server.kill('SIGTERM');
+      await serverExit;
+      return;
+    }
     const open = await runAll('open', seconds * 1000, pid);
     await disconnectAll();
     const answered = applianceWarm.report.replied + decisions.report.replied + open.report.replied;
