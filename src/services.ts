@@ -250,8 +250,18 @@ export function buildServices(config: Readonly<Config>, store: Store, clock: Clo
     subscriptions,
     deliveries,
     new Sender(policy, { timeoutMs: hook.timeoutMs, maxResponseBytes: hook.maxResponseBytes }),
-    { headerPrefix: hook.headerPrefix, concurrency: hook.concurrency, retrySchedule: hook.retrySchedule, disableAfterMs: hook.disableAfterHours * 3_600_000, batch: 100, pollMs: 1000 },
+    {
+      headerPrefix: hook.headerPrefix,
+      concurrency: hook.concurrency,
+      retrySchedule: hook.retrySchedule,
+      disableAfterMs: hook.disableAfterHours * 3_600_000,
+      batch: 100,
+      pollMs: 1000,
+      busyScansPerSecond: hook.busyScansPerSecond,
+      busyDeliveriesPerSecond: hook.busyDeliveriesPerSecond,
+    },
     log.child({ module: 'webhooks-out' }),
+    () => eventLog.stats.events,
   );
   journal.onIngest(() => dispatcher.wake()); // new access events in access_events
   const outgoing = { feed, policy, subscriptions, deliveries, dispatcher, observed: new ObservedEvents(db, bus, index, occupancy, log.child({ module: 'feed' })) };

@@ -205,6 +205,10 @@ export const configSchema = z
         concurrency: z.number().int().min(1).max(1000).default(32),
         // Seconds before each retry after the first attempt (jittered by up to 10 %); past the last, failed.
         retrySchedule: z.array(z.number().int().min(0)).min(0).max(50).default([5, 300, 1800, 7200, 18_000, 36_000, 36_000]),
+        // The scan path first: while scans come faster than busyScansPerSecond, deliveries are
+        // paced at busyDeliveriesPerSecond and catch up afterwards (docs/webhooks-outgoing.md).
+        busyScansPerSecond: z.number().int().min(0).max(1_000_000).default(1000),
+        busyDeliveriesPerSecond: z.number().int().min(1).max(1_000_000).default(200),
         // A subscription failing continuously this long is disabled (webhook.endpoint_disabled).
         disableAfterHours: z.number().min(0.001).max(8760).default(120),
         // After a secret rotation the old secret still signs (a second signature) this long.

@@ -40,6 +40,14 @@ export function registerOutgoingMetrics(registry: Registry, subscriptions: Subsc
     },
   });
   new Gauge({
+    name: 'gatehouse_webhook_paced',
+    help: '1 while deliveries are paced because scans come faster than webhook.busyScansPerSecond',
+    registers: [registry],
+    collect() {
+      this.set(dispatcher.busy ? 1 : 0);
+    },
+  });
+  new Gauge({
     name: 'gatehouse_webhook_queue_age_seconds',
     help: 'Age of the oldest pending delivery, over all subscriptions',
     registers: [registry],
