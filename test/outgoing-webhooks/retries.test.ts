@@ -1,6 +1,6 @@
 import { verify } from '@octokit/webhooks-methods';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock, startAppliance, type TestAppliance } from '../helpers/appliance.js';
+import { createUser, ManualClock, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 
 // Retries, order, disabling, resends and rotation (issue 25 items 1, 4, 5), with injected time:
@@ -213,5 +213,38 @@ describe('outgoing webhook retries and the delivery log', () => {
     expect((await gh.request('GET', '/api/v1/webhook-subscriptions/999999', { token })).status).toBe(404);
     const all = await deliveries('?status=delivered');
     expect(all.every((d) => d.status === 'delivered')).toBe(true);
+  });
+
+  it("shows an account only the subscriptions of projects it can reach", async () => {
+    const r = await receiver();
+    const { data } = await subscribe(r.url, ['*']);
+    const outsider = await createUser(gh, token, 'outsider@example.test');
+    const list = await gh.request('GET', '/api/v1/webhook-subscriptions', { token: outsider.token });
+    expect(list.status).toBe(200);
+    expect(list.body.data).toEqual([]);
+    expect((await gh.request('GET', `/api/v1/webhook-subscriptions/${data.id}`, { token: outsider.token })).status).toBe(404);
+    expect((await gh.request('DELETE', `/api/v1/webhook-subscriptions/${data.id}`, { token: outsider.token })).status).toBe(404);
+    const mine = await gh.request('GET', '/api/v1/webhook-subscriptions', { token });
+    expect(mine.body.data.map((x: { id: number }) => x.id)).toContain(data.id);
+  });
+
+  it('removes finished log rows past their retention, keeping pending ones', async () => {
+    const r = await receiver();
+    r.respond((_q, res) => {
+      res.writeHead(500);
+      res.end();
+    });
+    const { data } = await subscribe(r.url, ['attendee.created']);
+    await gh.request('POST', `/api/v1/webhook-subscriptions/${data.id}/test`, { token }); // a failed test delivery
+    await attendee('Pending');
+    await r.waitFor(2);
+    await dispatcher().idle();
+    const before = await deliveries(`?subscription_id=${data.id}`);
+    expect(before.map((d) => d.status).sort()).toEqual(['failed', 'pending']);
+    const { outgoing } = gh.app.services;
+    clock.advance(31 * 86_400_000);
+    const removed = outgoing.deliveries.prune(new Date(clock.now() - 30 * 86_400_000).toISOString(), 1_000_000);
+    expect(removed).toBeGreaterThanOrEqual(1);
+    expect((await deliveries(`?subscription_id=${data.id}`)).map((d) => d.status)).toEqual(['pending']);
   });
 });
