@@ -215,7 +215,7 @@ describe('outgoing webhook retries and the delivery log', () => {
     expect(all.every((d) => d.status === 'delivered')).toBe(true);
   });
 
-  it("shows an account only the subscriptions of projects it can reach", async () => {
+  it('shows an account only the subscriptions of projects it can reach', async () => {
     const r = await receiver();
     const { data } = await subscribe(r.url, ['*']);
     const outsider = await createUser(gh, token, 'outsider@example.test');
