@@ -13,9 +13,12 @@ import { appendToOutbox } from './outbox.js';
 // between the observation and that write loses the notice, not the state (the zone's count and
 // the reader's status are still right, and the next change is noticed).
 
+/** A full zone is told full again only after emptying to this share of its capacity. */
+const REARM = 0.9;
+
 export class ObservedEvents implements Module {
   readonly name = 'observed events';
-  /** Zones at capacity, so each reaching it is told once until it has room again. */
+  /** Zones at capacity, so each reaching it is told once until it has emptied to REARM of it. */
   readonly #full = new Set<number>();
 
   constructor(
@@ -33,7 +36,8 @@ export class ObservedEvents implements Module {
         if (!zone || zone.capacity === null) continue;
         const count = this.occupancy.count(zoneId);
         if (count < zone.capacity) {
-          this.#full.delete(zoneId);
+          // A zone kept full by a door (one out, one in) must not make an event per pair of scans.
+          if (count <= Math.floor(zone.capacity * REARM)) this.#full.delete(zoneId);
           continue;
         }
         if (this.#full.has(zoneId)) continue;

@@ -14,7 +14,7 @@ const WHEN: Record<string, string> = {
   'credential.revoked': 'A credential was revoked. data: the credential as REST shows it.',
   'access_point.updated': 'An access point was made or changed. data: the access point as REST shows it.',
   'access_point.deleted': 'An access point was deleted. data: {id}.',
-  'zone.capacity_reached': 'A grant filled a zone to its capacity. data: {zone_id, capacity, current_count, timestamp}.',
+  'zone.capacity_reached': 'A grant filled a zone to its capacity (again only after it emptied to 90 %). data: {zone_id, capacity, current_count, timestamp}.',
   'gateway.online': "A gateway's reported status became online. data: the gateway, timestamp.",
   'gateway.offline': "A gateway's reported status became offline. data: the gateway, timestamp.",
   'reader.offline': 'A reader went offline. data: {reader_id, status, connected_via, gateway_status, last_seen, last_scan, timestamp}.',

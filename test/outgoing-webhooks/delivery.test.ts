@@ -112,6 +112,22 @@ describe('outgoing webhooks', () => {
     await gh.request('DELETE', `/api/v1/webhook-subscriptions/${res.body.data.id}`, { token });
   });
 
+  it('tells a zone reaching its capacity once, with the count', async () => {
+    const res = await subscribe({ url: receiver.url, events: ['zone.capacity_reached'] });
+    const zone = (await gh.request('POST', `${A}/access-zones`, { token, body: { name: 'Booth', capacity: 2 } })).body.data.id;
+    const gate = (await gh.request('POST', `${A}/access-points`, { token, body: { name: 'Booth door', access_zone_id: zone } })).body.data.id;
+    for (const n of [1, 2, 3]) {
+      const person = (await gh.request('POST', `${A}/attendees`, { token, body: { first_name: `Cap${n}`, last_name: 'X' } })).body.data;
+      await gh.request('POST', `${A}/attendees/${person.id}/credentials`, { token, body: { value: `CAP-${n}`, kind: 'qr' } });
+      await gh.request('POST', `${A}/access-points/${gate}/scan`, { token, body: { credential_value: `CAP-${n}`, scan_type: 'qr' } });
+    }
+    const [got] = await receiver.waitFor(1, 'zone.capacity_reached');
+    expect(got!.body.data).toMatchObject({ zone_id: zone, capacity: 2, current_count: 2 });
+    await gh.app.services.outgoing.dispatcher.idle();
+    expect(receiver.received.filter((r) => r.body.event === 'zone.capacity_reached')).toHaveLength(1); // the third was refused: still one
+    await gh.request('DELETE', `/api/v1/webhook-subscriptions/${res.body.data.id}`, { token });
+  });
+
   it('refuses an unknown event, a plain-http URL when insecure receivers are not allowed, and a project the account cannot reach', async () => {
     const unknown = await subscribe({ url: receiver.url, events: ['attendee.exploded'] });
     expect(unknown.status).toBe(422);
