@@ -8,6 +8,7 @@ import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import type { Attempt, Deliveries, DeliveryRow } from './deliveries.js';
 import { nextAttemptAt } from './retry-schedule.js';
+import { ScanPacer } from './scan-pacer.js';
 import type { Sender } from './sender.js';
 import { signatureHeaders } from './signing.js';
 import { consumerOf, type SubscriptionRow, type Subscriptions } from './subscriptions.js';
@@ -34,9 +35,6 @@ export interface DispatcherOptions {
   /** Deliveries a second while busy; they catch up when the rush is over. */
   busyDeliveriesPerSecond: number;
 }
-
-/** How often the scan rate is sampled and the busy budget renewed. */
-const SAMPLE_MS = 250;
 
 export interface DispatchStats {
   delivered: number;
@@ -74,12 +72,7 @@ export class Dispatcher implements Module {
   #generation = 0;
   /** Attempts made so far (idle() watches it). */
   #attempts = 0;
-  /** Scans a second over the last sample; attempts left in this sample while busy (Infinity: not busy). */
-  #scanRate = 0;
-  #scansSeen = 0;
-  #budget = Number.POSITIVE_INFINITY;
-  #sampler: NodeJS.Timeout | null = null;
-  #renewed: (() => void)[] = [];
+  readonly #pacer: ScanPacer;
 
   constructor(
     private readonly db: Database,
@@ -92,12 +85,14 @@ export class Dispatcher implements Module {
     private readonly options: DispatcherOptions,
     private readonly log: Logger,
     /** Scans decided so far (the event log's count): the scan path comes first. */
-    private readonly scansSoFar: () => number = () => 0,
-  ) {}
+    scansSoFar: () => number = () => 0,
+  ) {
+    this.#pacer = new ScanPacer(options, scansSoFar);
+  }
 
-  /** Whether deliveries are being paced because the box is busy deciding scans. */
+  /** Whether deliveries are being paced because the box is busy deciding scans (scan-pacer.ts). */
   get busy(): boolean {
-    return this.#budget !== Number.POSITIVE_INFINITY;
+    return this.#pacer.busy;
   }
 
   start(): void {
@@ -108,8 +103,7 @@ export class Dispatcher implements Module {
       this.#reload();
       this.wake();
     });
-    this.#scansSeen = this.scansSoFar();
-    this.#sampler = setInterval(() => this.#sample(), SAMPLE_MS).unref();
+    this.#pacer.start();
     this.#poll = setInterval(() => {
       this.#reload(); // subscriptions changed by another process
       this.wake();
@@ -122,8 +116,7 @@ export class Dispatcher implements Module {
     this.bus.removeListeners(this);
     if (this.#poll) clearInterval(this.#poll);
     if (this.#due) clearTimeout(this.#due);
-    if (this.#sampler) clearInterval(this.#sampler);
-    for (const renewed of this.#renewed.splice(0)) renewed();
+    this.#pacer.stop();
     await Promise.allSettled([...this.#running.values()]);
     await this.sender.close();
   }
@@ -138,27 +131,8 @@ export class Dispatcher implements Module {
       this.#pump();
     };
     // Busy: look at most once a sample, so 50 subscriptions do not read the feed after every scan.
-    if (this.busy) setTimeout(pump, SAMPLE_MS).unref();
+    if (this.busy) setTimeout(pump, this.#pacer.sampleMs).unref();
     else setImmediate(pump);
-  }
-
-  /**
-   * The scan path comes first (issue 25: MQTT throughput with 50 subscriptions within 15 % of
-   * none). Each sample, when scans came faster than busyScansPerSecond, deliveries get a budget
-   * of busyDeliveriesPerSecond for the next sample; otherwise none is needed.
-   */
-  #sample(): void {
-    const scans = this.scansSoFar();
-    this.#scanRate = ((scans - this.#scansSeen) * 1000) / SAMPLE_MS;
-    this.#scansSeen = scans;
-    this.#budget = this.#scanRate > this.options.busyScansPerSecond ? (this.options.busyDeliveriesPerSecond * SAMPLE_MS) / 1000 : Number.POSITIVE_INFINITY;
-    for (const renewed of this.#renewed.splice(0)) renewed();
-  }
-
-  /** Waits while the busy budget of this sample is spent. */
-  async #paced(): Promise<void> {
-    while (this.#budget < 1 && !this.#stopped) await new Promise<void>((resolve) => this.#renewed.push(resolve));
-    this.#budget--;
   }
 
   /** Resolves once no subscription has work it can do now (tests, benches). */
@@ -216,7 +190,7 @@ export class Dispatcher implements Module {
         this.#dueAt(Date.parse(head.next_attempt_at));
         return;
       }
-      await this.#paced();
+      await this.#pacer.take();
       if (this.#stopped) return;
       const after = await this.#attempt(subscription, head, true);
       if (after.status === 'pending') return; // held: retried when due
