@@ -14,6 +14,8 @@ export interface ScanResponse {
   access_granted: boolean;
   reason?: DenialReason;
   attendee: ScanAttendee | null;
+  /** The access event's uuid, so a client can find its event anywhere (issue 26). */
+  event_id: string;
 }
 
 export interface ScanOutcome {
@@ -40,6 +42,6 @@ export function outcome(
   attendee: ScanAttendee | null,
   replayed: boolean,
 ): ScanOutcome {
-  const answer: ScanResponse = granted ? { success: true, access_granted: true, attendee } : { success: true, access_granted: false, reason: reason!, attendee };
+  const answer: ScanResponse = granted ? { success: true, access_granted: true, attendee, event_id: uuid } : { success: true, access_granted: false, reason: reason!, attendee, event_id: uuid };
   return { uuid, granted, reason, accessPointId, zoneId, decidedAt, decidedAtMs, replayed, answer };
 }

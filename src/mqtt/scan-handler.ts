@@ -25,6 +25,8 @@ export interface MqttDecision {
   attendee?: { id: number; first_name: string; last_name: string };
   access_point_id: number;
   decided_at: string;
+  /** The access event's uuid. */
+  event_id: string;
 }
 
 export interface ScanFailure {
@@ -82,7 +84,7 @@ export async function handleScan(deps: ScanHandlerDeps, projectId: number, ident
   }
   try {
     const outcome = await deps.scans.scan(located.request);
-    const decision: MqttDecision = { request_id: scan.request_id, access_granted: outcome.granted, access_point_id: outcome.accessPointId, decided_at: outcome.decidedAt };
+    const decision: MqttDecision = { request_id: scan.request_id, access_granted: outcome.granted, access_point_id: outcome.accessPointId, decided_at: outcome.decidedAt, event_id: outcome.uuid };
     if (outcome.reason) decision.reason = outcome.reason;
     if (outcome.answer.attendee) decision.attendee = outcome.answer.attendee;
     return { ok: true, decision };

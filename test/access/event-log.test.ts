@@ -270,8 +270,11 @@ describe('request ids: a retried scan is decided once', () => {
 
     // The same id three times at once, then once more: one grant, one event, one person inside.
     const first = await Promise.all([scan('ANN', 'r-1'), scan('ANN', 'r-1'), scan('ANN', 'r-1')]);
-    for (const res of first) expect(res.body).toEqual({ success: true, access_granted: true, attendee: { id: expect.any(Number), first_name: 'Ann', last_name: 'A' } });
+    for (const res of first) expect(res.body).toEqual({ success: true, access_granted: true, attendee: { id: expect.any(Number), first_name: 'Ann', last_name: 'A' }, event_id: expect.any(String) });
     expect((await scan('ANN', 'r-1')).body.access_granted).toBe(true);
+    // Every answer names the one event: the same event_id each time.
+    const eventId = first[0]!.body.event_id as string;
+    expect(new Set(first.map((r) => r.body.event_id))).toEqual(new Set([eventId]));
     // Without an id, a second scan is a new decision: anti-passback denies it.
     expect((await scan('ANN')).body).toMatchObject({ access_granted: false, reason: 'not_authorized' });
     // A denial is replayed as a denial, even once the reason no longer holds.
@@ -283,10 +286,11 @@ describe('request ids: a retried scan is decided once', () => {
 
     gh = await startAppliance({}, { dataDir });
     api = client(gh, await gh.token());
-    expect((await scan('ANN', 'r-1')).body).toMatchObject({ access_granted: true, attendee: { first_name: 'Ann' } });
+    expect((await scan('ANN', 'r-1')).body).toMatchObject({ access_granted: true, attendee: { first_name: 'Ann' }, event_id: eventId }); // after a restart too
     expect((await scan('BOB', 'r-2')).body).toMatchObject({ access_granted: false, reason: 'capacity_exceeded' });
     expect((await scan('BOB', 'r-3')).body.access_granted).toBe(true);
     const events = (await api.get(`${A}/access-events?per_page=100`)).body;
+    expect(events.data.map((e: { uuid: string }) => e.uuid)).toContain(eventId);
     expect(events.meta.total).toBe(4); // ANN r-1, ANN (no id), BOB r-2, BOB r-3
     expect((await api.get(`${A}/access-zones/${zone}`)).body.data.current_count).toBe(2);
     await gh.stop();

@@ -49,7 +49,7 @@ describe('scanning over REST: decide, persist, announce, answer', () => {
     announced.length = 0;
     for (const value of ['', 'x'.repeat(10_000), 'Grüße 🎫', "'; DROP TABLE access_events; --"]) {
       const res = await api.post(`${A}/access-points/${gate}/scan`, { credential_value: value });
-      expect(res.body).toEqual({ success: true, access_granted: false, reason: 'invalid_credential', attendee: null });
+      expect(res.body).toEqual({ success: true, access_granted: false, reason: 'invalid_credential', attendee: null, event_id: expect.any(String) });
     }
     expect(announced.map((a) => a.name)).toEqual(['AccessDenied', 'AccessDenied', 'AccessDenied', 'AccessDenied']);
     expect(Object.keys(announced[0]!.payload).sort()).toEqual(['access_point_id', 'credential_value', 'reason', 'timestamp']);

@@ -29,9 +29,9 @@ describe('the access-event webhook', () => {
   it('decides a scan at the reader, answers in the spec shape and records a webhook event for that reader', async () => {
     const res = await post({ reader_id: 'GW1-R1', credential_value: 'TICKET-1', scan_type: 'barcode', timestamp: '2026-11-23T11:59:58Z' });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ success: true, access_granted: true, attendee: { id: expect.any(Number), first_name: 'Ada', last_name: 'Lovelace' } });
+    expect(res.body).toEqual({ success: true, access_granted: true, attendee: { id: expect.any(Number), first_name: 'Ada', last_name: 'Lovelace' }, event_id: expect.any(String) });
     const denied = await post({ reader_id: 'GW1-R1', credential_value: 'NOPE', scan_type: 'barcode', timestamp: Math.floor(NOW / 1000) });
-    expect(denied.body).toEqual({ success: true, access_granted: false, reason: 'invalid_credential', attendee: null });
+    expect(denied.body).toEqual({ success: true, access_granted: false, reason: 'invalid_credential', attendee: null, event_id: expect.any(String) });
     const events = (await api.get(`${A}/access-events`)).body.data;
     expect(events[1]).toMatchObject({ source: 'webhook', access_point_id: gate, reader_id: expect.any(Number), credential_value: 'TICKET-1', scanned_at: '2026-11-23T11:59:58.000Z', granted: true });
     expect(events[0]).toMatchObject({ source: 'webhook', scanned_at: '2026-11-23T12:00:00.000Z', reason: 'invalid_credential' });

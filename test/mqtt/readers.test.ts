@@ -62,6 +62,7 @@ describe('readers over MQTT', () => {
       attendee: { id: expect.any(Number), first_name: 'Ada', last_name: 'Lovelace' },
       access_point_id: gate,
       decided_at: new Date(NOW).toISOString(),
+      event_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
     });
     await reader.publishAsync(creds.mqtt.scans_topic, JSON.stringify({ request_id: 'a-2', credential_value: 'NOPE', scan_type: 'barcode', timestamp: Math.floor(NOW / 1000) }), { qos: 1 });
     expect((await box.next((m) => m.payload.request_id === 'a-2')).payload).toEqual({
@@ -70,12 +71,13 @@ describe('readers over MQTT', () => {
       reason: 'invalid_credential',
       access_point_id: gate,
       decided_at: new Date(NOW).toISOString(),
+      event_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
     });
 
     const log = await events();
     expect(log.data.slice(0, 2)).toEqual([
       expect.objectContaining({ source: 'mqtt', reader_id: creds.reader.id, credential_value: 'NOPE', granted: false }),
-      expect.objectContaining({ source: 'mqtt', reader_id: creds.reader.id, credential_value: 'TICKET-1', granted: true, scanned_at: '2026-11-23T11:59:59.000Z' }),
+      expect.objectContaining({ source: 'mqtt', reader_id: creds.reader.id, credential_value: 'TICKET-1', granted: true, scanned_at: '2026-11-23T11:59:59.000Z', uuid: granted.payload.event_id }),
     ]);
     // The access point embeds its readers with their state.
     const point = (await api.get(`${A}/access-points/${gate}`)).body.data;

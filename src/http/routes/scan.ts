@@ -78,6 +78,7 @@ export const scanResponseSchema = z.object({
   access_granted: z.boolean(),
   reason: z.enum(['invalid_credential', 'not_authorized', 'expired', 'capacity_exceeded', 'time_restricted', 'blocklisted']).optional(),
   attendee: z.object({ id: z.number().int(), first_name: z.string(), last_name: z.string() }).nullable(),
+  event_id: z.string().describe("the access event's uuid (the same on a retried request_id): find it in access-events, webhooks and sync"),
 });
 
 export function scanRoutes({ scans, now }: { scans: ScanService; now: () => number }): AnyRoute[] {
