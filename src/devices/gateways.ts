@@ -3,11 +3,12 @@ import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import { found, validationError } from '../errors.js';
 import type { EventBus } from '../events/bus.js';
-import { commit } from '../events/unit-of-work.js';
+import { commit, type Work } from '../events/unit-of-work.js';
+import { type ReaderRow, readerResource } from '../venue/readers.js';
+import { nextVersion } from '../venue/versioned-table.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import type { ReaderStates } from './reader-state.js';
-import { writeTransaction } from '../store/transactions.js';
 
 // Gateways (docs/mqtt.md): hardware that fronts readers and reports its own state and theirs,
 // over MQTT (a retained status with a last will) or POST /webhook/v1/mqtt-gateway-status. Both
@@ -124,14 +125,14 @@ export class Gateways {
   }
 
   create(projectId: number, input: z.output<typeof createGatewayBody>): GatewayRow {
-    return writeTransaction(this.db, () => {
+    return commit(this.db, this.bus, (work) => {
       if (this.withIdentifier(input.identifier, projectId).length) throw validationError({ identifier: ['The identifier has already been taken.'] });
       const now = iso(this.clock.now());
       const id = Number(
         statement(this.db, 'INSERT INTO gateways (project_id, identifier, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?)').run(projectId, input.identifier, input.name ?? null, now, now)
           .lastInsertRowid,
       );
-      if (input.reader_ids) this.#assignReaders(projectId, id, input.reader_ids);
+      if (input.reader_ids) this.#assignReaders(projectId, id, input.reader_ids, work);
       return this.get(projectId, id);
     });
   }
@@ -149,7 +150,7 @@ export class Gateways {
         iso(this.clock.now()),
         id,
       );
-      if (input.reader_ids) this.#assignReaders(projectId, id, input.reader_ids);
+      if (input.reader_ids) this.#assignReaders(projectId, id, input.reader_ids, work);
       work.emit('device.credentials_revoked', { kind: 'gateway', deviceId: id });
       return this.get(projectId, id);
     });
@@ -158,17 +159,42 @@ export class Gateways {
   delete(projectId: number, id: number): void {
     commit(this.db, this.bus, (work) => {
       this.get(projectId, id);
-      statement(this.db, 'UPDATE readers SET gateway_id = NULL WHERE gateway_id = ?').run(id);
+      this.#setGateway(projectId, this.readerIds(id), null, work);
       statement(this.db, 'DELETE FROM gateways WHERE id = ?').run(id);
       work.emit('gateway.deleted', { projectId, id });
     });
   }
 
-  #assignReaders(projectId: number, gatewayId: number, readerIds: readonly number[]): void {
+  #assignReaders(projectId: number, gatewayId: number, readerIds: readonly number[], work: Work): void {
     const unknown = readerIds.filter((r) => !statement(this.db, 'SELECT 1 FROM readers WHERE project_id = ? AND id = ?').get(projectId, r));
     if (unknown.length) throw validationError({ reader_ids: [`The selected reader ids are invalid: ${unknown.join(', ')}.`] });
-    statement(this.db, 'UPDATE readers SET gateway_id = NULL WHERE gateway_id = ?').run(gatewayId);
-    for (const r of readerIds) statement(this.db, 'UPDATE readers SET gateway_id = ? WHERE id = ?').run(gatewayId, r);
+    const wanted = new Set(readerIds);
+    this.#setGateway(
+      projectId,
+      this.readerIds(gatewayId).filter((r) => !wanted.has(r)),
+      null,
+      work,
+    );
+    this.#setGateway(projectId, [...wanted], gatewayId, work);
+  }
+
+  /**
+   * Puts the readers behind the gateway (or none): each whose assignment changes takes a new
+   * change version (a sync download sees it) and is announced as reader.updated.
+   */
+  #setGateway(projectId: number, readerIds: readonly number[], gatewayId: number | null, work: Work): void {
+    for (const id of readerIds) {
+      const changed = statement(this.db, 'UPDATE readers SET gateway_id = ?, version = ?, updated_at = ? WHERE id = ? AND gateway_id IS NOT ?').run(
+        gatewayId,
+        nextVersion(this.db),
+        iso(this.clock.now()),
+        id,
+        gatewayId,
+      ).changes;
+      if (changed === 0) continue;
+      const row = statement(this.db, 'SELECT * FROM readers WHERE id = ?').get(id) as ReaderRow;
+      work.emit('reader.updated', { projectId, resource: readerResource(row), version: row.version });
+    }
   }
 
   /**

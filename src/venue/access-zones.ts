@@ -6,6 +6,7 @@ import { commit } from '../events/unit-of-work.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import { slugify, SLUG_PATTERN, uniqueSlug } from '../accounts/slug.js';
+import type { AttendeeTypes } from './attendee-types.js';
 import { VersionedTable } from './versioned-table.js';
 
 // Access zones (spec: Resources, Access zone). capacity null = unlimited; current_count is
@@ -71,6 +72,7 @@ export class AccessZones {
     private readonly db: Database,
     clock: Clock,
     private readonly bus: EventBus,
+    private readonly attendeeTypes: AttendeeTypes,
   ) {
     this.table = new VersionedTable(db, clock, 'access_zones', 'access_zone');
   }
@@ -112,6 +114,7 @@ export class AccessZones {
       if (n > 0) throw new AppError('conflict', { detail: `The access zone is used by ${n} access point${n === 1 ? '' : 's'}; move or delete them first.` });
       const { r } = statement(this.db, 'SELECT COUNT(*) AS r FROM time_restrictions WHERE access_zone_id = ?').get(id) as { r: number };
       if (r > 0) throw new AppError('conflict', { detail: `The access zone has ${r} time restriction${r === 1 ? '' : 's'}; delete them first.` });
+      this.attendeeTypes.forgetZone(projectId, id, work);
       const version = this.table.delete(projectId, id);
       work.emit('access_zone.deleted', { projectId, id, version });
     });

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Clock } from '../clock.js';
 import { AppError, found, validationError } from '../errors.js';
 import type { EventBus } from '../events/bus.js';
-import { commit } from '../events/unit-of-work.js';
+import { commit, type Work } from '../events/unit-of-work.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import { slugify, uniqueSlug } from '../accounts/slug.js';
@@ -67,6 +67,20 @@ export class AttendeeTypes {
 
   bySlug(projectId: number, slug: string): AttendeeTypeRow | null {
     return (statement(this.db, 'SELECT * FROM attendee_types WHERE project_id = ? AND slug = ?').get(projectId, slug) as AttendeeTypeRow | undefined) ?? null;
+  }
+
+  /**
+   * A zone is being deleted: the types that grant it lose it, each with a new change version and
+   * an attendee_type.updated (a sync download or an index sees the change; before, the cascade
+   * changed their zones silently).
+   */
+  forgetZone(projectId: number, zoneId: number, work: Work): void {
+    const typeIds = statement(this.db, 'SELECT attendee_type_id FROM attendee_type_zones WHERE access_zone_id = ?').pluck().all(zoneId) as number[];
+    statement(this.db, 'DELETE FROM attendee_type_zones WHERE access_zone_id = ?').run(zoneId);
+    for (const typeId of typeIds) {
+      const row = this.table.update(projectId, typeId, {});
+      work.emit('attendee_type.updated', { projectId, resource: this.resource(row), version: row.version });
+    }
   }
 
   private setZones(projectId: number, typeId: number, ids: number[]): void {

@@ -31,7 +31,7 @@ export function createVenue(db: Database, clock: Clock, bus: EventBus): Venue {
   const attendeeTypes = new AttendeeTypes(db, clock, bus);
   const credentials = new Credentials(db, clock, bus);
   return {
-    zones: new AccessZones(db, clock, bus),
+    zones: new AccessZones(db, clock, bus, attendeeTypes),
     readers,
     accessPoints: new AccessPoints(db, clock, bus, readers),
     attendeeTypes,
