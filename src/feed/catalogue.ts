@@ -26,8 +26,6 @@ export const CATALOGUE = [...ACCESS_EVENTS, ...OUTBOX_EVENTS] as const;
 export type CatalogueEvent = (typeof CATALOGUE)[number];
 export type OutboxEvent = (typeof OUTBOX_EVENTS)[number];
 
-export const isCatalogueEvent = (name: string): name is CatalogueEvent => (CATALOGUE as readonly string[]).includes(name);
-
 /** A domain event as the outbox keeps it: the catalogue name, its project and its `data`. */
 export interface OutboxEntry {
   event: OutboxEvent;

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { type Clock, iso } from '../clock.js';
-import type { FeedCursor, FeedItem } from '../feed/feed.js';
-import type { Feed } from '../feed/feed.js';
+import type { Feed, FeedCursor, FeedItem } from '../feed/feed.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import { writeTransaction } from '../store/transactions.js';

@@ -6,11 +6,12 @@ import pino from 'pino';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EventJournal, type JournalOptions } from '../../src/access/event-journal.js';
 import { journalLine } from '../../src/access/journal-format.js';
-import { AccessEventLog, type AccessEventRow } from '../../src/access/event-log.js';
+import { AccessEventLog } from '../../src/access/event-log.js';
 import { Store } from '../../src/store/database.js';
 import { Checkpointer } from '../../src/store/checkpointer.js';
 import { Occupancy } from '../../src/access/occupancy.js';
 import { PresenceSnapshots } from '../../src/access/presence.js';
+import { eventRow } from '../helpers/access-event-rows.js';
 import { client, startAppliance } from '../helpers/appliance.js';
 
 const dirs: string[] = [];
@@ -21,28 +22,7 @@ afterAll(() =>
 );
 const log = pino({ level: 'silent' });
 
-function row(i: number, extra: Partial<AccessEventRow> = {}): AccessEventRow {
-  return {
-    uuid: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
-    projectId: 1,
-    accessPointId: 1,
-    zoneId: null,
-    readerId: null,
-    credentialId: null,
-    credentialValue: `V${i}`,
-    attendeeId: null,
-    granted: false,
-    reason: 'invalid_credential',
-    movement: null,
-    counted: false,
-    fromZoneId: null,
-    scannedAt: '2026-11-23T10:00:00.000Z',
-    decidedAt: '2026-11-23T10:00:00.000Z',
-    source: 'api',
-    requestKey: null,
-    ...extra,
-  };
-}
+const row = eventRow;
 
 describe('the access-event log (group commit into the journal)', () => {
   let store: Store;

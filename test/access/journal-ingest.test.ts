@@ -3,36 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { AccessEventRow } from '../../src/access/event-log.js';
 import { journalLine, SLOT, SLOTS, segmentName } from '../../src/access/journal-format.js';
 import { type IngestMessage, ingestLoop, JournalIngest, MAX_ROWS } from '../../src/access/journal-ingest.js';
 import { Store } from '../../src/store/database.js';
+import { eventRow } from '../helpers/access-event-rows.js';
 
 // The ingest worker's work, run in the test's own thread: real segment files, a real SQLite file.
 
 const log = pino({ level: 'silent' });
 
-function row(i: number, credentialValue = `V${i}`): AccessEventRow {
-  return {
-    uuid: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
-    projectId: 1,
-    accessPointId: 1,
-    zoneId: null,
-    readerId: null,
-    credentialId: null,
-    credentialValue,
-    attendeeId: null,
-    granted: i % 2 === 0,
-    reason: i % 2 === 0 ? null : 'invalid_credential',
-    movement: null,
-    counted: false,
-    fromZoneId: null,
-    scannedAt: '2026-11-25T10:00:00.000Z',
-    decidedAt: '2026-11-25T10:00:00.000Z',
-    source: 'mqtt',
-    requestKey: null,
-  };
-}
+const row = (i: number, credentialValue = `V${i}`) => eventRow(i, { credentialValue });
 const lines = (ids: number[]) => ids.map((i) => `${journalLine(row(i))}\n`).join('');
 
 describe('journal ingest (the ingest worker, in this thread)', () => {
