@@ -166,6 +166,12 @@ export class Gatehouse {
       s.outgoing.observed,
       s.outgoing.dispatcher,
       sweep('outgoing webhook log and outbox retention', () => this.#pruneOutgoing(s), 60 * 60_000, this.log),
+      access.retention, // old access events, hourly in short chunks (docs/storage.md)
+      module(
+        'cloud sync',
+        () => s.sync.start(),
+        () => s.sync.stop(),
+      ),
       realtime.broadcaster,
       realtime.accessWatch,
       realtime.server,

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { AccessEngine } from './access/engine.js';
 import { EventJournal } from './access/event-journal.js';
 import { AccessEventLog } from './access/event-log.js';
+import { EventRetention } from './access/event-retention.js';
 import { ScanDeadlines } from './access/scan-deadlines.js';
 import { ExternalChanges, registerExternalChangeMetrics } from './access/external-changes.js';
 import { IndexSync } from './access/index-sync.js';
@@ -36,6 +37,8 @@ import { registerOutgoingMetrics } from './outgoing-webhooks/metrics.js';
 import { ReceiverPolicy } from './outgoing-webhooks/receiver-policy.js';
 import { Sender } from './outgoing-webhooks/sender.js';
 import { Subscriptions } from './outgoing-webhooks/subscriptions.js';
+import { SyncServices } from './sync/index.js';
+import { registerSyncMetrics } from './sync/metrics.js';
 import { RealtimeAccessWatch } from './realtime/access-watch.js';
 import { Broadcaster } from './realtime/broadcaster.js';
 import { type PusherCredentials, resolvePusherCredentials } from './realtime/credentials.js';
@@ -92,6 +95,7 @@ export interface Services {
     readerScans: ReaderScans;
     presence: PresenceSnapshots;
     externalChanges: ExternalChanges;
+    retention: EventRetention;
   };
   devices: { logins: ReaderLogins; tokens: DeviceTokens; gateways: Gateways; readerStates: ReaderStates };
   realtime: { server: PusherServer; credentials: PusherCredentials; cipher: ChannelCipher; grants: ChannelGrants; broadcaster: Broadcaster; accessWatch: RealtimeAccessWatch };
@@ -104,6 +108,8 @@ export interface Services {
     dispatcher: Dispatcher;
     observed: ObservedEvents;
   };
+  /** Cloud sync by role (issue 26; docs/sync.md). */
+  sync: SyncServices;
   webhooks: {
     sources: WebhookSources;
     replays: ReplayWindow;
@@ -164,6 +170,7 @@ export function buildServices(config: Readonly<Config>, store: Store, clock: Clo
     presence: new PresenceSnapshots(db, occupancy, (id) => index.attendees.has(id), log.child({ module: 'presence' })),
     // Venue changes by other processes (the CLI, any tool writing the store).
     externalChanges: new ExternalChanges(db, index, bus, venue, log.child({ module: 'access' })),
+    retention: new EventRetention(db, clock, config, log.child({ module: 'retention' }), metrics.registry), // docs/storage.md: retention
   };
 
   const deviceTokens = new DeviceTokens(db, clock, bus);
@@ -266,6 +273,21 @@ export function buildServices(config: Readonly<Config>, store: Store, clock: Clo
   journal.onIngest(() => dispatcher.wake()); // new access events in access_events
   const outgoing = { feed, policy, subscriptions, deliveries, dispatcher, observed: new ObservedEvents(db, bus, index, occupancy, log.child({ module: 'feed' })) };
   registerOutgoingMetrics(metrics.registry, subscriptions, deliveries, dispatcher);
+  const sync = new SyncServices({
+    db,
+    clock,
+    bus,
+    config,
+    log: log.child({ module: 'sync' }),
+    feed,
+    occupancy,
+    externalChanges: access.externalChanges,
+    journal,
+    teams: accounts.teams,
+    projects,
+    appVersion: '1.0.0',
+  });
+  registerSyncMetrics(metrics.registry, sync);
 
   registerExternalChangeMetrics(metrics.registry, access.externalChanges);
   registerRealtimeMetrics(metrics.registry, server);
@@ -275,5 +297,5 @@ export function buildServices(config: Readonly<Config>, store: Store, clock: Clo
   registerThrottleMetrics(metrics.registry, webhooks.throttle);
 
   const checkpointer = new Checkpointer({ file: store.file, synchronous: config.store.synchronous, intervalMs: config.store.checkpointIntervalMs }, log.child({ module: 'checkpoint' }));
-  return { config, log, clock, store, bus, metrics, checkpointer, accounts, venue, access, devices, realtime, outgoing, webhooks };
+  return { config, log, clock, store, bus, metrics, checkpointer, accounts, venue, access, devices, realtime, outgoing, sync, webhooks };
 }

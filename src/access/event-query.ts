@@ -35,6 +35,13 @@ export const accessEventSchema = z.object({
   scanned_at: z.string(),
   decided_at: z.string(),
   source: z.string(),
+  // Cloud sync (docs/sync.md): set on a cloud for events uploaded from an edge, null otherwise.
+  edge_id: z.number().int().nullable().describe('the edge that decided it (cloud), null when decided here'),
+  uploaded_at: z.string().nullable().describe('when it reached the cloud'),
+  clock_offset_ms: z.number().int().nullable().describe("the edge's clock offset at its last contact (never applied to scanned_at)"),
+  clock_unsynchronised: z.boolean().nullable().describe("true when the edge's clock was not known to be within tolerance"),
+  duplicate_of: z.string().nullable().describe('a duplicate entry: the uuid of the entry at another edge it repeats'),
+  review: z.string().nullable().describe('flagged for review: revoked_credential or blocklisted at the scan time'),
 });
 
 export type AccessEventResource = z.infer<typeof accessEventSchema>;
@@ -57,6 +64,9 @@ export function queryAccessEvents(db: Database, projectId: number, f: AccessEven
   const sqlWhere = where.join(' AND ');
   const rows = statement(db, `SELECT * FROM access_events WHERE ${sqlWhere} ORDER BY scanned_at DESC, id DESC LIMIT @limit OFFSET @offset`).all(params) as Record<string, unknown>[];
   const { n } = statement(db, `SELECT COUNT(*) AS n FROM access_events WHERE ${sqlWhere}`).get(params) as { n: number };
-  const items = rows.map(({ project_id: _p, request_key: _k, counted: _c, from_zone_id: _f, granted, ...rest }) => ({ ...rest, granted: granted === 1 }) as AccessEventResource);
+  const items = rows.map(
+    ({ project_id: _p, request_key: _k, counted: _c, from_zone_id: _f, granted, clock_unsynchronised, ...rest }) =>
+      ({ ...rest, granted: granted === 1, clock_unsynchronised: clock_unsynchronised === null ? null : clock_unsynchronised === 1 }) as AccessEventResource,
+  );
   return { items, total: n };
 }

@@ -81,6 +81,17 @@ export class ExternalChanges {
     return this.#running;
   }
 
+  /** Resolves once everything written so far (by any process, this one's direct writes included) is in the index. */
+  async catchUp(): Promise<void> {
+    const target = this.#sequence();
+    while (!this.#stopped && this.#cursor < target) {
+      const running = this.#running;
+      await this.poll();
+      if (running) continue; // that read began before the target: poll again
+      if (this.#cursor < target && !this.#running) return; // a failed read: the next poll retries
+    }
+  }
+
   async #read(ranges: readonly VersionRange[], upTo: number): Promise<void> {
     const started = Date.now();
     const total = { rows: 0, deletions: 0 };

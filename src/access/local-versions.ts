@@ -10,7 +10,7 @@ import type { EventBus, EventName } from '../events/bus.js';
 // hears a write only after it committed.
 
 /** Every domain event that carries the change version of the write it announces. */
-const VERSIONED = [
+export const VERSIONED = [
   'access_zone.created',
   'access_zone.updated',
   'access_zone.deleted',

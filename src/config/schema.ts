@@ -149,8 +149,35 @@ export const configSchema = z
         pretty: z.enum(['auto', 'always', 'never']).default('auto'),
       })
       .prefault({}),
-    cloud: z.strictObject({ url: z.url().nullable().default(null) }).prefault({}),
-    sync: z.strictObject({ token: z.string().min(1).nullable().default(null) }).prefault({}),
+    cloud: z
+      .strictObject({
+        url: z.url().nullable().default(null),
+        // A PEM file of the CA(s) to trust for the cloud's TLS certificate, besides the system's (a private CA).
+        caFile: z.string().min(1).nullable().default(null),
+      })
+      .prefault({}),
+    // Cloud sync (issue 26; docs/sync.md).
+    sync: z
+      .strictObject({
+        token: z.string().min(1).nullable().default(null),
+        // Every request from the edge to the cloud is given up after this long (a black-holed link is offline, not waited on).
+        requestTimeoutMs: z.number().int().min(100).max(120_000).default(10_000),
+        // Events per upload batch; reference rows per download page.
+        uploadBatch: z.number().int().min(1).max(10_000).default(1000),
+        pageSize: z.number().int().min(1).max(20_000).default(5000),
+        // How long the cloud holds a caught-up download (and the revocation watch) open waiting for a change.
+        longPollSeconds: z.number().int().min(0).max(300).default(20),
+        // Back-off while the link is down: from min, doubling, up to max, with full jitter.
+        backoffMinMs: z.number().int().min(10).max(600_000).default(500),
+        backoffMaxMs: z.number().int().min(10).max(3_600_000).default(30_000),
+        // An edge whose clock is off the cloud's by more than this uploads its events flagged unsynchronised.
+        clockToleranceMs: z.number().int().min(0).max(86_400_000).default(2000),
+        // Edge: access events the cloud acknowledged and older than this are pruned (null = never).
+        edgeRetentionDays: z.number().int().min(1).max(3650).nullable().default(30),
+        // Standalone and cloud: access events older than this are pruned (null = kept for ever, the default).
+        retentionDays: z.number().int().min(1).max(36500).nullable().default(null),
+      })
+      .prefault({}),
     pusher: z
       .strictObject({
         appId: z.string().min(1).nullable().default(null),

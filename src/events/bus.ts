@@ -1,3 +1,4 @@
+import type { SyncConflictResource } from '../sync/conflicts.js';
 import type { GatewayResource } from '../devices/gateways.js';
 import type { ReaderStatus } from '../devices/reader-state.js';
 import type { Logger } from '../logger.js';
@@ -36,6 +37,15 @@ export interface GatewayEvent {
 export type AccessChangeReason = 'user_deactivated' | 'user_demoted' | 'user_deleted' | 'membership_removed' | 'token_revoked' | 'session_ended' | 'token_expiry_changed';
 
 /** Every domain event and its payload. Later modules (WebSocket, webhooks, sync) subscribe. */
+/** Fields of an access event uploaded from an edge, as the cloud announces it (docs/sync.md). */
+export interface Uploaded {
+  uuid: string;
+  edge_id: number;
+  uploaded_at: string;
+  duplicate_of: string | null;
+  review: string | null;
+}
+
 export interface DomainEvents {
   'access_zone.created': ChangeEvent<ZoneResource>;
   'access_zone.updated': ChangeEvent<ZoneResource>;
@@ -50,7 +60,8 @@ export interface DomainEvents {
   'attendee_type.updated': ChangeEvent<AttendeeTypeResource>;
   'attendee_type.deleted': DeletionEvent;
   'attendee.created': ChangeEvent<AttendeeResource>;
-  'attendee.updated': ChangeEvent<AttendeeResource>;
+  /** previous: the changed fields' values before the change (Stripe's previous_attributes; sync merges by them). */
+  'attendee.updated': ChangeEvent<AttendeeResource> & { previous?: Partial<AttendeeResource> };
   'attendee.deleted': DeletionEvent;
   'credential.created': ChangeEvent<CredentialResource>;
   'credential.revoked': ChangeEvent<CredentialResource>;
@@ -68,9 +79,21 @@ export interface DomainEvents {
   /** spec: Events, Real-time events. Announced once the access event is durable (journaled). */
   AccessGranted: {
     projectId: number;
-    payload: { attendee_id: number; attendee: { first_name: string; last_name: string }; access_point_id: number; access_zone_id: number; credential_id: number; timestamp: string };
+    payload: {
+      attendee_id: number;
+      attendee: { first_name: string; last_name: string };
+      access_point_id: number;
+      access_zone_id: number;
+      credential_id: number;
+      timestamp: string;
+    } & Partial<Uploaded>;
   };
-  AccessDenied: { projectId: number; payload: { credential_value: string; access_point_id: number; reason: string; timestamp: string } };
+  AccessDenied: { projectId: number; payload: { credential_value: string; access_point_id: number; reason: string; timestamp: string } & Partial<Uploaded> };
+  /** The cloud's link to an edge (on the edge): down after failed requests, up again (docs/sync.md). */
+  'sync.link_down': { projectId: number; edgeId: number | null; reason: string; since: string };
+  'sync.link_up': { projectId: number; edgeId: number | null; downSince: string | null; at: string };
+  /** The cloud flagged an uploaded access event or recorded a field conflict (docs/sync.md: conflicts). */
+  'sync.conflict': { projectId: number; conflict: SyncConflictResource };
   /** A counted grant changed these zones' occupancy (after commit). */
   'zone.occupancy_changed': { projectId: number; zoneIds: number[]; timestamp: string };
   /** A project was created or changed (its time zone drives time windows). */

@@ -24,6 +24,8 @@ export interface FeedItem {
   data: Record<string, unknown>;
   /** The cursor just past this item. */
   after: FeedCursor;
+  /** An access event's stored row (the sync upload sends it whole). */
+  row?: AccessRow;
 }
 
 export interface FeedFilter {
@@ -32,8 +34,17 @@ export interface FeedFilter {
   events: ReadonlySet<string> | '*';
 }
 
-interface AccessRow {
+export interface AccessRow {
   id: number;
+  reader_id: number | null;
+  movement: 'in' | 'out' | null;
+  source: 'mqtt' | 'webhook' | 'bridge' | 'api';
+  edge_id: number | null;
+  uploaded_at: string | null;
+  clock_offset_ms: number | null;
+  clock_unsynchronised: number | null;
+  duplicate_of: string | null;
+  review: string | null;
   uuid: string;
   project_id: number;
   granted: number;
@@ -73,6 +84,17 @@ function accessItem(r: AccessRow): Omit<FeedItem, 'after'> {
         timestamp: r.scanned_at,
       }
     : { uuid: r.uuid, credential_value: r.credential_value, access_point_id: r.access_point_id, reason: r.reason, timestamp: r.scanned_at };
+  // Uploaded from an edge (on the cloud): where and when it was decided, when it arrived, and its flags (docs/sync.md).
+  if (r.edge_id !== null) {
+    Object.assign(data, {
+      edge_id: r.edge_id,
+      uploaded_at: r.uploaded_at,
+      clock_offset_ms: r.clock_offset_ms,
+      clock_unsynchronised: r.clock_unsynchronised === 1,
+      duplicate_of: r.duplicate_of,
+      review: r.review,
+    });
+  }
   return { id: r.uuid, event: r.granted ? 'access.granted' : 'access.denied', projectId: r.project_id, timestamp: r.decided_at, data };
 }
 
@@ -125,7 +147,7 @@ export class Feed {
           domain: r.seq,
           item: { id: r.uuid, event: r.event as CatalogueEvent, projectId: r.project_id, timestamp: r.created_at, data: JSON.parse(r.data) as Record<string, unknown> },
         })),
-        ...accessRows.map((r) => ({ at: r.decided_at, order: 1, access: r.id, item: accessItem(r) })),
+        ...accessRows.map((r) => ({ at: r.decided_at, order: 1, access: r.id, item: { ...accessItem(r), row: r } })),
       ].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.order - b.order));
       // A source cut at `limit` may have more rows before the other's later ones: stop at its last.
       const cutoffs = [accessFull ? accessRows.at(-1)!.decided_at : null, domainFull ? domainRows.at(-1)!.created_at : null].filter((c): c is string => c !== null);
@@ -164,7 +186,8 @@ export class Feed {
 
   #accessRows(after: number, projectId: number, granted: boolean | null, limit: number): AccessRow[] {
     const sql = `SELECT e.id, e.uuid, e.project_id, e.granted, e.reason, e.access_point_id, e.access_zone_id, e.credential_id, e.credential_value, e.attendee_id,
-        e.scanned_at, e.decided_at, a.first_name, a.last_name
+        e.scanned_at, e.decided_at, e.reader_id, e.movement, e.source, e.edge_id, e.uploaded_at, e.clock_offset_ms, e.clock_unsynchronised,
+        e.duplicate_of, e.review, a.first_name, a.last_name
       FROM access_events e LEFT JOIN attendees a ON a.id = e.attendee_id
       WHERE e.project_id = ? AND e.id > ?${granted === null ? '' : ' AND e.granted = ?'} ORDER BY e.id LIMIT ?`;
     const args = granted === null ? [projectId, after, limit] : [projectId, after, granted ? 1 : 0, limit];

@@ -78,6 +78,8 @@ export interface HttpDeps {
   registrationPartner: RegistrationPartner;
   realtime: { server: PusherServer; credentials: PusherCredentials; cipher: ChannelCipher };
   devices: DeviceDeps;
+  /** Cloud sync: edges, the protocol, status and conflicts (issue 26). */
+  sync: Services['sync'];
   isReady(): boolean;
 }
 
@@ -107,6 +109,7 @@ export function httpDepsOf(s: Services, app: { mqttPorts(): { tcp: number; tls: 
     registrationPartner: webhooks.partner,
     realtime: { server: s.realtime.server, credentials: s.realtime.credentials, cipher: s.realtime.cipher },
     devices: { ...devices, mqttPorts: app.mqttPorts },
+    sync: s.sync,
     isReady: app.isReady,
   };
 }

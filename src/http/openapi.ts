@@ -86,7 +86,7 @@ export function buildOpenApi(routes: readonly AnyRoute[], context: ResponseConte
       parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query'), ...headerParameters(route, context)],
       ...(route.body ? { requestBody: requestBody(route) } : {}),
       responses: responses(route, context),
-      security: route.ability === 'public' ? [] : [{ bearerAuth: [] }, { cookieSession: [] }],
+      security: route.ability === 'public' ? [] : route.ability === 'sync' ? [{ syncToken: [] }] : [{ bearerAuth: [] }, { cookieSession: [] }],
       'x-ability': route.ability,
       'x-rate-class': route.rateClass,
       'x-error-envelope': route.envelope ?? 'rest',
@@ -111,6 +111,7 @@ export function buildOpenApi(routes: readonly AnyRoute[], context: ResponseConte
     components: {
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'Personal access token <id>|<secret>' },
+        syncToken: { type: 'http', scheme: 'bearer', description: "An edge's sync token <edge id>|<secret> (POST .../sync/edges); opens the sync protocol's routes of its project only" },
         cookieSession: { type: 'apiKey', in: 'cookie', name: 'gatehouse_session', description: 'After GET /sanctum/csrf-cookie; send X-XSRF-TOKEN on state-changing requests' },
       },
     },

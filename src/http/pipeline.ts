@@ -6,6 +6,8 @@ import { authenticate, requireCsrfSession } from './authenticate.js';
 import { readBody, type BeforeParse } from './body.js';
 import type { HttpDeps } from './deps.js';
 import type { AnyRoute, Principal } from './route.js';
+import type { Project } from '../accounts/projects.js';
+import { PROTOCOL_HEADER, SUPPORTED_PROTOCOLS } from '../sync/protocol.js';
 import { admissionOf, type RepeatedResponse } from '../webhooks/gate.js';
 
 // The steps every request of a route goes through, each a small function:
@@ -41,9 +43,31 @@ function respondAgain(ctx: Context, replay: RepeatedResponse): void {
   ctx.body = replay.body;
 }
 
+/** The sync protocol's routes (issue 26): the edge's sync token opens its own project's and nothing else. */
+function authenticateEdge(ctx: Context, deps: HttpDeps): Project {
+  // Only a cloud takes sync tokens: a box whose role changed since it issued them refuses them all.
+  const header = ctx.get('authorization');
+  const edge = header.startsWith('Bearer ') && deps.config.role === 'cloud' ? deps.sync.edges.authenticate(header.slice(7).trim()) : null;
+  if (!edge) throw new AppError('unauthenticated');
+  ctx.state.edge = edge;
+  const project = deps.projects.find(edge.project_id)!;
+  const { teamSlug, projectSlug } = ctx.params as Record<string, string | undefined>;
+  if (teamSlug !== undefined && (projectSlug !== project.slug || teamSlug !== deps.teams.find(project.team_id)?.slug)) throw new AppError('not_found', { resource: 'Project' });
+  const spoken = Number(ctx.get(PROTOCOL_HEADER));
+  if (!SUPPORTED_PROTOCOLS.includes(spoken)) {
+    throw new AppError(
+      'sync_protocol_unsupported',
+      { detail: `This cloud speaks sync protocol ${SUPPORTED_PROTOCOLS.join(', ')}; the request names ${ctx.get(PROTOCOL_HEADER) || 'none'} in ${PROTOCOL_HEADER}. Update the edge or the cloud.` },
+      { body: { code: 'sync_protocol_unsupported', supported_protocols: SUPPORTED_PROTOCOLS } },
+    );
+  }
+  return project;
+}
+
 export function routeMiddleware(route: AnyRoute, deps: HttpDeps) {
   return async (ctx: Context): Promise<void> => {
     ctx.state.route = route;
+    if (route.ability === 'sync') return syncRoute(route, deps, ctx);
     const outcome = route.ability === 'public' ? { principal: null } : authenticate(ctx, deps);
     const principal = 'principal' in outcome ? outcome.principal : null;
     const limited = await deps.rateLimits.consume(route.rateClass, rateKey(ctx, principal));
@@ -77,9 +101,26 @@ export function routeMiddleware(route: AnyRoute, deps: HttpDeps) {
       body = parse(route.body, parsed.value, (e) => validationError(fieldErrorsFromZod(e)));
     }
 
-    const reply = await route.handler({ params, query, body, principal, project, koa: ctx });
-    if (reply.headers) ctx.set(reply.headers);
-    ctx.status = reply.status ?? 200;
-    if (reply.body !== undefined) ctx.body = reply.body;
+    if (project && route.method !== 'GET' && deps.sync.readOnlyOnEdge(project.id, route.path)) throw new AppError('edge_read_only', { resource: deps.sync.readOnlyOnEdge(project.id, route.path)! });
+    await handle(route, ctx, { params, query, body, principal, project });
   };
+}
+
+async function handle(route: AnyRoute, ctx: Context, request: Omit<Parameters<AnyRoute['handler']>[0], 'koa'>): Promise<void> {
+  const reply = await route.handler({ ...request, koa: ctx });
+  if (reply.headers) ctx.set(reply.headers);
+  ctx.status = reply.status ?? 200;
+  if (reply.body !== undefined) ctx.body = reply.body;
+}
+
+async function syncRoute(route: AnyRoute, deps: HttpDeps, ctx: Context): Promise<void> {
+  const project = authenticateEdge(ctx, deps);
+  const params = parse(route.params, ctx.params, () => new AppError('route_not_found', { path: ctx.path }));
+  const query = parse(route.query, ctx.query, (e) => validationError(fieldErrorsFromZod(e)));
+  let body: unknown;
+  if (route.body) {
+    const parsed = await readBody(ctx, 'json', route.bodyLimitBytes ?? deps.config.http.bodyLimitBytes, deps.config.http.bodyTimeoutMs);
+    body = parse(route.body, parsed.value, (e) => validationError(fieldErrorsFromZod(e)));
+  }
+  await handle(route, ctx, { params, query, body, principal: null, project });
 }

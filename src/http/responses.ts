@@ -98,6 +98,23 @@ export function conditionsOf(route: AnyRoute, context: ResponseContext): Conditi
   const out: Condition[] = [];
   const add = (code: ErrorCode, when: string, headers?: readonly ResponseHeader[]) => out.push({ code, when, ...(headers ? { headers } : {}) });
   if (route.rateClass !== 'none' && context.rateLimit(route.rateClass) > 0) add('too_many_requests', `over the ${route.rateClass} rate limit (per token, session or client address)`, RATE_LIMITED);
+  if (route.ability === 'sync') {
+    add('unauthenticated', 'no sync token, or one that is malformed, unknown or revoked (an edge revoked on the cloud is refused at its next request), or this appliance is not a cloud');
+    if (route.project) add('not_found', "the path names another project than the token's");
+    add('sync_protocol_unsupported', 'the Gatehouse-Sync-Protocol header names a version this cloud does not speak');
+    if (route.query && hasFields(route.query)) add('validation_failed', 'a query parameter fails validation');
+    if (route.body) {
+      add('unsupported_media_type', 'a Content-Type the route does not take');
+      add('payload_too_large', 'a body over the limit');
+      add('request_timeout', 'the body did not arrive whole within http.bodyTimeoutMs (the connection is closed)');
+      add('malformed_json', 'a JSON body that does not parse');
+      add('validation_failed', 'the body fails validation');
+    }
+    out.push(...(route.conditions ?? []));
+    if (writesToStore(route)) out.push(conditions.storeBusy);
+    out.push(conditions.serverError);
+    return out;
+  }
   if (route.ability !== 'public') {
     add('unauthenticated', 'no bearer token or session, or one that is malformed, unknown, revoked or expired; a deactivated user');
     if (!SAFE.has(route.method)) add('token_mismatch', 'a cookie session (or an XSRF-TOKEN) without a matching X-XSRF-TOKEN header');

@@ -1,4 +1,5 @@
 import { feedMigrations } from './feed-migrations.js';
+import { syncMigrations } from './sync-migrations.js';
 // Ordered schema migrations; PRAGMA user_version records the last one applied.
 // Append only: never edit a migration that has shipped.
 
@@ -517,4 +518,4 @@ const coreMigrations: readonly Migration[] = [
   },
 ];
 
-export const migrations: readonly Migration[] = [...coreMigrations, ...feedMigrations];
+export const migrations: readonly Migration[] = [...coreMigrations, ...feedMigrations, ...syncMigrations];

@@ -6,6 +6,7 @@ import { fieldErrorsFromZod, type FieldErrors } from '../errors.js';
 import type { EventBus } from '../events/bus.js';
 import { commit } from '../events/unit-of-work.js';
 import type { Database } from '../store/database.js';
+import { nextRowId } from './row-ids.js';
 import { statement } from '../store/statements.js';
 import { ATTENDEE_STATUSES } from './attendees.js';
 import { CREDENTIAL_KINDS } from './credentials.js';
@@ -134,13 +135,13 @@ export class AttendeeImporter {
   private write(projectId: number, rows: Valid[]): Written {
     const insertAttendee = statement(
       this.db,
-      `INSERT INTO attendees (project_id, attendee_type_id, first_name, last_name, email, external_id, status, extra, version, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO attendees (id, project_id, attendee_type_id, first_name, last_name, email, external_id, status, extra, version, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const insertCredential = statement(
       this.db,
-      `INSERT INTO credentials (project_id, attendee_id, value, kind, status, valid_from, valid_until, version, created_at, updated_at)
-       VALUES (?, ?, ?, ?, 'active', ?, ?, ?, ?, ?)`,
+      `INSERT INTO credentials (id, project_id, attendee_id, value, kind, status, valid_from, valid_until, version, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, 'active', ?, ?, ?, ?, ?)`,
     );
     const needed = rows.length + rows.filter((r) => r.values.credential_value !== undefined).length;
     // One block of change versions for the whole import.
@@ -149,8 +150,13 @@ export class AttendeeImporter {
     const fromVersion = version;
     const now = iso(this.clock.now());
     let credentials = 0;
+    // Shared ids (venue/row-ids.ts): this store's block, numbered from its next free id.
+    let attendeeId = nextRowId(this.db, 'attendees');
+    let credentialId = nextRowId(this.db, 'credentials');
     for (const { values: v, typeId, extra } of rows) {
-      const result = insertAttendee.run(
+      const id = attendeeId++;
+      insertAttendee.run(
+        id,
         projectId,
         typeId,
         v.first_name,
@@ -164,17 +170,7 @@ export class AttendeeImporter {
         now,
       );
       if (v.credential_value === undefined) continue;
-      insertCredential.run(
-        projectId,
-        result.lastInsertRowid,
-        v.credential_value,
-        v.credential_kind ?? 'barcode',
-        v.credential_valid_from ?? null,
-        v.credential_valid_until ?? null,
-        version++,
-        now,
-        now,
-      );
+      insertCredential.run(credentialId++, projectId, id, v.credential_value, v.credential_kind ?? 'barcode', v.credential_valid_from ?? null, v.credential_valid_until ?? null, version++, now, now);
       credentials++;
     }
     return { credentials, fromVersion, toVersion: end };

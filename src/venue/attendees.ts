@@ -169,7 +169,7 @@ export class Attendees {
 
   update(projectId: number, id: number, input: z.output<typeof updateAttendeeBody>): AttendeeRow {
     return commit(this.db, this.bus, (work) => {
-      this.get(projectId, id);
+      const before = this.resource(this.get(projectId, id));
       this.checkExternalId(projectId, input.external_id, id);
       const values: Record<string, string | number | null> = {};
       for (const key of ['first_name', 'last_name', 'external_id', 'status'] as const) if (input[key] !== undefined) values[key] = input[key];
@@ -178,7 +178,8 @@ export class Attendees {
       if (typeId !== undefined) values.attendee_type_id = typeId;
       if (input.extra !== undefined) values.extra = JSON.stringify(input.extra);
       const row = this.table.update(projectId, id, values);
-      work.emit('attendee.updated', { projectId, resource: this.resource(row), version: row.version });
+      const resource = this.resource(row);
+      work.emit('attendee.updated', { projectId, resource, version: row.version, previous: changedFrom(before, resource) });
       return row;
     });
   }
@@ -200,4 +201,14 @@ export class Attendees {
       work.emit('attendee.deleted', { projectId, id, version });
     });
   }
+}
+
+/** The fields of `before` whose values differ in `after` (compared as JSON: extra is an object). */
+export function changedFrom<T extends object>(before: T, after: T): Partial<T> {
+  const previous: Partial<T> = {};
+  for (const key of Object.keys(before) as (keyof T)[]) {
+    if (key === 'version' || key === 'updated_at') continue;
+    if (JSON.stringify(before[key]) !== JSON.stringify(after[key])) previous[key] = before[key];
+  }
+  return previous;
 }

@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
+import { nextRowId, SHARED_ID_TABLES } from './row-ids.js';
 
 // Writes to a project-scoped venue table: every insert and update takes the next change
 // version and stamps updated_at; a delete leaves a tombstone with its own version. Callers run
@@ -41,6 +42,7 @@ export class VersionedTable<Row extends { id: number; project_id: number }> {
     const version = nextVersion(this.db);
     const now = iso(this.clock.now());
     const all: Values = { ...values, project_id: projectId, version, created_at: now, updated_at: now };
+    if (SHARED_ID_TABLES.has(this.table)) all.id = nextRowId(this.db, this.table);
     const columns = Object.keys(all);
     const result = statement(this.db, `INSERT INTO ${this.table} (${columns.join(', ')}) VALUES (${columns.map((c) => `@${c}`).join(', ')})`).run(all);
     return this.find(projectId, Number(result.lastInsertRowid))!;

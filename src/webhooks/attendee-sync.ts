@@ -5,6 +5,7 @@ import { fieldErrorsFromZod } from '../errors.js';
 import type { EventBus } from '../events/bus.js';
 import { commit } from '../events/unit-of-work.js';
 import type { Database } from '../store/database.js';
+import { nextRowId } from '../venue/row-ids.js';
 import { statement } from '../store/statements.js';
 
 // POST /webhook/v1/attendee-sync (spec: Endpoints, Incoming webhooks; issue 8 item 4;
@@ -150,17 +151,18 @@ export class AttendeeSync {
   private write(projectId: number, writes: Write[]): { count: number; fromVersion: number; toVersion: number } {
     const insert = statement(
       this.db,
-      `INSERT INTO attendees (project_id, attendee_type_id, first_name, last_name, email, external_id, status, extra, version, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, 'active', '{}', ?, ?, ?)`,
+      `INSERT INTO attendees (id, project_id, attendee_type_id, first_name, last_name, email, external_id, status, extra, version, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'active', '{}', ?, ?, ?)`,
     );
     const update = statement(this.db, 'UPDATE attendees SET attendee_type_id = ?, first_name = ?, last_name = ?, email = ?, version = ?, updated_at = ? WHERE project_id = ? AND id = ?');
     const end = (statement(this.db, 'UPDATE change_sequence SET value = value + ? WHERE id = 1 RETURNING value').get(writes.length) as { value: number }).value;
     const fromVersion = end - writes.length + 1;
     let version = fromVersion;
     const now = iso(this.clock.now());
+    let nextId = writes.some((w) => w.kind === 'create') ? nextRowId(this.db, 'attendees') : 0; // shared ids: venue/row-ids.ts
     for (const w of writes) {
       const f = w.fields;
-      if (w.kind === 'create') insert.run(projectId, f.attendee_type_id, f.first_name, f.last_name, f.email, w.externalId, version++, now, now);
+      if (w.kind === 'create') insert.run(nextId++, projectId, f.attendee_type_id, f.first_name, f.last_name, f.email, w.externalId, version++, now, now);
       else update.run(f.attendee_type_id, f.first_name, f.last_name, f.email, version++, now, projectId, w.id);
     }
     return { count: writes.length, fromVersion, toVersion: end };

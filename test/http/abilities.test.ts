@@ -16,12 +16,13 @@ const signed = (route: AnyRoute) => route.tags.includes('Pusher HTTP API');
 function area(path: string): 'attendees' | 'forms' | 'access' | null {
   if (/\/attendees(\/|$)|\/attendee-types(\/|$)/.test(path)) return 'attendees';
   if (/\/forms(\/|$)/.test(path)) return 'forms';
-  if (/\/(access-points|access-zones|readers|credentials|time-restrictions|blocklist|access-events|gateways|devices|analytics)(\/|$)/.test(path)) return 'access';
+  if (/\/(access-points|access-zones|readers|credentials|time-restrictions|blocklist|access-events|gateways|devices|analytics|sync\/status|sync\/conflicts)(\/|$)/.test(path)) return 'access';
   return null;
 }
 
 function specAllows(scope: string, route: AnyRoute): boolean {
   if (ANY_TOKEN.has(route.operationId)) return true;
+  if (route.ability === 'sync') return false; // an edge's sync token only (docs/sync.md), never a user's token
   if (scope === '*') return true;
   // A read made as a POST (analytics) counts as a GET: docs/decisions.md. A GET that reveals
   // credentials (reader OTPs) counts as a write: `read` and `*:read` do not reach it (issue 23, item 2).
@@ -54,7 +55,7 @@ describe('abilities on every route', () => {
   it('declares a known ability for every route, and only known routes are open to any token', () => {
     expect(gh.app.routes.length).toBeGreaterThan(20);
     for (const route of gh.app.routes) {
-      expect([...scopes, 'authenticated', 'public'], route.operationId).toContain(route.ability);
+      expect([...scopes, 'authenticated', 'public', 'sync'], route.operationId).toContain(route.ability);
       if (route.ability === 'authenticated') expect(ANY_TOKEN, route.operationId).toContain(route.operationId);
     }
   });
@@ -79,6 +80,14 @@ describe('abilities on every route', () => {
     const revoker = await createUser(gh, tokens.get('*')!, 'revoker@example.test');
     const mismatches: string[] = [];
     for (const route of gh.app.routes.filter((r) => r.ability !== 'public')) {
+      if (route.ability === 'sync') {
+        // The sync protocol takes an edge's sync token only: every user token is unknown to it (401).
+        for (const scope of scopes) {
+          const res = await gh.request(route.method, concretePath(route, adminId), { token: tokens.get(scope)!, ...(route.body ? { body: {} } : {}) });
+          if (res.status !== 401) mismatches.push(`${scope} ${route.method} ${route.path}: ${res.status}, not 401`);
+        }
+        continue;
+      }
       for (const scope of scopes) {
         let token = tokens.get(scope)!;
         // Revoking routes would revoke the walker's own tokens: give them a token of their own.

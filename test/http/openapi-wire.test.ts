@@ -6,6 +6,7 @@ import { WEBHOOK_TEST_ENV } from '../helpers/webhooks.js';
 import { accountCases } from './wire/cases-accounts.js';
 import { deviceCases, inFlightCases } from './wire/cases-devices.js';
 import { outgoingCases } from './wire/cases-outgoing.js';
+import { syncCases } from './wire/cases-sync.js';
 import { stalled } from './wire/pipelined.js';
 import { venueCases } from './wire/cases-venue.js';
 import { namesError, operationsOf, problemsWith, requestProblems, type Operation } from './wire/check.js';
@@ -66,7 +67,7 @@ describe('the OpenAPI document, against the wire', () => {
 
   it('answers every case of the table, and every refusal its declaration implies, as the document declares it', async () => {
     const venue = await makeVenue(w);
-    const table = [...accountCases(w, venue), ...venueCases(w, venue), ...deviceCases(w, venue), ...outgoingCases(w, venue)];
+    const table = [...accountCases(w, venue), ...venueCases(w, venue), ...deviceCases(w, venue), ...outgoingCases(w, venue), ...syncCases(w, venue)];
     const generic = gh.app.routes.flatMap((route) => genericCases(w, route, operations.get(route.operationId)!));
     expect(await run([...table, ...generic], operations)).toEqual([]);
   }, 240_000);
@@ -168,7 +169,7 @@ describe('the OpenAPI document, against the wire', () => {
       const b = await new World(busy).init();
       const venue = await makeVenue(b);
       const ops = await doc(busy);
-      const table = [...accountCases(b, venue), ...venueCases(b, venue), ...deviceCases(b, venue), ...outgoingCases(b, venue)];
+      const table = [...accountCases(b, venue), ...venueCases(b, venue), ...deviceCases(b, venue), ...outgoingCases(b, venue), ...syncCases(b, venue)];
       const wrong: string[] = [];
       const problems = await run(underWriteLock(b, lock, ops, table, wrong), ops, b);
       expect([...wrong, ...problems]).toEqual([]);
@@ -226,9 +227,16 @@ describe('the OpenAPI document, against the wire', () => {
       const ops = await doc(slow);
       const csrf = await v.csrf();
       const withBody = slow.app.routes.filter((r) => r.body);
+      const sync = await v.syncToken();
       // All sent at once: each waits out the deadline on its own connection.
       const answers = withBody.map((r) =>
-        stalled(slow.url, { method: r.method, path: fill(r.path), json: { filler: 'x'.repeat(64) }, ...(r.ability !== 'public' ? { token: v.admin } : {}), ...(r.csrf ? { headers: csrf } : {}) }),
+        stalled(slow.url, {
+          method: r.method,
+          path: fill(r.path),
+          json: { filler: 'x'.repeat(64) },
+          ...(r.ability === 'sync' ? { token: sync, headers: { 'Gatehouse-Sync-Protocol': '1' } } : r.ability !== 'public' ? { token: v.admin } : {}),
+          ...(r.csrf ? { headers: csrf } : {}),
+        }),
       );
       const cases = withBody.map((r, i) => c(r.operationId, 408, 'a body that stops halfway', () => answers[i]!));
       expect(await run(cases, ops, v)).toEqual([]);

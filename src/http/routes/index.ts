@@ -21,6 +21,7 @@ import { analyticsRoutes } from './analytics.js';
 import { broadcastingRoutes } from './broadcasting.js';
 import { pusherApiRoutes } from './pusher-api.js';
 import { webhookDeliveryRoutes } from './webhook-deliveries.js';
+import { syncRoutes } from './sync.js';
 import { webhookSubscriptionRoutes } from './webhook-subscriptions.js';
 
 /** The route table: every route the appliance serves, in one list. */
@@ -44,6 +45,7 @@ export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
     ...webhookSourceRoutes(deps),
     ...webhookSubscriptionRoutes(deps),
     ...webhookDeliveryRoutes(deps),
+    ...syncRoutes(deps),
     ...uploadWebhookRoutes({ uploads: deps.uploads, gate: deps.webhookGate, projects: deps.projects }),
     ...deviceRoutes(deps), // before readers/{readerId}: readers/logins is not an id
     ...accessControlRoutes(deps),

@@ -32,6 +32,7 @@ export function genericCases(w: World, route: AnyRoute, operation: Operation): C
   const invalid = route.envelope === 'webhook' ? 400 : 422;
   /** The credentials the route takes, made for these body bytes. */
   const credentials = async (raw: string): Promise<Record<string, string>> => {
+    if (route.ability === 'sync') return { authorization: `Bearer ${await w.syncToken()}`, 'Gatehouse-Sync-Protocol': '1' };
     if (route.ability !== 'public') return { authorization: `Bearer ${w.admin}` };
     if (route.csrf) return w.csrf();
     if (kind) {
@@ -46,7 +47,10 @@ export function genericCases(w: World, route: AnyRoute, operation: Operation): C
       w.send({ method, path, raw, type, headers: await credentials(raw) });
   const at = (p: string) => async () => w.send({ method, path: p, headers: await credentials('') });
 
-  if (route.ability !== 'public') {
+  if (route.ability === 'sync') {
+    add(401, 'no credentials', () => w.send({ method, path }));
+    add(401, "a user's token, not a sync token", () => w.send({ method, path, token: w.admin }));
+  } else if (route.ability !== 'public') {
     add(401, 'no credentials', () => w.send({ method, path }));
     if (method !== 'GET') add(419, 'an X-XSRF-TOKEN header and no session', () => w.send({ method, path, headers: { 'x-xsrf-token': 'forged' } }));
     if (route.ability !== 'authenticated') add(403, `a token without ${route.ability}`, () => w.send({ method, path, token: route.ability === 'forms:read' ? w.weak.attendees : w.weak.forms }));

@@ -11,7 +11,8 @@ import { createSource, ENDPOINTS, type SourceKind } from '../../helpers/signed-w
 // a body that declares more bytes than any limit). Every helper answers the raw response.
 
 export const A = '/api/v1/projects/default/default';
-export const PUSHER_ENV = { GATEHOUSE_PUSHER_APP_ID: '4242', GATEHOUSE_PUSHER_KEY: 'wire-key', GATEHOUSE_PUSHER_SECRET: 'wire-secret' };
+// A cloud (it does all a standalone box does, and serves the sync routes their whole table).
+export const PUSHER_ENV = { GATEHOUSE_PUSHER_APP_ID: '4242', GATEHOUSE_PUSHER_KEY: 'wire-key', GATEHOUSE_PUSHER_SECRET: 'wire-secret', GATEHOUSE_ROLE: 'cloud' };
 
 export interface Req {
   method: string;
@@ -67,6 +68,18 @@ export class World {
     this.weak.attendees = await this.gh.token(['attendees:read']);
     this.staff = (await createUser(this.gh, this.admin, 'staff@example.test', ['*'])).token;
     return this;
+  }
+
+  #sync: Promise<string> | null = null;
+
+  /** A sync token of an edge of the default project (the appliance is a cloud). */
+  syncToken(): Promise<string> {
+    this.#sync ??= (async () => {
+      const res = await this.gh.request('POST', `${A}/sync/edges`, { token: this.admin, body: { name: 'wire edge' } });
+      if (res.status !== 201) throw new Error(`sync edge: ${res.status} ${res.text}`);
+      return res.body.data.token as string;
+    })();
+    return this.#sync;
   }
 
   send(req: Req): Promise<TestResponse> {

@@ -1,0 +1,73 @@
+import type { Migration } from './migrations.js';
+
+// Cloud sync (issue 26; docs/sync.md).
+
+export const syncMigrations: readonly Migration[] = [
+  {
+    version: 16,
+    name: 'cloud sync: edges, applied changes, conflicts, the edge link state, access-event provenance and flags',
+    sql: `
+      -- On the cloud: the edges it serves, each with a sync token (SHA-256 kept) scoped to one project.
+      CREATE TABLE sync_edges (
+        id INTEGER PRIMARY KEY,
+        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        token_hash BLOB NOT NULL,
+        revoked_at TEXT,
+        last_contact_at TEXT,
+        last_upload_at TEXT,
+        protocol_version INTEGER,
+        app_version TEXT,
+        backlog INTEGER,
+        clock_offset_ms INTEGER,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX sync_edges_project ON sync_edges(project_id);
+      -- On the cloud: the uploaded change items (not access events, which are unique by their own
+      -- uuid) already applied, so a batch sent again applies nothing twice.
+      CREATE TABLE sync_applied_changes (
+        uuid TEXT PRIMARY KEY,
+        edge_id INTEGER NOT NULL,
+        applied_at TEXT NOT NULL
+      );
+      -- Flagged access events (duplicate entries, admissions after a revocation) and field
+      -- conflicts of attendees changed on both sides, for review.
+      CREATE TABLE sync_conflicts (
+        id INTEGER PRIMARY KEY,
+        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL CHECK (kind IN ('duplicate_entry', 'revoked_credential', 'blocklisted', 'attendee_field', 'credential_value')),
+        edge_id INTEGER,
+        event_uuid TEXT,
+        related_uuid TEXT,
+        entity TEXT,
+        entity_id INTEGER,
+        field TEXT,
+        edge_value TEXT,
+        cloud_value TEXT,
+        created_at TEXT NOT NULL,
+        reviewed_at TEXT
+      );
+      CREATE INDEX sync_conflicts_project ON sync_conflicts(project_id, id);
+      -- On an edge: its link to the cloud (one row once linked).
+      CREATE TABLE sync_link (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        edge_id INTEGER NOT NULL,
+        project_id INTEGER NOT NULL,
+        cloud_project_id INTEGER NOT NULL,
+        download_cursor TEXT,
+        revocation_cursor TEXT,
+        last_upload_at TEXT,
+        last_download_at TEXT,
+        clock_offset_ms INTEGER
+      );
+      -- Where an access event was decided (null: here), when it reached this box, the edge's clock
+      -- offset measured at its last contact, and flags set on the cloud.
+      ALTER TABLE access_events ADD COLUMN edge_id INTEGER;
+      ALTER TABLE access_events ADD COLUMN uploaded_at TEXT;
+      ALTER TABLE access_events ADD COLUMN clock_offset_ms INTEGER;
+      ALTER TABLE access_events ADD COLUMN clock_unsynchronised INTEGER;
+      ALTER TABLE access_events ADD COLUMN duplicate_of TEXT;
+      ALTER TABLE access_events ADD COLUMN review TEXT;
+    `,
+  },
+];

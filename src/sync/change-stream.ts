@@ -1,0 +1,112 @@
+import type { EventBus } from '../events/bus.js';
+import { VERSIONED } from '../access/local-versions.js';
+import type { Database } from '../store/database.js';
+import { statement } from '../store/statements.js';
+import { readSnapshot } from '../store/transactions.js';
+import { type Change, ENTITIES, type Entity, REPLICATED } from './protocol.js';
+
+// What the cloud serves edges to download (issue 26 items 7, 8): the project's reference rows
+// and tombstones whose change version is above the edge's cursor, oldest first, a page at a
+// time. The cursor is a change version, not an offset: every write takes the next version of
+// one store-wide sequence inside its own write transaction, so writes commit in version order
+// and a row changed while an edge is paging moves to the end of the stream with its new
+// version; it is read there, never skipped (docs/sync.md: why a cursor over versions).
+// Revocations have their own stream (revoked credentials, blocklist entries), read alongside
+// a long pull so that they never wait behind it.
+
+const ENTITY_OF_TOMBSTONE: ReadonlySet<string> = new Set(ENTITIES);
+
+type Row = Record<string, unknown> & { id: number; version: number };
+
+export class ChangeStream {
+  readonly #waiters = new Map<number, Set<() => void>>();
+  #timer: NodeJS.Timeout | null = null;
+  #sequence = 0;
+
+  constructor(
+    private readonly db: Database,
+    private readonly bus: EventBus,
+  ) {}
+
+  /** Wakes long polls on the project's changes (the bus), and once a second on changes by another process. */
+  start(): void {
+    for (const name of VERSIONED) this.bus.on(this, name, (e) => this.#wake(e.projectId));
+    this.bus.on(this, 'attendee.imported', (e) => this.#wake(e.projectId));
+    this.#sequence = this.#currentSequence();
+    this.#timer = setInterval(() => {
+      const now = this.#currentSequence();
+      if (now !== this.#sequence) {
+        this.#sequence = now;
+        for (const project of [...this.#waiters.keys()]) this.#wake(project);
+      }
+    }, 1000);
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    this.bus.removeListeners(this);
+    if (this.#timer) clearInterval(this.#timer);
+    for (const project of [...this.#waiters.keys()]) this.#wake(project);
+  }
+
+  /** Up to `limit` changes after `after`, oldest first; has_more when more follow. */
+  page(projectId: number, after: number, limit: number, only?: 'revocations'): { changes: Change[]; last: number; hasMore: boolean } {
+    return readSnapshot(this.db, () => {
+      const found: Change[] = [];
+      for (const entity of ENTITIES) {
+        if (only && entity !== 'credential' && entity !== 'blocklist_entry') continue;
+        const { table, columns } = REPLICATED[entity];
+        const revokedOnly = only && entity === 'credential' ? " AND status = 'revoked'" : '';
+        const rows = statement(
+          this.db,
+          `SELECT id, version, created_at, updated_at, ${columns.join(', ')} FROM ${table} WHERE project_id = ? AND version > ?${revokedOnly} ORDER BY version LIMIT ?`,
+        ).all(projectId, after, limit + 1) as Row[];
+        for (const row of rows) found.push({ entity, op: 'upsert', id: row.id, version: row.version, data: this.#data(entity, row) });
+      }
+      if (!only) {
+        const tombs = statement(this.db, 'SELECT entity, entity_id, version FROM tombstones WHERE project_id = ? AND version > ? ORDER BY version LIMIT ?').all(projectId, after, limit + 1) as {
+          entity: string;
+          entity_id: number;
+          version: number;
+        }[];
+        for (const t of tombs) if (ENTITY_OF_TOMBSTONE.has(t.entity)) found.push({ entity: t.entity as Entity, op: 'delete', id: t.entity_id, version: t.version });
+      }
+      found.sort((a, b) => a.version - b.version);
+      const changes = found.slice(0, limit);
+      return { changes, last: changes.at(-1)?.version ?? after, hasMore: found.length > limit };
+    });
+  }
+
+  /** Resolves when the project changes, or after `ms`. */
+  wait(projectId: number, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const set = this.#waiters.get(projectId) ?? new Set();
+      this.#waiters.set(projectId, set);
+      const done = () => {
+        clearTimeout(timer);
+        set.delete(done);
+        if (set.size === 0) this.#waiters.delete(projectId);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      set.add(done);
+    });
+  }
+
+  #wake(projectId: number): void {
+    for (const done of [...(this.#waiters.get(projectId) ?? [])]) done();
+  }
+
+  #data(entity: Entity, row: Row): Record<string, string | number | null | number[]> {
+    const { id: _id, version: _version, ...rest } = row;
+    const data = rest as Record<string, string | number | null | number[]>;
+    if (entity === 'attendee_type') {
+      data.zone_ids = statement(this.db, 'SELECT access_zone_id FROM attendee_type_zones WHERE attendee_type_id = ? ORDER BY access_zone_id').pluck().all(row.id) as number[];
+    }
+    return data;
+  }
+
+  #currentSequence(): number {
+    return statement(this.db, 'SELECT value FROM change_sequence WHERE id = 1').pluck().get() as number;
+  }
+}

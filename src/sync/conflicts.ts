@@ -1,0 +1,126 @@
+import { z } from 'zod';
+import type { Clock } from '../clock.js';
+import { iso } from '../clock.js';
+import type { Database } from '../store/database.js';
+import { statement } from '../store/statements.js';
+import { writeTransaction } from '../store/transactions.js';
+
+// What sync flagged for review (issue 26 item 11; docs/sync.md: conflicts): an entry at one edge
+// repeating an entry admitted at another while both were offline (duplicate_entry), an admission
+// of a credential the cloud had revoked or blocklisted by then (revoked_credential, blocklisted),
+// a field of an attendee changed on both sides (attendee_field: the cloud's value kept), a
+// credential value an edge issued that the cloud had given someone else (credential_value).
+// Flags on access events are also columns of the event itself (duplicate_of, review).
+
+export const CONFLICT_KINDS = ['duplicate_entry', 'revoked_credential', 'blocklisted', 'attendee_field', 'credential_value'] as const;
+export type ConflictKind = (typeof CONFLICT_KINDS)[number];
+
+export const conflictSchema = z.object({
+  id: z.number().int(),
+  kind: z.enum(CONFLICT_KINDS),
+  edge_id: z.number().int().nullable(),
+  event_id: z.string().nullable().describe('the flagged access event (uuid)'),
+  duplicate_of: z.string().nullable().describe('duplicate_entry: the earlier entry it repeats (uuid)'),
+  entity: z.string().nullable(),
+  entity_id: z.number().int().nullable(),
+  field: z.string().nullable(),
+  edge_value: z.unknown().describe("attendee_field: the edge's value (not applied)"),
+  cloud_value: z.unknown().describe("attendee_field: the cloud's value (kept)"),
+  created_at: z.string(),
+  reviewed_at: z.string().nullable(),
+});
+export type SyncConflictResource = z.infer<typeof conflictSchema>;
+
+interface ConflictRow {
+  id: number;
+  project_id: number;
+  kind: ConflictKind;
+  edge_id: number | null;
+  event_uuid: string | null;
+  related_uuid: string | null;
+  entity: string | null;
+  entity_id: number | null;
+  field: string | null;
+  edge_value: string | null;
+  cloud_value: string | null;
+  created_at: string;
+  reviewed_at: string | null;
+}
+
+export interface NewConflict {
+  kind: ConflictKind;
+  edgeId: number | null;
+  eventUuid?: string;
+  relatedUuid?: string;
+  entity?: string;
+  entityId?: number;
+  field?: string;
+  edgeValue?: unknown;
+  cloudValue?: unknown;
+}
+
+export class SyncConflicts {
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Inside the caller's transaction; answers the new conflict. */
+  record(projectId: number, c: NewConflict): SyncConflictResource {
+    const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v));
+    const result = statement(
+      this.db,
+      `INSERT INTO sync_conflicts (project_id, kind, edge_id, event_uuid, related_uuid, entity, entity_id, field, edge_value, cloud_value, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(projectId, c.kind, c.edgeId, c.eventUuid ?? null, c.relatedUuid ?? null, c.entity ?? null, c.entityId ?? null, c.field ?? null, json(c.edgeValue), json(c.cloudValue), iso(this.clock.now()));
+    return this.resource(this.#get(Number(result.lastInsertRowid))!);
+  }
+
+  list(projectId: number, filter: { kind?: ConflictKind | undefined; reviewed?: boolean | undefined }, offset: number, limit: number): { items: SyncConflictResource[]; total: number } {
+    const where = ['project_id = ?'];
+    const args: (string | number)[] = [projectId];
+    if (filter.kind) {
+      where.push('kind = ?');
+      args.push(filter.kind);
+    }
+    if (filter.reviewed !== undefined) where.push(filter.reviewed ? 'reviewed_at IS NOT NULL' : 'reviewed_at IS NULL');
+    const sql = `FROM sync_conflicts WHERE ${where.join(' AND ')}`;
+    const rows = statement(this.db, `SELECT * ${sql} ORDER BY id LIMIT ? OFFSET ?`).all(...args, limit, offset) as ConflictRow[];
+    const total = statement(this.db, `SELECT COUNT(*) ${sql}`)
+      .pluck()
+      .get(...args) as number;
+    return { items: rows.map((r) => this.resource(r)), total };
+  }
+
+  get(projectId: number, id: number): SyncConflictResource | null {
+    const row = this.#get(id);
+    return row && row.project_id === projectId ? this.resource(row) : null;
+  }
+
+  markReviewed(projectId: number, id: number): SyncConflictResource | null {
+    writeTransaction(this.db, () => statement(this.db, 'UPDATE sync_conflicts SET reviewed_at = COALESCE(reviewed_at, ?) WHERE id = ? AND project_id = ?').run(iso(this.clock.now()), id, projectId));
+    return this.get(projectId, id);
+  }
+
+  resource(r: ConflictRow): SyncConflictResource {
+    const parse = (v: string | null) => (v === null ? null : (JSON.parse(v) as unknown));
+    return {
+      id: r.id,
+      kind: r.kind,
+      edge_id: r.edge_id,
+      event_id: r.event_uuid,
+      duplicate_of: r.related_uuid,
+      entity: r.entity,
+      entity_id: r.entity_id,
+      field: r.field,
+      edge_value: parse(r.edge_value),
+      cloud_value: parse(r.cloud_value),
+      created_at: r.created_at,
+      reviewed_at: r.reviewed_at,
+    };
+  }
+
+  #get(id: number): ConflictRow | null {
+    return (statement(this.db, 'SELECT * FROM sync_conflicts WHERE id = ?').get(id) as ConflictRow | undefined) ?? null;
+  }
+}

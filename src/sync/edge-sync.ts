@@ -1,0 +1,372 @@
+import type { ExternalChanges } from '../access/external-changes.js';
+import type { EventJournal } from '../access/event-journal.js';
+import type { ProjectRepository } from '../accounts/projects.js';
+import type { TeamRepository } from '../accounts/teams.js';
+import type { Clock } from '../clock.js';
+import { iso } from '../clock.js';
+import type { Config } from '../config/schema.js';
+import type { EventBus } from '../events/bus.js';
+import { commit } from '../events/unit-of-work.js';
+import type { Feed, FeedCursor, FeedItem } from '../feed/feed.js';
+import type { Logger } from '../logger.js';
+import type { Database } from '../store/database.js';
+import { statement } from '../store/statements.js';
+import { writeTransaction } from '../store/transactions.js';
+import { blockOfEdge, setIdBlock } from '../venue/row-ids.js';
+import { CloudLink, LinkError } from './link.js';
+import { type Change, decodeCursor, encodeCursor, type Hello, PROTOCOL_VERSION, UPLOADED_CHANGES } from './protocol.js';
+import type { Replica } from './replica.js';
+import { uploadItems } from './upload-items.js';
+
+// The edge's side of sync (issue 26; docs/sync.md). Three loops over one link:
+// - upload: the durable feed (src/feed) read with the consumer cursor 'sync:upload', sent in
+//   batches, the cursor moved only once the cloud acknowledged the batch (a crash between the
+//   two sends it again; the cloud stores each item once by uuid);
+// - download: reference data pulled by a cursor over the cloud's change versions, a page per
+//   transaction (replica.ts), the index told at once; caught up, it long-polls. Each round
+//   waits for the upload to drain first (upload before download);
+// - revocations: their own cursor and long poll, so a revocation never waits behind a long pull.
+// Decisions never wait on any of this: scans read the local index and journal only.
+// While requests fail the link is down: each loop backs off (doubling, full jitter) and
+// sync.link_down / sync.link_up are told once per outage.
+
+export interface SyncStatus {
+  role: 'edge';
+  edge_id: number | null;
+  online: boolean;
+  state: 'starting' | 'online' | 'offline' | 'incompatible' | 'refused';
+  last_error: string | null;
+  last_upload_at: string | null;
+  last_download_at: string | null;
+  backlog: number;
+  oldest_unsynced_at: string | null;
+  cursor: string | null;
+  clock_offset_ms: number | null;
+  clock_synchronised: boolean;
+  latency_ms: number | null;
+}
+
+interface LinkRow {
+  edge_id: number;
+  project_id: number;
+  cloud_project_id: number;
+  download_cursor: string | null;
+  revocation_cursor: string | null;
+  last_upload_at: string | null;
+  last_download_at: string | null;
+  clock_offset_ms: number | null;
+}
+
+const CONSUMER = 'sync:upload';
+const FEED_EVENTS: ReadonlySet<string> = new Set(['access.granted', 'access.denied', 'attendee.imported', ...UPLOADED_CHANGES]);
+
+export interface EdgeSyncDeps {
+  db: Database;
+  clock: Clock;
+  bus: EventBus;
+  config: Readonly<Config>;
+  log: Logger;
+  feed: Feed;
+  replica: Replica;
+  externalChanges: ExternalChanges;
+  journal: EventJournal;
+  teams: TeamRepository;
+  projects: ProjectRepository;
+  appVersion: string;
+}
+
+export class EdgeSync {
+  readonly #link: CloudLink;
+  readonly #abort = new AbortController();
+  #stopped = false;
+  #loops: Promise<void>[] = [];
+  #state: SyncStatus['state'] = 'starting';
+  #lastError: string | null = null;
+  #downSince: string | null = null;
+  #failures = 0;
+  #wakeUpload: (() => void) | null = null;
+  #uploadPending = true;
+  #uploading: Promise<void> | null = null;
+  readonly stats = { uploadedItems: 0, uploadBatches: 0, downloadedRows: 0, downloadedDeletions: 0, revocations: 0, failures: 0 };
+
+  constructor(private readonly d: EdgeSyncDeps) {
+    this.#link = new CloudLink({ url: d.config.cloud.url!, token: d.config.sync.token!, caFile: d.config.cloud.caFile, timeoutMs: d.config.sync.requestTimeoutMs, appVersion: d.appVersion });
+  }
+
+  /** The synced project's local id, once linked. */
+  get projectId(): number | null {
+    return this.#row()?.project_id ?? null;
+  }
+
+  start(): void {
+    const row = this.#row();
+    setIdBlock(this.d.db, row ? blockOfEdge(row.edge_id) : null);
+    this.d.journal.onIngest(() => this.#poke());
+    this.d.bus.on(this, 'attendee.created', () => this.#poke());
+    this.d.bus.on(this, 'attendee.updated', () => this.#poke());
+    this.d.bus.on(this, 'attendee.deleted', () => this.#poke());
+    this.d.bus.on(this, 'credential.created', () => this.#poke());
+    this.d.bus.on(this, 'credential.revoked', () => this.#poke());
+    this.d.bus.on(this, 'attendee.imported', () => this.#poke());
+    this.d.bus.on(this, 'gateway.online', () => this.#poke());
+    this.d.bus.on(this, 'gateway.offline', () => this.#poke());
+    this.#loops = [this.#run('upload', () => this.#uploadRound()), this.#run('download', () => this.#downloadRound()), this.#run('revocations', () => this.#revocationRound())];
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#abort.abort();
+    this.#wakeUpload?.();
+    this.d.bus.removeListeners(this);
+    await Promise.allSettled(this.#loops);
+    await this.#link.close();
+  }
+
+  status(): SyncStatus {
+    const row = this.#row();
+    const cursor = this.d.feed.cursor(CONSUMER) ?? { accessEventId: 0, domainEventSeq: 0 };
+    const projectId = row?.project_id ?? -1;
+    const backlog =
+      (statement(this.d.db, 'SELECT COUNT(*) FROM access_events WHERE id > ? AND project_id = ?').pluck().get(cursor.accessEventId, projectId) as number) +
+      (statement(this.d.db, `SELECT COUNT(*) FROM domain_events WHERE seq > ? AND project_id = ? AND event IN (${[...FEED_EVENTS].map(() => '?').join(', ')})`)
+        .pluck()
+        .get(cursor.domainEventSeq, projectId, ...FEED_EVENTS) as number);
+    const oldest = statement(this.d.db, 'SELECT scanned_at FROM access_events WHERE id > ? AND project_id = ? ORDER BY id LIMIT 1').pluck().get(cursor.accessEventId, projectId) as string | undefined;
+    const offset = this.#link.offsetMs ?? row?.clock_offset_ms ?? null;
+    return {
+      role: 'edge',
+      edge_id: row?.edge_id ?? null,
+      online: this.#state === 'online',
+      state: this.#state,
+      last_error: this.#lastError,
+      last_upload_at: row?.last_upload_at ?? null,
+      last_download_at: row?.last_download_at ?? null,
+      backlog,
+      oldest_unsynced_at: oldest ?? null,
+      cursor: row?.download_cursor ?? null,
+      clock_offset_ms: offset,
+      clock_synchronised: offset !== null && Math.abs(offset) <= this.d.config.sync.clockToleranceMs,
+      latency_ms: this.#link.lastLatencyMs,
+    };
+  }
+
+  /** Resolves when nothing is waiting to be uploaded (or the link is down); for tests and the download's "upload first". */
+  async drained(): Promise<void> {
+    while (this.#uploading) await this.#uploading;
+  }
+
+  // ---- the loops
+
+  async #run(name: string, round: () => Promise<'again' | 'idle'>): Promise<void> {
+    let failures = 0;
+    while (!this.#stopped) {
+      try {
+        if (!this.#row()) await this.#hello();
+        const next = await round();
+        failures = 0;
+        this.#up();
+        if (next === 'idle' && name === 'upload') await this.#idle();
+      } catch (err) {
+        if (this.#stopped) return;
+        failures++;
+        const done = this.#failed(name, err);
+        if (done) return;
+        const { backoffMinMs, backoffMaxMs } = this.d.config.sync;
+        const cap = Math.min(backoffMaxMs, backoffMinMs * 2 ** Math.min(failures - 1, 20));
+        await this.#sleep(Math.random() * cap);
+      }
+    }
+  }
+
+  async #hello(): Promise<void> {
+    const hello = await this.#link.call<Hello>('GET', '/api/v1/sync/hello', { signal: this.#abort.signal });
+    if (hello.protocol !== PROTOCOL_VERSION) {
+      throw new LinkError(`the cloud speaks sync protocol ${hello.protocol}, this edge ${PROTOCOL_VERSION}`, 'http', 409, { code: 'sync_protocol_unsupported' });
+    }
+    if (this.#row()) return;
+    const team = this.d.teams.findBySlug(hello.project.team_slug) ?? this.d.teams.create(hello.project.team_slug, hello.project.team_slug);
+    const project =
+      this.d.projects.findBySlugs(team.slug, hello.project.slug) ?? this.d.projects.create({ teamId: team.id, name: hello.project.name, slug: hello.project.slug, timezone: hello.project.timezone });
+    writeTransaction(this.d.db, () => {
+      statement(this.d.db, 'INSERT OR IGNORE INTO sync_link (id, edge_id, project_id, cloud_project_id) VALUES (1, ?, ?, ?)').run(hello.edge.id, project.id, hello.project.id);
+    });
+    setIdBlock(this.d.db, blockOfEdge(hello.edge.id));
+    this.d.log.info({ edgeId: hello.edge.id, project: `${team.slug}/${project.slug}` }, 'linked to the cloud: this edge hosts its project');
+  }
+
+  #path(suffix: string): string {
+    const row = this.#row()!;
+    const project = this.d.projects.find(row.project_id)!;
+    const team = statement(this.d.db, 'SELECT slug FROM teams WHERE id = ?').pluck().get(project.team_id) as string;
+    return `/api/v1/projects/${encodeURIComponent(team)}/${encodeURIComponent(project.slug)}/sync/${suffix}`;
+  }
+
+  async #uploadRound(): Promise<'again' | 'idle'> {
+    this.#uploadPending = false;
+    let release!: () => void;
+    this.#uploading = new Promise((r) => (release = r));
+    try {
+      const row = this.#row()!;
+      const from: FeedCursor = this.d.feed.cursor(CONSUMER) ?? { accessEventId: 0, domainEventSeq: 0 };
+      const { items, cursor } = this.d.feed.read(from, { projectId: row.project_id, events: FEED_EVENTS }, this.d.config.sync.uploadBatch);
+      if (items.length === 0) {
+        if (cursor.accessEventId !== from.accessEventId || cursor.domainEventSeq !== from.domainEventSeq) writeTransaction(this.d.db, () => this.d.feed.saveCursor(CONSUMER, cursor));
+        return this.#uploadPending ? 'again' : 'idle';
+      }
+      const body = { clock: this.#clock(), backlog: this.#approximateBacklog(cursor), items: uploadItems(this.d.db, items as FeedItem[]) };
+      await this.#link.call('POST', this.#path('upload'), { body, signal: this.#abort.signal });
+      writeTransaction(this.d.db, () => {
+        this.d.feed.saveCursor(CONSUMER, cursor);
+        statement(this.d.db, 'UPDATE sync_link SET last_upload_at = ?, clock_offset_ms = ? WHERE id = 1').run(iso(this.d.clock.now()), this.#link.offsetMs);
+      });
+      this.stats.uploadedItems += body.items.length;
+      this.stats.uploadBatches++;
+      return 'again';
+    } finally {
+      this.#uploading = null;
+      release();
+    }
+  }
+
+  async #downloadRound(): Promise<'again' | 'idle'> {
+    await this.drained(); // upload before download
+    const row = this.#row()!;
+    const caughtUp = row.last_download_at !== null && this.#caughtUp;
+    const wait = caughtUp ? this.d.config.sync.longPollSeconds : 0;
+    const cursor = row.download_cursor ?? encodeCursor(0);
+    const page = await this.#link.call<{ changes: Change[]; cursor: string; has_more: boolean }>(
+      'GET',
+      `${this.#path('changes')}?cursor=${encodeURIComponent(cursor)}&limit=${this.d.config.sync.pageSize}&wait=${wait}`,
+      { waitMs: wait * 1000, signal: this.#abort.signal },
+    );
+    if (decodeCursor(page.cursor) === null) throw new LinkError(`the cloud answered a cursor this edge cannot read: ${page.cursor}`, 'http', 409, { code: 'sync_protocol_unsupported' });
+    const applied = this.d.replica.apply(row.project_id, page.changes, () => {
+      const done = page.has_more ? null : iso(this.d.clock.now()); // an empty round counts: "had everything as of then"
+      statement(this.d.db, 'UPDATE sync_link SET download_cursor = ?, last_download_at = COALESCE(?, last_download_at) WHERE id = 1').run(page.cursor, done);
+    });
+    this.#caughtUp = !page.has_more;
+    this.stats.downloadedRows += applied.rows;
+    this.stats.downloadedDeletions += applied.deletions;
+    if (page.changes.length > 0) await this.d.externalChanges.catchUp();
+    return 'again';
+  }
+  #caughtUp = false;
+
+  async #revocationRound(): Promise<'again' | 'idle'> {
+    const row = this.#row()!;
+    const cursor = row.revocation_cursor ?? encodeCursor(0);
+    const wait = this.d.config.sync.longPollSeconds;
+    const page = await this.#link.call<{ changes: Change[]; cursor: string; has_more: boolean }>('GET', `${this.#path('revocations')}?cursor=${encodeURIComponent(cursor)}&wait=${wait}`, {
+      waitMs: wait * 1000,
+      signal: this.#abort.signal,
+    });
+    this.d.replica.apply(row.project_id, page.changes, () => statement(this.d.db, 'UPDATE sync_link SET revocation_cursor = ? WHERE id = 1').run(page.cursor));
+    this.stats.revocations += page.changes.length;
+    if (page.changes.length > 0) await this.d.externalChanges.catchUp();
+    return 'again';
+  }
+
+  // ---- link health
+
+  #failed(loop: string, err: unknown): boolean {
+    this.stats.failures++;
+    const message = err instanceof Error ? err.message : String(err);
+    const e = err instanceof LinkError ? err : null;
+    if (e?.status === 409 && e.body?.code === 'sync_protocol_unsupported') {
+      this.#state = 'incompatible';
+      this.#lastError = message;
+      this.d.log.error({ err: message }, 'sync stopped: this edge and its cloud speak incompatible sync protocols; update one of them (nothing is uploaded or applied until then)');
+      return true;
+    }
+    if (e?.status === 401) {
+      this.#state = 'refused';
+      this.#lastError = message;
+      this.d.log.error("sync stopped: the cloud refused this edge's sync token (revoked or wrong); set GATEHOUSE_SYNC_TOKEN to a token the cloud issued and restart");
+      return true;
+    }
+    if (!e) this.d.log.error({ err, loop }, 'sync round failed');
+    this.#lastError = message;
+    this.#failures++;
+    if (this.#state !== 'offline') {
+      this.#state = 'offline';
+      this.#downSince = iso(this.d.clock.now());
+      this.d.log.warn({ reason: message }, 'cloud link down: decisions go on locally, sync resumes when the link is back');
+      this.#tell('sync.link_down', { reason: message, since: this.#downSince });
+    }
+    return false;
+  }
+
+  #up(): void {
+    if (this.#state === 'online') return;
+    const wasDown = this.#state === 'offline';
+    this.#state = 'online';
+    this.#lastError = null;
+    if (wasDown) {
+      this.d.log.info({ downSince: this.#downSince, failures: this.#failures }, 'cloud link up');
+      this.#tell('sync.link_up', { downSince: this.#downSince, at: iso(this.d.clock.now()) });
+    }
+    this.#failures = 0;
+    this.#downSince = null;
+  }
+
+  #tell(event: 'sync.link_down' | 'sync.link_up', fields: Record<string, unknown>): void {
+    const row = this.#row();
+    if (!row) return;
+    try {
+      commit(this.d.db, this.d.bus, (w) => w.emit(event, { projectId: row.project_id, edgeId: row.edge_id, ...fields } as never));
+    } catch (err) {
+      this.d.log.warn({ err }, `${event} not recorded`);
+    }
+  }
+
+  // ---- helpers
+
+  #clock(): { offset_ms: number | null; synchronised: boolean } {
+    const offset = this.#link.offsetMs;
+    return { offset_ms: offset, synchronised: offset !== null && Math.abs(offset) <= this.d.config.sync.clockToleranceMs };
+  }
+
+  #approximateBacklog(after: FeedCursor): number {
+    const maxId = statement(this.d.db, 'SELECT COALESCE(MAX(id), 0) FROM access_events').pluck().get() as number;
+    return Math.max(0, maxId - after.accessEventId);
+  }
+
+  #row(): LinkRow | null {
+    return (statement(this.d.db, 'SELECT * FROM sync_link WHERE id = 1').get() as LinkRow | undefined) ?? null;
+  }
+
+  #poke(): void {
+    this.#uploadPending = true;
+    this.#wakeUpload?.();
+  }
+
+  #idle(): Promise<void> {
+    if (this.#uploadPending) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, 1000); // also catches writes by another process (the CLI)
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.#wakeUpload = () => {
+        this.#wakeUpload = null;
+        done();
+      };
+    });
+  }
+
+  #sleep(ms: number): Promise<void> {
+    const signal = this.#abort.signal;
+    return new Promise((resolve) => {
+      const onAbort = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+}

@@ -1,0 +1,113 @@
+import type { ExternalChanges } from '../access/external-changes.js';
+import type { EventJournal } from '../access/event-journal.js';
+import type { Occupancy } from '../access/occupancy.js';
+import type { ProjectRepository } from '../accounts/projects.js';
+import type { TeamRepository } from '../accounts/teams.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config/schema.js';
+import type { EventBus } from '../events/bus.js';
+import type { Feed } from '../feed/feed.js';
+import type { Logger } from '../logger.js';
+import type { Database } from '../store/database.js';
+import { ChangeStream } from './change-stream.js';
+import { SyncConflicts } from './conflicts.js';
+import { EdgeSync, type SyncStatus } from './edge-sync.js';
+import { SyncEdges } from './edges.js';
+import { Replica } from './replica.js';
+import { UploadApply } from './upload-apply.js';
+
+// Cloud sync's services (issue 26; docs/sync.md), by role: a cloud serves edges (edges, the
+// change stream, the upload's apply); an edge runs EdgeSync; both keep conflicts. A
+// standalone box builds the parts and starts none.
+
+/** REST paths whose writes an edge refuses for its synced project: the cloud owns them (docs/sync.md). */
+/** Only the resources' own CRUD paths (`/readers`, `/readers/{readerId}`): a scan at an access point or a reader login stays local. */
+const CLOUD_OWNED = /\/(access-zones|access-points|readers|attendee-types|time-restrictions|blocklist)(\/\{\w+\})?$/;
+const CLOUD_OWNED_NAMES: Record<string, string> = {
+  'access-zones': 'access zones',
+  'access-points': 'access points',
+  readers: 'readers',
+  'attendee-types': 'attendee types',
+  'time-restrictions': 'time restrictions',
+  blocklist: 'blocklist entries',
+};
+
+export interface SyncDepsIn {
+  db: Database;
+  clock: Clock;
+  bus: EventBus;
+  config: Readonly<Config>;
+  log: Logger;
+  feed: Feed;
+  occupancy: Occupancy;
+  externalChanges: ExternalChanges;
+  journal: EventJournal;
+  teams: TeamRepository;
+  projects: ProjectRepository;
+  appVersion: string;
+}
+
+export class SyncServices {
+  readonly edges: SyncEdges;
+  readonly conflicts: SyncConflicts;
+  readonly changes: ChangeStream;
+  readonly uploads: UploadApply;
+  readonly edge: EdgeSync | null;
+
+  constructor(private readonly d: SyncDepsIn) {
+    this.edges = new SyncEdges(d.db, d.clock);
+    this.conflicts = new SyncConflicts(d.db, d.clock);
+    this.changes = new ChangeStream(d.db, d.bus);
+    this.uploads = new UploadApply(d.db, d.clock, d.bus, d.occupancy, this.conflicts, () => d.externalChanges.catchUp());
+    this.edge = d.config.role === 'edge' ? new EdgeSync({ ...d, replica: new Replica(d.db, d.clock), log: d.log.child({ module: 'sync' }) }) : null;
+  }
+
+  /** The lifecycle module's start: what the role runs. */
+  start(): void {
+    const { role } = this.d.config;
+    if (role === 'standalone') this.d.log.info('role: standalone: nothing syncs (set GATEHOUSE_ROLE=edge with GATEHOUSE_CLOUD_URL and GATEHOUSE_SYNC_TOKEN to sync with a cloud)');
+    if (role === 'cloud') {
+      this.uploads.prepare();
+      this.changes.start();
+      this.d.log.info('role: cloud: serving edges under /api/v1/projects/{team}/{project}/sync/');
+    }
+    if (role === 'edge') {
+      this.d.log.info({ cloud: this.d.config.cloud.url }, 'role: edge: syncing with the cloud');
+      this.edge!.start();
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.changes.stop();
+    await this.edge?.stop();
+  }
+
+  /** On an edge, the resource name when `path` writes reference data the cloud owns, for the synced project. */
+  readOnlyOnEdge(projectId: number, path: string): string | null {
+    if (!this.edge || this.edge.projectId !== projectId) return null;
+    const match = CLOUD_OWNED.exec(path);
+    return match ? CLOUD_OWNED_NAMES[match[1]!]! : null;
+  }
+
+  /** GET .../sync/status for a project. */
+  status(projectId: number): (SyncStatus | (Omit<SyncStatus, 'role' | 'state'> & { role: 'cloud' | 'standalone'; state: string })) & { edges?: ReturnType<SyncEdges['resource']>[] } {
+    if (this.edge && this.edge.projectId === projectId) return this.edge.status();
+    const role = this.d.config.role === 'cloud' ? 'cloud' : 'standalone';
+    const base = {
+      role,
+      state: role === 'cloud' ? 'serving' : this.edge ? 'not synced here' : 'standalone',
+      edge_id: null,
+      online: role === 'cloud',
+      last_error: null,
+      last_upload_at: null,
+      last_download_at: null,
+      backlog: 0,
+      oldest_unsynced_at: null,
+      cursor: null,
+      clock_offset_ms: 0,
+      clock_synchronised: true,
+      latency_ms: null,
+    } as const;
+    return role === 'cloud' ? { ...base, edges: this.edges.list(projectId).map((e) => this.edges.resource(e)) } : base;
+  }
+}

@@ -1,0 +1,25 @@
+import type { Registry } from 'prom-client';
+import { gaugesIn } from '../metrics.js';
+import type { SyncServices } from './index.js';
+
+/** /metrics: the edge's link and what crossed it (docs/sync.md: status). Read at scrape time. */
+export function registerSyncMetrics(registry: Registry, sync: SyncServices): void {
+  const edge = sync.edge;
+  if (!edge) return;
+  const gauge = gaugesIn(registry);
+  const status = () => edge.status();
+  gauge('gatehouse_sync_online', '1 while the link to the cloud is up', () => (status().online ? 1 : 0));
+  gauge('gatehouse_sync_backlog', 'Items waiting to be uploaded to the cloud', () => status().backlog);
+  gauge('gatehouse_sync_oldest_unsynced_seconds', 'Age of the oldest access event the cloud has not acknowledged (0: none)', () => {
+    const oldest = status().oldest_unsynced_at;
+    return oldest ? Math.max(0, (Date.now() - Date.parse(oldest)) / 1000) : 0;
+  });
+  gauge('gatehouse_sync_clock_offset_ms', "Cloud time minus this box's clock at the last contact", () => status().clock_offset_ms ?? 0);
+  gauge('gatehouse_sync_last_upload_timestamp_seconds', 'When the last upload was acknowledged', () => seconds(status().last_upload_at));
+  gauge('gatehouse_sync_last_download_timestamp_seconds', 'When the last download round reached the newest change', () => seconds(status().last_download_at));
+  gauge('gatehouse_sync_uploaded_items_total', 'Items the cloud acknowledged since start', () => edge.stats.uploadedItems);
+  gauge('gatehouse_sync_downloaded_rows_total', 'Reference rows and deletions applied since start', () => edge.stats.downloadedRows + edge.stats.downloadedDeletions);
+  gauge('gatehouse_sync_failures_total', 'Failed requests to the cloud since start', () => edge.stats.failures);
+}
+
+const seconds = (at: string | null) => (at ? Date.parse(at) / 1000 : 0);

@@ -1,0 +1,128 @@
+import { z } from 'zod';
+
+// The sync protocol's shapes (issue 26 item 2; docs/sync.md), shared by the cloud's routes
+// (http/routes/sync.ts, which put them in the OpenAPI document) and the edge's client
+// (link.ts). Every request from an edge names the protocol version it speaks in a header; a
+// cloud that does not speak it answers 409 sync_protocol_unsupported and the edge stops
+// syncing (it never guesses at a format it does not know).
+
+export const PROTOCOL_VERSION = 1;
+/** The versions this build's cloud serves. */
+export const SUPPORTED_PROTOCOLS: readonly number[] = [1];
+export const PROTOCOL_HEADER = 'Gatehouse-Sync-Protocol';
+/** The edge's clock when it sent the request (ms since the epoch): the cloud notes the offset. */
+export const SENT_AT_HEADER = 'Gatehouse-Sync-Sent-At';
+
+/** Entities replicated to edges, in the order a decision needs them within one version. */
+export const ENTITIES = ['access_zone', 'access_point', 'reader', 'attendee_type', 'attendee', 'credential', 'time_restriction', 'blocklist_entry'] as const;
+export type Entity = (typeof ENTITIES)[number];
+
+/** Entity → its table and the columns an edge replicates (besides id, created_at, updated_at). */
+export const REPLICATED: Record<Entity, { table: string; columns: readonly string[] }> = {
+  access_zone: { table: 'access_zones', columns: ['name', 'slug', 'capacity', 'requires_ticket'] },
+  access_point: { table: 'access_points', columns: ['access_zone_id', 'name', 'slug', 'location', 'direction', 'is_active'] },
+  reader: { table: 'readers', columns: ['access_point_id', 'identifier', 'type'] },
+  attendee_type: { table: 'attendee_types', columns: ['name', 'slug'] },
+  attendee: { table: 'attendees', columns: ['attendee_type_id', 'first_name', 'last_name', 'email', 'external_id', 'status', 'extra'] },
+  credential: { table: 'credentials', columns: ['attendee_id', 'value', 'kind', 'status', 'valid_from', 'valid_until', 'revoked_at'] },
+  time_restriction: { table: 'time_restrictions', columns: ['access_zone_id', 'attendee_type_id', 'days_of_week', 'start_time', 'end_time'] },
+  blocklist_entry: { table: 'blocklist_entries', columns: ['attendee_id', 'credential_id', 'reason', 'until'] },
+};
+
+const scalar = z.union([z.string(), z.number(), z.null()]);
+
+export const changeSchema = z.object({
+  entity: z.enum(ENTITIES),
+  op: z.enum(['upsert', 'delete']),
+  id: z.number().int(),
+  version: z.number().int().describe("the cloud's change version of this row or deletion"),
+  data: z
+    .record(z.string(), z.union([scalar, z.array(z.number().int())]))
+    .optional()
+    .describe('upsert: the replicated columns, created_at, updated_at; an attendee type also zone_ids'),
+});
+export type Change = z.infer<typeof changeSchema>;
+
+export const changePageSchema = z.object({
+  changes: z.array(changeSchema),
+  cursor: z.string().describe('opaque: send it back as ?cursor= for the next page'),
+  has_more: z.boolean().describe('false once this page reached the newest change'),
+  server_time: z.string(),
+});
+
+/** Cursors are opaque to edges: "v1.<version>" in base64url. */
+export function encodeCursor(version: number): string {
+  return Buffer.from(`v1.${version}`).toString('base64url');
+}
+
+export function decodeCursor(cursor: string | undefined): number | null {
+  if (cursor === undefined || cursor === '') return 0;
+  const text = Buffer.from(cursor, 'base64url').toString();
+  const match = /^v1\.(\d{1,15})$/.exec(text);
+  return match ? Number(match[1]) : null;
+}
+
+const iso = z.iso.datetime({ offset: true });
+
+export const uploadedAccessEventSchema = z.strictObject({
+  kind: z.literal('access'),
+  uuid: z.uuid(),
+  access_point_id: z.number().int(),
+  access_zone_id: z.number().int().nullable(),
+  reader_id: z.number().int().nullable(),
+  credential_id: z.number().int().nullable(),
+  credential_value: z.string().min(1).max(4096),
+  attendee_id: z.number().int().nullable(),
+  granted: z.boolean(),
+  reason: z.string().max(200).nullable(),
+  movement: z.enum(['in', 'out']).nullable(),
+  scanned_at: iso.describe("the edge's raw scan time (its clock offset is never applied to it)"),
+  decided_at: iso,
+  source: z.enum(['mqtt', 'webhook', 'bridge', 'api']),
+});
+export type UploadedAccessEvent = z.infer<typeof uploadedAccessEventSchema>;
+
+export const UPLOADED_CHANGES = [
+  'attendee.created',
+  'attendee.updated',
+  'attendee.deleted',
+  'credential.created',
+  'credential.revoked',
+  'gateway.online',
+  'gateway.offline',
+  'reader.offline',
+] as const;
+
+export const uploadedChangeSchema = z.strictObject({
+  kind: z.literal('change'),
+  uuid: z.uuid(),
+  event: z.enum(UPLOADED_CHANGES),
+  data: z.record(z.string(), z.unknown()),
+  created_at: iso,
+});
+export type UploadedChange = z.infer<typeof uploadedChangeSchema>;
+
+export const uploadBodySchema = z.strictObject({
+  clock: z.strictObject({
+    offset_ms: z.number().int().nullable().describe("cloud time minus the edge's clock, measured at the last contact; null when never measured"),
+    synchronised: z.boolean().describe('false when never measured or off by more than the edge tolerates'),
+  }),
+  backlog: z.number().int().min(0).describe('items still waiting on the edge after this batch'),
+  items: z.array(z.discriminatedUnion('kind', [uploadedAccessEventSchema, uploadedChangeSchema])).max(10_000),
+});
+export type UploadBody = z.infer<typeof uploadBodySchema>;
+
+export const uploadResultSchema = z.object({
+  accepted: z.number().int().describe('items stored now'),
+  duplicates: z.number().int().describe('items stored before (a batch sent again): nothing done'),
+  server_time: z.string(),
+});
+
+export const helloSchema = z.object({
+  protocol: z.number().int(),
+  supported_protocols: z.array(z.number().int()),
+  edge: z.object({ id: z.number().int(), name: z.string() }),
+  project: z.object({ id: z.number().int(), team_slug: z.string(), slug: z.string(), name: z.string(), timezone: z.string() }),
+  server_time: z.string(),
+});
+export type Hello = z.infer<typeof helloSchema>;

@@ -1,0 +1,390 @@
+import type { Occupancy } from '../access/occupancy.js';
+import type { Clock } from '../clock.js';
+import { iso } from '../clock.js';
+import type { EventBus } from '../events/bus.js';
+import { outboxEntryOf } from '../feed/catalogue.js';
+import { appendToOutbox } from '../feed/outbox.js';
+import type { Database } from '../store/database.js';
+import { statement } from '../store/statements.js';
+import { writeTransaction } from '../store/transactions.js';
+import { nextVersion } from '../venue/versioned-table.js';
+import type { EdgeRow } from './edges.js';
+import type { NewConflict, SyncConflictResource, SyncConflicts } from './conflicts.js';
+import type { UploadBody, UploadedAccessEvent, UploadedChange } from './protocol.js';
+
+// The cloud's side of an upload (issue 26 items 4-6, 11). One batch is one transaction:
+// access events are stored once each by uuid (a batch sent again stores nothing new), change
+// items once each by their outbox uuid (sync_applied_changes). Each access event keeps the
+// edge's raw scan time; its edge, upload time and the edge's clock state are columns of its
+// own. Occupancy follows scan time, not arrival: a movement older than the holder's latest
+// one already known is history, not presence (an exit uploaded before the entry it follows
+// leaves the entry uncounted). After the commit, each new event is announced once on the bus
+// (WebSocket); outgoing webhooks read it from access_events like any other.
+
+interface Movement {
+  uuid: string;
+  edge_id: number | null;
+  movement: 'in' | 'out';
+  access_zone_id: number;
+  scanned_at: string;
+  duplicate_of: string | null;
+}
+
+export interface UploadOutcome {
+  accepted: number;
+  duplicates: number;
+}
+
+type Emit = () => void;
+
+export class UploadApply {
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+    private readonly bus: EventBus,
+    private readonly occupancy: Occupancy,
+    private readonly conflicts: SyncConflicts,
+    /** After the commit: changed attendees and credentials into the decision index. */
+    private readonly refreshIndex: () => Promise<void>,
+  ) {}
+
+  /** Index support for the scan-time lookups by holder; only the cloud pays for it (created at start). */
+  prepare(): void {
+    this.db.exec('CREATE INDEX IF NOT EXISTS access_events_holder_time ON access_events(attendee_id, scanned_at) WHERE attendee_id IS NOT NULL AND granted = 1');
+  }
+
+  async apply(edge: EdgeRow, projectId: number, body: UploadBody): Promise<UploadOutcome> {
+    const now = iso(this.clock.now());
+    const announce: Emit[] = [];
+    const undo: (() => void)[] = [];
+    let venueChanged = false;
+    const outcome: UploadOutcome = { accepted: 0, duplicates: 0 };
+    try {
+      writeTransaction(this.db, () => {
+        for (const item of body.items) {
+          const fresh = item.kind === 'access' ? this.#access(edge, projectId, item, body.clock, now, announce, undo) : this.#change(edge, projectId, item, now, announce);
+          if (fresh) outcome.accepted++;
+          else outcome.duplicates++;
+          if (fresh && item.kind === 'change' && item.event.startsWith('attendee.')) venueChanged = true;
+          if (fresh && item.kind === 'change' && item.event.startsWith('credential.')) venueChanged = true;
+        }
+      });
+    } catch (err) {
+      for (const step of undo.reverse()) step();
+      throw err;
+    }
+    for (const emit of announce) emit();
+    if (venueChanged) await this.refreshIndex();
+    return outcome;
+  }
+
+  #access(edge: EdgeRow, projectId: number, e: UploadedAccessEvent, clock: UploadBody['clock'], now: string, announce: Emit[], undo: (() => void)[]): boolean {
+    const exists = statement(this.db, 'SELECT 1 FROM access_events WHERE uuid = ?').get(e.uuid);
+    if (exists) return false;
+    const flags: { duplicate_of: string | null; review: string | null } = { duplicate_of: null, review: null };
+    const raised: NewConflict[] = [];
+    let counted = false;
+    let fromZoneId: number | null = null;
+    if (e.granted && e.attendee_id !== null && e.movement !== null && e.access_zone_id !== null) {
+      const previous = this.#neighbour(e.attendee_id, e.scanned_at, 'before');
+      const next = this.#neighbour(e.attendee_id, e.scanned_at, 'after');
+      if (e.movement === 'in' && previous && isCrossEdgeRepeat(previous, edge.id, e.access_zone_id)) {
+        flags.duplicate_of = previous.uuid;
+        raised.push({ kind: 'duplicate_entry', edgeId: edge.id, eventUuid: e.uuid, relatedUuid: previous.uuid });
+      }
+      if (e.movement === 'in' && next && next.movement === 'in' && next.access_zone_id === e.access_zone_id && next.edge_id !== edge.id && next.duplicate_of === null) {
+        statement(this.db, 'UPDATE access_events SET duplicate_of = ? WHERE uuid = ?').run(e.uuid, next.uuid);
+        raised.push({ kind: 'duplicate_entry', edgeId: next.edge_id, eventUuid: next.uuid, relatedUuid: e.uuid });
+      }
+      // Presence follows the holder's latest movement by scan time.
+      if (!next) ({ counted, fromZoneId } = this.#move(e.attendee_id, e.access_zone_id, e.movement, undo));
+      const review = this.#review(projectId, e);
+      if (review) {
+        flags.review = review;
+        raised.push({ kind: review, edgeId: edge.id, eventUuid: e.uuid, entity: 'credential', entityId: e.credential_id ?? undefined });
+      }
+    }
+    statement(
+      this.db,
+      `INSERT INTO access_events (uuid, project_id, access_point_id, access_zone_id, reader_id, credential_id, credential_value, attendee_id, granted, reason, movement,
+         counted, from_zone_id, scanned_at, decided_at, source, request_key, edge_id, uploaded_at, clock_offset_ms, clock_unsynchronised, duplicate_of, review)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      e.uuid,
+      projectId,
+      e.access_point_id,
+      e.access_zone_id,
+      e.reader_id,
+      e.credential_id,
+      e.credential_value,
+      e.attendee_id,
+      e.granted ? 1 : 0,
+      e.reason,
+      e.movement,
+      counted ? 1 : 0,
+      fromZoneId,
+      e.scanned_at,
+      e.decided_at,
+      e.source,
+      edge.id,
+      now,
+      clock.offset_ms,
+      clock.synchronised ? 0 : 1,
+      flags.duplicate_of,
+      flags.review,
+    );
+    const conflicts = raised.map((c) => this.conflicts.record(projectId, c));
+    for (const c of conflicts) appendToOutbox(this.db, outboxEntryOf('sync.conflict', { projectId, conflict: c })!);
+    announce.push(() => this.#announce(projectId, edge, e, now, flags, counted, fromZoneId, conflicts));
+    return true;
+  }
+
+  #announce(
+    projectId: number,
+    edge: EdgeRow,
+    e: UploadedAccessEvent,
+    now: string,
+    flags: { duplicate_of: string | null; review: string | null },
+    counted: boolean,
+    fromZoneId: number | null,
+    conflicts: SyncConflictResource[],
+  ): void {
+    const uploaded = { uuid: e.uuid, edge_id: edge.id, uploaded_at: now, ...flags };
+    if (e.granted && e.attendee_id !== null && e.credential_id !== null && e.access_zone_id !== null) {
+      const name = statement(this.db, 'SELECT first_name, last_name FROM attendees WHERE id = ?').get(e.attendee_id) as { first_name: string; last_name: string } | undefined;
+      this.bus.emit('AccessGranted', {
+        projectId,
+        payload: {
+          attendee_id: e.attendee_id,
+          attendee: { first_name: name?.first_name ?? '', last_name: name?.last_name ?? '' },
+          access_point_id: e.access_point_id,
+          access_zone_id: e.access_zone_id,
+          credential_id: e.credential_id,
+          timestamp: e.scanned_at,
+          ...uploaded,
+        },
+      });
+    } else {
+      this.bus.emit('AccessDenied', {
+        projectId,
+        payload: { credential_value: e.credential_value, access_point_id: e.access_point_id, reason: e.reason ?? 'denied', timestamp: e.scanned_at, ...uploaded },
+      });
+    }
+    if (counted && e.access_zone_id !== null) {
+      this.bus.emit('zone.occupancy_changed', { projectId, zoneIds: fromZoneId === null ? [e.access_zone_id] : [e.access_zone_id, fromZoneId], timestamp: e.scanned_at });
+    }
+    for (const conflict of conflicts) this.bus.emit('sync.conflict', { projectId, conflict });
+  }
+
+  /** The holder's granted movement just before (or after) this scan time. */
+  #neighbour(attendeeId: number, at: string, side: 'before' | 'after'): Movement | null {
+    const sql =
+      side === 'before'
+        ? `SELECT uuid, edge_id, movement, access_zone_id, scanned_at, duplicate_of FROM access_events
+           WHERE attendee_id = ? AND granted = 1 AND movement IS NOT NULL AND scanned_at <= ? ORDER BY scanned_at DESC, id DESC LIMIT 1`
+        : `SELECT uuid, edge_id, movement, access_zone_id, scanned_at, duplicate_of FROM access_events
+           WHERE attendee_id = ? AND granted = 1 AND movement IS NOT NULL AND scanned_at > ? ORDER BY scanned_at, id LIMIT 1`;
+    return (statement(this.db, sql).get(attendeeId, at) as Movement | undefined) ?? null;
+  }
+
+  #move(attendeeId: number, zoneId: number, movement: 'in' | 'out', undo: (() => void)[]): { counted: boolean; fromZoneId: number | null } {
+    const before = this.occupancy.zoneOf(attendeeId);
+    undo.push(() => (before === undefined ? this.occupancy.forget(attendeeId) : this.occupancy.enter(attendeeId, before)));
+    if (movement === 'out') return { counted: this.occupancy.leave(attendeeId, zoneId), fromZoneId: null };
+    if (before === zoneId) return { counted: false, fromZoneId: null };
+    return { counted: true, fromZoneId: this.occupancy.enter(attendeeId, zoneId) };
+  }
+
+  /** Why an admission needs review: the cloud had revoked or blocklisted the credential by its scan time. */
+  #review(projectId: number, e: UploadedAccessEvent): 'revoked_credential' | 'blocklisted' | null {
+    if (e.credential_id === null) return null;
+    const credential = statement(this.db, 'SELECT status, revoked_at FROM credentials WHERE id = ? AND project_id = ?').get(e.credential_id, projectId) as
+      | { status: string; revoked_at: string | null }
+      | undefined;
+    if (credential?.status === 'revoked' && credential.revoked_at !== null && credential.revoked_at <= e.scanned_at) return 'revoked_credential';
+    const blocked = statement(this.db, 'SELECT 1 FROM blocklist_entries WHERE project_id = ? AND (credential_id = ? OR attendee_id = ?) AND created_at <= ? AND (until IS NULL OR until > ?)').get(
+      projectId,
+      e.credential_id,
+      e.attendee_id,
+      e.scanned_at,
+      e.scanned_at,
+    );
+    return blocked ? 'blocklisted' : null;
+  }
+
+  #change(edge: EdgeRow, projectId: number, c: UploadedChange, now: string, announce: Emit[]): boolean {
+    const fresh = statement(this.db, 'INSERT INTO sync_applied_changes (uuid, edge_id, applied_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(c.uuid, edge.id, now).changes === 1;
+    if (!fresh) return false;
+    const data = c.data;
+    switch (c.event) {
+      case 'attendee.created':
+      case 'attendee.updated':
+        this.#attendee(edge, projectId, data, c.event === 'attendee.updated' ? ((data.previous_attributes as Record<string, unknown> | undefined) ?? {}) : null, announce);
+        break;
+      case 'attendee.deleted':
+        this.#deleteAttendee(projectId, Number(data.id ?? data.attendee_id), announce);
+        break;
+      case 'credential.created':
+        this.#credential(edge, projectId, data, announce);
+        break;
+      case 'credential.revoked': {
+        const id = Number(data.id);
+        const version = nextVersion(this.db);
+        const changed = statement(this.db, "UPDATE credentials SET status = 'revoked', revoked_at = ?, version = ?, updated_at = ? WHERE id = ? AND project_id = ? AND status = 'active'").run(
+          (data.revoked_at as string | null) ?? now,
+          version,
+          now,
+          id,
+          projectId,
+        ).changes;
+        if (changed) this.#outbox('credential.revoked', projectId, this.#credentialResource(id));
+        break;
+      }
+      default:
+        // Reader and gateway status from the edge: told to the cloud's webhooks with the edge's id.
+        appendToOutbox(this.db, { event: c.event, projectId, data: { ...data, edge_id: edge.id } });
+    }
+    return true;
+  }
+
+  #attendee(edge: EdgeRow, projectId: number, data: Record<string, unknown>, previous: Record<string, unknown> | null, announce: Emit[]): void {
+    const id = Number(data.id);
+    const row = statement(this.db, 'SELECT * FROM attendees WHERE id = ? AND project_id = ?').get(id, projectId) as Record<string, unknown> | undefined;
+    const now = iso(this.clock.now());
+    const fields = {
+      first_name: data.first_name,
+      last_name: data.last_name,
+      email: data.email,
+      attendee_type_id: data.attendee_type_id,
+      external_id: data.external_id,
+      status: data.status,
+      extra: JSON.stringify(data.extra ?? {}),
+    } as Record<string, unknown>;
+    if (!row) {
+      if (statement(this.db, "SELECT 1 FROM tombstones WHERE project_id = ? AND entity = 'attendee' AND entity_id = ?").get(projectId, id)) return; // deleted on the cloud meanwhile
+      const cols = Object.keys(fields);
+      statement(this.db, `INSERT INTO attendees (id, project_id, ${cols.join(', ')}, version, created_at, updated_at) VALUES (?, ?, ${cols.map(() => '?').join(', ')}, ?, ?, ?)`).run(
+        id,
+        projectId,
+        ...cols.map((k) => fields[k] as string | number | null),
+        nextVersion(this.db),
+        (data.created_at as string) ?? now,
+        now,
+      );
+      this.#outbox('attendee.created', projectId, this.#attendeeResource(id));
+      return;
+    }
+    // The cloud wins per field: an edge's change applies to a field the cloud left as the edge saw it.
+    const updates: Record<string, unknown> = {};
+    const keys = previous === null ? Object.keys(fields) : Object.keys(previous).map((k) => (k === 'attendee_type' ? 'attendee_type_id' : k));
+    for (const key of new Set(keys)) {
+      if (!(key in fields)) continue;
+      const edgeValue = fields[key];
+      const cloudValue = row[key];
+      const base = previous === null ? cloudValue : key === 'extra' ? JSON.stringify(previous.extra ?? {}) : key === 'attendee_type_id' ? (previous.attendee_type_id ?? row[key]) : previous[key];
+      if (same(cloudValue, edgeValue)) continue;
+      if (same(cloudValue, base)) updates[key] = edgeValue;
+      else {
+        const conflict = this.conflicts.record(projectId, {
+          kind: 'attendee_field',
+          edgeId: edge.id,
+          entity: 'attendee',
+          entityId: id,
+          field: key,
+          edgeValue: shown(key, edgeValue),
+          cloudValue: shown(key, cloudValue),
+        });
+        appendToOutbox(this.db, outboxEntryOf('sync.conflict', { projectId, conflict })!);
+        announce.push(() => this.bus.emit('sync.conflict', { projectId, conflict }));
+      }
+    }
+    if (Object.keys(updates).length === 0) return;
+    const sets = Object.keys(updates).map((k) => `${k} = ?`);
+    statement(this.db, `UPDATE attendees SET ${sets.join(', ')}, version = ?, updated_at = ? WHERE id = ?`).run(
+      ...Object.values(updates).map((v) => v as string | number | null),
+      nextVersion(this.db),
+      now,
+      id,
+    );
+    this.#outbox('attendee.updated', projectId, { ...this.#attendeeResource(id), previous_attributes: Object.fromEntries(Object.keys(updates).map((k) => [k, shown(k, row[k])])) });
+  }
+
+  #deleteAttendee(projectId: number, id: number, _announce: Emit[]): void {
+    const now = iso(this.clock.now());
+    const tomb = statement(this.db, 'INSERT INTO tombstones (project_id, entity, entity_id, version, deleted_at) VALUES (?, ?, ?, ?, ?)');
+    for (const entry of statement(this.db, 'SELECT id FROM blocklist_entries WHERE attendee_id = ? OR credential_id IN (SELECT id FROM credentials WHERE attendee_id = ?)')
+      .pluck()
+      .all(id, id) as number[]) {
+      statement(this.db, 'DELETE FROM blocklist_entries WHERE id = ?').run(entry);
+      tomb.run(projectId, 'blocklist_entry', entry, nextVersion(this.db), now);
+    }
+    for (const credential of statement(this.db, 'SELECT id FROM credentials WHERE attendee_id = ?').pluck().all(id) as number[]) {
+      statement(this.db, 'DELETE FROM credentials WHERE id = ?').run(credential);
+      tomb.run(projectId, 'credential', credential, nextVersion(this.db), now);
+    }
+    if (statement(this.db, 'DELETE FROM attendees WHERE id = ? AND project_id = ?').run(id, projectId).changes === 0) return;
+    tomb.run(projectId, 'attendee', id, nextVersion(this.db), now);
+    appendToOutbox(this.db, { event: 'attendee.deleted', projectId, data: { attendee_id: id, id } });
+  }
+
+  #credential(edge: EdgeRow, projectId: number, data: Record<string, unknown>, announce: Emit[]): void {
+    const id = Number(data.id);
+    if (statement(this.db, 'SELECT 1 FROM credentials WHERE id = ?').get(id)) return;
+    const taken = statement(this.db, 'SELECT id FROM credentials WHERE project_id = ? AND value = ?').pluck().get(projectId, data.value) as number | undefined;
+    if (taken !== undefined || !statement(this.db, 'SELECT 1 FROM attendees WHERE id = ? AND project_id = ?').get(data.attendee_id, projectId)) {
+      const conflict = this.conflicts.record(projectId, {
+        kind: 'credential_value',
+        edgeId: edge.id,
+        entity: 'credential',
+        entityId: id,
+        field: 'value',
+        edgeValue: data.value,
+        cloudValue: taken ?? null,
+      });
+      appendToOutbox(this.db, outboxEntryOf('sync.conflict', { projectId, conflict })!);
+      announce.push(() => this.bus.emit('sync.conflict', { projectId, conflict }));
+      return;
+    }
+    const now = iso(this.clock.now());
+    statement(
+      this.db,
+      'INSERT INTO credentials (id, project_id, attendee_id, value, kind, status, valid_from, valid_until, revoked_at, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    ).run(
+      id,
+      projectId,
+      data.attendee_id as number,
+      data.value as string,
+      (data.kind as string) ?? 'barcode',
+      (data.status as string) ?? 'active',
+      (data.valid_from as string | null) ?? null,
+      (data.valid_until as string | null) ?? null,
+      (data.revoked_at as string | null) ?? null,
+      nextVersion(this.db),
+      (data.created_at as string) ?? now,
+      now,
+    );
+    this.#outbox('credential.created', projectId, this.#credentialResource(id));
+  }
+
+  #outbox(event: 'attendee.created' | 'attendee.updated' | 'credential.created' | 'credential.revoked', projectId: number, data: Record<string, unknown>): void {
+    appendToOutbox(this.db, { event, projectId, data: event.startsWith('attendee.') ? { attendee_id: data.id, ...data } : data });
+  }
+
+  #attendeeResource(id: number): Record<string, unknown> {
+    const row = statement(this.db, 'SELECT a.*, t.slug AS attendee_type FROM attendees a LEFT JOIN attendee_types t ON t.id = a.attendee_type_id WHERE a.id = ?').get(id) as Record<string, unknown>;
+    const { project_id: _p, ...rest } = row;
+    return { ...rest, extra: JSON.parse(String(row.extra ?? '{}')) as unknown };
+  }
+
+  #credentialResource(id: number): Record<string, unknown> {
+    const { project_id: _p, ...rest } = statement(this.db, 'SELECT * FROM credentials WHERE id = ?').get(id) as Record<string, unknown>;
+    return rest;
+  }
+}
+
+function isCrossEdgeRepeat(previous: Movement, edgeId: number, zoneId: number): boolean {
+  return previous.movement === 'in' && previous.access_zone_id === zoneId && previous.edge_id !== edgeId;
+}
+
+const same = (a: unknown, b: unknown) => (a ?? null) === (b ?? null);
+const shown = (key: string, value: unknown) => (key === 'extra' && typeof value === 'string' ? (JSON.parse(value) as unknown) : value);

@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAppliance, type TestAppliance } from '../helpers/appliance.js';
+
+// A cloud and an edge in this process (the fast loop for the protocol's details); the same
+// scenarios across real processes and a cut link are in sync-processes.test.ts.
+
+const P = '/api/v1/projects/default/default';
+
+async function until<T>(what: string, read: () => Promise<T> | T, ok: (v: T) => boolean, ms = 15_000): Promise<T> {
+  const end = Date.now() + ms;
+  let last: T = await read();
+  while (!ok(last)) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last)}`);
+    await new Promise((r) => setTimeout(r, 50));
+    last = await read();
+  }
+  return last;
+}
+
+describe('cloud sync, in one process', () => {
+  let cloud: TestAppliance;
+  let edge: TestAppliance;
+  let cloudToken: string;
+  let edgeToken: string;
+  let syncToken: string;
+  const ids: Record<string, number> = {};
+
+  const onCloud = async (method: string, path: string, body?: unknown) => cloud.request(method, `${P}${path}`, { token: cloudToken, ...(body === undefined ? {} : { body }) });
+  const onEdge = async (method: string, path: string, body?: unknown) => edge.request(method, `${P}${path}`, { token: edgeToken, ...(body === undefined ? {} : { body }) });
+
+  beforeAll(async () => {
+    cloud = await startAppliance({ GATEHOUSE_ROLE: 'cloud' });
+    cloudToken = await cloud.token();
+    const zone = (await onCloud('POST', '/access-zones', { name: 'Hall', capacity: 100 })).body.data;
+    const point = (await onCloud('POST', '/access-points', { name: 'Gate 1', access_zone_id: zone.id })).body.data;
+    const type = (await onCloud('POST', '/attendee-types', { name: 'Guest', zone_ids: [zone.id] })).body.data;
+    const attendee = (await onCloud('POST', '/attendees', { first_name: 'Ada', last_name: 'Lovelace', attendee_type: type.slug })).body.data;
+    const credential = (await onCloud('POST', `/attendees/${attendee.id}/credentials`, { value: 'TICKET-1' })).body.data;
+    Object.assign(ids, { zone: zone.id, point: point.id, attendee: attendee.id, credential: credential.id });
+    const issued = await onCloud('POST', '/sync/edges', { name: 'North gate box' });
+    expect(issued.status).toBe(201);
+    syncToken = issued.body.data.token;
+    edge = await startAppliance({ GATEHOUSE_ROLE: 'edge', GATEHOUSE_CLOUD_URL: cloud.url, GATEHOUSE_SYNC_TOKEN: syncToken, GATEHOUSE_SYNC_LONG_POLL_SECONDS: '2' });
+    edgeToken = await edge.token();
+  }, 60_000);
+  afterAll(async () => {
+    await edge?.destroy();
+    await cloud?.destroy();
+  });
+
+  it('downloads the reference data under the cloud ids and decides on it', async () => {
+    await until(
+      'the credential on the edge',
+      () => onEdge('GET', `/attendees/${ids.attendee}/credentials`),
+      (r) => r.status === 200 && r.body.data.length === 1,
+    );
+    const scan = await onEdge('POST', `/access-points/${ids.point}/scan`, { credential_value: 'TICKET-1' });
+    expect(scan.status).toBe(200);
+    expect(scan.body.data?.access_granted ?? scan.body.access_granted).toBe(true);
+  });
+
+  it('uploads the scan: the cloud stores it once with the edge id and raw scan time', async () => {
+    const events = await until(
+      'the event on the cloud',
+      () => onCloud('GET', '/access-events'),
+      (r) => r.status === 200 && r.body.data.length === 1,
+    );
+    const e = events.body.data[0];
+    expect(e.edge_id).toBeGreaterThan(0);
+    const status = await onEdge('GET', '/sync/status');
+    expect(status.body.data).toMatchObject({ role: 'edge', online: true, backlog: 0 });
+  });
+
+  it('refuses a revoked credential at the edge soon after the cloud revokes it', async () => {
+    const revoked = await onCloud('DELETE', `/credentials/${ids.credential}`);
+    expect(revoked.status).toBe(200);
+    await until(
+      'the refusal',
+      () => onEdge('POST', `/access-points/${ids.point}/scan`, { credential_value: 'TICKET-1' }),
+      (r) => (r.body.data?.access_granted ?? r.body.access_granted) === false,
+      5000,
+    );
+  });
+
+  it('keeps a sync token off the rest of the API', async () => {
+    const res = await cloud.request('GET', `${P}/attendees`, { token: syncToken });
+    expect(res.status).toBe(401);
+  });
+});
