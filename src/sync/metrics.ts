@@ -4,9 +4,13 @@ import type { SyncServices } from './index.js';
 
 /** /metrics: the edge's link and what crossed it (docs/sync.md: status). Read at scrape time. */
 export function registerSyncMetrics(registry: Registry, sync: SyncServices): void {
+  const gauge = gaugesIn(registry);
+  const { uploads } = sync;
+  gauge('gatehouse_sync_received_items_total', 'Cloud: uploaded items stored since start', () => uploads.stats.accepted);
+  gauge('gatehouse_sync_received_duplicates_total', 'Cloud: uploaded items already stored (batches sent again) since start', () => uploads.stats.duplicates);
+  gauge('gatehouse_sync_received_batches_total', 'Cloud: upload batches since start', () => uploads.stats.batches);
   const edge = sync.edge;
   if (!edge) return;
-  const gauge = gaugesIn(registry);
   const status = () => edge.status();
   gauge('gatehouse_sync_online', '1 while the link to the cloud is up', () => (status().online ? 1 : 0));
   gauge('gatehouse_sync_backlog', 'Items waiting to be uploaded to the cloud', () => status().backlog);

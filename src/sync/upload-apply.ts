@@ -38,6 +38,9 @@ export interface UploadOutcome {
 type Emit = () => void;
 
 export class UploadApply {
+  /** Since start: items stored, and items that were already stored (a batch sent again). */
+  readonly stats = { accepted: 0, duplicates: 0, batches: 0 };
+
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
@@ -73,6 +76,9 @@ export class UploadApply {
       for (const step of undo.reverse()) step();
       throw err;
     }
+    this.stats.accepted += outcome.accepted;
+    this.stats.duplicates += outcome.duplicates;
+    this.stats.batches++;
     for (const emit of announce) emit();
     if (venueChanged) await this.refreshIndex();
     return outcome;

@@ -1,0 +1,171 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { requester, type RequestOptions, type TestResponse } from './appliance.js';
+import { runGatehouse, type RunningProcess } from './process.js';
+import { PROCESS_ADMIN } from './process-appliance.js';
+import { TcpProxy } from './tcp-proxy.js';
+
+// A cloud and its edges as real processes on loopback, each edge behind a TCP proxy of its own
+// (issue 26's tests): kill -9 and restart any of them on the same data directory, cut or
+// black-hole any link. Every node hosts the project default/default.
+
+export const P = '/api/v1/projects/default/default';
+
+/** Settings that make the tests' links fail and recover in seconds. */
+const FAST_SYNC = {
+  GATEHOUSE_SYNC_REQUEST_TIMEOUT_MS: '1500',
+  GATEHOUSE_SYNC_BACKOFF_MIN_MS: '100',
+  GATEHOUSE_SYNC_BACKOFF_MAX_MS: '500',
+  GATEHOUSE_SYNC_LONG_POLL_SECONDS: '3',
+};
+
+export class Node {
+  proc!: RunningProcess;
+  url = '';
+  #token = '';
+  readonly dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-sync-'));
+
+  constructor(
+    readonly name: string,
+    private readonly env: Record<string, string>,
+  ) {}
+
+  async start(): Promise<this> {
+    this.proc = runGatehouse([], {
+      GATEHOUSE_DATA_DIR: this.dataDir,
+      GATEHOUSE_ADMIN_EMAIL: PROCESS_ADMIN.email,
+      GATEHOUSE_ADMIN_PASSWORD: PROCESS_ADMIN.password,
+      GATEHOUSE_RATE_LIMIT_STANDARD: '0',
+      GATEHOUSE_RATE_LIMIT_BULK: '0',
+      GATEHOUSE_RATE_LIMIT_SEARCH: '0',
+      GATEHOUSE_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'info',
+      ...this.env,
+    });
+    [, this.url] = (await this.proc.waitFor(/Gatehouse ready at (http:\/\/\S+?)"/, 60_000)) as unknown as [string, string];
+    this.#token = '';
+    return this;
+  }
+
+  get port(): number {
+    return Number(new URL(this.url).port);
+  }
+
+  async token(): Promise<string> {
+    if (!this.#token) {
+      const res = await requester(this.url)('POST', '/api/v1/auth/token', { body: { ...PROCESS_ADMIN, device_name: this.name } });
+      if (res.status !== 201) throw new Error(`${this.name}: token ${res.status} ${res.text}`);
+      this.#token = res.body.token as string;
+    }
+    return this.#token;
+  }
+
+  /** An administrator's request to the project (a path under P) or, starting with /api, anywhere. */
+  async api(method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<TestResponse> {
+    const full = path.startsWith('/api') || path === '/metrics' ? path : `${P}${path}`;
+    return requester(this.url)(method, full, { token: await this.token(), ...(body === undefined ? {} : { body }), ...options });
+  }
+
+  async kill9(): Promise<void> {
+    await this.proc.stop('SIGKILL');
+  }
+
+  async stop(): Promise<void> {
+    await this.proc.stop();
+  }
+
+  async destroy(): Promise<void> {
+    if (this.proc && this.proc.proc.exitCode === null && this.proc.proc.signalCode === null) await this.proc.stop('SIGKILL');
+    rmSync(this.dataDir, { recursive: true, force: true });
+  }
+
+  /** Every access event of the project, oldest id first, as REST shows them. */
+  async events(): Promise<Record<string, unknown>[]> {
+    const out: Record<string, unknown>[] = [];
+    for (let page = 1; ; page++) {
+      const res = await this.api('GET', `/access-events?per_page=100&page=${page}`);
+      if (res.status !== 200) throw new Error(`${this.name}: events ${res.status} ${res.text}`);
+      out.push(...(res.body.data as Record<string, unknown>[]));
+      if (res.body.data.length < 100) return out;
+    }
+  }
+}
+
+export interface Edge {
+  node: Node;
+  proxy: TcpProxy;
+  syncToken: string;
+  id: number;
+}
+
+export class SyncWorld {
+  cloud!: Node;
+  readonly edges: Edge[] = [];
+  readonly #proxies: TcpProxy[] = [];
+
+  async startCloud(env: Record<string, string> = {}): Promise<Node> {
+    this.cloud = await new Node('cloud', { GATEHOUSE_ROLE: 'cloud', ...env }).start();
+    return this.cloud;
+  }
+
+  /** Restarts the cloud on its data directory (its port changes: the proxies follow). */
+  async restartCloud(): Promise<void> {
+    await this.cloud.start();
+    for (const proxy of this.#proxies) proxy.targetPort = this.cloud.port;
+  }
+
+  async addEdge(name: string, env: Record<string, string> = {}): Promise<Edge> {
+    const issued = await this.cloud.api('POST', '/sync/edges', { name });
+    if (issued.status !== 201) throw new Error(`issue edge: ${issued.status} ${issued.text}`);
+    const proxy = new TcpProxy(this.cloud.port);
+    await proxy.start();
+    this.#proxies.push(proxy);
+    const node = await new Node(name, {
+      GATEHOUSE_ROLE: 'edge',
+      GATEHOUSE_CLOUD_URL: proxy.url,
+      GATEHOUSE_SYNC_TOKEN: issued.body.data.token as string,
+      ...FAST_SYNC,
+      ...env,
+    }).start();
+    const edge = { node, proxy, syncToken: issued.body.data.token as string, id: issued.body.data.id as number };
+    this.edges.push(edge);
+    return edge;
+  }
+
+  async destroy(): Promise<void> {
+    for (const e of this.edges) await e.node.destroy();
+    await this.cloud?.destroy();
+    for (const p of this.#proxies) await p.stop();
+  }
+}
+
+/** Polls `read` until `ok`, or fails naming what it waited for and the last value. */
+export async function until<T>(what: string, read: () => Promise<T> | T, ok: (v: T) => boolean, ms = 30_000, every = 100): Promise<T> {
+  const end = Date.now() + ms;
+  let last: T = await read();
+  while (!ok(last)) {
+    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}; last: ${JSON.stringify(last).slice(0, 2000)}`);
+    await new Promise((r) => setTimeout(r, every));
+    last = await read();
+  }
+  return last;
+}
+
+/** The demo of these tests on the cloud: a hall (in) and its exit, a type, `count` attendees with one ticket each (T-<n>). */
+export async function seedCloud(cloud: Node, count: number): Promise<{ zone: number; entry: number; exit: number }> {
+  const zone = (await cloud.api('POST', '/access-zones', { name: 'Hall', capacity: 100_000 })).body.data.id as number;
+  const entry = (await cloud.api('POST', '/access-points', { name: 'Entry', access_zone_id: zone, direction: 'in' })).body.data.id as number;
+  const exit = (await cloud.api('POST', '/access-points', { name: 'Exit', access_zone_id: zone, direction: 'out' })).body.data.id as number;
+  await cloud.api('POST', '/attendee-types', { name: 'Guest', zone_ids: [zone] });
+  const rows = Array.from({ length: count }, (_, i) => ({ first_name: `Guest${i + 1}`, last_name: 'Test', attendee_type: 'guest', external_id: `X-${i + 1}`, credential_value: `T-${i + 1}` }));
+  const res = await cloud.api('POST', '/attendees/import', rows);
+  if (res.status !== 200) throw new Error(`import: ${res.status} ${res.text}`);
+  return { zone, entry, exit };
+}
+
+/** A scan at an access point of the edge's REST API; answers the decision. */
+export async function scan(node: Node, accessPointId: number, value: string): Promise<{ access_granted: boolean; event_id: string; reason?: string }> {
+  const res = await node.api('POST', `/access-points/${accessPointId}/scan`, { credential_value: value });
+  if (res.status !== 200) throw new Error(`${node.name} scan ${value}: ${res.status} ${res.text}`);
+  return (res.body.data ?? res.body) as { access_granted: boolean; event_id: string; reason?: string };
+}
