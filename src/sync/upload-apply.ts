@@ -104,7 +104,7 @@ export class UploadApply {
       }
       // Presence follows the holder's latest movement by scan time.
       if (!next) ({ counted, fromZoneId } = this.#move(e.attendee_id, e.access_zone_id, e.movement, undo));
-      const review = this.#review(projectId, e);
+      const review = e.movement === 'in' ? this.#review(projectId, e) : null; // letting someone out needs no review
       if (review) {
         flags.review = review;
         raised.push({ kind: review, edgeId: edge.id, eventUuid: e.uuid, entity: 'credential', entityId: e.credential_id ?? undefined });

@@ -1,0 +1,125 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Edge, type Node, scan, seedCloud, SyncWorld, until } from '../helpers/sync-world.js';
+
+// Conflicts (issue 26 item 11), with a cloud and two edges as processes: the same ticket at
+// two offline edges, a revocation during an outage and one while online, an attendee changed
+// on both sides. Nothing is flagged without cause.
+
+const total = async (node: Node) => (await node.api('GET', '/access-events?per_page=1')).body.meta.total as number;
+const eventOn = async (node: Node, uuid: string) => (await node.events()).find((e) => e.uuid === uuid);
+const down = (edge: Edge) => until(`${edge.node.name}'s link down`, () => edge.node.api('GET', '/sync/status'), (r) => r.body.data.online === false, 20_000);
+const drained = (edge: Edge) => until(`${edge.node.name} uploaded everything`, () => edge.node.api('GET', '/sync/status'), (r) => r.body.data.online === true && r.body.data.backlog === 0, 30_000);
+
+describe('sync conflicts (processes)', () => {
+  const world = new SyncWorld();
+  let a: Edge;
+  let b: Edge;
+  let venue: { zone: number; entry: number; exit: number };
+
+  beforeAll(async () => {
+    await world.startCloud();
+    venue = await seedCloud(world.cloud, 50);
+    // A long poll far longer than the revocation bound below: only the push path can meet it.
+    a = await world.addEdge('north', { GATEHOUSE_SYNC_LONG_POLL_SECONDS: '30' });
+    b = await world.addEdge('south');
+    for (const e of [a, b]) await until('the tickets on the edge', () => e.node.api('GET', '/attendees?search=X-50'), (r) => r.body.data?.length === 1, 60_000);
+  }, 120_000);
+  afterAll(() => world.destroy());
+
+  it('stores the same ticket admitted at two offline edges once each, flags the later as a duplicate entry and counts the person once', async () => {
+    a.proxy.set('cut');
+    b.proxy.set('cut');
+    await Promise.all([down(a), down(b)]);
+    const first = await scan(a.node, venue.entry, 'T-5');
+    await new Promise((r) => setTimeout(r, 20));
+    const second = await scan(b.node, venue.entry, 'T-5');
+    expect([first.access_granted, second.access_granted]).toEqual([true, true]);
+    // The later one reaches the cloud first: it is flagged all the same once the earlier arrives.
+    b.proxy.set('pass');
+    await drained(b);
+    a.proxy.set('pass');
+    await drained(a);
+    const later = await until('the flag', () => eventOn(world.cloud, second.event_id), (e) => e?.duplicate_of === first.event_id);
+    expect(later!.edge_id).toBe(b.id);
+    expect((await eventOn(world.cloud, first.event_id))!.duplicate_of).toBeNull();
+    const conflicts = (await world.cloud.api('GET', '/sync/conflicts?kind=duplicate_entry')).body.data;
+    expect(conflicts).toEqual([expect.objectContaining({ event_id: second.event_id, duplicate_of: first.event_id, edge_id: b.id, reviewed_at: null })]);
+    expect((await world.cloud.api('GET', `/access-zones/${venue.zone}`)).body.data.current_count).toBe(1);
+  }, 120_000);
+
+  it('flags nothing without cause: an exit between two entries at two edges, one edge re-admitting after an exit, a re-entry refused by anti-passback', async () => {
+    const flagged = (await world.cloud.api('GET', '/sync/conflicts')).body.meta.total as number;
+    a.proxy.set('cut');
+    b.proxy.set('cut');
+    await Promise.all([down(a), down(b)]);
+    await scan(a.node, venue.entry, 'T-7');
+    await scan(a.node, venue.exit, 'T-7');
+    await new Promise((r) => setTimeout(r, 20));
+    await scan(b.node, venue.entry, 'T-7'); // after the exit at the other edge
+    await scan(a.node, venue.entry, 'T-8');
+    const again = await scan(a.node, venue.entry, 'T-8'); // anti-passback at the same edge
+    expect(again.access_granted).toBe(false);
+    await scan(a.node, venue.exit, 'T-8');
+    await scan(a.node, venue.entry, 'T-8'); // the same edge, after an exit
+    const expected = (await total(world.cloud)) + 7;
+    a.proxy.set('pass');
+    b.proxy.set('pass');
+    await until('all uploaded', () => total(world.cloud), (n) => n === expected);
+    expect((await world.cloud.api('GET', '/sync/conflicts')).body.meta.total).toBe(flagged);
+    expect((await world.cloud.events()).filter((e) => e.duplicate_of !== null).length).toBe(1); // the first test's only
+  }, 120_000);
+
+  it('keeps an admission made during an outage after a revocation on the cloud, flags it for review, and refuses the next scan after sync', async () => {
+    a.proxy.set('cut');
+    await down(a);
+    const attendee = (await world.cloud.api('GET', '/attendees?search=X-9')).body.data[0];
+    const credential = (await world.cloud.api('GET', `/attendees/${attendee.id}/credentials`)).body.data[0];
+    expect((await world.cloud.api('DELETE', `/credentials/${credential.id}`)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 20));
+    const admitted = await scan(a.node, venue.entry, 'T-9');
+    expect(admitted.access_granted).toBe(true); // the edge could not know
+    a.proxy.set('pass');
+    const stored = await until('the admission on the cloud', () => eventOn(world.cloud, admitted.event_id), (e) => e !== undefined);
+    expect(stored).toMatchObject({ granted: true, review: 'revoked_credential', edge_id: a.id });
+    const conflicts = (await world.cloud.api('GET', '/sync/conflicts?kind=revoked_credential')).body.data;
+    expect(conflicts.map((c: { event_id: string }) => c.event_id)).toContain(admitted.event_id);
+    const next = await until('the refusal at the edge', () => scan(a.node, venue.exit, 'T-9'), (d) => !d.access_granted, 20_000);
+    expect(next.reason).toBe('invalid_credential'); // the spec's reason for a revoked credential
+    // Reviewed by staff on the cloud.
+    const id = conflicts.find((c: { event_id: string }) => c.event_id === admitted.event_id).id;
+    expect((await world.cloud.api('POST', `/sync/conflicts/${id}/review`)).body.data.reviewed_at).not.toBeNull();
+    expect((await world.cloud.api('GET', '/sync/conflicts?kind=revoked_credential&reviewed=false')).body.data).toEqual([]);
+  }, 120_000);
+
+  it('refuses a credential revoked on the cloud at an online edge by the push, long before its long poll would end', async () => {
+    await drained(a);
+    const attendee = (await world.cloud.api('GET', '/attendees?search=X-11')).body.data[0];
+    const credential = (await world.cloud.api('GET', `/attendees/${attendee.id}/credentials`)).body.data[0];
+    expect((await scan(a.node, venue.exit, 'T-11')).access_granted).toBe(true);
+    await new Promise((r) => setTimeout(r, 1000)); // the edge's download and revocation watch are now waiting in their long polls
+    const revoked = Date.now();
+    expect((await world.cloud.api('DELETE', `/credentials/${credential.id}`)).status).toBe(200);
+    await until('the refusal', () => scan(a.node, venue.exit, 'T-11'), (d) => !d.access_granted, 15_000, 25);
+    const ms = Date.now() - revoked;
+    console.log(`sync: revocation on the cloud -> refused at the online edge in ${ms} ms (the edge's long poll is 30 s)`);
+    expect(ms).toBeLessThan(15_000);
+  }, 60_000);
+
+  it('merges an attendee changed on both sides: the cloud wins per field, the conflict is recorded, both sides end the same', async () => {
+    const cloudAttendee = (await world.cloud.api('GET', '/attendees?search=X-12')).body.data[0];
+    a.proxy.set('cut');
+    await down(a);
+    expect((await a.node.api('PUT', `/attendees/${cloudAttendee.id}`, { first_name: 'EdgeName', email: 'edge@example.test' })).status).toBe(200);
+    expect((await world.cloud.api('PUT', `/attendees/${cloudAttendee.id}`, { first_name: 'CloudName', last_name: 'CloudLast' })).status).toBe(200);
+    a.proxy.set('pass');
+    const conflict = await until(
+      'the field conflict',
+      async () => (await world.cloud.api('GET', '/sync/conflicts?kind=attendee_field')).body.data as Record<string, unknown>[],
+      (list) => list.some((c) => c.entity_id === cloudAttendee.id),
+    );
+    expect(conflict.find((c) => c.entity_id === cloudAttendee.id)).toMatchObject({ field: 'first_name', edge_value: 'EdgeName', cloud_value: 'CloudName', edge_id: a.id });
+    const merged = { first_name: 'CloudName', last_name: 'CloudLast', email: 'edge@example.test' };
+    expect((await world.cloud.api('GET', `/attendees/${cloudAttendee.id}`)).body.data).toMatchObject(merged);
+    await until('the edge to have the merged attendee', async () => (await a.node.api('GET', `/attendees/${cloudAttendee.id}`)).body.data, (d) => d.first_name === 'CloudName' && d.email === 'edge@example.test' && d.last_name === 'CloudLast');
+  }, 60_000);
+});
