@@ -90,7 +90,14 @@ export class EdgeSync {
   readonly stats = { uploadedItems: 0, uploadBatches: 0, downloadedRows: 0, downloadedDeletions: 0, revocations: 0, failures: 0 };
 
   constructor(private readonly d: EdgeSyncDeps) {
-    this.#link = new CloudLink({ url: d.config.cloud.url!, token: d.config.sync.token!, caFile: d.config.cloud.caFile, timeoutMs: d.config.sync.requestTimeoutMs, appVersion: d.appVersion });
+    this.#link = new CloudLink({
+      url: d.config.cloud.url!,
+      token: d.config.sync.token!,
+      caFile: d.config.cloud.caFile,
+      timeoutMs: d.config.sync.requestTimeoutMs,
+      appVersion: d.appVersion,
+      now: () => d.clock.now(),
+    });
   }
 
   /** The synced project's local id, once linked. */
@@ -160,16 +167,17 @@ export class EdgeSync {
   async #run(name: string, round: () => Promise<'again' | 'idle'>): Promise<void> {
     let failures = 0;
     while (!this.#stopped) {
+      const began = performance.now();
       try {
         if (!this.#row()) await this.#hello();
         const next = await round();
         failures = 0;
-        this.#up();
+        if (this.#link.lastAnswerAt >= began) this.#up(began); // a round that sent nothing says nothing about the link
         if (next === 'idle' && name === 'upload') await this.#idle();
       } catch (err) {
         if (this.#stopped) return;
         failures++;
-        const done = this.#failed(name, err);
+        const done = this.#failed(name, err, began);
         if (done) return;
         const { backoffMinMs, backoffMaxMs } = this.d.config.sync;
         const cap = Math.min(backoffMaxMs, backoffMinMs * 2 ** Math.min(failures - 1, 20));
@@ -268,7 +276,10 @@ export class EdgeSync {
 
   // ---- link health
 
-  #failed(loop: string, err: unknown): boolean {
+  /** Round start of the last success: a failure of a request begun before it is old news (a long poll cut with the link). */
+  #upSince = -1;
+
+  #failed(loop: string, err: unknown, began: number): boolean {
     this.stats.failures++;
     const message = err instanceof Error ? err.message : String(err);
     const e = err instanceof LinkError ? err : null;
@@ -285,8 +296,11 @@ export class EdgeSync {
       return true;
     }
     if (!e) this.d.log.error({ err, loop }, 'sync round failed');
-    this.#lastError = message;
     this.#failures++;
+    if (began < this.#upSince) return false;
+    this.#lastError = message;
+    // Two failed requests in a row make the link down (one stray reset of a pooled connection does not).
+    if (++this.#failedSinceUp < 2 && this.#state === 'online') return false;
     if (this.#state !== 'offline') {
       this.#state = 'offline';
       this.#downSince = iso(this.d.clock.now());
@@ -296,7 +310,11 @@ export class EdgeSync {
     return false;
   }
 
-  #up(): void {
+  #failedSinceUp = 0;
+
+  #up(began: number): void {
+    this.#upSince = Math.max(this.#upSince, began);
+    this.#failedSinceUp = 0;
     if (this.#state === 'online') return;
     const wasDown = this.#state === 'offline';
     this.#state = 'online';

@@ -91,7 +91,8 @@ export class SyncServices {
 
   /** GET .../sync/status for a project. */
   status(projectId: number): (SyncStatus | (Omit<SyncStatus, 'role' | 'state'> & { role: 'cloud' | 'standalone'; state: string })) & { edges?: ReturnType<SyncEdges['resource']>[] } {
-    if (this.edge && this.edge.projectId === projectId) return this.edge.status();
+    // An edge not linked yet (or never: another protocol, a refused token) answers for every project.
+    if (this.edge && (this.edge.projectId === projectId || this.edge.projectId === null)) return this.edge.status();
     const role = this.d.config.role === 'cloud' ? 'cloud' : 'standalone';
     const base = {
       role,

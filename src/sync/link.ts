@@ -27,6 +27,8 @@ export interface LinkOptions {
   caFile: string | null;
   timeoutMs: number;
   appVersion: string;
+  /** This box's clock (the one its scans are stamped with): the offset is measured against it. */
+  now: () => number;
 }
 
 export class CloudLink {
@@ -35,6 +37,8 @@ export class CloudLink {
   /** Cloud time minus edge time, at the last answer that carried server_time. */
   offsetMs: number | null = null;
   lastLatencyMs: number | null = null;
+  /** performance.now() of the last answer received (any status but a failure to connect). */
+  lastAnswerAt = -1;
 
   constructor(private readonly options: LinkOptions) {
     this.#base = options.url.replace(/\/+$/, '');
@@ -48,7 +52,7 @@ export class CloudLink {
 
   /** JSON request; resolves to the answer's `data`; throws LinkError. `waitMs`: a long poll's hold. */
   async call<T>(method: 'GET' | 'POST', path: string, options: { body?: unknown; waitMs?: number; signal?: AbortSignal } = {}): Promise<T> {
-    const started = Date.now();
+    const started = this.options.now();
     const timeout = AbortSignal.timeout(this.options.timeoutMs + (options.waitMs ?? 0));
     const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
     let status: number;
@@ -75,7 +79,8 @@ export class CloudLink {
       const what = timeout.aborted ? `no answer within ${this.options.timeoutMs + (options.waitMs ?? 0)} ms` : (e.code ?? e.message);
       throw new LinkError(`${method} ${path}: ${what}`, 'network');
     }
-    const finished = Date.now();
+    const finished = this.options.now();
+    this.lastAnswerAt = performance.now();
     let parsed: Record<string, unknown> | null = null;
     try {
       parsed = text ? (JSON.parse(text) as Record<string, unknown>) : null;

@@ -7,8 +7,20 @@ import { type Edge, type Node, scan, seedCloud, SyncWorld, until } from '../help
 
 const total = async (node: Node) => (await node.api('GET', '/access-events?per_page=1')).body.meta.total as number;
 const eventOn = async (node: Node, uuid: string) => (await node.events()).find((e) => e.uuid === uuid);
-const down = (edge: Edge) => until(`${edge.node.name}'s link down`, () => edge.node.api('GET', '/sync/status'), (r) => r.body.data.online === false, 20_000);
-const drained = (edge: Edge) => until(`${edge.node.name} uploaded everything`, () => edge.node.api('GET', '/sync/status'), (r) => r.body.data.online === true && r.body.data.backlog === 0, 30_000);
+const down = (edge: Edge) =>
+  until(
+    `${edge.node.name}'s link down`,
+    () => edge.node.api('GET', '/sync/status'),
+    (r) => r.body.data.online === false,
+    20_000,
+  );
+const drained = (edge: Edge) =>
+  until(
+    `${edge.node.name} uploaded everything`,
+    () => edge.node.api('GET', '/sync/status'),
+    (r) => r.body.data.online === true && r.body.data.backlog === 0,
+    30_000,
+  );
 
 describe('sync conflicts (processes)', () => {
   const world = new SyncWorld();
@@ -22,7 +34,13 @@ describe('sync conflicts (processes)', () => {
     // A long poll far longer than the revocation bound below: only the push path can meet it.
     a = await world.addEdge('north', { GATEHOUSE_SYNC_LONG_POLL_SECONDS: '30' });
     b = await world.addEdge('south');
-    for (const e of [a, b]) await until('the tickets on the edge', () => e.node.api('GET', '/attendees?search=X-50'), (r) => r.body.data?.length === 1, 60_000);
+    for (const e of [a, b])
+      await until(
+        'the tickets on the edge',
+        () => e.node.api('GET', '/attendees?search=X-50'),
+        (r) => r.body.data?.length === 1,
+        60_000,
+      );
   }, 120_000);
   afterAll(() => world.destroy());
 
@@ -39,7 +57,11 @@ describe('sync conflicts (processes)', () => {
     await drained(b);
     a.proxy.set('pass');
     await drained(a);
-    const later = await until('the flag', () => eventOn(world.cloud, second.event_id), (e) => e?.duplicate_of === first.event_id);
+    const later = await until(
+      'the flag',
+      () => eventOn(world.cloud, second.event_id),
+      (e) => e?.duplicate_of === first.event_id,
+    );
     expect(later!.edge_id).toBe(b.id);
     expect((await eventOn(world.cloud, first.event_id))!.duplicate_of).toBeNull();
     const conflicts = (await world.cloud.api('GET', '/sync/conflicts?kind=duplicate_entry')).body.data;
@@ -64,7 +86,11 @@ describe('sync conflicts (processes)', () => {
     const expected = (await total(world.cloud)) + 7;
     a.proxy.set('pass');
     b.proxy.set('pass');
-    await until('all uploaded', () => total(world.cloud), (n) => n === expected);
+    await until(
+      'all uploaded',
+      () => total(world.cloud),
+      (n) => n === expected,
+    );
     expect((await world.cloud.api('GET', '/sync/conflicts')).body.meta.total).toBe(flagged);
     expect((await world.cloud.events()).filter((e) => e.duplicate_of !== null).length).toBe(1); // the first test's only
   }, 120_000);
@@ -79,11 +105,20 @@ describe('sync conflicts (processes)', () => {
     const admitted = await scan(a.node, venue.entry, 'T-9');
     expect(admitted.access_granted).toBe(true); // the edge could not know
     a.proxy.set('pass');
-    const stored = await until('the admission on the cloud', () => eventOn(world.cloud, admitted.event_id), (e) => e !== undefined);
+    const stored = await until(
+      'the admission on the cloud',
+      () => eventOn(world.cloud, admitted.event_id),
+      (e) => e !== undefined,
+    );
     expect(stored).toMatchObject({ granted: true, review: 'revoked_credential', edge_id: a.id });
     const conflicts = (await world.cloud.api('GET', '/sync/conflicts?kind=revoked_credential')).body.data;
     expect(conflicts.map((c: { event_id: string }) => c.event_id)).toContain(admitted.event_id);
-    const next = await until('the refusal at the edge', () => scan(a.node, venue.exit, 'T-9'), (d) => !d.access_granted, 20_000);
+    const next = await until(
+      'the refusal at the edge',
+      () => scan(a.node, venue.exit, 'T-9'),
+      (d) => !d.access_granted,
+      20_000,
+    );
     expect(next.reason).toBe('invalid_credential'); // the spec's reason for a revoked credential
     // Reviewed by staff on the cloud.
     const id = conflicts.find((c: { event_id: string }) => c.event_id === admitted.event_id).id;
@@ -99,7 +134,13 @@ describe('sync conflicts (processes)', () => {
     await new Promise((r) => setTimeout(r, 1000)); // the edge's download and revocation watch are now waiting in their long polls
     const revoked = Date.now();
     expect((await world.cloud.api('DELETE', `/credentials/${credential.id}`)).status).toBe(200);
-    await until('the refusal', () => scan(a.node, venue.exit, 'T-11'), (d) => !d.access_granted, 15_000, 25);
+    await until(
+      'the refusal',
+      () => scan(a.node, venue.exit, 'T-11'),
+      (d) => !d.access_granted,
+      15_000,
+      25,
+    );
     const ms = Date.now() - revoked;
     console.log(`sync: revocation on the cloud -> refused at the online edge in ${ms} ms (the edge's long poll is 30 s)`);
     expect(ms).toBeLessThan(15_000);
@@ -120,6 +161,10 @@ describe('sync conflicts (processes)', () => {
     expect(conflict.find((c) => c.entity_id === cloudAttendee.id)).toMatchObject({ field: 'first_name', edge_value: 'EdgeName', cloud_value: 'CloudName', edge_id: a.id });
     const merged = { first_name: 'CloudName', last_name: 'CloudLast', email: 'edge@example.test' };
     expect((await world.cloud.api('GET', `/attendees/${cloudAttendee.id}`)).body.data).toMatchObject(merged);
-    await until('the edge to have the merged attendee', async () => (await a.node.api('GET', `/attendees/${cloudAttendee.id}`)).body.data, (d) => d.first_name === 'CloudName' && d.email === 'edge@example.test' && d.last_name === 'CloudLast');
+    await until(
+      'the edge to have the merged attendee',
+      async () => (await a.node.api('GET', `/attendees/${cloudAttendee.id}`)).body.data,
+      (d) => d.first_name === 'CloudName' && d.email === 'edge@example.test' && d.last_name === 'CloudLast',
+    );
   }, 60_000);
 });

@@ -18,8 +18,7 @@ async function all(node: Node, path: string): Promise<Record<string, unknown>[]>
   }
 }
 
-const picture = (attendees: Record<string, unknown>[]) =>
-  attendees.map((a) => `${a.id}:${a.first_name}:${a.last_name}:${a.status}:${a.attendee_type}:${a.external_id}`).sort();
+const picture = (attendees: Record<string, unknown>[]) => attendees.map((a) => `${a.id}:${a.first_name}:${a.last_name}:${a.status}:${a.attendee_type}:${a.external_id}`).sort();
 
 describe('download, ids and the link (processes)', () => {
   const world = new SyncWorld();
@@ -38,7 +37,13 @@ describe('download, ids and the link (processes)', () => {
     edge.proxy.delayMs = 40;
     // Pages 1 and 2 in; then the cut, with page 3 on its way.
     edge.proxy.set('pass');
-    await until('two pages on the edge', async () => metric((await edge.node.api('GET', '/metrics')).text, 'gatehouse_sync_downloaded_rows_total'), (n) => n >= 82, 60_000, 10);
+    await until(
+      'two pages on the edge',
+      async () => metric((await edge.node.api('GET', '/metrics')).text, 'gatehouse_sync_downloaded_rows_total'),
+      (n) => n >= 82,
+      60_000,
+      10,
+    );
     edge.proxy.set('cut');
     const applied = metric((await edge.node.api('GET', '/metrics')).text, 'gatehouse_sync_downloaded_rows_total');
     expect(applied).toBeLessThan(2004 / 2);
@@ -51,7 +56,12 @@ describe('download, ids and the link (processes)', () => {
     await world.cloud.api('DELETE', `/credentials/${credential.id}`);
     edge.proxy.delayMs = 0;
     edge.proxy.set('pass');
-    await until('the edge to reach the newest change', () => edge.node.api('GET', '/sync/status'), (r) => r.body.data.last_download_at !== null && r.body.data.online, 60_000);
+    await until(
+      'the edge to reach the newest change',
+      () => edge.node.api('GET', '/sync/status'),
+      (r) => r.body.data.last_download_at !== null && r.body.data.online,
+      60_000,
+    );
     await until(
       'the same attendees on both sides',
       async () => [picture(await all(edge.node, '/attendees')), picture(await all(world.cloud, '/attendees'))],
@@ -72,11 +82,26 @@ describe('download, ids and the link (processes)', () => {
     const zone = (await world.cloud.api('POST', '/access-zones', { name: 'Backstage' })).body.data.id;
     const door = (await world.cloud.api('POST', '/access-points', { name: 'Backstage door', access_zone_id: zone })).body.data.id;
     await world.cloud.api('PUT', '/attendee-types/1', { zone_ids: [venue.zone, zone] });
-    await until('the door on the edge', () => edge.node.api('GET', `/access-points/${door}`), (r) => r.status === 200, 15_000);
-    await until('admitted backstage', () => scan(edge.node, door, 'T-500'), (d) => d.access_granted, 15_000);
+    await until(
+      'the door on the edge',
+      () => edge.node.api('GET', `/access-points/${door}`),
+      (r) => r.status === 200,
+      15_000,
+    );
+    await until(
+      'admitted backstage',
+      () => scan(edge.node, door, 'T-500'),
+      (d) => d.access_granted,
+      15_000,
+    );
     await world.cloud.api('DELETE', `/access-points/${door}`);
     await world.cloud.api('DELETE', `/access-zones/${zone}`);
-    await until('the zone gone from the edge', () => edge.node.api('GET', `/access-zones/${zone}`), (r) => r.status === 404, 15_000);
+    await until(
+      'the zone gone from the edge',
+      () => edge.node.api('GET', `/access-zones/${zone}`),
+      (r) => r.status === 404,
+      15_000,
+    );
     expect((await edge.node.api('GET', '/attendee-types/1')).body.data.zone_ids).toEqual([venue.zone]);
     expect((await edge.node.api('GET', `/access-points/${door}`)).status).toBe(404);
   }, 60_000);
@@ -98,12 +123,24 @@ describe('download, ids and the link (processes)', () => {
     const credential = await edge.node.api('POST', `/attendees/${id}/credentials`, { value: 'WALK-IN-1' });
     expect(credential.status).toBe(201);
     expect((await scan(edge.node, venue.entry, 'WALK-IN-1')).access_granted).toBe(true);
-    const onCloud = await until('the attendee on the cloud', () => world.cloud.api('GET', `/attendees/${id}`), (r) => r.status === 200);
+    const onCloud = await until(
+      'the attendee on the cloud',
+      () => world.cloud.api('GET', `/attendees/${id}`),
+      (r) => r.status === 200,
+    );
     expect(onCloud.body.data).toMatchObject({ first_name: 'Walk', last_name: 'In', attendee_type: 'guest' });
-    const credentials = await until('the credential on the cloud', () => world.cloud.api('GET', `/attendees/${id}/credentials`), (r) => r.body.data?.length === 1);
+    const credentials = await until(
+      'the credential on the cloud',
+      () => world.cloud.api('GET', `/attendees/${id}/credentials`),
+      (r) => r.body.data?.length === 1,
+    );
     expect(credentials.body.data[0]).toMatchObject({ id: credential.body.data.id, value: 'WALK-IN-1' });
     // The event uploaded from the edge names the cloud's attendee and credential.
-    const event = await until('the event on the cloud', async () => (await world.cloud.events()).find((e) => e.credential_value === 'WALK-IN-1'), (e) => e !== undefined);
+    const event = await until(
+      'the event on the cloud',
+      async () => (await world.cloud.events()).find((e) => e.credential_value === 'WALK-IN-1'),
+      (e) => e !== undefined,
+    );
     expect(event).toMatchObject({ attendee_id: id, credential_id: credential.body.data.id, granted: true });
   }, 60_000);
 
@@ -123,13 +160,28 @@ describe('download, ids and the link (processes)', () => {
     };
     await Promise.all([0, 1, 2, 3].map(worker));
     latencies.sort((x, y) => x - y);
-    console.log(`sync: ${answered} REST scans in 4 s with the link black-holed; p50 ${latencies[latencies.length >> 1]!.toFixed(1)} ms, p99 ${latencies[Math.floor(latencies.length * 0.99)]!.toFixed(1)} ms`);
-    const status = (await until('offline', () => edge.node.api('GET', '/sync/status'), (r) => r.body.data.online === false, 20_000)).body.data;
+    console.log(
+      `sync: ${answered} REST scans in 4 s with the link black-holed; p50 ${latencies[latencies.length >> 1]!.toFixed(1)} ms, p99 ${latencies[Math.floor(latencies.length * 0.99)]!.toFixed(1)} ms`,
+    );
+    const status = (
+      await until(
+        'offline',
+        () => edge.node.api('GET', '/sync/status'),
+        (r) => r.body.data.online === false,
+        20_000,
+      )
+    ).body.data;
     expect(status.state).toBe('offline');
     expect(status.last_error).toMatch(/no answer within/);
     expect(answered).toBeGreaterThan(100);
     edge.proxy.set('pass');
-    await until('the scans on the cloud', async () => (await world.cloud.api('GET', '/access-events?per_page=1')).body.meta.total as number, (n) => n >= before + answered, 60_000, 250);
+    await until(
+      'the scans on the cloud',
+      async () => (await world.cloud.api('GET', '/access-events?per_page=1')).body.meta.total as number,
+      (n) => n >= before + answered,
+      60_000,
+      250,
+    );
     expect((await edge.node.api('GET', '/sync/status')).body.data).toMatchObject({ online: true, backlog: 0 });
   }, 90_000);
 });
