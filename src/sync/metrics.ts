@@ -11,7 +11,12 @@ export function registerSyncMetrics(registry: Registry, sync: SyncServices): voi
   gauge('gatehouse_sync_received_batches_total', 'Cloud: upload batches since start', () => uploads.stats.batches);
   const edge = sync.edge;
   if (!edge) return;
-  const status = () => edge.status();
+  // One status per scrape, not one per gauge (the backlog is a count over the unsent rows).
+  let cached: { at: number; value: ReturnType<typeof edge.status> } | null = null;
+  const status = () => {
+    if (!cached || performance.now() - cached.at > 500) cached = { at: performance.now(), value: edge.status() };
+    return cached.value;
+  };
   gauge('gatehouse_sync_online', '1 while the link to the cloud is up', () => (status().online ? 1 : 0));
   gauge('gatehouse_sync_backlog', 'Items waiting to be uploaded to the cloud', () => status().backlog);
   gauge('gatehouse_sync_oldest_unsynced_seconds', 'Age of the oldest access event the cloud has not acknowledged (0: none)', () => {

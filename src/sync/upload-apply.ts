@@ -30,6 +30,19 @@ interface Movement {
   duplicate_of: string | null;
 }
 
+interface Flags {
+  duplicate_of: string | null;
+  review: string | null;
+}
+
+/** An entry stored by this batch, for the duplicate check once the batch is in. */
+interface Entry {
+  e: UploadedAccessEvent;
+  id: number;
+  flags: Flags;
+  conflicts: SyncConflictResource[];
+}
+
 export interface UploadOutcome {
   accepted: number;
   duplicates: number;
@@ -64,13 +77,15 @@ export class UploadApply {
     const outcome: UploadOutcome = { accepted: 0, duplicates: 0 };
     try {
       writeTransaction(this.db, () => {
+        const entries: Entry[] = [];
         for (const item of body.items) {
-          const fresh = item.kind === 'access' ? this.#access(edge, projectId, item, body.clock, now, announce, undo) : this.#change(edge, projectId, item, now, announce);
+          const fresh = item.kind === 'access' ? this.#access(edge, projectId, item, body.clock, now, announce, undo, entries) : this.#change(edge, projectId, item, now, announce);
           if (fresh) outcome.accepted++;
           else outcome.duplicates++;
           if (fresh && item.kind === 'change' && item.event.startsWith('attendee.')) venueChanged = true;
           if (fresh && item.kind === 'change' && item.event.startsWith('credential.')) venueChanged = true;
         }
+        this.#flagDuplicates(edge, projectId, entries);
       });
     } catch (err) {
       for (const step of undo.reverse()) step();
@@ -84,37 +99,27 @@ export class UploadApply {
     return outcome;
   }
 
-  #access(edge: EdgeRow, projectId: number, e: UploadedAccessEvent, clock: UploadBody['clock'], now: string, announce: Emit[], undo: (() => void)[]): boolean {
+  #access(edge: EdgeRow, projectId: number, e: UploadedAccessEvent, clock: UploadBody['clock'], now: string, announce: Emit[], undo: (() => void)[], entries: Entry[]): boolean {
     const exists = statement(this.db, 'SELECT 1 FROM access_events WHERE uuid = ?').get(e.uuid);
     if (exists) return false;
-    const flags: { duplicate_of: string | null; review: string | null } = { duplicate_of: null, review: null };
-    const raised: NewConflict[] = [];
+    const flags: Flags = { duplicate_of: null, review: null };
+    const conflicts: SyncConflictResource[] = [];
     let counted = false;
     let fromZoneId: number | null = null;
     if (e.granted && e.attendee_id !== null && e.movement !== null && e.access_zone_id !== null) {
-      const previous = this.#neighbour(e.attendee_id, e.scanned_at, 'before');
-      const next = this.#neighbour(e.attendee_id, e.scanned_at, 'after');
-      if (e.movement === 'in' && previous && isCrossEdgeRepeat(previous, edge.id, e.access_zone_id)) {
-        flags.duplicate_of = previous.uuid;
-        raised.push({ kind: 'duplicate_entry', edgeId: edge.id, eventUuid: e.uuid, relatedUuid: previous.uuid });
-      }
-      if (e.movement === 'in' && next && next.movement === 'in' && next.access_zone_id === e.access_zone_id && next.edge_id !== edge.id && next.duplicate_of === null) {
-        statement(this.db, 'UPDATE access_events SET duplicate_of = ? WHERE uuid = ?').run(e.uuid, next.uuid);
-        raised.push({ kind: 'duplicate_entry', edgeId: next.edge_id, eventUuid: next.uuid, relatedUuid: e.uuid });
-      }
       // Presence follows the holder's latest movement by scan time.
-      if (!next) ({ counted, fromZoneId } = this.#move(e.attendee_id, e.access_zone_id, e.movement, undo));
+      if (!this.#neighbour(e.attendee_id, e.scanned_at, Number.MAX_SAFE_INTEGER, 'after')) ({ counted, fromZoneId } = this.#move(e.attendee_id, e.access_zone_id, e.movement, undo));
       const review = e.movement === 'in' ? this.#review(projectId, e) : null; // letting someone out needs no review
       if (review) {
         flags.review = review;
-        raised.push({ kind: review, edgeId: edge.id, eventUuid: e.uuid, entity: 'credential', entityId: e.credential_id ?? undefined });
+        conflicts.push(this.#raise(projectId, { kind: review, edgeId: edge.id, eventUuid: e.uuid, entity: 'credential', entityId: e.credential_id ?? undefined }));
       }
     }
-    statement(
+    const result = statement(
       this.db,
       `INSERT INTO access_events (uuid, project_id, access_point_id, access_zone_id, reader_id, credential_id, credential_value, attendee_id, granted, reason, movement,
          counted, from_zone_id, scanned_at, decided_at, source, request_key, edge_id, uploaded_at, clock_offset_ms, clock_unsynchronised, duplicate_of, review)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, NULL, ?)`,
     ).run(
       e.uuid,
       projectId,
@@ -136,25 +141,42 @@ export class UploadApply {
       now,
       clock.offset_ms,
       clock.synchronised ? 0 : 1,
-      flags.duplicate_of,
       flags.review,
     );
-    const conflicts = raised.map((c) => this.conflicts.record(projectId, c));
-    for (const c of conflicts) appendToOutbox(this.db, outboxEntryOf('sync.conflict', { projectId, conflict: c })!);
+    if (e.granted && e.movement === 'in' && e.attendee_id !== null && e.access_zone_id !== null) entries.push({ e, id: Number(result.lastInsertRowid), flags, conflicts });
     announce.push(() => this.#announce(projectId, edge, e, now, flags, counted, fromZoneId, conflicts));
     return true;
   }
 
-  #announce(
-    projectId: number,
-    edge: EdgeRow,
-    e: UploadedAccessEvent,
-    now: string,
-    flags: { duplicate_of: string | null; review: string | null },
-    counted: boolean,
-    fromZoneId: number | null,
-    conflicts: SyncConflictResource[],
-  ): void {
+  /**
+   * Duplicate entries, once the whole batch is in (an exit later in the batch must be seen):
+   * an entry whose previous movement by scan time is an entry into the same zone at another
+   * edge repeats it; an entry whose next movement is such an entry is repeated by it.
+   */
+  #flagDuplicates(edge: EdgeRow, projectId: number, entries: readonly Entry[]): void {
+    for (const entry of entries) {
+      const { e, id } = entry;
+      const previous = this.#neighbour(e.attendee_id!, e.scanned_at, id, 'before');
+      if (entry.flags.duplicate_of === null && previous && isCrossEdgeRepeat(previous, edge.id, e.access_zone_id!)) {
+        entry.flags.duplicate_of = previous.uuid;
+        statement(this.db, 'UPDATE access_events SET duplicate_of = ? WHERE id = ?').run(previous.uuid, id);
+        entry.conflicts.push(this.#raise(projectId, { kind: 'duplicate_entry', edgeId: edge.id, eventUuid: e.uuid, relatedUuid: previous.uuid }));
+      }
+      const next = this.#neighbour(e.attendee_id!, e.scanned_at, id, 'after');
+      if (next && next.duplicate_of === null && next.edge_id !== edge.id && next.movement === 'in' && next.access_zone_id === e.access_zone_id) {
+        statement(this.db, 'UPDATE access_events SET duplicate_of = ? WHERE uuid = ?').run(e.uuid, next.uuid);
+        entry.conflicts.push(this.#raise(projectId, { kind: 'duplicate_entry', edgeId: next.edge_id, eventUuid: next.uuid, relatedUuid: e.uuid }));
+      }
+    }
+  }
+
+  #raise(projectId: number, c: NewConflict): SyncConflictResource {
+    const conflict = this.conflicts.record(projectId, c);
+    appendToOutbox(this.db, outboxEntryOf('sync.conflict', { projectId, conflict })!);
+    return conflict;
+  }
+
+  #announce(projectId: number, edge: EdgeRow, e: UploadedAccessEvent, now: string, flags: Flags, counted: boolean, fromZoneId: number | null, conflicts: SyncConflictResource[]): void {
     const uploaded = { uuid: e.uuid, edge_id: edge.id, uploaded_at: now, ...flags };
     if (e.granted && e.attendee_id !== null && e.credential_id !== null && e.access_zone_id !== null) {
       const name = statement(this.db, 'SELECT first_name, last_name FROM attendees WHERE id = ?').get(e.attendee_id) as { first_name: string; last_name: string } | undefined;
@@ -183,14 +205,15 @@ export class UploadApply {
   }
 
   /** The holder's granted movement just before (or after) this scan time. */
-  #neighbour(attendeeId: number, at: string, side: 'before' | 'after'): Movement | null {
+  /** The holder's granted movement just before (or after) the one at (scan time, id): ties by id. */
+  #neighbour(attendeeId: number, at: string, id: number, side: 'before' | 'after'): Movement | null {
     const sql =
       side === 'before'
         ? `SELECT uuid, edge_id, movement, access_zone_id, scanned_at, duplicate_of FROM access_events
-           WHERE attendee_id = ? AND granted = 1 AND movement IS NOT NULL AND scanned_at <= ? ORDER BY scanned_at DESC, id DESC LIMIT 1`
+           WHERE attendee_id = ? AND granted = 1 AND movement IS NOT NULL AND (scanned_at, id) < (?, ?) ORDER BY scanned_at DESC, id DESC LIMIT 1`
         : `SELECT uuid, edge_id, movement, access_zone_id, scanned_at, duplicate_of FROM access_events
-           WHERE attendee_id = ? AND granted = 1 AND movement IS NOT NULL AND scanned_at > ? ORDER BY scanned_at, id LIMIT 1`;
-    return (statement(this.db, sql).get(attendeeId, at) as Movement | undefined) ?? null;
+           WHERE attendee_id = ? AND granted = 1 AND movement IS NOT NULL AND (scanned_at, id) > (?, ?) ORDER BY scanned_at, id LIMIT 1`;
+    return (statement(this.db, sql).get(attendeeId, at, id) as Movement | undefined) ?? null;
   }
 
   #move(attendeeId: number, zoneId: number, movement: 'in' | 'out', undo: (() => void)[]): { counted: boolean; fromZoneId: number | null } {

@@ -84,8 +84,10 @@ describe('sync conflicts (processes)', () => {
     await scan(a.node, venue.exit, 'T-8');
     await scan(a.node, venue.entry, 'T-8'); // the same edge, after an exit
     const expected = (await total(world.cloud)) + 7;
-    a.proxy.set('pass');
+    // The other edge's entry arrives first; the exit between them comes later in the same batch as the first entry.
     b.proxy.set('pass');
+    await drained(b);
+    a.proxy.set('pass');
     await until(
       'all uploaded',
       () => total(world.cloud),
@@ -94,6 +96,31 @@ describe('sync conflicts (processes)', () => {
     expect((await world.cloud.api('GET', '/sync/conflicts')).body.meta.total).toBe(flagged);
     expect((await world.cloud.events()).filter((e) => e.duplicate_of !== null).length).toBe(1); // the first test's only
   }, 120_000);
+
+  it('orders an exit uploaded before the entry it follows by scan time: the person is not counted in', async () => {
+    const count = async () => (await world.cloud.api('GET', `/access-zones/${venue.zone}`)).body.data.current_count as number;
+    await Promise.all([drained(a), drained(b)]);
+    const before = await count();
+    a.proxy.set('cut');
+    b.proxy.set('cut');
+    await Promise.all([down(a), down(b)]);
+    const entry = await scan(a.node, venue.entry, 'T-20');
+    await new Promise((r) => setTimeout(r, 20));
+    const exit = await scan(b.node, venue.exit, 'T-20');
+    expect([entry.access_granted, exit.access_granted]).toEqual([true, true]);
+    b.proxy.set('pass'); // the exit arrives first
+    await drained(b);
+    a.proxy.set('pass');
+    await drained(a);
+    await until(
+      'both on the cloud',
+      async () => (await world.cloud.events()).filter((e) => e.uuid === entry.event_id || e.uuid === exit.event_id).length,
+      (n) => n === 2,
+    );
+    expect(await count()).toBe(before);
+    const inOrder = (await world.cloud.api('GET', `/access-events?attendee_id=${(await world.cloud.events()).find((e) => e.uuid === entry.event_id)!.attendee_id}`)).body.data;
+    expect(inOrder.map((e: { uuid: string }) => e.uuid).slice(0, 2)).toEqual([exit.event_id, entry.event_id]); // newest first, by scan time
+  }, 60_000);
 
   it('keeps an admission made during an outage after a revocation on the cloud, flags it for review, and refuses the next scan after sync', async () => {
     a.proxy.set('cut');

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAppliance, type TestAppliance } from '../helpers/appliance.js';
+import { rawClient, subscribeAs, wsUrl } from '../helpers/pusher.js';
+import { type Receiver, startReceiver } from '../helpers/receiver.js';
 
 // A cloud and an edge in this process (the fast loop for the protocol's details); the same
 // scenarios across real processes and a cut link are in sync-processes.test.ts.
@@ -23,17 +25,19 @@ describe('cloud sync, in one process', () => {
   let cloudToken: string;
   let edgeToken: string;
   let syncToken: string;
+  let receiver: Receiver;
   const ids: Record<string, number> = {};
 
   const onCloud = async (method: string, path: string, body?: unknown) => cloud.request(method, `${P}${path}`, { token: cloudToken, ...(body === undefined ? {} : { body }) });
   const onEdge = async (method: string, path: string, body?: unknown) => edge.request(method, `${P}${path}`, { token: edgeToken, ...(body === undefined ? {} : { body }) });
 
   beforeAll(async () => {
-    cloud = await startAppliance({ GATEHOUSE_ROLE: 'cloud' });
+    cloud = await startAppliance({ GATEHOUSE_ROLE: 'cloud', GATEHOUSE_WEBHOOK_ALLOW_INSECURE: '1' });
+    receiver = await startReceiver();
     cloudToken = await cloud.token();
     const zone = (await onCloud('POST', '/access-zones', { name: 'Hall', capacity: 100 })).body.data;
     const point = (await onCloud('POST', '/access-points', { name: 'Gate 1', access_zone_id: zone.id })).body.data;
-    const type = (await onCloud('POST', '/attendee-types', { name: 'Guest', zone_ids: [zone.id] })).body.data;
+    const type = (await onCloud('POST', '/attendee-types', { name: 'Guest', zone_ids: [zone.id] })).body.data; // slug: guest
     const attendee = (await onCloud('POST', '/attendees', { first_name: 'Ada', last_name: 'Lovelace', attendee_type: type.slug })).body.data;
     const credential = (await onCloud('POST', `/attendees/${attendee.id}/credentials`, { value: 'TICKET-1' })).body.data;
     Object.assign(ids, { zone: zone.id, point: point.id, attendee: attendee.id, credential: credential.id });
@@ -46,6 +50,7 @@ describe('cloud sync, in one process', () => {
   afterAll(async () => {
     await edge?.destroy();
     await cloud?.destroy();
+    await receiver?.close();
   });
 
   it('downloads the reference data under the cloud ids and decides on it', async () => {
@@ -80,6 +85,59 @@ describe('cloud sync, in one process', () => {
       (r) => (r.body.data?.access_granted ?? r.body.access_granted) === false,
       5000,
     );
+  });
+
+  it("announces each uploaded event once on the cloud's WebSocket and webhooks, with the edge id, raw scan time and upload time", async () => {
+    const projectId = (await cloud.request('GET', P, { token: cloudToken })).body.data.id;
+    expect(
+      (await cloud.request('POST', '/api/v1/webhook/subscribe', { token: cloudToken, body: { url: receiver.url, events: ['access.granted', 'gateway.online'], project_id: projectId } })).status,
+    ).toBe(201);
+    const ws = await rawClient(wsUrl(cloud));
+    await subscribeAs(cloud, ws, { token: cloudToken }, 'private-dashboard.project.default.access');
+    const attendee = (await onCloud('POST', '/attendees', { first_name: 'Live', attendee_type: 'guest' })).body.data;
+    await onCloud('POST', `/attendees/${attendee.id}/credentials`, { value: 'LIVE-1' });
+    await until(
+      'the ticket on the edge',
+      () => onEdge('GET', `/attendees/${attendee.id}/credentials`),
+      (r) => r.body.data?.length === 1,
+    );
+    const answer = (await onEdge('POST', `/access-points/${ids.point}/scan`, { credential_value: 'LIVE-1' })).body;
+    const scanned = answer.data ?? answer;
+    const frame = await ws.next('AccessGranted', 5000);
+    expect(frame.data).toMatchObject({ uuid: scanned.event_id, attendee_id: attendee.id, edge_id: expect.any(Number), uploaded_at: expect.any(String), duplicate_of: null });
+    const [hook] = await receiver.waitFor(1, 'access.granted');
+    expect(hook!.body).toMatchObject({ id: scanned.event_id, data: { uuid: scanned.event_id, edge_id: frame.data.edge_id, uploaded_at: expect.any(String), clock_unsynchronised: false } });
+    await new Promise((r) => setTimeout(r, 300));
+    // Once: no second AccessGranted for the same event (next() took the first from the frames).
+    expect(ws.frames.filter((f) => f.event === 'AccessGranted' && (f.data as { uuid?: string }).uuid === scanned.event_id)).toHaveLength(0);
+    expect(receiver.received.filter((r) => r.body.id === scanned.event_id)).toHaveLength(1);
+    ws.ws.close();
+  });
+
+  it("uploads a gateway's status change at the edge; the cloud tells its webhooks with the edge id", async () => {
+    const gateway = (await onEdge('POST', '/gateways', { identifier: 'GW-NORTH' })).body.data;
+    const { gateways } = edge.app.services.devices;
+    gateways.report(gateways.byId(gateway.id)!, { status: 'online', timestamp: new Date().toISOString() } as never);
+    const [hook] = await receiver.waitFor(1, 'gateway.online');
+    expect(hook!.body.data).toMatchObject({ identifier: 'GW-NORTH', status: 'online', edge_id: expect.any(Number) });
+  });
+
+  it('refuses at the edge a credential blocklisted on the cloud, by the fast path', async () => {
+    const attendee = (await onCloud('POST', '/attendees', { first_name: 'Barred', attendee_type: 'guest' })).body.data;
+    const credential = (await onCloud('POST', `/attendees/${attendee.id}/credentials`, { value: 'BAR-1' })).body.data;
+    await until(
+      'the ticket on the edge',
+      () => onEdge('GET', `/attendees/${attendee.id}/credentials`),
+      (r) => r.body.data?.length === 1,
+    );
+    expect((await onCloud('POST', '/blocklist', { credential_id: credential.id, reason: 'fraud' })).status).toBe(201);
+    const refused = await until(
+      'the refusal',
+      () => onEdge('POST', `/access-points/${ids.point}/scan`, { credential_value: 'BAR-1' }),
+      (r) => (r.body.data ?? r.body).access_granted === false,
+      5000,
+    );
+    expect((refused.body.data ?? refused.body).reason).toBe('blocklisted');
   });
 
   it('keeps a sync token off the rest of the API', async () => {

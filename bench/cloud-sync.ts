@@ -1,0 +1,326 @@
+// bench:cloud-sync — issue 26, Performance. A cloud and edges as processes on loopback (each
+// edge through a TCP proxy), per run:
+//   sync.upload_100k_events_s:   an edge with a backlog of 100,000 access events (written while
+//                                its link was cut), from the link's return until the cloud holds them all;
+//   sync.pull_100k_attendees_s:  a fresh edge's first pull of 100,000 attendees with 200,000
+//                                credentials, from its link coming up until it has every row;
+//   sync.pull_edge_memory_mb:    that edge's peak RSS during the pull above its RSS before it;
+//   sync.revocation_ms:          median of 10: a credential revoked on the cloud (the DELETE's
+//                                answer) until the online edge refuses it;
+//   sync.decisions_per_s_idle / _during_sync and their ratio: a closed MQTT loop (8 readers, QoS 1)
+//                                on the first edge, with nothing to sync, then while it uploads
+//                                the backlog and pulls the 300,000 rows.
+// The bulk rows are written straight into the SQLite files (as the journal's ingest and a bulk
+// import leave them), so the figures are sync's, not REST's. BENCH_QUICK=1: 10,000 and 10,000.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import mqtt from 'mqtt';
+import { TcpProxy } from '../test/helpers/tcp-proxy.js';
+import { line, nodeFlags, rssOf, sleep } from './process-stats.js';
+
+const quick = process.env.BENCH_QUICK === '1';
+const EVENTS = quick ? 10_000 : 100_000;
+const ATTENDEES = quick ? 10_000 : 100_000;
+const READERS = 8;
+const ADMIN = { email: 'admin@bench.test', password: 'bench password long' };
+const P = '/api/v1/projects/default/default';
+
+interface Node {
+  name: string;
+  proc: ChildProcess;
+  url: string;
+  dataDir: string;
+  token: string;
+  mqttPort: number;
+}
+
+const procs: ChildProcess[] = [];
+const dirs: string[] = [];
+
+async function start(name: string, env: Record<string, string>): Promise<Node> {
+  const dataDir = mkdtempSync(join(tmpdir(), `gatehouse-bench-sync-${name}-`));
+  dirs.push(dataDir);
+  const proc = spawn(process.execPath, [...nodeFlags(), 'dist/main.js'], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      GATEHOUSE_DATA_DIR: dataDir,
+      GATEHOUSE_HTTP_HOST: '127.0.0.1',
+      GATEHOUSE_HTTP_PORT: '0',
+      GATEHOUSE_MQTT_PORT: '0',
+      GATEHOUSE_ADMIN_EMAIL: ADMIN.email,
+      GATEHOUSE_ADMIN_PASSWORD: ADMIN.password,
+      GATEHOUSE_RATE_LIMIT_STANDARD: '0',
+      GATEHOUSE_RATE_LIMIT_BULK: '0',
+      GATEHOUSE_RATE_LIMIT_SEARCH: '0',
+      GATEHOUSE_READERS_VERIFY_PER_MINUTE: '100000',
+      GATEHOUSE_LOG_LEVEL: 'info',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  procs.push(proc);
+  let out = '';
+  const ready = await new Promise<{ url: string; mqtt: number }>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} did not start:\n${out.slice(-3000)}`)), 60_000);
+    const take = (chunk: Buffer) => {
+      out += chunk.toString('utf8');
+      const url = /Gatehouse ready at (http:\/\/\S+?)"/.exec(out)?.[1];
+      if (url) {
+        clearTimeout(timer);
+        resolve({ url, mqtt: 0 }); // the MQTT port comes with the readers' credentials
+      }
+    };
+    proc.stdout!.on('data', take);
+    proc.stderr!.on('data', take);
+    proc.on('exit', (code) => reject(new Error(`${name} exited ${code}:\n${out.slice(-3000)}`)));
+  });
+  // Only warnings from here on: the log is not what is measured.
+  proc.stdout!.removeAllListeners('data');
+  proc.stderr!.removeAllListeners('data');
+  proc.stdout!.resume();
+  proc.stderr!.resume();
+  const res = await fetch(`${ready.url}/api/v1/auth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...ADMIN, device_name: 'bench' }) });
+  const token = ((await res.json()) as { token: string }).token;
+  return { name, proc, url: ready.url, dataDir, token, mqttPort: ready.mqtt };
+}
+
+async function api<T = Record<string, unknown>>(node: Node, method: string, path: string, body?: unknown, expect = 200): Promise<T> {
+  const res = await fetch(`${node.url}${path.startsWith('/api') ? path : P + path}`, {
+    method,
+    headers: { authorization: `Bearer ${node.token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (res.status !== expect) throw new Error(`${node.name} ${method} ${path}: ${res.status} ${text.slice(0, 500)}`);
+  return (text ? JSON.parse(text) : {}) as T;
+}
+
+const status = async (node: Node) => (await api<{ data: Record<string, unknown> }>(node, 'GET', '/sync/status')).data;
+
+async function until(what: string, check: () => Promise<boolean> | boolean, ms = 300_000, every = 50): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(every);
+  }
+}
+
+function openDb(node: Node): Database.Database {
+  const db = new Database(join(node.dataDir, 'gatehouse.db'));
+  db.pragma('busy_timeout = 10000');
+  return db;
+}
+
+/** A closed loop of MQTT scans on the edge's readers: each reader sends its next scan when its decision arrives. */
+async function mqttLoop(edge: Node, readers: { username: string; password: string; scans: string; decisions: string }[], credentials: string[]) {
+  let decisions = 0;
+  let running = true;
+  const clients = await Promise.all(
+    readers.map(
+      (r, i) =>
+        new Promise<mqtt.MqttClient>((resolve, reject) => {
+          const c = mqtt.connect(`mqtt://127.0.0.1:${edge.mqttPort}`, { clientId: `bench-sync-${i}`, username: r.username, password: r.password, reconnectPeriod: 0 });
+          let n = 0;
+          const next = () => {
+            if (!running) return;
+            n++;
+            c.publish(r.scans, JSON.stringify({ request_id: `${i}-${n}-${Date.now()}`, credential_value: credentials[(i * 7919 + n) % credentials.length], timestamp: new Date().toISOString() }), {
+              qos: 1,
+            });
+          };
+          c.on('message', () => {
+            decisions++;
+            next();
+          });
+          c.once('connect', () => c.subscribe(r.decisions, { qos: 1 }, () => resolve(Object.assign(c, { kick: next }))));
+          c.once('error', reject);
+        }),
+    ),
+  );
+  for (const c of clients) (c as mqtt.MqttClient & { kick: () => void }).kick();
+  return {
+    count: () => decisions,
+    stop: async () => {
+      running = false;
+      await Promise.all(clients.map((c) => c.endAsync()));
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const cloud = await start('cloud', { GATEHOUSE_ROLE: 'cloud' });
+  // The venue: a hall with an entry and an exit, 8 readers, a type, 1,000 scanning attendees.
+  const zone = (await api<{ data: { id: number } }>(cloud, 'POST', '/access-zones', { name: 'Hall' }, 201)).data.id;
+  const entry = (await api<{ data: { id: number } }>(cloud, 'POST', '/access-points', { name: 'Entry', access_zone_id: zone, direction: 'in' }, 201)).data.id;
+  const exit = (await api<{ data: { id: number } }>(cloud, 'POST', '/access-points', { name: 'Exit', access_zone_id: zone, direction: 'out' }, 201)).data.id;
+  await api(cloud, 'POST', '/attendee-types', { name: 'Guest', zone_ids: [zone] }, 201);
+  for (let i = 1; i <= READERS; i++) await api(cloud, 'POST', '/readers', { identifier: `BENCH-R${i}`, access_point_id: i % 2 ? entry : exit }, 201);
+  const scanners = Array.from({ length: 1000 }, (_, i) => ({ first_name: 'Scan', last_name: `No${i}`, attendee_type: 'guest', external_id: `S-${i}`, credential_value: `S-${i}` }));
+  await api(cloud, 'POST', '/attendees/import', scanners);
+  const credentials = scanners.map((s) => s.credential_value);
+
+  const issue = async (name: string) => (await api<{ data: { token: string } }>(cloud, 'POST', '/sync/edges', { name }, 201)).data.token;
+  const proxyA = new TcpProxy(Number(new URL(cloud.url).port));
+  await proxyA.start();
+  const edgeEnv = (proxy: TcpProxy, token: string) => ({ GATEHOUSE_ROLE: 'edge', GATEHOUSE_CLOUD_URL: proxy.url, GATEHOUSE_SYNC_TOKEN: token });
+  const a = await start('edge-a', edgeEnv(proxyA, await issue('a')));
+  await until('edge a to have the venue', async () => (await status(a)).last_download_at !== null && (await api<{ meta: { total: number } }>(a, 'GET', '/attendees?per_page=1')).meta.total === 1000);
+
+  // Readers log in on the edge as they would on site.
+  const readers: { username: string; password: string; scans: string; decisions: string }[] = [];
+  for (let i = 1; i <= READERS; i++) await api(a, 'POST', '/readers/login', { reader_identifier: `BENCH-R${i}` }, 202);
+  const logins = (await api<{ data: { reader_identifier: string; otp: string }[] }>(a, 'GET', '/readers/logins')).data;
+  for (let i = 1; i <= READERS; i++) {
+    const otp = logins.find((l) => l.reader_identifier === `BENCH-R${i}`)!.otp;
+    const { mqtt: m } = (
+      await api<{ data: { mqtt: { port: number; username: string; password: string; scans_topic: string; decisions_topic: string } } }>(a, 'POST', '/api/v1/reader-otp/verify', {
+        otp,
+        reader_identifier: `BENCH-R${i}`,
+      })
+    ).data;
+    a.mqttPort = m.port;
+    readers.push({ username: m.username, password: m.password, scans: m.scans_topic, decisions: m.decisions_topic });
+  }
+
+  // Idle: nothing to sync.
+  const idleLoop = await mqttLoop(a, readers, credentials);
+  await sleep(1000);
+  const idleFrom = idleLoop.count();
+  const idleStarted = performance.now();
+  await sleep(quick ? 3000 : 8000);
+  const idleRate = (idleLoop.count() - idleFrom) / ((performance.now() - idleStarted) / 1000);
+  await idleLoop.stop();
+  await until('the idle scans uploaded', async () => (await status(a)).backlog === 0);
+
+  // The backlog: the link cut, 100,000 access events in the edge's store, 100k attendees with
+  // 200k credentials on the cloud.
+  proxyA.set('cut');
+  await until('edge a offline', async () => (await status(a)).online === false);
+  const edgeDb = openDb(a);
+  const point = edgeDb.prepare('SELECT id FROM access_points WHERE id = ?').pluck().get(entry) as number;
+  const projectA = edgeDb.prepare("SELECT id FROM projects WHERE slug = 'default'").pluck().get() as number;
+  const attendeeOf = edgeDb.prepare('SELECT attendee_id, id FROM credentials WHERE value = ?');
+  const sample = credentials.slice(0, 100).map((v) => attendeeOf.get(v) as { attendee_id: number; id: number });
+  const insertEvent = edgeDb.prepare(
+    `INSERT INTO access_events (uuid, project_id, access_point_id, access_zone_id, reader_id, credential_id, credential_value, attendee_id, granted, reason, movement, counted, from_zone_id, scanned_at, decided_at, source)
+     VALUES (?, ?, ?, ?, NULL, ?, ?, ?, 1, NULL, 'in', 0, NULL, ?, ?, 'mqtt')`,
+  );
+  edgeDb.transaction(() => {
+    for (let i = 0; i < EVENTS; i++) {
+      const who = sample[i % sample.length]!;
+      const at = new Date(Date.now() - (EVENTS - i) * 10).toISOString();
+      insertEvent.run(randomUUID(), projectA, point, zone, who.id, credentials[i % 100], who.attendee_id, at, at);
+    }
+  })();
+  edgeDb.close();
+  const cloudDb = openDb(cloud);
+  const projectC = cloudDb.prepare("SELECT id FROM projects WHERE slug = 'default'").pluck().get() as number;
+  const typeId = cloudDb.prepare("SELECT id FROM attendee_types WHERE slug = 'guest'").pluck().get() as number;
+  cloudDb.transaction(() => {
+    const rows = ATTENDEES * 3;
+    const end = (cloudDb.prepare('UPDATE change_sequence SET value = value + ? WHERE id = 1 RETURNING value').get(rows) as { value: number }).value;
+    let version = end - rows + 1;
+    const firstAttendee = ((cloudDb.prepare('SELECT MAX(id) FROM attendees WHERE id < 4294967296').pluck().get() as number | null) ?? 0) + 1;
+    const firstCredential = ((cloudDb.prepare('SELECT MAX(id) FROM credentials WHERE id < 4294967296').pluck().get() as number | null) ?? 0) + 1;
+    const now = new Date().toISOString();
+    const addAttendee = cloudDb.prepare(
+      "INSERT INTO attendees (id, project_id, attendee_type_id, first_name, last_name, email, external_id, status, extra, version, created_at, updated_at) VALUES (?, ?, ?, 'Bulk', ?, ?, ?, 'active', '{}', ?, ?, ?)",
+    );
+    const addCredential = cloudDb.prepare(
+      "INSERT INTO credentials (id, project_id, attendee_id, value, kind, status, version, created_at, updated_at) VALUES (?, ?, ?, ?, 'barcode', 'active', ?, ?, ?)",
+    );
+    for (let i = 0; i < ATTENDEES; i++) {
+      const id = firstAttendee + i;
+      addAttendee.run(id, projectC, typeId, `No${i}`, `bulk${i}@bench.test`, `B-${i}`, version++, now, now);
+      addCredential.run(firstCredential + 2 * i, projectC, id, `B-${i}-a`, version++, now, now);
+      addCredential.run(firstCredential + 2 * i + 1, projectC, id, `B-${i}-b`, version++, now, now);
+    }
+  })();
+  cloudDb.close();
+  const cloudEvents = async () => (await api<{ meta: { total: number } }>(cloud, 'GET', '/access-events?per_page=1')).meta.total;
+  const before = await cloudEvents();
+
+  // During sync: upload, then the pull, with the MQTT loop running on the edge.
+  const downloadedA = async () => Number(/^gatehouse_sync_downloaded_rows_total (\S+)$/m.exec(await (await fetch(`${a.url}/metrics`)).text())?.[1] ?? 0);
+  const pulledBefore = await downloadedA();
+  const busyLoop = await mqttLoop(a, readers, credentials);
+  await sleep(500);
+  const busyFrom = busyLoop.count();
+  const busyStarted = performance.now();
+  proxyA.set('pass');
+  await until('the backlog on the cloud', async () => (await cloudEvents()) >= before + EVENTS, 600_000, 100);
+  const uploadSeconds = (performance.now() - busyStarted) / 1000;
+  await until('edge a to pull the new rows', async () => (await downloadedA()) - pulledBefore >= ATTENDEES * 3, 600_000, 100);
+  const busySeconds = (performance.now() - busyStarted) / 1000;
+  const busyRate = (busyLoop.count() - busyFrom) / busySeconds;
+  await busyLoop.stop();
+
+  // A fresh edge's first pull of the 300,000 rows.
+  const proxyB = new TcpProxy(Number(new URL(cloud.url).port));
+  await proxyB.start();
+  proxyB.set('cut');
+  const b = await start('edge-b', edgeEnv(proxyB, await issue('b')));
+  await sleep(2000);
+  const idleRss = rssOf(b.proc.pid!);
+  let peakRss = idleRss;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssOf(b.proc.pid!))), 50);
+  const pullStarted = performance.now();
+  proxyB.set('pass');
+  const total = ATTENDEES * 3 + 1000 * 2 + 4 + READERS;
+  await until(
+    'edge b to have every row',
+    async () => {
+      const s = await status(b);
+      return s.last_download_at !== null && Number(/^gatehouse_sync_downloaded_rows_total (\S+)$/m.exec(await (await fetch(`${b.url}/metrics`)).text())?.[1] ?? 0) >= total;
+    },
+    600_000,
+    100,
+  );
+  const pullSeconds = (performance.now() - pullStarted) / 1000;
+  clearInterval(sampler);
+
+  // Revocations pushed to the online edge a: the DELETE's answer until a refusal there.
+  const revocations: number[] = [];
+  for (let i = 0; i < 10; i++) {
+    const value = `S-${900 + i}`;
+    const holder = (await api<{ data: { id: number }[] }>(cloud, 'GET', `/attendees?search=S-${900 + i}`)).data[0]!.id;
+    const credential = (await api<{ data: { id: number }[] }>(cloud, 'GET', `/attendees/${holder}/credentials`)).data[0]!.id;
+    await sleep(300);
+    await api(cloud, 'DELETE', `/credentials/${credential}`);
+    const revoked = performance.now();
+    await until(
+      'the refusal',
+      async () => {
+        const answer = await api<{ access_granted?: boolean; data?: { access_granted: boolean } }>(a, 'POST', `/access-points/${exit}/scan`, { credential_value: value });
+        return (answer.data?.access_granted ?? answer.access_granted) === false;
+      },
+      30_000,
+      5,
+    );
+    revocations.push(performance.now() - revoked);
+  }
+  revocations.sort((x, y) => x - y);
+
+  line('sync.upload_100k_events_s', uploadSeconds.toFixed(2), 's');
+  line('sync.pull_100k_attendees_s', pullSeconds.toFixed(2), 's');
+  line('sync.pull_edge_memory_mb', ((peakRss - idleRss) / 1024 / 1024).toFixed(1), 'MB');
+  line('sync.revocation_ms', revocations[revocations.length >> 1]!.toFixed(0), 'ms');
+  line('sync.decisions_per_s_idle', idleRate.toFixed(0), '/s');
+  line('sync.decisions_per_s_during_sync', busyRate.toFixed(0), '/s');
+  line('sync.ratio_during_sync_to_idle', (busyRate / idleRate).toFixed(3), 'x');
+  console.error(`events ${EVENTS}, attendees ${ATTENDEES} (+${ATTENDEES * 2} credentials); during sync ${busySeconds.toFixed(1)} s (upload ${uploadSeconds.toFixed(1)} s, then the pull)`);
+  await proxyA.stop();
+  await proxyB.stop();
+}
+
+try {
+  await main();
+} finally {
+  for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL');
+  await sleep(200);
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+}
