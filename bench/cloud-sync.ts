@@ -11,7 +11,8 @@
 //                                on the first edge, with nothing to sync, then while it uploads
 //                                the backlog and pulls the 300,000 rows.
 // The bulk rows are written straight into the SQLite files (as the journal's ingest and a bulk
-// import leave them), so the figures are sync's, not REST's. BENCH_QUICK=1: 10,000 and 10,000.
+// import leave them), so the figures are sync's, not REST's. The cloud runs at nice 19 (a machine
+// elsewhere); the edges retry within 100 ms. BENCH_QUICK=1: 10,000 and 10,000.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -44,7 +45,10 @@ const dirs: string[] = [];
 async function start(name: string, env: Record<string, string>): Promise<Node> {
   const dataDir = mkdtempSync(join(tmpdir(), `gatehouse-bench-sync-${name}-`));
   dirs.push(dataDir);
-  const proc = spawn(process.execPath, [...nodeFlags(), 'dist/main.js'], {
+  // The cloud stands in for a machine elsewhere: at nice 19 it takes only the CPU the edge and
+  // the load leave (on this 2-core box it would otherwise take the edge's core in every figure).
+  const command = name === 'cloud' ? ['nice', ['-n', '19', process.execPath, ...nodeFlags(), 'dist/main.js']] : [process.execPath, [...nodeFlags(), 'dist/main.js']];
+  const proc = spawn(command[0] as string, command[1] as string[], {
     env: {
       PATH: process.env.PATH ?? '',
       GATEHOUSE_DATA_DIR: dataDir,
@@ -166,7 +170,8 @@ async function main(): Promise<void> {
   const issue = async (name: string) => (await api<{ data: { token: string } }>(cloud, 'POST', '/sync/edges', { name }, 201)).data.token;
   const proxyA = new TcpProxy(Number(new URL(cloud.url).port));
   await proxyA.start();
-  const edgeEnv = (proxy: TcpProxy, token: string) => ({ GATEHOUSE_ROLE: 'edge', GATEHOUSE_CLOUD_URL: proxy.url, GATEHOUSE_SYNC_TOKEN: token });
+  // A short back-off: the timings start when the link comes back, not when the edge next retries.
+  const edgeEnv = (proxy: TcpProxy, token: string) => ({ GATEHOUSE_ROLE: 'edge', GATEHOUSE_CLOUD_URL: proxy.url, GATEHOUSE_SYNC_TOKEN: token, GATEHOUSE_SYNC_BACKOFF_MAX_MS: '100' });
   const a = await start('edge-a', edgeEnv(proxyA, await issue('a')));
   await until('edge a to have the venue', async () => (await status(a)).last_download_at !== null && (await api<{ meta: { total: number } }>(a, 'GET', '/attendees?per_page=1')).meta.total === 1000);
 
@@ -196,68 +201,72 @@ async function main(): Promise<void> {
   await idleLoop.stop();
   await until('the idle scans uploaded', async () => (await status(a)).backlog === 0);
 
-  // The backlog: the link cut, 100,000 access events in the edge's store, 100k attendees with
-  // 200k credentials on the cloud.
-  proxyA.set('cut');
-  await until('edge a offline', async () => (await status(a)).online === false);
-  const edgeDb = openDb(a);
-  const point = edgeDb.prepare('SELECT id FROM access_points WHERE id = ?').pluck().get(entry) as number;
-  const projectA = edgeDb.prepare("SELECT id FROM projects WHERE slug = 'default'").pluck().get() as number;
-  const attendeeOf = edgeDb.prepare('SELECT attendee_id, id FROM credentials WHERE value = ?');
-  const sample = credentials.slice(0, 100).map((v) => attendeeOf.get(v) as { attendee_id: number; id: number });
-  const insertEvent = edgeDb.prepare(
-    `INSERT INTO access_events (uuid, project_id, access_point_id, access_zone_id, reader_id, credential_id, credential_value, attendee_id, granted, reason, movement, counted, from_zone_id, scanned_at, decided_at, source)
-     VALUES (?, ?, ?, ?, NULL, ?, ?, ?, 1, NULL, 'in', 0, NULL, ?, ?, 'mqtt')`,
-  );
-  edgeDb.transaction(() => {
-    for (let i = 0; i < EVENTS; i++) {
-      const who = sample[i % sample.length]!;
-      const at = new Date(Date.now() - (EVENTS - i) * 10).toISOString();
-      insertEvent.run(randomUUID(), projectA, point, zone, who.id, credentials[i % 100], who.attendee_id, at, at);
-    }
-  })();
-  edgeDb.close();
-  const cloudDb = openDb(cloud);
-  const projectC = cloudDb.prepare("SELECT id FROM projects WHERE slug = 'default'").pluck().get() as number;
-  const typeId = cloudDb.prepare("SELECT id FROM attendee_types WHERE slug = 'guest'").pluck().get() as number;
-  cloudDb.transaction(() => {
-    const rows = ATTENDEES * 3;
-    const end = (cloudDb.prepare('UPDATE change_sequence SET value = value + ? WHERE id = 1 RETURNING value').get(rows) as { value: number }).value;
-    let version = end - rows + 1;
-    const firstAttendee = ((cloudDb.prepare('SELECT MAX(id) FROM attendees WHERE id < 4294967296').pluck().get() as number | null) ?? 0) + 1;
-    const firstCredential = ((cloudDb.prepare('SELECT MAX(id) FROM credentials WHERE id < 4294967296').pluck().get() as number | null) ?? 0) + 1;
-    const now = new Date().toISOString();
-    const addAttendee = cloudDb.prepare(
-      "INSERT INTO attendees (id, project_id, attendee_type_id, first_name, last_name, email, external_id, status, extra, version, created_at, updated_at) VALUES (?, ?, ?, 'Bulk', ?, ?, ?, 'active', '{}', ?, ?, ?)",
+  // Fillers: access events straight into the edge's store (as its ingest leaves them), attendees
+  // with two credentials each straight into the cloud's (as a bulk import leaves them).
+  const backlogOnEdge = (count: number) => {
+    const db = openDb(a);
+    const projectA = db.prepare("SELECT id FROM projects WHERE slug = 'default'").pluck().get() as number;
+    const attendeeOf = db.prepare('SELECT attendee_id, id FROM credentials WHERE value = ?');
+    const sample = credentials.slice(0, 100).map((v) => attendeeOf.get(v) as { attendee_id: number; id: number });
+    const insert = db.prepare(
+      `INSERT INTO access_events (uuid, project_id, access_point_id, access_zone_id, reader_id, credential_id, credential_value, attendee_id, granted, reason, movement, counted, from_zone_id, scanned_at, decided_at, source)
+       VALUES (?, ?, ?, ?, NULL, ?, ?, ?, 1, NULL, 'in', 0, NULL, ?, ?, 'mqtt')`,
     );
-    const addCredential = cloudDb.prepare(
-      "INSERT INTO credentials (id, project_id, attendee_id, value, kind, status, version, created_at, updated_at) VALUES (?, ?, ?, ?, 'barcode', 'active', ?, ?, ?)",
-    );
-    for (let i = 0; i < ATTENDEES; i++) {
-      const id = firstAttendee + i;
-      addAttendee.run(id, projectC, typeId, `No${i}`, `bulk${i}@bench.test`, `B-${i}`, version++, now, now);
-      addCredential.run(firstCredential + 2 * i, projectC, id, `B-${i}-a`, version++, now, now);
-      addCredential.run(firstCredential + 2 * i + 1, projectC, id, `B-${i}-b`, version++, now, now);
-    }
-  })();
-  cloudDb.close();
+    db.transaction(() => {
+      for (let i = 0; i < count; i++) {
+        const who = sample[i % sample.length]!;
+        const at = new Date(Date.now() - (count - i) * 10).toISOString();
+        insert.run(randomUUID(), projectA, entry, zone, who.id, credentials[i % 100], who.attendee_id, at, at);
+      }
+    })();
+    db.close();
+  };
+  let batchNo = 0;
+  const attendeesOnCloud = (count: number) => {
+    const db = openDb(cloud);
+    const projectC = db.prepare("SELECT id FROM projects WHERE slug = 'default'").pluck().get() as number;
+    const typeId = db.prepare("SELECT id FROM attendee_types WHERE slug = 'guest'").pluck().get() as number;
+    const tag = `B${++batchNo}`;
+    db.transaction(() => {
+      const rows = count * 3;
+      const end = (db.prepare('UPDATE change_sequence SET value = value + ? WHERE id = 1 RETURNING value').get(rows) as { value: number }).value;
+      let version = end - rows + 1;
+      const firstAttendee = ((db.prepare('SELECT MAX(id) FROM attendees WHERE id < 4294967296').pluck().get() as number | null) ?? 0) + 1;
+      const firstCredential = ((db.prepare('SELECT MAX(id) FROM credentials WHERE id < 4294967296').pluck().get() as number | null) ?? 0) + 1;
+      const now = new Date().toISOString();
+      const addAttendee = db.prepare(
+        "INSERT INTO attendees (id, project_id, attendee_type_id, first_name, last_name, email, external_id, status, extra, version, created_at, updated_at) VALUES (?, ?, ?, 'Bulk', ?, ?, ?, 'active', '{}', ?, ?, ?)",
+      );
+      const addCredential = db.prepare("INSERT INTO credentials (id, project_id, attendee_id, value, kind, status, version, created_at, updated_at) VALUES (?, ?, ?, ?, 'barcode', 'active', ?, ?, ?)");
+      for (let i = 0; i < count; i++) {
+        const id = firstAttendee + i;
+        addAttendee.run(id, projectC, typeId, `No${i}`, `${tag}-${i}@bench.test`, `${tag}-${i}`, version++, now, now);
+        addCredential.run(firstCredential + 2 * i, projectC, id, `${tag}-${i}-a`, version++, now, now);
+        addCredential.run(firstCredential + 2 * i + 1, projectC, id, `${tag}-${i}-b`, version++, now, now);
+      }
+    })();
+    db.close();
+  };
   const cloudEvents = async () => (await api<{ meta: { total: number } }>(cloud, 'GET', '/access-events?per_page=1')).meta.total;
-  const before = await cloudEvents();
+  const downloaded = async (node: Node) => Number(/^gatehouse_sync_downloaded_rows_total (\S+)$/m.exec(await (await fetch(`${node.url}/metrics`)).text())?.[1] ?? 0);
+  const cut = async (proxy: TcpProxy, node: Node) => {
+    proxy.set('cut');
+    await until(`${node.name} offline`, async () => (await status(node)).online === false);
+  };
 
-  // During sync: upload, then the pull, with the MQTT loop running on the edge.
-  const downloadedA = async () => Number(/^gatehouse_sync_downloaded_rows_total (\S+)$/m.exec(await (await fetch(`${a.url}/metrics`)).text())?.[1] ?? 0);
-  const pulledBefore = await downloadedA();
-  const busyLoop = await mqttLoop(a, readers, credentials);
-  await sleep(500);
-  const busyFrom = busyLoop.count();
-  const busyStarted = performance.now();
+  // The upload alone: 100,000 events written while the link was cut, until the cloud has them.
+  await cut(proxyA, a);
+  backlogOnEdge(EVENTS);
+  const before = await cloudEvents();
+  const uploadStarted = performance.now();
   proxyA.set('pass');
-  await until('the backlog on the cloud', async () => (await cloudEvents()) >= before + EVENTS, 600_000, 100);
-  const uploadSeconds = (performance.now() - busyStarted) / 1000;
-  await until('edge a to pull the new rows', async () => (await downloadedA()) - pulledBefore >= ATTENDEES * 3, 600_000, 100);
-  const busySeconds = (performance.now() - busyStarted) / 1000;
-  const busyRate = (busyLoop.count() - busyFrom) / busySeconds;
-  await busyLoop.stop();
+  await until('the backlog on the cloud', async () => (await cloudEvents()) >= before + EVENTS, 600_000, 50);
+  const uploadSeconds = (performance.now() - uploadStarted) / 1000;
+
+  // The 300,000 rows the fresh edge below pulls (edge a takes them now, before the idle loop).
+  const pulledBefore = await downloaded(a);
+  attendeesOnCloud(ATTENDEES);
+  await until('edge a to pull the new rows', async () => (await downloaded(a)) - pulledBefore >= ATTENDEES * 3, 600_000, 100);
 
   // A fresh edge's first pull of the 300,000 rows.
   const proxyB = new TcpProxy(Number(new URL(cloud.url).port));
@@ -282,6 +291,22 @@ async function main(): Promise<void> {
   );
   const pullSeconds = (performance.now() - pullStarted) / 1000;
   clearInterval(sampler);
+
+  // During sync: the same again (a backlog up, 300,000 rows down) with the MQTT loop running.
+  await cut(proxyA, a);
+  backlogOnEdge(EVENTS);
+  attendeesOnCloud(ATTENDEES);
+  const busyLoop = await mqttLoop(a, readers, credentials);
+  await sleep(500);
+  proxyA.set('pass');
+  await sleep(500);
+  const busyFrom = busyLoop.count();
+  const busyStarted = performance.now();
+  await sleep(quick ? 3000 : 8000);
+  const busySeconds = (performance.now() - busyStarted) / 1000;
+  const busyRate = (busyLoop.count() - busyFrom) / busySeconds;
+  const stillSyncing = (await status(a)).backlog as number;
+  await busyLoop.stop();
 
   // Revocations pushed to the online edge a: the DELETE's answer until a refusal there.
   const revocations: number[] = [];
@@ -312,7 +337,9 @@ async function main(): Promise<void> {
   line('sync.decisions_per_s_idle', idleRate.toFixed(0), '/s');
   line('sync.decisions_per_s_during_sync', busyRate.toFixed(0), '/s');
   line('sync.ratio_during_sync_to_idle', (busyRate / idleRate).toFixed(3), 'x');
-  console.error(`events ${EVENTS}, attendees ${ATTENDEES} (+${ATTENDEES * 2} credentials); during sync ${busySeconds.toFixed(1)} s (upload ${uploadSeconds.toFixed(1)} s, then the pull)`);
+  console.error(
+    `events ${EVENTS}, attendees ${ATTENDEES} (+${ATTENDEES * 2} credentials); still ${stillSyncing} to upload at the end of the ${busySeconds.toFixed(1)} s under load (sync paced while the doors are busy)`,
+  );
   await proxyA.stop();
   await proxyB.stop();
 }

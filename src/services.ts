@@ -286,6 +286,7 @@ export function buildServices(config: Readonly<Config>, store: Store, clock: Clo
     teams: accounts.teams,
     projects,
     appVersion: '1.0.0',
+    scansSoFar: () => eventLog.stats.events,
   });
   registerSyncMetrics(metrics.registry, sync);
 

@@ -8,7 +8,7 @@ import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import type { Attempt, Deliveries, DeliveryRow } from './deliveries.js';
 import { nextAttemptAt } from './retry-schedule.js';
-import { ScanPacer } from './scan-pacer.js';
+import { ScanPacer } from '../access/scan-pacer.js';
 import type { Sender } from './sender.js';
 import { signatureHeaders } from './signing.js';
 import { consumerOf, type SubscriptionRow, type Subscriptions } from './subscriptions.js';

@@ -1,4 +1,5 @@
 import type { ExternalChanges } from '../access/external-changes.js';
+import { ScanPacer } from '../access/scan-pacer.js';
 import type { EventJournal } from '../access/event-journal.js';
 import type { ProjectRepository } from '../accounts/projects.js';
 import type { TeamRepository } from '../accounts/teams.js';
@@ -73,6 +74,8 @@ export interface EdgeSyncDeps {
   teams: TeamRepository;
   projects: ProjectRepository;
   appVersion: string;
+  /** Scans decided so far (the event log's count): the pacers' measure of a rush. */
+  scansSoFar: () => number;
 }
 
 export class EdgeSync {
@@ -89,7 +92,14 @@ export class EdgeSync {
   #uploading: Promise<void> | null = null;
   readonly stats = { uploadedItems: 0, uploadBatches: 0, downloadedRows: 0, downloadedDeletions: 0, revocations: 0, failures: 0 };
 
+  /** The doors first: sync's items and rows per second while scans are busy (access/scan-pacer.ts). */
+  readonly #items: ScanPacer;
+  readonly #rows: ScanPacer;
+
   constructor(private readonly d: EdgeSyncDeps) {
+    const { busyScansPerSecond, busyItemsPerSecond, busyRowsPerSecond } = d.config.sync;
+    this.#items = new ScanPacer({ busyScansPerSecond, busyDeliveriesPerSecond: busyItemsPerSecond }, d.scansSoFar);
+    this.#rows = new ScanPacer({ busyScansPerSecond, busyDeliveriesPerSecond: busyRowsPerSecond }, d.scansSoFar);
     this.#link = new CloudLink({
       url: d.config.cloud.url!,
       token: d.config.sync.token!,
@@ -117,12 +127,16 @@ export class EdgeSync {
     this.d.bus.on(this, 'attendee.imported', () => this.#poke());
     this.d.bus.on(this, 'gateway.online', () => this.#poke());
     this.d.bus.on(this, 'gateway.offline', () => this.#poke());
+    this.#items.start();
+    this.#rows.start();
     this.#loops = [this.#run('upload', () => this.#uploadRound()), this.#run('download', () => this.#downloadRound()), this.#run('revocations', () => this.#revocationRound())];
   }
 
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#abort.abort();
+    this.#items.stop();
+    this.#rows.stop();
     this.#wakeUpload?.();
     this.d.bus.removeListeners(this);
     await Promise.allSettled(this.#loops);
@@ -216,7 +230,8 @@ export class EdgeSync {
     try {
       const row = this.#row()!;
       const from: FeedCursor = this.d.feed.cursor(CONSUMER) ?? { accessEventId: 0, domainEventSeq: 0 };
-      const { items, cursor } = this.d.feed.read(from, { projectId: row.project_id, events: FEED_EVENTS }, this.d.config.sync.uploadBatch);
+      const batch = this.#items.busy ? Math.max(1, Math.min(this.d.config.sync.uploadBatch, Math.floor(this.#items.perSample))) : this.d.config.sync.uploadBatch;
+      const { items, cursor } = this.d.feed.read(from, { projectId: row.project_id, events: FEED_EVENTS }, batch);
       if (items.length === 0) {
         if (cursor.accessEventId !== from.accessEventId || cursor.domainEventSeq !== from.domainEventSeq) writeTransaction(this.d.db, () => this.d.feed.saveCursor(CONSUMER, cursor));
         return this.#uploadPending ? 'again' : 'idle';
@@ -229,6 +244,7 @@ export class EdgeSync {
       });
       this.stats.uploadedItems += body.items.length;
       this.stats.uploadBatches++;
+      await this.#items.take(items.length);
       return 'again';
     } finally {
       this.#uploading = null;
@@ -242,11 +258,11 @@ export class EdgeSync {
     const caughtUp = row.last_download_at !== null && this.#caughtUp;
     const wait = caughtUp ? this.d.config.sync.longPollSeconds : 0;
     const cursor = row.download_cursor ?? encodeCursor(0);
-    const page = await this.#link.call<{ changes: Change[]; cursor: string; has_more: boolean }>(
-      'GET',
-      `${this.#path('changes')}?cursor=${encodeURIComponent(cursor)}&limit=${this.d.config.sync.pageSize}&wait=${wait}`,
-      { waitMs: wait * 1000, signal: this.#abort.signal },
-    );
+    const limit = this.#rows.busy ? Math.max(1, Math.min(this.d.config.sync.pageSize, Math.floor(this.#rows.perSample))) : this.d.config.sync.pageSize;
+    const page = await this.#link.call<{ changes: Change[]; cursor: string; has_more: boolean }>('GET', `${this.#path('changes')}?cursor=${encodeURIComponent(cursor)}&limit=${limit}&wait=${wait}`, {
+      waitMs: wait * 1000,
+      signal: this.#abort.signal,
+    });
     if (decodeCursor(page.cursor) === null) throw new LinkError(`the cloud answered a cursor this edge cannot read: ${page.cursor}`, 'http', 409, { code: 'sync_protocol_unsupported' });
     const applied = this.d.replica.apply(row.project_id, page.changes, () => {
       const done = page.has_more ? null : iso(this.d.clock.now()); // an empty round counts: "had everything as of then"
@@ -256,6 +272,7 @@ export class EdgeSync {
     this.stats.downloadedRows += applied.rows;
     this.stats.downloadedDeletions += applied.deletions;
     if (page.changes.length > 0) await this.d.externalChanges.catchUp();
+    await this.#rows.take(page.changes.length);
     return 'again';
   }
   #caughtUp = false;

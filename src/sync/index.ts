@@ -45,6 +45,7 @@ export interface SyncDepsIn {
   teams: TeamRepository;
   projects: ProjectRepository;
   appVersion: string;
+  scansSoFar: () => number;
 }
 
 export class SyncServices {

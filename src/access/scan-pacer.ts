@@ -1,8 +1,9 @@
 // The scan path first (issue 25: MQTT throughput with 50 subscriptions within 15 % of none;
-// docs/webhooks-outgoing.md). Every sample the scan rate is read from the event log's count;
-// when scans came faster than busyScansPerSecond, deliveries get a budget of
-// busyDeliveriesPerSecond for the next sample, and the dispatcher looks for work at most once
-// a sample; otherwise there is no budget to keep.
+// issue 26: decisions during sync at least 80 % of idle). Every sample the scan rate is read
+// from the event log's count; when scans came faster than busyScansPerSecond, the work paced
+// here (outgoing deliveries, sync's items and rows) gets a budget of busyDeliveriesPerSecond
+// for the next sample; otherwise there is no budget to keep. A take larger than what is left
+// (a batch) is allowed and paid back from the next samples.
 
 export interface PacerOptions {
   busyScansPerSecond: number;
@@ -43,17 +44,23 @@ export class ScanPacer {
     for (const renewed of this.#renewed.splice(0)) renewed();
   }
 
-  /** Waits while this sample's budget is spent, then takes one from it. */
-  async take(): Promise<void> {
+  /** What one sample allows while busy (a batch should not be larger). */
+  get perSample(): number {
+    return (this.options.busyDeliveriesPerSecond * this.sampleMs) / 1000;
+  }
+
+  /** Waits while this sample's budget is spent, then takes `n` from it (going into debt for a batch). */
+  async take(n = 1): Promise<void> {
     while (this.#budget < 1 && !this.#stopped) await new Promise<void>((resolve) => this.#renewed.push(resolve));
-    this.#budget--;
+    this.#budget -= n;
   }
 
   #sample(): void {
     const scans = this.scansSoFar();
     const rate = ((scans - this.#seen) * 1000) / this.sampleMs;
     this.#seen = scans;
-    this.#budget = rate > this.options.busyScansPerSecond ? (this.options.busyDeliveriesPerSecond * this.sampleMs) / 1000 : Number.POSITIVE_INFINITY;
+    const debt = Number.isFinite(this.#budget) ? Math.min(0, this.#budget) : 0;
+    this.#budget = rate > this.options.busyScansPerSecond ? this.perSample + debt : Number.POSITIVE_INFINITY;
     for (const renewed of this.#renewed.splice(0)) renewed();
   }
 }
