@@ -281,6 +281,7 @@ export function buildServices(config: Readonly<Config>, store: Store, clock: Clo
     log: log.child({ module: 'sync' }),
     feed,
     occupancy,
+    index,
     externalChanges: access.externalChanges,
     journal,
     teams: accounts.teams,

@@ -32,6 +32,8 @@ export interface FeedFilter {
   projectId: number;
   /** Catalogue names, or every event. */
   events: ReadonlySet<string> | '*';
+  /** Whether access items carry the holder's name (webhooks: yes; the sync upload sends ids only). */
+  names?: boolean;
 }
 
 export interface AccessRow {
@@ -134,7 +136,9 @@ export class Feed {
       const head = this.#head();
       const wantsAccess = filter.events === '*' || filter.events.has('access.granted') || filter.events.has('access.denied');
       const onlyGranted = filter.events !== '*' && filter.events.has('access.granted') !== filter.events.has('access.denied');
-      const accessRows = wantsAccess ? this.#accessRows(from.accessEventId, filter.projectId, onlyGranted ? (filter.events as ReadonlySet<string>).has('access.granted') : null, limit) : [];
+      const accessRows = wantsAccess
+        ? this.#accessRows(from.accessEventId, filter.projectId, onlyGranted ? (filter.events as ReadonlySet<string>).has('access.granted') : null, limit, filter.names ?? true)
+        : [];
       const outboxEvents = filter.events === '*' ? null : [...filter.events].filter((e) => !e.startsWith('access.'));
       const domainRows = outboxEvents?.length === 0 ? [] : this.#domainRows(from.domainEventSeq, filter.projectId, outboxEvents, limit);
       const accessFull = accessRows.length === limit;
@@ -184,11 +188,11 @@ export class Feed {
     return { accessEventId: a, domainEventSeq: d };
   }
 
-  #accessRows(after: number, projectId: number, granted: boolean | null, limit: number): AccessRow[] {
+  #accessRows(after: number, projectId: number, granted: boolean | null, limit: number, names: boolean): AccessRow[] {
     const sql = `SELECT e.id, e.uuid, e.project_id, e.granted, e.reason, e.access_point_id, e.access_zone_id, e.credential_id, e.credential_value, e.attendee_id,
         e.scanned_at, e.decided_at, e.reader_id, e.movement, e.source, e.edge_id, e.uploaded_at, e.clock_offset_ms, e.clock_unsynchronised,
-        e.duplicate_of, e.review, a.first_name, a.last_name
-      FROM access_events e LEFT JOIN attendees a ON a.id = e.attendee_id
+        e.duplicate_of, e.review, ${names ? 'a.first_name, a.last_name' : 'NULL AS first_name, NULL AS last_name'}
+      FROM access_events e${names ? ' LEFT JOIN attendees a ON a.id = e.attendee_id' : ''}
       WHERE e.project_id = ? AND e.id > ?${granted === null ? '' : ' AND e.granted = ?'} ORDER BY e.id LIMIT ?`;
     const args = granted === null ? [projectId, after, limit] : [projectId, after, granted ? 1 : 0, limit];
     return statement(this.db, sql).all(...args) as AccessRow[];

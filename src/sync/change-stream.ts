@@ -14,7 +14,8 @@ import { type Change, ENTITIES, type Entity, REPLICATED } from './protocol.js';
 // Revocations have their own stream (revoked credentials, blocklist entries), read alongside
 // a long pull so that they never wait behind it.
 
-const ENTITY_OF_TOMBSTONE: ReadonlySet<string> = new Set(ENTITIES);
+/** The replicated entities, as an SQL list (tombstones of forms and the like are not sent). */
+const TOMBSTONE_ENTITIES = ENTITIES.map((e) => `'${e}'`).join(', ');
 
 type Row = Record<string, unknown> & { id: number; version: number };
 
@@ -49,31 +50,52 @@ export class ChangeStream {
     for (const project of [...this.#waiters.keys()]) this.#wake(project);
   }
 
-  /** Up to `limit` changes after `after`, oldest first; has_more when more follow. */
+  /**
+   * Up to `limit` changes after `after`, oldest first; has_more when more follow. Two steps: the
+   * page's last version from the versions alone (each table's (project_id, version) index
+   * covers them), then the rows in (after, last]: no row is read that the page does not send.
+   */
   page(projectId: number, after: number, limit: number, only?: 'revocations'): { changes: Change[]; last: number; hasMore: boolean } {
     return readSnapshot(this.db, () => {
-      const found: Change[] = [];
-      for (const entity of ENTITIES) {
-        if (only && entity !== 'credential' && entity !== 'blocklist_entry') continue;
-        const { table, columns } = REPLICATED[entity];
-        const revokedOnly = only && entity === 'credential' ? " AND status = 'revoked'" : '';
-        const rows = statement(
-          this.db,
-          `SELECT id, version, created_at, updated_at, ${columns.join(', ')} FROM ${table} WHERE project_id = ? AND version > ?${revokedOnly} ORDER BY version LIMIT ?`,
-        ).all(projectId, after, limit + 1) as Row[];
-        for (const row of rows) found.push({ entity, op: 'upsert', id: row.id, version: row.version, data: this.#data(entity, row) });
+      const entities = only ? (['credential', 'blocklist_entry'] as const) : ENTITIES;
+      const revokedOnly = (entity: Entity) => (only && entity === 'credential' ? " AND status = 'revoked'" : '');
+      const versions: number[] = [];
+      for (const entity of entities) {
+        const { table } = REPLICATED[entity];
+        const found = statement(this.db, `SELECT version FROM ${table} WHERE project_id = ? AND version > ?${revokedOnly(entity)} ORDER BY version LIMIT ?`)
+          .pluck()
+          .all(projectId, after, limit + 1) as number[];
+        for (const v of found) versions.push(v);
       }
       if (!only) {
-        const tombs = statement(this.db, 'SELECT entity, entity_id, version FROM tombstones WHERE project_id = ? AND version > ? ORDER BY version LIMIT ?').all(projectId, after, limit + 1) as {
-          entity: string;
-          entity_id: number;
-          version: number;
-        }[];
-        for (const t of tombs) if (ENTITY_OF_TOMBSTONE.has(t.entity)) found.push({ entity: t.entity as Entity, op: 'delete', id: t.entity_id, version: t.version });
+        const found = statement(this.db, `SELECT version FROM tombstones WHERE project_id = ? AND version > ? AND entity IN (${TOMBSTONE_ENTITIES}) ORDER BY version LIMIT ?`)
+          .pluck()
+          .all(projectId, after, limit + 1) as number[];
+        for (const v of found) versions.push(v);
       }
-      found.sort((a, b) => a.version - b.version);
-      const changes = found.slice(0, limit);
-      return { changes, last: changes.at(-1)?.version ?? after, hasMore: found.length > limit };
+      versions.sort((a, b) => a - b);
+      const hasMore = versions.length > limit;
+      const last = hasMore ? versions[limit - 1]! : (versions.at(-1) ?? after);
+      const changes: Change[] = [];
+      if (last > after) {
+        for (const entity of entities) {
+          const { table, columns } = REPLICATED[entity];
+          const rows = statement(
+            this.db,
+            `SELECT id, version, created_at, updated_at, ${columns.join(', ')} FROM ${table} WHERE project_id = ? AND version > ? AND version <= ?${revokedOnly(entity)} ORDER BY version`,
+          ).all(projectId, after, last) as Row[];
+          for (const row of rows) changes.push({ entity, op: 'upsert', id: row.id, version: row.version, data: this.#data(entity, row) });
+        }
+        if (!only) {
+          const tombs = statement(
+            this.db,
+            `SELECT entity, entity_id, version FROM tombstones WHERE project_id = ? AND version > ? AND version <= ? AND entity IN (${TOMBSTONE_ENTITIES}) ORDER BY version`,
+          ).all(projectId, after, last) as { entity: Entity; entity_id: number; version: number }[];
+          for (const t of tombs) changes.push({ entity: t.entity, op: 'delete', id: t.entity_id, version: t.version });
+        }
+        changes.sort((a, b) => a.version - b.version);
+      }
+      return { changes, last, hasMore };
     });
   }
 

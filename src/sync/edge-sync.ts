@@ -171,9 +171,20 @@ export class EdgeSync {
     };
   }
 
-  /** Resolves when nothing is waiting to be uploaded (or the link is down); for tests and the download's "upload first". */
+  /** Resolves once everything written before the call has been uploaded (upload before download),
+   * or the link is down, or after a minute (a batch the cloud keeps refusing must not stop downloads). */
   async drained(): Promise<void> {
-    while (this.#uploading) await this.#uploading;
+    const target = this.d.feed.head();
+    const until = performance.now() + 60_000;
+    const behind = () => {
+      const at = this.d.feed.cursor(CONSUMER) ?? { accessEventId: 0, domainEventSeq: 0 };
+      return at.accessEventId < target.accessEventId || at.domainEventSeq < target.domainEventSeq;
+    };
+    while (!this.#stopped && this.#state !== 'offline' && performance.now() < until && behind()) {
+      this.#poke();
+      if (this.#uploading) await this.#uploading;
+      else await this.#sleep(20);
+    }
   }
 
   // ---- the loops
@@ -231,7 +242,7 @@ export class EdgeSync {
       const row = this.#row()!;
       const from: FeedCursor = this.d.feed.cursor(CONSUMER) ?? { accessEventId: 0, domainEventSeq: 0 };
       const batch = this.#items.busy ? Math.max(1, Math.min(this.d.config.sync.uploadBatch, Math.floor(this.#items.perSample))) : this.d.config.sync.uploadBatch;
-      const { items, cursor } = this.d.feed.read(from, { projectId: row.project_id, events: FEED_EVENTS }, batch);
+      const { items, cursor } = this.d.feed.read(from, { projectId: row.project_id, events: FEED_EVENTS, names: false }, batch);
       if (items.length === 0) {
         if (cursor.accessEventId !== from.accessEventId || cursor.domainEventSeq !== from.domainEventSeq) writeTransaction(this.d.db, () => this.d.feed.saveCursor(CONSUMER, cursor));
         return this.#uploadPending ? 'again' : 'idle';

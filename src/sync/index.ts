@@ -1,6 +1,7 @@
 import type { ExternalChanges } from '../access/external-changes.js';
 import type { EventJournal } from '../access/event-journal.js';
 import type { Occupancy } from '../access/occupancy.js';
+import type { VenueIndex } from '../access/venue-index.js';
 import type { ProjectRepository } from '../accounts/projects.js';
 import type { TeamRepository } from '../accounts/teams.js';
 import type { Clock } from '../clock.js';
@@ -40,6 +41,7 @@ export interface SyncDepsIn {
   log: Logger;
   feed: Feed;
   occupancy: Occupancy;
+  index: VenueIndex;
   externalChanges: ExternalChanges;
   journal: EventJournal;
   teams: TeamRepository;
@@ -59,7 +61,7 @@ export class SyncServices {
     this.edges = new SyncEdges(d.db, d.clock);
     this.conflicts = new SyncConflicts(d.db, d.clock);
     this.changes = new ChangeStream(d.db, d.bus);
-    this.uploads = new UploadApply(d.db, d.clock, d.bus, d.occupancy, this.conflicts, () => d.externalChanges.catchUp());
+    this.uploads = new UploadApply(d.db, d.clock, d.bus, d.occupancy, d.index, this.conflicts, () => d.externalChanges.catchUp());
     this.edge = d.config.role === 'edge' ? new EdgeSync({ ...d, replica: new Replica(d.db, d.clock), log: d.log.child({ module: 'sync' }) }) : null;
   }
 

@@ -3,8 +3,7 @@ import { iso } from '../clock.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import { writeTransaction } from '../store/transactions.js';
-import { nextVersion } from '../venue/versioned-table.js';
-import { type Change, REPLICATED } from './protocol.js';
+import { type Change, type Entity, REPLICATED } from './protocol.js';
 
 // The edge's copy of its cloud's reference data (issue 26 item 7). A downloaded page is written
 // in one transaction, straight into the venue tables under the cloud's ids (shared ids:
@@ -29,7 +28,18 @@ const UNIQUE: Record<string, string> = {
   credentials: 'value',
 };
 
+type Statement = import('better-sqlite3').Statement<unknown[]>;
+
+/** The statements of one entity, prepared once. */
+interface EntityStatements {
+  upsert: Statement;
+  dropOther: Statement | null;
+  remove: Statement;
+}
+
 export class Replica {
+  readonly #statements = new Map<Entity, EntityStatements>();
+
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
@@ -45,12 +55,16 @@ export class Replica {
     this.db.pragma('foreign_keys = OFF');
     try {
       writeTransaction(this.db, () => {
+        // One block of the edge's change versions for the page, as a bulk import takes.
+        const end = statement(this.db, 'UPDATE change_sequence SET value = value + ? WHERE id = 1 RETURNING value').pluck().get(changes.length) as number;
+        let version = end - changes.length + 1;
+        const now = iso(this.clock.now());
         for (const change of changes) {
           if (change.op === 'delete') {
-            this.#delete(projectId, change);
+            this.#delete(projectId, change, version++, now);
             counts.deletions++;
           } else {
-            this.#upsert(projectId, change);
+            this.#upsert(projectId, change, version++, now);
             counts.rows++;
           }
         }
@@ -62,23 +76,41 @@ export class Replica {
     return counts;
   }
 
-  #upsert(projectId: number, change: Change): void {
+  #of(entity: Entity): EntityStatements {
+    let prepared = this.#statements.get(entity);
+    if (!prepared) {
+      const { table, columns } = REPLICATED[entity];
+      const unique = UNIQUE[table];
+      prepared = {
+        upsert: this.db.prepare(
+          `INSERT INTO ${table} (id, project_id, ${columns.join(', ')}, version, created_at, updated_at) VALUES (?, ?, ${columns.map(() => '?').join(', ')}, ?, ?, ?)
+           ON CONFLICT (id) DO UPDATE SET ${columns.map((c) => `${c} = excluded.${c}`).join(', ')}, version = excluded.version, updated_at = excluded.updated_at`,
+        ),
+        dropOther: unique ? this.db.prepare(`DELETE FROM ${table} WHERE project_id = ? AND ${unique} = ? AND id != ?`) : null,
+        remove: this.db.prepare(`DELETE FROM ${table} WHERE project_id = ? AND id = ?`),
+      };
+      this.#statements.set(entity, prepared);
+    }
+    return prepared;
+  }
+
+  #upsert(projectId: number, change: Change, version: number, now: string): void {
     const { table, columns } = REPLICATED[change.entity];
     const data = change.data ?? {};
-    const unique = UNIQUE[table];
-    if (unique && data[unique] !== null && data[unique] !== undefined) {
-      statement(this.db, `DELETE FROM ${table} WHERE project_id = ? AND ${unique} = ? AND id != ?`).run(projectId, data[unique] as string, change.id);
-    }
-    const version = nextVersion(this.db);
+    const prepared = this.#of(change.entity);
     const values = columns.map((c) => (data[c] === undefined ? null : (data[c] as string | number | null)));
-    const created = (data.created_at as string | undefined) ?? iso(this.clock.now());
+    const created = (data.created_at as string | undefined) ?? now;
     const updated = (data.updated_at as string | undefined) ?? created;
-    const sets = columns.map((c) => `${c} = excluded.${c}`).join(', ');
-    statement(
-      this.db,
-      `INSERT INTO ${table} (id, project_id, ${columns.join(', ')}, version, created_at, updated_at) VALUES (?, ?, ${columns.map(() => '?').join(', ')}, ?, ?, ?)
-       ON CONFLICT (id) DO UPDATE SET ${sets}, version = excluded.version, updated_at = excluded.updated_at`,
-    ).run(change.id, projectId, ...values, version, created, updated);
+    const args = [change.id, projectId, ...values, version, created, updated];
+    try {
+      prepared.upsert.run(...args);
+    } catch (err) {
+      // The cloud's row wins over a different local row holding the same unique value.
+      const unique = UNIQUE[table];
+      if ((err as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE' || !prepared.dropOther || data[unique!] == null) throw err;
+      prepared.dropOther.run(projectId, data[unique!] as string, change.id);
+      prepared.upsert.run(...args);
+    }
     if (change.entity === 'attendee_type') {
       statement(this.db, 'DELETE FROM attendee_type_zones WHERE attendee_type_id = ?').run(change.id);
       const insert = statement(this.db, 'INSERT OR IGNORE INTO attendee_type_zones (attendee_type_id, access_zone_id) VALUES (?, ?)');
@@ -86,18 +118,11 @@ export class Replica {
     }
   }
 
-  #delete(projectId: number, change: Change): void {
-    const { table } = REPLICATED[change.entity];
-    const gone = statement(this.db, `DELETE FROM ${table} WHERE project_id = ? AND id = ?`).run(projectId, change.id).changes;
+  #delete(projectId: number, change: Change, version: number, now: string): void {
+    const gone = this.#of(change.entity).remove.run(projectId, change.id).changes;
     if (change.entity === 'access_zone') statement(this.db, 'DELETE FROM attendee_type_zones WHERE access_zone_id = ?').run(change.id);
     if (change.entity === 'attendee_type') statement(this.db, 'DELETE FROM attendee_type_zones WHERE attendee_type_id = ?').run(change.id);
     if (gone === 0) return;
-    statement(this.db, 'INSERT INTO tombstones (project_id, entity, entity_id, version, deleted_at) VALUES (?, ?, ?, ?, ?)').run(
-      projectId,
-      change.entity,
-      change.id,
-      nextVersion(this.db),
-      iso(this.clock.now()),
-    );
+    statement(this.db, 'INSERT INTO tombstones (project_id, entity, entity_id, version, deleted_at) VALUES (?, ?, ?, ?, ?)').run(projectId, change.entity, change.id, version, now);
   }
 }

@@ -1,4 +1,5 @@
 import type { Occupancy } from '../access/occupancy.js';
+import type { VenueIndex } from '../access/venue-index.js';
 import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { EventBus } from '../events/bus.js';
@@ -59,6 +60,8 @@ export class UploadApply {
     private readonly clock: Clock,
     private readonly bus: EventBus,
     private readonly occupancy: Occupancy,
+    /** The cloud's decision index: who holds a credential, its revocation, the blocklist, names (no query per event). */
+    private readonly index: VenueIndex,
     private readonly conflicts: SyncConflicts,
     /** After the commit: changed attendees and credentials into the decision index. */
     private readonly refreshIndex: () => Promise<void>,
@@ -94,32 +97,18 @@ export class UploadApply {
     this.stats.accepted += outcome.accepted;
     this.stats.duplicates += outcome.duplicates;
     this.stats.batches++;
+    if (venueChanged) await this.refreshIndex(); // first: the announcements name attendees the batch made
     for (const emit of announce) emit();
-    if (venueChanged) await this.refreshIndex();
     return outcome;
   }
 
   #access(edge: EdgeRow, projectId: number, e: UploadedAccessEvent, clock: UploadBody['clock'], now: string, announce: Emit[], undo: (() => void)[], entries: Entry[]): boolean {
-    const exists = statement(this.db, 'SELECT 1 FROM access_events WHERE uuid = ?').get(e.uuid);
-    if (exists) return false;
-    const flags: Flags = { duplicate_of: null, review: null };
-    const conflicts: SyncConflictResource[] = [];
-    let counted = false;
-    let fromZoneId: number | null = null;
-    if (e.granted && e.attendee_id !== null && e.movement !== null && e.access_zone_id !== null) {
-      // Presence follows the holder's latest movement by scan time.
-      if (!this.#neighbour(e.attendee_id, e.scanned_at, Number.MAX_SAFE_INTEGER, 'after')) ({ counted, fromZoneId } = this.#move(e.attendee_id, e.access_zone_id, e.movement, undo));
-      const review = e.movement === 'in' ? this.#review(projectId, e) : null; // letting someone out needs no review
-      if (review) {
-        flags.review = review;
-        conflicts.push(this.#raise(projectId, { kind: review, edgeId: edge.id, eventUuid: e.uuid, entity: 'credential', entityId: e.credential_id ?? undefined }));
-      }
-    }
+    // Stored first (once: the uuid is unique); what it changes is worked out only for a new one.
     const result = statement(
       this.db,
       `INSERT INTO access_events (uuid, project_id, access_point_id, access_zone_id, reader_id, credential_id, credential_value, attendee_id, granted, reason, movement,
          counted, from_zone_id, scanned_at, decided_at, source, request_key, edge_id, uploaded_at, clock_offset_ms, clock_unsynchronised, duplicate_of, review)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, NULL, ?)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, NULL, ?, ?, ?, NULL, ?, ?, ?, ?, NULL, NULL) ON CONFLICT (uuid) DO NOTHING`,
     ).run(
       e.uuid,
       projectId,
@@ -132,8 +121,6 @@ export class UploadApply {
       e.granted ? 1 : 0,
       e.reason,
       e.movement,
-      counted ? 1 : 0,
-      fromZoneId,
       e.scanned_at,
       e.decided_at,
       e.source,
@@ -141,9 +128,27 @@ export class UploadApply {
       now,
       clock.offset_ms,
       clock.synchronised ? 0 : 1,
-      flags.review,
     );
-    if (e.granted && e.movement === 'in' && e.attendee_id !== null && e.access_zone_id !== null) entries.push({ e, id: Number(result.lastInsertRowid), flags, conflicts });
+    if (result.changes === 0) return false;
+    const id = Number(result.lastInsertRowid);
+    const flags: Flags = { duplicate_of: null, review: null };
+    const conflicts: SyncConflictResource[] = [];
+    let counted = false;
+    let fromZoneId: number | null = null;
+    if (e.granted && e.attendee_id !== null && e.movement !== null && e.access_zone_id !== null) {
+      // Presence follows the holder's latest movement by scan time.
+      if (!this.#neighbour(e.attendee_id, e.scanned_at, id, 'after')) {
+        ({ counted, fromZoneId } = this.#move(e.attendee_id, e.access_zone_id, e.movement, undo));
+        if (counted) statement(this.db, 'UPDATE access_events SET counted = 1, from_zone_id = ? WHERE id = ?').run(fromZoneId, id);
+      }
+      const review = e.movement === 'in' ? this.#review(projectId, e) : null; // letting someone out needs no review
+      if (review) {
+        flags.review = review;
+        statement(this.db, 'UPDATE access_events SET review = ? WHERE id = ?').run(review, id);
+        conflicts.push(this.#raise(projectId, { kind: review, edgeId: edge.id, eventUuid: e.uuid, entity: 'credential', entityId: e.credential_id ?? undefined }));
+      }
+      if (e.movement === 'in') entries.push({ e, id, flags, conflicts });
+    }
     announce.push(() => this.#announce(projectId, edge, e, now, flags, counted, fromZoneId, conflicts));
     return true;
   }
@@ -179,12 +184,12 @@ export class UploadApply {
   #announce(projectId: number, edge: EdgeRow, e: UploadedAccessEvent, now: string, flags: Flags, counted: boolean, fromZoneId: number | null, conflicts: SyncConflictResource[]): void {
     const uploaded = { uuid: e.uuid, edge_id: edge.id, uploaded_at: now, ...flags };
     if (e.granted && e.attendee_id !== null && e.credential_id !== null && e.access_zone_id !== null) {
-      const name = statement(this.db, 'SELECT first_name, last_name FROM attendees WHERE id = ?').get(e.attendee_id) as { first_name: string; last_name: string } | undefined;
+      const holder = this.index.attendees.get(e.attendee_id);
       this.bus.emit('AccessGranted', {
         projectId,
         payload: {
           attendee_id: e.attendee_id,
-          attendee: { first_name: name?.first_name ?? '', last_name: name?.last_name ?? '' },
+          attendee: { first_name: holder?.firstName ?? '', last_name: holder?.lastName ?? '' },
           access_point_id: e.access_point_id,
           access_zone_id: e.access_zone_id,
           credential_id: e.credential_id,
@@ -224,21 +229,21 @@ export class UploadApply {
     return { counted: true, fromZoneId: this.occupancy.enter(attendeeId, zoneId) };
   }
 
-  /** Why an admission needs review: the cloud had revoked or blocklisted the credential by its scan time. */
+  /** Why an admission needs review: the cloud had revoked or blocklisted the credential by its scan time (from the index; SQL only to date a blocklist hit). */
   #review(projectId: number, e: UploadedAccessEvent): 'revoked_credential' | 'blocklisted' | null {
     if (e.credential_id === null) return null;
-    const credential = statement(this.db, 'SELECT status, revoked_at FROM credentials WHERE id = ? AND project_id = ?').get(e.credential_id, projectId) as
-      | { status: string; revoked_at: string | null }
-      | undefined;
-    if (credential?.status === 'revoked' && credential.revoked_at !== null && credential.revoked_at <= e.scanned_at) return 'revoked_credential';
-    const blocked = statement(this.db, 'SELECT 1 FROM blocklist_entries WHERE project_id = ? AND (credential_id = ? OR attendee_id = ?) AND created_at <= ? AND (until IS NULL OR until > ?)').get(
+    const at = Date.parse(e.scanned_at);
+    const credential = this.index.credentialsById.get(e.credential_id);
+    if (credential && credential.projectId === projectId && credential.status === 'revoked' && credential.revokedAt !== null && credential.revokedAt <= at) return 'revoked_credential';
+    if (!this.index.isBlocked(e.attendee_id ?? -1, e.credential_id, at)) return null;
+    const dated = statement(this.db, 'SELECT 1 FROM blocklist_entries WHERE project_id = ? AND (credential_id = ? OR attendee_id = ?) AND created_at <= ? AND (until IS NULL OR until > ?)').get(
       projectId,
       e.credential_id,
       e.attendee_id,
       e.scanned_at,
       e.scanned_at,
     );
-    return blocked ? 'blocklisted' : null;
+    return dated ? 'blocklisted' : null;
   }
 
   #change(edge: EdgeRow, projectId: number, c: UploadedChange, now: string, announce: Emit[]): boolean {
