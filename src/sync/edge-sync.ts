@@ -1,5 +1,6 @@
 import type { ExternalChanges } from '../access/external-changes.js';
 import { ScanPacer } from '../access/scan-pacer.js';
+import { SYNC_UPLOAD_CONSUMER } from '../access/event-retention.js';
 import type { EventJournal } from '../access/event-journal.js';
 import type { ProjectRepository } from '../accounts/projects.js';
 import type { TeamRepository } from '../accounts/teams.js';
@@ -58,7 +59,19 @@ interface LinkRow {
   clock_offset_ms: number | null;
 }
 
-const CONSUMER = 'sync:upload';
+/** The upload's feed cursor (retention prunes only what it has passed). */
+const CONSUMER = SYNC_UPLOAD_CONSUMER;
+
+type ChangePage = { changes: Change[]; cursor: string; has_more: boolean };
+
+interface PreparedBatch {
+  from: FeedCursor;
+  cursor: FeedCursor;
+  items: number;
+  body: { clock: { offset_ms: number | null; synchronised: boolean }; backlog: number; items: ReturnType<typeof uploadItems> } | null;
+}
+
+const sameCursor = (a: FeedCursor, b: FeedCursor) => a.accessEventId === b.accessEventId && a.domainEventSeq === b.domainEventSeq;
 const FEED_EVENTS: ReadonlySet<string> = new Set(['access.granted', 'access.denied', 'attendee.imported', ...UPLOADED_CHANGES]);
 
 export interface EdgeSyncDeps {
@@ -239,23 +252,32 @@ export class EdgeSync {
     let release!: () => void;
     this.#uploading = new Promise((r) => (release = r));
     try {
-      const row = this.#row()!;
       const from: FeedCursor = this.d.feed.cursor(CONSUMER) ?? { accessEventId: 0, domainEventSeq: 0 };
-      const batch = this.#items.busy ? Math.max(1, Math.min(this.d.config.sync.uploadBatch, Math.floor(this.#items.perSample))) : this.d.config.sync.uploadBatch;
-      const { items, cursor } = this.d.feed.read(from, { projectId: row.project_id, events: FEED_EVENTS, names: false }, batch);
-      if (items.length === 0) {
-        if (cursor.accessEventId !== from.accessEventId || cursor.domainEventSeq !== from.domainEventSeq) writeTransaction(this.d.db, () => this.d.feed.saveCursor(CONSUMER, cursor));
+      const prepared = this.#nextBatch && sameCursor(this.#nextBatch.from, from) ? this.#nextBatch : this.#readBatch(from);
+      this.#nextBatch = null;
+      if (prepared.items === 0) {
+        if (!sameCursor(prepared.cursor, from)) writeTransaction(this.d.db, () => this.d.feed.saveCursor(CONSUMER, prepared.cursor));
         return this.#uploadPending ? 'again' : 'idle';
       }
-      const body = { clock: this.#clock(), backlog: this.#approximateBacklog(cursor), items: uploadItems(this.d.db, items as FeedItem[]) };
-      await this.#link.call('POST', this.#path('upload'), { body, signal: this.#abort.signal });
+      const sent = this.#link.call('POST', this.#path('upload'), { body: prepared.body, signal: this.#abort.signal });
+      sent.catch(() => {}); // a failure is met at the await below, not as an unhandled rejection meanwhile
+      // While the cloud stores this batch, read the next one (sent only after this one's answer: in order).
+      await new Promise((r) => setImmediate(r));
+      let next: PreparedBatch | null = null;
+      try {
+        next = this.#readBatch(prepared.cursor);
+      } catch {
+        next = null; // read again next round
+      }
+      await sent;
       writeTransaction(this.d.db, () => {
-        this.d.feed.saveCursor(CONSUMER, cursor);
+        this.d.feed.saveCursor(CONSUMER, prepared.cursor);
         statement(this.d.db, 'UPDATE sync_link SET last_upload_at = ?, clock_offset_ms = ? WHERE id = 1').run(iso(this.d.clock.now()), this.#link.offsetMs);
       });
-      this.stats.uploadedItems += body.items.length;
+      this.#nextBatch = next;
+      this.stats.uploadedItems += prepared.items;
       this.stats.uploadBatches++;
-      await this.#items.take(items.length);
+      await this.#items.take(prepared.items);
       return 'again';
     } finally {
       this.#uploading = null;
@@ -263,18 +285,38 @@ export class EdgeSync {
     }
   }
 
-  async #downloadRound(): Promise<'again' | 'idle'> {
-    await this.drained(); // upload before download
+  /** The next batch read ahead while the previous one was on its way (only used if the cursor is where it began). */
+  #nextBatch: PreparedBatch | null = null;
+
+  #readBatch(from: FeedCursor): PreparedBatch {
     const row = this.#row()!;
-    const caughtUp = row.last_download_at !== null && this.#caughtUp;
-    const wait = caughtUp ? this.d.config.sync.longPollSeconds : 0;
+    const limit = this.#items.busy ? Math.max(1, Math.min(this.d.config.sync.uploadBatch, Math.floor(this.#items.perSample))) : this.d.config.sync.uploadBatch;
+    const { items, cursor } = this.d.feed.read(from, { projectId: row.project_id, events: FEED_EVENTS, names: false }, limit);
+    const body = items.length === 0 ? null : { clock: this.#clock(), backlog: this.#approximateBacklog(cursor), items: uploadItems(this.d.db, items as FeedItem[]) };
+    return { from, cursor, items: items.length, body };
+  }
+
+  async #downloadRound(): Promise<'again' | 'idle'> {
+    let row = this.#row()!;
     const cursor = row.download_cursor ?? encodeCursor(0);
-    const limit = this.#rows.busy ? Math.max(1, Math.min(this.d.config.sync.pageSize, Math.floor(this.#rows.perSample))) : this.d.config.sync.pageSize;
-    const page = await this.#link.call<{ changes: Change[]; cursor: string; has_more: boolean }>('GET', `${this.#path('changes')}?cursor=${encodeURIComponent(cursor)}&limit=${limit}&wait=${wait}`, {
-      waitMs: wait * 1000,
-      signal: this.#abort.signal,
-    });
+    const ahead = this.#nextPage?.cursor === cursor ? this.#nextPage : null;
+    this.#nextPage = null;
+    let page: ChangePage;
+    if (ahead)
+      page = await ahead.page; // the rest of a pull already under way
+    else {
+      await this.drained(); // upload before download
+      row = this.#row()!;
+      const caughtUp = row.last_download_at !== null && this.#caughtUp;
+      page = await this.#fetchPage(row.download_cursor ?? encodeCursor(0), caughtUp ? this.d.config.sync.longPollSeconds : 0);
+    }
     if (decodeCursor(page.cursor) === null) throw new LinkError(`the cloud answered a cursor this edge cannot read: ${page.cursor}`, 'http', 409, { code: 'sync_protocol_unsupported' });
+    // More to come: ask for the next page now, so the cloud reads it while this one is written here.
+    if (page.has_more) {
+      const next = this.#fetchPage(page.cursor, 0);
+      next.catch(() => {}); // its failure is met when it is awaited
+      this.#nextPage = { cursor: page.cursor, page: next };
+    }
     const applied = this.d.replica.apply(row.project_id, page.changes, () => {
       const done = page.has_more ? null : iso(this.d.clock.now()); // an empty round counts: "had everything as of then"
       statement(this.d.db, 'UPDATE sync_link SET download_cursor = ?, last_download_at = COALESCE(?, last_download_at) WHERE id = 1').run(page.cursor, done);
@@ -287,12 +329,18 @@ export class EdgeSync {
     return 'again';
   }
   #caughtUp = false;
+  #nextPage: { cursor: string; page: Promise<ChangePage> } | null = null;
+
+  #fetchPage(cursor: string, wait: number): Promise<ChangePage> {
+    const limit = this.#rows.busy ? Math.max(1, Math.min(this.d.config.sync.pageSize, Math.floor(this.#rows.perSample))) : this.d.config.sync.pageSize;
+    return this.#link.call<ChangePage>('GET', `${this.#path('changes')}?cursor=${encodeURIComponent(cursor)}&limit=${limit}&wait=${wait}`, { waitMs: wait * 1000, signal: this.#abort.signal });
+  }
 
   async #revocationRound(): Promise<'again' | 'idle'> {
     const row = this.#row()!;
     const cursor = row.revocation_cursor ?? encodeCursor(0);
     const wait = this.d.config.sync.longPollSeconds;
-    const page = await this.#link.call<{ changes: Change[]; cursor: string; has_more: boolean }>('GET', `${this.#path('revocations')}?cursor=${encodeURIComponent(cursor)}&wait=${wait}`, {
+    const page = await this.#link.call<ChangePage>('GET', `${this.#path('revocations')}?cursor=${encodeURIComponent(cursor)}&wait=${wait}`, {
       waitMs: wait * 1000,
       signal: this.#abort.signal,
     });
