@@ -7,20 +7,21 @@
 //   sync.pull_edge_memory_mb:    that edge's peak RSS during the pull above its RSS before it;
 //   sync.revocation_ms:          median of 10: a credential revoked on the cloud (the DELETE's
 //                                answer) until the online edge refuses it;
+//   sync.scan_to_cloud_ms:       median of 10: a scan's answer at the edge until the cloud has the event;
 //   sync.decisions_per_s_idle / _during_sync and their ratio: a closed MQTT loop (8 readers, QoS 1)
 //                                on the first edge, with nothing to sync, then while it uploads
 //                                the backlog and pulls the 300,000 rows.
 // The bulk rows are written straight into the SQLite files (as the journal's ingest and a bulk
 // import leave them), so the figures are sync's, not REST's. The cloud runs at nice 19 (a machine
 // elsewhere); the edges retry within 100 ms. BENCH_QUICK=1: 10,000 and 10,000.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { build } from 'esbuild';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import mqtt from 'mqtt';
-import { TcpProxy } from '../test/helpers/tcp-proxy.js';
 import { line, nodeFlags, rssOf, sleep } from './process-stats.js';
 
 const quick = process.env.BENCH_QUICK === '1';
@@ -40,6 +41,38 @@ interface Node {
 }
 
 const procs: ChildProcess[] = [];
+
+/** A link the bench can cut: bench/tcp-proxy-child.ts in its own process. */
+class LinkProxy {
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly url: string,
+  ) {}
+
+  static async start(targetPort: number): Promise<LinkProxy> {
+    await build({
+      entryPoints: ['bench/tcp-proxy-child.ts'],
+      outfile: 'dist/bench-tcp-proxy-child.mjs',
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      packages: 'external',
+      logLevel: 'warning',
+    });
+    const child = fork('dist/bench-tcp-proxy-child.mjs', [String(targetPort)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    procs.push(child);
+    const { port } = await new Promise<{ port: number }>((resolve) => child.once('message', (m) => resolve(m as { port: number })));
+    return new LinkProxy(child, `http://127.0.0.1:${port}`);
+  }
+
+  set(mode: 'pass' | 'cut'): Promise<void> {
+    return new Promise((resolve) => {
+      this.child.once('message', () => resolve());
+      this.child.send({ mode });
+    });
+  }
+}
 const dirs: string[] = [];
 
 async function start(name: string, env: Record<string, string>): Promise<Node> {
@@ -168,10 +201,9 @@ async function main(): Promise<void> {
   const credentials = scanners.map((s) => s.credential_value);
 
   const issue = async (name: string) => (await api<{ data: { token: string } }>(cloud, 'POST', '/sync/edges', { name }, 201)).data.token;
-  const proxyA = new TcpProxy(Number(new URL(cloud.url).port));
-  await proxyA.start();
+  const proxyA = await LinkProxy.start(Number(new URL(cloud.url).port));
   // A short back-off: the timings start when the link comes back, not when the edge next retries.
-  const edgeEnv = (proxy: TcpProxy, token: string) => ({ GATEHOUSE_ROLE: 'edge', GATEHOUSE_CLOUD_URL: proxy.url, GATEHOUSE_SYNC_TOKEN: token, GATEHOUSE_SYNC_BACKOFF_MAX_MS: '100' });
+  const edgeEnv = (proxy: LinkProxy, token: string) => ({ GATEHOUSE_ROLE: 'edge', GATEHOUSE_CLOUD_URL: proxy.url, GATEHOUSE_SYNC_TOKEN: token, GATEHOUSE_SYNC_BACKOFF_MAX_MS: '100' });
   const a = await start('edge-a', edgeEnv(proxyA, await issue('a')));
   await until('edge a to have the venue', async () => (await status(a)).last_download_at !== null && (await api<{ meta: { total: number } }>(a, 'GET', '/attendees?per_page=1')).meta.total === 1000);
 
@@ -249,8 +281,8 @@ async function main(): Promise<void> {
   };
   const cloudEvents = async () => (await api<{ meta: { total: number } }>(cloud, 'GET', '/access-events?per_page=1')).meta.total;
   const downloaded = async (node: Node) => Number(/^gatehouse_sync_downloaded_rows_total (\S+)$/m.exec(await (await fetch(`${node.url}/metrics`)).text())?.[1] ?? 0);
-  const cut = async (proxy: TcpProxy, node: Node) => {
-    proxy.set('cut');
+  const cut = async (proxy: LinkProxy, node: Node) => {
+    await proxy.set('cut');
     await until(`${node.name} offline`, async () => (await status(node)).online === false);
   };
 
@@ -259,7 +291,7 @@ async function main(): Promise<void> {
   backlogOnEdge(EVENTS);
   const before = await cloudEvents();
   const uploadStarted = performance.now();
-  proxyA.set('pass');
+  await proxyA.set('pass');
   await until('the backlog on the cloud', async () => (await cloudEvents()) >= before + EVENTS, 600_000, 50);
   const uploadSeconds = (performance.now() - uploadStarted) / 1000;
 
@@ -269,16 +301,15 @@ async function main(): Promise<void> {
   await until('edge a to pull the new rows', async () => (await downloaded(a)) - pulledBefore >= ATTENDEES * 3, 600_000, 100);
 
   // A fresh edge's first pull of the 300,000 rows.
-  const proxyB = new TcpProxy(Number(new URL(cloud.url).port));
-  await proxyB.start();
-  proxyB.set('cut');
+  const proxyB = await LinkProxy.start(Number(new URL(cloud.url).port));
+  await proxyB.set('cut');
   const b = await start('edge-b', edgeEnv(proxyB, await issue('b')));
   await sleep(2000);
   const idleRss = rssOf(b.proc.pid!);
   let peakRss = idleRss;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssOf(b.proc.pid!))), 50);
   const pullStarted = performance.now();
-  proxyB.set('pass');
+  await proxyB.set('pass');
   const total = ATTENDEES * 3 + 1000 * 2 + 4 + READERS;
   await until(
     'edge b to have every row',
@@ -298,7 +329,7 @@ async function main(): Promise<void> {
   attendeesOnCloud(ATTENDEES);
   const busyLoop = await mqttLoop(a, readers, credentials);
   await sleep(500);
-  proxyA.set('pass');
+  await proxyA.set('pass');
   await sleep(500);
   const busyFrom = busyLoop.count();
   const busyStarted = performance.now();
@@ -307,6 +338,19 @@ async function main(): Promise<void> {
   const busyRate = (busyLoop.count() - busyFrom) / busySeconds;
   const stillSyncing = (await status(a)).backlog as number;
   await busyLoop.stop();
+
+  // Edge a catches up (the rush is over), then: revocations pushed to it, scans reaching the cloud.
+  await until('edge a to catch up', async () => (await status(a)).backlog === 0, 600_000, 200);
+  const seen: number[] = [];
+  for (let i = 0; i < 10; i++) {
+    const count = await cloudEvents();
+    await sleep(100);
+    const scanned = performance.now();
+    await api(a, 'POST', `/access-points/${exit}/scan`, { credential_value: `S-${i}` });
+    await until('the scan on the cloud', async () => (await cloudEvents()) > count, 30_000, 2);
+    seen.push(performance.now() - scanned);
+  }
+  seen.sort((x, y) => x - y);
 
   // Revocations pushed to the online edge a: the DELETE's answer until a refusal there.
   const revocations: number[] = [];
@@ -334,14 +378,13 @@ async function main(): Promise<void> {
   line('sync.pull_100k_attendees_s', pullSeconds.toFixed(2), 's');
   line('sync.pull_edge_memory_mb', ((peakRss - idleRss) / 1024 / 1024).toFixed(1), 'MB');
   line('sync.revocation_ms', revocations[revocations.length >> 1]!.toFixed(0), 'ms');
+  line('sync.scan_to_cloud_ms', seen[seen.length >> 1]!.toFixed(0), 'ms');
   line('sync.decisions_per_s_idle', idleRate.toFixed(0), '/s');
   line('sync.decisions_per_s_during_sync', busyRate.toFixed(0), '/s');
   line('sync.ratio_during_sync_to_idle', (busyRate / idleRate).toFixed(3), 'x');
   console.error(
     `events ${EVENTS}, attendees ${ATTENDEES} (+${ATTENDEES * 2} credentials); still ${stillSyncing} to upload at the end of the ${busySeconds.toFixed(1)} s under load (sync paced while the doors are busy)`,
   );
-  await proxyA.stop();
-  await proxyB.stop();
 }
 
 try {
