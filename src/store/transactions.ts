@@ -49,3 +49,28 @@ export function everyUnlessBusy(work: () => unknown, ms: number): NodeJS.Timeout
     }
   }, ms).unref();
 }
+
+/**
+ * A write for background work on the main thread (sync) that must not hold the event loop while
+ * another connection (the journal's ingest) has the lock: it tries at once, with busy_timeout
+ * 0, and when the store is busy yields a few milliseconds and tries again, for up to
+ * `maxWaitMs`; then the busy error is thrown. `fn` may run more than once: it must only write.
+ */
+export async function writeWhenFree<T>(db: Database, fn: () => T, options: { maxWaitMs?: number; foreignKeys?: boolean } = {}): Promise<T> {
+  const started = performance.now();
+  for (let pause = 1; ; pause = Math.min(pause * 2, 20)) {
+    const wait = db.pragma('busy_timeout', { simple: true }) as number;
+    db.pragma('busy_timeout = 0');
+    // foreignKeys: false turns enforcement off for this transaction only (a pragma outside it).
+    if (options.foreignKeys === false) db.pragma('foreign_keys = OFF');
+    try {
+      return writeTransaction(db, fn);
+    } catch (err) {
+      if (!isStoreBusy(err) || performance.now() - started > (options.maxWaitMs ?? 10_000)) throw err;
+    } finally {
+      if (options.foreignKeys === false) db.pragma('foreign_keys = ON');
+      db.pragma(`busy_timeout = ${wait}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, pause));
+  }
+}

@@ -13,7 +13,7 @@ import type { Feed, FeedCursor, FeedItem } from '../feed/feed.js';
 import type { Logger } from '../logger.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
-import { writeTransaction } from '../store/transactions.js';
+import { writeTransaction, writeWhenFree } from '../store/transactions.js';
 import { blockOfEdge, setIdBlock } from '../venue/row-ids.js';
 import { CloudLink, LinkError } from './link.js';
 import { type Change, decodeCursor, encodeCursor, type Hello, PROTOCOL_VERSION, UPLOADED_CHANGES } from './protocol.js';
@@ -58,6 +58,10 @@ interface LinkRow {
   last_download_at: string | null;
   clock_offset_ms: number | null;
 }
+
+/** While the doors are busy, no batch or page is larger than this: each is a few milliseconds of
+ * the event loop at most, so a closed loop of scans is not held up behind one (the pacers set the rate). */
+const BUSY_BATCH = 200;
 
 /** The upload's feed cursor (retention prunes only what it has passed). */
 const CONSUMER = SYNC_UPLOAD_CONSUMER;
@@ -256,7 +260,7 @@ export class EdgeSync {
       const prepared = this.#nextBatch && sameCursor(this.#nextBatch.from, from) ? this.#nextBatch : this.#readBatch(from);
       this.#nextBatch = null;
       if (prepared.items === 0) {
-        if (!sameCursor(prepared.cursor, from)) writeTransaction(this.d.db, () => this.d.feed.saveCursor(CONSUMER, prepared.cursor));
+        if (!sameCursor(prepared.cursor, from)) await writeWhenFree(this.d.db, () => this.d.feed.saveCursor(CONSUMER, prepared.cursor));
         return this.#uploadPending ? 'again' : 'idle';
       }
       const sent = this.#link.call('POST', this.#path('upload'), { body: prepared.body, signal: this.#abort.signal });
@@ -270,7 +274,7 @@ export class EdgeSync {
         next = null; // read again next round
       }
       await sent;
-      writeTransaction(this.d.db, () => {
+      await writeWhenFree(this.d.db, () => {
         this.d.feed.saveCursor(CONSUMER, prepared.cursor);
         statement(this.d.db, 'UPDATE sync_link SET last_upload_at = ?, clock_offset_ms = ? WHERE id = 1').run(iso(this.d.clock.now()), this.#link.offsetMs);
       });
@@ -290,7 +294,7 @@ export class EdgeSync {
 
   #readBatch(from: FeedCursor): PreparedBatch {
     const row = this.#row()!;
-    const limit = this.#items.busy ? Math.max(1, Math.min(this.d.config.sync.uploadBatch, Math.floor(this.#items.perSample))) : this.d.config.sync.uploadBatch;
+    const limit = this.#items.busy ? Math.max(1, Math.min(this.d.config.sync.uploadBatch, BUSY_BATCH, Math.floor(this.#items.perSample))) : this.d.config.sync.uploadBatch;
     const { items, cursor } = this.d.feed.read(from, { projectId: row.project_id, events: FEED_EVENTS, names: false }, limit);
     const body = items.length === 0 ? null : { clock: this.#clock(), backlog: this.#approximateBacklog(cursor), items: uploadItems(this.d.db, items as FeedItem[]) };
     return { from, cursor, items: items.length, body };
@@ -317,7 +321,7 @@ export class EdgeSync {
       next.catch(() => {}); // its failure is met when it is awaited
       this.#nextPage = { cursor: page.cursor, page: next };
     }
-    const applied = this.d.replica.apply(row.project_id, page.changes, () => {
+    const applied = await this.d.replica.apply(row.project_id, page.changes, () => {
       const done = page.has_more ? null : iso(this.d.clock.now()); // an empty round counts: "had everything as of then"
       statement(this.d.db, 'UPDATE sync_link SET download_cursor = ?, last_download_at = COALESCE(?, last_download_at) WHERE id = 1').run(page.cursor, done);
     });
@@ -332,7 +336,7 @@ export class EdgeSync {
   #nextPage: { cursor: string; page: Promise<ChangePage> } | null = null;
 
   #fetchPage(cursor: string, wait: number): Promise<ChangePage> {
-    const limit = this.#rows.busy ? Math.max(1, Math.min(this.d.config.sync.pageSize, Math.floor(this.#rows.perSample))) : this.d.config.sync.pageSize;
+    const limit = this.#rows.busy ? Math.max(1, Math.min(this.d.config.sync.pageSize, BUSY_BATCH, Math.floor(this.#rows.perSample))) : this.d.config.sync.pageSize;
     return this.#link.call<ChangePage>('GET', `${this.#path('changes')}?cursor=${encodeURIComponent(cursor)}&limit=${limit}&wait=${wait}`, { waitMs: wait * 1000, signal: this.#abort.signal });
   }
 
@@ -344,7 +348,7 @@ export class EdgeSync {
       waitMs: wait * 1000,
       signal: this.#abort.signal,
     });
-    this.d.replica.apply(row.project_id, page.changes, () => statement(this.d.db, 'UPDATE sync_link SET revocation_cursor = ? WHERE id = 1').run(page.cursor));
+    await this.d.replica.apply(row.project_id, page.changes, () => statement(this.d.db, 'UPDATE sync_link SET revocation_cursor = ? WHERE id = 1').run(page.cursor));
     this.stats.revocations += page.changes.length;
     if (page.changes.length > 0) await this.d.externalChanges.catchUp();
     return 'again';

@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
-import { writeTransaction } from '../store/transactions.js';
+import { writeWhenFree } from '../store/transactions.js';
 import { type Change, type Entity, REPLICATED } from './protocol.js';
 
 // The edge's copy of its cloud's reference data (issue 26 item 7). A downloaded page is written
@@ -45,16 +45,19 @@ export class Replica {
     private readonly clock: Clock,
   ) {}
 
-  /** Writes one downloaded page for the local project; answers how many rows and deletions. */
-  apply(projectId: number, changes: readonly Change[], afterWrite?: () => void): { rows: number; deletions: number } {
+  /** Writes one downloaded page for the local project; answers how many rows and deletions.
+   * The write waits for the lock without holding the event loop (store/transactions.ts). */
+  async apply(projectId: number, changes: readonly Change[], afterWrite?: () => void): Promise<{ rows: number; deletions: number }> {
     const counts = { rows: 0, deletions: 0 };
     if (changes.length === 0) {
-      if (afterWrite) writeTransaction(this.db, afterWrite);
+      if (afterWrite) await writeWhenFree(this.db, afterWrite);
       return counts;
     }
-    this.db.pragma('foreign_keys = OFF');
-    try {
-      writeTransaction(this.db, () => {
+    await writeWhenFree(
+      this.db,
+      () => {
+        counts.rows = 0;
+        counts.deletions = 0;
         // One block of the edge's change versions for the page, as a bulk import takes.
         const end = statement(this.db, 'UPDATE change_sequence SET value = value + ? WHERE id = 1 RETURNING value').pluck().get(changes.length) as number;
         let version = end - changes.length + 1;
@@ -69,10 +72,9 @@ export class Replica {
           }
         }
         afterWrite?.();
-      });
-    } finally {
-      this.db.pragma('foreign_keys = ON');
-    }
+      },
+      { foreignKeys: false },
+    );
     return counts;
   }
 
