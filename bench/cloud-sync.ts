@@ -17,12 +17,12 @@
 import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { build } from 'esbuild';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import mqtt from 'mqtt';
-import { line, nodeFlags, rssOf, sleep } from './process-stats.js';
+import { cpuOf, line, nodeFlags, rssOf, sleep } from './process-stats.js';
 
 const quick = process.env.BENCH_QUICK === '1';
 const EVENTS = quick ? 10_000 : 100_000;
@@ -229,8 +229,23 @@ async function main(): Promise<void> {
     await sleep(1000);
     const from = loop.count();
     const started = performance.now();
+    const cpu = [cpuOf(a.proc.pid!), cpuOf(cloud.proc.pid!), process.cpuUsage()];
     await sleep(quick ? 3000 : 8000);
-    const rate = (loop.count() - from) / ((performance.now() - started) / 1000);
+    const seconds = (performance.now() - started) / 1000;
+    const rate = (loop.count() - from) / seconds;
+    const used = process.cpuUsage(cpu[2] as NodeJS.CpuUsage);
+    const io = (pid: number) => Number(/write_bytes: (\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? 0);
+    const wal = (() => {
+      try {
+        return statSync(join(a.dataDir, 'gatehouse.db-wal')).size;
+      } catch {
+        return 0;
+      }
+    })();
+    console.error(`probe: wal ${(wal / 1e6).toFixed(0)} MB, edge wrote ${(io(a.proc.pid!) / 1e6).toFixed(0)} MB so far`);
+    console.error(
+      `probe: edge cpu ${((cpuOf(a.proc.pid!) - (cpu[0] as number)) / seconds).toFixed(2)}, cloud ${((cpuOf(cloud.proc.pid!) - (cpu[1] as number)) / seconds).toFixed(2)}, bench ${((used.user + used.system) / 1e6 / seconds).toFixed(2)} cores; ${rate.toFixed(0)}/s`,
+    );
     await loop.stop();
     return rate;
   };

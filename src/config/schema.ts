@@ -173,8 +173,8 @@ export const configSchema = z
         // The doors first: while scans come faster than busyScansPerSecond, the edge uploads at most
         // busyItemsPerSecond and applies at most busyRowsPerSecond, in smaller batches (docs/sync.md).
         busyScansPerSecond: z.number().int().min(0).max(1_000_000).default(1000),
-        busyItemsPerSecond: z.number().int().min(4).max(1_000_000).default(5000),
-        busyRowsPerSecond: z.number().int().min(4).max(1_000_000).default(4000),
+        busyItemsPerSecond: z.number().int().min(4).max(1_000_000).default(2000),
+        busyRowsPerSecond: z.number().int().min(4).max(1_000_000).default(2000),
         // An edge whose clock is off the cloud's by more than this uploads its events flagged unsynchronised.
         clockToleranceMs: z.number().int().min(0).max(86_400_000).default(2000),
         // Edge: access events the cloud acknowledged and older than this are pruned (null = never).

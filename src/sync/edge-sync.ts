@@ -165,11 +165,12 @@ export class EdgeSync {
     const cursor = this.d.feed.cursor(CONSUMER) ?? { accessEventId: 0, domainEventSeq: 0 };
     const projectId = row?.project_id ?? -1;
     const backlog =
-      (statement(this.d.db, 'SELECT COUNT(*) FROM access_events WHERE id > ? AND project_id = ?').pluck().get(cursor.accessEventId, projectId) as number) +
+      (statement(this.d.db, 'SELECT COUNT(*) FROM access_events WHERE id > ? AND +project_id = ?').pluck().get(cursor.accessEventId, projectId) as number) +
       (statement(this.d.db, `SELECT COUNT(*) FROM domain_events WHERE seq > ? AND project_id = ? AND event IN (${[...FEED_EVENTS].map(() => '?').join(', ')})`)
         .pluck()
         .get(cursor.domainEventSeq, projectId, ...FEED_EVENTS) as number);
-    const oldest = statement(this.d.db, 'SELECT scanned_at FROM access_events WHERE id > ? AND project_id = ? ORDER BY id LIMIT 1').pluck().get(cursor.accessEventId, projectId) as string | undefined;
+    // +project_id: by id from the cursor (see feed.ts)
+    const oldest = statement(this.d.db, 'SELECT scanned_at FROM access_events WHERE id > ? AND +project_id = ? ORDER BY id LIMIT 1').pluck().get(cursor.accessEventId, projectId) as string | undefined;
     const offset = this.#link.offsetMs ?? row?.clock_offset_ms ?? null;
     return {
       role: 'edge',
