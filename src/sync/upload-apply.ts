@@ -8,10 +8,10 @@ import { appendToOutbox } from '../feed/outbox.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import { writeTransaction } from '../store/transactions.js';
-import { nextVersion } from '../venue/versioned-table.js';
 import type { EdgeRow } from './edges.js';
 import type { NewConflict, SyncConflictResource, SyncConflicts } from './conflicts.js';
-import type { UploadBody, UploadedAccessEvent, UploadedChange } from './protocol.js';
+import type { UploadBody, UploadedAccessEvent } from './protocol.js';
+import { UploadChanges } from './upload-changes.js';
 
 // The cloud's side of an upload (issue 26 items 4-6, 11). One batch is one transaction:
 // access events are stored once each by uuid (a batch sent again stores nothing new), change
@@ -55,6 +55,8 @@ export class UploadApply {
   /** Since start: items stored, and items that were already stored (a batch sent again). */
   readonly stats = { accepted: 0, duplicates: 0, batches: 0 };
 
+  readonly #changes: UploadChanges;
+
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
@@ -65,7 +67,9 @@ export class UploadApply {
     private readonly conflicts: SyncConflicts,
     /** After the commit: changed attendees and credentials into the decision index. */
     private readonly refreshIndex: () => Promise<void>,
-  ) {}
+  ) {
+    this.#changes = new UploadChanges(db, clock, bus, conflicts);
+  }
 
   /** Index support for the scan-time lookups by holder; only the cloud pays for it (created at start). */
   prepare(): void {
@@ -82,7 +86,7 @@ export class UploadApply {
       writeTransaction(this.db, () => {
         const entries: Entry[] = [];
         for (const item of body.items) {
-          const fresh = item.kind === 'access' ? this.#access(edge, projectId, item, body.clock, now, announce, undo, entries) : this.#change(edge, projectId, item, now, announce);
+          const fresh = item.kind === 'access' ? this.#access(edge, projectId, item, body.clock, now, announce, undo, entries) : this.#changes.apply(edge, projectId, item, now, announce);
           if (fresh) outcome.accepted++;
           else outcome.duplicates++;
           if (fresh && item.kind === 'change' && item.event.startsWith('attendee.')) venueChanged = true;
@@ -245,180 +249,8 @@ export class UploadApply {
     );
     return dated ? 'blocklisted' : null;
   }
-
-  #change(edge: EdgeRow, projectId: number, c: UploadedChange, now: string, announce: Emit[]): boolean {
-    const fresh = statement(this.db, 'INSERT INTO sync_applied_changes (uuid, edge_id, applied_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(c.uuid, edge.id, now).changes === 1;
-    if (!fresh) return false;
-    const data = c.data;
-    switch (c.event) {
-      case 'attendee.created':
-      case 'attendee.updated':
-        this.#attendee(edge, projectId, data, c.event === 'attendee.updated' ? ((data.previous_attributes as Record<string, unknown> | undefined) ?? {}) : null, announce);
-        break;
-      case 'attendee.deleted':
-        this.#deleteAttendee(projectId, Number(data.id ?? data.attendee_id), announce);
-        break;
-      case 'credential.created':
-        this.#credential(edge, projectId, data, announce);
-        break;
-      case 'credential.revoked': {
-        const id = Number(data.id);
-        const version = nextVersion(this.db);
-        const changed = statement(this.db, "UPDATE credentials SET status = 'revoked', revoked_at = ?, version = ?, updated_at = ? WHERE id = ? AND project_id = ? AND status = 'active'").run(
-          (data.revoked_at as string | null) ?? now,
-          version,
-          now,
-          id,
-          projectId,
-        ).changes;
-        if (changed) this.#outbox('credential.revoked', projectId, this.#credentialResource(id));
-        break;
-      }
-      default:
-        // Reader and gateway status from the edge: told to the cloud's webhooks with the edge's id.
-        appendToOutbox(this.db, { event: c.event, projectId, data: { ...data, edge_id: edge.id } });
-    }
-    return true;
-  }
-
-  #attendee(edge: EdgeRow, projectId: number, data: Record<string, unknown>, previous: Record<string, unknown> | null, announce: Emit[]): void {
-    const id = Number(data.id);
-    const row = statement(this.db, 'SELECT * FROM attendees WHERE id = ? AND project_id = ?').get(id, projectId) as Record<string, unknown> | undefined;
-    const now = iso(this.clock.now());
-    const fields = {
-      first_name: data.first_name,
-      last_name: data.last_name,
-      email: data.email,
-      attendee_type_id: data.attendee_type_id,
-      external_id: data.external_id,
-      status: data.status,
-      extra: JSON.stringify(data.extra ?? {}),
-    } as Record<string, unknown>;
-    if (!row) {
-      if (statement(this.db, "SELECT 1 FROM tombstones WHERE project_id = ? AND entity = 'attendee' AND entity_id = ?").get(projectId, id)) return; // deleted on the cloud meanwhile
-      const cols = Object.keys(fields);
-      statement(this.db, `INSERT INTO attendees (id, project_id, ${cols.join(', ')}, version, created_at, updated_at) VALUES (?, ?, ${cols.map(() => '?').join(', ')}, ?, ?, ?)`).run(
-        id,
-        projectId,
-        ...cols.map((k) => fields[k] as string | number | null),
-        nextVersion(this.db),
-        (data.created_at as string) ?? now,
-        now,
-      );
-      this.#outbox('attendee.created', projectId, this.#attendeeResource(id));
-      return;
-    }
-    // The cloud wins per field: an edge's change applies to a field the cloud left as the edge saw it.
-    const updates: Record<string, unknown> = {};
-    const keys = previous === null ? Object.keys(fields) : Object.keys(previous).map((k) => (k === 'attendee_type' ? 'attendee_type_id' : k));
-    for (const key of new Set(keys)) {
-      if (!(key in fields)) continue;
-      const edgeValue = fields[key];
-      const cloudValue = row[key];
-      const base = previous === null ? cloudValue : key === 'extra' ? JSON.stringify(previous.extra ?? {}) : key === 'attendee_type_id' ? (previous.attendee_type_id ?? row[key]) : previous[key];
-      if (same(cloudValue, edgeValue)) continue;
-      if (same(cloudValue, base)) updates[key] = edgeValue;
-      else {
-        const conflict = this.conflicts.record(projectId, {
-          kind: 'attendee_field',
-          edgeId: edge.id,
-          entity: 'attendee',
-          entityId: id,
-          field: key,
-          edgeValue: shown(key, edgeValue),
-          cloudValue: shown(key, cloudValue),
-        });
-        appendToOutbox(this.db, outboxEntryOf('sync.conflict', { projectId, conflict })!);
-        announce.push(() => this.bus.emit('sync.conflict', { projectId, conflict }));
-      }
-    }
-    if (Object.keys(updates).length === 0) return;
-    const sets = Object.keys(updates).map((k) => `${k} = ?`);
-    statement(this.db, `UPDATE attendees SET ${sets.join(', ')}, version = ?, updated_at = ? WHERE id = ?`).run(
-      ...Object.values(updates).map((v) => v as string | number | null),
-      nextVersion(this.db),
-      now,
-      id,
-    );
-    this.#outbox('attendee.updated', projectId, { ...this.#attendeeResource(id), previous_attributes: Object.fromEntries(Object.keys(updates).map((k) => [k, shown(k, row[k])])) });
-  }
-
-  #deleteAttendee(projectId: number, id: number, _announce: Emit[]): void {
-    const now = iso(this.clock.now());
-    const tomb = statement(this.db, 'INSERT INTO tombstones (project_id, entity, entity_id, version, deleted_at) VALUES (?, ?, ?, ?, ?)');
-    for (const entry of statement(this.db, 'SELECT id FROM blocklist_entries WHERE attendee_id = ? OR credential_id IN (SELECT id FROM credentials WHERE attendee_id = ?)')
-      .pluck()
-      .all(id, id) as number[]) {
-      statement(this.db, 'DELETE FROM blocklist_entries WHERE id = ?').run(entry);
-      tomb.run(projectId, 'blocklist_entry', entry, nextVersion(this.db), now);
-    }
-    for (const credential of statement(this.db, 'SELECT id FROM credentials WHERE attendee_id = ?').pluck().all(id) as number[]) {
-      statement(this.db, 'DELETE FROM credentials WHERE id = ?').run(credential);
-      tomb.run(projectId, 'credential', credential, nextVersion(this.db), now);
-    }
-    if (statement(this.db, 'DELETE FROM attendees WHERE id = ? AND project_id = ?').run(id, projectId).changes === 0) return;
-    tomb.run(projectId, 'attendee', id, nextVersion(this.db), now);
-    appendToOutbox(this.db, { event: 'attendee.deleted', projectId, data: { attendee_id: id, id } });
-  }
-
-  #credential(edge: EdgeRow, projectId: number, data: Record<string, unknown>, announce: Emit[]): void {
-    const id = Number(data.id);
-    if (statement(this.db, 'SELECT 1 FROM credentials WHERE id = ?').get(id)) return;
-    const taken = statement(this.db, 'SELECT id FROM credentials WHERE project_id = ? AND value = ?').pluck().get(projectId, data.value) as number | undefined;
-    if (taken !== undefined || !statement(this.db, 'SELECT 1 FROM attendees WHERE id = ? AND project_id = ?').get(data.attendee_id, projectId)) {
-      const conflict = this.conflicts.record(projectId, {
-        kind: 'credential_value',
-        edgeId: edge.id,
-        entity: 'credential',
-        entityId: id,
-        field: 'value',
-        edgeValue: data.value,
-        cloudValue: taken ?? null,
-      });
-      appendToOutbox(this.db, outboxEntryOf('sync.conflict', { projectId, conflict })!);
-      announce.push(() => this.bus.emit('sync.conflict', { projectId, conflict }));
-      return;
-    }
-    const now = iso(this.clock.now());
-    statement(
-      this.db,
-      'INSERT INTO credentials (id, project_id, attendee_id, value, kind, status, valid_from, valid_until, revoked_at, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    ).run(
-      id,
-      projectId,
-      data.attendee_id as number,
-      data.value as string,
-      (data.kind as string) ?? 'barcode',
-      (data.status as string) ?? 'active',
-      (data.valid_from as string | null) ?? null,
-      (data.valid_until as string | null) ?? null,
-      (data.revoked_at as string | null) ?? null,
-      nextVersion(this.db),
-      (data.created_at as string) ?? now,
-      now,
-    );
-    this.#outbox('credential.created', projectId, this.#credentialResource(id));
-  }
-
-  #outbox(event: 'attendee.created' | 'attendee.updated' | 'credential.created' | 'credential.revoked', projectId: number, data: Record<string, unknown>): void {
-    appendToOutbox(this.db, { event, projectId, data: event.startsWith('attendee.') ? { attendee_id: data.id, ...data } : data });
-  }
-
-  #attendeeResource(id: number): Record<string, unknown> {
-    const row = statement(this.db, 'SELECT a.*, t.slug AS attendee_type FROM attendees a LEFT JOIN attendee_types t ON t.id = a.attendee_type_id WHERE a.id = ?').get(id) as Record<string, unknown>;
-    const { project_id: _p, ...rest } = row;
-    return { ...rest, extra: JSON.parse(String(row.extra ?? '{}')) as unknown };
-  }
-
-  #credentialResource(id: number): Record<string, unknown> {
-    const { project_id: _p, ...rest } = statement(this.db, 'SELECT * FROM credentials WHERE id = ?').get(id) as Record<string, unknown>;
-    return rest;
-  }
 }
 
 function isCrossEdgeRepeat(previous: Movement, edgeId: number, zoneId: number): boolean {
   return previous.movement === 'in' && previous.access_zone_id === zoneId && previous.edge_id !== edgeId;
 }
-
-const same = (a: unknown, b: unknown) => (a ?? null) === (b ?? null);
-const shown = (key: string, value: unknown) => (key === 'extra' && typeof value === 'string' ? (JSON.parse(value) as unknown) : value);

@@ -1,0 +1,203 @@
+import type { Clock } from '../clock.js';
+import { iso } from '../clock.js';
+import type { EventBus } from '../events/bus.js';
+import { outboxEntryOf } from '../feed/catalogue.js';
+import { appendToOutbox } from '../feed/outbox.js';
+import type { Database } from '../store/database.js';
+import { statement } from '../store/statements.js';
+import { nextVersion } from '../venue/versioned-table.js';
+import type { SyncConflicts } from './conflicts.js';
+import type { EdgeRow } from './edges.js';
+import type { UploadedChange } from './protocol.js';
+
+// The change items of an upload, on the cloud (issue 26 items 4, 9, 11): attendees and
+// credentials an edge made or changed, under the shared ids (venue/row-ids.ts), each applied
+// once by its outbox uuid; an attendee changed on both sides is merged per field with the
+// edge's previous_attributes (the cloud keeps a field it changed meanwhile, and the conflict
+// is recorded); reader and gateway status go to the cloud's outbox with the edge's id. Each
+// change goes to the cloud's outbox too, so its webhooks hear it. Runs inside the upload's
+// transaction (upload-apply.ts).
+
+type Emit = () => void;
+
+export class UploadChanges {
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+    private readonly bus: EventBus,
+    private readonly conflicts: SyncConflicts,
+  ) {}
+
+  /** Applies one change item once (by its uuid); answers whether it was new. */
+  apply(edge: EdgeRow, projectId: number, c: UploadedChange, now: string, announce: Emit[]): boolean {
+    const fresh = statement(this.db, 'INSERT INTO sync_applied_changes (uuid, edge_id, applied_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(c.uuid, edge.id, now).changes === 1;
+    if (!fresh) return false;
+    const data = c.data;
+    switch (c.event) {
+      case 'attendee.created':
+      case 'attendee.updated':
+        this.#attendee(edge, projectId, data, c.event === 'attendee.updated' ? ((data.previous_attributes as Record<string, unknown> | undefined) ?? {}) : null, announce);
+        break;
+      case 'attendee.deleted':
+        this.#deleteAttendee(projectId, Number(data.id ?? data.attendee_id), announce);
+        break;
+      case 'credential.created':
+        this.#credential(edge, projectId, data, announce);
+        break;
+      case 'credential.revoked': {
+        const id = Number(data.id);
+        const version = nextVersion(this.db);
+        const changed = statement(this.db, "UPDATE credentials SET status = 'revoked', revoked_at = ?, version = ?, updated_at = ? WHERE id = ? AND project_id = ? AND status = 'active'").run(
+          (data.revoked_at as string | null) ?? now,
+          version,
+          now,
+          id,
+          projectId,
+        ).changes;
+        if (changed) this.#outbox('credential.revoked', projectId, this.#credentialResource(id));
+        break;
+      }
+      default:
+        // Reader and gateway status from the edge: told to the cloud's webhooks with the edge's id.
+        appendToOutbox(this.db, { event: c.event, projectId, data: { ...data, edge_id: edge.id } });
+    }
+    return true;
+  }
+
+  #attendee(edge: EdgeRow, projectId: number, data: Record<string, unknown>, previous: Record<string, unknown> | null, announce: Emit[]): void {
+    const id = Number(data.id);
+    const row = statement(this.db, 'SELECT * FROM attendees WHERE id = ? AND project_id = ?').get(id, projectId) as Record<string, unknown> | undefined;
+    const now = iso(this.clock.now());
+    const fields = {
+      first_name: data.first_name,
+      last_name: data.last_name,
+      email: data.email,
+      attendee_type_id: data.attendee_type_id,
+      external_id: data.external_id,
+      status: data.status,
+      extra: JSON.stringify(data.extra ?? {}),
+    } as Record<string, unknown>;
+    if (!row) {
+      if (statement(this.db, "SELECT 1 FROM tombstones WHERE project_id = ? AND entity = 'attendee' AND entity_id = ?").get(projectId, id)) return; // deleted on the cloud meanwhile
+      const cols = Object.keys(fields);
+      statement(this.db, `INSERT INTO attendees (id, project_id, ${cols.join(', ')}, version, created_at, updated_at) VALUES (?, ?, ${cols.map(() => '?').join(', ')}, ?, ?, ?)`).run(
+        id,
+        projectId,
+        ...cols.map((k) => fields[k] as string | number | null),
+        nextVersion(this.db),
+        (data.created_at as string) ?? now,
+        now,
+      );
+      this.#outbox('attendee.created', projectId, this.#attendeeResource(id));
+      return;
+    }
+    // The cloud wins per field: an edge's change applies to a field the cloud left as the edge saw it.
+    const updates: Record<string, unknown> = {};
+    const keys = previous === null ? Object.keys(fields) : Object.keys(previous).map((k) => (k === 'attendee_type' ? 'attendee_type_id' : k));
+    for (const key of new Set(keys)) {
+      if (!(key in fields)) continue;
+      const edgeValue = fields[key];
+      const cloudValue = row[key];
+      const base = previous === null ? cloudValue : key === 'extra' ? JSON.stringify(previous.extra ?? {}) : key === 'attendee_type_id' ? (previous.attendee_type_id ?? row[key]) : previous[key];
+      if (same(cloudValue, edgeValue)) continue;
+      if (same(cloudValue, base)) updates[key] = edgeValue;
+      else {
+        const conflict = this.conflicts.record(projectId, {
+          kind: 'attendee_field',
+          edgeId: edge.id,
+          entity: 'attendee',
+          entityId: id,
+          field: key,
+          edgeValue: shown(key, edgeValue),
+          cloudValue: shown(key, cloudValue),
+        });
+        appendToOutbox(this.db, outboxEntryOf('sync.conflict', { projectId, conflict })!);
+        announce.push(() => this.bus.emit('sync.conflict', { projectId, conflict }));
+      }
+    }
+    if (Object.keys(updates).length === 0) return;
+    const sets = Object.keys(updates).map((k) => `${k} = ?`);
+    statement(this.db, `UPDATE attendees SET ${sets.join(', ')}, version = ?, updated_at = ? WHERE id = ?`).run(
+      ...Object.values(updates).map((v) => v as string | number | null),
+      nextVersion(this.db),
+      now,
+      id,
+    );
+    this.#outbox('attendee.updated', projectId, { ...this.#attendeeResource(id), previous_attributes: Object.fromEntries(Object.keys(updates).map((k) => [k, shown(k, row[k])])) });
+  }
+
+  #deleteAttendee(projectId: number, id: number, _announce: Emit[]): void {
+    const now = iso(this.clock.now());
+    const tomb = statement(this.db, 'INSERT INTO tombstones (project_id, entity, entity_id, version, deleted_at) VALUES (?, ?, ?, ?, ?)');
+    for (const entry of statement(this.db, 'SELECT id FROM blocklist_entries WHERE attendee_id = ? OR credential_id IN (SELECT id FROM credentials WHERE attendee_id = ?)')
+      .pluck()
+      .all(id, id) as number[]) {
+      statement(this.db, 'DELETE FROM blocklist_entries WHERE id = ?').run(entry);
+      tomb.run(projectId, 'blocklist_entry', entry, nextVersion(this.db), now);
+    }
+    for (const credential of statement(this.db, 'SELECT id FROM credentials WHERE attendee_id = ?').pluck().all(id) as number[]) {
+      statement(this.db, 'DELETE FROM credentials WHERE id = ?').run(credential);
+      tomb.run(projectId, 'credential', credential, nextVersion(this.db), now);
+    }
+    if (statement(this.db, 'DELETE FROM attendees WHERE id = ? AND project_id = ?').run(id, projectId).changes === 0) return;
+    tomb.run(projectId, 'attendee', id, nextVersion(this.db), now);
+    appendToOutbox(this.db, { event: 'attendee.deleted', projectId, data: { attendee_id: id, id } });
+  }
+
+  #credential(edge: EdgeRow, projectId: number, data: Record<string, unknown>, announce: Emit[]): void {
+    const id = Number(data.id);
+    if (statement(this.db, 'SELECT 1 FROM credentials WHERE id = ?').get(id)) return;
+    const taken = statement(this.db, 'SELECT id FROM credentials WHERE project_id = ? AND value = ?').pluck().get(projectId, data.value) as number | undefined;
+    if (taken !== undefined || !statement(this.db, 'SELECT 1 FROM attendees WHERE id = ? AND project_id = ?').get(data.attendee_id, projectId)) {
+      const conflict = this.conflicts.record(projectId, {
+        kind: 'credential_value',
+        edgeId: edge.id,
+        entity: 'credential',
+        entityId: id,
+        field: 'value',
+        edgeValue: data.value,
+        cloudValue: taken ?? null,
+      });
+      appendToOutbox(this.db, outboxEntryOf('sync.conflict', { projectId, conflict })!);
+      announce.push(() => this.bus.emit('sync.conflict', { projectId, conflict }));
+      return;
+    }
+    const now = iso(this.clock.now());
+    statement(
+      this.db,
+      'INSERT INTO credentials (id, project_id, attendee_id, value, kind, status, valid_from, valid_until, revoked_at, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    ).run(
+      id,
+      projectId,
+      data.attendee_id as number,
+      data.value as string,
+      (data.kind as string) ?? 'barcode',
+      (data.status as string) ?? 'active',
+      (data.valid_from as string | null) ?? null,
+      (data.valid_until as string | null) ?? null,
+      (data.revoked_at as string | null) ?? null,
+      nextVersion(this.db),
+      (data.created_at as string) ?? now,
+      now,
+    );
+    this.#outbox('credential.created', projectId, this.#credentialResource(id));
+  }
+
+  #outbox(event: 'attendee.created' | 'attendee.updated' | 'credential.created' | 'credential.revoked', projectId: number, data: Record<string, unknown>): void {
+    appendToOutbox(this.db, { event, projectId, data: event.startsWith('attendee.') ? { attendee_id: data.id, ...data } : data });
+  }
+
+  #attendeeResource(id: number): Record<string, unknown> {
+    const row = statement(this.db, 'SELECT a.*, t.slug AS attendee_type FROM attendees a LEFT JOIN attendee_types t ON t.id = a.attendee_type_id WHERE a.id = ?').get(id) as Record<string, unknown>;
+    const { project_id: _p, ...rest } = row;
+    return { ...rest, extra: JSON.parse(String(row.extra ?? '{}')) as unknown };
+  }
+
+  #credentialResource(id: number): Record<string, unknown> {
+    const { project_id: _p, ...rest } = statement(this.db, 'SELECT * FROM credentials WHERE id = ?').get(id) as Record<string, unknown>;
+    return rest;
+  }
+}
+
+const same = (a: unknown, b: unknown) => (a ?? null) === (b ?? null);
+const shown = (key: string, value: unknown) => (key === 'extra' && typeof value === 'string' ? (JSON.parse(value) as unknown) : value);
