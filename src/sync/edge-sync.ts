@@ -1,23 +1,16 @@
-import type { ExternalChanges } from '../access/external-changes.js';
 import { ScanPacer } from '../access/scan-pacer.js';
 import { SYNC_UPLOAD_CONSUMER } from '../access/event-retention.js';
-import type { EventJournal } from '../access/event-journal.js';
-import type { ProjectRepository } from '../accounts/projects.js';
-import type { TeamRepository } from '../accounts/teams.js';
-import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
-import type { Config } from '../config/schema.js';
-import type { EventBus } from '../events/bus.js';
 import { commit } from '../events/unit-of-work.js';
-import type { Feed, FeedCursor, FeedItem } from '../feed/feed.js';
-import type { Logger } from '../logger.js';
-import type { Database } from '../store/database.js';
+import type { FeedCursor, FeedItem } from '../feed/feed.js';
 import { statement } from '../store/statements.js';
 import { writeTransaction, writeWhenFree } from '../store/transactions.js';
 import { blockOfEdge, setIdBlock } from '../venue/row-ids.js';
 import { CloudLink, LinkError } from './link.js';
+import { LinkHealth, type LinkState } from './link-health.js';
 import { type Change, decodeCursor, encodeCursor, type Hello, PROTOCOL_VERSION, UPLOADED_CHANGES } from './protocol.js';
 import type { Replica } from './replica.js';
+import type { SyncDepsIn } from './index.js';
 import { uploadItems } from './upload-items.js';
 
 // The edge's side of sync (issue 26; docs/sync.md). Three loops over one link:
@@ -36,7 +29,7 @@ export interface SyncStatus {
   role: 'edge';
   edge_id: number | null;
   online: boolean;
-  state: 'starting' | 'online' | 'offline' | 'incompatible' | 'refused';
+  state: LinkState;
   last_error: string | null;
   last_upload_at: string | null;
   last_download_at: string | null;
@@ -78,32 +71,15 @@ interface PreparedBatch {
 const sameCursor = (a: FeedCursor, b: FeedCursor) => a.accessEventId === b.accessEventId && a.domainEventSeq === b.domainEventSeq;
 const FEED_EVENTS: ReadonlySet<string> = new Set(['access.granted', 'access.denied', 'attendee.imported', ...UPLOADED_CHANGES]);
 
-export interface EdgeSyncDeps {
-  db: Database;
-  clock: Clock;
-  bus: EventBus;
-  config: Readonly<Config>;
-  log: Logger;
-  feed: Feed;
-  replica: Replica;
-  externalChanges: ExternalChanges;
-  journal: EventJournal;
-  teams: TeamRepository;
-  projects: ProjectRepository;
-  appVersion: string;
-  /** Scans decided so far (the event log's count): the pacers' measure of a rush. */
-  scansSoFar: () => number;
-}
+/** What the edge takes of the sync services' dependencies (sync/index.ts), and its replica. */
+export type EdgeSyncDeps = Omit<SyncDepsIn, 'occupancy' | 'index'> & { replica: Replica };
 
 export class EdgeSync {
   readonly #link: CloudLink;
   readonly #abort = new AbortController();
   #stopped = false;
   #loops: Promise<void>[] = [];
-  #state: SyncStatus['state'] = 'starting';
-  #lastError: string | null = null;
-  #downSince: string | null = null;
-  #failures = 0;
+  readonly #health: LinkHealth;
   #wakeUpload: (() => void) | null = null;
   #uploadPending = true;
   #uploading: Promise<void> | null = null;
@@ -114,6 +90,11 @@ export class EdgeSync {
   readonly #rows: ScanPacer;
 
   constructor(private readonly d: EdgeSyncDeps) {
+    this.#health = new LinkHealth(
+      d.log,
+      () => iso(d.clock.now()),
+      (event, fields) => this.#tell(event, fields),
+    );
     const { busyScansPerSecond, busyItemsPerSecond, busyRowsPerSecond } = d.config.sync;
     this.#items = new ScanPacer({ busyScansPerSecond, busyDeliveriesPerSecond: busyItemsPerSecond }, d.scansSoFar);
     this.#rows = new ScanPacer({ busyScansPerSecond, busyDeliveriesPerSecond: busyRowsPerSecond }, d.scansSoFar);
@@ -175,9 +156,9 @@ export class EdgeSync {
     return {
       role: 'edge',
       edge_id: row?.edge_id ?? null,
-      online: this.#state === 'online',
-      state: this.#state,
-      last_error: this.#lastError,
+      online: this.#health.state === 'online',
+      state: this.#health.state,
+      last_error: this.#health.lastError,
       last_upload_at: row?.last_upload_at ?? null,
       last_download_at: row?.last_download_at ?? null,
       backlog,
@@ -198,7 +179,7 @@ export class EdgeSync {
       const at = this.d.feed.cursor(CONSUMER) ?? { accessEventId: 0, domainEventSeq: 0 };
       return at.accessEventId < target.accessEventId || at.domainEventSeq < target.domainEventSeq;
     };
-    while (!this.#stopped && this.#state !== 'offline' && performance.now() < until && behind()) {
+    while (!this.#stopped && this.#health.state !== 'offline' && performance.now() < until && behind()) {
       this.#poke();
       if (this.#uploading) await this.#uploading;
       else await this.#sleep(20);
@@ -215,12 +196,13 @@ export class EdgeSync {
         if (!this.#row()) await this.#hello();
         const next = await round();
         failures = 0;
-        if (this.#link.lastAnswerAt >= began) this.#up(began); // a round that sent nothing says nothing about the link
+        if (this.#link.lastAnswerAt >= began) this.#health.up(began); // a round that sent nothing says nothing about the link
         if (next === 'idle' && name === 'upload') await this.#idle();
       } catch (err) {
         if (this.#stopped) return;
         failures++;
-        const done = this.#failed(name, err, began);
+        this.stats.failures++;
+        const done = this.#health.failed(name, err, began);
         if (done) return;
         const { backoffMinMs, backoffMaxMs } = this.d.config.sync;
         const cap = Math.min(backoffMaxMs, backoffMinMs * 2 ** Math.min(failures - 1, 20));
@@ -356,57 +338,6 @@ export class EdgeSync {
   }
 
   // ---- link health
-
-  /** Round start of the last success: a failure of a request begun before it is old news (a long poll cut with the link). */
-  #upSince = -1;
-
-  #failed(loop: string, err: unknown, began: number): boolean {
-    this.stats.failures++;
-    const message = err instanceof Error ? err.message : String(err);
-    const e = err instanceof LinkError ? err : null;
-    if (e?.status === 409 && e.body?.code === 'sync_protocol_unsupported') {
-      this.#state = 'incompatible';
-      this.#lastError = message;
-      this.d.log.error({ err: message }, 'sync stopped: this edge and its cloud speak incompatible sync protocols; update one of them (nothing is uploaded or applied until then)');
-      return true;
-    }
-    if (e?.status === 401) {
-      this.#state = 'refused';
-      this.#lastError = message;
-      this.d.log.error("sync stopped: the cloud refused this edge's sync token (revoked or wrong); set GATEHOUSE_SYNC_TOKEN to a token the cloud issued and restart");
-      return true;
-    }
-    if (!e) this.d.log.error({ err, loop }, 'sync round failed');
-    this.#failures++;
-    if (began < this.#upSince) return false;
-    this.#lastError = message;
-    // Two failed requests in a row make the link down (one stray reset of a pooled connection does not).
-    if (++this.#failedSinceUp < 2 && this.#state === 'online') return false;
-    if (this.#state !== 'offline') {
-      this.#state = 'offline';
-      this.#downSince = iso(this.d.clock.now());
-      this.d.log.warn({ reason: message }, 'cloud link down: decisions go on locally, sync resumes when the link is back');
-      this.#tell('sync.link_down', { reason: message, since: this.#downSince });
-    }
-    return false;
-  }
-
-  #failedSinceUp = 0;
-
-  #up(began: number): void {
-    this.#upSince = Math.max(this.#upSince, began);
-    this.#failedSinceUp = 0;
-    if (this.#state === 'online') return;
-    const wasDown = this.#state === 'offline';
-    this.#state = 'online';
-    this.#lastError = null;
-    if (wasDown) {
-      this.d.log.info({ downSince: this.#downSince, failures: this.#failures }, 'cloud link up');
-      this.#tell('sync.link_up', { downSince: this.#downSince, at: iso(this.d.clock.now()) });
-    }
-    this.#failures = 0;
-    this.#downSince = null;
-  }
 
   #tell(event: 'sync.link_down' | 'sync.link_up', fields: Record<string, unknown>): void {
     const row = this.#row();

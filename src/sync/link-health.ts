@@ -1,0 +1,72 @@
+import type { Logger } from '../logger.js';
+import { LinkError } from './link.js';
+
+// Whether the edge's link to its cloud is up (issue 26 item 10; docs/sync.md: link health), from
+// what its requests met. Two failed requests in a row make it down (one stray reset of a pooled
+// connection does not); a failure of a request begun before the last success is old news (a
+// long poll cut with the link, answered late); a refused token or another protocol version stops
+// sync for good. `tell` is called once per change of state (sync.link_down / sync.link_up).
+
+export type LinkState = 'starting' | 'online' | 'offline' | 'incompatible' | 'refused';
+
+export class LinkHealth {
+  state: LinkState = 'starting';
+  lastError: string | null = null;
+  #downSince: string | null = null;
+  #failures = 0;
+  #failedSinceUp = 0;
+  /** Start of the round of the last success. */
+  #upSince = -1;
+
+  constructor(
+    private readonly log: Logger,
+    private readonly now: () => string,
+    private readonly tell: (event: 'sync.link_down' | 'sync.link_up', fields: Record<string, unknown>) => void,
+  ) {}
+
+  /** A round begun at `began` failed with `err`; answers true when sync must stop. */
+  failed(loop: string, err: unknown, began: number): boolean {
+    const message = err instanceof Error ? err.message : String(err);
+    const e = err instanceof LinkError ? err : null;
+    if (e?.status === 409 && e.body?.code === 'sync_protocol_unsupported') {
+      this.state = 'incompatible';
+      this.lastError = message;
+      this.log.error({ err: message }, 'sync stopped: this edge and its cloud speak incompatible sync protocols; update one of them (nothing is uploaded or applied until then)');
+      return true;
+    }
+    if (e?.status === 401) {
+      this.state = 'refused';
+      this.lastError = message;
+      this.log.error("sync stopped: the cloud refused this edge's sync token (revoked or wrong); set GATEHOUSE_SYNC_TOKEN to a token the cloud issued and restart");
+      return true;
+    }
+    if (!e) this.log.error({ err, loop }, 'sync round failed');
+    this.#failures++;
+    if (began < this.#upSince) return false;
+    this.lastError = message;
+    if (++this.#failedSinceUp < 2 && this.state === 'online') return false;
+    if (this.state !== 'offline') {
+      this.state = 'offline';
+      this.#downSince = this.now();
+      this.log.warn({ reason: message }, 'cloud link down: decisions go on locally, sync resumes when the link is back');
+      this.tell('sync.link_down', { reason: message, since: this.#downSince });
+    }
+    return false;
+  }
+
+  /** A round begun at `began` got an answer from the cloud. */
+  up(began: number): void {
+    this.#upSince = Math.max(this.#upSince, began);
+    this.#failedSinceUp = 0;
+    if (this.state === 'online') return;
+    const wasDown = this.state === 'offline';
+    this.state = 'online';
+    this.lastError = null;
+    if (wasDown) {
+      this.log.info({ downSince: this.#downSince, failures: this.#failures }, 'cloud link up');
+      this.tell('sync.link_up', { downSince: this.#downSince, at: this.now() });
+    }
+    this.#failures = 0;
+    this.#downSince = null;
+  }
+}
