@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import mqtt from 'mqtt';
-import { cpuOf, line, nodeFlags, rssOf, sleep } from './process-stats.js';
+import { cpuOf, line, machineBusy, nodeFlags, rssOf, sleep } from './process-stats.js';
 
 const quick = process.env.BENCH_QUICK === '1';
 const EVENTS = quick ? 10_000 : 100_000;
@@ -49,6 +49,14 @@ class LinkProxy {
     readonly url: string,
   ) {}
 
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  stop(): Promise<void> {
+    return stop(this.child);
+  }
+
   static async start(targetPort: number): Promise<LinkProxy> {
     await build({
       entryPoints: ['bench/tcp-proxy-child.ts'],
@@ -74,6 +82,14 @@ class LinkProxy {
   }
 }
 const dirs: string[] = [];
+
+function stop(proc: ChildProcess): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    proc.once('exit', () => resolve());
+    proc.kill('SIGTERM');
+  });
+}
 
 async function start(name: string, env: Record<string, string>): Promise<Node> {
   const dataDir = mkdtempSync(join(tmpdir(), `gatehouse-bench-sync-${name}-`));
@@ -341,6 +357,9 @@ async function main(): Promise<void> {
   );
   const pullSeconds = (performance.now() - pullStarted) / 1000;
   clearInterval(sampler);
+  // Edge b is another venue's box: stopped, so that the loop below measures edge a on its own
+  // (left running, it pulled the next 300,000 rows too and took half a core from the loop).
+  await Promise.all([stop(b.proc), proxyB.stop()]);
 
   // During sync: the same again (a backlog up, 300,000 rows down) with the MQTT loop running.
   await cut(proxyA, a);
@@ -352,8 +371,13 @@ async function main(): Promise<void> {
   await sleep(500);
   const busyFrom = busyLoop.count();
   const busyStarted = performance.now();
+  const busyCpu = [cpuOf(a.proc.pid!), cpuOf(cloud.proc.pid!), cpuOf(proxyA.pid), process.cpuUsage(), machineBusy()] as const;
   await sleep(quick ? 3000 : 8000);
   const busySeconds = (performance.now() - busyStarted) / 1000;
+  const busyUsed = process.cpuUsage(busyCpu[3]);
+  console.error(
+    `during sync: edge cpu ${((cpuOf(a.proc.pid!) - busyCpu[0]) / busySeconds).toFixed(2)}, cloud ${((cpuOf(cloud.proc.pid!) - busyCpu[1]) / busySeconds).toFixed(2)}, link proxy ${((cpuOf(proxyA.pid) - busyCpu[2]) / busySeconds).toFixed(2)}, bench ${((busyUsed.user + busyUsed.system) / 1e6 / busySeconds).toFixed(2)}, the machine ${((machineBusy() - busyCpu[4]) / busySeconds).toFixed(2)} cores`,
+  );
   const busyRate = (busyLoop.count() - busyFrom) / busySeconds;
   const stillSyncing = (await status(a)).backlog as number;
   await busyLoop.stop();

@@ -12,7 +12,7 @@ import { Lifecycle, type Module, module } from './lifecycle.js';
 import { createLogger, type Logger } from './logger.js';
 import type { MqttBroker } from './mqtt/broker.js';
 import { createMqtt, type Mqtt } from './mqtt/wiring.js';
-import { buildServices, type Services } from './services.js';
+import { buildServices, type ServiceOverrides, type Services } from './services.js';
 import { Store } from './store/database.js';
 
 // The composition root (STYLE: Architecture): opens the store, builds the services
@@ -23,6 +23,8 @@ import { Store } from './store/database.js';
 export interface GatehouseOptions {
   log?: Logger;
   clock?: Clock;
+  /** Parts put in place of real ones (tests: USB HID devices). */
+  overrides?: ServiceOverrides;
 }
 
 export class Gatehouse {
@@ -30,6 +32,7 @@ export class Gatehouse {
   readonly clock: Clock;
   readonly store: Store;
   readonly #lifecycle: Lifecycle;
+  readonly #overrides: ServiceOverrides;
   #services: Services | null = null;
   #deps: HttpDeps | null = null;
   #mqtt: Mqtt | null = null;
@@ -45,6 +48,7 @@ export class Gatehouse {
     this.clock = options.clock ?? systemClock;
     this.store = new Store({ dataDir: config.dataDir, synchronous: config.store.synchronous, autoCheckpoint: false, busyTimeoutMs: config.store.busyTimeoutMs }, this.log.child({ module: 'store' }));
     this.#lifecycle = new Lifecycle(this.log.child({ module: 'lifecycle' }));
+    this.#overrides = options.overrides ?? {};
   }
 
   /** The domain services; available once the store is open. */
@@ -96,7 +100,7 @@ export class Gatehouse {
   async start(): Promise<void> {
     // The store first: building the services reads it (first-start settings, Pusher credentials).
     await this.#lifecycle.start([{ name: 'store', start: () => this.store.start(), stop: () => this.store.stop() }]);
-    const services = buildServices(this.config, this.store, this.clock, this.log);
+    const services = buildServices(this.config, this.store, this.clock, this.log, this.#overrides);
     this.#services = services;
     this.#deps = httpDepsOf(services, { mqttPorts: () => this.#mqtt?.broker.ports ?? { tcp: 0, tls: null }, isReady: () => this.#ready });
     this.#mqtt = createMqtt(services);
@@ -176,6 +180,14 @@ export class Gatehouse {
       realtime.accessWatch,
       realtime.server,
       mqtt,
+      module(
+        'firmware bridge',
+        () => {
+          s.bridge.applyConfig();
+          s.bridge.runtime.start();
+        },
+        () => s.bridge.runtime.stop(),
+      ),
       module(
         'upload imports',
         () => {},

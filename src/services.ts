@@ -1,3 +1,4 @@
+import { createFirmwareBridge, type FirmwareBridgeParts, type HidBackend } from '../firmware-bridge/index.js';
 import { join } from 'node:path';
 import { AccessEngine } from './access/engine.js';
 import { EventJournal } from './access/event-journal.js';
@@ -110,6 +111,8 @@ export interface Services {
   };
   /** Cloud sync by role (issue 26; docs/sync.md). */
   sync: SyncServices;
+  /** Readers plugged into the box (issue 27; docs/bridge.md). */
+  bridge: FirmwareBridgeParts;
   webhooks: {
     sources: WebhookSources;
     replays: ReplayWindow;
@@ -123,7 +126,13 @@ export interface Services {
   };
 }
 
-export function buildServices(config: Readonly<Config>, store: Store, clock: Clock, log: Logger): Services {
+/** What a caller may put in place of a real part (tests: USB HID devices of their own). */
+export interface ServiceOverrides {
+  /** USB HID devices of the caller's, or node-hid as if it could not load here. */
+  hidBackend?: HidBackend | { unavailable: string };
+}
+
+export function buildServices(config: Readonly<Config>, store: Store, clock: Clock, log: Logger, overrides: ServiceOverrides = {}): Services {
   const db = store.db;
   const bus = new EventBus(log.child({ module: 'bus' }));
   const metrics = new HttpMetrics();
@@ -290,6 +299,20 @@ export function buildServices(config: Readonly<Config>, store: Store, clock: Clo
     scansSoFar: () => eventLog.stats.events,
   });
   registerSyncMetrics(metrics.registry, sync);
+  const bridge = createFirmwareBridge({
+    db,
+    clock,
+    bus,
+    log,
+    config,
+    venue,
+    index,
+    projects,
+    readerScans: access.readerScans,
+    scans: access.scans,
+    readerStates,
+    ...(overrides.hidBackend ? { hidBackend: overrides.hidBackend } : {}),
+  });
 
   registerExternalChangeMetrics(metrics.registry, access.externalChanges);
   registerRealtimeMetrics(metrics.registry, server);
@@ -299,5 +322,5 @@ export function buildServices(config: Readonly<Config>, store: Store, clock: Clo
   registerThrottleMetrics(metrics.registry, webhooks.throttle);
 
   const checkpointer = new Checkpointer({ file: store.file, synchronous: config.store.synchronous, intervalMs: config.store.checkpointIntervalMs }, log.child({ module: 'checkpoint' }));
-  return { config, log, clock, store, bus, metrics, checkpointer, accounts, venue, access, devices, realtime, outgoing, sync, webhooks };
+  return { config, log, clock, store, bus, metrics, checkpointer, accounts, venue, access, devices, realtime, outgoing, sync, bridge, webhooks };
 }

@@ -1,3 +1,4 @@
+import { createBridgeDeviceBody } from '../devices/bridge-devices.js';
 import { z } from 'zod';
 
 // One schema for the whole configuration: defaults live here, the environment overlay
@@ -181,6 +182,29 @@ export const configSchema = z
         edgeRetentionDays: z.number().int().min(1).max(3650).nullable().default(30),
         // Standalone and cloud: access events older than this are pruned (null = kept for ever, the default).
         retentionDays: z.number().int().min(1).max(36500).nullable().default(null),
+      })
+      .prefault({}),
+    // Readers plugged into the box: serial and USB HID (issue 27; docs/bridge.md).
+    bridge: z
+      .strictObject({
+        enabled: z.boolean().default(true),
+        // A device not there (unplugged, not yet plugged) is looked for again from min, doubling, up to max.
+        reopenMinMs: z.number().int().min(10).max(60_000).default(250),
+        reopenMaxMs: z.number().int().min(10).max(600_000).default(5000),
+        // Bad frames are logged at most once per this many ms per device (all are counted).
+        badFrameLogIntervalMs: z.number().int().min(0).max(3_600_000).default(10_000),
+        // Devices from this file (managed_by "config": changed here, read-only over REST), by name.
+        devices: z
+          .array(
+            createBridgeDeviceBody.extend({
+              project: z
+                .string()
+                .regex(/^[^/\s]+\/[^/\s]+$/, '"team/project" slugs')
+                .default('default/default'),
+            }),
+          )
+          .max(256)
+          .default([]),
       })
       .prefault({}),
     pusher: z

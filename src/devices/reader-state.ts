@@ -10,7 +10,7 @@ import type { EventBus } from '../events/bus.js';
 
 export const readerStatusSchema = z.object({
   status: z.enum(['online', 'offline', 'unknown']),
-  connected_via: z.enum(['mqtt', 'gateway']).nullable(),
+  connected_via: z.enum(['mqtt', 'bridge', 'gateway']).nullable(),
   gateway_status: z.string().nullable(),
   last_seen: z.string().nullable(),
   last_scan: z.string().nullable(),
@@ -18,8 +18,8 @@ export const readerStatusSchema = z.object({
 
 export interface ReaderStatus {
   status: 'online' | 'offline' | 'unknown';
-  /** `mqtt` while the reader holds a broker connection; `gateway` when a gateway reported it. */
-  connected_via: 'mqtt' | 'gateway' | null;
+  /** `mqtt` while the reader holds a broker connection; `bridge` while a device plugged into the box acts as it; `gateway` when a gateway reported it. */
+  connected_via: 'mqtt' | 'bridge' | 'gateway' | null;
   /** As the gateway reported it (`connected` occurs in the spec), else null. */
   gateway_status: string | null;
   last_seen: string | null;
@@ -29,6 +29,7 @@ export interface ReaderStatus {
 interface Entry {
   projectId: number;
   mqttConnections: number;
+  bridgeDevices: number;
   gatewayStatus: string | null;
   lastSeen: number | null;
   lastScan: number | null;
@@ -47,11 +48,11 @@ export class ReaderStates {
   of(readerId: number): ReaderStatus {
     const e = this.#entries.get(readerId);
     if (!e) return UNKNOWN;
-    const online = e.mqttConnections > 0 || e.gatewayStatus === 'connected' || e.gatewayStatus === 'online';
-    const known = e.mqttConnections > 0 || e.gatewayStatus !== null || e.lastSeen !== null;
+    const online = e.mqttConnections > 0 || e.bridgeDevices > 0 || e.gatewayStatus === 'connected' || e.gatewayStatus === 'online';
+    const known = online || e.gatewayStatus !== null || e.lastSeen !== null;
     return {
       status: online ? 'online' : known ? 'offline' : 'unknown',
-      connected_via: e.mqttConnections > 0 ? 'mqtt' : e.gatewayStatus !== null ? 'gateway' : null,
+      connected_via: e.mqttConnections > 0 ? 'mqtt' : e.bridgeDevices > 0 ? 'bridge' : e.gatewayStatus !== null ? 'gateway' : null,
       gateway_status: e.gatewayStatus,
       last_seen: e.lastSeen === null ? null : iso(e.lastSeen),
       last_scan: e.lastScan === null ? null : iso(e.lastScan),
@@ -68,6 +69,14 @@ export class ReaderStates {
   disconnected(projectId: number, readerId: number): void {
     this.#change(projectId, readerId, (e) => {
       e.mqttConnections = Math.max(0, e.mqttConnections - 1);
+      e.lastSeen = this.clock.now();
+    });
+  }
+
+  /** A device plugged into the box that acts as the reader was opened, or went away (firmware-bridge/). */
+  bridged(projectId: number, readerId: number, connected: boolean): void {
+    this.#change(projectId, readerId, (e) => {
+      e.bridgeDevices = Math.max(0, e.bridgeDevices + (connected ? 1 : -1));
       e.lastSeen = this.clock.now();
     });
   }
@@ -102,7 +111,7 @@ export class ReaderStates {
 
   #entry(projectId: number, readerId: number): Entry {
     let e = this.#entries.get(readerId);
-    if (!e) this.#entries.set(readerId, (e = { projectId, mqttConnections: 0, gatewayStatus: null, lastSeen: null, lastScan: null }));
+    if (!e) this.#entries.set(readerId, (e = { projectId, mqttConnections: 0, bridgeDevices: 0, gatewayStatus: null, lastSeen: null, lastScan: null }));
     return e;
   }
 

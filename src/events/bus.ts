@@ -1,5 +1,6 @@
 import type { SyncConflictResource } from '../sync/conflicts.js';
 import type { GatewayResource } from '../devices/gateways.js';
+import type { BridgeDeviceResource } from '../devices/bridge-devices.js';
 import type { ReaderStatus } from '../devices/reader-state.js';
 import type { Logger } from '../logger.js';
 import type { AccessPointResource } from '../venue/access-points.js';
@@ -27,6 +28,9 @@ export interface DeletionEvent {
   id: number;
   version: number;
 }
+
+/** A device plugged into the box, as the console's devices channel shows it (docs/bridge.md). */
+export type BridgeDeviceEvent = Pick<BridgeDeviceResource, 'id' | 'name' | 'reader_identifier' | 'framing' | 'connected' | 'opened_path' | 'last_error'>;
 
 export interface GatewayEvent {
   projectId: number;
@@ -98,6 +102,12 @@ export interface DomainEvents {
   'zone.occupancy_changed': { projectId: number; zoneIds: number[]; timestamp: string };
   /** A project was created or changed (its time zone drives time windows). */
   'project.saved': { projectId: number; timezone: string };
+  /** A device plugged into the box was created or changed, or deleted (firmware-bridge/ reopens or closes it). */
+  'bridge.device_saved': { projectId: number; id: number };
+  'bridge.device_deleted': { projectId: number; id: number };
+  /** A device plugged into the box was opened, or went away (unplugged, a read error) (console devices channel). */
+  'bridge.device_connected': { projectId: number; device: BridgeDeviceEvent };
+  'bridge.device_disconnected': { projectId: number; device: BridgeDeviceEvent };
   /** A gateway's report changed its status to online / offline (MQTT status topic, last will or the mqtt-gateway-status webhook). */
   'gateway.online': GatewayEvent;
   'gateway.offline': GatewayEvent;

@@ -75,6 +75,8 @@ export class Broadcaster implements Module {
       }),
     );
     // Cloud sync (docs/sync.md): the link on the edge's console, conflicts on the cloud's.
+    bus.on(this, 'bridge.device_connected', (e) => this.publish(e.projectId, 'console:devices', 'BridgeDeviceConnected', e.device));
+    bus.on(this, 'bridge.device_disconnected', (e) => this.publish(e.projectId, 'console:devices', 'BridgeDeviceDisconnected', e.device));
     bus.on(this, 'sync.link_down', (e) => this.publish(e.projectId, 'console:devices', 'SyncLinkDown', { edge_id: e.edgeId, reason: e.reason, since: e.since }));
     bus.on(this, 'sync.link_up', (e) => this.publish(e.projectId, 'console:devices', 'SyncLinkUp', { edge_id: e.edgeId, down_since: e.downSince, at: e.at }));
     bus.on(this, 'sync.conflict', (e) => this.publish(e.projectId, 'console:devices', 'SyncConflict', e.conflict));

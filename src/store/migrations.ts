@@ -1,5 +1,6 @@
 import { feedMigrations } from './feed-migrations.js';
 import { syncMigrations } from './sync-migrations.js';
+import { bridgeMigrations } from './bridge-migrations.js';
 // Ordered schema migrations; PRAGMA user_version records the last one applied.
 // Append only: never edit a migration that has shipped.
 
@@ -518,4 +519,4 @@ const coreMigrations: readonly Migration[] = [
   },
 ];
 
-export const migrations: readonly Migration[] = [...coreMigrations, ...feedMigrations, ...syncMigrations];
+export const migrations: readonly Migration[] = [...coreMigrations, ...feedMigrations, ...syncMigrations, ...bridgeMigrations];

@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import { Gatehouse } from '../../src/app.js';
 import type { Clock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config/load.js';
+import type { ServiceOverrides } from '../../src/services.js';
 
 export const ADMIN_EMAIL = 'admin@example.test';
 export const ADMIN_PASSWORD = 'correct horse battery';
@@ -47,9 +48,10 @@ export interface TestResponse {
 
 /** A real appliance on a free loopback port with a real SQLite file in a temp dir.
  * `env` entries are GATEHOUSE_* variables, so tests go through the real config overlay. */
-export async function startAppliance(env: Record<string, string> = {}, options: { clock?: Clock; dataDir?: string } = {}): Promise<TestAppliance> {
+export async function startAppliance(env: Record<string, string> = {}, options: { clock?: Clock; dataDir?: string; overrides?: ServiceOverrides; configFile?: string } = {}): Promise<TestAppliance> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'gatehouse-test-'));
   const config = loadConfig({
+    ...(options.configFile ? { file: options.configFile, fileRequired: true } : {}),
     env: {
       GATEHOUSE_DATA_DIR: dataDir,
       GATEHOUSE_HTTP_HOST: '127.0.0.1',
@@ -63,7 +65,11 @@ export async function startAppliance(env: Record<string, string> = {}, options: 
       ...env,
     },
   });
-  const app = new Gatehouse(config, { log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }), ...(options.clock ? { clock: options.clock } : {}) });
+  const app = new Gatehouse(config, {
+    log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.overrides ? { overrides: options.overrides } : {}),
+  });
   await app.start();
   const url = `http://127.0.0.1:${app.httpPort}`;
 

@@ -1,4 +1,5 @@
 import { deviceRoutes } from './devices.js';
+import { bridgeDeviceRoutes } from './bridge-devices.js';
 import { webhookSourceRoutes } from './webhook-sources.js';
 import { uploadWebhookRoutes } from './upload-webhooks.js';
 import { AppError } from '../../errors.js';
@@ -47,6 +48,7 @@ export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
     ...webhookDeliveryRoutes(deps),
     ...syncRoutes(deps),
     ...uploadWebhookRoutes({ uploads: deps.uploads, gate: deps.webhookGate, projects: deps.projects }),
+    ...bridgeDeviceRoutes(deps),
     ...deviceRoutes(deps), // before readers/{readerId}: readers/logins is not an id
     ...accessControlRoutes(deps),
     ...scanRoutes({ scans: deps.scans, now: () => deps.clock.now() }),

@@ -1,0 +1,147 @@
+import type { Clock } from '../src/clock.js';
+import { ScanError } from '../src/access/engine.js';
+import type { ReaderScans } from '../src/access/reader-scan.js';
+import type { ScanService } from '../src/access/scan-service.js';
+import { readerKey, type VenueIndex } from '../src/access/venue-index.js';
+import { type BridgeDevice, type BridgeDeviceState, type BridgeDevices, IDLE_STATE, isHid } from '../src/devices/bridge-devices.js';
+import type { ReaderStates } from '../src/devices/reader-state.js';
+import type { EventBus } from '../src/events/bus.js';
+import type { Logger } from '../src/logger.js';
+import { type Decide, DeviceRunner } from './device-runner.js';
+import type { HidStatus, HidTransport } from './hid-transport.js';
+import type { Transport } from './transport.js';
+
+// The firmware bridge (issue 27; docs/bridge.md): one runner per enabled device, started with
+// the appliance and restarted when its record changes. Its scans take the same path as an MQTT
+// reader's: the reader-scan translation (access/reader-scan.ts) with source `bridge`, then the
+// scan service, so they are journaled, answered, announced and synced like any other.
+
+export interface BridgeOptions {
+  enabled: boolean;
+  reopenMinMs: number;
+  reopenMaxMs: number;
+  badFrameLogIntervalMs: number;
+}
+
+export interface BridgeDeps {
+  devices: BridgeDevices;
+  readerScans: ReaderScans;
+  scans: ScanService;
+  index: VenueIndex;
+  readerStates: ReaderStates;
+  bus: EventBus;
+  clock: Clock;
+  log: Logger;
+  serial: Transport;
+  hid: HidTransport;
+}
+
+export class FirmwareBridge {
+  readonly #runners = new Map<number, DeviceRunner>();
+  readonly #states = new Map<number, BridgeDeviceState>();
+  /** Per device id: the restart in progress, so changes to one device apply in order. */
+  #queue = new Map<number, Promise<void>>();
+  #started = false;
+
+  constructor(
+    private readonly deps: BridgeDeps,
+    private readonly options: BridgeOptions,
+  ) {}
+
+  start(): void {
+    if (!this.options.enabled) {
+      this.deps.log.info('firmware bridge off (bridge.enabled = false)');
+      return;
+    }
+    this.#started = true;
+    this.deps.bus.on(this, 'bridge.device_saved', ({ id }) => this.#restart(id));
+    this.deps.bus.on(this, 'bridge.device_deleted', ({ id }) => this.#restart(id));
+    for (const device of this.deps.devices.list(null).items) this.#restart(device.id);
+    const hid = this.deps.hid.status();
+    if (!hid.available && this.deps.devices.list(null).items.some((d) => isHid(d.framing))) this.deps.log.warn({ reason: hid.reason }, 'USB HID devices configured, but HID is off');
+  }
+
+  async stop(): Promise<void> {
+    this.deps.bus.removeListeners(this);
+    this.#started = false;
+    await Promise.all(this.#queue.values());
+    await Promise.all([...this.#runners.values()].map((r) => r.stop()));
+    this.#runners.clear();
+  }
+
+  /** What the bridge knows of a device now (idle when it is not running). */
+  stateOf(id: number): BridgeDeviceState {
+    return { ...(this.#states.get(id) ?? IDLE_STATE) };
+  }
+
+  hidStatus(): HidStatus {
+    return this.deps.hid.status();
+  }
+
+  /** Settles once every restart asked for so far is done (tests, shutdown). */
+  async settled(): Promise<void> {
+    await Promise.all(this.#queue.values());
+  }
+
+  #restart(id: number): void {
+    const previous = this.#queue.get(id) ?? Promise.resolve();
+    const next = previous.then(async () => {
+      const old = this.#runners.get(id);
+      this.#runners.delete(id);
+      if (old) await old.stop();
+      const device = this.deps.devices.byId(id);
+      if (!device) {
+        this.#states.delete(id);
+        return;
+      }
+      if (!this.#started || !device.enabled) {
+        const state = this.#states.get(id);
+        if (state) state.last_error = device.enabled ? state.last_error : null;
+        return;
+      }
+      let state = this.#states.get(id);
+      if (!state) this.#states.set(id, (state = { ...IDLE_STATE }));
+      const runner = new DeviceRunner(device, state, {
+        transport: isHid(device.framing) ? this.deps.hid : this.deps.serial,
+        decide: this.#decide,
+        clock: this.deps.clock,
+        log: this.deps.log,
+        reopen: { minMs: this.options.reopenMinMs, maxMs: this.options.reopenMaxMs },
+        badFrameLogIntervalMs: this.options.badFrameLogIntervalMs,
+        connected: (d, s) => this.#announce(d, s, true),
+        disconnected: (d, s) => this.#announce(d, s, false),
+      });
+      this.#runners.set(id, runner);
+      runner.start();
+    });
+    const settled = next.catch((err) => this.deps.log.error({ err, device_id: id }, 'bridge device restart failed'));
+    this.#queue.set(id, settled);
+    void settled.then(() => {
+      if (this.#queue.get(id) === settled) this.#queue.delete(id);
+    });
+  }
+
+  /** The reader-scan translation every transport shares, source `bridge`; the device's access point when it names one. */
+  readonly #decide: Decide = async (device, value) => {
+    const located = this.deps.readerScans.locate({ projectId: device.projectId, identifier: device.reader_identifier, credentialValue: value, requestId: null, source: 'bridge' });
+    if (!located.ok) return { refused: located.refusal.message };
+    const request = device.access_point_id === null ? located.request : { ...located.request, accessPointId: device.access_point_id };
+    try {
+      const outcome = await this.deps.scans.scan(request);
+      return { granted: outcome.granted };
+    } catch (err) {
+      if (err instanceof ScanError) return { refused: err.message };
+      throw err;
+    }
+  };
+
+  #announce(device: BridgeDevice, state: BridgeDeviceState, connected: boolean): void {
+    const reader = this.deps.index.readers.get(readerKey(device.projectId, device.reader_identifier));
+    if (reader) this.deps.readerStates.bridged(device.projectId, reader.id, connected);
+    const event = {
+      projectId: device.projectId,
+      device: { id: device.id, name: device.name, reader_identifier: device.reader_identifier, framing: device.framing, connected, opened_path: state.opened_path, last_error: state.last_error },
+    };
+    this.deps.bus.emit(connected ? 'bridge.device_connected' : 'bridge.device_disconnected', event);
+  }
+}
