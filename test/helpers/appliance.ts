@@ -70,7 +70,13 @@ export async function startAppliance(env: Record<string, string> = {}, options: 
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.overrides ? { overrides: options.overrides } : {}),
   });
-  await app.start();
+  try {
+    await app.start();
+  } catch (err) {
+    await app.stop(); // what did start, stopped, as main.ts does
+    if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
   const url = `http://127.0.0.1:${app.httpPort}`;
 
   const request = requester(url);
