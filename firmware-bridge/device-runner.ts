@@ -50,6 +50,7 @@ export class DeviceRunner {
   #absentSaid: string | null = null;
   #lastBadLog = 0;
   #unloggedBad = 0;
+  readonly #feedback: { grant: Buffer | null; deny: Buffer | null };
 
   constructor(
     readonly device: BridgeDevice,
@@ -59,6 +60,8 @@ export class DeviceRunner {
     this.#decoder = decoderFor(device);
     this.#log = deps.log.child({ device: device.name, device_id: device.id });
     this.#delay = deps.reopen.minMs;
+    const bytes = (hex: string | null) => (hex === null ? null : Buffer.from(hex, 'hex'));
+    this.#feedback = { grant: bytes(device.feedback.grant), deny: bytes(device.feedback.deny) };
   }
 
   start(): void {
@@ -180,11 +183,11 @@ export class DeviceRunner {
     } catch (err) {
       this.#error(`scan failed: ${(err as Error).message}`);
     }
-    const bytes = granted ? this.device.feedback.grant : this.device.feedback.deny;
+    const bytes = granted ? this.#feedback.grant : this.#feedback.deny;
     // Only to the port the frame came from: a device re-plugged since then did not ask.
     if (bytes === null || port === null || port !== this.#port) return;
     try {
-      await port.write(Buffer.from(bytes, 'hex'));
+      await port.write(bytes);
     } catch (err) {
       this.#error(`feedback not written: ${(err as Error).message}`);
     }

@@ -44,10 +44,9 @@ export class SerialTransport implements Transport {
     });
     return {
       path,
-      write: (bytes) =>
-        new Promise<void>((resolve, reject) => {
-          port.write(bytes, (err) => (err ? reject(err) : port.drain((e) => (e ? reject(e) : resolve()))));
-        }),
+      // Handed to the OS, not drained: waiting for a beep's bytes to leave the wire would cost
+      // another trip through libuv's thread pool per scan (bench:bridge) and tells nothing more.
+      write: (bytes) => new Promise<void>((resolve, reject) => port.write(bytes, (err) => (err ? reject(err) : resolve()))),
       close: () =>
         new Promise<void>((resolve) => {
           if (closing || !port.isOpen) {

@@ -7,6 +7,7 @@ import { accountCases } from './wire/cases-accounts.js';
 import { deviceCases, inFlightCases } from './wire/cases-devices.js';
 import { outgoingCases } from './wire/cases-outgoing.js';
 import { syncCases } from './wire/cases-sync.js';
+import { bridgeCases } from './wire/cases-bridge.js';
 import { stalled } from './wire/pipelined.js';
 import { venueCases } from './wire/cases-venue.js';
 import { namesError, operationsOf, problemsWith, requestProblems, type Operation } from './wire/check.js';
@@ -67,7 +68,7 @@ describe('the OpenAPI document, against the wire', () => {
 
   it('answers every case of the table, and every refusal its declaration implies, as the document declares it', async () => {
     const venue = await makeVenue(w);
-    const table = [...accountCases(w, venue), ...venueCases(w, venue), ...deviceCases(w, venue), ...outgoingCases(w, venue), ...syncCases(w, venue)];
+    const table = [...accountCases(w, venue), ...venueCases(w, venue), ...deviceCases(w, venue), ...outgoingCases(w, venue), ...syncCases(w, venue), ...bridgeCases(w, venue)];
     const generic = gh.app.routes.flatMap((route) => genericCases(w, route, operations.get(route.operationId)!));
     expect(await run([...table, ...generic], operations)).toEqual([]);
   }, 240_000);
@@ -169,7 +170,7 @@ describe('the OpenAPI document, against the wire', () => {
       const b = await new World(busy).init();
       const venue = await makeVenue(b);
       const ops = await doc(busy);
-      const table = [...accountCases(b, venue), ...venueCases(b, venue), ...deviceCases(b, venue), ...outgoingCases(b, venue), ...syncCases(b, venue)];
+      const table = [...accountCases(b, venue), ...venueCases(b, venue), ...deviceCases(b, venue), ...outgoingCases(b, venue), ...syncCases(b, venue), ...bridgeCases(b, venue)];
       const wrong: string[] = [];
       const problems = await run(underWriteLock(b, lock, ops, table, wrong), ops, b);
       expect([...wrong, ...problems]).toEqual([]);
