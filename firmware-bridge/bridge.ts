@@ -74,6 +74,19 @@ export class FirmwareBridge {
     return { ...(this.#states.get(id) ?? IDLE_STATE) };
   }
 
+  /** Sums over every device since start (/metrics). */
+  totals(): { connected: number; frames: number; badFrames: number; debounced: number; errors: number } {
+    const t = { connected: 0, frames: 0, badFrames: 0, debounced: 0, errors: 0 };
+    for (const s of this.#states.values()) {
+      t.connected += s.connected ? 1 : 0;
+      t.frames += s.frames;
+      t.badFrames += s.bad_frames;
+      t.debounced += s.debounced;
+      t.errors += s.errors;
+    }
+    return t;
+  }
+
   hidStatus(): HidStatus {
     return this.deps.hid.status();
   }

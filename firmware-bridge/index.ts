@@ -17,6 +17,7 @@ import { type HidBackend, HidTransport, nodeHidBackend } from './hid-transport.j
 import { SerialTransport } from './serial-transport.js';
 
 export { FirmwareBridge } from './bridge.js';
+export { registerBridgeMetrics } from './metrics.js';
 export type { HidBackend, HidDeviceInfo, HidHandle } from './hid-transport.js';
 
 // The firmware bridge as the composition root builds it (src/services.ts): the devices' record,

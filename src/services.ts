@@ -1,4 +1,4 @@
-import { createFirmwareBridge, type FirmwareBridgeParts, type HidBackend } from '../firmware-bridge/index.js';
+import { createFirmwareBridge, type FirmwareBridgeParts, type HidBackend, registerBridgeMetrics } from '../firmware-bridge/index.js';
 import { join } from 'node:path';
 import { AccessEngine } from './access/engine.js';
 import { EventJournal } from './access/event-journal.js';
@@ -313,6 +313,7 @@ export function buildServices(config: Readonly<Config>, store: Store, clock: Clo
     readerStates,
     ...(overrides.hidBackend ? { hidBackend: overrides.hidBackend } : {}),
   });
+  registerBridgeMetrics(metrics.registry, bridge.runtime);
 
   registerExternalChangeMetrics(metrics.registry, access.externalChanges);
   registerRealtimeMetrics(metrics.registry, server);

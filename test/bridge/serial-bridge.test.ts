@@ -141,6 +141,9 @@ describe('the firmware bridge over serial ptys', () => {
     expect((await wPair.receivedBytes(1)).toString('hex')).toBe(GRANT);
     expect(await state(w.id)).toMatchObject({ bad_frames: 3, frames: 4 });
     // Nothing bad reached the engine: only the three good frames are access events from these readers.
+    const metrics = (await gh.request('GET', '/metrics')).text;
+    expect(Number(/^gatehouse_bridge_bad_frames_total (\S+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(9);
+    expect(Number(/^gatehouse_bridge_devices_connected (\S+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(3);
     const known = ['62E3086CED', '0000000001', '0415AB19C2', 'TICKET-77', '123:45678', '1234:56789', '9:9'];
     expect((await bridgeScans()).filter((e: { credential_value: string }) => !known.includes(e.credential_value))).toEqual([]);
   });
