@@ -26,6 +26,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ReadStream } from 'node:tty';
 import { bucketOf, cpuOf, HIST, line, machineBusy, msOf, nodeFlags, sleep } from './process-stats.js';
+import { encodeScan } from '../firmware-bridge/framing/encode.js';
 
 const quick = process.env.BENCH_QUICK === '1';
 const SECONDS = quick ? 3 : 10;
@@ -48,12 +49,8 @@ interface Appliance {
   token: string;
 }
 
-/** A valid rdm6300 frame for 10 hex digits: STX, the digits, their XOR checksum, ETX (as test/helpers/pty.ts builds it). */
-function rdm6300(data: string): Buffer {
-  let x = 0;
-  for (let i = 0; i < 10; i += 2) x ^= Number.parseInt(data.slice(i, i + 2), 16);
-  return Buffer.from(`\x02${data}${x.toString(16).toUpperCase().padStart(2, '0')}\x03`, 'latin1');
-}
+/** A valid rdm6300 frame for 10 hex digits (firmware-bridge/framing/encode.ts). */
+const rdm6300 = (data: string): Buffer => encodeScan('rdm6300', data).frame;
 
 const hex10 = (n: number) => n.toString(16).toUpperCase().padStart(10, '0');
 

@@ -4,6 +4,7 @@ import { CliError, commandNames, runCommand, usage } from './cli/commands.js';
 import { ConfigError, configFileFrom, loadConfig } from './config/load.js';
 import { configLeaves } from './config/overlay.js';
 import { createLogger } from './logger.js';
+import { runSimulator } from '../firmware-bridge/simulate.js';
 
 // The thin entry: argv, config, signals and exit codes. Everything else is in app.ts.
 
@@ -40,6 +41,11 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig({ file, fileRequired: required, env: process.env, flags: configFlags });
 
   const group = rest[0];
+  if (group === 'bridge') {
+    // Not a store command: a client of the running appliance's REST API (firmware-bridge/simulate.ts).
+    process.stdout.write(`${JSON.stringify(await runSimulator(rest.slice(1), config), null, 2)}\n`);
+    return 0;
+  }
   if (group !== undefined) {
     if (!commandNames.has(group)) throw new CliError(`unknown argument ${group}\n${usage}`);
     const log = createLogger({ ...config.log, level: 'warn' });

@@ -160,6 +160,7 @@ export const usage = `Usage: gatehouse [config flags]                 start the 
        gatehouse demo seed [--project TEAM/PROJECT]   (npm run demo)
        gatehouse projects list
        gatehouse projects create --name N [--slug S] [--team SLUG] [--timezone TZ]
+       gatehouse bridge simulate --framing F [--url U] [--token T | --email E --password P] [--values a,b] [--access-point ID] [--reader R] [--interval-ms N] [--keep]
 Config flags (any command): --data-dir DIR, --config FILE, ... (docs/config.md)`;
 
 /** Runs one administration command against the store; returns what to print. */

@@ -1,3 +1,4 @@
+import { encodeScan } from '../../firmware-bridge/framing/encode.js';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { SerialPort } from 'serialport';
@@ -77,31 +78,9 @@ export function socatInstalled(): boolean {
   return ['/usr/bin/socat', '/bin/socat', '/usr/local/bin/socat'].some((p) => existsSync(p));
 }
 
-/** A valid rdm6300 frame for 10 hex digits: STX, the digits, their XOR checksum, ETX. */
-export function rdm6300(data: string): Buffer {
-  return Buffer.from(`\x02${data}${checksum(data)}\x03`, 'latin1');
-}
-
-/** A valid ID-12 frame: STX, the digits, checksum, CR LF, ETX. */
-export function id12(data: string): Buffer {
-  return Buffer.from(`\x02${data}${checksum(data)}\r\n\x03`, 'latin1');
-}
-
-export function checksum(data: string): string {
-  let x = 0;
-  for (let i = 0; i < 10; i += 2) x ^= Number.parseInt(data.slice(i, i + 2), 16);
-  return x.toString(16).toUpperCase().padStart(2, '0');
-}
-
-/** Wiegand 26 as the converter sends it: the 26 bits as hex text (even parity over the first 12 data bits, odd over the last 12). */
-export function wiegand26(facility: number, card: number): string {
-  const data = (facility << 16) | card; // 24 bits
-  const ones = (n: number) =>
-    n
-      .toString(2)
-      .split('')
-      .filter((b) => b === '1').length;
-  const even = ones(data >>> 12) % 2;
-  const odd = (ones(data & 0xfff) + 1) % 2;
-  return ((even << 25) | (data << 1) | odd).toString(16).toUpperCase();
-}
+/** Real frames of each framing (firmware-bridge/framing/encode.ts, which the simulator plays;
+ * test/bridge/framing.test.ts checks the parsers against frames written out by hand). */
+export const rdm6300 = (data: string): Buffer => encodeScan('rdm6300', data).frame;
+export const id12 = (data: string): Buffer => encodeScan('id12', data).frame;
+/** Wiegand 26 as the converter sends it: the 26 bits as hex text, no line end. */
+export const wiegand26 = (facility: number, card: number): string => encodeScan('wiegand26', `${facility}:${card}`).frame.toString('latin1').trimEnd();
