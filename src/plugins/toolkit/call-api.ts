@@ -1,0 +1,115 @@
+import type { PluginDependency } from './types.js';
+
+// callApi(operationId, identifier, additionalData) (issue 28 item 4; spec: Endpoints): the
+// dependency is found by its identifier and the operation in ITS `operations` map — the manifest
+// is the contract, so an operation the plugin did not declare is never called. Everything that
+// can be known wrong is refused before any request: an unknown identifier or operation, a path
+// parameter missing, a permission the plugin lacks. {teamSlug} and {projectSlug} come from the
+// plugin's context, other path parameters from additionalData; what is left of additionalData
+// goes as the query (GET, DELETE) or as the JSON body. An API error rejects with its status,
+// message and field errors (the platform's error envelope). Browser-safe: fetch only.
+
+export type PluginApiErrorCode = 'unknown_dependency' | 'unknown_operation' | 'invalid_operation' | 'missing_parameter' | 'permission_denied' | 'network' | 'api';
+
+export class PluginApiError extends Error {
+  constructor(
+    readonly code: PluginApiErrorCode,
+    message: string,
+    /** The HTTP status for `api` errors; 0 when no request was made or none answered. */
+    readonly status = 0,
+    /** Field errors of a 422 (`{field: [messages]}`). */
+    readonly errors: Record<string, string[]> = {},
+    /** The answer's body, as sent. */
+    readonly body: unknown = null,
+  ) {
+    super(message);
+    this.name = 'PluginApiError';
+  }
+}
+
+export interface PluginContext {
+  /** The appliance: `http://box:8080` (the dev server proxies it); '' for the page's own origin. */
+  baseUrl: string;
+  teamSlug: string;
+  projectSlug: string;
+  /** The plugin's API token (Bearer), or null for a cookie session. */
+  token: string | null;
+  fetch?: typeof fetch;
+}
+
+export interface CallApiSource {
+  dependencies: readonly PluginDependency[];
+  /** What the plugin may do: its manifest's permissions. */
+  hasPermission(name: string): boolean;
+}
+
+const OPERATION = /^(get|post|put|patch|delete):(\/\S*)$/;
+
+/** callApi bound to a context and to where the manifest's dependencies and permissions are read (live: a reloaded manifest applies at once). */
+export function createCallApi(context: () => PluginContext, source: () => CallApiSource) {
+  return async function callApi<T = unknown>(operationId: string, identifier: string, additionalData: Record<string, unknown> = {}): Promise<T> {
+    const { dependencies, hasPermission } = source();
+    const dependency = dependencies.find((d) => d.identifier === identifier);
+    if (!dependency) throw new PluginApiError('unknown_dependency', `No dependency "${identifier}" in app-manifest.json (declared: ${dependencies.map((d) => d.identifier).join(', ') || 'none'}).`);
+    const operation = dependency.operations[operationId];
+    if (operation === undefined) {
+      throw new PluginApiError('unknown_operation', `Dependency "${identifier}" has no operation "${operationId}" (declared: ${Object.keys(dependency.operations).join(', ') || 'none'}).`);
+    }
+    const match = OPERATION.exec(operation);
+    if (!match) throw new PluginApiError('invalid_operation', `Operation "${operationId}" of "${identifier}" is "${operation}": expected "<method>:<path>".`);
+    const lacking = dependency.permissions.filter((p) => !hasPermission(p));
+    if (lacking.length > 0)
+      throw new PluginApiError('permission_denied', `Dependency "${identifier}" needs the permission ${lacking.map((p) => `"${p}"`).join(', ')}, which the plugin does not have.`);
+
+    const ctx = context();
+    const method = match[1]!.toUpperCase();
+    const rest: Record<string, unknown> = { ...additionalData };
+    const path = match[2]!.replace(/\{([^}]+)\}/g, (_all, name: string) => {
+      const value = name === 'teamSlug' ? ctx.teamSlug : name === 'projectSlug' ? ctx.projectSlug : rest[name];
+      if (value === undefined || value === null || value === '') {
+        throw new PluginApiError('missing_parameter', `Operation "${operationId}" of "${identifier}" needs the path parameter "${name}" in additionalData.`);
+      }
+      delete rest[name];
+      return encodeURIComponent(String(value));
+    });
+    // Paths are relative to the API's version root (/v1/...), which the appliance serves under /api.
+    let url = `${ctx.baseUrl.replace(/\/+$/, '')}/api${path}`;
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (ctx.token) headers.authorization = `Bearer ${ctx.token}`;
+    let body: string | undefined;
+    if (method === 'GET' || method === 'DELETE') {
+      const query = new URLSearchParams();
+      for (const [key, value] of Object.entries(rest)) {
+        if (value === undefined) continue;
+        if (Array.isArray(value)) for (const v of value) query.append(`${key}[]`, String(v));
+        else query.append(key, typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value));
+      }
+      if ([...query].length > 0) url += `?${query}`;
+    } else {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(rest);
+    }
+
+    let res: Response;
+    try {
+      res = await (ctx.fetch ?? fetch)(url, { method, headers, ...(body === undefined ? {} : { body }), credentials: ctx.token ? 'omit' : 'include' });
+    } catch (err) {
+      throw new PluginApiError('network', `${method} ${path} did not reach the appliance: ${(err as Error).message}`);
+    }
+    const text = await res.text();
+    let json: unknown = null;
+    try {
+      json = text ? JSON.parse(text) : null;
+    } catch {
+      json = text;
+    }
+    if (!res.ok) {
+      const envelope = (typeof json === 'object' && json !== null ? json : {}) as { message?: unknown; errors?: unknown };
+      const message = typeof envelope.message === 'string' ? envelope.message : `${method} ${path} answered ${res.status}`;
+      const errors = typeof envelope.errors === 'object' && envelope.errors !== null ? (envelope.errors as Record<string, string[]>) : {};
+      throw new PluginApiError('api', message, res.status, errors, json);
+    }
+    // The answer's `data` (spec: "Returns the data member"); a 204 resolves to null.
+    return (typeof json === 'object' && json !== null && 'data' in json ? (json as { data: unknown }).data : json) as T;
+  };
+}

@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCallApi, PluginApiError, type PluginContext } from '../../src/plugins/toolkit/call-api.js';
+import type { PluginDependency } from '../../src/plugins/toolkit/types.js';
+import { client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
+
+// callApi against a real appliance (issue 28 item 4): the spec's access-point dependency, path
+// parameters from additionalData, the rest as query or body, the answer's data; refusals before
+// any request (counted with a fetch that records what was sent), API errors with status, message
+// and field errors.
+
+const accessPoints: PluginDependency = {
+  identifier: 'access_points',
+  model: 'AccessPoint',
+  permissionKey: 'access_points',
+  permissions: ['view_access_points', 'manage_access_points'],
+  operations: {
+    'access-points.index': 'get:/v1/projects/{teamSlug}/{projectSlug}/access-points',
+    'access-points.show': 'get:/v1/projects/{teamSlug}/{projectSlug}/access-points/{access_point}',
+    'access-points.store': 'post:/v1/projects/{teamSlug}/{projectSlug}/access-points',
+    'access-points.update': 'put:/v1/projects/{teamSlug}/{projectSlug}/access-points/{access_point}',
+    'access-points.destroy': 'delete:/v1/projects/{teamSlug}/{projectSlug}/access-points/{access_point}',
+    broken: 'fetch /nowhere',
+  },
+  events: { AccessPointUpdated: 'AccessPointUpdated', AccessPointDeleted: 'AccessPointDeleted' },
+};
+
+describe('callApi against a running appliance', () => {
+  let gh: TestAppliance;
+  let zone: number;
+  const sent: string[] = [];
+  let granted = new Set(['view_access_points', 'manage_access_points']);
+  let token = '';
+  const context = (): PluginContext => ({
+    baseUrl: gh.url,
+    teamSlug: 'default',
+    projectSlug: 'default',
+    token,
+    fetch: (input, init) => {
+      sent.push(`${init?.method} ${String(input)}`);
+      return fetch(input, init);
+    },
+  });
+  const callApi = createCallApi(context, () => ({ dependencies: [accessPoints], hasPermission: (p) => granted.has(p) }));
+
+  beforeAll(async () => {
+    gh = await startAppliance();
+    token = await gh.token();
+    zone = (await client(gh, token).post('/api/v1/projects/default/default/access-zones', { name: 'Hall' })).body.data.id;
+  });
+  afterAll(() => gh.destroy());
+
+  it('stores, shows, lists, updates and deletes through the operations map, resolving to the data', async () => {
+    const made = await callApi<{ id: number; name: string }>('access-points.store', 'access_points', { name: 'North gate', access_zone_id: zone, direction: 'in' });
+    expect(made).toMatchObject({ name: 'North gate', access_zone_id: zone });
+    expect(await callApi('access-points.show', 'access_points', { access_point: made.id })).toMatchObject({ id: made.id, name: 'North gate' });
+    const page = await callApi<{ id: number }[]>('access-points.index', 'access_points', { per_page: 5 });
+    expect(page.map((p) => p.id)).toContain(made.id);
+    expect(sent.at(-1)).toBe(`GET ${gh.url}/api/v1/projects/default/default/access-points?per_page=5`);
+    expect(await callApi('access-points.update', 'access_points', { access_point: made.id, name: 'North gate 2' })).toMatchObject({ name: 'North gate 2' });
+    expect(sent.at(-1)).toBe(`PUT ${gh.url}/api/v1/projects/default/default/access-points/${made.id}`);
+    expect(await callApi('access-points.destroy', 'access_points', { access_point: made.id })).toBeNull();
+    expect((await client(gh, token).get(`/api/v1/projects/default/default/access-points/${made.id}`)).status).toBe(404);
+  });
+
+  it('refuses before any request: an unknown identifier or operation, a bad operation, a missing path parameter, a permission the plugin lacks', async () => {
+    const before = sent.length;
+    const refused = async (promise: Promise<unknown>, code: string, message: RegExp) => {
+      const err = await promise.then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(PluginApiError);
+      expect((err as PluginApiError).code).toBe(code);
+      expect((err as PluginApiError).message).toMatch(message);
+    };
+    await refused(callApi('access-points.index', 'gates'), 'unknown_dependency', /No dependency "gates".*declared: access_points/);
+    await refused(callApi('access-points.purge', 'access_points'), 'unknown_operation', /no operation "access-points.purge"/);
+    await refused(callApi('broken', 'access_points'), 'invalid_operation', /expected "<method>:<path>"/);
+    await refused(callApi('access-points.show', 'access_points', {}), 'missing_parameter', /path parameter "access_point"/);
+    granted = new Set(['view_access_points']);
+    await refused(callApi('access-points.index', 'access_points'), 'permission_denied', /"manage_access_points"/);
+    granted = new Set(['view_access_points', 'manage_access_points']);
+    expect(sent.length).toBe(before);
+  });
+
+  it('rejects an API error with its status, message and field errors', async () => {
+    const invalid = await callApi('access-points.store', 'access_points', { name: '' }).catch((e: unknown) => e as PluginApiError);
+    expect(invalid).toMatchObject({ code: 'api', status: 422 });
+    expect((invalid as PluginApiError).errors.name?.[0]).toBeTruthy();
+    expect((invalid as PluginApiError).message).toBeTruthy();
+    const missing = await callApi('access-points.show', 'access_points', { access_point: 999_999 }).catch((e: unknown) => e as PluginApiError);
+    expect(missing).toMatchObject({ code: 'api', status: 404 });
+    token = await gh.token(['access:read']);
+    const forbidden = await callApi('access-points.store', 'access_points', { name: 'x', access_zone_id: zone }).catch((e: unknown) => e as PluginApiError);
+    expect(forbidden).toMatchObject({ code: 'api', status: 403 });
+    token = 'not-a-token';
+    expect(await callApi('access-points.index', 'access_points').catch((e: unknown) => (e as PluginApiError).status)).toBe(401);
+    token = await gh.token();
+  });
+});
