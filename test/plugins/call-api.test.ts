@@ -1,4 +1,6 @@
+import { createPinia, setActivePinia } from 'pinia';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { usePluginStore } from '../../src/plugins/toolkit/store.js';
 import { createCallApi, PluginApiError, type PluginContext } from '../../src/plugins/toolkit/call-api.js';
 import type { PluginDependency } from '../../src/plugins/toolkit/types.js';
 import { client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
@@ -81,6 +83,22 @@ describe('callApi against a running appliance', () => {
     await refused(callApi('access-points.index', 'access_points'), 'permission_denied', /"manage_access_points"/);
     granted = new Set(['view_access_points', 'manage_access_points']);
     expect(sent.length).toBe(before);
+  });
+
+  it("is the store's callApi: the manifest's dependencies and permissions as they are now, the context the host set", async () => {
+    setActivePinia(createPinia());
+    const store = usePluginStore();
+    const manifest = { settings: {}, strings: { default: {} }, assets: {}, triggerState: {}, dependencies: [accessPoints], permissions: ['view_access_points', 'manage_access_points'] };
+    store.applyManifest(manifest);
+    await expect(store.callApi('access-points.index', 'access_points')).rejects.toThrow(/before the plugin has its context/);
+    store.setContext({ baseUrl: gh.url, teamSlug: 'default', projectSlug: 'default', token });
+    const made = await store.callApi<{ id: number }>('access-points.store', 'access_points', { name: 'Via store', access_zone_id: zone });
+    expect(await store.callApi('access-points.show', 'access_points', { access_point: made.id })).toMatchObject({ name: 'Via store' });
+    // A reloaded manifest applies at once.
+    store.applyManifest({ ...manifest, permissions: ['view_access_points'] });
+    await expect(store.callApi('access-points.index', 'access_points')).rejects.toMatchObject({ code: 'permission_denied' });
+    store.applyManifest({ ...manifest, dependencies: [] });
+    await expect(store.callApi('access-points.index', 'access_points')).rejects.toMatchObject({ code: 'unknown_dependency' });
   });
 
   it('rejects an API error with its status, message and field errors', async () => {

@@ -1,0 +1,199 @@
+// Binding svc-string / svc-src elements to the plugin store (../shared/spec/plugin-toolkit.md: "Directives",
+// rules 1–6). bindElement is the one place these rules live: the Vue plugin (directives.ts) and the plain-DOM
+// helpers below (rule 6, for code without Vue) both use it.
+//
+// What a bound element shows:
+// - svc-string replaces the element's textContent (child elements included: the binding owns the content);
+//   a number or boolean is shown as String(value), a null trigger state as ''.
+// - svc-src sets the `src` attribute; a null trigger state removes it.
+// - The text or `src` the element had when first bound is its fallback (rule 2), shown while the manifest is not
+//   loaded, the key is undefined in its section (rule 4) or the modifiers are in error (rule 1).
+import { effectScope, shallowRef, watchEffect } from 'vue';
+import type { PluginStore } from './store.js';
+import type { StoreSection } from './types.js';
+
+export type SvcDirective = 'svc-string' | 'svc-src';
+export const SVC_DIRECTIVES: readonly SvcDirective[] = ['svc-string', 'svc-src'];
+export const SVC_MODIFIERS = ['svc-settings', 'svc-assets', 'svc-state'] as const;
+export type SvcModifier = (typeof SVC_MODIFIERS)[number];
+
+/** Spec: "Directives" table. A missing entry is a modifier the directive does not take. */
+const SOURCE: Record<SvcDirective, Partial<Record<SvcModifier | 'none', StoreSection>>> = {
+  'svc-string': { none: 'stringsList', 'svc-settings': 'pluginVars', 'svc-assets': 'assetList', 'svc-state': 'triggerState' },
+  'svc-src': { none: 'assetList', 'svc-state': 'triggerState' },
+};
+
+const MISSING = Symbol('missing');
+type Shown = string | number | boolean | null;
+const READ: Record<StoreSection, (store: PluginStore, key: string) => Shown | typeof MISSING> = {
+  stringsList: (store, key) => store.getString(key, MISSING),
+  pluginVars: (store, key) => store.getSetting(key, MISSING),
+  assetList: (store, key) => store.getAsset(key, MISSING),
+  triggerState: (store, key) => store.getState(key, MISSING),
+};
+
+export interface SvcBindingError {
+  element: Element;
+  directive: SvcDirective;
+  message: string;
+}
+
+export interface BindOptions {
+  /** Called once per element and message when an element's modifiers are in error; console.error is called too. */
+  onError?: (error: SvcBindingError) => void;
+}
+
+export interface BindElementOptions extends BindOptions {
+  /** Where the key comes from; read again by refresh(). Default: the element's `svc-string` / `svc-src` attribute. */
+  key?: () => string | null;
+}
+
+export interface SvcBinding {
+  readonly element: Element;
+  readonly directive: SvcDirective;
+  /** Reads the key and the modifier attributes again, e.g. after `:svc-string` or a modifier attribute changed. */
+  refresh(): void;
+  /** Stops updates; the element keeps what it shows. */
+  unbind(): void;
+}
+
+type Target = { key: string | null; section: StoreSection } | { error: string };
+
+// WeakMaps: nothing here keeps a removed element alive.
+const fallbacks = new WeakMap<Element, Partial<Record<SvcDirective, string | null>>>();
+const bindings = new WeakMap<Element, Partial<Record<SvcDirective, SvcBinding>>>();
+const reported = new WeakMap<Element, Set<string>>();
+
+export function isElement(node: Node): node is Element {
+  return node.nodeType === 1;
+}
+
+export function isBound(el: Element, directive: SvcDirective): boolean {
+  return bindings.get(el)?.[directive] !== undefined;
+}
+
+function resolveTarget(el: Element, directive: SvcDirective, key: string | null): Target {
+  const modifiers = SVC_MODIFIERS.filter((m) => el.hasAttribute(m));
+  if (modifiers.length > 1) return { error: `${directive}: modifiers ${modifiers.join(' and ')} exclude each other; use one source modifier per element (spec rule 1)` };
+  const section = SOURCE[directive][modifiers[0] ?? 'none'];
+  if (section === undefined) return { error: `${directive} does not take the modifier ${modifiers[0]} (spec: Directives table)` };
+  return { key, section };
+}
+
+function sameTarget(a: Target, b: Target): boolean {
+  if ('error' in a || 'error' in b) return 'error' in a && 'error' in b && a.error === b.error;
+  return a.key === b.key && a.section === b.section;
+}
+
+function show(el: Element, directive: SvcDirective, value: Shown): void {
+  if (directive === 'svc-string') {
+    const text = value === null ? '' : String(value);
+    if (el.textContent !== text) el.textContent = text;
+  } else if (value === null) {
+    el.removeAttribute('src');
+  } else if (el.getAttribute('src') !== String(value)) {
+    el.setAttribute('src', String(value));
+  }
+}
+
+function report(el: Element, directive: SvcDirective, message: string, options: BindOptions): void {
+  const seen = reported.get(el) ?? new Set<string>();
+  reported.set(el, seen);
+  if (seen.has(message)) return;
+  seen.add(message);
+  console.error(`[gatehouse plugin] ${message}`, el);
+  options.onError?.({ element: el, directive, message });
+}
+
+/**
+ * Binds one element to the store: it shows its value now and follows it reactively (rule 5) until unbind().
+ * Binding an element again for the same directive replaces the earlier binding (one watcher per element and
+ * directive); the fallback captured by the first binding is kept.
+ */
+export function bindElement(el: Element, directive: SvcDirective, store: PluginStore, options: BindElementOptions = {}): SvcBinding {
+  bindings.get(el)?.[directive]?.unbind();
+  const readKey = options.key ?? (() => el.getAttribute(directive));
+  const stored = fallbacks.get(el) ?? {};
+  const fallback = stored[directive] !== undefined ? stored[directive] : directive === 'svc-string' ? (el.textContent ?? '') : el.getAttribute('src');
+  fallbacks.set(el, { ...stored, [directive]: fallback });
+
+  let errorShown = false;
+  const applyError = (next: Target): void => {
+    if ('error' in next) {
+      el.setAttribute('data-svc-error', next.error);
+      errorShown = true;
+      report(el, directive, next.error, options);
+    } else if (errorShown) {
+      el.removeAttribute('data-svc-error');
+      errorShown = false;
+    }
+  };
+
+  const target = shallowRef<Target>(resolveTarget(el, directive, readKey()));
+  applyError(target.value);
+  // Detached: the watcher lives until unbind(), whatever component or scope happens to be active now.
+  const scope = effectScope(true);
+  scope.run(() =>
+    watchEffect(() => {
+      const t = target.value;
+      const value = 'error' in t || t.key === null || !store.loaded ? MISSING : READ[t.section](store, t.key);
+      show(el, directive, value === MISSING ? fallback : value);
+    }),
+  );
+
+  const binding: SvcBinding = {
+    element: el,
+    directive,
+    refresh() {
+      const next = resolveTarget(el, directive, readKey());
+      if (sameTarget(next, target.value)) return;
+      target.value = next;
+      applyError(next);
+    },
+    unbind() {
+      scope.stop();
+      const current = bindings.get(el);
+      if (current?.[directive] === binding) delete current[directive];
+    },
+  };
+  bindings.set(el, { ...bindings.get(el), [directive]: binding });
+  return binding;
+}
+
+/** `container` itself (when it is an element) and its descendants that carry the directive attribute. */
+export function elementsWith(container: ParentNode, directive: SvcDirective): Element[] {
+  const found = [...container.querySelectorAll(`[${directive}]`)];
+  if (isElement(container) && container.hasAttribute(directive)) found.unshift(container);
+  return found;
+}
+
+function processAll(container: ParentNode, directive: SvcDirective, store: PluginStore, options: BindOptions): () => void {
+  const made = elementsWith(container, directive)
+    .filter((el) => !isBound(el, directive))
+    .map((el) => bindElement(el, directive, store, options));
+  return () => {
+    for (const binding of made) binding.unbind();
+  };
+}
+
+/**
+ * Binds every `svc-string` element in `container` that is not bound yet, with the key its attribute has now
+ * (spec rule 6). Elements added later need another call. Returns a function that stops these bindings.
+ */
+export function processSvcStrings(container: ParentNode, store: PluginStore, options: BindOptions = {}): () => void {
+  return processAll(container, 'svc-string', store, options);
+}
+
+/** As processSvcStrings, for `svc-src` elements. */
+export function processSvcSrcs(container: ParentNode, store: PluginStore, options: BindOptions = {}): () => void {
+  return processAll(container, 'svc-src', store, options);
+}
+
+export function hasSvcString(el: Element): boolean {
+  return el.hasAttribute('svc-string');
+}
+
+/** The element's `svc-string` key, or null when it has no such attribute. */
+export function getSvcStringKey(el: Element): string | null {
+  return el.getAttribute('svc-string');
+}

@@ -1,0 +1,19 @@
+// The plugin toolkit's public surface (../shared/spec/plugin-toolkit.md).
+export type { PluginDependency, PluginManifest, SettingValue, StateValue, StoreSection } from './types.js';
+export { type PluginStore, usePluginStore } from './store.js';
+export { type SvcToolkitOptions, svcToolkit } from './directives.js';
+export {
+  type BindElementOptions,
+  type BindOptions,
+  bindElement,
+  getSvcStringKey,
+  hasSvcString,
+  processSvcSrcs,
+  processSvcStrings,
+  type SvcBinding,
+  type SvcBindingError,
+  type SvcDirective,
+  type SvcModifier,
+} from './dom.js';
+export { createCallApi, PluginApiError, type PluginApiErrorCode, type PluginContext } from './call-api.js';
+export { type ManifestError, type ManifestResult, manifestJsonSchema, manifestSchema, parseManifest, parseManifestText } from './manifest.js';
