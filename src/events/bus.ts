@@ -1,7 +1,7 @@
 import type { SyncConflictResource } from '../sync/conflicts.js';
 import type { GatewayResource } from '../devices/gateways.js';
-import type { BridgeDeviceResource } from '../devices/bridge-devices.js';
 import type { ReaderStatus } from '../devices/reader-state.js';
+import type { AccessDeniedPayload, AccessGrantedPayload, BridgeDeviceEvent } from '../realtime/event-schemas.js';
 import type { Logger } from '../logger.js';
 import type { AccessPointResource } from '../venue/access-points.js';
 import type { ZoneResource } from '../venue/access-zones.js';
@@ -29,8 +29,8 @@ export interface DeletionEvent {
   version: number;
 }
 
-/** A device plugged into the box, as the console's devices channel shows it (docs/bridge.md). */
-export type BridgeDeviceEvent = Pick<BridgeDeviceResource, 'id' | 'name' | 'reader_identifier' | 'framing' | 'connected' | 'opened_path' | 'last_error'>;
+/** A device plugged into the box, as the console's devices channel shows it (docs/bridge.md; its schema: realtime/event-schemas.ts). */
+export type { BridgeDeviceEvent };
 
 export interface GatewayEvent {
   projectId: number;
@@ -80,19 +80,10 @@ export interface DomainEvents {
   'form.updated': ChangeEvent<FormResource>;
   'form.deleted': DeletionEvent;
   'form_submission.created': ChangeEvent<SubmissionResource>;
-  /** spec: Events, Real-time events. Announced once the access event is durable (journaled). */
-  AccessGranted: {
-    projectId: number;
-    payload: {
-      attendee_id: number;
-      attendee: { first_name: string; last_name: string };
-      access_point_id: number;
-      access_zone_id: number;
-      credential_id: number;
-      timestamp: string;
-    } & Partial<Uploaded>;
-  };
-  AccessDenied: { projectId: number; payload: { credential_value: string; access_point_id: number; reason: string; timestamp: string } & Partial<Uploaded> };
+  /** spec: Events, Real-time events. Announced once the access event is durable (journaled). Payloads:
+   * realtime/event-schemas.ts (with the Uploaded fields when the event came from an edge). */
+  AccessGranted: { projectId: number; payload: AccessGrantedPayload };
+  AccessDenied: { projectId: number; payload: AccessDeniedPayload };
   /** The cloud's link to an edge (on the edge): down after failed requests, up again (docs/sync.md). */
   'sync.link_down': { projectId: number; edgeId: number | null; reason: string; since: string };
   'sync.link_up': { projectId: number; edgeId: number | null; downSince: string | null; at: string };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ScanError } from '../access/engine.js';
+import { DENIAL_REASONS, ScanError } from '../access/engine.js';
 import { MAX_CREDENTIAL_VALUE, MAX_REQUEST_ID, type ReaderScans, scanErrorRefusal } from '../access/reader-scan.js';
 import type { ScanService } from '../access/scan-service.js';
 import { fieldErrorsFromZod, type FieldErrors } from '../errors.js';
@@ -10,7 +10,8 @@ import { fieldErrorsFromZod, type FieldErrors } from '../errors.js';
 // and writes no second event. Malformed scans are counted, logged and answered with an error
 // on the decisions topic when a request_id can be read; they never reach the engine.
 
-const scanSchema = z.object({
+/** A scan as a reader (or its gateway) publishes it on the reader's scans topic. */
+export const scanSchema = z.object({
   request_id: z.string().min(1).max(MAX_REQUEST_ID),
   credential_value: z.string().min(1).max(MAX_CREDENTIAL_VALUE),
   scan_type: z.string().max(32).optional(),
@@ -18,23 +19,26 @@ const scanSchema = z.object({
 });
 
 /** The decision a reader is sent on its decisions topic (docs/mqtt.md); the engine's own is access/engine.ts's Decision. */
-export interface MqttDecision {
-  request_id: string;
-  access_granted: boolean;
-  reason?: string;
-  attendee?: { id: number; first_name: string; last_name: string };
-  access_point_id: number;
-  decided_at: string;
+export const decisionSchema = z.object({
+  request_id: z.string(),
+  access_granted: z.boolean(),
+  reason: z.enum(DENIAL_REASONS).optional(),
+  attendee: z.object({ id: z.number().int(), first_name: z.string(), last_name: z.string() }).optional(),
+  access_point_id: z.number().int(),
+  decided_at: z.string(),
   /** The access event's uuid. */
-  event_id: string;
-}
+  event_id: z.string(),
+});
+export type MqttDecision = z.infer<typeof decisionSchema>;
 
-export interface ScanFailure {
-  request_id: string | null;
-  error: string;
-  message: string;
-  errors?: FieldErrors;
-}
+/** A scan refused before a decision, answered on the decisions topic when a request_id could be read. */
+export const scanFailureSchema = z.object({
+  request_id: z.string().nullable(),
+  error: z.string(),
+  message: z.string(),
+  errors: z.record(z.string(), z.array(z.string())).optional(),
+});
+export type ScanFailure = z.infer<typeof scanFailureSchema>;
 
 export type MalformedReason = 'too_large' | 'invalid_json' | 'invalid_payload' | 'unknown_reader' | 'reader_unassigned' | 'not_decidable';
 

@@ -118,11 +118,14 @@ type StatusParse =
   | { ok: true; value: { status: string; readers?: { reader_id: string; status: string; last_scan?: string | number | null | undefined }[]; timestamp?: string | number } }
   | { ok: false; message: string };
 
+/** A status without readers, as a bare word (a last will's `offline`); anything else is the webhook's JSON. */
+export const STATUS_WORD = /^[A-Za-z_-]{1,32}$/;
+
 /** A status payload: the webhook's JSON, or a bare word such as the last will's `offline`. */
 export function parseStatus(payload: Buffer, identifier: string): StatusParse {
   if (payload.length > 256 * 1024) return { ok: false, message: 'status payload too large' };
   const text = payload.toString('utf8').trim();
-  if (/^[A-Za-z_-]{1,32}$/.test(text)) return { ok: true, value: { status: text } };
+  if (STATUS_WORD.test(text)) return { ok: true, value: { status: text } };
   let json: unknown;
   try {
     json = JSON.parse(text);

@@ -4,6 +4,7 @@ import type { VenueIndex } from '../access/venue-index.js';
 import type { EventBus } from '../events/bus.js';
 import { projectChannels, type ProjectTopic } from './channel-access.js';
 import { isEncryptedChannel, type ChannelCipher } from './encryption.js';
+import type { BroadcastEvent, BroadcastPayload, BroadcastTopic } from './event-schemas.js';
 import type { PusherServer } from './server.js';
 import type { Module } from '../lifecycle.js';
 
@@ -12,7 +13,8 @@ import type { Module } from '../lifecycle.js';
 // its project's channel; an event for channels nobody is subscribed to costs a map lookup, so
 // the scan path pays nothing for dashboards that are not open. On an encrypted name
 // (`private-encrypted-…`) the event is sealed for that channel, as the official server
-// libraries seal what they publish (issue 22, item 4).
+// libraries seal what they publish (issue 22, item 4). Each event's topic and payload are typed
+// by event-schemas.ts, which /api/v1/asyncapi.json is generated from.
 
 export interface BroadcasterOptions {
   /** `App\Events`: events are named `App\Events\AccessGranted` (Echo's `.listen('AccessGranted')`). */
@@ -89,10 +91,10 @@ export class Broadcaster implements Module {
 
   /** The event name as published: bare, or under the configured namespace. */
   eventName(name: string): string {
-    return this.options.eventNamespace ? `${this.options.eventNamespace}\\${name}` : name;
+    return publishedName(this.options.eventNamespace, name);
   }
 
-  publish(projectId: number, topic: ProjectTopic, name: string, payload: unknown): void {
+  publish<N extends BroadcastEvent>(projectId: number, topic: BroadcastTopic<N>, name: N, payload: BroadcastPayload<N>): void {
     if (!this.#anySubscriber(projectId, topic)) return;
     const names = this.#channelsOf(projectId, topic)!;
     const event = this.eventName(name);
@@ -136,3 +138,6 @@ export class Broadcaster implements Module {
     return names;
   }
 }
+
+/** An event's name on the wire: bare, or under pusher.eventNamespace (`App\Events\AccessGranted`). */
+export const publishedName = (namespace: string | null, name: string): string => (namespace ? `${namespace}\\${name}` : name);

@@ -4,10 +4,11 @@ import { openApiWebhooks } from '../../outgoing-webhooks/openapi-webhooks.js';
 import { metricsGuard } from '../metrics-access.js';
 import { messageSchema } from '../resources.js';
 import { buildOpenApi } from '../openapi.js';
+import { asyncApiContext, asyncApiDocumentSchema, buildAsyncApi } from '../asyncapi.js';
 import { webhookHeaderNames } from '../../webhooks/gate.js';
 import { defineRoute, type AnyRoute, type ResponseSpec } from '../route.js';
 
-// Liveness, readiness, Prometheus metrics and the OpenAPI description. Never rate limited,
+// Liveness, readiness, Prometheus metrics and the OpenAPI and AsyncAPI descriptions. Never rate limited,
 // no API credentials: they are for the box's own supervisor, monitoring and client generators.
 // /metrics may be kept to the box itself or to a token of its own (metrics.access).
 
@@ -76,6 +77,16 @@ export function operationRoutes(deps: HttpDeps, allRoutes: () => readonly AnyRou
         );
         return { body: openapi };
       },
+    }),
+    defineRoute({
+      ...common,
+      method: 'GET',
+      path: '/api/v1/asyncapi.json',
+      operationId: 'asyncapi.show',
+      summary: 'The AsyncAPI description of the WebSocket channels and MQTT topics',
+      description: 'AsyncAPI 3.0.0; its servers are where the caller reached the box (or http.publicUrl, mqtt.publicHost). docs/realtime.md.',
+      responses: { 200: { description: 'AsyncAPI 3.0.0 document', schema: asyncApiDocumentSchema } },
+      handler: ({ koa }) => ({ body: buildAsyncApi(asyncApiContext(deps.config, deps.devices.mqttPorts(), koa)) }),
     }),
   ];
 }

@@ -15,6 +15,7 @@ export function accountCases(w: World, v: Venue): Case[] {
     c('ready.show', 200, 'started', () => w.send({ method: 'GET', path: '/ready' })),
     c('metrics.show', 200, 'a scrape', () => w.send({ method: 'GET', path: '/metrics' })),
     c('openapi.show', 200, 'the document', () => w.send({ method: 'GET', path: '/api/v1/openapi.json' })),
+    c('asyncapi.show', 200, 'the document', () => w.send({ method: 'GET', path: '/api/v1/asyncapi.json' })),
 
     c('auth.token.store', 201, 'a right password', () => w.send({ method: 'POST', path: '/api/v1/auth/token', json: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD, device_name: 'wire' } })),
     c('auth.token.store', 401, 'a wrong password', () => w.send({ method: 'POST', path: '/api/v1/auth/token', json: { email: ADMIN_EMAIL, password: 'wrong password', device_name: 'wire' } })),

@@ -1,0 +1,116 @@
+import { z } from 'zod';
+import { bridgeDeviceSchema } from '../devices/bridge-device-schema.js';
+import { gatewaySchema } from '../devices/gateways.js';
+import { readerStatusSchema } from '../devices/reader-state.js';
+import { conflictSchema } from '../sync/conflicts.js';
+import { accessPointSchema } from '../venue/access-points.js';
+import type { ProjectTopic } from './channel-access.js';
+
+// The payload of every event the broadcaster publishes (docs/realtime.md: Channels and events),
+// one zod schema each (STYLE: one schema per contract). Broadcaster.publish takes a payload of
+// the event's inferred type on the event's topic, and the bus types AccessGranted/AccessDenied
+// and the bridge device event from here, so what is sent cannot drift from what
+// /api/v1/asyncapi.json (http/asyncapi.ts) says. Resources go out as REST shows them, so their
+// schemas are the REST ones.
+
+/** Set on an access event uploaded from an edge, as the cloud announces it (docs/sync.md). */
+const uploadedFields = {
+  uuid: z.string().optional(),
+  edge_id: z.number().int().optional(),
+  uploaded_at: z.string().optional(),
+  duplicate_of: z.string().nullable().optional(),
+  review: z.string().nullable().optional(),
+};
+
+/** spec: Real-time events. */
+export const accessGrantedSchema = z.object({
+  attendee_id: z.number().int(),
+  attendee: z.object({ first_name: z.string(), last_name: z.string() }),
+  access_point_id: z.number().int(),
+  access_zone_id: z.number().int(),
+  credential_id: z.number().int(),
+  timestamp: z.string(),
+  ...uploadedFields,
+});
+export type AccessGrantedPayload = z.infer<typeof accessGrantedSchema>;
+
+/** spec: Real-time events. `reason`: one of the engine's six (an uploaded event's as its edge recorded it). */
+export const accessDeniedSchema = z.object({
+  credential_value: z.string(),
+  access_point_id: z.number().int(),
+  reason: z.string(),
+  timestamp: z.string(),
+  ...uploadedFields,
+});
+export type AccessDeniedPayload = z.infer<typeof accessDeniedSchema>;
+
+/** A device plugged into the box, as the console's devices channel shows it (docs/bridge.md). */
+export const bridgeDeviceEventSchema = bridgeDeviceSchema.pick({ id: true, name: true, reader_identifier: true, framing: true, connected: true, opened_path: true, last_error: true });
+export type BridgeDeviceEvent = z.infer<typeof bridgeDeviceEventSchema>;
+
+const zoneOccupancySchema = z.object({
+  access_zone_id: z.number().int(),
+  current_count: z.number().int(),
+  capacity: z.number().int().nullable(),
+  available: z.number().int().nullable(),
+  timestamp: z.string(),
+});
+
+const readerStatusChangedSchema = z.object({ reader_id: z.number().int(), ...readerStatusSchema.shape, timestamp: z.string() });
+const readerLoginRequestedSchema = z.object({ reader_id: z.number().int(), reader_identifier: z.string(), expires_at: z.string() });
+const readerTokenReplacedSchema = z.object({
+  reader_id: z.number().int(),
+  reader_identifier: z.string(),
+  replaced_token_created_at: z.string(),
+  requested_ip: z.string().nullable(),
+  timestamp: z.string(),
+});
+const syncLinkDownSchema = z.object({ edge_id: z.number().int().nullable(), reason: z.string(), since: z.string() });
+const syncLinkUpSchema = z.object({ edge_id: z.number().int().nullable(), down_since: z.string().nullable(), at: z.string() });
+
+interface BroadcastEventSpec {
+  topic: ProjectTopic;
+  payload: z.ZodType;
+  summary: string;
+}
+
+/** Every event the broadcaster publishes: its channel topic, payload and when it is sent. */
+export const BROADCAST_EVENTS = {
+  AccessGranted: { topic: 'dashboard:access', payload: accessGrantedSchema, summary: 'A scan was granted (after its access event is stored).' },
+  AccessDenied: { topic: 'dashboard:access', payload: accessDeniedSchema, summary: 'A scan was denied (after its access event is stored).' },
+  AccessPointUpdated: { topic: 'dashboard:access-points', payload: accessPointSchema, summary: 'An access point was created or changed: the resource as REST shows it.' },
+  AccessPointDeleted: { topic: 'dashboard:access-points', payload: z.object({ id: z.number().int() }), summary: 'An access point was deleted.' },
+  ZoneOccupancyChanged: { topic: 'console:occupancy', payload: zoneOccupancySchema, summary: "A grant changed a zone's count (both zones of a move)." },
+  GatewayOnline: { topic: 'console:devices', payload: gatewaySchema, summary: "A gateway's status changed to online: the gateway resource." },
+  GatewayOffline: { topic: 'console:devices', payload: gatewaySchema, summary: "A gateway's status changed to offline (its report, last will or the gateway-status webhook)." },
+  ReaderStatusChanged: { topic: 'console:devices', payload: readerStatusChangedSchema, summary: 'A reader connected, disconnected or was reported by its gateway.' },
+  ReaderLoginRequested: {
+    topic: 'console:devices',
+    payload: readerLoginRequestedSchema,
+    summary: 'A reader asked for a login. Never the OTP: staff with access:write read it from GET .../readers/logins.',
+  },
+  ReaderTokenReplaced: { topic: 'console:devices', payload: readerTokenReplacedSchema, summary: 'A reader was provisioned while it had a live token, which stopped working: a possible takeover.' },
+  BridgeDeviceConnected: { topic: 'console:devices', payload: bridgeDeviceEventSchema, summary: 'A device plugged into the box was opened.' },
+  BridgeDeviceDisconnected: { topic: 'console:devices', payload: bridgeDeviceEventSchema, summary: 'A device plugged into the box went away (unplugged, a read error).' },
+  SyncLinkDown: { topic: 'console:devices', payload: syncLinkDownSchema, summary: "The edge's link to its cloud went down (on the edge)." },
+  SyncLinkUp: { topic: 'console:devices', payload: syncLinkUpSchema, summary: "The edge's link to its cloud is up again (on the edge)." },
+  SyncConflict: { topic: 'console:devices', payload: conflictSchema, summary: 'Sync flagged an uploaded access event or recorded a field conflict (on the cloud).' },
+} as const satisfies Record<string, BroadcastEventSpec>;
+
+export type BroadcastEvent = keyof typeof BROADCAST_EVENTS;
+export type BroadcastTopic<N extends BroadcastEvent> = (typeof BROADCAST_EVENTS)[N]['topic'];
+export type BroadcastPayload<N extends BroadcastEvent> = z.output<(typeof BROADCAST_EVENTS)[N]['payload']>;
+
+/** Pusher protocol: what the presence channel's members see of each other (channel_data). */
+const userId = z.union([z.number(), z.string()]);
+export const PRESENCE_EVENTS = {
+  'pusher_internal:member_added': {
+    payload: z.object({ user_id: userId, user_info: z.unknown().optional() }),
+    summary: "A user's first connection joined (the appliance's channel_data: {user_id, user_info: {name}}).",
+  },
+  'pusher_internal:member_removed': { payload: z.object({ user_id: userId }), summary: "A user's last connection left." },
+} as const;
+
+/** An event's data on a `private-encrypted-` channel: base64 of a 24-byte nonce and of NaCl secretbox
+ * over the event's JSON under the channel's key (encryption.ts seals it; pusher-js opens it). */
+export const sealedEventSchema = z.object({ nonce: z.string(), ciphertext: z.string() });
