@@ -8,9 +8,10 @@ import { writeTransaction, writeWhenFree } from '../store/transactions.js';
 import { blockOfEdge, setIdBlock } from '../venue/row-ids.js';
 import { CloudLink, LinkError } from './link.js';
 import { LinkHealth, type LinkState } from './link-health.js';
-import { type Change, decodeCursor, encodeCursor, type Hello, PROTOCOL_VERSION, UPLOADED_CHANGES } from './protocol.js';
+import { type Change, decodeCursor, encodeCursor, type Hello, PROTOCOL_VERSION } from './protocol.js';
 import type { Replica } from './replica.js';
 import type { SyncDepsIn } from './index.js';
+import { FEED_EVENTS, unsynced } from './unsynced.js';
 import { uploadItems } from './upload-items.js';
 
 // The edge's side of sync (issue 26; docs/sync.md). Three loops over one link:
@@ -69,7 +70,6 @@ interface PreparedBatch {
 }
 
 const sameCursor = (a: FeedCursor, b: FeedCursor) => a.accessEventId === b.accessEventId && a.domainEventSeq === b.domainEventSeq;
-const FEED_EVENTS: ReadonlySet<string> = new Set(['access.granted', 'access.denied', 'attendee.imported', ...UPLOADED_CHANGES]);
 
 /** What the edge takes of the sync services' dependencies (sync/index.ts), and its replica. */
 export type EdgeSyncDeps = Omit<SyncDepsIn, 'occupancy' | 'index'> & { replica: Replica };
@@ -145,13 +145,7 @@ export class EdgeSync {
     const row = this.#row();
     const cursor = this.d.feed.cursor(CONSUMER) ?? { accessEventId: 0, domainEventSeq: 0 };
     const projectId = row?.project_id ?? -1;
-    const backlog =
-      (statement(this.d.db, 'SELECT COUNT(*) FROM access_events WHERE id > ? AND +project_id = ?').pluck().get(cursor.accessEventId, projectId) as number) +
-      (statement(this.d.db, `SELECT COUNT(*) FROM domain_events WHERE seq > ? AND project_id = ? AND event IN (${[...FEED_EVENTS].map(() => '?').join(', ')})`)
-        .pluck()
-        .get(cursor.domainEventSeq, projectId, ...FEED_EVENTS) as number);
-    // +project_id: by id from the cursor (see feed.ts)
-    const oldest = statement(this.d.db, 'SELECT scanned_at FROM access_events WHERE id > ? AND +project_id = ? ORDER BY id LIMIT 1').pluck().get(cursor.accessEventId, projectId) as string | undefined;
+    const { backlog, oldest } = unsynced(this.d.db, cursor, projectId);
     const offset = this.#link.offsetMs ?? row?.clock_offset_ms ?? null;
     return {
       role: 'edge',
