@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { deviceIdentifier as identifierField } from './identifier.js';
 
 // The contract of a device plugged into the box (issue 27; docs/bridge.md): its settings as
 // REST and the config file take them, the answer with its live state, and the framings.
@@ -22,13 +23,6 @@ const hexBytes = z
   .string()
   .transform((s) => s.replace(/[\s:]/g, '').toLowerCase())
   .pipe(z.string().regex(/^(?:[0-9a-f]{2}){1,64}$/, 'hex pairs, e.g. "07" or "02 41 03", 1 to 64 bytes'));
-
-const identifierField = z
-  .string()
-  .trim()
-  .min(1)
-  .max(128)
-  .regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits, dot, underscore, colon and dash');
 
 /** Every setting, none required: the create body adds what is required, an update merges what it names. */
 const fields = {

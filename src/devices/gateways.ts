@@ -9,6 +9,7 @@ import { nextVersion } from '../venue/versioned-table.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import type { ReaderStates } from './reader-state.js';
+import { deviceIdentifier as identifierField } from './identifier.js';
 
 // Gateways (docs/mqtt.md): hardware that fronts readers and reports its own state and theirs,
 // over MQTT (a retained status with a last will) or POST /webhook/v1/mqtt-gateway-status. Both
@@ -26,13 +27,6 @@ export interface GatewayRow {
   created_at: string;
   updated_at: string;
 }
-
-const identifierField = z
-  .string()
-  .trim()
-  .min(1)
-  .max(128)
-  .regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits, dot, underscore, colon and dash');
 
 export const createGatewayBody = z.strictObject({
   identifier: identifierField.describe('what the gateway sends as gateway_id'),

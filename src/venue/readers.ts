@@ -6,6 +6,7 @@ import { commit } from '../events/unit-of-work.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import { VersionedTable } from './versioned-table.js';
+import { deviceIdentifier as identifierField } from '../devices/identifier.js';
 
 // Readers (spec: Reader, embedded in an access point). identifier is unique per project and
 // is what a reader logs in with; type is barcode, qr, rfid or nfc (docs/venue.md).
@@ -22,13 +23,6 @@ export interface ReaderRow {
   created_at: string;
   updated_at: string;
 }
-
-const identifierField = z
-  .string()
-  .trim()
-  .min(1)
-  .max(128)
-  .regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits, dot, underscore, colon and dash');
 
 export const createReaderBody = z.strictObject({
   identifier: identifierField,
