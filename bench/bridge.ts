@@ -25,8 +25,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ReadStream } from 'node:tty';
-import { bucketOf, cpuOf, HIST, line, machineBusy, msOf, nodeFlags, sleep } from './process-stats.js';
+import { bucketOf, cpuOf, HIST, line, machineBusy, msOf, sleep } from './process-stats.js';
 import { encodeScan } from '../firmware-bridge/framing/encode.js';
+import { startApplianceProcess, stopProcess } from './appliance-process.js';
 
 const quick = process.env.BENCH_QUICK === '1';
 const SECONDS = quick ? 3 : 10;
@@ -35,7 +36,6 @@ const READERS = 20;
 const ATTENDEES = 1000;
 const GRANT = 0x06;
 const DENY = 0x15;
-const ADMIN = { email: 'admin@bench.test', password: 'bench password long' };
 const P = '/api/v1/projects/default/default';
 
 const procs: ChildProcess[] = [];
@@ -54,62 +54,10 @@ const rdm6300 = (data: string): Buffer => encodeScan('rdm6300', data).frame;
 
 const hex10 = (n: number) => n.toString(16).toUpperCase().padStart(10, '0');
 
-function stop(proc: ChildProcess, ms = 5000): Promise<void> {
-  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => proc.kill('SIGKILL'), ms);
-    proc.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    proc.kill('SIGTERM');
-  });
-}
-
 async function start(): Promise<Appliance> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-bridge-data-'));
-  dirs.push(dataDir);
-  const proc = spawn(process.execPath, [...nodeFlags(), 'dist/main.js'], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      GATEHOUSE_DATA_DIR: dataDir,
-      GATEHOUSE_HTTP_HOST: '127.0.0.1',
-      GATEHOUSE_HTTP_PORT: '0',
-      GATEHOUSE_MQTT_PORT: '0',
-      GATEHOUSE_ADMIN_EMAIL: ADMIN.email,
-      GATEHOUSE_ADMIN_PASSWORD: ADMIN.password,
-      GATEHOUSE_RATE_LIMIT_STANDARD: '0',
-      GATEHOUSE_RATE_LIMIT_BULK: '0',
-      GATEHOUSE_RATE_LIMIT_SEARCH: '0',
-      GATEHOUSE_BRIDGE_REOPEN_MIN_MS: '50',
-      GATEHOUSE_BRIDGE_REOPEN_MAX_MS: '200',
-      GATEHOUSE_LOG_LEVEL: 'info',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const { proc, url, dataDir, token } = await startApplianceProcess('bridge', { GATEHOUSE_BRIDGE_REOPEN_MIN_MS: '50', GATEHOUSE_BRIDGE_REOPEN_MAX_MS: '200' });
   procs.push(proc);
-  let out = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the appliance did not start:\n${out.slice(-3000)}`)), 60_000);
-    const take = (chunk: Buffer) => {
-      out += chunk.toString('utf8');
-      const found = /Gatehouse ready at (http:\/\/\S+?)"/.exec(out)?.[1];
-      if (found) {
-        clearTimeout(timer);
-        resolve(found);
-      }
-    };
-    proc.stdout!.on('data', take);
-    proc.stderr!.on('data', take);
-    proc.on('exit', (code) => reject(new Error(`the appliance exited ${code}:\n${out.slice(-3000)}`)));
-  });
-  // Only warnings from here on (and not read): the log is not what is measured.
-  proc.stdout!.removeAllListeners('data');
-  proc.stderr!.removeAllListeners('data');
-  proc.stdout!.resume();
-  proc.stderr!.resume();
-  const res = await fetch(`${url}/api/v1/auth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...ADMIN, device_name: 'bench' }) });
-  const token = ((await res.json()) as { token: string }).token;
+  dirs.push(dataDir);
   return { proc, url, token };
 }
 
@@ -329,7 +277,7 @@ try {
   await main();
 } finally {
   for (const stream of lines) stream.destroy();
-  await Promise.all(procs.map((p) => stop(p)));
+  await Promise.all(procs.map((p) => stopProcess(p)));
   for (const p of socats) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
   await sleep(200);
   for (const d of dirs) rmSync(d, { recursive: true, force: true });

@@ -14,21 +14,20 @@
 // The bulk rows are written straight into the SQLite files (as the journal's ingest and a bulk
 // import leave them), so the figures are sync's, not REST's. The cloud runs at nice 19 (a machine
 // elsewhere); the edges retry within 100 ms. BENCH_QUICK=1: 10,000 and 10,000.
-import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { build } from 'esbuild';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import mqtt from 'mqtt';
-import { cpuOf, line, machineBusy, nodeFlags, rssOf, sleep } from './process-stats.js';
+import { cpuOf, line, machineBusy, rssOf, sleep } from './process-stats.js';
+import { startApplianceProcess, stopProcess } from './appliance-process.js';
 
 const quick = process.env.BENCH_QUICK === '1';
 const EVENTS = quick ? 10_000 : 100_000;
 const ATTENDEES = quick ? 10_000 : 100_000;
 const READERS = 8;
-const ADMIN = { email: 'admin@bench.test', password: 'bench password long' };
 const P = '/api/v1/projects/default/default';
 
 interface Node {
@@ -54,7 +53,7 @@ class LinkProxy {
   }
 
   stop(): Promise<void> {
-    return stop(this.child);
+    return stopProcess(this.child);
   }
 
   static async start(targetPort: number): Promise<LinkProxy> {
@@ -83,62 +82,13 @@ class LinkProxy {
 }
 const dirs: string[] = [];
 
-function stop(proc: ChildProcess): Promise<void> {
-  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    proc.once('exit', () => resolve());
-    proc.kill('SIGTERM');
-  });
-}
-
 async function start(name: string, env: Record<string, string>): Promise<Node> {
-  const dataDir = mkdtempSync(join(tmpdir(), `gatehouse-bench-sync-${name}-`));
-  dirs.push(dataDir);
   // The cloud stands in for a machine elsewhere: at nice 19 it takes only the CPU the edge and
   // the load leave (on this 2-core box it would otherwise take the edge's core in every figure).
-  const command = name === 'cloud' ? ['nice', ['-n', '19', process.execPath, ...nodeFlags(), 'dist/main.js']] : [process.execPath, [...nodeFlags(), 'dist/main.js']];
-  const proc = spawn(command[0] as string, command[1] as string[], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      GATEHOUSE_DATA_DIR: dataDir,
-      GATEHOUSE_HTTP_HOST: '127.0.0.1',
-      GATEHOUSE_HTTP_PORT: '0',
-      GATEHOUSE_MQTT_PORT: '0',
-      GATEHOUSE_ADMIN_EMAIL: ADMIN.email,
-      GATEHOUSE_ADMIN_PASSWORD: ADMIN.password,
-      GATEHOUSE_RATE_LIMIT_STANDARD: '0',
-      GATEHOUSE_RATE_LIMIT_BULK: '0',
-      GATEHOUSE_RATE_LIMIT_SEARCH: '0',
-      GATEHOUSE_READERS_VERIFY_PER_MINUTE: '100000',
-      GATEHOUSE_LOG_LEVEL: 'info',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  procs.push(proc);
-  let out = '';
-  const ready = await new Promise<{ url: string; mqtt: number }>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not start:\n${out.slice(-3000)}`)), 60_000);
-    const take = (chunk: Buffer) => {
-      out += chunk.toString('utf8');
-      const url = /Gatehouse ready at (http:\/\/\S+?)"/.exec(out)?.[1];
-      if (url) {
-        clearTimeout(timer);
-        resolve({ url, mqtt: 0 }); // the MQTT port comes with the readers' credentials
-      }
-    };
-    proc.stdout!.on('data', take);
-    proc.stderr!.on('data', take);
-    proc.on('exit', (code) => reject(new Error(`${name} exited ${code}:\n${out.slice(-3000)}`)));
-  });
-  // Only warnings from here on: the log is not what is measured.
-  proc.stdout!.removeAllListeners('data');
-  proc.stderr!.removeAllListeners('data');
-  proc.stdout!.resume();
-  proc.stderr!.resume();
-  const res = await fetch(`${ready.url}/api/v1/auth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...ADMIN, device_name: 'bench' }) });
-  const token = ((await res.json()) as { token: string }).token;
-  return { name, proc, url: ready.url, dataDir, token, mqttPort: ready.mqtt };
+  const started = await startApplianceProcess(`sync-${name}`, { GATEHOUSE_READERS_VERIFY_PER_MINUTE: '100000', ...env }, name === 'cloud' ? { nice: 19 } : {});
+  procs.push(started.proc);
+  dirs.push(started.dataDir);
+  return { name, ...started, mqttPort: 0 }; // the MQTT port comes with the readers' credentials
 }
 
 async function api<T = Record<string, unknown>>(node: Node, method: string, path: string, body?: unknown, expect = 200): Promise<T> {
@@ -359,7 +309,7 @@ async function main(): Promise<void> {
   clearInterval(sampler);
   // Edge b is another venue's box: stopped, so that the loop below measures edge a on its own
   // (left running, it pulled the next 300,000 rows too and took half a core from the loop).
-  await Promise.all([stop(b.proc), proxyB.stop()]);
+  await Promise.all([stopProcess(b.proc), proxyB.stop()]);
 
   // During sync: the same again (a backlog up, 300,000 rows down) with the MQTT loop running.
   await cut(proxyA, a);
