@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usePluginStore } from '../../src/plugins/toolkit/store.js';
 import { createCallApi, PluginApiError, type PluginContext } from '../../src/plugins/toolkit/call-api.js';
 import type { PluginDependency } from '../../src/plugins/toolkit/types.js';
+import { accessPointsDependency } from './fixtures.js';
 import { client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 
 // callApi against a real appliance (issue 28 item 4): the spec's access-point dependency, path
@@ -10,21 +11,8 @@ import { client, startAppliance, type TestAppliance } from '../helpers/appliance
 // any request (counted with a fetch that records what was sent), API errors with status, message
 // and field errors.
 
-const accessPoints: PluginDependency = {
-  identifier: 'access_points',
-  model: 'AccessPoint',
-  permissionKey: 'access_points',
-  permissions: ['view_access_points', 'manage_access_points'],
-  operations: {
-    'access-points.index': 'get:/v1/projects/{teamSlug}/{projectSlug}/access-points',
-    'access-points.show': 'get:/v1/projects/{teamSlug}/{projectSlug}/access-points/{access_point}',
-    'access-points.store': 'post:/v1/projects/{teamSlug}/{projectSlug}/access-points',
-    'access-points.update': 'put:/v1/projects/{teamSlug}/{projectSlug}/access-points/{access_point}',
-    'access-points.destroy': 'delete:/v1/projects/{teamSlug}/{projectSlug}/access-points/{access_point}',
-    broken: 'fetch /nowhere',
-  },
-  events: { AccessPointUpdated: 'AccessPointUpdated', AccessPointDeleted: 'AccessPointDeleted' },
-};
+// The spec's access-point dependency, with one operation that is not "<method>:<path>".
+const accessPoints: PluginDependency = { ...accessPointsDependency, operations: { ...accessPointsDependency.operations, broken: 'fetch /nowhere' } };
 
 describe('callApi against a running appliance', () => {
   let gh: TestAppliance;

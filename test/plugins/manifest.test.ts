@@ -3,27 +3,14 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
+import { accessPointsDependency } from './fixtures.js';
 import { MANIFEST_SCHEMA_ID, manifestJsonSchema, parseManifest, parseManifestText } from '../../src/plugins/toolkit/manifest.js';
 
 const SCHEMA_FILE = fileURLToPath(new URL('../../src/plugins/toolkit/app-manifest.schema.json', import.meta.url));
 const BIOME = fileURLToPath(new URL('../../node_modules/@biomejs/biome/bin/biome', import.meta.url));
 const OPERATION_MESSAGE = 'operation must be "<method>:<path>" with a lower-case method, e.g. "get:/v1/projects/{teamSlug}/{projectSlug}/access-points"';
 
-// spec: "Endpoints", the access-point dependency with its five operations and two socket events.
-const accessPoints = {
-  identifier: 'access_points',
-  model: 'AccessPoint',
-  permissionKey: 'access_points',
-  permissions: ['view_access_points', 'manage_access_points'],
-  operations: {
-    'access-points.index': 'get:/v1/projects/{teamSlug}/{projectSlug}/access-points',
-    'access-points.show': 'get:/v1/projects/{teamSlug}/{projectSlug}/access-points/{access_point}',
-    'access-points.store': 'post:/v1/projects/{teamSlug}/{projectSlug}/access-points',
-    'access-points.update': 'put:/v1/projects/{teamSlug}/{projectSlug}/access-points/{access_point}',
-    'access-points.destroy': 'delete:/v1/projects/{teamSlug}/{projectSlug}/access-points/{access_point}',
-  },
-  events: { AccessPointUpdated: 'AccessPointUpdated', AccessPointDeleted: 'AccessPointDeleted' },
-};
+const accessPoints = accessPointsDependency;
 
 const example = {
   $schema: './node_modules/gatehouse/src/plugins/toolkit/app-manifest.schema.json',
