@@ -56,9 +56,13 @@ export class FirmwareBridge {
     this.#started = true;
     this.deps.bus.on(this, 'bridge.device_saved', ({ id }) => this.#restart(id));
     this.deps.bus.on(this, 'bridge.device_deleted', ({ id }) => this.#restart(id));
-    for (const device of this.deps.devices.list(null).items) this.#restart(device.id);
-    const hid = this.deps.hid.status();
-    if (!hid.available && this.deps.devices.list(null).items.some((d) => isHid(d.framing))) this.deps.log.warn({ reason: hid.reason }, 'USB HID devices configured, but HID is off');
+    const devices = this.deps.devices.list(null).items;
+    for (const device of devices) this.#restart(device.id);
+    // node-hid is loaded only when a HID device needs it (a box without libusb starts all the same).
+    if (devices.some((d) => isHid(d.framing))) {
+      const hid = this.deps.hid.status();
+      if (!hid.available) this.deps.log.warn({ reason: hid.reason }, 'USB HID devices configured, but HID is off');
+    }
   }
 
   async stop(): Promise<void> {

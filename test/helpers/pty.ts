@@ -74,10 +74,6 @@ export class PtyPair {
   }
 }
 
-export function socatInstalled(): boolean {
-  return ['/usr/bin/socat', '/bin/socat', '/usr/local/bin/socat'].some((p) => existsSync(p));
-}
-
 /** Real frames of each framing (firmware-bridge/framing/encode.ts, which the simulator plays;
  * test/bridge/framing.test.ts checks the parsers against frames written out by hand). */
 export const rdm6300 = (data: string): Buffer => encodeScan('rdm6300', data).frame;
