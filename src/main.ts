@@ -5,6 +5,7 @@ import { ConfigError, configFileFrom, loadConfig } from './config/load.js';
 import { configLeaves } from './config/overlay.js';
 import { createLogger } from './logger.js';
 import { runSimulator } from '../firmware-bridge/simulate.js';
+import { runPluginCommand } from './plugins/cli.js';
 
 // The thin entry: argv, config, signals and exit codes. Everything else is in app.ts.
 
@@ -34,6 +35,13 @@ function splitArgs(argv: string[]): { configFlags: string[]; rest: string[] } {
 async function main(argv: string[]): Promise<number> {
   if (argv[0] === '--help' || argv[0] === 'help') {
     process.stdout.write(`${usage}\n`);
+    return 0;
+  }
+  if (argv[0] === 'plugin') {
+    // The plugin toolkit's developer commands (plugins/cli.ts): a plugin's folder and a running appliance, no store.
+    const result = await runPluginCommand(argv.slice(1));
+    if (result === undefined) return -1; // `plugin dev`: serving until stopped
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   }
   const { configFlags, rest } = splitArgs(argv);

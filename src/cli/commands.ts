@@ -161,6 +161,10 @@ export const usage = `Usage: gatehouse [config flags]                 start the 
        gatehouse projects list
        gatehouse projects create --name N [--slug S] [--team SLUG] [--timezone TZ]
        gatehouse bridge simulate --framing F [--url U] [--token T | --email E --password P] [--values a,b] [--access-point ID] [--reader R] [--interval-ms N] [--keep]
+       gatehouse plugin init <dir> [--yes] [--name N]
+       gatehouse plugin dev <dir> [--url U] [--token T] [--team SLUG] [--project SLUG] [--port N] [--host H]
+       gatehouse plugin build <dir> [--out DIR]
+       gatehouse plugin add-dependency [<dir>] [--url U] [--token T] [--tag TAG --operations a,b --events E,F --identifier ID]
 Config flags (any command): --data-dir DIR, --config FILE, ... (docs/config.md)`;
 
 /** Runs one administration command against the store; returns what to print. */
