@@ -1,0 +1,20 @@
+// Where this gatehouse checkout is, from any module in it: src/plugins/... when run from source,
+// dist/main.js once bundled. Plugins resolve the toolkit from here (their `gatehouse` dependency
+// is this folder, and the Vite plugin aliases @gatehouse/plugin-toolkit into it).
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The nearest folder up from `from` whose package.json is gatehouse's. */
+export function checkoutRoot(from: string = import.meta.url): string {
+  let dir = dirname(fileURLToPath(from));
+  for (;;) {
+    const file = join(dir, 'package.json');
+    if (existsSync(file) && (JSON.parse(readFileSync(file, 'utf8')) as { name?: string }).name === 'gatehouse') return dir;
+    const up = dirname(dir);
+    if (up === dir) throw new Error(`gatehouse: no gatehouse checkout above ${fileURLToPath(from)}`);
+    dir = up;
+  }
+}
+
+export const toolkitEntry = (): string => join(checkoutRoot(), 'src/plugins/toolkit/index.ts');
