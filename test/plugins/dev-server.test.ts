@@ -1,0 +1,127 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
+import { launchChromium, watchedPage } from '../helpers/chromium.js';
+import { type RunningProcess, runCli, runGatehouse } from '../helpers/process.js';
+
+// `gatehouse plugin init` and `gatehouse plugin dev` as a developer runs them (child processes of
+// dist/main.js), the page in real Chromium: the manifest's strings, callApi through the dev
+// server's proxy, hot reload of app-manifest.json without a page reload, an invalid manifest shown
+// in the page while the last good state stays, and a page opened after an edit.
+
+describe('gatehouse plugin dev, in Chromium', () => {
+  let gh: TestAppliance;
+  let dir: string;
+  let dev: RunningProcess;
+  let url: string;
+  let browser: Browser;
+  const errors: string[] = [];
+  const manifestFile = () => join(dir, 'app-manifest.json');
+  const readManifest = () => JSON.parse(readFileSync(manifestFile(), 'utf8'));
+  const writeManifest = (m: unknown) => writeFileSync(manifestFile(), `${JSON.stringify(m, null, 2)}\n`);
+
+  async function open(): Promise<Page> {
+    const { page, errors: pageErrors } = await watchedPage(browser);
+    page.on('close', () => errors.push(...pageErrors));
+    await page.goto(url);
+    await page.locator('h1').waitFor();
+    return page;
+  }
+
+  beforeAll(async () => {
+    gh = await startAppliance();
+    const token = await gh.token();
+    const api = client(gh, token);
+    const zone = (await api.post('/api/v1/projects/default/default/access-zones', { name: 'Hall' })).body.data.id;
+    await api.post('/api/v1/projects/default/default/access-points', { name: 'North Door', access_zone_id: zone, direction: 'in' });
+
+    dir = join(mkdtempSync(join(tmpdir(), 'gh-plugin-')), 'door-display');
+    const init = await runCli(['plugin', 'init', dir, '--yes'], {});
+    expect(init.code, init.stderr).toBe(0);
+    expect(JSON.parse(init.stdout).files).toContain('app-manifest.json');
+
+    dev = runGatehouse(['plugin', 'dev', dir, '--url', gh.url, '--token', token, '--port', '0'], {});
+    url = (await dev.waitFor(/serving .* at (http:\/\/\S+)/, 60_000))[1]!;
+    browser = await launchChromium();
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await dev?.stop();
+    await gh?.stop();
+    if (dir) rmSync(join(dir, '..'), { recursive: true, force: true });
+  });
+
+  it('shows the manifest strings and settings, and callApi reaches the appliance through the proxy', async () => {
+    const page = await open();
+    expect(await page.locator('h1').textContent()).toBe('Access points');
+    expect(await page.locator('p[svc-settings]').textContent()).toBe('My venue');
+    await page.getByRole('button', { name: 'Load access points' }).click();
+    await expect.poll(() => page.locator('li').allTextContents()).toEqual(['North Door']);
+    await page.close();
+  });
+
+  it('an edit of app-manifest.json updates the open page without a reload', async () => {
+    const page = await open();
+    await page.evaluate(() => {
+      (window as unknown as { notReloaded: boolean }).notReloaded = true;
+    });
+    const manifest = readManifest();
+    manifest.strings.default.title = 'Doors of the venue';
+    manifest.settings.venueName = 'Riverside Hall';
+    writeManifest(manifest);
+    await expect.poll(() => page.locator('h1').textContent(), { timeout: 10_000 }).toBe('Doors of the venue');
+    expect(await page.locator('p[svc-settings]').textContent()).toBe('Riverside Hall');
+    expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+    await page.close();
+  });
+
+  it('an invalid manifest shows its error in the page and keeps the last good state; fixing it clears the error', async () => {
+    const page = await open();
+    const good = readManifest();
+    const title = await page.locator('h1').textContent();
+    writeFileSync(manifestFile(), JSON.stringify({ ...good, Settings: { venueName: 'typo' }, strings: { default: { title: 42 } } }, null, 2));
+    const notice = page.getByTestId('gatehouse-manifest-errors');
+    await notice.waitFor({ timeout: 10_000 });
+    const text = await notice.textContent();
+    expect(text).toContain('$.strings.default.title');
+    expect(text).toContain('did you mean "settings"');
+    expect(await page.locator('h1').textContent()).toBe(title);
+
+    // A page opened while the file is invalid starts from the last good manifest, with the errors shown.
+    const later = await open();
+    expect(await later.locator('h1').textContent()).toBe(title);
+    await later.getByTestId('gatehouse-manifest-errors').waitFor();
+    await later.close();
+
+    writeManifest({ ...good, strings: { default: { ...good.strings.default, title: 'Fixed' } } });
+    await expect.poll(() => page.locator('h1').textContent(), { timeout: 10_000 }).toBe('Fixed');
+    await expect.poll(() => notice.count()).toBe(0);
+    await page.close();
+  });
+
+  it('a page opened after an edit gets the current manifest', async () => {
+    const manifest = readManifest();
+    manifest.strings.default.title = 'Opened later';
+    writeManifest(manifest);
+    // The dev server reads the edit when its watcher sees it; the page is opened after that.
+    await expect
+      .poll(
+        async () => {
+          const page = await open();
+          const title = await page.locator('h1').textContent();
+          await page.close();
+          return title;
+        },
+        { timeout: 10_000 },
+      )
+      .toBe('Opened later');
+  });
+
+  it('logged no console errors', () => {
+    expect(errors).toEqual([]);
+  });
+});
