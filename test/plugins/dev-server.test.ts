@@ -121,6 +121,47 @@ describe('gatehouse plugin dev, in Chromium', () => {
       .toBe('Opened later');
   });
 
+  it('Ctrl+Shift+D opens the inspector; a double-click edit updates the bound element at once; Escape cancels', async () => {
+    const page = await open();
+    const panel = page.getByTestId('inspector');
+    expect(await panel.count()).toBe(0);
+    await page.keyboard.press('Control+Shift+D');
+    await panel.waitFor();
+    expect(await page.getByTestId('inspector-section').evaluateAll((els) => els.map((e) => e.getAttribute('data-section')))).toEqual(['pluginVars', 'stringsList', 'assetList', 'triggerState']);
+
+    const value = page.locator('[data-testid=inspector-value][data-section=stringsList][data-key=load]');
+    await value.dblclick();
+    const input = page.locator('[data-testid=inspector-input][data-key=load]');
+    await input.fill('Fetch the doors');
+    await input.press('Enter');
+    await expect.poll(() => page.locator('main button').textContent()).toBe('Fetch the doors');
+
+    // A typed section: a number stays a number, an object is refused and nothing changes.
+    const venue = page.locator('[data-testid=inspector-value][data-section=pluginVars][data-key=refreshSeconds]');
+    await venue.dblclick();
+    const refresh = page.locator('[data-testid=inspector-input][data-key=refreshSeconds]');
+    await refresh.fill('{"not": "a setting"}');
+    await refresh.press('Enter');
+    await page.getByTestId('inspector-error').waitFor();
+    await refresh.fill('45');
+    await refresh.press('Enter');
+    await expect.poll(() => venue.textContent()).toBe('45');
+
+    // Escape cancels an edit: the element keeps its value.
+    await value.dblclick();
+    await input.fill('Never saved');
+    await input.press('Escape');
+    expect(await page.locator('main button').textContent()).toBe('Fetch the doors');
+
+    await page.keyboard.press('Escape'); // no edit open: closes the panel
+    await expect.poll(() => panel.count()).toBe(0);
+    await page.keyboard.press('Control+Shift+D');
+    await panel.waitFor();
+    await page.keyboard.press('Control+Shift+D');
+    await expect.poll(() => panel.count()).toBe(0);
+    await page.close();
+  });
+
   it('logged no console errors', () => {
     expect(errors).toEqual([]);
   });

@@ -19,3 +19,4 @@ export { createCallApi, PluginApiError, type PluginApiErrorCode, type PluginCont
 export { type ManifestError, type ManifestResult, manifestJsonSchema, manifestSchema, parseManifest, parseManifestText } from './manifest.js';
 export { createPluginApp, type ManifestUpdate, type PluginAppOptions, type PluginSource, tokenFromLocation } from './plugin-app.js';
 export { showManifestErrors } from './manifest-errors.js';
+export { devInspector, type InspectorOptions, installInspector, isInspectorShortcut } from './inspector.js';

@@ -9,6 +9,7 @@ import { createPinia } from 'pinia';
 import { type App, type Component, createApp } from 'vue';
 import type { PluginContext } from './call-api.js';
 import { svcToolkit } from './directives.js';
+import { devInspector } from './inspector.js';
 import type { ManifestError } from './manifest.js';
 import { showManifestErrors } from './manifest-errors.js';
 import { type PluginStore, usePluginStore } from './store.js';
@@ -30,7 +31,9 @@ export interface PluginSource extends ManifestUpdate {
 }
 
 export interface PluginAppOptions {
-  /** Extra hooks run with the app and its store before it mounts (the inspector and socket events plug in here). */
+  /** The store inspector (Ctrl+Shift+D) on the dev server; default true. Never installed in a build. */
+  inspector?: boolean;
+  /** Extra hooks run with the app and its store before it mounts. */
   setup?: Array<(app: App, store: PluginStore, source: PluginSource) => void>;
 }
 
@@ -61,6 +64,7 @@ export function createPluginApp(root: Component, source: PluginSource, options: 
   };
   apply(source);
   source.onManifestUpdate?.(apply);
-  for (const hook of options.setup ?? []) hook(app, store, source);
+  const hooks = [...(options.inspector === false ? [] : [devInspector()]), ...(options.setup ?? [])];
+  for (const hook of hooks) hook(app, store, source);
   return { app, store };
 }
