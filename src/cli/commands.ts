@@ -164,7 +164,7 @@ export const usage = `Usage: gatehouse [config flags]                 start the 
        gatehouse plugin init <dir> [--yes] [--name N]
        gatehouse plugin dev <dir> [--url U] [--token T] [--team SLUG] [--project SLUG] [--port N] [--host H]
        gatehouse plugin build <dir> [--out DIR]
-       gatehouse plugin add-dependency [<dir>] [--url U] [--token T] [--tag TAG --operations a,b --events E,F --identifier ID]
+       gatehouse plugin add-dependency [<dir>] [--url U] [--token T] [--tag TAG --operations a,b|all --events E,F|none --identifier ID] [--replace]
 Config flags (any command): --data-dir DIR, --config FILE, ... (docs/config.md)`;
 
 /** Runs one administration command against the store; returns what to print. */
