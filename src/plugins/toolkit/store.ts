@@ -1,9 +1,21 @@
 // The plugin's client-side store (../shared/spec/plugin-toolkit.md: "What the service does" 2, "Store operations").
 // Bound elements (dom.ts, directives.ts) read it through the get* actions, so the fallback rule lives here only.
+// It also keeps each dependency's resources by id (`records`), filled by callApi's GET answers and kept
+// current by the socket's <Model>Created/Updated/Deleted events (events.ts, issue 28 item 5).
 import { defineStore } from 'pinia';
 import { ref, shallowRef, toRaw } from 'vue';
 import { createCallApi, PluginApiError, type PluginContext } from './call-api.js';
+import { type EventConnection, EventSocket, idleConnection, type PageLocation, type PluginEvent } from './events.js';
 import type { PluginDependency, PluginManifest, SettingValue, StateValue } from './types.js';
+
+/** A resource kept in `records`: anything with an `id`. */
+export type PluginRecord = Record<string, unknown> & { id: number | string };
+/** A plugin's handler of a socket event: the event's data, and where it came from. */
+export type EventHandler<T = unknown> = (data: T, event: PluginEvent<T>) => void;
+export interface ConnectEventsOptions {
+  /** The page's location, for baseUrl '' (default: globalThis.location). */
+  page?: PageLocation | null;
+}
 
 /**
  * Makes `target` hold exactly `source`'s entries, mutating it in place: effects that read `target` stay
@@ -26,6 +38,23 @@ function lookup<V, F>(section: Record<string, V>, key: string, fallback: F): V |
   return value !== undefined && Object.hasOwn(toRaw(section), key) ? value : fallback;
 }
 
+const isRecord = (value: unknown): value is PluginRecord =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && (typeof (value as { id?: unknown }).id === 'number' || typeof (value as { id?: unknown }).id === 'string');
+
+/**
+ * Whether `incoming` is an older copy than `current`: a GET answered after an event that changed the
+ * resource must not undo it. By `version` (the appliance's resources carry one, raised on every change),
+ * else by `updated_at`; neither: not older.
+ */
+function older(incoming: PluginRecord, current: PluginRecord): boolean {
+  if (typeof incoming.version === 'number' && typeof current.version === 'number') return incoming.version < current.version;
+  if (typeof incoming.updated_at === 'string' && typeof current.updated_at === 'string') return Date.parse(incoming.updated_at) < Date.parse(current.updated_at);
+  return false;
+}
+
+/** `<Model>Created` / `<Model>Updated` with a resource upserts it, `<Model>Deleted` with `{id}` removes it (docs/realtime.md: "dashboards upsert by id"). */
+const RECORD_EVENT = /(Created|Updated|Deleted)$/;
+
 export const usePluginStore = defineStore('gatehouse-plugin', () => {
   // Refs of records rather than reactive(): Pinia's $state / $patch and the developer tool's inspector
   // (spec: "What the service does" 5) reach the same objects the actions use.
@@ -47,6 +76,10 @@ export const usePluginStore = defineStore('gatehouse-plugin', () => {
     permissions.value = [...manifest.permissions];
     dependencies.value = structuredClone(toRaw(manifest.dependencies));
     loaded.value = true;
+    for (const identifier of Object.keys(records.value)) {
+      if (!dependencies.value.some((d) => d.identifier === identifier)) delete records.value[identifier];
+    }
+    socket?.setDependencies(toRaw(dependencies.value)); // a reloaded manifest's events apply at once
   }
 
   function getString<F = undefined>(key: string, fallback?: F): string | F {
@@ -82,9 +115,31 @@ export const usePluginStore = defineStore('gatehouse-plugin', () => {
   // callApi (spec: "Endpoints"; call-api.ts): the manifest's dependencies and permissions as they
   // are now (a reloaded manifest applies at once), the plugin's context set by its host.
   const context = shallowRef<PluginContext | null>(null);
+  /** Sets where the appliance is and with which token; an open socket reconnects with it (a new token, another project). */
   function setContext(value: PluginContext): void {
     context.value = value;
+    if (socket) void connectEvents(socketOptions);
   }
+  // Each dependency's resources by id, as the appliance last showed or announced them.
+  const records = ref<Record<string, Record<string, PluginRecord>>>({});
+  function upsertRecord(identifier: string, record: PluginRecord): void {
+    const bucket = (records.value[identifier] ??= {});
+    const current = bucket[String(record.id)];
+    if (current && older(record, toRaw(current))) return;
+    bucket[String(record.id)] = { ...current, ...structuredClone(toRaw(record)) };
+  }
+  function removeRecord(identifier: string, id: number | string): void {
+    const bucket = records.value[identifier];
+    if (bucket) delete bucket[String(id)];
+  }
+  /** The dependency's resources the store holds (ids ascending for numeric ids). */
+  function getRecords<T extends PluginRecord = PluginRecord>(identifier: string): T[] {
+    return Object.values(records.value[identifier] ?? {}) as T[];
+  }
+  function getRecord<T extends PluginRecord = PluginRecord>(identifier: string, id: number | string): T | undefined {
+    return records.value[identifier]?.[String(id)] as T | undefined;
+  }
+
   const call = createCallApi(
     () => {
       if (!context.value) throw new PluginApiError('network', 'callApi before the plugin has its context (setContext: the appliance, project and token).');
@@ -92,8 +147,84 @@ export const usePluginStore = defineStore('gatehouse-plugin', () => {
     },
     () => ({ dependencies: dependencies.value, hasPermission }),
   );
-  function callApi<T = unknown>(operationId: string, identifier: string, additionalData: Record<string, unknown> = {}): Promise<T> {
-    return call<T>(operationId, identifier, additionalData);
+  async function callApi<T = unknown>(operationId: string, identifier: string, additionalData: Record<string, unknown> = {}): Promise<T> {
+    const answer = await call<T>(operationId, identifier, additionalData);
+    // A GET answer (a page of resources or one) fills the records; changes arrive as events.
+    if (dependencies.value.find((d) => d.identifier === identifier)?.operations[operationId]?.startsWith('get:')) {
+      for (const item of Array.isArray(answer) ? answer : [answer]) if (isRecord(item)) upsertRecord(identifier, item);
+    }
+    return answer;
+  }
+
+  // Socket events (events.ts): handed to onEvent's handlers and reflected in records.
+  const connection = ref<EventConnection>(idleConnection());
+  /** The latest event, and the latest of each name the plugin receives. */
+  const lastEvent = shallowRef<PluginEvent | null>(null);
+  const lastEvents = shallowRef<Record<string, PluginEvent>>({});
+  const handlers = new Map<string, Set<EventHandler>>();
+  let socket: EventSocket | null = null;
+  let socketOptions: ConnectEventsOptions = {};
+
+  /** Calls `handler` with each event received under `name` (the value in a dependency's `events`); returns the unsubscribe. */
+  function onEvent<T = unknown>(name: string, handler: EventHandler<T>): () => void {
+    if (!handlers.has(name)) handlers.set(name, new Set());
+    handlers.get(name)!.add(handler as EventHandler);
+    return () => {
+      handlers.get(name)?.delete(handler as EventHandler);
+    };
+  }
+
+  function deliver(event: PluginEvent): void {
+    const change = RECORD_EVENT.exec(event.event)?.[1];
+    if (change && isRecord(event.data)) {
+      for (const identifier of event.dependencies) {
+        if (change === 'Deleted') removeRecord(identifier, event.data.id);
+        else upsertRecord(identifier, event.data);
+      }
+    }
+    lastEvent.value = event;
+    lastEvents.value = { ...lastEvents.value, [event.name]: event };
+    // Each handler on its own: one that throws does not keep the event from the others.
+    for (const handler of [...(handlers.get(event.name) ?? [])]) {
+      try {
+        handler(event.data, event);
+      } catch (err) {
+        console.error(`[gatehouse] a handler of the socket event "${event.name}" failed:`, err);
+      }
+    }
+  }
+
+  /**
+   * Connects to the appliance's socket with the context (setContext) and subscribes the dependencies'
+   * events; a connection already open is closed first. Resolves once the broadcasting config is read and
+   * pusher-js is connecting; never rejects: a problem is in `connection` (state and error).
+   */
+  async function connectEvents(options: ConnectEventsOptions = {}): Promise<void> {
+    disconnectEvents();
+    socketOptions = options;
+    if (!context.value) {
+      const message = 'connectEvents before the plugin has its context (setContext: the appliance, project and token).';
+      connection.value = { ...idleConnection(), state: 'failed', error: { kind: 'config', message, status: null, channel: null } };
+      return;
+    }
+    const current: EventSocket = new EventSocket({
+      context: context.value,
+      dependencies: toRaw(dependencies.value),
+      hasPermission,
+      deliver,
+      status: (status) => {
+        if (socket === current) connection.value = status;
+      },
+      ...options,
+    });
+    socket = current;
+    await current.start();
+  }
+
+  /** Closes the socket: no event is handed over after it. */
+  function disconnectEvents(): void {
+    socket?.stop();
+    socket = null;
   }
 
   return {
@@ -117,6 +248,15 @@ export const usePluginStore = defineStore('gatehouse-plugin', () => {
     context,
     setContext,
     callApi,
+    records,
+    getRecords,
+    getRecord,
+    connection,
+    lastEvent,
+    lastEvents,
+    onEvent,
+    connectEvents,
+    disconnectEvents,
   };
 });
 

@@ -1,0 +1,310 @@
+// Socket events for plugins (issue 28 item 5; spec: "Dependency object" `events`): the events the
+// manifest's dependencies list arrive over the appliance's Pusher-protocol WebSocket (real
+// pusher-js: its node build under Node, its web build in a browser bundle) and are handed to the
+// plugin. A dependency's `events` maps the event the socket sends (bare, or under
+// pusher.eventNamespace) to the name the plugin receives it under. Each channel is subscribed
+// once for every dependency that needs it; an event no dependency lists is not handed over. Every
+// failure (config, authorization, the connection) is reported in the connection status, never
+// thrown: a door display keeps running with its REST picture. The store (store.ts) makes it reactive.
+import PusherModule from 'pusher-js';
+import type { Options as PusherOptions } from 'pusher-js';
+import type { PluginContext } from './call-api.js';
+import { bareEventName, type Plan, planSubscriptions } from './event-channels.js';
+import type { PluginDependency } from './types.js';
+
+/** GET /api/v1/broadcasting/config's `data` (docs/realtime.md "Connecting"). */
+export interface BroadcastingConfig {
+  key: string;
+  ws_host: string;
+  ws_port: number;
+  ws_path: string;
+  force_tls?: boolean;
+  auth_endpoint: string;
+}
+
+/** pusher-js's connection states, `idle` before connecting and `configuring` while the broadcasting config is read. */
+export type SocketState = 'idle' | 'configuring' | 'initialized' | 'connecting' | 'connected' | 'unavailable' | 'failed' | 'disconnected';
+
+export interface ChannelStatus {
+  /** `pending`: waiting for the connection or for authorization (again after a reconnect). */
+  state: 'pending' | 'subscribed' | 'refused';
+  /** A refusal's status: 401/403 from /broadcasting/auth, 401 a signature the socket refused, 403 access ended. */
+  status: number | null;
+  message: string | null;
+  /** The socket events (bare names) wanted from it. */
+  events: string[];
+}
+
+export interface SocketProblem {
+  kind: 'config' | 'subscription' | 'connection';
+  message: string;
+  /** The HTTP status (config, subscription), or the Pusher error or close code (connection: 4009 ...); null when none. */
+  status: number | null;
+  channel: string | null;
+}
+
+/** What the plugin can show of its socket; a fresh object on every change. */
+export interface EventConnection {
+  state: SocketState;
+  socketId: string | null;
+  /** Channel name to its subscription. */
+  channels: Record<string, ChannelStatus>;
+  /** What the manifest lists but is not subscribed, and why: an event the appliance does not publish, a permission the plugin lacks. */
+  skipped: string[];
+  /** The latest problem, kept until the next connect. */
+  error: SocketProblem | null;
+}
+
+export interface PluginEvent<T = unknown> {
+  /** The name the plugin receives it under: the value of the dependency's `events` entry. */
+  name: string;
+  /** The socket event, bare: `AccessPointUpdated`. */
+  event: string;
+  /** Identifiers of the dependencies that list the event under this name. */
+  dependencies: string[];
+  channel: string;
+  data: T;
+  /** Date.now() on arrival. */
+  receivedAt: number;
+}
+
+export const idleConnection = (): EventConnection => ({ state: 'idle', socketId: null, channels: {}, skipped: [], error: null });
+
+/** What the toolkit uses of a pusher-js client: its default export types as a namespace under NodeNext, as test/realtime's clients say. */
+interface PusherChannel {
+  bind(event: string, callback: (data: never) => void): unknown;
+  bind_global(callback: (event: string, data: unknown) => void): unknown;
+  unbind_all(): unknown;
+}
+interface PusherClient {
+  connection: { socket_id: string; bind(event: string, callback: (data: never) => void): unknown };
+  subscribe(channel: string): PusherChannel;
+  unsubscribe(channel: string): void;
+  disconnect(): void;
+}
+export type PusherConstructor = new (key: string, options: PusherOptions) => PusherClient;
+const Pusher = PusherModule as unknown as PusherConstructor;
+
+/** The page's address (`location`), used for the WebSocket when the plugin runs on the appliance's origin. */
+export type PageLocation = Pick<Location, 'protocol' | 'hostname' | 'port'>;
+
+/**
+ * pusher-js options. The WebSocket goes where the broadcasting config says (ws_host, ws_port,
+ * ws_path, force_tls), except for a plugin on the page's own origin (baseUrl ''), e.g. behind the
+ * dev server's proxy of /app, /broadcasting and /api: the config names the appliance as the proxy
+ * reached it, which the browser may not reach, so the page's host and port are used.
+ */
+export function socketOptions(config: BroadcastingConfig, context: PluginContext, page: PageLocation | null): PusherOptions {
+  const sameOrigin = context.baseUrl === '';
+  if (sameOrigin && !page) throw new Error('baseUrl "" (the page\'s own origin) needs the page\'s location');
+  const tls = sameOrigin ? page!.protocol === 'https:' : config.force_tls === true;
+  const host = sameOrigin ? page!.hostname : config.ws_host;
+  const port = sameOrigin ? Number(page!.port) || (tls ? 443 : 80) : config.ws_port;
+  return {
+    cluster: 'local', // pusher-js 8 requires one; unused when wsHost is set
+    wsHost: host,
+    wsPort: port,
+    wssPort: port,
+    wsPath: config.ws_path,
+    forceTLS: tls,
+    enabledTransports: ['ws', 'wss'],
+    disableStats: true,
+  };
+}
+
+/** What the server answered a refused request with: its `reason` (channel_forbidden) or `message`. */
+async function refusal(res: Response): Promise<string> {
+  const body = (await res.json().catch(() => null)) as { reason?: unknown; message?: unknown } | null;
+  const said = [body?.message, body?.reason].filter((s): s is string => typeof s === 'string');
+  return said.length > 0 ? said.join(': ') : `answered ${res.status}`;
+}
+
+/** The token as a bearer, or for a cookie session the XSRF-TOKEN cookie echoed (POST /broadcasting/auth needs it). */
+function credentials(context: PluginContext): { headers: Record<string, string>; credentials: RequestCredentials } {
+  if (context.token) return { headers: { authorization: `Bearer ${context.token}` }, credentials: 'omit' };
+  const cookie = typeof document === 'undefined' ? undefined : /(?:^|;\s*)XSRF-TOKEN=([^;]*)/.exec(document.cookie)?.[1];
+  return { headers: cookie ? { 'x-xsrf-token': decodeURIComponent(cookie) } : {}, credentials: 'include' };
+}
+
+export class FetchError extends Error {
+  constructor(
+    message: string,
+    readonly status: number | null,
+  ) {
+    super(message);
+  }
+}
+
+/** GET /api/v1/broadcasting/config with the plugin's credentials; a FetchError with the status when refused. */
+export async function fetchBroadcastingConfig(context: PluginContext): Promise<BroadcastingConfig> {
+  const auth = credentials(context);
+  let res: Response;
+  try {
+    res = await (context.fetch ?? fetch)(`${context.baseUrl.replace(/\/+$/, '')}/api/v1/broadcasting/config`, {
+      headers: { accept: 'application/json', ...auth.headers },
+      credentials: auth.credentials,
+    });
+  } catch (err) {
+    throw new FetchError(`GET /api/v1/broadcasting/config did not reach the appliance: ${(err as Error).message}`, null);
+  }
+  if (!res.ok) throw new FetchError(`GET /api/v1/broadcasting/config: ${await refusal(res)}`, res.status);
+  return ((await res.json()) as { data: BroadcastingConfig }).data;
+}
+
+/**
+ * Authorizes a private channel at `<baseUrl>/broadcasting/auth` (form-encoded, as pusher-js
+ * posts it) with the plugin's credentials and fetch, the way callApi reaches the appliance. A
+ * refusal is recorded with its status and the server's reason before pusher-js hears of it.
+ */
+function channelAuthorizer(context: PluginContext, refused: (channel: string, status: number | null, message: string) => void) {
+  return (params: { socketId: string; channelName: string }, callback: (error: Error | null, data: { auth: string; shared_secret?: string } | null) => void): void => {
+    const auth = credentials(context);
+    const body = new URLSearchParams({ socket_id: params.socketId, channel_name: params.channelName }).toString();
+    const headers = { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded', ...auth.headers };
+    const fail = (status: number | null, message: string) => {
+      refused(params.channelName, status, message);
+      callback(new Error(message), null);
+    };
+    void (async () => {
+      let res: Response;
+      try {
+        res = await (context.fetch ?? fetch)(`${context.baseUrl.replace(/\/+$/, '')}/broadcasting/auth`, { method: 'POST', headers, body, credentials: auth.credentials });
+      } catch (err) {
+        return fail(null, `/broadcasting/auth did not answer: ${(err as Error).message}`);
+      }
+      if (!res.ok) return fail(res.status, `/broadcasting/auth refused ${params.channelName}: ${await refusal(res)}`);
+      const answer = (await res.json().catch(() => null)) as { auth?: unknown } | null;
+      if (typeof answer?.auth !== 'string') return fail(res.status, `/broadcasting/auth answered ${params.channelName} without an auth string`);
+      callback(null, answer as { auth: string });
+    })();
+  };
+}
+
+export interface EventSocketOptions {
+  context: PluginContext;
+  dependencies: readonly PluginDependency[];
+  /** The manifest's permissions: a dependency's events are subscribed only with all its permissions. */
+  hasPermission?: (name: string) => boolean;
+  /** Each listed event, once per name the dependencies hand it over under. */
+  deliver(event: PluginEvent): void;
+  /** Every change of the connection's status. */
+  status(connection: EventConnection): void;
+  /** The page's location for baseUrl ''; defaults to globalThis.location. */
+  page?: PageLocation | null;
+}
+
+/**
+ * One connection to the appliance's socket for one plugin (module lifecycle: start() connects and
+ * never rejects, stop() disconnects). The plan is read when events arrive, so setDependencies
+ * (a reloaded manifest) applies at once: new channels are joined, unneeded ones left.
+ */
+export class EventSocket {
+  #pusher: PusherClient | null = null;
+  #plan: Plan = new Map();
+  #status: EventConnection = idleConnection();
+  #stopped = false;
+  #dependencies: readonly PluginDependency[];
+  readonly #subscribed = new Set<string>();
+  readonly #authFailures = new Map<string, { status: number | null; message: string }>();
+
+  constructor(private readonly options: EventSocketOptions) {
+    this.#dependencies = options.dependencies;
+  }
+
+  async start(): Promise<void> {
+    const { context } = this.options;
+    this.#update({ state: 'configuring', error: null });
+    let config: BroadcastingConfig;
+    let options: PusherOptions;
+    try {
+      config = await fetchBroadcastingConfig(context);
+      options = socketOptions(config, context, this.options.page === undefined ? (globalThis.location ?? null) : this.options.page);
+    } catch (err) {
+      if (!this.#stopped) this.#update({ state: 'failed', error: { kind: 'config', message: (err as Error).message, status: err instanceof FetchError ? err.status : null, channel: null } });
+      return;
+    }
+    if (this.#stopped) return;
+    const pusher = new Pusher(config.key, { ...options, channelAuthorization: { customHandler: channelAuthorizer(context, (c, status, message) => this.#authFailures.set(c, { status, message })) } });
+    this.#pusher = pusher;
+    pusher.connection.bind('state_change', ({ current }: { current: SocketState }) => this.#stateChanged(current));
+    pusher.connection.bind('error', (e: { type?: string; data?: { code?: number; message?: string }; error?: { data?: { code?: number; message?: string }; message?: string } }) => {
+      const said = e.data ?? e.error?.data;
+      const message = said?.message ?? e.error?.message ?? e.type ?? 'connection error';
+      this.#update({ error: { kind: 'connection', message, status: said?.code ?? null, channel: null } });
+    });
+    this.setDependencies(this.#dependencies);
+  }
+
+  /** Subscribes the channels the dependencies' events need (each once) and leaves the ones no longer needed. */
+  setDependencies(dependencies: readonly PluginDependency[]): void {
+    this.#dependencies = dependencies;
+    const { context, hasPermission } = this.options;
+    const { plan, skipped } = planSubscriptions(dependencies, context.teamSlug, context.projectSlug, hasPermission);
+    this.#plan = plan;
+    const channels: Record<string, ChannelStatus> = {};
+    for (const [name, events] of plan) channels[name] = { ...(this.#status.channels[name] ?? { state: 'pending', status: null, message: null }), events: [...events.keys()] };
+    this.#update({ channels, skipped });
+    const pusher = this.#pusher;
+    if (!pusher) return;
+    for (const name of this.#subscribed) {
+      if (plan.has(name)) continue;
+      this.#subscribed.delete(name);
+      pusher.unsubscribe(name);
+    }
+    for (const name of plan.keys()) if (!this.#subscribed.has(name)) this.#subscribe(pusher, name);
+  }
+
+  /** Disconnects; nothing is delivered after it. */
+  stop(): void {
+    this.#stopped = true;
+    const pusher = this.#pusher;
+    this.#pusher = null;
+    pusher?.disconnect(); // its state_change and anything still in flight meet #stopped
+    this.#update({ state: 'disconnected', socketId: null, channels: {} });
+  }
+
+  #subscribe(pusher: PusherClient, name: string): void {
+    this.#subscribed.add(name);
+    const channel = pusher.subscribe(name);
+    channel.unbind_all(); // a channel left and joined again is the same pusher-js object
+    channel.bind('pusher:subscription_succeeded', () => this.#channel(name, { state: 'subscribed', status: null, message: null }));
+    channel.bind('pusher:subscription_error', (e: { error?: string; status?: number }) => {
+      // pusher-js reports an authorizer's refusal without its status: the authorizer recorded it.
+      const failure = this.#authFailures.get(name);
+      this.#authFailures.delete(name);
+      const status = failure?.status ?? e.status ?? null;
+      const message = failure?.message ?? e.error ?? 'subscription refused';
+      this.#channel(name, { state: 'refused', status, message });
+      this.#update({ error: { kind: 'subscription', message, status, channel: name } });
+    });
+    channel.bind_global((event, data) => this.#receive(name, event, data));
+  }
+
+  #receive(channel: string, event: string, data: unknown): void {
+    if (this.#stopped || event.startsWith('pusher:') || event.startsWith('pusher_internal:')) return;
+    const bare = bareEventName(event);
+    const routes = this.#plan.get(channel)?.get(bare);
+    if (!routes) return; // not listed by any dependency: not handed over
+    const receivedAt = Date.now();
+    for (const { name, dependencies } of routes) this.options.deliver({ name, event: bare, dependencies: [...dependencies], channel, data, receivedAt });
+  }
+
+  #stateChanged(state: SocketState): void {
+    if (this.#stopped) return;
+    const socketId = state === 'connected' ? (this.#pusher?.connection.socket_id ?? null) : null;
+    // Off the socket every subscription is gone; pusher-js joins them all again when it reconnects.
+    const channels = state === 'connected' ? this.#status.channels : Object.fromEntries(Object.entries(this.#status.channels).map(([n, c]) => [n, { ...c, state: 'pending' as const }]));
+    this.#update({ state, socketId, channels });
+  }
+
+  #channel(name: string, change: Omit<ChannelStatus, 'events'>): void {
+    const current = this.#status.channels[name];
+    if (!current || this.#stopped) return;
+    this.#update({ channels: { ...this.#status.channels, [name]: { ...current, ...change } } });
+  }
+
+  #update(change: Partial<EventConnection>): void {
+    this.#status = { ...this.#status, ...change };
+    this.options.status(this.#status);
+  }
+}
