@@ -20,3 +20,17 @@ export { type ManifestError, type ManifestResult, manifestJsonSchema, manifestSc
 export { createPluginApp, type ManifestUpdate, type PluginAppOptions, type PluginSource, tokenFromLocation } from './plugin-app.js';
 export { showManifestErrors } from './manifest-errors.js';
 export { devInspector, type InspectorOptions, installInspector, isInspectorShortcut } from './inspector.js';
+export type { ConnectEventsOptions, EventHandler, PluginRecord } from './store.js';
+export {
+  type BroadcastingConfig,
+  type ChannelStatus,
+  type EventConnection,
+  EventSocket,
+  type EventSocketOptions,
+  fetchBroadcastingConfig,
+  type PluginEvent,
+  type SocketProblem,
+  type SocketState,
+  socketOptions,
+} from './events.js';
+export { bareEventName, EVENT_TOPICS, planSubscriptions, projectChannel } from './event-channels.js';

@@ -33,6 +33,8 @@ export interface PluginSource extends ManifestUpdate {
 export interface PluginAppOptions {
   /** The store inspector (Ctrl+Shift+D) on the dev server; default true. Never installed in a build. */
   inspector?: boolean;
+  /** Connect the socket when a dependency lists events (store.connectEvents); default true. */
+  events?: boolean;
   /** Extra hooks run with the app and its store before it mounts. */
   setup?: Array<(app: App, store: PluginStore, source: PluginSource) => void>;
 }
@@ -57,10 +59,20 @@ export function createPluginApp(root: Component, source: PluginSource, options: 
   const store = app.runWithContext(() => usePluginStore());
   store.setContext({ ...source.context, token: source.context.token ?? tokenFromLocation() });
 
+  // The socket opens once a dependency lists events (at start, or when a reloaded manifest adds
+  // some); from then on the store keeps its subscriptions in step with the manifest.
+  let socketOpened = false;
+  const openSocket = () => {
+    if (socketOpened || options.events === false || !store.dependencies.some((d) => Object.keys(d.events).length > 0)) return;
+    socketOpened = true;
+    void store.connectEvents();
+    app.onUnmount(() => store.disconnectEvents());
+  };
   const apply = (update: ManifestUpdate) => {
     // An invalid manifest never reaches the store: the last good one stays, its errors are shown.
     if (update.manifest) store.applyManifest(update.manifest);
     if (typeof document !== 'undefined') showManifestErrors(update.errors);
+    openSocket();
   };
   apply(source);
   source.onManifestUpdate?.(apply);

@@ -1,0 +1,88 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
+import { launchChromium, watchedPage } from '../helpers/chromium.js';
+import { type RunningProcess, runCli, runGatehouse } from '../helpers/process.js';
+
+// The example door kiosk (examples/door-kiosk) against the demo venue, as the README runs it:
+// `gatehouse plugin dev examples/door-kiosk`, the page in Chromium. A scan typed into its field
+// is decided by the appliance (callApi through the dev server's proxy), the banner shows the
+// manifest's string and asset for the result, and the zone's count follows the appliance's
+// ZoneOccupancyChanged socket events, also for scans made elsewhere.
+
+const A = '/api/v1/projects/default/default';
+
+describe('the example door kiosk, in Chromium', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gh-kiosk-'));
+  let gh: TestAppliance;
+  let token: string;
+  let dev: RunningProcess;
+  let browser: Browser;
+  let page: Page;
+  let errors: string[];
+
+  beforeAll(async () => {
+    const seeded = await runCli(['demo', 'seed'], { GATEHOUSE_DATA_DIR: dataDir });
+    expect(seeded.code, seeded.stderr).toBe(0);
+    gh = await startAppliance({}, { dataDir });
+    token = await gh.token();
+    dev = runGatehouse(['plugin', 'dev', 'examples/door-kiosk', '--url', gh.url, '--token', token, '--port', '0'], {});
+    const url = (await dev.waitFor(/serving .* at (http:\/\/\S+)/, 60_000))[1]!;
+    browser = await launchChromium();
+    ({ page, errors } = await watchedPage(browser));
+    await page.goto(url);
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await dev?.stop();
+    await gh?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const count = () => page.getByTestId('zone-count').locator('strong').textContent();
+  const headline = () => page.getByTestId('banner').locator('.headline').textContent();
+
+  async function scan(code: string): Promise<void> {
+    const field = page.getByLabel('Scan a ticket');
+    await expect.poll(() => field.isEnabled()).toBe(true);
+    await field.fill(code);
+    await field.press('Enter');
+  }
+
+  it("finds its access point and shows the zone's count", async () => {
+    await expect.poll(count, { timeout: 15_000 }).toBe('0 / 5000');
+    expect(await page.getByTestId('zone-count').textContent()).toContain('Arena');
+    expect(await headline()).toBe('Ready for the next guest');
+  });
+
+  it('a granted scan shows the welcome string and icon, and the count moves by the socket event', async () => {
+    await scan('GH-000001');
+    await expect.poll(headline).toBe('Welcome in!');
+    expect(await page.getByTestId('banner').locator('img').getAttribute('src')).toBe('granted.svg');
+    expect(await page.getByTestId('banner').textContent()).toContain('Ada Okafor');
+    await expect.poll(count).toBe('1 / 5000');
+  });
+
+  it('a blocklisted ticket is refused with its reason', async () => {
+    await scan('GH-000013');
+    await expect.poll(headline).toBe('Not admitted');
+    expect(await page.getByTestId('banner').locator('img').getAttribute('src')).toBe('denied.svg');
+    expect(await page.getByTestId('banner').textContent()).toMatch(/Reason: \w+/);
+    expect(await count()).toBe('1 / 5000');
+  });
+
+  it('follows scans made elsewhere: the count moves without the kiosk asking', async () => {
+    const gate = (await client(gh, token).get(`${A}/access-points?per_page=1`)).body.data[0];
+    const answer = await client(gh, token).post(`${A}/access-points/${gate.id}/scan`, { credential_value: 'GH-000002', scan_type: 'qr' });
+    expect(answer.body.access_granted).toBe(true);
+    await expect.poll(count, { timeout: 10_000 }).toBe('2 / 5000');
+  });
+
+  it('logged no console errors', () => {
+    expect(errors).toEqual([]);
+  });
+});
