@@ -17,10 +17,10 @@
 // checked in the timed span. At the end every element is checked again against what it should show.
 import { createPinia } from 'pinia';
 import { createApp, h, nextTick, type VNode } from 'vue';
-import { type PluginManifest, type PluginStore, parseManifest, svcToolkit, usePluginStore } from '../../src/plugins/toolkit/index.js';
+import { type PluginManifest, type PluginStore, parseManifest, processSvcSrcs, processSvcStrings, svcToolkit, usePluginStore } from '../../src/plugins/toolkit/index.js';
 import { type BoundSpec, buildFixture, type Fixture, PER_ROW, SHARED_KEY, shown } from './fixture.js';
 
-export type PageMode = 'vue' | 'dom';
+export type PageMode = 'vue' | 'dom' | 'bind' | 'vue-plain';
 
 export type PageResult =
   | {
@@ -135,6 +135,55 @@ async function mountVue(root: Element, fixture: Fixture, manifest: PluginManifes
   return { firstRenderMs: at - started, settledMs, mountMs, settled, elements, update: (key, value) => store.updateString(key, value) };
 }
 
+/**
+ * `?mode=vue-plain`: the same Vue render without the toolkit (the elements keep their fallbacks): what Vue
+ * itself costs to put 2,000 elements on the page, the baseline of the vue mode's first render. Only mountMs.
+ */
+function mountVuePlain(root: Element, fixture: Fixture): number {
+  const app = createApp({ render: () => rowsOf(fixture.specs).map((row) => h('div', { class: 'row' }, row.map(vnodeOf))) });
+  const started = performance.now();
+  app.mount(root);
+  return performance.now() - started;
+}
+
+/**
+ * `?mode=bind`: the toolkit's bindings alone. The 2,000 elements are already on the page with their fallbacks
+ * (markup in the attribute form, as a page without Vue has it: not timed); from just before
+ * processSvcStrings / processSvcSrcs (rule 6: the same bindElement the directives use) until every element
+ * shows its store value.
+ */
+async function mountBind(root: Element, fixture: Fixture, manifest: PluginManifest, expected: string[]): Promise<Mounted> {
+  for (const row of rowsOf(fixture.specs)) {
+    const div = document.createElement('div');
+    div.className = 'row';
+    for (const spec of row) {
+      const el = document.createElement(spec.tag);
+      el.setAttribute(spec.directive, spec.key);
+      if (spec.modifier) el.setAttribute(spec.modifier, '');
+      if (spec.tag === 'img') el.setAttribute('src', spec.fallback);
+      else el.textContent = spec.fallback;
+      div.append(el);
+    }
+    root.append(div);
+  }
+  const app = createApp({ render: () => null }).use(createPinia());
+  const store: PluginStore = app.runWithContext(() => usePluginStore());
+  store.applyManifest(manifest);
+  await idle();
+
+  const started = performance.now();
+  processSvcStrings(root, store);
+  processSvcSrcs(root, store);
+  const mountMs = performance.now() - started;
+  let elements: Element[] = [];
+  const { settled, at } = await reflected(
+    () => firstWrong((elements = boundElements(root)), fixture.specs, expected) < 0,
+    () => describeWrong(elements, fixture.specs, expected),
+  );
+  const settledMs = performance.now() - started;
+  return { firstRenderMs: at - started, settledMs, mountMs, settled, elements, update: (key, value) => store.updateString(key, value) };
+}
+
 async function mountDom(root: Element, fixture: Fixture, manifest: PluginManifest, expected: string[]): Promise<Mounted> {
   const byKey = new Map<string, Element[]>();
   const started = performance.now();
@@ -204,7 +253,22 @@ async function run(mode: PageMode, updates: number): Promise<PageResult> {
   if (!parsed.ok) throw new Error(`the fixture's manifest is invalid: ${parsed.errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`);
   const expected = fixture.specs.map((spec) => spec.expected);
   const root = document.getElementById('app')!;
-  const page = await (mode === 'vue' ? mountVue : mountDom)(root, fixture, parsed.manifest, expected);
+  if (mode === 'vue-plain') {
+    const mountMs = mountVuePlain(root, fixture);
+    const none = { 'at once': 0, 'next tick': 0, later: 0 };
+    return {
+      mode,
+      firstRenderMs: mountMs,
+      settledMs: mountMs,
+      mountMs,
+      firstRenderSettled: 'at once',
+      updateMs: [],
+      updateManyMs: [],
+      updateSettled: none,
+      crossOriginIsolated: window.crossOriginIsolated,
+    };
+  }
+  const page = await (mode === 'vue' ? mountVue : mode === 'bind' ? mountBind : mountDom)(root, fixture, parsed.manifest, expected);
 
   const updateSettled: Record<Settled, number> = { 'at once': 0, 'next tick': 0, later: 0 };
   const singles = fixture.singleKeys;
@@ -230,7 +294,8 @@ async function run(mode: PageMode, updates: number): Promise<PageResult> {
 }
 
 const params = new URLSearchParams(location.search);
-const mode = params.get('mode') === 'dom' ? 'dom' : 'vue';
+const modes: PageMode[] = ['vue', 'dom', 'bind', 'vue-plain'];
+const mode = modes.find((m) => m === params.get('mode')) ?? 'vue';
 run(mode, Number(params.get('updates') ?? '200')).then(
   (result) => (window.benchResult = result),
   (error: unknown) => (window.benchResult = { error: error instanceof Error ? (error.stack ?? error.message) : String(error) }),

@@ -42,30 +42,28 @@ function directiveFor(directive: SvcDirective, store: () => PluginStore, options
  * attribute changes (MutationObserver). Elements removed from `root` are unbound. Returns the stop function.
  */
 function observeRoot(root: ParentNode, store: PluginStore, options: BindOptions): () => void {
-  const owned = new Map<Element, Partial<Record<SvcDirective, SvcBinding>>>();
+  const owned: Record<SvcDirective, Map<Element, SvcBinding>> = { 'svc-string': new Map(), 'svc-src': new Map() };
 
-  const bind = (el: Element, directive: SvcDirective): void => {
-    if (isBound(el, directive) || !root.contains(el)) return; // bound by v-svc-* or a plain-DOM helper: theirs
-    const binding = bindElement(el, directive, store, options);
-    owned.set(el, { ...owned.get(el), [directive]: binding });
+  // `found`: the element came from a query inside root (no need to ask root whether it holds it).
+  const bind = (el: Element, directive: SvcDirective, found = false): void => {
+    if (isBound(el, directive) || !(found || root.contains(el))) return; // bound by v-svc-* or a plain-DOM helper: theirs
+    owned[directive].set(el, bindElement(el, directive, store, options));
   };
   const release = (el: Element, directive: SvcDirective): void => {
-    const entry = owned.get(el);
-    entry?.[directive]?.unbind();
-    if (entry) delete entry[directive];
-    if (entry && Object.keys(entry).length === 0) owned.delete(el);
+    owned[directive].get(el)?.unbind();
+    owned[directive].delete(el);
   };
   const scan = (node: Node): void => {
     if (!isElement(node)) return;
-    for (const directive of SVC_DIRECTIVES) for (const el of elementsWith(node, directive)) bind(el, directive);
+    for (const directive of SVC_DIRECTIVES) for (const el of elementsWith(node, directive)) bind(el, directive, true);
   };
   const attributeChanged = (el: Element, name: string): void => {
     const directive = SVC_DIRECTIVES.find((d) => d === name);
     if (directive === undefined) {
-      for (const binding of Object.values(owned.get(el) ?? {})) binding.refresh(); // a modifier
+      for (const d of SVC_DIRECTIVES) owned[d].get(el)?.refresh(); // a modifier
       return;
     }
-    const binding = owned.get(el)?.[directive];
+    const binding = owned[directive].get(el);
     if (el.hasAttribute(directive)) {
       if (binding) binding.refresh();
       else bind(el, directive);
@@ -86,16 +84,19 @@ function observeRoot(root: ParentNode, store: PluginStore, options: BindOptions)
       }
     }
     if (!removedElements) return;
-    for (const el of [...owned.keys()]) {
-      if (!root.contains(el)) for (const directive of SVC_DIRECTIVES) release(el, directive);
+    for (const directive of SVC_DIRECTIVES) {
+      for (const el of [...owned[directive].keys()]) if (!root.contains(el)) release(el, directive);
     }
   });
   observer.observe(root, { childList: true, subtree: true, attributes: true, attributeFilter: [...SVC_DIRECTIVES, ...SVC_MODIFIERS] });
+  const t0zz = performance.now();
   scan(root as Node);
+  console.log('zz scan', performance.now() - t0zz);
+  observer.takeRecords(); // the records of the text the first scan's bindings just wrote: nothing to do for them
 
   return () => {
     observer.disconnect();
-    for (const el of [...owned.keys()]) for (const directive of SVC_DIRECTIVES) release(el, directive);
+    for (const directive of SVC_DIRECTIVES) for (const el of [...owned[directive].keys()]) release(el, directive);
   };
 }
 

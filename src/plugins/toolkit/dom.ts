@@ -8,8 +8,8 @@
 // - svc-src sets the `src` attribute; a null trigger state removes it.
 // - The text or `src` the element had when first bound is its fallback (rule 2), shown while the manifest is not
 //   loaded, the key is undefined in its section (rule 4) or the modifiers are in error (rule 1).
-import { effectScope, shallowRef, watchEffect } from 'vue';
-import type { PluginStore } from './store.js';
+import { effect, effectScope, getCurrentScope, stop } from 'vue';
+import { lookup, type PluginStore } from './store.js';
 import type { StoreSection } from './types.js';
 
 export type SvcDirective = 'svc-string' | 'svc-src';
@@ -25,11 +25,13 @@ const SOURCE: Record<SvcDirective, Partial<Record<SvcModifier | 'none', StoreSec
 
 const MISSING = Symbol('missing');
 type Shown = string | number | boolean | null;
+// The store's own lookup (the fallback rule: store.ts) on its sections, not its get* actions: a Pinia action
+// call also runs the $onAction machinery, which thousands of bindings pay for at every render.
 const READ: Record<StoreSection, (store: PluginStore, key: string) => Shown | typeof MISSING> = {
-  stringsList: (store, key) => store.getString(key, MISSING),
-  pluginVars: (store, key) => store.getSetting(key, MISSING),
-  assetList: (store, key) => store.getAsset(key, MISSING),
-  triggerState: (store, key) => store.getState(key, MISSING),
+  stringsList: (store, key) => lookup(store.stringsList, key, MISSING),
+  pluginVars: (store, key) => lookup(store.pluginVars, key, MISSING),
+  assetList: (store, key) => lookup(store.assetList, key, MISSING),
+  triggerState: (store, key) => lookup(store.triggerState, key, MISSING),
 };
 
 export interface SvcBindingError {
@@ -59,9 +61,9 @@ export interface SvcBinding {
 
 type Target = { key: string | null; section: StoreSection } | { error: string };
 
-// WeakMaps: nothing here keeps a removed element alive.
-const fallbacks = new WeakMap<Element, Partial<Record<SvcDirective, string | null>>>();
-const bindings = new WeakMap<Element, Partial<Record<SvcDirective, SvcBinding>>>();
+// WeakMaps, one per directive: nothing here keeps a removed element alive.
+const fallbacks: Record<SvcDirective, WeakMap<Element, string | null>> = { 'svc-string': new WeakMap(), 'svc-src': new WeakMap() };
+const bindings: Record<SvcDirective, WeakMap<Element, SvcBinding>> = { 'svc-string': new WeakMap(), 'svc-src': new WeakMap() };
 const reported = new WeakMap<Element, Set<string>>();
 
 export function isElement(node: Node): node is Element {
@@ -69,14 +71,21 @@ export function isElement(node: Node): node is Element {
 }
 
 export function isBound(el: Element, directive: SvcDirective): boolean {
-  return bindings.get(el)?.[directive] !== undefined;
+  return bindings[directive].has(el);
 }
 
 function resolveTarget(el: Element, directive: SvcDirective, key: string | null): Target {
-  const modifiers = SVC_MODIFIERS.filter((m) => el.hasAttribute(m));
-  if (modifiers.length > 1) return { error: `${directive}: modifiers ${modifiers.join(' and ')} exclude each other; use one source modifier per element (spec rule 1)` };
-  const section = SOURCE[directive][modifiers[0] ?? 'none'];
-  if (section === undefined) return { error: `${directive} does not take the modifier ${modifiers[0]} (spec: Directives table)` };
+  let modifier: SvcModifier | undefined;
+  for (const m of SVC_MODIFIERS) {
+    if (!el.hasAttribute(m)) continue;
+    if (modifier !== undefined) {
+      const all = SVC_MODIFIERS.filter((x) => el.hasAttribute(x));
+      return { error: `${directive}: modifiers ${all.join(' and ')} exclude each other; use one source modifier per element (spec rule 1)` };
+    }
+    modifier = m;
+  }
+  const section = SOURCE[directive][modifier ?? 'none'];
+  if (section === undefined) return { error: `${directive} does not take the modifier ${modifier} (spec: Directives table)` };
   return { key, section };
 }
 
@@ -88,7 +97,11 @@ function sameTarget(a: Target, b: Target): boolean {
 function show(el: Element, directive: SvcDirective, value: Shown): void {
   if (directive === 'svc-string') {
     const text = value === null ? '' : String(value);
-    if (el.textContent !== text) el.textContent = text;
+    const only = el.firstChild;
+    // One text node: change its data in place (no new node, no childList mutation for observers to process).
+    if (only !== null && only.nodeType === 3 && only.nextSibling === null) {
+      if ((only as Text).data !== text) (only as Text).data = text;
+    } else if (el.textContent !== text) el.textContent = text;
   } else if (value === null) {
     el.removeAttribute('src');
   } else if (el.getAttribute('src') !== String(value)) {
@@ -107,15 +120,22 @@ function report(el: Element, directive: SvcDirective, message: string, options: 
 
 /**
  * Binds one element to the store: it shows its value now and follows it reactively (rule 5) until unbind().
- * Binding an element again for the same directive replaces the earlier binding (one watcher per element and
+ * Binding an element again for the same directive replaces the earlier binding (one effect per element and
  * directive); the fallback captured by the first binding is kept.
+ *
+ * Thousands of elements are bound at a page's first render (bench:plugin), so this is kept lean: one
+ * synchronous effect per element that reads only the key it shows (an element shows a new value as soon as
+ * the store has it), the target in a plain variable that refresh() changes and re-runs the effect for.
  */
 export function bindElement(el: Element, directive: SvcDirective, store: PluginStore, options: BindElementOptions = {}): SvcBinding {
-  bindings.get(el)?.[directive]?.unbind();
+  bindings[directive].get(el)?.unbind();
   const readKey = options.key ?? (() => el.getAttribute(directive));
-  const stored = fallbacks.get(el) ?? {};
-  const fallback = stored[directive] !== undefined ? stored[directive] : directive === 'svc-string' ? (el.textContent ?? '') : el.getAttribute('src');
-  fallbacks.set(el, { ...stored, [directive]: fallback });
+  const known = fallbacks[directive];
+  let fallback = known.get(el);
+  if (fallback === undefined) {
+    fallback = directive === 'svc-string' ? (el.textContent ?? '') : el.getAttribute('src');
+    known.set(el, fallback);
+  }
 
   let errorShown = false;
   const applyError = (next: Target): void => {
@@ -129,34 +149,35 @@ export function bindElement(el: Element, directive: SvcDirective, store: PluginS
     }
   };
 
-  const target = shallowRef<Target>(resolveTarget(el, directive, readKey()));
-  applyError(target.value);
-  // Detached: the watcher lives until unbind(), whatever component or scope happens to be active now.
-  const scope = effectScope(true);
-  scope.run(() =>
-    watchEffect(() => {
-      const t = target.value;
-      const value = 'error' in t || t.key === null || !store.loaded ? MISSING : READ[t.section](store, t.key);
-      show(el, directive, value === MISSING ? fallback : value);
-    }),
-  );
+  let target = resolveTarget(el, directive, readKey());
+  if ('error' in target) applyError(target);
+  const shown = fallback;
+  const render = (): void => {
+    const t = target;
+    const value = 'error' in t || t.key === null || !store.loaded ? MISSING : READ[t.section](store, t.key);
+    show(el, directive, value === MISSING ? shown : value);
+  };
+  // Detached from whatever scope is active now (a component's, say): the effect lives until unbind().
+  const scope = getCurrentScope() ? effectScope(true) : null;
+  const runner = scope ? scope.run(() => effect(render))! : effect(render);
 
   const binding: SvcBinding = {
     element: el,
     directive,
     refresh() {
       const next = resolveTarget(el, directive, readKey());
-      if (sameTarget(next, target.value)) return;
-      target.value = next;
+      if (sameTarget(next, target)) return;
+      target = next;
       applyError(next);
+      runner(); // reads the new key (and stops depending on the old one)
     },
     unbind() {
-      scope.stop();
-      const current = bindings.get(el);
-      if (current?.[directive] === binding) delete current[directive];
+      stop(runner);
+      scope?.stop();
+      if (bindings[directive].get(el) === binding) bindings[directive].delete(el);
     },
   };
-  bindings.set(el, { ...bindings.get(el), [directive]: binding });
+  bindings[directive].set(el, binding);
   return binding;
 }
 

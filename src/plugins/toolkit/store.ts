@@ -33,7 +33,7 @@ function replaceContent<V>(target: Record<string, V>, source: Readonly<Record<st
  * The section's value, or `fallback` only when the key is undefined there: '', 0, false and null are values
  * (spec rule 3). Own keys only, so `constructor` or `toString` are not found on Object.prototype.
  */
-function lookup<V, F>(section: Record<string, V>, key: string, fallback: F): V | F {
+export function lookup<V, F>(section: Record<string, V>, key: string, fallback: F): V | F {
   const value = section[key]; // read through the proxy: subscribes the caller's effect to this key
   return value !== undefined && Object.hasOwn(toRaw(section), key) ? value : fallback;
 }
