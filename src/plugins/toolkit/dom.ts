@@ -8,7 +8,7 @@
 // - svc-src sets the `src` attribute; a null trigger state removes it.
 // - The text or `src` the element had when first bound is its fallback (rule 2), shown while the manifest is not
 //   loaded, the key is undefined in its section (rule 4) or the modifiers are in error (rule 1).
-import { effect, effectScope, getCurrentScope, stop } from 'vue';
+import { type EffectScope, effect, effectScope, getCurrentScope, type ReactiveEffectRunner, stop } from 'vue';
 import { lookup, type PluginStore } from './store.js';
 import type { StoreSection } from './types.js';
 
@@ -129,56 +129,73 @@ function report(el: Element, directive: SvcDirective, message: string, options: 
  */
 export function bindElement(el: Element, directive: SvcDirective, store: PluginStore, options: BindElementOptions = {}): SvcBinding {
   bindings[directive].get(el)?.unbind();
-  const readKey = options.key ?? (() => el.getAttribute(directive));
   const known = fallbacks[directive];
   let fallback = known.get(el);
   if (fallback === undefined) {
     fallback = directive === 'svc-string' ? (el.textContent ?? '') : el.getAttribute('src');
     known.set(el, fallback);
   }
-
-  let errorShown = false;
-  const applyError = (next: Target): void => {
-    if ('error' in next) {
-      el.setAttribute('data-svc-error', next.error);
-      errorShown = true;
-      report(el, directive, next.error, options);
-    } else if (errorShown) {
-      el.removeAttribute('data-svc-error');
-      errorShown = false;
-    }
-  };
-
-  let target = resolveTarget(el, directive, readKey());
-  if ('error' in target) applyError(target);
-  const shown = fallback;
-  const render = (): void => {
-    const t = target;
-    const value = 'error' in t || t.key === null || !store.loaded ? MISSING : READ[t.section](store, t.key);
-    show(el, directive, value === MISSING ? shown : value);
-  };
-  // Detached from whatever scope is active now (a component's, say): the effect lives until unbind().
-  const scope = getCurrentScope() ? effectScope(true) : null;
-  const runner = scope ? scope.run(() => effect(render))! : effect(render);
-
-  const binding: SvcBinding = {
-    element: el,
-    directive,
-    refresh() {
-      const next = resolveTarget(el, directive, readKey());
-      if (sameTarget(next, target)) return;
-      target = next;
-      applyError(next);
-      runner(); // reads the new key (and stops depending on the old one)
-    },
-    unbind() {
-      stop(runner);
-      scope?.stop();
-      if (bindings[directive].get(el) === binding) bindings[directive].delete(el);
-    },
-  };
+  const binding = new Binding(el, directive, store, options, fallback);
   bindings[directive].set(el, binding);
   return binding;
+}
+
+/** One bound element: a class, so each of thousands costs one object and one closure (its effect's). */
+class Binding implements SvcBinding {
+  #target: Target;
+  #errorShown = false;
+  readonly #runner: ReactiveEffectRunner;
+  readonly #scope: EffectScope | null;
+
+  constructor(
+    readonly element: Element,
+    readonly directive: SvcDirective,
+    private readonly store: PluginStore,
+    private readonly options: BindElementOptions,
+    private readonly fallback: string | null,
+  ) {
+    this.#target = resolveTarget(element, directive, this.#key());
+    if ('error' in this.#target) this.#applyError(this.#target);
+    // Detached from whatever scope is active now (a component's, say): the effect lives until unbind().
+    this.#scope = getCurrentScope() ? effectScope(true) : null;
+    const render = () => this.#render();
+    this.#runner = this.#scope ? this.#scope.run(() => effect(render))! : effect(render);
+  }
+
+  #key(): string | null {
+    return this.options.key ? this.options.key() : this.element.getAttribute(this.directive);
+  }
+
+  #render(): void {
+    const t = this.#target;
+    const value = 'error' in t || t.key === null || !this.store.loaded ? MISSING : READ[t.section](this.store, t.key);
+    show(this.element, this.directive, value === MISSING ? this.fallback : value);
+  }
+
+  #applyError(next: Target): void {
+    if ('error' in next) {
+      this.element.setAttribute('data-svc-error', next.error);
+      this.#errorShown = true;
+      report(this.element, this.directive, next.error, this.options);
+    } else if (this.#errorShown) {
+      this.element.removeAttribute('data-svc-error');
+      this.#errorShown = false;
+    }
+  }
+
+  refresh(): void {
+    const next = resolveTarget(this.element, this.directive, this.#key());
+    if (sameTarget(next, this.#target)) return;
+    this.#target = next;
+    this.#applyError(next);
+    this.#runner(); // reads the new key (and stops depending on the old one)
+  }
+
+  unbind(): void {
+    stop(this.#runner);
+    this.#scope?.stop();
+    if (bindings[this.directive].get(this.element) === this) bindings[this.directive].delete(this.element);
+  }
 }
 
 /** `container` itself (when it is an element) and its descendants that carry the directive attribute. */
