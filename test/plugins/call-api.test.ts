@@ -1,10 +1,10 @@
 import { createPinia, setActivePinia } from 'pinia';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usePluginStore } from '../../src/plugins/toolkit/store.js';
-import { createCallApi, PluginApiError, type PluginContext } from '../../src/plugins/toolkit/call-api.js';
+import { createCallApi, PluginApiError, type PluginContext, xsrfCookie } from '../../src/plugins/toolkit/call-api.js';
 import type { PluginDependency } from '../../src/plugins/toolkit/types.js';
 import { accessPointsDependency } from './fixtures.js';
-import { client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 
 // callApi against a real appliance (issue 28 item 4): the spec's access-point dependency, path
 // parameters from additionalData, the rest as query or body, the answer's data; refusals before
@@ -102,5 +102,64 @@ describe('callApi against a running appliance', () => {
     token = 'not-a-token';
     expect(await callApi('access-points.index', 'access_points').catch((e: unknown) => (e as PluginApiError).status)).toBe(401);
     token = await gh.token();
+  });
+  it("with a cookie session (no token) sends the XSRF-TOKEN cookie as X-XSRF-TOKEN on writes, so the appliance does not answer 419", async () => {
+    // What a browser holds after GET /sanctum/csrf-cookie and POST /auth/session: the cookies by name.
+    const cookies = new Map<string, string>();
+    const keep = (res: Response) => {
+      for (const line of res.headers.getSetCookie()) {
+        const [pair] = line.split(';');
+        const eq = pair!.indexOf('=');
+        cookies.set(pair!.slice(0, eq), pair!.slice(eq + 1));
+      }
+    };
+    const cookieHeader = () => [...cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    keep(await fetch(`${gh.url}/sanctum/csrf-cookie`));
+    const xsrf = decodeURIComponent(cookies.get('XSRF-TOKEN')!);
+    const login = await fetch(`${gh.url}/api/v1/auth/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', cookie: cookieHeader(), 'x-xsrf-token': xsrf },
+      body: JSON.stringify({ email: ADMIN_EMAIL, password: ADMIN_PASSWORD }),
+    });
+    expect(login.status).toBe(200);
+    keep(login);
+
+    const headersSent: Record<string, string>[] = [];
+    const sessionContext = (): PluginContext => ({
+      baseUrl: gh.url,
+      teamSlug: 'default',
+      projectSlug: 'default',
+      token: null,
+      // Node's fetch has no cookie jar: the browser's part (sending the cookies) is played here; the header is callApi's.
+      fetch: (input, init) => {
+        headersSent.push({ ...(init?.headers as Record<string, string>) });
+        return fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), cookie: cookieHeader() } });
+      },
+    });
+    const sessionApi = createCallApi(sessionContext, () => ({ dependencies: [accessPoints], hasPermission: () => true }));
+    const g = globalThis as { document?: { cookie: string } };
+    g.document = { cookie: `other=1; XSRF-TOKEN=${cookies.get('XSRF-TOKEN')}` };
+    try {
+      const made = await sessionApi<{ id: number }>('access-points.store', 'access_points', { name: 'Session gate', access_zone_id: zone });
+      expect(headersSent.at(-1)!['x-xsrf-token']).toBe(xsrf);
+      expect(headersSent.at(-1)!.authorization).toBeUndefined();
+      await sessionApi('access-points.show', 'access_points', { access_point: made.id });
+      expect(headersSent.at(-1)!['x-xsrf-token']).toBeUndefined(); // a read needs none
+      await sessionApi('access-points.destroy', 'access_points', { access_point: made.id });
+      expect(headersSent.at(-1)!['x-xsrf-token']).toBe(xsrf);
+      // Without the cookie nothing is invented: the appliance's 419 comes back as the API error it is.
+      g.document = { cookie: 'other=1' };
+      const refused = await sessionApi('access-points.store', 'access_points', { name: 'No CSRF', access_zone_id: zone }).catch((e: unknown) => e as PluginApiError);
+      expect(refused).toMatchObject({ code: 'api', status: 419, message: 'Token Mismatch' });
+    } finally {
+      delete g.document;
+    }
+  });
+
+  it('reads the XSRF-TOKEN cookie URL-decoded, and nothing when it is absent', () => {
+    expect(xsrfCookie('a=1; XSRF-TOKEN=ab%3Dcd; b=2')).toBe('ab=cd');
+    expect(xsrfCookie('NOT-XSRF-TOKEN=x')).toBeNull();
+    expect(xsrfCookie('')).toBeNull();
+    expect(xsrfCookie(undefined)).toBeNull();
   });
 });

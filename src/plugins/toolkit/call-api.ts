@@ -45,6 +45,17 @@ export interface CallApiSource {
 
 const OPERATION = /^(get|post|put|patch|delete):(\/\S*)$/;
 
+/** The XSRF-TOKEN cookie's value (URL-decoded, as Laravel sets it), or null outside a page or without it. */
+export function xsrfCookie(cookies: string | undefined = typeof document === 'undefined' ? undefined : document.cookie): string | null {
+  const raw = cookies ? /(?:^|;\s*)XSRF-TOKEN=([^;]*)/.exec(cookies)?.[1] : undefined;
+  if (!raw) return null;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
 /** callApi bound to a context and to where the manifest's dependencies and permissions are read (live: a reloaded manifest applies at once). */
 export function createCallApi(context: () => PluginContext, source: () => CallApiSource) {
   return async function callApi<T = unknown>(operationId: string, identifier: string, additionalData: Record<string, unknown> = {}): Promise<T> {
@@ -76,6 +87,12 @@ export function createCallApi(context: () => PluginContext, source: () => CallAp
     let url = `${ctx.baseUrl.replace(/\/+$/, '')}/api${path}`;
     const headers: Record<string, string> = { accept: 'application/json' };
     if (ctx.token) headers.authorization = `Bearer ${ctx.token}`;
+    else if (method !== 'GET') {
+      // A cookie session (docs/auth.md "Cookie sessions"): every POST, PUT, PATCH and DELETE echoes
+      // the readable XSRF-TOKEN cookie in X-XSRF-TOKEN, as Axios does, or the appliance answers 419.
+      const xsrf = xsrfCookie();
+      if (xsrf) headers['x-xsrf-token'] = xsrf;
+    }
     let body: string | undefined;
     if (method === 'GET' || method === 'DELETE') {
       const query = new URLSearchParams();

@@ -3,7 +3,7 @@
 // channel authorizer that posts to /broadcasting/auth itself, so a refusal's status and reason
 // reach the connection status (pusher-js's own handler loses both).
 import type { Options as PusherOptions } from 'pusher-js';
-import type { PluginContext } from './call-api.js';
+import { type PluginContext, xsrfCookie } from './call-api.js';
 
 /** GET /api/v1/broadcasting/config's `data` (docs/realtime.md "Connecting"). */
 export interface BroadcastingConfig {
@@ -52,8 +52,8 @@ async function refusal(res: Response): Promise<string> {
 /** The token as a bearer, or for a cookie session the XSRF-TOKEN cookie echoed (POST /broadcasting/auth needs it). */
 function credentials(context: PluginContext): { headers: Record<string, string>; credentials: RequestCredentials } {
   if (context.token) return { headers: { authorization: `Bearer ${context.token}` }, credentials: 'omit' };
-  const cookie = typeof document === 'undefined' ? undefined : /(?:^|;\s*)XSRF-TOKEN=([^;]*)/.exec(document.cookie)?.[1];
-  return { headers: cookie ? { 'x-xsrf-token': decodeURIComponent(cookie) } : {}, credentials: 'include' };
+  const xsrf = xsrfCookie();
+  return { headers: xsrf ? { 'x-xsrf-token': xsrf } : {}, credentials: 'include' };
 }
 
 export class FetchError extends Error {
