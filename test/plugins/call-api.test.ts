@@ -103,7 +103,7 @@ describe('callApi against a running appliance', () => {
     expect(await callApi('access-points.index', 'access_points').catch((e: unknown) => (e as PluginApiError).status)).toBe(401);
     token = await gh.token();
   });
-  it("with a cookie session (no token) sends the XSRF-TOKEN cookie as X-XSRF-TOKEN on writes, so the appliance does not answer 419", async () => {
+  it('with a cookie session (no token) sends the XSRF-TOKEN cookie as X-XSRF-TOKEN on writes, so the appliance does not answer 419', async () => {
     // What a browser holds after GET /sanctum/csrf-cookie and POST /auth/session: the cookies by name.
     const cookies = new Map<string, string>();
     const keep = (res: Response) => {
