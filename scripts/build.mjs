@@ -1,7 +1,11 @@
 // Bundles the appliance with esbuild: dist/main.js, and each worker thread's script as an entry
 // of its own, dist/workers/<name>.js (src/workers/worker-file.ts finds them there). npm packages
 // stay external (native modules such as better-sqlite3 load from node_modules).
+// Then the staff console (console/, docs/console.md) into dist/console: its Vite build is
+// TypeScript (our Vite plugin), so it is bundled the same way into dist/build-console.mjs and
+// run here; it skips itself when its inputs have not changed since the last build.
 import { build } from 'esbuild';
+import { pathToFileURL } from 'node:url';
 
 export const entryPoints = {
   main: 'src/main.ts',
@@ -10,14 +14,10 @@ export const entryPoints = {
   'workers/parallel-read': 'src/workers/parallel-read.ts',
 };
 
-await build({
-  entryPoints,
-  outdir: 'dist',
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  packages: 'external',
-  sourcemap: true,
-  logLevel: 'warning',
-});
+const common = { bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', logLevel: 'warning' };
+
+await build({ ...common, entryPoints, outdir: 'dist', sourcemap: true });
+
+await build({ ...common, entryPoints: ['scripts/build-console.ts'], outfile: 'dist/build-console.mjs' });
+const { buildConsole } = await import(pathToFileURL('dist/build-console.mjs').href);
+await buildConsole({ force: process.argv.includes('--force-console') });

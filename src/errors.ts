@@ -50,6 +50,8 @@ export const errorCatalogue = {
   login_locked: { status: 429, message: 'Too many failed logins for this account: try again in {seconds} s.' },
   server_error: { status: 500, message: 'Server Error' },
   not_ready: { status: 503, message: 'Service Unavailable' },
+  // GET / before scripts/build.mjs wrote dist/console (docs/console.md).
+  console_not_built: { status: 503, message: 'The staff console is not built on this appliance: run npm run build (npm start does), then reload this page.' },
   store_busy: { status: 503, message: 'The store is busy with other writes and this change could not be made within {seconds} s; nothing of it was written. Try again shortly.' },
   scan_answer_timeout: { status: 503, message: 'The scan was not answered within {seconds} s (it was waiting on {detail}); send it again with the same request_id after Retry-After.' },
   sync_not_linked: { status: 503, message: 'This edge has not reached its cloud yet, so it cannot number new attendees or credentials; try again once it has (GET .../sync/status).' },

@@ -31,6 +31,8 @@ export const configSchema = z
         trustProxy: z.boolean().default(false),
         maxProxyHops: z.number().int().min(0).default(1),
         shutdownGraceMs: z.number().int().min(0).default(10_000),
+        // The staff console's built files (docs/console.md); null = dist/console next to the appliance's bundle.
+        consoleDir: z.string().min(1).nullable().default(null),
       })
       .prefault({}),
     https: z

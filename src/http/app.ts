@@ -6,6 +6,7 @@ import { isStoreBusy } from '../store/transactions.js';
 import { admissionOf } from '../webhooks/gate.js';
 import type { HttpDeps } from './deps.js';
 import { routeMiddleware } from './pipeline.js';
+import { consoleFiles, defaultConsoleDir } from './console-files.js';
 import { securityHeaders } from './security-headers.js';
 import { koaPath, type AnyRoute } from './route.js';
 
@@ -167,5 +168,7 @@ export function createHttpApp(deps: HttpDeps, routes: readonly AnyRoute[]): Koa 
   app.use(errorEnvelope(deps));
   app.use(methodNotAllowed(router));
   app.use(router.routes());
+  // After every route: the console's files and pages at / (docs/console.md), never in front of a route.
+  app.use(consoleFiles(deps.config.http.consoleDir ?? defaultConsoleDir(), routes));
   return app;
 }

@@ -11,8 +11,9 @@ import type { Context, Next } from 'koa';
 //   forgotten on the next route that shows a secret;
 // - `Content-Security-Policy: default-src 'none'; frame-ancestors 'none'` and
 //   `X-Frame-Options: DENY` (for browsers without CSP 2): nothing here may be framed by another
-//   site, and a response opened in a browser loads nothing. Pages served later (the console)
-//   set their own policy, keeping `frame-ancestors`.
+//   site, and a response opened in a browser loads nothing. The console's pages
+//   (console-files.ts) set their own policy, keeping `frame-ancestors 'none'`, and its files
+//   their own Cache-Control.
 
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'X-Content-Type-Options': 'nosniff',

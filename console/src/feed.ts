@@ -1,0 +1,124 @@
+// The live feed's rows (issue 29, item 2): the access-event log's latest page, then the socket's
+// AccessGranted / AccessDenied events, newest first, in a bounded window (the manifest's
+// `feedWindow`, 200), so a long shift or a burst of scans cannot grow the page without end.
+// Events arriving together are added in one batch per animation frame.
+
+/** GET .../access-events: one event (src/access/event-query.ts). */
+export interface AccessEvent {
+  id: number;
+  access_point_id: number;
+  credential_id: number | null;
+  credential_value: string;
+  attendee_id: number | null;
+  granted: boolean;
+  reason: string | null;
+  scanned_at: string;
+}
+/** Socket payloads (src/realtime/event-schemas.ts). */
+export interface AccessGranted {
+  attendee_id: number;
+  attendee: { first_name: string; last_name: string };
+  access_point_id: number;
+  access_zone_id: number;
+  credential_id: number;
+  timestamp: string;
+}
+export interface AccessDenied {
+  credential_value: string;
+  access_point_id: number;
+  reason: string;
+  timestamp: string;
+}
+
+/** GET .../access-zones: a zone with its live count (ZoneOccupancyChanged moves it). */
+export interface Zone {
+  id: number;
+  name: string;
+  current_count: number;
+  capacity: number | null;
+}
+
+export interface FeedRow {
+  /** The same scan from the log and from the socket has one key. */
+  key: string;
+  granted: boolean;
+  reason: string | null;
+  attendeeId: number | null;
+  /** Known from a grant's event; for the log's rows looked up by attendeeId. */
+  attendeeName: string | null;
+  credential: string;
+  accessPointId: number;
+  at: string;
+}
+
+const rowKey = (granted: boolean, accessPointId: number, credential: string | number | null, at: string) => `${granted ? 'g' : 'd'}|${accessPointId}|${credential}|${Date.parse(at)}`;
+
+export function fromLog(e: AccessEvent): FeedRow {
+  return {
+    key: rowKey(e.granted, e.access_point_id, e.granted ? e.credential_id : e.credential_value, e.scanned_at),
+    granted: e.granted,
+    reason: e.reason,
+    attendeeId: e.attendee_id,
+    attendeeName: null,
+    credential: e.credential_value,
+    accessPointId: e.access_point_id,
+    at: e.scanned_at,
+  };
+}
+
+export function fromGranted(e: AccessGranted): FeedRow {
+  return {
+    key: rowKey(true, e.access_point_id, e.credential_id, e.timestamp),
+    granted: true,
+    reason: null,
+    attendeeId: e.attendee_id,
+    attendeeName: `${e.attendee.first_name} ${e.attendee.last_name}`.trim(),
+    credential: '',
+    accessPointId: e.access_point_id,
+    at: e.timestamp,
+  };
+}
+
+export function fromDenied(e: AccessDenied): FeedRow {
+  return {
+    key: rowKey(false, e.access_point_id, e.credential_value, e.timestamp),
+    granted: false,
+    reason: e.reason,
+    attendeeId: null,
+    attendeeName: null,
+    credential: e.credential_value,
+    accessPointId: e.access_point_id,
+    at: e.timestamp,
+  };
+}
+
+/** `incoming` (oldest first) on top of `rows` (newest first), without repeats, at most `limit` rows. */
+export function addRows(rows: readonly FeedRow[], incoming: readonly FeedRow[], limit: number): FeedRow[] {
+  const seen = new Set(rows.map((r) => r.key));
+  const fresh: FeedRow[] = [];
+  for (const row of incoming) {
+    if (seen.has(row.key)) continue;
+    seen.add(row.key);
+    fresh.push(row);
+  }
+  return [...fresh.reverse(), ...rows].slice(0, Math.max(1, limit));
+}
+
+/** Collects rows and hands them over once per frame (a burst of events is one update of the page). */
+export function batcher(flush: (rows: FeedRow[]) => void, limit: number, schedule: (run: () => void) => void = (run) => requestAnimationFrame(run)) {
+  let pending: FeedRow[] = [];
+  let scheduled = false;
+  return (row: FeedRow) => {
+    pending.push(row);
+    // A hidden tab runs no frames: keep only what the window could show.
+    if (pending.length > limit) pending.splice(0, pending.length - limit);
+    if (scheduled) return;
+    scheduled = true;
+    schedule(() => {
+      scheduled = false;
+      const batch = pending;
+      pending = [];
+      flush(batch);
+    });
+  };
+}

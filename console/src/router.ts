@@ -1,0 +1,40 @@
+// History routing (docs/console.md "Decisions"): clean paths the appliance answers with index.html
+// (http/console-files.ts), so a page can be reloaded or bookmarked, and sign-in can carry the page
+// to come back to as `?redirect=`. Every page but sign-in needs a session.
+import { createRouter, createWebHistory, type RouteLocationNormalized } from 'vue-router';
+import type { Session } from './session.js';
+
+/** Only a path of this console: never another origin (`//evil`, `https:`) nor sign-in itself. */
+export function safeRedirect(value: unknown): string {
+  const path = Array.isArray(value) ? value[0] : value;
+  if (typeof path !== 'string' || !path.startsWith('/') || path.startsWith('//') || path.startsWith('/\\') || path.startsWith('/signin')) return '/doors';
+  return path;
+}
+
+export function createConsoleRouter(session: Session) {
+  const router = createRouter({
+    history: createWebHistory('/'),
+    routes: [
+      { path: '/', redirect: '/doors' },
+      { path: '/signin', name: 'signin', component: () => import('./views/SignIn.vue'), meta: { public: true, title: 'Sign in' } },
+      { path: '/doors', name: 'doors', component: () => import('./views/LiveDoors.vue'), meta: { title: 'Live doors' } },
+      { path: '/:rest(.*)*', name: 'not-found', component: () => import('./views/NotFound.vue'), meta: { title: 'Page not found' } },
+    ],
+  });
+
+  router.beforeEach(async (to: RouteLocationNormalized) => {
+    const signedIn = await session.restore().catch(() => false);
+    if (to.name === 'signin') return signedIn ? safeRedirect(to.query.redirect) : true;
+    if (!signedIn) return { name: 'signin', query: { redirect: to.fullPath } };
+    return true;
+  });
+  router.afterEach((to) => {
+    document.title = `${String(to.meta.title ?? 'Console')} · Gatehouse`;
+  });
+  // The session ended on the appliance: sign in again, then back to this page.
+  session.setOnEnded(() => {
+    const here = router.currentRoute.value;
+    if (here.name !== 'signin') void router.push({ name: 'signin', query: { redirect: here.fullPath } });
+  });
+  return router;
+}
