@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 
 // Debian's Chromium driven by playwright-core (browser downloads do not work here; .ci/run installs
 // the chromium package). CHROMIUM_PATH overrides where it is.
@@ -11,8 +11,8 @@ export async function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
 }
 
-/** A page that fails the test on any console error or uncaught exception: they are collected in `errors`. */
-export async function watchedPage(browser: Browser): Promise<{ page: Page; errors: string[] }> {
+/** A page that fails the test on any console error or uncaught exception: they are collected in `errors`. In a context of its own when given one (axe-core's builder wants that). */
+export async function watchedPage(browser: Browser | BrowserContext): Promise<{ page: Page; errors: string[] }> {
   const page = await browser.newPage();
   const errors: string[] = [];
   page.on('console', (msg) => {

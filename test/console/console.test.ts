@@ -1,0 +1,186 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AxeBuilder } from '@axe-core/playwright';
+import type { MqttClient } from 'mqtt';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
+import { launchChromium, watchedPage } from '../helpers/chromium.js';
+import { connectReader, type Inbox, readerLogin } from '../helpers/mqtt.js';
+import { runCli } from '../helpers/process.js';
+
+// The staff console (issue 29, first slice; docs/console.md) as a venue's staff meet it: the
+// appliance serving dist/console (built by the test global setup) with the demo venue, Debian's
+// Chromium at tablet width. Sign in by typing, a wrong password refused, the live doors fed by a
+// reader's MQTT scans without a reload (a grant with the attendee and gate, the zone's bar moved;
+// a denial with its reason), a session ended on the appliance and one whose cookies are gone both
+// back to sign-in and then to the page the user was on, sign out. Screenshots in artifacts/console/.
+
+const A = '/api/v1/projects/default/default';
+const ARTIFACTS = join('artifacts', 'console');
+/** What Chromium itself logs for an answered 401 (a wrong password, a session that has ended): the page handles those answers. */
+const EXPECTED_401 = /^Failed to load resource: the server responded with a status of 401/;
+
+describe('the staff console, in Chromium', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gh-console-'));
+  let gh: TestAppliance;
+  let browser: Browser;
+  let page: Page;
+  let errors: string[];
+  let reader: { client: MqttClient; inbox: Inbox; scansTopic: string };
+
+  beforeAll(async () => {
+    const seeded = await runCli(['demo', 'seed'], { GATEHOUSE_DATA_DIR: dataDir });
+    expect(seeded.code, seeded.stderr).toBe(0);
+    gh = await startAppliance({}, { dataDir });
+    const token = await gh.token();
+    const creds = await readerLogin(gh, token, A, 'BACKSTAGE-1');
+    reader = { ...(await connectReader(gh, creds)), scansTopic: creds.mqtt.scans_topic };
+    mkdirSync(ARTIFACTS, { recursive: true });
+    browser = await launchChromium();
+    // A tablet held upright.
+    ({ page, errors } = await watchedPage(await browser.newContext({ viewport: { width: 768, height: 1024 } })));
+  }, 120_000);
+
+  afterAll(async () => {
+    reader?.client.end(true);
+    await browser?.close();
+    await gh?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  /** The page's path and query, the query decoded (vue-router leaves `/` and `?` as they are in a value). */
+  const path = () => {
+    const url = new URL(page.url());
+    return url.pathname + (url.search ? `?${[...url.searchParams].map(([k, v]) => `${k}=${v}`).join('&')}` : '');
+  };
+  const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+  async function accessibility(): Promise<string[]> {
+    const { violations } = await new AxeBuilder({ page }).analyze();
+    return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
+  }
+  async function signIn(password = ADMIN_PASSWORD): Promise<void> {
+    await page.getByLabel('Email').fill(ADMIN_EMAIL);
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+  }
+  async function scan(credential: string, scanType = 'rfid'): Promise<{ access_granted: boolean; reason?: string }> {
+    const request_id = `console-${credential}-${Date.now()}`;
+    reader.client.publish(reader.scansTopic, JSON.stringify({ request_id, credential_value: credential, scan_type: scanType, timestamp: new Date().toISOString() }), { qos: 1 });
+    return (await reader.inbox.next((m) => m.payload.request_id === request_id, 5000)).payload;
+  }
+  const zone = (name: string) => page.locator(`[data-testid=zone][data-zone="${name}"]`);
+  const firstRow = () => page.getByTestId('feed-row').first();
+
+  it('sends a visitor to sign-in, remembering the page asked for; the form is labelled and accessible', async () => {
+    await page.goto(`${gh.url}/doors?from=bookmark`);
+    await expect.poll(path).toBe('/signin?redirect=/doors?from=bookmark');
+    await expect.poll(() => page.getByRole('heading', { name: 'Sign in' }).isVisible()).toBe(true);
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('email');
+    await shot('signin');
+    expect(await accessibility()).toEqual([]);
+  });
+
+  it('refuses a wrong password with the appliance’s message and stays on sign-in', async () => {
+    await signIn('not the password');
+    const alert = page.getByTestId('signin-error');
+    await expect.poll(() => alert.textContent()).toBe('Unable to authenticate');
+    expect(await alert.getAttribute('role')).toBe('alert');
+    expect(path()).toMatch(/^\/signin/);
+    await shot('signin-error');
+  });
+
+  it('signs in by typing into the form and lands on the page asked for, the live doors seeded from the appliance', async () => {
+    await signIn();
+    await expect.poll(path, { timeout: 10_000 }).toBe('/doors?from=bookmark');
+    await expect.poll(() => zone('Arena').getByTestId('zone-count').textContent(), { timeout: 10_000 }).toBe('0 / 5000');
+    expect(await zone('Backstage').getByTestId('zone-count').textContent()).toBe('0 / 60');
+    await expect.poll(() => page.getByTestId('live-state').textContent(), { timeout: 10_000 }).toBe('Live');
+    expect(await page.getByText('No access events yet.').isVisible()).toBe(true);
+  });
+
+  it('shows a scan published over MQTT in the feed and moves the zone’s bar, without a reload', async () => {
+    const marker = await page.evaluate(() => ((window as unknown as { stayed: number }).stayed = Date.now()));
+    const answer = await scan('GH-000008');
+    expect(answer.access_granted).toBe(true);
+    await expect.poll(() => page.getByTestId('feed-row').count(), { timeout: 10_000 }).toBe(1);
+    expect(await firstRow().getAttribute('data-result')).toBe('granted');
+    expect(await firstRow().getByTestId('feed-gate').textContent()).toBe('Backstage Door');
+    expect(await firstRow().getByTestId('feed-who').textContent()).toMatch(/^\S+ \S+$/); // the attendee's name from the event
+    expect(await firstRow().textContent()).toContain('Granted');
+    await expect.poll(() => zone('Backstage').getByTestId('zone-count').textContent()).toBe('1 / 60');
+    const bar = zone('Backstage').getByTestId('zone-bar');
+    expect(await bar.getAttribute('aria-valuenow')).toBe('1');
+    expect(await bar.locator('.fill').getAttribute('data-percent')).toBe('1.7');
+    expect(await page.evaluate(() => (window as unknown as { stayed: number }).stayed)).toBe(marker); // same page: no reload
+  });
+
+  it('shows a denial with its reason', async () => {
+    // A general-admission ticket at the backstage door.
+    const answer = await scan('GH-000001');
+    expect(answer).toMatchObject({ access_granted: false, reason: 'not_authorized' });
+    await expect.poll(() => firstRow().getAttribute('data-result'), { timeout: 10_000 }).toBe('denied');
+    expect(await firstRow().getByTestId('feed-reason').textContent()).toBe('Not allowed in this zone');
+    expect(await firstRow().getByTestId('feed-who').textContent()).toBe('GH-000001');
+    expect(await firstRow().getByTestId('feed-gate').textContent()).toBe('Backstage Door');
+    expect(await zone('Backstage').getByTestId('zone-count').textContent()).toBe('1 / 60');
+  });
+
+  it('fits a tablet (no horizontal scrolling at 768 px), shows keyboard focus, and passes the accessibility check', async () => {
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+    await page.keyboard.press('Tab');
+    const focus = await page.evaluate(() => {
+      const el = document.activeElement as HTMLElement;
+      return { tag: el.tagName, outline: getComputedStyle(el).outlineStyle, width: getComputedStyle(el).outlineWidth };
+    });
+    expect(focus.tag).not.toBe('BODY');
+    expect(focus.outline).not.toBe('none');
+    await shot('live-doors');
+    expect(await accessibility()).toEqual([]);
+  });
+
+  it('a reload keeps the session and the feed is seeded from the access-event log', async () => {
+    await page.reload();
+    await expect.poll(() => page.getByTestId('feed-row').count(), { timeout: 10_000 }).toBe(2);
+    expect(await firstRow().getAttribute('data-result')).toBe('denied');
+    // The log's grant names its attendee by id: the console looks the name up.
+    await expect.poll(() => page.getByTestId('feed-row').nth(1).getByTestId('feed-who').textContent()).toMatch(/^\S+ \S+$/);
+  });
+
+  it('a session logged out on the appliance goes back to sign-in, then to the page the user was on', async () => {
+    // The same session ended from elsewhere: the appliance closes the page's socket with 4009.
+    const cookies = await page.context().cookies();
+    const cookie = cookies.map((c) => `${c.name}=${c.value}`).join('; ');
+    const xsrf = decodeURIComponent(cookies.find((c) => c.name === 'XSRF-TOKEN')!.value);
+    const out = await gh.request('DELETE', '/api/v1/auth/session', { headers: { cookie, 'x-xsrf-token': xsrf } });
+    expect(out.status).toBe(204);
+    await expect.poll(path, { timeout: 10_000 }).toBe('/signin?redirect=/doors?from=bookmark');
+    expect(await page.getByTestId('session-ended').isVisible()).toBe(true);
+    await shot('session-ended');
+    await signIn();
+    await expect.poll(path, { timeout: 10_000 }).toBe('/doors?from=bookmark');
+    await expect.poll(() => page.getByTestId('feed-row').count(), { timeout: 10_000 }).toBe(2);
+  });
+
+  it('a session whose cookies are gone (expired) is found at the next load: sign-in, then back', async () => {
+    await page.context().clearCookies();
+    await page.goto(`${gh.url}/doors?from=expired`);
+    await expect.poll(path, { timeout: 10_000 }).toBe('/signin?redirect=/doors?from=expired');
+    await signIn();
+    await expect.poll(path, { timeout: 10_000 }).toBe('/doors?from=expired');
+    await expect.poll(() => page.getByTestId('live-state').textContent(), { timeout: 10_000 }).toBe('Live');
+  });
+
+  it('signs out: back to sign-in, and the console asks for it again', async () => {
+    await page.getByTestId('sign-out').click();
+    await expect.poll(path).toBe('/signin');
+    await page.goto(`${gh.url}/doors`);
+    await expect.poll(path).toBe('/signin?redirect=/doors');
+    expect((await client(gh, await gh.token()).get('/api/v1/me')).status).toBe(200); // the appliance itself is fine
+  });
+
+  it('logged no console errors (Chromium’s own line for each 401 the page handled aside)', () => {
+    expect(errors.filter((e) => !EXPECTED_401.test(e))).toEqual([]);
+  });
+});
