@@ -2,14 +2,10 @@
 // (http/console-files.ts), so a page can be reloaded or bookmarked, and sign-in can carry the page
 // to come back to as `?redirect=`. Every page but sign-in needs a session.
 import { createRouter, createWebHistory, type RouteLocationNormalized } from 'vue-router';
+import { safeRedirect } from './redirect.js';
 import type { Session } from './session.js';
 
-/** Only a path of this console: never another origin (`//evil`, `https:`) nor sign-in itself. */
-export function safeRedirect(value: unknown): string {
-  const path = Array.isArray(value) ? value[0] : value;
-  if (typeof path !== 'string' || !path.startsWith('/') || path.startsWith('//') || path.startsWith('/\\') || path.startsWith('/signin')) return '/doors';
-  return path;
-}
+export { safeRedirect };
 
 export function createConsoleRouter(session: Session) {
   const router = createRouter({

@@ -20,7 +20,7 @@ import { runCli } from '../helpers/process.js';
 const A = '/api/v1/projects/default/default';
 const ARTIFACTS = join('artifacts', 'console');
 /** What Chromium itself logs for an answered 401 (a wrong password, a session that has ended): the page handles those answers. */
-const EXPECTED_401 = /^Failed to load resource: the server responded with a status of 401/;
+const EXPECTED_4XX = /^Failed to load resource: the server responded with a status of (401|422|429)/;
 
 describe('the staff console, in Chromium', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'gh-console-'));
@@ -60,8 +60,8 @@ describe('the staff console, in Chromium', () => {
     const { violations } = await new AxeBuilder({ page }).analyze();
     return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
   }
-  async function signIn(password = ADMIN_PASSWORD): Promise<void> {
-    await page.getByLabel('Email').fill(ADMIN_EMAIL);
+  async function signIn(password = ADMIN_PASSWORD, email = ADMIN_EMAIL): Promise<void> {
+    await page.getByLabel('Email').fill(email);
     await page.getByLabel('Password').fill(password);
     await page.getByRole('button', { name: 'Sign in' }).click();
   }
@@ -89,6 +89,22 @@ describe('the staff console, in Chromium', () => {
     expect(await alert.getAttribute('role')).toBe('alert');
     expect(path()).toMatch(/^\/signin/);
     await shot('signin-error');
+  });
+
+  it('shows a field error of a 422 under its field, and the 429 of an account locked after failed logins', async () => {
+    await signIn('whatever', `${'x'.repeat(260)}@example.test`);
+    await expect.poll(() => page.getByTestId('signin-error').textContent()).toMatch(/email/i);
+    expect(await page.getByLabel('Email').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('#email-error').textContent()).toBeTruthy();
+    // docs/auth.md: 5 failures a minute per account, then 429 even with the right password.
+    for (let i = 0; i < 5; i++) {
+      await signIn(`wrong ${i}`, 'locked@example.test');
+      await expect.poll(() => page.getByTestId('signin-error').textContent()).toBe('Unable to authenticate');
+      await page.getByLabel('Password').fill('');
+    }
+    await signIn('wrong again', 'locked@example.test');
+    await expect.poll(() => page.getByTestId('signin-error').textContent()).toMatch(/^Too many failed logins for this account: try again in \d+ s\.$/);
+    expect(await page.getByLabel('Email').getAttribute('aria-invalid')).toBeNull();
   });
 
   it('signs in by typing into the form and lands on the page asked for, the live doors seeded from the appliance', async () => {
@@ -172,6 +188,21 @@ describe('the staff console, in Chromium', () => {
     await expect.poll(() => page.getByTestId('live-state').textContent(), { timeout: 10_000 }).toBe('Live');
   });
 
+  it('offers a project picker when the user reaches several projects, and follows the one chosen', async () => {
+    const admin = client(gh, await gh.token());
+    expect((await admin.post('/api/v1/projects', { name: 'Side Stage', slug: 'side-stage', timezone: 'UTC' })).status).toBe(201);
+    await page.reload();
+    const picker = page.getByLabel('Project');
+    await expect.poll(() => picker.isVisible(), { timeout: 10_000 }).toBe(true);
+    await picker.selectOption({ label: 'Side Stage' });
+    await expect.poll(() => page.getByText('No access zones in this project.').isVisible(), { timeout: 10_000 }).toBe(true);
+    expect(await page.getByTestId('feed-row').count()).toBe(0);
+    await expect.poll(() => page.getByTestId('live-state').textContent(), { timeout: 10_000 }).toBe('Live');
+    await shot('project-picker');
+    await picker.selectOption({ label: 'Default project' });
+    await expect.poll(() => page.getByTestId('feed-row').count(), { timeout: 10_000 }).toBe(2);
+  });
+
   it('signs out: back to sign-in, and the console asks for it again', async () => {
     await page.getByTestId('sign-out').click();
     await expect.poll(path).toBe('/signin');
@@ -180,7 +211,7 @@ describe('the staff console, in Chromium', () => {
     expect((await client(gh, await gh.token()).get('/api/v1/me')).status).toBe(200); // the appliance itself is fine
   });
 
-  it('logged no console errors (Chromium’s own line for each 401 the page handled aside)', () => {
-    expect(errors.filter((e) => !EXPECTED_401.test(e))).toEqual([]);
+  it('logged no console errors (Chromium’s own line for each 401, 422 or 429 the page handled aside)', () => {
+    expect(errors.filter((e) => !EXPECTED_4XX.test(e))).toEqual([]);
   });
 });

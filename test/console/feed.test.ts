@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { addRows, batcher, type FeedRow, fromDenied, fromGranted, fromLog } from '../../console/src/feed.js';
+import { safeRedirect } from '../../console/src/redirect.js';
+
+// The console's feed logic without a browser (console/src/feed.ts): rows from the access-event
+// log and from the socket's events, one row per scan, newest first, in a bounded window.
+
+const at = (s: number) => new Date(Date.UTC(2026, 10, 26, 9, 0, s)).toISOString();
+const denied = (s: number, credential = `C-${s}`) => fromDenied({ credential_value: credential, access_point_id: 1, reason: 'expired', timestamp: at(s) });
+
+describe('console feed', () => {
+  it('keeps the newest rows first and at most the window', () => {
+    let rows: FeedRow[] = [];
+    for (let s = 0; s < 250; s += 10)
+      rows = addRows(
+        rows,
+        Array.from({ length: 10 }, (_, i) => denied(s + i)),
+        200,
+      );
+    expect(rows).toHaveLength(200);
+    expect(rows[0]!.credential).toBe('C-249');
+    expect(rows.at(-1)!.credential).toBe('C-50');
+  });
+
+  it('shows a scan once when the log and the socket both bring it', () => {
+    const logged = fromLog({ id: 7, access_point_id: 2, credential_id: 9, credential_value: 'GH-1', attendee_id: 4, granted: true, reason: null, scanned_at: '2026-11-26T09:00:01.000Z' });
+    const live = fromGranted({ attendee_id: 4, attendee: { first_name: 'Ada', last_name: 'Okafor' }, access_point_id: 2, access_zone_id: 3, credential_id: 9, timestamp: '2026-11-26T09:00:01Z' });
+    expect(live.key).toBe(logged.key);
+    expect(addRows([live], [logged], 200)).toEqual([live]);
+    // Another scan of the same ticket a second later is another row.
+    const later = fromLog({ id: 8, access_point_id: 2, credential_id: 9, credential_value: 'GH-1', attendee_id: 4, granted: true, reason: null, scanned_at: at(2) });
+    expect(addRows([live], [later], 200)).toHaveLength(2);
+  });
+
+  it('hands a burst over in one batch, and keeps at most the window while no frame runs', () => {
+    const runs: (() => void)[] = [];
+    const batches: FeedRow[][] = [];
+    const add = batcher(
+      (rows) => batches.push(rows),
+      3,
+      (run) => runs.push(run),
+    );
+    for (let s = 0; s < 5; s++) add(denied(s));
+    expect(runs).toHaveLength(1);
+    runs[0]!();
+    expect(batches.map((b) => b.map((r) => r.credential))).toEqual([['C-2', 'C-3', 'C-4']]);
+    add(denied(9));
+    expect(runs).toHaveLength(2);
+  });
+
+  it('sends sign-in back only to a path of the console', () => {
+    expect(safeRedirect('/doors?from=x')).toBe('/doors?from=x');
+    expect(safeRedirect(['/devices'])).toBe('/devices');
+    for (const bad of ['//evil.example/x', '/\\evil.example', 'https://evil.example', '/signin?redirect=/x', undefined, 5]) expect(safeRedirect(bad)).toBe('/doors');
+  });
+});
