@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { launchChromium, watchedPage } from '../helpers/chromium.js';
 import { type RunningProcess, runCli, runGatehouse } from '../helpers/process.js';
 
@@ -62,6 +62,19 @@ describe('gatehouse plugin dev, in Chromium', () => {
     await page.getByRole('button', { name: 'Load access points' }).click();
     await expect.poll(() => page.locator('li').allTextContents()).toEqual(['North Door']);
     await page.close();
+  });
+
+  it('proxies the cookie-session flow, so a plugin can sign a person in on the dev server (the console does)', async () => {
+    const csrf = await fetch(`${url}sanctum/csrf-cookie`);
+    expect(csrf.status).toBe(204);
+    const cookies = csrf.headers.getSetCookie().map((c) => c.split(';')[0]!);
+    const xsrf = decodeURIComponent(cookies.find((c) => c.startsWith('XSRF-TOKEN='))!.slice('XSRF-TOKEN='.length));
+    const login = await fetch(`${url}api/v1/auth/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', cookie: cookies.join('; '), 'x-xsrf-token': xsrf },
+      body: JSON.stringify({ email: ADMIN_EMAIL, password: ADMIN_PASSWORD }),
+    });
+    expect(login.status).toBe(200);
   });
 
   it('an edit of app-manifest.json updates the open page without a reload', async () => {

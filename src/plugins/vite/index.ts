@@ -3,7 +3,7 @@
 // validation errors, its context), watches app-manifest.json and pushes each edit to open pages
 // over Vite's HMR channel as a custom event (the store is updated in place: no reload), makes
 // `@gatehouse/plugin-toolkit` resolve to this checkout's toolkit, and in dev proxies the REST
-// API, channel auth and the Pusher WebSocket to the appliance so the page is same-origin with it.
+// API, channel auth, the CSRF cookie and the Pusher WebSocket to the appliance so the page is same-origin with it.
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Plugin, ViteDevServer } from 'vite';
@@ -101,6 +101,8 @@ export function gatehouse(options: GatehouseViteOptions = {}): Plugin {
           proxy: {
             '/api': { target, changeOrigin: true },
             '/broadcasting': { target, changeOrigin: true },
+            // The cookie-session flow (docs/auth.md) for a plugin signed in as a person, such as the console.
+            '/sanctum': { target, changeOrigin: true },
             '^/app/': { target: ws, ws: true, changeOrigin: true },
           },
         },
