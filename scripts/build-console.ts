@@ -9,7 +9,7 @@
 // dist/console/.build-stamp (a dot file: never served). Every test run and `npm start` calls
 // scripts/build.mjs, and a Vite build costs seconds on this machine.
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { checkoutRoot } from '../src/plugins/checkout.js';
 import { gatehouse } from '../src/plugins/vite/index.js';
@@ -42,15 +42,26 @@ export async function buildConsole(options: { force?: boolean } = {}): Promise<b
   const stampFile = join(outDir, STAMP);
   if (!options.force && existsSync(join(outDir, 'index.html')) && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) return false;
   const [{ build }, { default: vue }] = await Promise.all([import('vite'), import('@vitejs/plugin-vue')]);
-  await build({
-    root: join(root, 'console'),
-    configFile: false,
-    logLevel: 'warn',
-    base: '/',
-    // Templates' src attributes stay as written (src/plugins/vite/dev.ts): images are the manifest's assets.
-    plugins: [vue({ template: { transformAssetUrls: false } }), gatehouse()],
-    build: { outDir, emptyOutDir: true, reportCompressedSize: false, target: 'es2022' },
-  });
-  writeFileSync(stampFile, stamp);
+  // Built aside and swapped in with two renames: an appliance serving dist/console meanwhile (another
+  // test run, npm start) never sees a half-written folder.
+  const fresh = `${outDir}.building-${process.pid}`;
+  const old = `${outDir}.old-${process.pid}`;
+  try {
+    await build({
+      root: join(root, 'console'),
+      configFile: false,
+      logLevel: 'warn',
+      base: '/',
+      // Templates' src attributes stay as written (src/plugins/vite/dev.ts): images are the manifest's assets.
+      plugins: [vue({ template: { transformAssetUrls: false } }), gatehouse()],
+      build: { outDir: fresh, emptyOutDir: true, reportCompressedSize: false, target: 'es2022' },
+    });
+    writeFileSync(join(fresh, STAMP), stamp);
+    if (existsSync(outDir)) renameSync(outDir, old);
+    renameSync(fresh, outDir);
+  } finally {
+    rmSync(fresh, { recursive: true, force: true });
+    rmSync(old, { recursive: true, force: true });
+  }
   return true;
 }
