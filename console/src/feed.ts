@@ -122,3 +122,23 @@ export function batcher(flush: (rows: FeedRow[]) => void, limit: number, schedul
     });
   };
 }
+
+/** A gate with many denials lately (issue 29 item 2: "a spike of denials at one gate stands out"). */
+export interface DenialSpike {
+  accessPointId: number;
+  count: number;
+}
+
+/** Gates with at least `threshold` denials in the `seconds` before `now`, most first. */
+export function denialSpikes(rows: readonly FeedRow[], now: number, seconds: number, threshold: number): DenialSpike[] {
+  const since = now - seconds * 1000;
+  const counts = new Map<number, number>();
+  for (const row of rows) {
+    if (row.granted || Date.parse(row.at) < since) continue;
+    counts.set(row.accessPointId, (counts.get(row.accessPointId) ?? 0) + 1);
+  }
+  return [...counts]
+    .filter(([, count]) => count >= Math.max(1, threshold))
+    .map(([accessPointId, count]) => ({ accessPointId, count }))
+    .sort((a, b) => b.count - a.count || a.accessPointId - b.accessPointId);
+}

@@ -143,6 +143,15 @@ describe('the staff console, in Chromium', () => {
     expect(await zone('Backstage').getByTestId('zone-count').textContent()).toBe('1 / 60');
   });
 
+  it('makes a spike of denials at one gate stand out: its rows highlighted and an alert line', async () => {
+    expect(await page.getByTestId('spike-alert').count()).toBe(0);
+    for (let i = 1; i <= 4; i++) expect((await scan(`NOT-A-TICKET-${i}`)).reason).toBe('invalid_credential');
+    await expect.poll(() => page.getByTestId('spike-alert').allTextContents(), { timeout: 10_000 }).toEqual(['5 denials at Backstage Door in the last 60 s']);
+    expect(await page.locator('[data-testid=feed-row].spike').count()).toBe(5);
+    expect(await page.locator('[data-testid=feed-row][data-result=granted].spike').count()).toBe(0);
+    expect(await firstRow().getByTestId('feed-reason').textContent()).toBe('Unknown ticket');
+  });
+
   it('fits a tablet (no horizontal scrolling at 768 px), shows keyboard focus, and passes the accessibility check', async () => {
     expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
     await page.keyboard.press('Tab');
@@ -158,10 +167,10 @@ describe('the staff console, in Chromium', () => {
 
   it('a reload keeps the session and the feed is seeded from the access-event log', async () => {
     await page.reload();
-    await expect.poll(() => page.getByTestId('feed-row').count(), { timeout: 10_000 }).toBe(2);
+    await expect.poll(() => page.getByTestId('feed-row').count(), { timeout: 10_000 }).toBe(6);
     expect(await firstRow().getAttribute('data-result')).toBe('denied');
     // The log's grant names its attendee by id: the console looks the name up.
-    await expect.poll(() => page.getByTestId('feed-row').nth(1).getByTestId('feed-who').textContent()).toMatch(/^\S+ \S+$/);
+    await expect.poll(() => page.locator('[data-testid=feed-row][data-result=granted]').getByTestId('feed-who').textContent()).toMatch(/^\S+ \S+$/);
   });
 
   it('a session logged out on the appliance goes back to sign-in, then to the page the user was on', async () => {
@@ -176,7 +185,7 @@ describe('the staff console, in Chromium', () => {
     await shot('session-ended');
     await signIn();
     await expect.poll(path, { timeout: 10_000 }).toBe('/doors?from=bookmark');
-    await expect.poll(() => page.getByTestId('feed-row').count(), { timeout: 10_000 }).toBe(2);
+    await expect.poll(() => page.getByTestId('feed-row').count(), { timeout: 10_000 }).toBe(6);
   });
 
   it('a session whose cookies are gone (expired) is found at the next load: sign-in, then back', async () => {
@@ -200,7 +209,7 @@ describe('the staff console, in Chromium', () => {
     await expect.poll(() => page.getByTestId('live-state').textContent(), { timeout: 10_000 }).toBe('Live');
     await shot('project-picker');
     await picker.selectOption({ label: 'Default project' });
-    await expect.poll(() => page.getByTestId('feed-row').count(), { timeout: 10_000 }).toBe(2);
+    await expect.poll(() => page.getByTestId('feed-row').count(), { timeout: 10_000 }).toBe(6);
   });
 
   it('signs out: back to sign-in, and the console asks for it again', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addRows, batcher, type FeedRow, fromDenied, fromGranted, fromLog } from '../../console/src/feed.js';
+import { addRows, batcher, denialSpikes, type FeedRow, fromDenied, fromGranted, fromLog } from '../../console/src/feed.js';
 import { safeRedirect } from '../../console/src/redirect.js';
 
 // The console's feed logic without a browser (console/src/feed.ts): rows from the access-event
@@ -46,6 +46,18 @@ describe('console feed', () => {
     expect(batches.map((b) => b.map((r) => r.credential))).toEqual([['C-2', 'C-3', 'C-4']]);
     add(denied(9));
     expect(runs).toHaveLength(2);
+  });
+
+  it('finds gates with a spike of denials in the recent window, most first', () => {
+    const at2 = (s: number, gate: number, granted = false) => ({ ...denied(s), key: `${gate}-${s}`, accessPointId: gate, granted });
+    const rows = [at2(59, 1), at2(58, 1), at2(57, 1, true), at2(50, 2), at2(49, 2), at2(48, 2), at2(47, 2), at2(10, 1)];
+    const now = Date.parse(at(60));
+    expect(denialSpikes(rows, now, 30, 2)).toEqual([
+      { accessPointId: 2, count: 4 },
+      { accessPointId: 1, count: 2 },
+    ]);
+    expect(denialSpikes(rows, now, 30, 3)).toEqual([{ accessPointId: 2, count: 4 }]);
+    expect(denialSpikes(rows, now, 5, 3)).toEqual([]); // over: the alert ends with the spike
   });
 
   it('sends sign-in back only to a path of the console', () => {
