@@ -9,6 +9,8 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY scripts ./scripts
 COPY src ./src
+# The staff console (docs/console.md): scripts/build.mjs builds it into dist/console.
+COPY console ./console
 COPY config ./config
 RUN npm run build && npm prune --omit=dev
 
