@@ -28,6 +28,11 @@ import type { VenueIndex } from './venue-index.js';
 // is known before the credentials of whom it blocks. Reads are chunked and the event loop gets
 // a turn between chunks, so a million imported credentials never hold up scans for long.
 // Forms and their submissions are left out: nothing in the process holds or announces them.
+//
+// applyWritten() takes what this process itself wrote without announcing it (the edge's
+// replica, sync/replica.ts), just after the write committed, from what was written: the same
+// deletions announced, attendees and credentials put from the values written (not read back),
+// and only the other tables' rows, few, read back to be announced as above.
 
 const CHUNK = 2000;
 
@@ -52,12 +57,27 @@ const DELETIONS: Record<string, { table: string; event: EventName }> = {
   credential: { table: 'credentials', event: 'credential.deleted' },
 };
 
+/** The columns the index takes of an attendee and a credential. */
 const ATTENDEE_COLUMNS = 'id, project_id, attendee_type_id, first_name, last_name, status, version';
 const CREDENTIAL_COLUMNS = 'id, project_id, attendee_id, value, status, valid_from, valid_until, revoked_at, version';
 
 export interface Applied {
   rows: number;
   deletions: number;
+}
+
+/** One change this process wrote straight into a venue table, announcing nothing (the edge's replica). */
+export interface WrittenChange {
+  /** As tombstones name it: 'attendee', 'credential', 'access_zone', ... */
+  entity: string;
+  /** delete: a row the write removed (a tombstone's, or a row that gave way to one holding its unique value). */
+  op: 'upsert' | 'delete';
+  id: number;
+  /** The change version the write took. */
+  version: number;
+  /** An attendee's or a credential's upsert: the columns the index takes, as stored (but project_id);
+   * without it, the row is read back. */
+  row?: Row;
 }
 
 export class ChangedRows {
@@ -97,6 +117,47 @@ export class ChangedRows {
         applied.deletions++;
       }
     }
+    applied.rows += await this.#announce(projectId, ranges, stopped);
+    applied.rows += await this.#holders(projectId, ranges, stopped);
+    return applied;
+  }
+
+  /**
+   * Applies what this process wrote in one transaction that took the versions in `range`, in the
+   * order written. Nothing else can have been decided on in between: deletions and the holders'
+   * rows are in the index before this yields; the other tables' rows (read back) follow.
+   */
+  async applyWritten(projectId: number, range: VersionRange, changes: readonly WrittenChange[], stopped: () => boolean): Promise<void> {
+    let announced = false;
+    let holders = false;
+    for (const change of changes) {
+      if (change.op === 'delete') {
+        const deletion = DELETIONS[change.entity];
+        if (deletion) this.#emit(deletion.event, { projectId, id: change.id, version: change.version });
+      } else if (change.entity === 'attendee' || change.entity === 'credential') {
+        const row = change.row;
+        if (!row) {
+          holders = true;
+          continue;
+        }
+        // An upsert keeps the project of a row it updates, as the index holds it.
+        if (change.entity === 'attendee') {
+          row.project_id = this.index.attendees.get(change.id)?.projectId ?? projectId;
+          this.index.putAttendee(row);
+        } else {
+          row.project_id = this.index.credentialsById.get(change.id)?.projectId ?? projectId;
+          this.index.putCredential(row);
+        }
+      } else announced = true;
+    }
+    // A row upserted and then deleted in the same write is not read back: its deletion went above.
+    if (announced) await this.#announce(projectId, [range], stopped);
+    if (holders) await this.#holders(projectId, [range], stopped);
+  }
+
+  /** Announces the rows of the tables with bus events (zones … blocklist) whose versions are in the ranges; answers how many. */
+  async #announce(projectId: number, ranges: readonly VersionRange[], stopped: () => boolean): Promise<number> {
+    let count = 0;
     for (const spec of this.#announced) {
       for await (const rows of this.#chunks(`SELECT * FROM ${spec.table}`, projectId, ranges, stopped)) {
         for (const row of rows) {
@@ -104,18 +165,24 @@ export class ChangedRows {
           const event = row.created_at === row.updated_at ? spec.created : spec.updated;
           this.#emit(event, { projectId, resource: spec.resource(row), version: row.version });
         }
-        applied.rows += rows.length;
+        count += rows.length;
       }
     }
+    return count;
+  }
+
+  /** Puts the attendees and credentials whose versions are in the ranges into the index; answers how many. */
+  async #holders(projectId: number, ranges: readonly VersionRange[], stopped: () => boolean): Promise<number> {
+    let count = 0;
     for await (const rows of this.#chunks(`SELECT ${ATTENDEE_COLUMNS} FROM attendees`, projectId, ranges, stopped)) {
       for (const row of rows) this.index.putAttendee(row);
-      applied.rows += rows.length;
+      count += rows.length;
     }
     for await (const rows of this.#chunks(`SELECT ${CREDENTIAL_COLUMNS} FROM credentials`, projectId, ranges, stopped)) {
       for (const row of rows) this.index.putCredential(row);
-      applied.rows += rows.length;
+      count += rows.length;
     }
-    return applied;
+    return count;
   }
 
   #emit(event: EventName, payload: unknown): void {

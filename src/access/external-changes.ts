@@ -5,7 +5,7 @@ import { gaugesIn } from '../metrics.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import type { Venue } from '../venue/index.js';
-import { ChangedRows } from './changed-rows.js';
+import { ChangedRows, type WrittenChange } from './changed-rows.js';
 import { LocalVersions, type VersionRange } from './local-versions.js';
 import type { VenueIndex } from './venue-index.js';
 
@@ -17,6 +17,9 @@ import type { VenueIndex } from './venue-index.js';
 // primary key: nothing on a busy box), and when it moved past what the appliance itself
 // announced (local-versions.ts), reads the rows and tombstones with those versions
 // (changed-rows.ts) and the projects' time zones. No tool has to remember to signal anything.
+// The edge's replica (sync/replica.ts) writes without the bus too, but in this process and with
+// the rows in hand: written() takes them into the index at once and records their versions as
+// this process's, so the poll does not read them back.
 
 export interface ExternalChangeStats {
   /** Polls that found versions written by another process. */
@@ -90,6 +93,22 @@ export class ExternalChanges {
       if (running) continue; // that read began before the target: poll again
       if (this.#cursor < target && !this.#running) return; // a failed read: the next poll retries
     }
+  }
+
+  /**
+   * A write of this process that announced nothing (the edge's replica: one page, one
+   * transaction, just committed) took the versions `from`..`to`: the index takes `changes` now,
+   * from what was written, and the versions count as this process's, so no poll reads them back.
+   * Should applying fail, they are left to the poll, which reads them back (reading twice changes nothing).
+   */
+  async written(projectId: number, from: number, to: number, changes: readonly WrittenChange[]): Promise<void> {
+    try {
+      await this.#rows.applyWritten(projectId, [from, to], changes, () => this.#stopped);
+    } catch (err) {
+      this.log.error({ err, from, to }, 'taking written venue changes into the decision index failed; read back at the next poll');
+      return;
+    }
+    this.#local.add(from, to);
   }
 
   async #read(ranges: readonly VersionRange[], upTo: number): Promise<void> {

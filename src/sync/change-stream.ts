@@ -17,8 +17,6 @@ import { type Change, ENTITIES, type Entity, REPLICATED } from './protocol.js';
 /** The replicated entities, as an SQL list (tombstones of forms and the like are not sent). */
 const TOMBSTONE_ENTITIES = ENTITIES.map((e) => `'${e}'`).join(', ');
 
-type Row = Record<string, unknown> & { id: number; version: number };
-
 export class ChangeStream {
   readonly #waiters = new Map<number, Set<() => void>>();
   #timer: NodeJS.Timeout | null = null;
@@ -80,11 +78,15 @@ export class ChangeStream {
       if (last > after) {
         for (const entity of entities) {
           const { table, columns } = REPLICATED[entity];
+          // Raw rows, each made into its `data` at once: one object per row, not a row and then its copy.
           const rows = statement(
             this.db,
             `SELECT id, version, created_at, updated_at, ${columns.join(', ')} FROM ${table} WHERE project_id = ? AND version > ? AND version <= ?${revokedOnly(entity)} ORDER BY version`,
-          ).all(projectId, after, last) as Row[];
-          for (const row of rows) changes.push({ entity, op: 'upsert', id: row.id, version: row.version, data: this.#data(entity, row) });
+          )
+            .raw(true)
+            .all(projectId, after, last) as unknown[][];
+          const keys = ['created_at', 'updated_at', ...columns];
+          for (const row of rows) changes.push({ entity, op: 'upsert', id: row[0] as number, version: row[1] as number, data: this.#data(entity, row, keys) });
         }
         if (!only) {
           const tombs = statement(
@@ -119,11 +121,12 @@ export class ChangeStream {
     for (const done of [...(this.#waiters.get(projectId) ?? [])]) done();
   }
 
-  #data(entity: Entity, row: Row): Record<string, string | number | null | number[]> {
-    const { id: _id, version: _version, ...rest } = row;
-    const data = rest as Record<string, string | number | null | number[]>;
+  /** A raw row (id, version, then `keys`) as a change's data: created_at, updated_at, the columns; an attendee type also zone_ids. */
+  #data(entity: Entity, row: unknown[], keys: readonly string[]): Record<string, string | number | null | number[]> {
+    const data: Record<string, string | number | null | number[]> = {};
+    for (let i = 0; i < keys.length; i++) data[keys[i]!] = row[i + 2] as string | number | null;
     if (entity === 'attendee_type') {
-      data.zone_ids = statement(this.db, 'SELECT access_zone_id FROM attendee_type_zones WHERE attendee_type_id = ? ORDER BY access_zone_id').pluck().all(row.id) as number[];
+      data.zone_ids = statement(this.db, 'SELECT access_zone_id FROM attendee_type_zones WHERE attendee_type_id = ? ORDER BY access_zone_id').pluck().all(row[0]) as number[];
     }
     return data;
   }

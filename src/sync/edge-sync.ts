@@ -19,8 +19,8 @@ import { uploadItems } from './upload-items.js';
 //   batches, the cursor moved only once the cloud acknowledged the batch (a crash between the
 //   two sends it again; the cloud stores each item once by uuid);
 // - download: reference data pulled by a cursor over the cloud's change versions, a page per
-//   transaction (replica.ts), the index told at once; caught up, it long-polls. Each round
-//   waits for the upload to drain first (upload before download);
+//   transaction (replica.ts), the index told at once from the rows written; caught up, it
+//   long-polls. Each round waits for the upload to drain first (upload before download);
 // - revocations: their own cursor and long poll, so a revocation never waits behind a long pull.
 // Decisions never wait on any of this: scans read the local index and journal only.
 // While requests fail the link is down: each loop backs off (doubling, full jitter) and
@@ -297,6 +297,9 @@ export class EdgeSync {
       const next = this.#fetchPage(page.cursor, 0);
       next.catch(() => {}); // its failure is met when it is awaited
       this.#nextPage = { cursor: page.cursor, page: next };
+      // A turn of the event loop first, so the request leaves now: the page's write holds the loop
+      // for tens of milliseconds, and the cloud would otherwise hear of the request only after it.
+      await new Promise((r) => setImmediate(r));
     }
     const applied = await this.d.replica.apply(row.project_id, page.changes, () => {
       const done = page.has_more ? null : iso(this.d.clock.now()); // an empty round counts: "had everything as of then"
@@ -305,7 +308,6 @@ export class EdgeSync {
     this.#caughtUp = !page.has_more;
     this.stats.downloadedRows += applied.rows;
     this.stats.downloadedDeletions += applied.deletions;
-    if (page.changes.length > 0) await this.d.externalChanges.catchUp();
     await this.#rows.take(page.changes.length);
     return 'again';
   }
@@ -327,7 +329,6 @@ export class EdgeSync {
     });
     await this.d.replica.apply(row.project_id, page.changes, () => statement(this.d.db, 'UPDATE sync_link SET revocation_cursor = ? WHERE id = 1').run(page.cursor));
     this.stats.revocations += page.changes.length;
-    if (page.changes.length > 0) await this.d.externalChanges.catchUp();
     return 'again';
   }
 

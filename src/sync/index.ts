@@ -62,7 +62,7 @@ export class SyncServices {
     this.conflicts = new SyncConflicts(d.db, d.clock);
     this.changes = new ChangeStream(d.db, d.bus);
     this.uploads = new UploadApply(d.db, d.clock, d.bus, d.occupancy, d.index, this.conflicts, () => d.externalChanges.catchUp());
-    this.edge = d.config.role === 'edge' ? new EdgeSync({ ...d, replica: new Replica(d.db, d.clock), log: d.log.child({ module: 'sync' }) }) : null;
+    this.edge = d.config.role === 'edge' ? new EdgeSync({ ...d, replica: new Replica(d.db, d.clock, d.externalChanges), log: d.log.child({ module: 'sync' }) }) : null;
   }
 
   /** The lifecycle module's start: what the role runs. */

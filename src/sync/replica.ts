@@ -1,3 +1,5 @@
+import type { WrittenChange } from '../access/changed-rows.js';
+import type { ExternalChanges } from '../access/external-changes.js';
 import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { Database } from '../store/database.js';
@@ -8,9 +10,12 @@ import { type Change, type Entity, REPLICATED } from './protocol.js';
 // The edge's copy of its cloud's reference data (issue 26 item 7). A downloaded page is written
 // in one transaction, straight into the venue tables under the cloud's ids (shared ids:
 // venue/row-ids.ts), each row taking a change version of the edge's own sequence, each
-// deletion leaving a tombstone; then the external-changes reader (access/external-changes.ts)
-// takes the new versions into the decision index, as it does for the CLI's writes. Nothing
-// goes through commit(), so nothing downloaded enters the outbox and goes back up.
+// deletion leaving a tombstone. Once the page has committed, the decision index takes what was
+// written, before anything else runs (access/external-changes.ts#written): the deletions, and
+// the attendees and credentials from the rows their upserts returned, so 300,000 rows are not
+// read back; the versions count as this process's, so the poll for other processes' writes
+// skips them. Nothing goes through commit(), so nothing downloaded enters the outbox and goes
+// back up.
 //
 // Foreign keys are not enforced while a page is written: the stream is ordered by version,
 // and a credential may arrive a page before the attendee whose newer version follows it. The
@@ -33,8 +38,44 @@ type Statement = import('better-sqlite3').Statement<unknown[]>;
 /** The statements of one entity, prepared once. */
 interface EntityStatements {
   upsert: Statement;
+  /** Returns the ids it removed. */
   dropOther: Statement | null;
   remove: Statement;
+}
+
+/** The columns the index takes of an attendee and a credential (changed-rows.ts: ATTENDEE_COLUMNS,
+ * CREDENTIAL_COLUMNS besides id, project_id, version), with the type of value SQLite stores there. */
+const INDEXED: Partial<Record<Entity, readonly (readonly [column: string, type: 'text' | 'integer'])[]>> = {
+  attendee: [
+    ['attendee_type_id', 'integer'],
+    ['first_name', 'text'],
+    ['last_name', 'text'],
+    ['status', 'text'],
+  ],
+  credential: [
+    ['attendee_id', 'integer'],
+    ['value', 'text'],
+    ['status', 'text'],
+    ['valid_from', 'text'],
+    ['valid_until', 'text'],
+    ['revoked_at', 'text'],
+  ],
+};
+
+/** An attendee's or a credential's row as the upsert stored it, for the index; undefined for
+ * other entities, and when a value is not of its column's type (SQLite would have converted it:
+ * that row is read back instead). Taking these from the upsert with RETURNING cost more than reading them back. */
+function asStored(change: Change, version: number): WrittenChange['row'] {
+  const indexed = INDEXED[change.entity];
+  if (!indexed) return undefined;
+  const data = change.data ?? {};
+  const row: NonNullable<WrittenChange['row']> = { id: change.id, version };
+  for (const [column, type] of indexed) {
+    const value = data[column] ?? null;
+    if (value !== null && (type === 'text' ? typeof value !== 'string' : !Number.isSafeInteger(value))) return undefined;
+    row[column] = value;
+  }
+  return row;
 }
 
 export class Replica {
@@ -43,31 +84,37 @@ export class Replica {
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
+    private readonly changes: ExternalChanges,
   ) {}
 
-  /** Writes one downloaded page for the local project; answers how many rows and deletions.
-   * The write waits for the lock without holding the event loop (store/transactions.ts). */
+  /** Writes one downloaded page for the local project and, once it committed, tells the decision
+   * index; answers how many rows and deletions. The write waits for the lock without holding the
+   * event loop (store/transactions.ts). */
   async apply(projectId: number, changes: readonly Change[], afterWrite?: () => void): Promise<{ rows: number; deletions: number }> {
     const counts = { rows: 0, deletions: 0 };
     if (changes.length === 0) {
       if (afterWrite) await writeWhenFree(this.db, afterWrite);
       return counts;
     }
+    let written: WrittenChange[] = [];
+    let first = 0;
     await writeWhenFree(
       this.db,
       () => {
         counts.rows = 0;
         counts.deletions = 0;
+        written = [];
         // One block of the edge's change versions for the page, as a bulk import takes.
         const end = statement(this.db, 'UPDATE change_sequence SET value = value + ? WHERE id = 1 RETURNING value').pluck().get(changes.length) as number;
-        let version = end - changes.length + 1;
+        first = end - changes.length + 1;
+        let version = first;
         const now = iso(this.clock.now());
         for (const change of changes) {
           if (change.op === 'delete') {
-            this.#delete(projectId, change, version++, now);
+            this.#delete(projectId, change, version++, now, written);
             counts.deletions++;
           } else {
-            this.#upsert(projectId, change, version++, now);
+            this.#upsert(projectId, change, version++, now, written);
             counts.rows++;
           }
         }
@@ -75,6 +122,7 @@ export class Replica {
       },
       { foreignKeys: false },
     );
+    await this.changes.written(projectId, first, first + changes.length - 1, written);
     return counts;
   }
 
@@ -88,7 +136,7 @@ export class Replica {
           `INSERT INTO ${table} (id, project_id, ${columns.join(', ')}, version, created_at, updated_at) VALUES (?, ?, ${columns.map(() => '?').join(', ')}, ?, ?, ?)
            ON CONFLICT (id) DO UPDATE SET ${columns.map((c) => `${c} = excluded.${c}`).join(', ')}, version = excluded.version, updated_at = excluded.updated_at`,
         ),
-        dropOther: unique ? this.db.prepare(`DELETE FROM ${table} WHERE project_id = ? AND ${unique} = ? AND id != ?`) : null,
+        dropOther: unique ? this.db.prepare(`DELETE FROM ${table} WHERE project_id = ? AND ${unique} = ? AND id != ? RETURNING id`).pluck() : null,
         remove: this.db.prepare(`DELETE FROM ${table} WHERE project_id = ? AND id = ?`),
       };
       this.#statements.set(entity, prepared);
@@ -96,23 +144,31 @@ export class Replica {
     return prepared;
   }
 
-  #upsert(projectId: number, change: Change, version: number, now: string): void {
+  #upsert(projectId: number, change: Change, version: number, now: string, written: WrittenChange[]): void {
     const { table, columns } = REPLICATED[change.entity];
     const data = change.data ?? {};
     const prepared = this.#of(change.entity);
-    const values = columns.map((c) => (data[c] === undefined ? null : (data[c] as string | number | null)));
+    // id, project_id, the columns (null when absent), version, created_at, updated_at: one array, filled in place (300,000 rows a pull).
+    const n = columns.length;
+    const args: unknown[] = new Array(n + 5);
+    args[0] = change.id;
+    args[1] = projectId;
+    for (let i = 0; i < n; i++) args[i + 2] = data[columns[i]!] ?? null;
     const created = (data.created_at as string | undefined) ?? now;
-    const updated = (data.updated_at as string | undefined) ?? created;
-    const args = [change.id, projectId, ...values, version, created, updated];
+    args[n + 2] = version;
+    args[n + 3] = created;
+    args[n + 4] = (data.updated_at as string | undefined) ?? created;
     try {
       prepared.upsert.run(...args);
     } catch (err) {
       // The cloud's row wins over a different local row holding the same unique value.
       const unique = UNIQUE[table];
       if ((err as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE' || !prepared.dropOther || data[unique!] == null) throw err;
-      prepared.dropOther.run(projectId, data[unique!] as string, change.id);
+      // The index loses it too, before the row that takes its value is put (a credential's value is its key there).
+      for (const other of prepared.dropOther.all(projectId, data[unique!] as string, change.id) as number[]) written.push({ entity: change.entity, op: 'delete', id: other, version });
       prepared.upsert.run(...args);
     }
+    written.push({ entity: change.entity, op: 'upsert', id: change.id, version, row: asStored(change, version) });
     if (change.entity === 'attendee_type') {
       statement(this.db, 'DELETE FROM attendee_type_zones WHERE attendee_type_id = ?').run(change.id);
       const insert = statement(this.db, 'INSERT OR IGNORE INTO attendee_type_zones (attendee_type_id, access_zone_id) VALUES (?, ?)');
@@ -120,11 +176,12 @@ export class Replica {
     }
   }
 
-  #delete(projectId: number, change: Change, version: number, now: string): void {
+  #delete(projectId: number, change: Change, version: number, now: string, written: WrittenChange[]): void {
     const gone = this.#of(change.entity).remove.run(projectId, change.id).changes;
     if (change.entity === 'access_zone') statement(this.db, 'DELETE FROM attendee_type_zones WHERE access_zone_id = ?').run(change.id);
     if (change.entity === 'attendee_type') statement(this.db, 'DELETE FROM attendee_type_zones WHERE attendee_type_id = ?').run(change.id);
     if (gone === 0) return;
     statement(this.db, 'INSERT INTO tombstones (project_id, entity, entity_id, version, deleted_at) VALUES (?, ?, ?, ?, ?)').run(projectId, change.entity, change.id, version, now);
+    written.push({ entity: change.entity, op: 'delete', id: change.id, version });
   }
 }
