@@ -26,12 +26,13 @@ function errorEnvelope(deps: HttpDeps) {
       respondWithError(ctx, storeBusyAsAppError(ctx, err, deps), log);
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const route = (ctx.state.route as AnyRoute | undefined)?.path ?? 'unmatched';
+      // The console's files (console-files.ts) are one label, not a label per file or page.
+      const route = (ctx.state.route as AnyRoute | undefined)?.path ?? (ctx.state.console ? 'console' : 'unmatched');
       deps.metrics.observe(ctx.method, route, ctx.status, seconds);
       const fields = { method: ctx.method, url: ctx.url, status: ctx.status, ms: Math.round(seconds * 1e4) / 10, ip: ctx.ip };
       if (ctx.status >= 500) log.error(fields, 'request failed');
-      // Probes and scrapes every few seconds would drown the log.
-      else if ((ctx.state.route as AnyRoute | undefined)?.rateClass === 'none') log.debug(fields, 'request');
+      // Probes and scrapes every few seconds would drown the log, and so would each page's files.
+      else if ((ctx.state.route as AnyRoute | undefined)?.rateClass === 'none' || ctx.state.console) log.debug(fields, 'request');
       else log.info(fields, 'request');
     }
   };

@@ -83,6 +83,14 @@ describe('the console served at /', () => {
     expect(await head.text()).toBe('');
   });
 
+  it('counts its answers under one metrics label, "console"', async () => {
+    await get('/doors');
+    await get(assets[0]!);
+    const text = await (await get('/metrics')).text();
+    expect(text).toMatch(/gatehouse_http_requests_total\{method="GET",route="console",status="200"\} \d+/);
+    expect(text).not.toMatch(/route="\/doors"|route="\/assets/);
+  });
+
   it('answers 404 in the JSON envelope for a missing file, a dot file, a path out of the folder and other methods', async () => {
     for (const path of ['/assets/missing-abc123.js', '/favicon.ico', '/.build-stamp', '/..%2f..%2fpackage.json', '/%2e%2e/package.json', '/assets/..%2f..%2f..%2fpackage.json']) {
       const res = await get(path);

@@ -19,7 +19,7 @@ describe('operations endpoints', () => {
     const token = await gh.token();
     await gh.request('GET', '/api/v1/me', { token });
     await gh.request('GET', '/api/v1/me');
-    await gh.request('GET', '/no/such/route');
+    await gh.request('GET', '/api/no/such/route'); // outside /api it would be a console page
     const res = await fetch(`${gh.url}/metrics`);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
     const text = await res.text();
