@@ -212,6 +212,15 @@ describe('the staff console, in Chromium', () => {
     await expect.poll(() => page.getByTestId('feed-row').count(), { timeout: 10_000 }).toBe(6);
   });
 
+  it('answers a path it does not know with its not-found page and a way back', async () => {
+    await page.goto(`${gh.url}/no-such-screen`);
+    await expect.poll(() => page.getByRole('heading', { name: 'Page not found' }).isVisible(), { timeout: 10_000 }).toBe(true);
+    await shot('not-found');
+    expect(await accessibility()).toEqual([]);
+    await page.getByRole('link', { name: 'Back to the live doors' }).click();
+    await expect.poll(path).toBe('/doors');
+  });
+
   it('signs out: back to sign-in, and the console asks for it again', async () => {
     await page.getByTestId('sign-out').click();
     await expect.poll(path).toBe('/signin');
