@@ -12,10 +12,9 @@ import { type Change, type Entity, REPLICATED } from './protocol.js';
 // venue/row-ids.ts), each row taking a change version of the edge's own sequence, each
 // deletion leaving a tombstone. Once the page has committed, the decision index takes what was
 // written, before anything else runs (access/external-changes.ts#written): the deletions, and
-// the attendees and credentials from the rows their upserts returned, so 300,000 rows are not
-// read back; the versions count as this process's, so the poll for other processes' writes
-// skips them. Nothing goes through commit(), so nothing downloaded enters the outbox and goes
-// back up.
+// the attendees and credentials from the values written, so a pull's 300,000 rows are not read
+// back; the versions count as this process's, so the poll for other processes' writes skips
+// them. Nothing goes through commit(), so nothing downloaded enters the outbox and goes back up.
 //
 // Foreign keys are not enforced while a page is written: the stream is ordered by version,
 // and a credential may arrive a page before the attendee whose newer version follows it. The
@@ -64,7 +63,7 @@ const INDEXED: Partial<Record<Entity, readonly (readonly [column: string, type: 
 
 /** An attendee's or a credential's row as the upsert stored it, for the index; undefined for
  * other entities, and when a value is not of its column's type (SQLite would have converted it:
- * that row is read back instead). Taking these from the upsert with RETURNING cost more than reading them back. */
+ * that row is read back instead). Not the upsert's RETURNING: it cost more than reading back. */
 function asStored(change: Change, version: number): WrittenChange['row'] {
   const indexed = INDEXED[change.entity];
   if (!indexed) return undefined;
