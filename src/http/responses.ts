@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { errorCatalogue, type ErrorCode } from '../errors.js';
 import type { WebhookKind } from '../webhooks/gate.js';
 import type { AnyRoute, RateClass } from './route.js';
+import { cloudOwnedResource } from '../sync/cloud-owned.js';
 
 // Every answer a route can give, derived from what the route declares (issue 22 item 7): the
 // request pipeline (pipeline.ts) answers the same errors for every route that has the same
@@ -144,6 +145,10 @@ export function conditionsOf(route: AnyRoute, context: ResponseContext): Conditi
   if (route.body) {
     add('malformed_json', 'a JSON body that does not parse');
     add('validation_failed', 'the body fails validation');
+  }
+  // Checked after the body, just before the handler (pipeline.ts).
+  if (route.project && route.method !== 'GET' && cloudOwnedResource(route.path)) {
+    add('edge_read_only', `on an edge (GATEHOUSE_ROLE=edge), in the project it replicates: ${cloudOwnedResource(route.path)} come from the cloud and are changed there`);
   }
   out.push(...(route.conditions ?? []));
   // Any write may find SQLite's write lock held past store.busyTimeoutMs (errors.ts store_busy).

@@ -16,22 +16,11 @@ import { EdgeSync, type SyncStatus } from './edge-sync.js';
 import { SyncEdges } from './edges.js';
 import { Replica } from './replica.js';
 import { UploadApply } from './upload-apply.js';
+import { cloudOwnedResource } from './cloud-owned.js';
 
 // Cloud sync's services (issue 26; docs/sync.md), by role: a cloud serves edges (edges, the
 // change stream, the upload's apply); an edge runs EdgeSync; both keep conflicts. A
 // standalone box builds the parts and starts none.
-
-/** REST paths whose writes an edge refuses for its synced project: the cloud owns them (docs/sync.md). */
-/** Only the resources' own CRUD paths (`/readers`, `/readers/{readerId}`): a scan at an access point or a reader login stays local. */
-const CLOUD_OWNED = /\/(access-zones|access-points|readers|attendee-types|time-restrictions|blocklist)(\/\{\w+\})?$/;
-const CLOUD_OWNED_NAMES: Record<string, string> = {
-  'access-zones': 'access zones',
-  'access-points': 'access points',
-  readers: 'readers',
-  'attendee-types': 'attendee types',
-  'time-restrictions': 'time restrictions',
-  blocklist: 'blocklist entries',
-};
 
 export interface SyncDepsIn {
   db: Database;
@@ -88,8 +77,7 @@ export class SyncServices {
   /** On an edge, the resource name when `path` writes reference data the cloud owns, for the synced project. */
   readOnlyOnEdge(projectId: number, path: string): string | null {
     if (!this.edge || this.edge.projectId !== projectId) return null;
-    const match = CLOUD_OWNED.exec(path);
-    return match ? CLOUD_OWNED_NAMES[match[1]!]! : null;
+    return cloudOwnedResource(path);
   }
 
   /** GET .../sync/status for a project. */

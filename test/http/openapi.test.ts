@@ -83,6 +83,16 @@ describe('OpenAPI description', () => {
     }
   });
 
+  it("declares the edge's refusal of the cloud's resources (409 edge_read_only) on their writes only", () => {
+    const P = '/api/v1/projects/{teamSlug}/{projectSlug}';
+    const zones = doc.paths[`${P}/access-zones`];
+    expect(zones.post.responses['409'].description).toContain('edge_read_only');
+    expect(Object.values(doc.paths[`${P}/access-points/{accessPointId}`]).filter((op: any) => op.responses?.['409']?.description?.includes('edge_read_only')).length).toBe(2);
+    expect(zones.get.responses['409']).toBeUndefined();
+    expect(doc.paths[`${P}/access-points/{accessPointId}/scan`].post.responses['409']?.description ?? '').not.toContain('edge_read_only');
+    expect(doc.paths[`${P}/attendees`].post.responses['409']?.description ?? '').not.toContain('edge_read_only');
+  });
+
   it('requires the body of token creation and session login (without one they answer 401 Unable to authenticate)', () => {
     expect(doc.paths['/api/v1/auth/token'].post.requestBody.required).toBe(true);
     expect(doc.paths['/api/v1/auth/session'].post.requestBody.required).toBe(true);
