@@ -21,6 +21,12 @@ const A = '/api/v1/projects/default/default';
 const ARTIFACTS = join('artifacts', 'console');
 /** What Chromium itself logs for an answered 401 (a wrong password, a session that has ended): the page handles those answers. */
 const EXPECTED_4XX = /^Failed to load resource: the server responded with a status of (401|422|429)/;
+/**
+ * What Chromium itself logs when pusher-js's deferred send (it sends a frame a tick after queueing it)
+ * meets a socket the appliance is closing (4009 when a session ends, or the page closing it on sign-out
+ * or a project switch): nothing is lost, the connection is over either way. Seen once in a CI run.
+ */
+const CLOSING_SOCKET = /^WebSocket is already in CLOSING or CLOSED state\.$/;
 
 describe('the staff console, in Chromium', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'gh-console-'));
@@ -230,6 +236,6 @@ describe('the staff console, in Chromium', () => {
   });
 
   it('logged no console errors (Chromium’s own line for each 401, 422 or 429 the page handled aside)', () => {
-    expect(errors.filter((e) => !EXPECTED_4XX.test(e))).toEqual([]);
+    expect(errors.filter((e) => !EXPECTED_4XX.test(e) && !CLOSING_SOCKET.test(e))).toEqual([]);
   });
 });

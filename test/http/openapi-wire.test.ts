@@ -15,6 +15,7 @@ import { c, makeVenue } from './wire/fixtures.js';
 import { fill, genericCases } from './wire/generic.js';
 import { A, PUSHER_ENV, World, type Case } from './wire/world.js';
 import { underWriteLock, WriteLock } from './wire/write-lock.js';
+import { cloudOwnedResource } from '../../src/sync/cloud-owned.js';
 
 // The served OpenAPI document against what the appliance really answers (issue 22 item 7): every
 // operation of the document is sent its happy path and every refusal it can give (the case tables
@@ -243,6 +244,40 @@ describe('the OpenAPI document, against the wire', () => {
       expect(await run(cases, ops, v)).toEqual([]);
     } finally {
       await slow.destroy();
+    }
+  }, 60_000);
+
+  it('answers 409 edge_read_only on an edge to every write of the resources it takes from its cloud', async () => {
+    // An edge of the wire appliance (a cloud), linked before the writes are sent.
+    const edge = await startAppliance({ GATEHOUSE_ROLE: 'edge', GATEHOUSE_CLOUD_URL: gh.url, GATEHOUSE_SYNC_TOKEN: await w.syncToken() });
+    try {
+      const e = await new World(edge).init();
+      const ops = await doc(edge);
+      const deadline = Date.now() + 20_000;
+      while ((await e.api('GET', `${A}/sync/status`)).body.data?.edge_id == null) {
+        if (Date.now() > deadline) throw new Error('the edge did not link to the wire cloud');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      // Valid bodies: the refusal comes after the body's validation, before the handler (pipeline.ts).
+      const bodies: Record<string, unknown> = {
+        'access-zones': { name: 'Local zone' },
+        'access-points': { name: 'Local door', access_zone_id: 1, direction: 'in' },
+        readers: { identifier: 'LOCAL-1', type: 'qr', access_point_id: 1 },
+        'attendee-types': { name: 'Local type', slug: 'local-type', zone_ids: [1] },
+        'time-restrictions': { access_zone_id: 1, attendee_type_id: 1, days_of_week: [1], start_time: '08:00', end_time: '20:00' },
+        blocklist: { attendee_id: 1, reason: 'local' },
+      };
+      const writes = edge.app.routes.filter((r) => r.method !== 'GET' && r.project && cloudOwnedResource(r.path));
+      expect(writes.length).toBeGreaterThanOrEqual(16);
+      const cases = writes.map((r) => {
+        const resource = /\/(access-zones|access-points|readers|attendee-types|time-restrictions|blocklist)/.exec(r.path)![1]!;
+        // A blocklist entry's update takes only its reason (its attendee or credential is fixed).
+        const json = r.method === 'DELETE' ? undefined : r.operationId === 'blocklist.update' ? { reason: 'local' } : bodies[resource];
+        return c(r.operationId, 409, 'on an edge, in the project it replicates', () => e.api(r.method, fill(r.path), json), { error: 'edge_read_only' });
+      });
+      expect(await run(cases, ops, e)).toEqual([]);
+    } finally {
+      await edge.destroy();
     }
   }, 60_000);
 
