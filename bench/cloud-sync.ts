@@ -14,92 +14,26 @@
 // The bulk rows are written straight into the SQLite files (as the journal's ingest and a bulk
 // import leave them), so the figures are sync's, not REST's. The cloud runs at nice 19 (a machine
 // elsewhere); the edges retry within 100 ms. BENCH_QUICK=1: 10,000 and 10,000.
-import { type ChildProcess, fork } from 'node:child_process';
-import { build } from 'esbuild';
 import { randomUUID } from 'node:crypto';
-import { readFileSync, rmSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import mqtt from 'mqtt';
 import { cpuOf, line, machineBusy, rssOf, sleep } from './process-stats.js';
-import { startApplianceProcess, stopProcess } from './appliance-process.js';
+import { stopProcess } from './appliance-process.js';
+import { api, attendeesOnCloud, cleanUp, downloadedRows, LinkProxy, type Node as BaseNode, openDb, startNode } from './sync-bench.js';
 
 const quick = process.env.BENCH_QUICK === '1';
 const EVENTS = quick ? 10_000 : 100_000;
 const ATTENDEES = quick ? 10_000 : 100_000;
 const READERS = 8;
-const P = '/api/v1/projects/default/default';
 
-interface Node {
-  name: string;
-  proc: ChildProcess;
-  url: string;
-  dataDir: string;
-  token: string;
-  mqttPort: number;
-}
-
-const procs: ChildProcess[] = [];
-
-/** A link the bench can cut: bench/tcp-proxy-child.ts in its own process. */
-class LinkProxy {
-  private constructor(
-    private readonly child: ChildProcess,
-    readonly url: string,
-  ) {}
-
-  get pid(): number {
-    return this.child.pid!;
-  }
-
-  stop(): Promise<void> {
-    return stopProcess(this.child);
-  }
-
-  static async start(targetPort: number): Promise<LinkProxy> {
-    await build({
-      entryPoints: ['bench/tcp-proxy-child.ts'],
-      outfile: 'dist/bench-tcp-proxy-child.mjs',
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      packages: 'external',
-      logLevel: 'warning',
-    });
-    const child = fork('dist/bench-tcp-proxy-child.mjs', [String(targetPort)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    procs.push(child);
-    const { port } = await new Promise<{ port: number }>((resolve) => child.once('message', (m) => resolve(m as { port: number })));
-    return new LinkProxy(child, `http://127.0.0.1:${port}`);
-  }
-
-  set(mode: 'pass' | 'cut'): Promise<void> {
-    return new Promise((resolve) => {
-      this.child.once('message', () => resolve());
-      this.child.send({ mode });
-    });
-  }
-}
-const dirs: string[] = [];
+/** An appliance process of this bench: an edge gets its MQTT port with its readers' credentials. */
+type Node = BaseNode & { mqttPort: number };
 
 async function start(name: string, env: Record<string, string>): Promise<Node> {
   // The cloud stands in for a machine elsewhere: at nice 19 it takes only the CPU the edge and
   // the load leave (on this 2-core box it would otherwise take the edge's core in every figure).
-  const started = await startApplianceProcess(`sync-${name}`, { GATEHOUSE_READERS_VERIFY_PER_MINUTE: '100000', ...env }, name === 'cloud' ? { nice: 19 } : {});
-  procs.push(started.proc);
-  dirs.push(started.dataDir);
-  return { name, ...started, mqttPort: 0 }; // the MQTT port comes with the readers' credentials
-}
-
-async function api<T = Record<string, unknown>>(node: Node, method: string, path: string, body?: unknown, expect = 200): Promise<T> {
-  const res = await fetch(`${node.url}${path.startsWith('/api') ? path : P + path}`, {
-    method,
-    headers: { authorization: `Bearer ${node.token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (res.status !== expect) throw new Error(`${node.name} ${method} ${path}: ${res.status} ${text.slice(0, 500)}`);
-  return (text ? JSON.parse(text) : {}) as T;
+  return { ...(await startNode(name, env, name === 'cloud' ? 19 : undefined)), mqttPort: 0 };
 }
 
 const status = async (node: Node) => (await api<{ data: Record<string, unknown> }>(node, 'GET', '/sync/status')).data;
@@ -110,12 +44,6 @@ async function until(what: string, check: () => Promise<boolean> | boolean, ms =
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await sleep(every);
   }
-}
-
-function openDb(node: Node): Database.Database {
-  const db = new Database(join(node.dataDir, 'gatehouse.db'));
-  db.pragma('busy_timeout = 10000');
-  return db;
 }
 
 /** A closed loop of MQTT scans on the edge's readers: each reader sends its next scan when its decision arrives. */
@@ -239,33 +167,9 @@ async function main(): Promise<void> {
     db.close();
   };
   let batchNo = 0;
-  const attendeesOnCloud = (count: number) => {
-    const db = openDb(cloud);
-    const projectC = db.prepare("SELECT id FROM projects WHERE slug = 'default'").pluck().get() as number;
-    const typeId = db.prepare("SELECT id FROM attendee_types WHERE slug = 'guest'").pluck().get() as number;
-    const tag = `B${++batchNo}`;
-    db.transaction(() => {
-      const rows = count * 3;
-      const end = (db.prepare('UPDATE change_sequence SET value = value + ? WHERE id = 1 RETURNING value').get(rows) as { value: number }).value;
-      let version = end - rows + 1;
-      const firstAttendee = ((db.prepare('SELECT MAX(id) FROM attendees WHERE id < 4294967296').pluck().get() as number | null) ?? 0) + 1;
-      const firstCredential = ((db.prepare('SELECT MAX(id) FROM credentials WHERE id < 4294967296').pluck().get() as number | null) ?? 0) + 1;
-      const now = new Date().toISOString();
-      const addAttendee = db.prepare(
-        "INSERT INTO attendees (id, project_id, attendee_type_id, first_name, last_name, email, external_id, status, extra, version, created_at, updated_at) VALUES (?, ?, ?, 'Bulk', ?, ?, ?, 'active', '{}', ?, ?, ?)",
-      );
-      const addCredential = db.prepare("INSERT INTO credentials (id, project_id, attendee_id, value, kind, status, version, created_at, updated_at) VALUES (?, ?, ?, ?, 'barcode', 'active', ?, ?, ?)");
-      for (let i = 0; i < count; i++) {
-        const id = firstAttendee + i;
-        addAttendee.run(id, projectC, typeId, `No${i}`, `${tag}-${i}@bench.test`, `${tag}-${i}`, version++, now, now);
-        addCredential.run(firstCredential + 2 * i, projectC, id, `${tag}-${i}-a`, version++, now, now);
-        addCredential.run(firstCredential + 2 * i + 1, projectC, id, `${tag}-${i}-b`, version++, now, now);
-      }
-    })();
-    db.close();
-  };
+  const attendeesOnCloudNow = (count: number) => attendeesOnCloud(cloud, count, `B${++batchNo}`);
   const cloudEvents = async () => (await api<{ meta: { total: number } }>(cloud, 'GET', '/access-events?per_page=1')).meta.total;
-  const downloaded = async (node: Node) => Number(/^gatehouse_sync_downloaded_rows_total (\S+)$/m.exec(await (await fetch(`${node.url}/metrics`)).text())?.[1] ?? 0);
+  const downloaded = downloadedRows;
   const cut = async (proxy: LinkProxy, node: Node) => {
     await proxy.set('cut');
     await until(`${node.name} offline`, async () => (await status(node)).online === false);
@@ -282,7 +186,7 @@ async function main(): Promise<void> {
 
   // The 300,000 rows the fresh edge below pulls (edge a takes them now, before the idle loop).
   const pulledBefore = await downloaded(a);
-  attendeesOnCloud(ATTENDEES);
+  attendeesOnCloudNow(ATTENDEES);
   await until('edge a to pull the new rows', async () => (await downloaded(a)) - pulledBefore >= ATTENDEES * 3, 600_000, 100);
 
   // A fresh edge's first pull of the 300,000 rows.
@@ -314,7 +218,7 @@ async function main(): Promise<void> {
   // During sync: the same again (a backlog up, 300,000 rows down) with the MQTT loop running.
   await cut(proxyA, a);
   backlogOnEdge(EVENTS);
-  attendeesOnCloud(ATTENDEES);
+  attendeesOnCloudNow(ATTENDEES);
   const busyLoop = await mqttLoop(a, readers, credentials);
   await sleep(500);
   await proxyA.set('pass');
@@ -387,7 +291,5 @@ async function main(): Promise<void> {
 try {
   await main();
 } finally {
-  for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL');
-  await sleep(200);
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  await cleanUp();
 }
