@@ -105,6 +105,37 @@ function vnodeOf(spec: BoundSpec): VNode {
   return h('span', spec.modifier ? { 'svc-string': spec.key, [spec.modifier]: '' } : { 'svc-string': spec.key }, spec.fallback);
 }
 
+/** Waits until every element shows what it should (checked each time), from `started`: when it first held, and when the microtasks queued by then had run. */
+async function firstRendered(root: Element, fixture: Fixture, expected: string[], started: number): Promise<{ settled: Settled; at: number; elements: Element[]; settledMs: number }> {
+  let elements: Element[] = [];
+  const { settled, at } = await reflected(
+    () => firstWrong((elements = boundElements(root)), fixture.specs, expected) < 0,
+    () => describeWrong(elements, fixture.specs, expected),
+  );
+  return { settled, at, elements, settledMs: performance.now() - started };
+}
+
+/** The fixture's elements in rows of PER_ROW, in the attribute form, each showing `shown(spec)` (null or undefined: no src, or no text). */
+function appendElements(root: Element, fixture: Fixture, shown: (spec: BoundSpec) => unknown): void {
+  for (const row of rowsOf(fixture.specs)) {
+    const div = document.createElement('div');
+    div.className = 'row';
+    for (const spec of row) {
+      const el = document.createElement(spec.tag);
+      el.setAttribute(spec.directive, spec.key);
+      if (spec.modifier) el.setAttribute(spec.modifier, '');
+      const value = shown(spec);
+      if (spec.tag === 'img') {
+        if (value !== null && value !== undefined) el.setAttribute('src', String(value));
+      } else {
+        el.textContent = value === null || value === undefined ? '' : String(value);
+      }
+      div.append(el);
+    }
+    root.append(div);
+  }
+}
+
 interface Mounted {
   firstRenderMs: number;
   settledMs: number;
@@ -125,12 +156,7 @@ async function mountVue(root: Element, fixture: Fixture, manifest: PluginManifes
   const started = performance.now();
   app.mount(root);
   const mountMs = performance.now() - started;
-  let elements: Element[] = [];
-  const { settled, at } = await reflected(
-    () => firstWrong((elements = boundElements(root)), fixture.specs, expected) < 0,
-    () => describeWrong(elements, fixture.specs, expected),
-  );
-  const settledMs = performance.now() - started;
+  const { settled, at, elements, settledMs } = await firstRendered(root, fixture, expected, started);
   if (bindErrors.length > 0) throw new Error(`binding errors: ${bindErrors.slice(0, 3).join('; ')}`);
   return { firstRenderMs: at - started, settledMs, mountMs, settled, elements, update: (key, value) => store.updateString(key, value) };
 }
@@ -153,19 +179,7 @@ function mountVuePlain(root: Element, fixture: Fixture): number {
  * shows its store value.
  */
 async function mountBind(root: Element, fixture: Fixture, manifest: PluginManifest, expected: string[]): Promise<Mounted> {
-  for (const row of rowsOf(fixture.specs)) {
-    const div = document.createElement('div');
-    div.className = 'row';
-    for (const spec of row) {
-      const el = document.createElement(spec.tag);
-      el.setAttribute(spec.directive, spec.key);
-      if (spec.modifier) el.setAttribute(spec.modifier, '');
-      if (spec.tag === 'img') el.setAttribute('src', spec.fallback);
-      else el.textContent = spec.fallback;
-      div.append(el);
-    }
-    root.append(div);
-  }
+  appendElements(root, fixture, (spec) => spec.fallback); // not timed: the page's markup
   const app = createApp({ render: () => null }).use(createPinia());
   const store: PluginStore = app.runWithContext(() => usePluginStore());
   store.applyManifest(manifest);
@@ -175,41 +189,15 @@ async function mountBind(root: Element, fixture: Fixture, manifest: PluginManife
   processSvcStrings(root, store);
   processSvcSrcs(root, store);
   const mountMs = performance.now() - started;
-  let elements: Element[] = [];
-  const { settled, at } = await reflected(
-    () => firstWrong((elements = boundElements(root)), fixture.specs, expected) < 0,
-    () => describeWrong(elements, fixture.specs, expected),
-  );
-  const settledMs = performance.now() - started;
+  const { settled, at, elements, settledMs } = await firstRendered(root, fixture, expected, started);
   return { firstRenderMs: at - started, settledMs, mountMs, settled, elements, update: (key, value) => store.updateString(key, value) };
 }
 
 async function mountDom(root: Element, fixture: Fixture, manifest: PluginManifest, expected: string[]): Promise<Mounted> {
   const byKey = new Map<string, Element[]>();
   const started = performance.now();
-  for (const row of rowsOf(fixture.specs)) {
-    const div = document.createElement('div');
-    div.className = 'row';
-    for (const spec of row) {
-      const el = document.createElement(spec.tag);
-      el.setAttribute(spec.directive, spec.key);
-      if (spec.modifier) el.setAttribute(spec.modifier, '');
-      const value = manifestValue(manifest, spec);
-      if (spec.tag === 'img') {
-        if (value !== null && value !== undefined) el.setAttribute('src', String(value));
-      } else {
-        el.textContent = value === null || value === undefined ? '' : String(value);
-      }
-      div.append(el);
-    }
-    root.append(div);
-  }
-  let elements: Element[] = [];
-  const { settled, at } = await reflected(
-    () => firstWrong((elements = boundElements(root)), fixture.specs, expected) < 0,
-    () => describeWrong(elements, fixture.specs, expected),
-  );
-  const settledMs = performance.now() - started;
+  appendElements(root, fixture, (spec) => manifestValue(manifest, spec));
+  const { settled, at, elements, settledMs } = await firstRendered(root, fixture, expected, started);
   // What plain code keeps to update a string: its elements (not timed; the toolkit's equivalent is its bindings).
   fixture.specs.forEach((spec, i) => {
     if (spec.directive === 'svc-string' && spec.modifier === null) byKey.set(spec.key, [...(byKey.get(spec.key) ?? []), elements[i]!]);
