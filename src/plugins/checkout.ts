@@ -5,8 +5,15 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The nearest folder up from `from` whose package.json is gatehouse's. */
-export function checkoutRoot(from: string = import.meta.url): string {
+let found: string | undefined;
+
+/** This checkout: the nearest folder up from this module whose package.json is gatehouse's (looked up once). */
+export function checkoutRoot(): string {
+  found ??= findCheckout(import.meta.url);
+  return found;
+}
+
+function findCheckout(from: string): string {
   let dir = dirname(fileURLToPath(from));
   for (;;) {
     const file = join(dir, 'package.json');
