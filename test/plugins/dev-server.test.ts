@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
+import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { launchChromium, watchedPage } from '../helpers/chromium.js';
@@ -132,6 +133,32 @@ describe('gatehouse plugin dev, in Chromium', () => {
         { timeout: 10_000 },
       )
       .toBe('Opened later');
+  });
+
+  it('a page whose HMR socket opens after an edit was pushed gets that edit when it says which revision it was served', async () => {
+    const manifest = readManifest();
+    manifest.strings.default.title = 'Seen late';
+    writeManifest(manifest);
+    // The module as a page would load it now, after the watcher has read the edit.
+    const moduleUrl = `${url}@id/__x00__virtual:gatehouse/plugin`;
+    await expect.poll(async () => (await (await fetch(moduleUrl)).text()).includes('Seen late'), { timeout: 10_000 }).toBe(true);
+    const current = Number(/revision: (\d+)/.exec(await (await fetch(moduleUrl)).text())![1]);
+
+    const hmr = new WebSocket(url.replace(/^http/, 'ws'), 'vite-hmr');
+    const received: { event?: string; data?: { since?: number; manifest?: { strings: { default: { title: string } } } } }[] = [];
+    hmr.on('message', (raw) => received.push(JSON.parse(String(raw))));
+    await new Promise((done) => hmr.once('open', done));
+    const hello = (revision: number) => hmr.send(JSON.stringify({ type: 'custom', event: 'gatehouse:manifest-hello', data: { revision } }));
+    // Served the current revision: nothing to catch up on.
+    hello(current);
+    // Served an older one (its socket opened after the edit went out): the latest read comes back.
+    hello(current - 1);
+    const answers = () => received.filter((m) => m.event === 'gatehouse:manifest');
+    await expect.poll(() => answers().length).toBeGreaterThan(0);
+    // Answers go out in the order of the hellos: the first one seen is the older revision's.
+    expect(answers()[0]!.data!.since).toBe(current - 1);
+    expect(answers()[0]!.data!.manifest!.strings.default.title).toBe('Seen late');
+    hmr.close();
   });
 
   it('Ctrl+Shift+D opens the inspector; a double-click edit updates the bound element at once; Escape cancels', async () => {

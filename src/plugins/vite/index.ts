@@ -17,6 +17,9 @@ const RESOLVED_ID = `\0${VIRTUAL_ID}`;
 const SHARED = ['vue', 'pinia', 'pusher-js'];
 /** The custom HMR event a manifest edit is pushed as: {manifest, errors}. */
 export const MANIFEST_EVENT = 'gatehouse:manifest';
+/** Sent by a page once its HMR socket is open, with the revision it was served; answered with
+ *  MANIFEST_EVENT when the manifest changed since (an edit made before the socket connected). */
+export const MANIFEST_HELLO = 'gatehouse:manifest-hello';
 
 export interface GatehouseViteOptions {
   /** The appliance the dev server forwards /api, /broadcasting and the WebSocket (/app/{key}) to. Default: GATEHOUSE_URL or http://127.0.0.1:8080. */
@@ -51,6 +54,9 @@ export function gatehouse(options: GatehouseViteOptions = {}): Plugin {
   let manifestFile = '';
   let serving = false;
   let state: ManifestState = { manifest: null, errors: [] };
+  // Bumped on each read of the file after the first; a page says which one it was served.
+  let revision = 0;
+  let lastRead: ManifestState = state;
 
   function moduleCode(): string {
     // In dev the page talks to the dev server (same origin, proxied); a build talks to where it is served from.
@@ -61,7 +67,10 @@ export function gatehouse(options: GatehouseViteOptions = {}): Plugin {
       `export const context = ${JSON.stringify(context)};`,
       `export const dev = ${serving};`,
       'export function onManifestUpdate(listener) {',
-      `  if (import.meta.hot) import.meta.hot.on(${JSON.stringify(MANIFEST_EVENT)}, listener);`,
+      '  if (!import.meta.hot) return;',
+      `  import.meta.hot.on(${JSON.stringify(MANIFEST_EVENT)}, listener);`,
+      // Queued by Vite's client until its socket is open; an edit seen before then comes back.
+      `  import.meta.hot.send(${JSON.stringify(MANIFEST_HELLO)}, { revision: ${revision} });`,
       '}',
       'export default { manifest, errors, context, dev, onManifestUpdate };',
     ].join('\n');
@@ -75,10 +84,17 @@ export function gatehouse(options: GatehouseViteOptions = {}): Plugin {
       // An invalid edit keeps the last good manifest in the module (a page opened now starts from
       // it, with the errors shown); open pages keep their state and show the errors.
       state = next.manifest ? next : { manifest: state.manifest, errors: next.errors };
+      lastRead = next;
+      revision += 1;
       const mod = server.moduleGraph.getModuleById(RESOLVED_ID);
       if (mod) server.moduleGraph.invalidateModule(mod);
       server.ws.send({ type: 'custom', event: MANIFEST_EVENT, data: next });
     };
+    // A page served revision r whose socket opened after an edit was pushed gets the latest read.
+    server.ws.on(MANIFEST_HELLO, (data: { revision?: unknown }, client) => {
+      // `since` names the revision asked about (a page ignores it; it tells answers apart).
+      if (data?.revision !== revision) client.send(MANIFEST_EVENT, { ...lastRead, since: data?.revision ?? null });
+    });
     server.watcher.on('change', changed);
     server.watcher.on('add', changed);
     server.watcher.on('unlink', changed);
@@ -111,6 +127,7 @@ export function gatehouse(options: GatehouseViteOptions = {}): Plugin {
     configResolved(config) {
       manifestFile = resolve(config.root, 'app-manifest.json');
       state = readManifestFile(manifestFile);
+      lastRead = state;
     },
     configureServer(server) {
       watchManifest(server);
