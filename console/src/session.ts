@@ -12,6 +12,9 @@ export interface User {
   email: string;
   is_admin: boolean;
 }
+interface Me extends User {
+  current_token: { abilities: string[] };
+}
 export interface Project {
   id: number;
   name: string;
@@ -38,12 +41,15 @@ export function createSession(store: PluginStore) {
   const user = ref<User | null>(null);
   const projects = ref<Project[]>([]);
   const project = ref<Project | null>(null);
+  /** What the session may do (GET /me's current_token.abilities): ['*'], or ['read'] for a read-only account. */
+  const abilities = ref<string[]>([]);
   /** The session ended by itself (expired, logged out elsewhere): sign-in says so. */
   const ended = ref(false);
   let onEnded: () => void = () => {};
 
   function forget(): void {
     user.value = null;
+    abilities.value = [];
     projects.value = [];
     project.value = null;
     store.disconnectEvents();
@@ -72,10 +78,25 @@ export function createSession(store: PluginStore) {
     const cookie = await fetch('/sanctum/csrf-cookie', { credentials: 'same-origin', headers: { accept: 'application/json' } });
     if (!cookie.ok) throw new PluginApiError('api', `GET /sanctum/csrf-cookie answered ${cookie.status}`, cookie.status);
     store.setContext({ baseUrl: '', teamSlug: '', projectSlug: '', token: null });
-    user.value = await store.callApi<User>('auth.session.store', 'session', { email, password });
+    await store.callApi<User>('auth.session.store', 'session', { email, password });
+    await loadMe();
     ended.value = false;
     storage()?.setItem(SIGNED_IN, '1');
     await loadProjects();
+  }
+
+  async function loadMe(): Promise<void> {
+    const me = await store.callApi<Me>('me.show', 'session');
+    abilities.value = me.current_token?.abilities ?? [];
+    user.value = { id: me.id, name: me.name, email: me.email, is_admin: me.is_admin };
+  }
+
+  /**
+   * Whether the session may use a scope (docs/auth.md "Abilities": exact or `*`). The views show an
+   * edit control only when it may: a read-only account sees none. The appliance refuses anyway (403).
+   */
+  function can(scope: string): boolean {
+    return abilities.value.includes('*') || abilities.value.includes(scope);
   }
 
   /** Whether a session is open: the one known here, or the browser's from an earlier visit (GET /me). */
@@ -84,8 +105,7 @@ export function createSession(store: PluginStore) {
     if (!storage()?.getItem(SIGNED_IN)) return false;
     try {
       store.setContext({ baseUrl: '', teamSlug: '', projectSlug: '', token: null });
-      const me = await store.callApi<User>('me.show', 'session');
-      user.value = { id: me.id, name: me.name, email: me.email, is_admin: me.is_admin };
+      await loadMe();
       await loadProjects();
       return true;
     } catch (err) {
@@ -134,6 +154,8 @@ export function createSession(store: PluginStore) {
 
   return {
     user,
+    abilities,
+    can,
     projects,
     project,
     ended,

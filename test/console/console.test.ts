@@ -1,14 +1,9 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { AxeBuilder } from '@axe-core/playwright';
 import type { MqttClient } from 'mqtt';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
-import { launchChromium, watchedPage } from '../helpers/chromium.js';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, client, type TestAppliance } from '../helpers/appliance.js';
+import { type ConsoleHarness, DEMO_PROJECT, startConsole } from '../helpers/console.js';
 import { connectReader, type Inbox, readerLogin } from '../helpers/mqtt.js';
-import { runCli } from '../helpers/process.js';
 
 // The staff console (issue 29, first slice; docs/console.md) as a venue's staff meet it: the
 // appliance serving dist/console (built by the test global setup) with the demo venue, Debian's
@@ -17,60 +12,31 @@ import { runCli } from '../helpers/process.js';
 // a denial with its reason), a session ended on the appliance and one whose cookies are gone both
 // back to sign-in and then to the page the user was on, sign out. Screenshots in artifacts/console/.
 
-const A = '/api/v1/projects/default/default';
-const ARTIFACTS = join('artifacts', 'console');
-/** What Chromium itself logs for an answered 401 (a wrong password, a session that has ended): the page handles those answers. */
-const EXPECTED_4XX = /^Failed to load resource: the server responded with a status of (401|422|429)/;
-/**
- * What Chromium itself logs when pusher-js's deferred send (it sends a frame a tick after queueing it)
- * meets a socket the appliance is closing (4009 when a session ends, or the page closing it on sign-out
- * or a project switch): nothing is lost, the connection is over either way. Seen once in a CI run.
- */
-const CLOSING_SOCKET = /^WebSocket is already in CLOSING or CLOSED state\.$/;
+const A = DEMO_PROJECT;
 
 describe('the staff console, in Chromium', () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'gh-console-'));
+  let ui: ConsoleHarness;
   let gh: TestAppliance;
-  let browser: Browser;
   let page: Page;
-  let errors: string[];
   let reader: { client: MqttClient; inbox: Inbox; scansTopic: string };
 
   beforeAll(async () => {
-    const seeded = await runCli(['demo', 'seed'], { GATEHOUSE_DATA_DIR: dataDir });
-    expect(seeded.code, seeded.stderr).toBe(0);
-    gh = await startAppliance({}, { dataDir });
+    ui = await startConsole();
+    ({ gh, page } = ui);
     const token = await gh.token();
     const creds = await readerLogin(gh, token, A, 'BACKSTAGE-1');
     reader = { ...(await connectReader(gh, creds)), scansTopic: creds.mqtt.scans_topic };
-    mkdirSync(ARTIFACTS, { recursive: true });
-    browser = await launchChromium();
-    // A tablet held upright.
-    ({ page, errors } = await watchedPage(await browser.newContext({ viewport: { width: 768, height: 1024 } })));
   }, 120_000);
 
   afterAll(async () => {
     reader?.client.end(true);
-    await browser?.close();
-    await gh?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    await ui?.close();
   });
 
-  /** The page's path and query, the query decoded (vue-router leaves `/` and `?` as they are in a value). */
-  const path = () => {
-    const url = new URL(page.url());
-    return url.pathname + (url.search ? `?${[...url.searchParams].map(([k, v]) => `${k}=${v}`).join('&')}` : '');
-  };
-  const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
-  async function accessibility(): Promise<string[]> {
-    const { violations } = await new AxeBuilder({ page }).analyze();
-    return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
-  }
-  async function signIn(password = ADMIN_PASSWORD, email = ADMIN_EMAIL): Promise<void> {
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-  }
+  const path = () => ui.path();
+  const shot = (name: string) => ui.shot(name);
+  const accessibility = () => ui.accessibility();
+  const signIn = (password = ADMIN_PASSWORD, email = ADMIN_EMAIL) => ui.signIn(email, password);
   async function scan(credential: string, scanType = 'rfid'): Promise<{ access_granted: boolean; reason?: string }> {
     const request_id = `console-${credential}-${Date.now()}`;
     reader.client.publish(reader.scansTopic, JSON.stringify({ request_id, credential_value: credential, scan_type: scanType, timestamp: new Date().toISOString() }), { qos: 1 });
@@ -236,6 +202,6 @@ describe('the staff console, in Chromium', () => {
   });
 
   it('logged no console errors (Chromium’s own line for each 401, 422 or 429 the page handled aside)', () => {
-    expect(errors.filter((e) => !EXPECTED_4XX.test(e) && !CLOSING_SOCKET.test(e))).toEqual([]);
+    expect(ui.unexpectedErrors()).toEqual([]);
   });
 });
