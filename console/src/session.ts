@@ -53,6 +53,8 @@ export function createSession(store: PluginStore) {
     projects.value = [];
     project.value = null;
     store.disconnectEvents();
+    // Signed out, no project: the store drops the records it held for the last one.
+    store.setContext({ baseUrl: '', teamSlug: '', projectSlug: '', token: null });
     storage()?.removeItem(SIGNED_IN);
   }
 

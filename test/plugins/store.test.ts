@@ -164,4 +164,16 @@ describe('plugin store', () => {
     await nextTick();
     expect(seen).toEqual(['fb', 'now']);
   });
+
+  it("keeps a project's records while its context changes otherwise, and starts another project's empty", async () => {
+    store.applyManifest(manifest({ permissions: ['view_access_points'] }));
+    const fetch = async () => Response.json({ data: [{ id: 1, name: 'North Door' }] });
+    store.setContext({ baseUrl: 'http://box', teamSlug: 'default', projectSlug: 'summer', token: 't', fetch });
+    await store.callApi('access-points.index', 'access_points');
+    expect(store.getRecords('access_points')).toEqual([{ id: 1, name: 'North Door' }]);
+    store.setContext({ baseUrl: 'http://box', teamSlug: 'default', projectSlug: 'summer', token: 'another token', fetch });
+    expect(store.getRecords('access_points')).toHaveLength(1);
+    store.setContext({ baseUrl: 'http://box', teamSlug: 'default', projectSlug: 'winter', token: 'another token', fetch });
+    expect(store.getRecords('access_points')).toEqual([]);
+  });
 });

@@ -115,13 +115,16 @@ export const usePluginStore = defineStore('gatehouse-plugin', () => {
   // callApi (spec: "Endpoints"; call-api.ts): the manifest's dependencies and permissions as they
   // are now (a reloaded manifest applies at once), the plugin's context set by its host.
   const context = shallowRef<PluginContext | null>(null);
+  // Each dependency's resources by id, as the appliance last showed or announced them.
+  const records = ref<Record<string, Record<string, PluginRecord>>>({});
   /** Sets where the appliance is and with which token; an open socket reconnects with it (a new token, another project). */
   function setContext(value: PluginContext): void {
+    // The records are the resources of one project on one appliance: another one starts empty.
+    const before = context.value;
+    if (before && (before.baseUrl !== value.baseUrl || before.teamSlug !== value.teamSlug || before.projectSlug !== value.projectSlug)) records.value = {};
     context.value = value;
     if (socket) void connectEvents(socketOptions);
   }
-  // Each dependency's resources by id, as the appliance last showed or announced them.
-  const records = ref<Record<string, Record<string, PluginRecord>>>({});
   function upsertRecord(identifier: string, record: PluginRecord): void {
     const bucket = (records.value[identifier] ??= {});
     const current = bucket[String(record.id)];
