@@ -308,7 +308,8 @@ describe('the webhooks screen, in Chromium', () => {
     await page.getByTestId('sign-out').click();
     await expect.poll(() => ui.path()).toMatch(/^\/signin/);
     await ui.open('/webhooks', 'viewer@example.test', password);
-    const controls = '[data-testid=source-create], [data-testid=source-rotate], [data-testid=source-edit-allowlist], [data-testid=source-toggle], [data-testid=source-delete], [data-testid=subscription-create], [data-testid=sub-test], [data-testid=sub-delete], [data-testid=sub-toggle], [data-testid=delivery-resend]';
+    const controls =
+      '[data-testid=source-create], [data-testid=source-rotate], [data-testid=source-edit-allowlist], [data-testid=source-toggle], [data-testid=source-delete], [data-testid=subscription-create], [data-testid=sub-test], [data-testid=sub-delete], [data-testid=sub-toggle], [data-testid=delivery-resend]';
 
     await expect.poll(() => page.getByTestId('log-count').textContent()).toBe('5 requests');
     expect(await page.locator(controls).count()).toBe(0);

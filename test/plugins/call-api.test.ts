@@ -89,7 +89,7 @@ describe('callApi against a running appliance', () => {
     await expect(store.callApi('access-points.index', 'access_points')).rejects.toMatchObject({ code: 'unknown_dependency' });
   });
 
-  it('resolves to the whole answer with {envelope: true}: what it carries beside data (a page\'s meta), the records still filled from its data', async () => {
+  it("resolves to the whole answer with {envelope: true}: what it carries beside data (a page's meta), the records still filled from its data", async () => {
     setActivePinia(createPinia());
     const store = usePluginStore();
     store.applyManifest({ settings: {}, strings: { default: {} }, assets: {}, triggerState: {}, dependencies: [accessPoints], permissions: ['view_access_points', 'manage_access_points'] });
