@@ -136,6 +136,7 @@ describe('the webhooks screen, in Chromium', () => {
     // Once: gone when dismissed, and not shown again after a reload.
     await page.getByTestId('secret-done').click();
     await expect.poll(() => page.getByTestId('secret-once').count()).toBe(0);
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('wh-sources-title'); // focus back on the section
     await page.reload();
     await source('Door gateways').waitFor();
     expect(await page.content()).not.toContain(made.secret);
@@ -209,6 +210,12 @@ describe('the webhooks screen, in Chromium', () => {
     await page.getByTestId('log-apply').click();
     await expect.poll(() => page.getByTestId('log-count').textContent()).toBe('0 requests');
     expect(await page.getByText('No incoming webhook requests match.').isVisible()).toBe(true);
+    // A filter the API refuses: its 422 under the field.
+    await page.locator('#log-status').fill('abc');
+    await page.getByTestId('log-apply').click();
+    await expect.poll(() => page.locator('#log-status').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('#log-status-error').textContent()).toMatch(/status/);
+    expect(await ui.accessibility()).toEqual([]);
     await page.getByRole('button', { name: 'Clear filters' }).click();
     await expect.poll(() => page.getByTestId('log-count').textContent()).toBe('5 requests');
     // The same as the appliance answers over REST.
