@@ -48,6 +48,7 @@ interface Row {
 
 export const logQuery = z.object({
   endpoint: z.string().max(200).optional().describe('e.g. /webhook/v1/access-event'),
+  source_id: z.coerce.number().int().positive().optional().describe('the webhook source that verified the request'),
   status: z.coerce.number().int().min(100).max(599).optional(),
   result: z.enum(['success', 'failure']).optional().describe('2xx, or anything else'),
   from: z.iso.datetime({ offset: true }).optional().describe('received at or after'),
@@ -96,6 +97,7 @@ export class IncomingWebhookLog implements Module {
     const params: Record<string, string | number> = { offset, limit };
     if (projectId !== null) where.push('project_id = @projectId'), (params.projectId = projectId);
     if (q.endpoint) where.push('endpoint = @endpoint'), (params.endpoint = q.endpoint);
+    if (q.source_id) where.push('source_id = @sourceId'), (params.sourceId = q.source_id);
     if (q.status) where.push('status = @status'), (params.status = q.status);
     if (q.result) where.push(q.result === 'success' ? 'status BETWEEN 200 AND 299' : 'status NOT BETWEEN 200 AND 299');
     if (q.from) where.push('received_at >= @from'), (params.from = iso(Date.parse(q.from)));

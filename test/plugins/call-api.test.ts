@@ -89,6 +89,20 @@ describe('callApi against a running appliance', () => {
     await expect(store.callApi('access-points.index', 'access_points')).rejects.toMatchObject({ code: 'unknown_dependency' });
   });
 
+  it("resolves to the whole answer with {envelope: true}: what it carries beside data (a page's meta), the records still filled from its data", async () => {
+    setActivePinia(createPinia());
+    const store = usePluginStore();
+    store.applyManifest({ settings: {}, strings: { default: {} }, assets: {}, triggerState: {}, dependencies: [accessPoints], permissions: ['view_access_points', 'manage_access_points'] });
+    store.setContext({ baseUrl: gh.url, teamSlug: 'default', projectSlug: 'default', token });
+    const made = await callApi<{ id: number }>('access-points.store', 'access_points', { name: 'Enveloped', access_zone_id: zone });
+    const page = await store.callApi<{ data: { id: number }[]; meta: { total: number; per_page: number } }>('access-points.index', 'access_points', { per_page: 1 }, { envelope: true });
+    expect(page.meta).toMatchObject({ per_page: 1 });
+    expect(page.meta.total).toBeGreaterThanOrEqual(1);
+    expect(page.data).toHaveLength(1);
+    expect(store.getRecords('access_points').map((r) => r.id)).toEqual([page.data[0]!.id]);
+    expect(await callApi('access-points.show', 'access_points', { access_point: made.id }, { envelope: true })).toEqual({ data: expect.objectContaining({ id: made.id, name: 'Enveloped' }) });
+  });
+
   it('rejects an API error with its status, message and field errors', async () => {
     const invalid = await callApi('access-points.store', 'access_points', { name: '' }).catch((e: unknown) => e as PluginApiError);
     expect(invalid).toMatchObject({ code: 'api', status: 422 });

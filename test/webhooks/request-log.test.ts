@@ -45,4 +45,16 @@ describe('incoming webhook log', () => {
     expect(res.body.data).toHaveLength(1);
     expect(specTypes(res.body.data[0])).toEqual(expected);
   });
+
+  it("filters by the source that verified the request (the console's source filter), and refuses a source id that is not one", async () => {
+    const other = signedPoster(gh, token, 'gateway-status', { name: 'second gateway source' });
+    expect((await other({ gateway_id: 'GW-NOT-HERE', status: 'online' })).status).toBe(404);
+    const { id } = await other.source();
+    const mine = await gh.request('GET', `/api/v1/projects/default/default/incoming-webhooks?source_id=${id}`, { token });
+    expect(mine.status).toBe(200);
+    expect(mine.body.data.map((e: { status: number; source_id: number }) => [e.status, e.source_id])).toEqual([[404, id]]);
+    const all = await gh.request('GET', '/api/v1/projects/default/default/incoming-webhooks', { token });
+    expect(all.body.data.map((e: { status: number }) => e.status)).toEqual([404, 200]);
+    expect((await gh.request('GET', '/api/v1/incoming-webhooks?source_id=zero', { token })).status).toBe(422);
+  });
 });

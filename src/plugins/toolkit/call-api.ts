@@ -43,6 +43,14 @@ export interface CallApiSource {
   hasPermission(name: string): boolean;
 }
 
+export interface CallApiOptions {
+  /**
+   * Resolve to the whole answer instead of its `data`: what an answer carries beside it, such as a
+   * secret shown once (`{data, secret}`) or a page's `meta` (its total).
+   */
+  envelope?: boolean;
+}
+
 const OPERATION = /^(get|post|put|patch|delete):(\/\S*)$/;
 
 /** The XSRF-TOKEN cookie's value (URL-decoded, as Laravel sets it), or null outside a page or without it. */
@@ -58,7 +66,7 @@ export function xsrfCookie(cookies: string | undefined = typeof document === 'un
 
 /** callApi bound to a context and to where the manifest's dependencies and permissions are read (live: a reloaded manifest applies at once). */
 export function createCallApi(context: () => PluginContext, source: () => CallApiSource) {
-  return async function callApi<T = unknown>(operationId: string, identifier: string, additionalData: Record<string, unknown> = {}): Promise<T> {
+  return async function callApi<T = unknown>(operationId: string, identifier: string, additionalData: Record<string, unknown> = {}, options: CallApiOptions = {}): Promise<T> {
     const { dependencies, hasPermission } = source();
     const dependency = dependencies.find((d) => d.identifier === identifier);
     if (!dependency) throw new PluginApiError('unknown_dependency', `No dependency "${identifier}" in app-manifest.json (declared: ${dependencies.map((d) => d.identifier).join(', ') || 'none'}).`);
@@ -127,6 +135,7 @@ export function createCallApi(context: () => PluginContext, source: () => CallAp
       throw new PluginApiError('api', message, res.status, errors, json);
     }
     // The answer's `data` (spec: "Returns the data member"); a 204 resolves to null.
+    if (options.envelope) return json as T;
     return (typeof json === 'object' && json !== null && 'data' in json ? (json as { data: unknown }).data : json) as T;
   };
 }

@@ -15,7 +15,7 @@ export {
   type SvcDirective,
   type SvcModifier,
 } from './dom.js';
-export { createCallApi, PluginApiError, type PluginApiErrorCode, type PluginContext, xsrfCookie } from './call-api.js';
+export { type CallApiOptions, createCallApi, PluginApiError, type PluginApiErrorCode, type PluginContext, xsrfCookie } from './call-api.js';
 export { type ManifestError, type ManifestResult, manifestJsonSchema, manifestSchema, parseManifest, parseManifestText } from './manifest.js';
 export { createPluginApp, type ManifestUpdate, type PluginAppOptions, type PluginSource, tokenFromLocation } from './plugin-app.js';
 export { showManifestErrors } from './manifest-errors.js';

@@ -4,7 +4,7 @@
 // current by the socket's <Model>Created/Updated/Deleted events (events.ts, issue 28 item 5).
 import { defineStore } from 'pinia';
 import { ref, shallowRef, toRaw } from 'vue';
-import { createCallApi, PluginApiError, type PluginContext } from './call-api.js';
+import { type CallApiOptions, createCallApi, PluginApiError, type PluginContext } from './call-api.js';
 import { type EventConnection, EventSocket, idleConnection, type PageLocation, type PluginEvent } from './events.js';
 import type { PluginDependency, PluginManifest, SettingValue, StateValue } from './types.js';
 
@@ -150,11 +150,12 @@ export const usePluginStore = defineStore('gatehouse-plugin', () => {
     },
     () => ({ dependencies: dependencies.value, hasPermission }),
   );
-  async function callApi<T = unknown>(operationId: string, identifier: string, additionalData: Record<string, unknown> = {}): Promise<T> {
-    const answer = await call<T>(operationId, identifier, additionalData);
+  async function callApi<T = unknown>(operationId: string, identifier: string, additionalData: Record<string, unknown> = {}, options: CallApiOptions = {}): Promise<T> {
+    const answer = await call<T>(operationId, identifier, additionalData, options);
     // A GET answer (a page of resources or one) fills the records; changes arrive as events.
     if (dependencies.value.find((d) => d.identifier === identifier)?.operations[operationId]?.startsWith('get:')) {
-      for (const item of Array.isArray(answer) ? answer : [answer]) if (isRecord(item)) upsertRecord(identifier, item);
+      const data: unknown = options.envelope && typeof answer === 'object' && answer !== null ? (answer as { data?: unknown }).data : answer;
+      for (const item of Array.isArray(data) ? data : [data]) if (isRecord(item)) upsertRecord(identifier, item);
     }
     return answer;
   }
