@@ -151,7 +151,14 @@ export function later(a: string | null, b: string | null): string | null {
  * The counters and last scans move with every scan but are not announced (docs/mqtt.md: too
  * frequent), so the page reloads its lists after scans, at this pace whatever the scan rate.
  */
-export function throttled(fn: () => void, ms: number, timers: { set: (run: () => void, ms: number) => unknown; clear: (timer: unknown) => void } = { set: (run, wait) => setTimeout(run, wait), clear: (t) => clearTimeout(t as ReturnType<typeof setTimeout>) }) {
+export function throttled(
+  fn: () => void,
+  ms: number,
+  timers: { set: (run: () => void, ms: number) => unknown; clear: (timer: unknown) => void } = {
+    set: (run, wait) => setTimeout(run, wait),
+    clear: (t) => clearTimeout(t as ReturnType<typeof setTimeout>),
+  },
+) {
   let last = Number.NEGATIVE_INFINITY;
   let timer: unknown = null;
   const run = () => {
