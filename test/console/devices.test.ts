@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, type TestAppliance } from '../helpers/appliance.js';
 import { watchedPage } from '../helpers/chromium.js';
 import { type ConsoleHarness, DEMO_PROJECT, EXPECTED_4XX, startConsole } from '../helpers/console.js';
-import { connectReader, type Inbox, type ReaderCredentials } from '../helpers/mqtt.js';
+import { connect, connectReader, type Inbox, mqttUrl, type ReaderCredentials } from '../helpers/mqtt.js';
 
 // The devices screen (issue 29, item 3; docs/console.md "Devices") in Chromium at tablet width
 // against a real appliance with the demo venue: the readers with their state, a reader login
@@ -106,19 +106,19 @@ describe('the devices screen, in Chromium', () => {
   it('revokes a reader’s token from the page after asking: the reader is disconnected and shown offline', async () => {
     await row('GATE-IN-1').getByTestId('revoke').click();
     const yes = row('GATE-IN-1').getByTestId('revoke-yes');
-    await expect.poll(() => yes.evaluate((el) => el === document.activeElement)).toBe(true);
+    await expect.poll(() => yes.evaluate((el) => el === document.activeElement), { timeout: 10_000 }).toBe(true);
     expect(await row('GATE-IN-1').textContent()).toContain("Revoke GATE-IN-1's token?");
     expect(await ui.accessibility()).toEqual([]);
     await yes.click();
     await expect.poll(() => page.getByTestId('revoke-result').textContent(), { timeout: 10_000 }).toBe("GATE-IN-1's token was revoked.");
     await expect.poll(() => row('GATE-IN-1').getAttribute('data-state'), { timeout: 10_000 }).toBe('offline');
     expect((await api.get(`${A}/readers/${reader!.creds.reader.id}`)).body.data.status.status).toBe('offline');
-    await expect.poll(() => reader!.client.connected).toBe(false);
+    await expect.poll(() => reader!.client.connected, { timeout: 10_000 }).toBe(false);
   });
 
   it('refuses a plugged-in reader with a bad path under its field, then adds it and disables it', async () => {
     await page.getByTestId('add-bridge-device').click();
-    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('bridge-name');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id), { timeout: 10_000 }).toBe('bridge-name');
     await page.getByLabel('Name', { exact: true }).fill('Desk scanner');
     await page.getByLabel('Device path').fill('ttyUSB0');
     await page.getByLabel('Acts as reader').fill('PRESS-1');
@@ -128,7 +128,7 @@ describe('the devices screen, in Chromium', () => {
     await expect.poll(() => path.getAttribute('aria-invalid'), { timeout: 10_000 }).toBe('true');
     expect(await page.locator('#bridge-path-error').textContent()).toMatch(/absolute path/);
     expect(await path.getAttribute('aria-describedby')).toBe('bridge-path-error');
-    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('bridge-path');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id), { timeout: 10_000 }).toBe('bridge-path');
     expect(await page.getByTestId('bridge-error').getAttribute('role')).toBe('alert');
     await ui.shot('devices-bridge-error');
     expect(await ui.accessibility()).toEqual([]);
@@ -147,6 +147,27 @@ describe('the devices screen, in Chromium', () => {
     await expect.poll(() => device.getByTestId('bridge-state').textContent(), { timeout: 10_000 }).toBe('Disabled');
     expect((await api.get(`${A}/bridge/devices/${stored[0].id}`)).body.data.enabled).toBe(false);
     expect(await device.getByTestId('bridge-toggle').textContent()).toMatch(/Enable/);
+  });
+
+  it('shows a gateway and the reader it fronts go online and offline as the gateway reports, without a reload', async () => {
+    const fronted = (await api.get(`${A}/readers?per_page=100`)).body.data.find((r: { identifier: string }) => r.identifier === 'GATE-IN-2').id as number;
+    const issued = await api.post(`${A}/gateways`, { identifier: 'GW-NORTH', name: 'North gateway', reader_ids: [fronted] });
+    expect(issued.status).toBe(201);
+    const gateway = await connect(mqttUrl(gh), { username: 'GW-NORTH', password: issued.body.token });
+    try {
+      const report = { gateway_id: 'GW-NORTH', status: 'online', readers: [{ reader_id: 'GATE-IN-2', status: 'connected', last_scan: new Date().toISOString() }] };
+      await gateway.publishAsync(issued.body.data.status_topic, JSON.stringify(report), { qos: 1, retain: true });
+      const gw = page.locator('[data-testid=gateway][data-gateway="GW-NORTH"]');
+      await expect.poll(() => gw.getAttribute('data-state'), { timeout: 10_000 }).toBe('online');
+      expect(await gw.textContent()).toContain('North gateway (GW-NORTH)');
+      expect(await gw.textContent()).toContain('GATE-IN-2');
+      await expect.poll(() => row('GATE-IN-2').getByTestId('reader-state').textContent(), { timeout: 10_000 }).toBe('Online through its gateway');
+      await gateway.publishAsync(issued.body.data.status_topic, 'offline', { qos: 1, retain: true });
+      await expect.poll(() => gw.getAttribute('data-state'), { timeout: 10_000 }).toBe('offline');
+      await expect.poll(() => row('GATE-IN-2').getAttribute('data-state'), { timeout: 10_000 }).toBe('offline');
+    } finally {
+      gateway.end(true);
+    }
   });
 
   it('fits a tablet (no horizontal scrolling at 768 px) and passes the accessibility check with every panel filled', async () => {

@@ -165,7 +165,7 @@ describe('the sync screen on a cloud and an edge (processes)', () => {
     await conflict.getByTestId('conflict-review').click();
     await expect.poll(() => conflict.getAttribute('data-reviewed'), { timeout: 10_000 }).toBe('true');
     expect(await conflict.getByTestId('conflict-review').count()).toBe(0);
-    await expect.poll(() => onCloud.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('conflict-reviewed-at');
+    await expect.poll(() => onCloud.evaluate(() => document.activeElement?.getAttribute('data-testid')), { timeout: 10_000 }).toBe('conflict-reviewed-at');
     const stored = (await world.cloud.api('GET', '/sync/conflicts?kind=revoked_credential')).body.data.find((c: { event_id: string }) => c.event_id === admitted.event_id);
     expect(stored.reviewed_at).not.toBeNull();
     expect((await world.cloud.api('GET', '/sync/conflicts?reviewed=false')).body.data).toEqual([]);
