@@ -77,6 +77,11 @@ export class ReaderScans {
     };
   }
 
+  /** The reader a scan names, when its project has it (a gateway's scan refused before locate() is still the reader's). */
+  find(projectId: number, identifier: string): ReaderEntry | null {
+    return this.index.readers.get(readerKey(projectId, identifier)) ?? null;
+  }
+
   #reader(projectId: number | null, identifier: string): ReaderEntry | ReaderScanRefusal {
     if (projectId !== null) return this.index.readers.get(readerKey(projectId, identifier)) ?? refusal('unknown_reader', identifier);
     const readers = this.index.readersWithIdentifier(identifier);

@@ -16,6 +16,19 @@ export const readerStatusSchema = z.object({
   last_scan: z.string().nullable(),
 });
 
+/**
+ * What REST adds to a reader's state: scans of the reader the broker refused before a decision
+ * (malformed, too large, the reader without an access point, its access point inactive), since
+ * the appliance started. Not announced: ReaderStatusChanged and the reader.offline webhook keep
+ * their shape.
+ */
+export const readerHealthSchema = z.object({
+  errors: z.number().int().describe('scans refused before a decision since start (malformed, too large, not decidable)'),
+  last_error: z.string().nullable().describe("the latest refusal's error code (docs/mqtt.md: malformed scans), e.g. malformed_json"),
+  last_error_at: z.string().nullable(),
+});
+export type ReaderHealth = z.infer<typeof readerHealthSchema>;
+
 export interface ReaderStatus {
   status: 'online' | 'offline' | 'unknown';
   /** `mqtt` while the reader holds a broker connection; `bridge` while a device plugged into the box acts as it; `gateway` when a gateway reported it. */
@@ -33,9 +46,13 @@ interface Entry {
   gatewayStatus: string | null;
   lastSeen: number | null;
   lastScan: number | null;
+  errors: number;
+  lastError: string | null;
+  lastErrorAt: number | null;
 }
 
 const UNKNOWN: ReaderStatus = { status: 'unknown', connected_via: null, gateway_status: null, last_seen: null, last_scan: null };
+const HEALTHY: ReaderHealth = { errors: 0, last_error: null, last_error_at: null };
 
 export class ReaderStates {
   readonly #entries = new Map<number, Entry>();
@@ -57,6 +74,21 @@ export class ReaderStates {
       last_seen: e.lastSeen === null ? null : iso(e.lastSeen),
       last_scan: e.lastScan === null ? null : iso(e.lastScan),
     };
+  }
+
+  /** Its refused scans (REST only). */
+  health(readerId: number): ReaderHealth {
+    const e = this.#entries.get(readerId);
+    if (!e || e.errors === 0) return HEALTHY;
+    return { errors: e.errors, last_error: e.lastError, last_error_at: e.lastErrorAt === null ? null : iso(e.lastErrorAt) };
+  }
+
+  /** A scan of the reader refused before a decision (`error`: the code answered on its decisions topic). Not announced. */
+  failed(projectId: number, readerId: number, error: string): void {
+    const e = this.#entry(projectId, readerId);
+    e.errors++;
+    e.lastError = error;
+    e.lastErrorAt = this.clock.now();
   }
 
   connected(projectId: number, readerId: number): void {
@@ -111,7 +143,7 @@ export class ReaderStates {
 
   #entry(projectId: number, readerId: number): Entry {
     let e = this.#entries.get(readerId);
-    if (!e) this.#entries.set(readerId, (e = { projectId, mqttConnections: 0, bridgeDevices: 0, gatewayStatus: null, lastSeen: null, lastScan: null }));
+    if (!e) this.#entries.set(readerId, (e = { projectId, mqttConnections: 0, bridgeDevices: 0, gatewayStatus: null, lastSeen: null, lastScan: null, errors: 0, lastError: null, lastErrorAt: null }));
     return e;
   }
 

@@ -83,6 +83,9 @@ export class MqttService {
         return { topic, payload: result.decision };
       }
       this.count(result.reason);
+      // Counted on the reader too, for staff (GET .../readers: status.errors); a gateway's scan for a reader the project lacks has no reader to count on.
+      const readerId = identity.kind === 'reader' ? identity.readerId : this.scanDeps.readerScans.find(identity.projectId, identifier)?.id;
+      if (readerId !== undefined) this.readerStates.failed(identity.projectId, readerId, result.failure.error);
       this.log.warn({ reader: identifier, reason: result.reason, error: result.failure.message, requestId: result.failure.request_id }, 'mqtt scan refused');
       return result.failure.request_id === null ? null : { topic, payload: result.failure };
     } catch (err) {

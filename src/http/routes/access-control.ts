@@ -3,7 +3,7 @@ import { accessPointSchema, createAccessPointBody, updateAccessPointBody } from 
 import { createZoneBody, updateZoneBody, zoneResource, zoneSchema, type AccessZoneRow } from '../../venue/access-zones.js';
 import type { Occupancy } from '../../access/occupancy.js';
 import { createReaderBody, readerResource, readerSchema, updateReaderBody, type ReaderResource } from '../../venue/readers.js';
-import { readerStatusSchema } from '../../devices/reader-state.js';
+import { readerHealthSchema, readerStatusSchema } from '../../devices/reader-state.js';
 import type { DeviceDeps } from '../deps.js';
 import { z } from 'zod';
 import { createTimeRestrictionBody, timeRestrictionResource, timeRestrictionSchema, updateTimeRestrictionBody } from '../../venue/time-restrictions.js';
@@ -17,13 +17,13 @@ import { crudRoutes, PROJECT_PATH, withId } from './crud.js';
 
 const capacitySchema = zoneSchema.pick({ id: true, name: true, capacity: true, current_count: true, available: true });
 
-// Readers over REST carry their live state (docs/mqtt.md: reader state) and the gateway fronting
-// them; the versioned resource that sync and the bus carry does not.
-export const readerViewSchema = readerSchema.extend({ gateway_id: z.number().int().nullable(), status: readerStatusSchema });
+// Readers over REST carry their live state (docs/mqtt.md: reader state) with their refused scans,
+// and the gateway fronting them; the versioned resource that sync and the bus carry does not.
+export const readerViewSchema = readerSchema.extend({ gateway_id: z.number().int().nullable(), status: readerStatusSchema.extend(readerHealthSchema.shape) });
 const accessPointViewSchema = accessPointSchema.extend({ readers: z.array(readerViewSchema) });
 
 export function accessControlRoutes({ venue, occupancy, devices }: { venue: Venue; occupancy: Occupancy; devices: Pick<DeviceDeps, 'readerStates'> }): AnyRoute[] {
-  const readerView = (r: ReaderResource & { id: number }) => ({ ...r, gateway_id: venue.readers.gatewayOf(r.id), status: devices.readerStates.of(r.id) });
+  const readerView = (r: ReaderResource & { id: number }) => ({ ...r, gateway_id: venue.readers.gatewayOf(r.id), status: { ...devices.readerStates.of(r.id), ...devices.readerStates.health(r.id) } });
   // Zones show the live occupancy the engine keeps.
   const zoneView = (row: AccessZoneRow) => zoneResource(row, occupancy.count(row.id));
   const access = { read: 'access:read' as const, write: 'access:write' as const };

@@ -1,0 +1,212 @@
+import type { Page } from 'playwright-core';
+import type { MqttClient } from 'mqtt';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client, type TestAppliance } from '../helpers/appliance.js';
+import { watchedPage } from '../helpers/chromium.js';
+import { type ConsoleHarness, DEMO_PROJECT, EXPECTED_4XX, startConsole } from '../helpers/console.js';
+import { connect, connectReader, type Inbox, mqttUrl, type ReaderCredentials } from '../helpers/mqtt.js';
+
+// The devices screen (issue 29, item 3; docs/console.md "Devices") in Chromium at tablet width
+// against a real appliance with the demo venue: the readers with their state, a reader login
+// asked over REST shown with its OTP without a reload, that OTP verified and the reader connected
+// over MQTT shown online, its scans moving its last scan and its refused scans its errors, its
+// token revoked through the page, a device plugged into the box added (a bad path refused under
+// its field) and disabled, and a read-only account seeing the state but no OTP and no edit control.
+
+const A = DEMO_PROJECT;
+const READ_ONLY = { email: 'viewer@example.test', password: 'a long enough password' };
+
+describe('the devices screen, in Chromium', () => {
+  let ui: ConsoleHarness;
+  let gh: TestAppliance;
+  let page: Page;
+  let api: ReturnType<typeof client>;
+  let reader: { client: MqttClient; inbox: Inbox; creds: ReaderCredentials } | undefined;
+  const noSideScroll = (p: Page) => p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  const row = (identifier: string) => page.locator(`[data-testid=reader][data-reader="${identifier}"]`);
+
+  beforeAll(async () => {
+    ui = await startConsole();
+    ({ gh, page } = ui);
+    api = client(gh, await gh.token());
+  }, 120_000);
+
+  afterAll(async () => {
+    reader?.client.end(true);
+    await ui?.close();
+  });
+
+  async function scan(credential: string): Promise<{ access_granted?: boolean; error?: string }> {
+    const request_id = `devices-${credential}-${Date.now()}`;
+    reader!.client.publish(reader!.creds.mqtt.scans_topic, JSON.stringify({ request_id, credential_value: credential }), { qos: 1 });
+    return (await reader!.inbox.next((m) => m.payload.request_id === request_id, 5000)).payload;
+  }
+
+  it('lists the demo readers, none seen yet, with an empty reader-login panel for the administrator', async () => {
+    await ui.open('/devices');
+    await expect.poll(() => page.getByTestId('reader').count(), { timeout: 10_000 }).toBe(6);
+    expect(await page.getByTestId('readers-online').textContent()).toBe('0 of 6 online');
+    expect(await row('GATE-IN-1').getAttribute('data-state')).toBe('unknown');
+    expect(await row('GATE-IN-1').getByTestId('reader-state').textContent()).toBe('Not seen yet');
+    expect(await row('GATE-IN-1').textContent()).toContain('Main Gate In');
+    expect(await row('GATE-IN-1').getByTestId('reader-last-scan').textContent()).toBe('never');
+    expect(await page.getByTestId('reader-logins').getByText('No reader is waiting for a login.').isVisible()).toBe(true);
+    expect(await page.getByText('No gateways in this project.').isVisible()).toBe(true);
+    expect(await page.getByText('No readers are plugged into this box.').isVisible()).toBe(true);
+    await expect.poll(() => page.getByTestId('live-state').textContent(), { timeout: 10_000 }).toBe('Live');
+    await ui.shot('devices');
+    expect(await ui.accessibility()).toEqual([]);
+  });
+
+  it('shows a reader login asked for over REST with its one-time password, without a reload', async () => {
+    const marker = await page.evaluate(() => ((window as unknown as { stayed: number }).stayed = Date.now()));
+    const asked = await gh.request('POST', `${A}/readers/login`, { body: { reader_identifier: 'GATE-IN-1' } });
+    expect(asked.status).toBe(202);
+    const login = page.locator('[data-testid=reader-login][data-reader="GATE-IN-1"]');
+    await expect.poll(() => login.count(), { timeout: 10_000 }).toBe(1);
+    const otp = (await api.get(`${A}/readers/logins`)).body.data.find((l: { reader_identifier: string }) => l.reader_identifier === 'GATE-IN-1').otp as string;
+    expect(await login.getByTestId('reader-otp').getAttribute('data-otp')).toBe(otp);
+    expect((await login.getByTestId('reader-otp').textContent())!.replace(/\s/g, '')).toBe(otp);
+    expect(await login.textContent()).toMatch(/expires in (9|10):\d\d/);
+    expect(await page.evaluate(() => (window as unknown as { stayed: number }).stayed)).toBe(marker);
+    await ui.shot('devices-login');
+    expect(await ui.accessibility()).toEqual([]);
+  });
+
+  it('shows the reader online once it trades the OTP read off the page and connects over MQTT, and its login gone', async () => {
+    const otp = (await page.locator('[data-testid=reader-login][data-reader="GATE-IN-1"] [data-testid=reader-otp]').getAttribute('data-otp'))!;
+    const verified = await gh.request('POST', '/api/v1/reader-otp/verify', { body: { otp, reader_identifier: 'GATE-IN-1' } });
+    expect(verified.status).toBe(200);
+    const creds = verified.body.data as ReaderCredentials;
+    reader = { ...(await connectReader(gh, creds)), creds };
+    await expect.poll(() => row('GATE-IN-1').getAttribute('data-state'), { timeout: 10_000 }).toBe('online');
+    expect(await row('GATE-IN-1').getByTestId('reader-state').textContent()).toBe('Online over MQTT');
+    expect(await page.getByTestId('readers-online').textContent()).toBe('1 of 6 online');
+    await expect.poll(() => page.getByTestId('reader-login').count(), { timeout: 10_000 }).toBe(0);
+  });
+
+  it('moves the reader’s last scan after a scan, and counts its refused scans as errors, without a reload', async () => {
+    expect((await scan('GH-000001')).access_granted).toBe(true);
+    const lastScan = (await api.get(`${A}/readers/${reader!.creds.reader.id}`)).body.data.status.last_scan as string;
+    expect(lastScan).not.toBeNull();
+    await expect.poll(() => row('GATE-IN-1').getByTestId('reader-last-scan').getAttribute('data-at'), { timeout: 10_000 }).toBe(lastScan);
+    expect(await row('GATE-IN-1').getByTestId('reader-last-scan').textContent()).not.toBe('never');
+    expect(await row('GATE-IN-1').getByTestId('reader-errors').textContent()).toBe('0');
+    // A scan without a credential: refused before a decision, counted on the reader.
+    const request_id = `devices-bad-${Date.now()}`;
+    reader!.client.publish(reader!.creds.mqtt.scans_topic, JSON.stringify({ request_id }), { qos: 1 });
+    expect((await reader!.inbox.next((m) => m.payload.request_id === request_id, 5000)).payload.error).toBe('validation_failed');
+    // The next scan brings the lists up to date.
+    expect((await scan('NOT-A-TICKET')).access_granted).toBe(false);
+    await expect.poll(() => row('GATE-IN-1').getByTestId('reader-errors').textContent(), { timeout: 10_000 }).toBe('1');
+    expect(await row('GATE-IN-1').getByTestId('reader-last-error').textContent()).toMatch(/^validation_failed, .+/);
+    await ui.shot('devices-online');
+  });
+
+  it('revokes a reader’s token from the page after asking: the reader is disconnected and shown offline', async () => {
+    await row('GATE-IN-1').getByTestId('revoke').click();
+    const yes = row('GATE-IN-1').getByTestId('revoke-yes');
+    await expect.poll(() => yes.evaluate((el) => el === document.activeElement), { timeout: 10_000 }).toBe(true);
+    expect(await row('GATE-IN-1').textContent()).toContain("Revoke GATE-IN-1's token?");
+    expect(await ui.accessibility()).toEqual([]);
+    await yes.click();
+    await expect.poll(() => page.getByTestId('revoke-result').textContent(), { timeout: 10_000 }).toBe("GATE-IN-1's token was revoked.");
+    await expect.poll(() => row('GATE-IN-1').getAttribute('data-state'), { timeout: 10_000 }).toBe('offline');
+    expect((await api.get(`${A}/readers/${reader!.creds.reader.id}`)).body.data.status.status).toBe('offline');
+    await expect.poll(() => reader!.client.connected, { timeout: 10_000 }).toBe(false);
+  });
+
+  it('refuses a plugged-in reader with a bad path under its field, then adds it and disables it', async () => {
+    await page.getByTestId('add-bridge-device').click();
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id), { timeout: 10_000 }).toBe('bridge-name');
+    await page.getByLabel('Name', { exact: true }).fill('Desk scanner');
+    await page.getByLabel('Device path').fill('ttyUSB0');
+    await page.getByLabel('Acts as reader').fill('PRESS-1');
+    await page.getByLabel('Framing').selectOption('line');
+    await page.getByTestId('create-bridge-device').click();
+    const path = page.getByLabel('Device path');
+    await expect.poll(() => path.getAttribute('aria-invalid'), { timeout: 10_000 }).toBe('true');
+    expect(await page.locator('#bridge-path-error').textContent()).toMatch(/absolute path/);
+    expect(await path.getAttribute('aria-describedby')).toBe('bridge-path-error');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id), { timeout: 10_000 }).toBe('bridge-path');
+    expect(await page.getByTestId('bridge-error').getAttribute('role')).toBe('alert');
+    await ui.shot('devices-bridge-error');
+    expect(await ui.accessibility()).toEqual([]);
+    expect((await api.get(`${A}/bridge/devices`)).body.data).toEqual([]);
+
+    await path.fill('/dev/gatehouse-console-test-absent');
+    await page.getByTestId('create-bridge-device').click();
+    const device = page.locator('[data-testid=bridge-device][data-device="Desk scanner"]');
+    await expect.poll(() => device.count(), { timeout: 10_000 }).toBe(1);
+    expect(await device.getAttribute('data-state')).toBe('offline');
+    expect(await device.textContent()).toContain('/dev/gatehouse-console-test-absent');
+    const stored = (await api.get(`${A}/bridge/devices`)).body.data;
+    expect(stored).toEqual([expect.objectContaining({ name: 'Desk scanner', path: '/dev/gatehouse-console-test-absent', reader_identifier: 'PRESS-1', framing: 'line', enabled: true })]);
+
+    await device.getByTestId('bridge-toggle').click();
+    await expect.poll(() => device.getByTestId('bridge-state').textContent(), { timeout: 10_000 }).toBe('Disabled');
+    expect((await api.get(`${A}/bridge/devices/${stored[0].id}`)).body.data.enabled).toBe(false);
+    expect(await device.getByTestId('bridge-toggle').textContent()).toMatch(/Enable/);
+  });
+
+  it('shows a gateway and the reader it fronts go online and offline as the gateway reports, without a reload', async () => {
+    const fronted = (await api.get(`${A}/readers?per_page=100`)).body.data.find((r: { identifier: string }) => r.identifier === 'GATE-IN-2').id as number;
+    const issued = await api.post(`${A}/gateways`, { identifier: 'GW-NORTH', name: 'North gateway', reader_ids: [fronted] });
+    expect(issued.status).toBe(201);
+    const gateway = await connect(mqttUrl(gh), { username: 'GW-NORTH', password: issued.body.token });
+    try {
+      const report = { gateway_id: 'GW-NORTH', status: 'online', readers: [{ reader_id: 'GATE-IN-2', status: 'connected', last_scan: new Date().toISOString() }] };
+      await gateway.publishAsync(issued.body.data.status_topic, JSON.stringify(report), { qos: 1, retain: true });
+      const gw = page.locator('[data-testid=gateway][data-gateway="GW-NORTH"]');
+      await expect.poll(() => gw.getAttribute('data-state'), { timeout: 10_000 }).toBe('online');
+      expect(await gw.textContent()).toContain('North gateway (GW-NORTH)');
+      expect(await gw.textContent()).toContain('GATE-IN-2');
+      await expect.poll(() => row('GATE-IN-2').getByTestId('reader-state').textContent(), { timeout: 10_000 }).toBe('Online through its gateway');
+      await gateway.publishAsync(issued.body.data.status_topic, 'offline', { qos: 1, retain: true });
+      await expect.poll(() => gw.getAttribute('data-state'), { timeout: 10_000 }).toBe('offline');
+      await expect.poll(() => row('GATE-IN-2').getAttribute('data-state'), { timeout: 10_000 }).toBe('offline');
+    } finally {
+      gateway.end(true);
+    }
+  });
+
+  it('fits a tablet (no horizontal scrolling at 768 px) and passes the accessibility check with every panel filled', async () => {
+    expect(await noSideScroll(page)).toBeLessThanOrEqual(0);
+    await ui.shot('devices-filled');
+    expect(await ui.accessibility()).toEqual([]);
+  });
+
+  it('shows a read-only account the devices and their state, but no one-time password and no edit control', async () => {
+    const made = await api.post('/api/v1/users', { name: 'Viewer', email: READ_ONLY.email, password: READ_ONLY.password });
+    expect(made.status).toBe(201);
+    expect((await api.post(`/api/v1/users/${made.body.data.id}/teams`, { team_slug: 'default' })).status).toBeLessThan(300);
+    expect((await api.put(`/api/v1/users/${made.body.data.id}`, { read_only: true })).status).toBe(200);
+    expect((await gh.request('POST', `${A}/readers/login`, { body: { reader_identifier: 'VIP-1' } })).status).toBe(202);
+    await expect.poll(async () => (await api.get(`${A}/readers/logins`)).body.data.length, { timeout: 10_000 }).toBe(1);
+
+    const context = await ui.browser.newContext({ viewport: { width: 768, height: 1024 } });
+    const { page: viewer, errors } = await watchedPage(context);
+    await viewer.goto(`${gh.url}/devices`);
+    await viewer.getByLabel('Email').fill(READ_ONLY.email);
+    await viewer.getByLabel('Password').fill(READ_ONLY.password);
+    await viewer.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => new URL(viewer.url()).pathname, { timeout: 10_000 }).toBe('/devices');
+    await expect.poll(() => viewer.getByTestId('reader').count(), { timeout: 10_000 }).toBe(6);
+    await expect.poll(() => viewer.getByTestId('bridge-device').count(), { timeout: 10_000 }).toBe(1);
+    expect(await viewer.getByTestId('readers-online').textContent()).toMatch(/of 6 online/);
+    expect(await viewer.getByTestId('reader-logins').count()).toBe(0);
+    expect(await viewer.getByTestId('reader-otp').count()).toBe(0);
+    expect(await viewer.locator('main button, main form, main input, main select').count()).toBe(0);
+    expect(await noSideScroll(viewer)).toBeLessThanOrEqual(0);
+    await viewer.screenshot({ path: 'artifacts/console/devices-read-only.png', fullPage: true });
+    const { AxeBuilder } = await import('@axe-core/playwright');
+    const { violations } = await new AxeBuilder({ page: viewer }).analyze();
+    expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id)).toEqual([]);
+    expect(errors.filter((e) => !EXPECTED_4XX.test(e))).toEqual([]);
+    await context.close();
+  });
+
+  it('logged no console errors (Chromium’s own line for each 4xx the page handled aside)', () => {
+    expect(ui.unexpectedErrors()).toEqual([]);
+  });
+});
