@@ -53,6 +53,8 @@ export interface FieldSpec {
   /** select: the choices; `numeric` sends the value as a number (an id), '' as null. */
   options?: Option[];
   numeric?: boolean;
+  /** A new row's value when not the kind's blank (an access point starts active). */
+  initial?: string | boolean;
 }
 
 /** A column of a venue resource's table. */
@@ -69,7 +71,8 @@ export function formValues(fields: readonly FieldSpec[], row: Record<string, unk
   const values: FormValues = {};
   for (const f of fields) {
     const v = row?.[f.key];
-    if (f.kind === 'checkbox') values[f.key] = row ? Boolean(v) : false;
+    if (!row && f.initial !== undefined) values[f.key] = f.initial;
+    else if (f.kind === 'checkbox') values[f.key] = row ? Boolean(v) : false;
     else if (f.kind === 'select' && !row) values[f.key] = f.numeric ? '' : (f.options?.[0]?.value ?? '');
     else values[f.key] = v === null || v === undefined ? '' : String(v);
   }
