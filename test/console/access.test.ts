@@ -1,10 +1,14 @@
 import type { MqttClient } from 'mqtt';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, type TestAppliance } from '../helpers/appliance.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { watchedPage } from '../helpers/chromium.js';
 import { type ConsoleHarness, DEMO_PROJECT, EXPECTED_4XX, startConsole } from '../helpers/console.js';
 import { connectReader, type Inbox, readerLogin } from '../helpers/mqtt.js';
+import { runCli } from '../helpers/process.js';
 
 // The console's Access screen (issue 29, item 6; docs/console.md "Access") against a real
 // appliance with the demo venue, in Chromium at tablet width: an attendee found by name with their
@@ -221,6 +225,60 @@ describe('the console’s Access screen', () => {
   });
 
   it('logged no console errors (Chromium’s own line for each 422 the page handled aside)', () => {
+    expect(ui.unexpectedErrors()).toEqual([]);
+  });
+});
+
+describe('the console’s Access screen on an edge', () => {
+  // A cloud with the demo venue and an edge that syncs it (docs/sync.md): the edge's console shows the
+  // cloud-owned venue and blocklist without edit controls, and says where they are changed.
+  let cloud: TestAppliance;
+  let cloudDir: string;
+  let ui: ConsoleHarness;
+
+  beforeAll(async () => {
+    cloudDir = mkdtempSync(join(tmpdir(), 'gh-console-cloud-'));
+    const seeded = await runCli(['demo', 'seed'], { GATEHOUSE_DATA_DIR: cloudDir });
+    expect(seeded.code, seeded.stderr).toBe(0);
+    cloud = await startAppliance({ GATEHOUSE_ROLE: 'cloud' }, { dataDir: cloudDir });
+    const issued = await client(cloud, await cloud.token()).post(`${A}/sync/edges`, { name: 'north-gate' });
+    expect(issued.status).toBe(201);
+    ui = await startConsole({ demo: false, env: { GATEHOUSE_ROLE: 'edge', GATEHOUSE_CLOUD_URL: cloud.url, GATEHOUSE_SYNC_TOKEN: issued.body.data.token } });
+  }, 120_000);
+
+  afterAll(async () => {
+    await ui?.close();
+    await cloud?.stop();
+    if (cloudDir) rmSync(cloudDir, { recursive: true, force: true });
+  });
+
+  it('shows the venue and the blocklist read-only, with a line saying they are managed in the cloud; credentials can still be revoked', async () => {
+    const edge = client(ui.gh, await ui.gh.token());
+    // The edge's first download brings the venue.
+    await expect.poll(async () => (await edge.get(`${A}/readers?per_page=100`)).body?.data?.length, { timeout: 30_000 }).toBe(6);
+    await ui.open('/access');
+    const { page } = ui;
+    await expect.poll(() => page.getByTestId('cloud-managed').isVisible(), { timeout: 10_000 }).toBe(true);
+    expect(await page.getByTestId('cloud-managed').textContent()).toContain('managed in the cloud');
+    await expect.poll(() => page.getByTestId('zones-row').count()).toBe(4);
+    expect(await page.getByTestId('points-row').count()).toBe(5);
+    expect(await page.getByTestId('readers-row').count()).toBe(6);
+    await expect.poll(() => page.getByTestId('blocklist-entry').count()).toBe(1);
+    expect(await page.locator('[data-testid$=-edit], [data-testid$=-delete], [data-testid$=-create], [data-testid=blocklist-remove]').count()).toBe(0);
+    expect(await page.getByTestId('read-only').count()).toBe(0); // the account may write: the venue is the cloud's
+    // The appliance agrees: a write of a cloud-owned resource is refused here.
+    const zone = (await edge.get(`${A}/access-zones`)).body.data[0];
+    const refused = await edge.put(`${A}/access-zones/${zone.id}`, { name: 'Renamed' });
+    expect([refused.status, refused.body.message]).toEqual([409, expect.stringContaining('change them on the cloud')]);
+    // Attendees and credentials stay local: revoking is offered, blocklisting is not.
+    await page.getByLabel('Name, email or ticket id').fill('DEMO-00021');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await expect.poll(() => page.getByTestId('attendee').count(), { timeout: 10_000 }).toBe(1);
+    await page.getByTestId('toggle-credentials').click();
+    await expect.poll(() => page.getByTestId('revoke').count()).toBe(1);
+    expect(await page.locator('[data-testid=credential-block], [data-testid=attendee-block]').count()).toBe(0);
+    await ui.shot('access-edge');
+    expect(await ui.accessibility()).toEqual([]);
     expect(ui.unexpectedErrors()).toEqual([]);
   });
 });
