@@ -111,15 +111,13 @@ describe('the console’s Analytics screen', () => {
     expect(summary).toMatchObject({ granted: 5, denied: 2 });
     expect(await page.getByTestId('total-denied').textContent()).toBe(String(summary.denied));
     expect(await page.getByTestId('total-unique').textContent()).toBe(String(summary.unique_attendees));
-    const points = await page
-      .getByTestId('point-row')
-      .evaluateAll((rows) =>
-        rows.map((r) => ({
-          name: r.getAttribute('data-name'),
-          granted: Number(r.querySelector('[data-testid=granted]')!.textContent),
-          denied: Number(r.querySelector('[data-testid=denied]')!.textContent),
-        })),
-      );
+    const points = await page.getByTestId('point-row').evaluateAll((rows) =>
+      rows.map((r) => ({
+        name: r.getAttribute('data-name'),
+        granted: Number(r.querySelector('[data-testid=granted]')!.textContent),
+        denied: Number(r.querySelector('[data-testid=denied]')!.textContent),
+      })),
+    );
     expect(points).toEqual(summary.by_access_point.map((p: { name: string; granted: number; denied: number }) => ({ name: p.name, granted: p.granted, denied: p.denied })));
     expect(await page.locator('[data-testid=reason-row][data-reason=not_authorized] [data-testid=count]').textContent()).toBe('1');
     expect(await page.locator('[data-testid=reason-row][data-reason=invalid_credential] [data-testid=count]').textContent()).toBe('1');
