@@ -2,6 +2,7 @@ import type { MqttClient } from 'mqtt';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, type TestAppliance } from '../helpers/appliance.js';
+import { watchedPage } from '../helpers/chromium.js';
 import { type ConsoleHarness, DEMO_PROJECT, startConsole } from '../helpers/console.js';
 import { connectReader, type Inbox, readerLogin } from '../helpers/mqtt.js';
 
@@ -186,6 +187,28 @@ describe('the console’s Analytics screen', () => {
     await expect.poll(() => page.getByTestId('chart').count()).toBe(0);
     await page.getByRole('link', { name: 'Analytics' }).click();
     await expect.poll(chartsDrawn, { timeout: 10_000 }).toEqual([true, true]);
+  });
+
+  it('shows a read-only account the same numbers (the metrics are a read, though a POST)', async () => {
+    const made = await admin.post('/api/v1/users', { name: 'Numbers Reader', email: 'numbers@example.test', password: 'a long enough password' });
+    expect(made.status).toBe(201);
+    expect((await admin.put(`/api/v1/users/${made.body.data.id}`, { read_only: true })).status).toBe(200);
+    expect((await admin.post(`/api/v1/users/${made.body.data.id}/teams`, { team_slug: 'default' })).status).toBe(200);
+    const context = await ui.browser.newContext({ viewport: { width: 768, height: 1024 } });
+    const { page: other, errors } = await watchedPage(context);
+    try {
+      await other.goto(`${gh.url}/analytics`);
+      await other.getByLabel('Email').fill('numbers@example.test');
+      await other.getByLabel('Password').fill('a long enough password');
+      await other.getByRole('button', { name: 'Sign in' }).click();
+      await expect.poll(() => new URL(other.url()).pathname, { timeout: 10_000 }).toBe('/analytics');
+      if ((await other.getByLabel('Project').count()) > 0) await other.getByLabel('Project').selectOption({ label: 'Default project' });
+      await expect.poll(() => other.getByTestId('total-granted').textContent(), { timeout: 10_000 }).toBe('5');
+      expect(await other.getByTestId('total-denied').textContent()).toBe('2');
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
   });
 
   it('logged no console errors: no CSP violation from Chart.js (Chromium’s own line for the 422 the page handled aside)', () => {
