@@ -11,14 +11,17 @@ export interface User {
   email: string;
   is_admin: boolean;
   is_active: boolean;
+  /** Sessions act with the read scopes only; tokens are capped to theirs (auth/abilities.ts). */
+  read_only: boolean;
   created_at: string;
   updated_at: string;
 }
 
-interface UserRow extends Omit<User, 'is_admin' | 'is_active'> {
+interface UserRow extends Omit<User, 'is_admin' | 'is_active' | 'read_only'> {
   password_hash: string;
   is_admin: number;
   is_active: number;
+  read_only: number;
 }
 
 export interface NewUser {
@@ -26,6 +29,7 @@ export interface NewUser {
   email: string;
   password: string;
   is_admin?: boolean | undefined;
+  read_only?: boolean | undefined;
 }
 
 export interface UserChanges {
@@ -34,12 +38,14 @@ export interface UserChanges {
   password?: string | undefined;
   is_admin?: boolean | undefined;
   is_active?: boolean | undefined;
+  read_only?: boolean | undefined;
 }
 
 const toUser = ({ password_hash: _hash, ...row }: UserRow): User => ({
   ...row,
   is_admin: row.is_admin === 1,
   is_active: row.is_active === 1,
+  read_only: row.read_only === 1,
 });
 
 export class UserRepository {
@@ -84,9 +90,9 @@ export class UserRepository {
     const now = iso(this.clock.now());
     const result = statement(
       this.db,
-      `INSERT INTO users (name, email, password_hash, is_admin, is_active, created_at, updated_at)
-         VALUES (?, ?, ?, ?, 1, ?, ?)`,
-    ).run(input.name, input.email, hash, input.is_admin ? 1 : 0, now, now);
+      `INSERT INTO users (name, email, password_hash, is_admin, is_active, read_only, created_at, updated_at)
+         VALUES (?, ?, ?, ?, 1, ?, ?, ?)`,
+    ).run(input.name, input.email, hash, input.is_admin ? 1 : 0, input.read_only ? 1 : 0, now, now);
     return this.find(Number(result.lastInsertRowid))!;
   }
 
@@ -102,6 +108,7 @@ export class UserRepository {
     if (changes.password !== undefined) put('password_hash', await hashPassword(changes.password));
     if (changes.is_admin !== undefined) put('is_admin', changes.is_admin ? 1 : 0);
     if (changes.is_active !== undefined) put('is_active', changes.is_active ? 1 : 0);
+    if (changes.read_only !== undefined) put('read_only', changes.read_only ? 1 : 0);
     put('updated_at', iso(this.clock.now()));
     statement(this.db, `UPDATE users SET ${sets.join(', ')} WHERE id = ?`).run(...values, id);
     if (changes.is_active === false) this.bus?.emit('access.changed', { userId: id, reason: 'user_deactivated' });

@@ -10,6 +10,25 @@ export type Scope = (typeof scopes)[number];
 /** `sync`: an edge's sync token, on the sync protocol's routes only (sync/edges.ts). */
 export type RouteAbility = Scope | 'authenticated' | 'public' | 'sync';
 
+/** The scopes that only read: `read` and each area's `:read`. */
+export const readScopes: readonly Scope[] = scopes.filter((s) => s === 'read' || s.endsWith(':read'));
+
+/**
+ * What a principal may do: what its token was given (a session: `*`), capped to the read scopes for
+ * a read-only account (`*` becomes `read`; write scopes are dropped). Applied on every request, so
+ * making an account read-only reaches its existing tokens and sessions at once.
+ */
+export function effectiveAbilities(user: { read_only: boolean }, abilities: readonly string[]): string[] {
+  if (!user.read_only) return [...abilities];
+  return [...new Set(abilities.flatMap((a) => (a === '*' ? ['read'] : (readScopes as readonly string[]).includes(a) ? [a] : [])))];
+}
+
+/** Whether a principal holding `held` may give a token `scope` (no token gets more than its maker has). */
+export function mayGrant(held: readonly string[], scope: string): boolean {
+  if (held.includes('*') || held.includes(scope)) return true;
+  return held.includes('read') && (readScopes as readonly string[]).includes(scope);
+}
+
 export function abilitiesAllow(abilities: readonly string[], method: string, required: RouteAbility): boolean {
   if (required === 'public' || required === 'authenticated') return true;
   if (required === 'sync') return false;

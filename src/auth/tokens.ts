@@ -123,6 +123,22 @@ export class TokenService {
     return revoked;
   }
 
+  /** The user's tokens, newest first, with the last use as known now (written at most once a minute). */
+  listOf(userId: number): TokenRecord[] {
+    const rows = statement(this.db, 'SELECT * FROM personal_access_tokens WHERE user_id = ? ORDER BY id DESC').all(userId) as TokenRow[];
+    return rows.map((row) => {
+      const record = this.toRecord(row);
+      const used = this.#lastUsed.get(row.id);
+      return used === undefined ? record : { ...record, lastUsedAt: iso(used) };
+    });
+  }
+
+  /** The token `id` when it is `userId`'s (another user's is as good as missing). */
+  findOwned(userId: number, id: number): TokenRecord | null {
+    const row = this.row(id);
+    return row && row.user_id === userId ? this.toRecord(row) : null;
+  }
+
   revokeAllOf(userId: number): number {
     const revoked = statement(this.db, 'DELETE FROM personal_access_tokens WHERE user_id = ?').run(userId).changes;
     if (revoked > 0) this.bus?.emit('access.changed', { userId, reason: 'token_revoked' });

@@ -27,6 +27,8 @@ export const cliOptions = {
   password: { type: 'string' },
   admin: { type: 'boolean' },
   'no-admin': { type: 'boolean' },
+  'read-only': { type: 'boolean' },
+  'no-read-only': { type: 'boolean' },
   active: { type: 'boolean' },
   inactive: { type: 'boolean' },
   team: { type: 'string' },
@@ -69,17 +71,21 @@ const commands: Record<string, (repos: Repos, v: Values, positionals: string[]) 
     if (r.users.emailTaken(email)) throw new CliError(`the email ${email} is already taken`);
     const password = v.password ?? generatePassword();
     if (password.length < 8) throw new CliError('--password must have at least 8 characters');
-    const user = await r.users.create({ name: v.name ?? email, email, password, is_admin: v.admin ?? false });
+    if (v.admin && v['read-only']) throw new CliError('an administrator cannot be read-only: give --admin or --read-only');
+    const user = await r.users.create({ name: v.name ?? email, email, password, is_admin: v.admin ?? false, read_only: v['read-only'] ?? false });
     return v.password ? user : { ...user, generated_password: password };
   },
   'users:update': async (r, v, [ref]) => {
     const user = findUser(r, ref ?? v.email);
     if (v.password !== undefined && v.password.length < 8) throw new CliError('--password must have at least 8 characters');
+    if ((v.admin || user.is_admin) && !v['no-admin'] && v['read-only']) throw new CliError('an administrator cannot be read-only: give --no-admin as well');
+    if (v.admin && (user.read_only || v['read-only']) && !v['no-read-only']) throw new CliError('a read-only account cannot be an administrator: give --no-read-only as well');
     return r.users.update(user.id, {
       name: v.name,
       password: v.password,
       is_admin: v.admin ? true : v['no-admin'] ? false : undefined,
       is_active: v.active ? true : v.inactive ? false : undefined,
+      read_only: v['read-only'] ? true : v['no-read-only'] ? false : undefined,
     });
   },
   'users:deactivate': (r, v, [ref]) => r.users.update(findUser(r, ref ?? v.email).id, { is_active: false }),
@@ -151,8 +157,8 @@ export const commandNames = new Set(Object.keys(commands).map((c) => c.split(':'
 
 export const usage = `Usage: gatehouse [config flags]                 start the appliance
        gatehouse users list
-       gatehouse users create --email E [--name N] [--password P] [--admin]
-       gatehouse users update <email|id> [--name N] [--password P] [--admin|--no-admin] [--active|--inactive]
+       gatehouse users create --email E [--name N] [--password P] [--admin|--read-only]
+       gatehouse users update <email|id> [--name N] [--password P] [--admin|--no-admin] [--active|--inactive] [--read-only|--no-read-only]
        gatehouse users deactivate <email|id>
        gatehouse users grant <email|id> (--team SLUG | --project TEAM/PROJECT)
        gatehouse teams create --name N [--slug S]

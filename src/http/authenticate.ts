@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import { AppError } from '../errors.js';
 import { SessionService } from '../auth/sessions.js';
+import { effectiveAbilities } from '../auth/abilities.js';
 import type { HttpDeps } from './deps.js';
 import type { Principal } from './route.js';
 
@@ -37,7 +38,7 @@ function fromBearer(header: string, { tokens, users }: Deps): AuthOutcome {
   const user = users.find(record.userId);
   if (!user?.is_active) return { error: new AppError('unauthenticated') };
   const token = tokens.touch(record);
-  return { principal: { user, kind: 'token', token, session: null, abilities: token.abilities } };
+  return { principal: { user, kind: 'token', token, session: null, abilities: effectiveAbilities(user, token.abilities) } };
 }
 
 function fromSession(ctx: Context, sessionId: string, { sessions, users }: Deps): AuthOutcome {
@@ -48,8 +49,9 @@ function fromSession(ctx: Context, sessionId: string, { sessions, users }: Deps)
   }
   const user = session.userId === null ? null : users.find(session.userId);
   if (!user?.is_active) return { error: new AppError('unauthenticated') };
-  // A first-party session acts with every ability, like Sanctum's TransientToken.
-  return { principal: { user, kind: 'session', token: null, session, abilities: ['*'] } };
+  // A first-party session acts with every ability, like Sanctum's TransientToken (a read-only
+  // account's with the read scopes).
+  return { principal: { user, kind: 'session', token: null, session, abilities: effectiveAbilities(user, ['*']) } };
 }
 
 /** For the session login route: the anonymous session and a matching CSRF header are required. */

@@ -1,6 +1,7 @@
 import type { ProjectRepository } from '../accounts/projects.js';
 import type { UserRepository } from '../accounts/users.js';
 import type { VenueIndex } from '../access/venue-index.js';
+import { effectiveAbilities } from '../auth/abilities.js';
 import type { TokenService } from '../auth/tokens.js';
 import type { DeviceTokens } from '../devices/device-tokens.js';
 import type { Gateways } from '../devices/gateways.js';
@@ -39,7 +40,7 @@ export function identify(deps: IdentityDeps, username: string | undefined, passw
   const user = deps.users.find(record.userId);
   if (!user?.is_active) return { refused: ConnackCode.badUsernameOrPassword, reason: 'the token owner is inactive' };
   deps.tokens.touch(record);
-  return { identity: { kind: 'staff', userId: user.id, isAdmin: user.is_admin, abilities: record.abilities, tokenId: record.id, email: user.email } };
+  return { identity: { kind: 'staff', userId: user.id, isAdmin: user.is_admin, abilities: effectiveAbilities(user, record.abilities), tokenId: record.id, email: user.email } };
 }
 
 function device(deps: IdentityDeps, username: string | undefined, secret: string): AuthOutcome {

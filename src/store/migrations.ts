@@ -2,6 +2,7 @@ import { feedMigrations } from './feed-migrations.js';
 import { syncMigrations } from './sync-migrations.js';
 import { bridgeMigrations } from './bridge-migrations.js';
 import { deviceAndWebhookMigrations } from './device-webhook-migrations.js';
+import { accountMigrations } from './account-migrations.js';
 // Ordered schema migrations; PRAGMA user_version records the last one applied.
 // Append only: never edit a migration that has shipped. The core schema (accounts, the venue,
 // access events) is here; later ones in a file per capability, in version order below.
@@ -327,4 +328,4 @@ const coreMigrations: readonly Migration[] = [
   },
 ];
 
-export const migrations: readonly Migration[] = [...coreMigrations, ...deviceAndWebhookMigrations, ...feedMigrations, ...syncMigrations, ...bridgeMigrations];
+export const migrations: readonly Migration[] = [...coreMigrations, ...deviceAndWebhookMigrations, ...feedMigrations, ...syncMigrations, ...bridgeMigrations, ...accountMigrations];

@@ -1,23 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startAppliance, type TestAppliance } from '../helpers/appliance.js';
-
-/** What a browser keeps: cookies by name, sent back on every request. */
-class CookieJar {
-  readonly cookies = new Map<string, string>();
-  take(headers: Headers): void {
-    for (const line of headers.getSetCookie()) {
-      const [pair] = line.split(';');
-      const eq = pair!.indexOf('=');
-      const name = pair!.slice(0, eq);
-      const value = pair!.slice(eq + 1);
-      if (value === '' || /max-age=0|expires=Thu, 01 Jan 1970/i.test(line)) this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
-  }
-  header(): string {
-    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-  }
-}
+import { cookieBrowser } from '../helpers/cookie-session.js';
 
 describe('cookie sessions for same-domain single-page apps', () => {
   let gh: TestAppliance;
@@ -26,18 +9,7 @@ describe('cookie sessions for same-domain single-page apps', () => {
   });
   afterAll(() => gh.destroy());
 
-  async function browser() {
-    const jar = new CookieJar();
-    const send = async (method: string, path: string, options: { body?: unknown; csrf?: boolean | string } = {}) => {
-      const headers: Record<string, string> = { cookie: jar.header() };
-      if (options.csrf === true) headers['x-xsrf-token'] = jar.cookies.get('XSRF-TOKEN') ?? '';
-      else if (typeof options.csrf === 'string') headers['x-xsrf-token'] = options.csrf;
-      const res = await gh.request(method, path, { headers, ...(options.body ? { body: options.body } : {}) });
-      jar.take(res.headers);
-      return res;
-    };
-    return { jar, send };
-  }
+  const browser = async () => cookieBrowser(gh);
 
   it('sets XSRF-TOKEN (readable) and an HttpOnly session cookie at /sanctum/csrf-cookie', async () => {
     const res = await fetch(`${gh.url}/sanctum/csrf-cookie`);

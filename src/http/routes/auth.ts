@@ -1,9 +1,9 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { scopes } from '../../auth/abilities.js';
+import { effectiveAbilities, mayGrant, scopes } from '../../auth/abilities.js';
 import { dummyPasswordHash, verifyPassword } from '../../auth/password.js';
 import { iso } from '../../clock.js';
-import { AppError } from '../../errors.js';
+import { AppError, validationError } from '../../errors.js';
 import type { User } from '../../accounts/users.js';
 import { SESSION_COOKIE, XSRF_COOKIE } from '../authenticate.js';
 import type { HttpDeps } from '../deps.js';
@@ -37,6 +37,17 @@ async function checkCredentials(deps: HttpDeps, email: string | undefined, passw
   return found.user;
 }
 
+/**
+ * The scopes a new token of `user` gets: those asked for (default `*`), never more than the user has:
+ * a read-only account's default is `read`, and a write scope asked for is a 422 on `scopes`.
+ */
+export function grantable(user: User, asked: readonly string[] | undefined, held: readonly string[] = effectiveAbilities(user, ['*'])): string[] {
+  const wanted = [...new Set(asked ?? (held.includes('*') ? ['*'] : held))];
+  const refused = wanted.filter((s) => !mayGrant(held, s));
+  if (refused.length) throw validationError({ scopes: [`This account cannot give a token ${refused.join(', ')}: it holds ${held.join(', ') || 'no scope'}.`] });
+  return wanted;
+}
+
 function setSessionCookies(ctx: Context, deps: HttpDeps, id: string | null, csrf: string | null): void {
   const base = { path: '/', sameSite: 'lax' as const, secure: deps.config.auth.secureCookies, overwrite: true };
   const maxAge = deps.sessions.lifetimeMs;
@@ -48,10 +59,10 @@ function setSessionCookies(ctx: Context, deps: HttpDeps, id: string | null, csrf
 function currentToken(principal: Principal, now: number) {
   if (principal.token) {
     const t = principal.token;
-    return { name: t.name, abilities: [...t.abilities], expires_at: t.expiresAt, last_used_at: t.lastUsedAt ?? iso(now) };
+    return { name: t.name, abilities: [...principal.abilities], expires_at: t.expiresAt, last_used_at: t.lastUsedAt ?? iso(now) };
   }
   // A cookie session has no token; it is described as one named "session".
-  return { name: 'session', abilities: ['*'], expires_at: principal.session!.expiresAt, last_used_at: iso(now) };
+  return { name: 'session', abilities: [...principal.abilities], expires_at: principal.session!.expiresAt, last_used_at: iso(now) };
 }
 
 export function authRoutes(deps: HttpDeps): AnyRoute[] {
@@ -77,7 +88,7 @@ export function authRoutes(deps: HttpDeps): AnyRoute[] {
         const user = await checkCredentials(deps, body?.email, body?.password);
         const deviceName = body?.device_name?.trim();
         if (!deviceName) throw new AppError('unable_to_authenticate');
-        const abilities = [...new Set(body?.scopes ?? ['*'])];
+        const abilities = grantable(user, body?.scopes);
         const { plainText, record } = deps.tokens.create(user.id, deviceName, abilities);
         await deps.loginThrottle.succeeded(body?.email);
         deps.log.info({ userId: user.id, tokenId: record.id, abilities }, 'token created');

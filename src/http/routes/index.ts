@@ -9,6 +9,7 @@ import { accessControlRoutes } from './access-control.js';
 import { attendeeExportRoutes, attendeeImportRoutes } from './attendee-import.js';
 import { attendeeRoutes } from './attendees.js';
 import { authRoutes } from './auth.js';
+import { personalTokenRoutes } from './personal-tokens.js';
 import { formRoutes } from './forms.js';
 import { scanRoutes } from './scan.js';
 import { accessEventRoutes } from './access-events.js';
@@ -40,6 +41,7 @@ export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
   routes.push(
     ...operationRoutes(deps, () => routes),
     ...authRoutes(deps),
+    ...personalTokenRoutes(deps),
     ...projectRoutes(deps),
     ...userRoutes(deps),
     ...settingsRoutes(deps),

@@ -23,6 +23,7 @@ const createUser = z.strictObject({
   email,
   password,
   is_admin: z.boolean().optional(),
+  read_only: z.boolean().optional(),
 });
 
 const updateUser = z.strictObject({
@@ -31,7 +32,10 @@ const updateUser = z.strictObject({
   password: password.optional(),
   is_admin: z.boolean().optional(),
   is_active: z.boolean().optional(),
+  read_only: z.boolean().optional(),
 });
+
+const ADMIN_READ_ONLY = 'An administrator cannot be read-only.';
 
 const teamGrant = z.strictObject({ team_slug: z.string().min(1) });
 const projectGrant = z.strictObject({ team_slug: z.string().min(1), project_slug: z.string().min(1) });
@@ -78,6 +82,7 @@ export function userRoutes(deps: HttpDeps): AnyRoute[] {
       responses: { 201: userResponse, 422: { description: 'Invalid or taken', schema: validationErrorSchema } },
       handler: async ({ body }) => {
         if (deps.users.emailTaken(body.email)) throw validationError({ email: ['The email has already been taken.'] });
+        if (body.is_admin && body.read_only) throw validationError({ read_only: [ADMIN_READ_ONLY] });
         const user = await deps.users.create(body);
         deps.log.info({ userId: user.id }, 'user created');
         return { status: 201, body: show(user) };
@@ -105,11 +110,12 @@ export function userRoutes(deps: HttpDeps): AnyRoute[] {
       body: updateUser,
       responses: { 200: userResponse, 404: notFoundResponse, 422: { description: 'Invalid', schema: validationErrorSchema } },
       handler: async ({ params, body, principal }) => {
-        load(params.userId);
+        const before = load(params.userId);
         if (body.email && deps.users.emailTaken(body.email, params.userId)) throw validationError({ email: ['The email has already been taken.'] });
         if (params.userId === principal!.user.id && (body.is_active === false || body.is_admin === false)) {
           throw validationError({ [body.is_active === false ? 'is_active' : 'is_admin']: ['You cannot deactivate or demote your own account.'] });
         }
+        if ((body.is_admin ?? before.is_admin) && (body.read_only ?? before.read_only)) throw validationError({ read_only: [ADMIN_READ_ONLY] });
         const user = await deps.users.update(params.userId, body);
         return { body: show(user!) };
       },

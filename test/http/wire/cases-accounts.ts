@@ -28,6 +28,14 @@ export function accountCases(w: World, v: Venue): Case[] {
     }),
     c('attendees.check-ins', 200, 'the check-ins the partner reported', () => w.api('GET', `${A}/attendees/check-ins`)),
     c('me.show', 200, 'a token', () => w.api('GET', '/api/v1/me')),
+    c('me.tokens.index', 200, "the user's tokens", () => w.api('GET', '/api/v1/me/tokens')),
+    c('me.tokens.store', 201, 'a name and abilities', () => w.api('POST', '/api/v1/me/tokens', { name: 'wire', abilities: ['read'] })),
+    c('me.tokens.store', 422, 'no ability', () => w.api('POST', '/api/v1/me/tokens', { name: 'wire', abilities: [] })),
+    c('me.tokens.destroy', 204, 'a token of the user', async () => {
+      const made = await w.api('POST', '/api/v1/me/tokens', { name: 'to revoke', abilities: ['read'] });
+      return w.api('DELETE', `/api/v1/me/tokens/${made.body.data.id}`);
+    }),
+    c('me.tokens.destroy', 404, 'an id that names none of the user', () => w.api('DELETE', '/api/v1/me/tokens/999999')),
     c('csrf-cookie.show', 204, 'a browser', () => w.send({ method: 'GET', path: '/sanctum/csrf-cookie' })),
     c('auth.session.store', 200, 'a right password with the CSRF token', login(ADMIN_PASSWORD)),
     c('auth.session.store', 401, 'a wrong password with the CSRF token', login('wrong password')),

@@ -1,0 +1,15 @@
+import type { Migration } from './migrations.js';
+
+// Accounts after the core schema (migrations.ts), in version order.
+
+export const accountMigrations: readonly Migration[] = [
+  {
+    version: 18,
+    name: 'read-only accounts',
+    sql: `
+      -- A read-only account (issue 29, item 1): its sessions act with the read scopes only, and
+      -- its tokens are capped to their read scopes (src/auth/abilities.ts effectiveAbilities).
+      ALTER TABLE users ADD COLUMN read_only INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
+];
