@@ -13,6 +13,7 @@ export interface ReaderStatus {
   /** Scans refused before a decision since the appliance started (malformed, undecidable); absent on an older appliance. */
   errors?: number;
   last_error?: string | null;
+  last_error_at?: string | null;
 }
 
 export interface Reader {
