@@ -3,7 +3,7 @@
 // projects and the chosen one as the toolkit's context. A 401 from any call, a 419 (the cookies
 // are gone) or the socket closed with 4009 (the session ended on the appliance) ends it here too:
 // `onEnded` sends the page to sign-in, which brings the user back where they were.
-import { PluginApiError, type PluginStore } from '@gatehouse/plugin-toolkit';
+import { type CallApiOptions, PluginApiError, type PluginStore } from '@gatehouse/plugin-toolkit';
 import { type InjectionKey, inject, ref, watch } from 'vue';
 
 export interface User {
@@ -136,9 +136,9 @@ export function createSession(store: PluginStore) {
   }
 
   /** callApi for the views: a session that ended on the appliance sends the page to sign-in. */
-  async function api<T = unknown>(operationId: string, identifier: string, data: Record<string, unknown> = {}): Promise<T> {
+  async function api<T = unknown>(operationId: string, identifier: string, data: Record<string, unknown> = {}, options: CallApiOptions = {}): Promise<T> {
     try {
-      return await store.callApi<T>(operationId, identifier, data);
+      return await store.callApi<T>(operationId, identifier, data, options);
     } catch (err) {
       if (isSessionEnd(err)) end();
       throw err;
