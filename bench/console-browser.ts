@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { type Browser, chromium } from 'playwright-core';
 import WebSocket from 'ws';
 import { chromiumPath } from '../test/helpers/chromium.js';
@@ -93,6 +94,7 @@ export interface ConsoleBrowser {
 
 /** Chromium, and a blank page at `width` × `height` in a context of its own, ours alone. */
 export async function openBrowser(width: number, height: number): Promise<ConsoleBrowser> {
+  if (!existsSync(chromiumPath)) throw new Error(`Chromium is not at ${chromiumPath}: apt-get install chromium, or set CHROMIUM_PATH`);
   const port = await freePort();
   const browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage', `--remote-debugging-port=${port}`] });
   try {

@@ -19,6 +19,8 @@ export interface Probe {
   longTaskMs: number[];
   marks: Record<string, number>;
   socketEvents: number;
+  /** Every message the page's WebSockets received since start(). */
+  socketMessages: number;
   /** Starts a new phase: windows count from now, frames and long tasks of earlier phases dropped. */
   start(): void;
 }
@@ -32,11 +34,13 @@ export function installProbe(markerPrefix: string): void {
     longTaskMs: [],
     marks: {},
     socketEvents: 0,
+    socketMessages: 0,
     start() {
       probe.t0 = performance.now();
       probe.frames = [];
       probe.longTaskMs = [];
       probe.socketEvents = 0;
+      probe.socketMessages = 0;
     },
   };
   (window as unknown as ProbeWindow).__benchProbe = probe;
@@ -65,6 +69,7 @@ export function installProbe(markerPrefix: string): void {
       super(url, protocols);
       // Pusher frames start with the event's name (`{"event":"AccessGranted",…`): only their head is read.
       this.addEventListener('message', (e: MessageEvent) => {
+        probe.socketMessages++;
         if (typeof e.data !== 'string') return;
         const head = e.data.slice(0, 64);
         if (head.includes('AccessGranted"') || head.includes('AccessDenied"')) probe.socketEvents++;

@@ -244,7 +244,7 @@ async function main(state: State): Promise<void> {
     chromium: chromium.all - cpu0.chromium.all,
     renderer: chromium.renderer - cpu0.chromium.renderer,
   };
-  const pageEvents = await page.evaluate<number>('window.__benchProbe.socketEvents');
+  const socket = await page.evaluate<{ events: number; messages: number }>('({ events: window.__benchProbe.socketEvents, messages: window.__benchProbe.socketMessages })');
   heap.push(await heapSample(page, SECONDS));
   const tally = readers.tally;
   const decided = windows(tally.perWindow, SECONDS);
@@ -252,7 +252,9 @@ async function main(state: State): Promise<void> {
   const probe = await readProbe(page);
   const frames = windows(probe.frames, SECONDS);
   const longTasks = windows(probe.longTaskMs, SECONDS);
-  const liveState = await page.evaluate<string>(`document.querySelector('[data-testid=live-state]')?.textContent`);
+  const shown = await page.evaluate<{ live: string; arena: string }>(
+    `({ live: document.querySelector('[data-testid=live-state]')?.textContent, arena: document.querySelector('[data-zone=Arena] [data-testid=zone-count]')?.textContent })`,
+  );
 
   // Details, then the figures.
   console.error(`idle windows (frames): ${idleFrames.join(' ')}; long tasks ${idleLong.reduce((a, b) => a + b, 0).toFixed(0)} ms`);
@@ -269,7 +271,7 @@ async function main(state: State): Promise<void> {
   }
   console.error(`markers: ${markers.size} sent; lags ${lags.map((ms) => ms.toFixed(0)).join(' ')} ms${missing.length ? `; missing ${missing.join(' ')}` : ''}`);
   console.error(
-    `scans: ${tally.sent} sent, ${tally.answered} answered (${tally.granted} granted, ${tally.denied} denied), ${readers.inFlight} unanswered ${GRACE_MS / 1000} s after, ${tally.errors} errors; socket at the end: ${liveState}`,
+    `scans: ${tally.sent} sent, ${tally.answered} answered (${tally.granted} granted, ${tally.denied} denied), ${readers.inFlight} unanswered ${GRACE_MS / 1000} s after, ${tally.errors} errors; the page's socket: ${(socket.messages / loadSeconds).toFixed(0)} messages/s in all, ${shown.live} at the end; the Arena at the end: ${shown.arena}`,
   );
   for (const problem of pageErrors.slice(0, 10)) console.error(`page error: ${problem}`);
 
@@ -277,7 +279,7 @@ async function main(state: State): Promise<void> {
   const idleFps = quantile(idleFrames, 0.5);
   line('console.scans_per_second', fixed(tally.sent / loadSeconds, 0), `/s (target ${RATE}/s, ${SECONDS} s)`);
   line('console.events_per_second', fixed(decided.reduce((a, b) => a + b, 0) / SECONDS, 0), `/s (decisions received; slowest window ${Math.min(...decided)}/s)`);
-  line('console.page_events_per_second', fixed(pageEvents / loadSeconds, 0), '/s (AccessGranted/AccessDenied messages on the page socket)');
+  line('console.page_events_per_second', fixed(socket.events / loadSeconds, 0), '/s (AccessGranted/AccessDenied messages on the page socket)');
   line('console.decision_p50_ms', fixed(quantile(tally.latencies, 0.5)), 'ms');
   line('console.decision_p99_ms', fixed(quantile(tally.latencies, 0.99)), 'ms');
   line('console.fps', fixed(fps), 'frames/s (median 1-s window under load)');
