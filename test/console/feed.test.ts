@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addRows, batcher, denialSpikes, type FeedRow, fromDenied, fromGranted, fromLog } from '../../console/src/feed.js';
+import { addRows, batcher, denialSpikes, type FeedRow, framesEvery, fromDenied, fromGranted, fromLog, moveZones, zoneMover } from '../../console/src/feed.js';
 import { safeRedirect } from '../../console/src/redirect.js';
 
 // The console's feed logic without a browser (console/src/feed.ts): rows from the access-event
@@ -64,5 +64,61 @@ describe('console feed', () => {
     expect(safeRedirect('/doors?from=x')).toBe('/doors?from=x');
     expect(safeRedirect(['/devices'])).toBe('/devices');
     for (const bad of ['//evil.example/x', '/\\evil.example', 'https://evil.example', '/signin?redirect=/x', undefined, 5]) expect(safeRedirect(bad)).toBe('/doors');
+  });
+
+  it('applies only the latest count of each zone per update, whatever arrived in between', () => {
+    const runs: (() => void)[] = [];
+    const applied: Map<number, { current_count: number }>[] = [];
+    const move = zoneMover(
+      (latest) => applied.push(latest),
+      (run) => runs.push(run),
+    );
+    for (let n = 1; n <= 500; n++) move({ access_zone_id: n % 2 ? 1 : 2, current_count: n, capacity: 100 });
+    expect(runs).toHaveLength(1); // one update scheduled for the burst
+    runs[0]!();
+    expect(applied).toHaveLength(1);
+    expect([...applied[0]!.entries()].map(([id, m]) => [id, m.current_count])).toEqual([
+      [1, 499],
+      [2, 500],
+    ]);
+    const zones = [
+      { id: 1, name: 'Hall', current_count: 0, capacity: 100 },
+      { id: 3, name: 'Gallery', current_count: 7, capacity: null },
+    ];
+    const moved = moveZones(zones, applied[0] as never);
+    expect(moved.map((z) => z.current_count)).toEqual([499, 7]);
+    expect(moved[1]).toBe(zones[1]); // a zone not moved keeps its object (its bar is not redrawn)
+  });
+
+  it('runs updates at most once per interval, on an animation frame', () => {
+    let now = 0;
+    const frames: (() => void)[] = [];
+    const timers: { at: number; run: () => void }[] = [];
+    const g = globalThis as unknown as { requestAnimationFrame?: unknown; setTimeout: unknown };
+    const saved = { raf: g.requestAnimationFrame, timeout: g.setTimeout };
+    g.requestAnimationFrame = (run: () => void) => frames.push(run);
+    g.setTimeout = (run: () => void, ms: number) => timers.push({ at: now + ms, run });
+    try {
+      const schedule = framesEvery(100, () => now);
+      let ran = 0;
+      schedule(() => ran++);
+      expect(frames).toHaveLength(1); // the first goes at the next frame
+      frames.shift()!();
+      expect(ran).toBe(1);
+      now = 30;
+      schedule(() => ran++);
+      expect(frames).toHaveLength(0); // 30 ms after the last: waits for the rest of the interval
+      expect(timers.map((t) => t.at)).toEqual([100]);
+      now = 100;
+      timers.shift()!.run();
+      frames.shift()!();
+      expect(ran).toBe(2);
+      now = 250;
+      schedule(() => ran++);
+      expect(frames).toHaveLength(1); // longer ago than the interval: at the next frame
+    } finally {
+      g.requestAnimationFrame = saved.raf;
+      g.setTimeout = saved.timeout;
+    }
   });
 });
