@@ -59,6 +59,18 @@ export interface BridgeDevice {
   last_error: string | null;
 }
 
+/** The bridge list's meta.hid: whether USB HID works on this box (node-hid loads), and why not. */
+export interface HidStatus {
+  available: boolean;
+  reason: string | null;
+}
+
+/** POST .../gateways answers the gateway and its MQTT password (the token) once, next to `data`. */
+export interface GatewayIssued {
+  data: Gateway & { status_topic: string };
+  token: string;
+}
+
 /** BridgeDeviceConnected / BridgeDeviceDisconnected (bridge.md: hot plug). */
 export interface BridgeDeviceEvent {
   id: number;

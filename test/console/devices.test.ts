@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import type { MqttClient } from 'mqtt';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { client, type TestAppliance } from '../helpers/appliance.js';
 import { watchedPage } from '../helpers/chromium.js';
 import { type ConsoleHarness, DEMO_PROJECT, EXPECTED_4XX, startConsole } from '../helpers/console.js';
@@ -11,7 +11,10 @@ import { connect, connectReader, type Inbox, mqttUrl, type ReaderCredentials } f
 // asked over REST shown with its OTP without a reload, that OTP verified and the reader connected
 // over MQTT shown online, its scans moving its last scan and its refused scans its errors, its
 // token revoked through the page, a device plugged into the box added (a bad path refused under
-// its field) and disabled, and a read-only account seeing the state but no OTP and no edit control.
+// its field) and disabled, a gateway added through the page (a bad identifier refused under its
+// field) with its MQTT password shown once and used to connect, the line saying USB HID does not
+// work here as REST's meta.hid says, and a read-only account seeing the state but no OTP and no
+// edit control.
 
 const A = DEMO_PROJECT;
 const READ_ONLY = { email: 'viewer@example.test', password: 'a long enough password' };
@@ -170,6 +173,103 @@ describe('the devices screen, in Chromium', () => {
     }
   });
 
+  it('adds a gateway through the page: a bad identifier refused under its field, then its MQTT password shown once, which lets it connect', async () => {
+    const gateways = page.getByTestId('gateways');
+    await page.getByTestId('add-gateway').click();
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id), { timeout: 10_000 }).toBe('gateway-identifier');
+    const identifier = gateways.getByLabel('Identifier (its gateway_id)');
+    // Empty: refused under the identifier, nothing made.
+    await page.getByTestId('create-gateway').click();
+    await expect.poll(() => identifier.getAttribute('aria-invalid'), { timeout: 10_000 }).toBe('true');
+    expect(await identifier.getAttribute('aria-describedby')).toBe('gateway-identifier-error');
+    expect((await page.locator('#gateway-identifier-error').textContent())!.length).toBeGreaterThan(0);
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id), { timeout: 10_000 }).toBe('gateway-identifier');
+    expect(await page.getByTestId('gateway-error').getAttribute('role')).toBe('alert');
+    expect(await ui.accessibility()).toEqual([]);
+    // Taken: GW-NORTH exists.
+    await identifier.fill('GW-NORTH');
+    await page.getByTestId('create-gateway').click();
+    await expect.poll(() => page.locator('#gateway-identifier-error').textContent(), { timeout: 10_000 }).toBe('The identifier has already been taken.');
+    await ui.shot('devices-gateway-error');
+    expect((await api.get(`${A}/gateways`)).body.data.map((g: { identifier: string }) => g.identifier)).toEqual(['GW-NORTH']);
+
+    await identifier.fill('GW-SOUTH');
+    await gateways.getByLabel('Name (optional)').fill('South gateway');
+    await gateways.getByLabel('BACKSTAGE-1').check();
+    await page.getByTestId('create-gateway').click();
+    const secret = gateways.getByTestId('secret-once');
+    await expect.poll(() => secret.count(), { timeout: 10_000 }).toBe(1);
+    expect(await secret.textContent()).toContain('MQTT password of GW-SOUTH (username: GW-SOUTH)');
+    await expect.poll(() => secret.evaluate((el) => el === document.activeElement), { timeout: 10_000 }).toBe(true);
+    const password = await secret.getByTestId('secret-value').inputValue();
+    expect(password.length).toBeGreaterThan(10);
+    const gw = page.locator('[data-testid=gateway][data-gateway="GW-SOUTH"]');
+    await expect.poll(() => gw.count(), { timeout: 10_000 }).toBe(1);
+    expect(await gw.textContent()).toContain('South gateway (GW-SOUTH)');
+    expect(await gw.textContent()).toContain('BACKSTAGE-1');
+    const stored = (await api.get(`${A}/gateways`)).body.data.find((g: { identifier: string }) => g.identifier === 'GW-SOUTH');
+    const backstage = (await api.get(`${A}/readers?per_page=100`)).body.data.find((r: { identifier: string }) => r.identifier === 'BACKSTAGE-1').id as number;
+    expect(stored).toEqual(expect.objectContaining({ name: 'South gateway', reader_ids: [backstage] }));
+    expect(JSON.stringify(stored)).not.toContain(password);
+    await ui.shot('devices-gateway-password');
+    expect(await ui.accessibility()).toEqual([]);
+
+    // Shown once: put away, it is gone, and the add button has the focus.
+    await secret.getByTestId('secret-done').click();
+    await expect.poll(() => secret.count(), { timeout: 10_000 }).toBe(0);
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-testid')), { timeout: 10_000 }).toBe('add-gateway');
+    expect(await page.locator(`input[value="${password}"]`).count()).toBe(0);
+    expect(await page.content()).not.toContain(password);
+
+    // The password read off the page lets the gateway connect, and its report moves the page.
+    const gateway = await connect(mqttUrl(gh), { username: 'GW-SOUTH', password });
+    try {
+      const report = { gateway_id: 'GW-SOUTH', status: 'online', readers: [{ reader_id: 'BACKSTAGE-1', status: 'connected' }] };
+      await gateway.publishAsync(stored.status_topic, JSON.stringify(report), { qos: 1, retain: true });
+      await expect.poll(() => gw.getAttribute('data-state'), { timeout: 10_000 }).toBe('online');
+      await gateway.publishAsync(stored.status_topic, 'offline', { qos: 1, retain: true });
+      await expect.poll(() => gw.getAttribute('data-state'), { timeout: 10_000 }).toBe('offline');
+    } finally {
+      gateway.end(true);
+    }
+    // A wrong password is refused.
+    await expect(connect(mqttUrl(gh), { username: 'GW-SOUTH', password: `${password}x`, reconnectPeriod: 0 })).rejects.toThrow();
+  });
+
+  it('says in words when USB HID cannot work on this box, as REST’s meta.hid reports it', async () => {
+    const line = page.getByTestId('hid-unavailable');
+    const agrees = async () => {
+      const hid = (await api.get(`${A}/bridge/devices`)).body.meta.hid as { available: boolean; reason: string | null };
+      expect(typeof hid.available).toBe('boolean');
+      await expect.poll(() => page.getByTestId('reader').count(), { timeout: 10_000 }).toBe(6);
+      if (hid.available) return expect.poll(() => line.count(), { timeout: 10_000 }).toBe(0);
+      await expect.poll(() => line.count(), { timeout: 10_000 }).toBe(1);
+      expect(await line.textContent()).toContain('USB HID readers cannot work on this box');
+      if (hid.reason) expect(await line.textContent()).toContain(hid.reason);
+      expect(await line.isVisible()).toBe(true);
+    };
+    // As this box reports it.
+    await agrees();
+    // And the other way round: the bridge's HID status answered otherwise, the page read again.
+    const runtime = gh.app.deps.bridge.runtime;
+    const real = runtime.hidStatus();
+    const stub = (real.available ? { available: false, reason: 'node-hid could not load (test)' } : { available: true, reason: null }) as ReturnType<typeof runtime.hidStatus>;
+    const spy = vi.spyOn(runtime, 'hidStatus').mockReturnValue(stub);
+    try {
+      await page.reload();
+      await agrees();
+      if (!stub.available) {
+        expect(await line.textContent()).toContain('node-hid could not load (test)');
+        await ui.shot('devices-hid-unavailable');
+        expect(await ui.accessibility()).toEqual([]);
+      }
+    } finally {
+      spy.mockRestore();
+    }
+    await page.reload();
+    await agrees();
+  });
+
   it('fits a tablet (no horizontal scrolling at 768 px) and passes the accessibility check with every panel filled', async () => {
     expect(await noSideScroll(page)).toBeLessThanOrEqual(0);
     await ui.shot('devices-filled');
@@ -197,6 +297,9 @@ describe('the devices screen, in Chromium', () => {
     expect(await viewer.getByTestId('reader-logins').count()).toBe(0);
     expect(await viewer.getByTestId('reader-otp').count()).toBe(0);
     expect(await viewer.locator('main button, main form, main input, main select').count()).toBe(0);
+    await expect.poll(() => viewer.getByTestId('gateway').count(), { timeout: 10_000 }).toBe(2);
+    expect(await viewer.getByTestId('add-gateway').count()).toBe(0);
+    expect(await viewer.getByTestId('hid-unavailable').count()).toBe((await api.get(`${A}/bridge/devices`)).body.meta.hid.available ? 0 : 1);
     expect(await noSideScroll(viewer)).toBeLessThanOrEqual(0);
     await viewer.screenshot({ path: 'artifacts/console/devices-read-only.png', fullPage: true });
     const { AxeBuilder } = await import('@axe-core/playwright');
