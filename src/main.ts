@@ -32,6 +32,18 @@ function splitArgs(argv: string[]): { configFlags: string[]; rest: string[] } {
   return { configFlags, rest };
 }
 
+/**
+ * A command's answer on stdout. `gatehouse attendees list | head` closes the pipe before the answer is
+ * written: what the reader did not want is not an error (no EPIPE stack), the command ends as it would have.
+ */
+function print(result: unknown): void {
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    process.exit(process.exitCode ?? 0);
+  });
+  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+}
+
 async function main(argv: string[]): Promise<number> {
   if (argv[0] === '--help' || argv[0] === 'help') {
     process.stdout.write(`${usage}\n`);
@@ -41,7 +53,7 @@ async function main(argv: string[]): Promise<number> {
     // The plugin toolkit's developer commands (plugins/cli.ts): a plugin's folder and a running appliance, no store.
     const result = await runPluginCommand(argv.slice(1));
     if (result === undefined) return -1; // `plugin dev`: serving until stopped
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    print(result);
     return 0;
   }
   const { configFlags, rest } = splitArgs(argv);
@@ -51,14 +63,14 @@ async function main(argv: string[]): Promise<number> {
   const group = rest[0];
   if (group === 'bridge') {
     // Not a store command: a client of the running appliance's REST API (firmware-bridge/simulate.ts).
-    process.stdout.write(`${JSON.stringify(await runSimulator(rest.slice(1), config), null, 2)}\n`);
+    print(await runSimulator(rest.slice(1), config));
     return 0;
   }
   if (group !== undefined) {
     if (!commandNames.has(group)) throw new CliError(`unknown argument ${group}\n${usage}`);
     const log = createLogger({ ...config.log, level: 'warn' });
     const result = await runCommand(config, log, group, rest.slice(1));
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    print(result);
     return 0;
   }
 
