@@ -30,7 +30,7 @@ export interface SyncStatus {
   edges?: EdgeResource[];
 }
 
-export const CONFLICT_KINDS = ['duplicate_entry', 'revoked_credential', 'blocklisted', 'attendee_field', 'credential_value'] as const;
+export const CONFLICT_KINDS = ['duplicate_entry', 'revoked_credential', 'blocklisted', 'attendee_field', 'credential_value', 'refused_change'] as const;
 export type ConflictKind = (typeof CONFLICT_KINDS)[number];
 
 export interface Conflict {
@@ -44,6 +44,8 @@ export interface Conflict {
   field: string | null;
   edge_value: unknown;
   cloud_value: unknown;
+  /** refused_change: why the cloud did not apply it. */
+  detail: string | null;
   created_at: string;
   reviewed_at: string | null;
 }

@@ -328,4 +328,7 @@ const coreMigrations: readonly Migration[] = [
   },
 ];
 
-export const migrations: readonly Migration[] = [...coreMigrations, ...deviceAndWebhookMigrations, ...feedMigrations, ...syncMigrations, ...bridgeMigrations, ...accountMigrations];
+// Each subject's file keeps its own migrations; they run in version order.
+export const migrations: readonly Migration[] = [...coreMigrations, ...deviceAndWebhookMigrations, ...feedMigrations, ...syncMigrations, ...bridgeMigrations, ...accountMigrations].sort(
+  (a, b) => a.version - b.version,
+);

@@ -70,4 +70,34 @@ export const syncMigrations: readonly Migration[] = [
       ALTER TABLE access_events ADD COLUMN review TEXT;
     `,
   },
+  {
+    version: 19,
+    name: 'cloud sync: refused changes among the conflicts',
+    sql: `
+      -- An edge's change the cloud could not apply as sent (docs/sync.md: conflicts): a field
+      -- naming what the cloud no longer has or gave someone else, or a change its store refused;
+      -- detail says why in words.
+      -- SQLite cannot widen a CHECK in place: the table is made again with the same rows.
+      CREATE TABLE sync_conflicts_new (
+        id INTEGER PRIMARY KEY,
+        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL CHECK (kind IN ('duplicate_entry', 'revoked_credential', 'blocklisted', 'attendee_field', 'credential_value', 'refused_change')),
+        edge_id INTEGER,
+        event_uuid TEXT,
+        related_uuid TEXT,
+        entity TEXT,
+        entity_id INTEGER,
+        field TEXT,
+        edge_value TEXT,
+        cloud_value TEXT,
+        detail TEXT,
+        created_at TEXT NOT NULL,
+        reviewed_at TEXT
+      );
+      INSERT INTO sync_conflicts_new (id, project_id, kind, edge_id, event_uuid, related_uuid, entity, entity_id, field, edge_value, cloud_value, created_at, reviewed_at) SELECT id, project_id, kind, edge_id, event_uuid, related_uuid, entity, entity_id, field, edge_value, cloud_value, created_at, reviewed_at FROM sync_conflicts;
+      DROP TABLE sync_conflicts;
+      ALTER TABLE sync_conflicts_new RENAME TO sync_conflicts;
+      CREATE INDEX sync_conflicts_project ON sync_conflicts(project_id, id);
+    `,
+  },
 ];

@@ -9,10 +9,13 @@ import { writeTransaction } from '../store/transactions.js';
 // repeating an entry admitted at another while both were offline (duplicate_entry), an admission
 // of a credential the cloud had revoked or blocklisted by then (revoked_credential, blocklisted),
 // a field of an attendee changed on both sides (attendee_field: the cloud's value kept), a
-// credential value an edge issued that the cloud had given someone else (credential_value).
+// credential value an edge issued that the cloud had given someone else (credential_value), an
+// edge's change the cloud could not apply as sent (refused_change: a field naming an attendee type
+// the cloud no longer has or an external id it gave someone else, applied without that field; or
+// a change its store refused, kept whole in edge_value). A refused change never stops the upload.
 // Flags on access events are also columns of the event itself (duplicate_of, review).
 
-export const CONFLICT_KINDS = ['duplicate_entry', 'revoked_credential', 'blocklisted', 'attendee_field', 'credential_value'] as const;
+export const CONFLICT_KINDS = ['duplicate_entry', 'revoked_credential', 'blocklisted', 'attendee_field', 'credential_value', 'refused_change'] as const;
 export type ConflictKind = (typeof CONFLICT_KINDS)[number];
 
 export const conflictSchema = z.object({
@@ -24,8 +27,9 @@ export const conflictSchema = z.object({
   entity: z.string().nullable(),
   entity_id: z.number().int().nullable(),
   field: z.string().nullable(),
-  edge_value: z.unknown().describe("attendee_field: the edge's value (not applied)"),
-  cloud_value: z.unknown().describe("attendee_field: the cloud's value (kept)"),
+  edge_value: z.unknown().describe("attendee_field, refused_change: the edge's value (not applied); a change refused whole: the change as sent ({event, data})"),
+  cloud_value: z.unknown().describe("attendee_field, refused_change: the cloud's value (kept)"),
+  detail: z.string().nullable().describe('refused_change: why the cloud did not apply it'),
   created_at: z.string(),
   reviewed_at: z.string().nullable(),
 });
@@ -43,6 +47,7 @@ interface ConflictRow {
   field: string | null;
   edge_value: string | null;
   cloud_value: string | null;
+  detail: string | null;
   created_at: string;
   reviewed_at: string | null;
 }
@@ -57,6 +62,7 @@ export interface NewConflict {
   field?: string;
   edgeValue?: unknown;
   cloudValue?: unknown;
+  detail?: string;
 }
 
 export class SyncConflicts {
@@ -70,9 +76,22 @@ export class SyncConflicts {
     const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v));
     const result = statement(
       this.db,
-      `INSERT INTO sync_conflicts (project_id, kind, edge_id, event_uuid, related_uuid, entity, entity_id, field, edge_value, cloud_value, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(projectId, c.kind, c.edgeId, c.eventUuid ?? null, c.relatedUuid ?? null, c.entity ?? null, c.entityId ?? null, c.field ?? null, json(c.edgeValue), json(c.cloudValue), iso(this.clock.now()));
+      `INSERT INTO sync_conflicts (project_id, kind, edge_id, event_uuid, related_uuid, entity, entity_id, field, edge_value, cloud_value, detail, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      projectId,
+      c.kind,
+      c.edgeId,
+      c.eventUuid ?? null,
+      c.relatedUuid ?? null,
+      c.entity ?? null,
+      c.entityId ?? null,
+      c.field ?? null,
+      json(c.edgeValue),
+      json(c.cloudValue),
+      c.detail ?? null,
+      iso(this.clock.now()),
+    );
     return this.resource(this.#get(Number(result.lastInsertRowid))!);
   }
 
@@ -115,6 +134,7 @@ export class SyncConflicts {
       field: r.field,
       edge_value: parse(r.edge_value),
       cloud_value: parse(r.cloud_value),
+      detail: r.detail,
       created_at: r.created_at,
       reviewed_at: r.reviewed_at,
     };

@@ -115,6 +115,7 @@ export type UploadBody = z.infer<typeof uploadBodySchema>;
 export const uploadResultSchema = z.object({
   accepted: z.number().int().describe('items stored now'),
   duplicates: z.number().int().describe('items stored before (a batch sent again): nothing done'),
+  refused: z.number().int().describe('of the accepted, changes the cloud could not apply as sent: each kept as a refused_change conflict, never sent again'),
   server_time: z.string(),
 });
 

@@ -47,6 +47,7 @@ interface Entry {
 export interface UploadOutcome {
   accepted: number;
   duplicates: number;
+  refused: number;
 }
 
 type Emit = () => void;
@@ -81,14 +82,16 @@ export class UploadApply {
     const announce: Emit[] = [];
     const undo: (() => void)[] = [];
     let venueChanged = false;
-    const outcome: UploadOutcome = { accepted: 0, duplicates: 0 };
+    const outcome: UploadOutcome = { accepted: 0, duplicates: 0, refused: 0 };
     try {
       writeTransaction(this.db, () => {
         const entries: Entry[] = [];
         for (const item of body.items) {
-          const fresh = item.kind === 'access' ? this.#access(edge, projectId, item, body.clock, now, announce, undo, entries) : this.#changes.apply(edge, projectId, item, now, announce);
+          const result = item.kind === 'access' ? this.#access(edge, projectId, item, body.clock, now, announce, undo, entries) : this.#changes.apply(edge, projectId, item, now, announce);
+          const fresh = result !== false;
           if (fresh) outcome.accepted++;
           else outcome.duplicates++;
+          if (result === 'refused') outcome.refused++;
           if (fresh && item.kind === 'change' && item.event.startsWith('attendee.')) venueChanged = true;
           if (fresh && item.kind === 'change' && item.event.startsWith('credential.')) venueChanged = true;
         }

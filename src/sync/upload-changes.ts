@@ -1,3 +1,4 @@
+import BetterSqlite3 from 'better-sqlite3';
 import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { EventBus } from '../events/bus.js';
@@ -5,6 +6,7 @@ import { outboxEntryOf } from '../feed/catalogue.js';
 import { appendToOutbox } from '../feed/outbox.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
+import { writeTransaction } from '../store/transactions.js';
 import { nextVersion } from '../venue/versioned-table.js';
 import type { SyncConflicts } from './conflicts.js';
 import type { EdgeRow } from './edges.js';
@@ -28,10 +30,32 @@ export class UploadChanges {
     private readonly conflicts: SyncConflicts,
   ) {}
 
-  /** Applies one change item once (by its uuid); answers whether it was new. */
-  apply(edge: EdgeRow, projectId: number, c: UploadedChange, now: string, announce: Emit[]): boolean {
+  /**
+   * Applies one change item once (by its uuid); answers false when it was not new. A change the store
+   * refuses (a constraint, a value it cannot hold) is rolled back alone, in a savepoint, and kept
+   * as a refused_change conflict: one bad change must not stop every later upload of its edge.
+   */
+  apply(edge: EdgeRow, projectId: number, c: UploadedChange, now: string, announce: Emit[]): 'applied' | 'refused' | false {
     const fresh = statement(this.db, 'INSERT INTO sync_applied_changes (uuid, edge_id, applied_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(c.uuid, edge.id, now).changes === 1;
     if (!fresh) return false;
+    const announced = announce.length;
+    try {
+      writeTransaction(this.db, () => this.#apply(edge, projectId, c, now, announce)); // inside the upload's transaction: a savepoint of it
+    } catch (err) {
+      if (!isRefusal(err)) throw err;
+      announce.length = announced; // what the rolled-back change would have announced
+      this.#refused(
+        edge,
+        projectId,
+        { entity: c.event.split('.')[0]!, entityId: idOf(c.data), edgeValue: { event: c.event, data: c.data }, detail: `the cloud's store refused it: ${(err as Error).message}` },
+        announce,
+      );
+      return 'refused';
+    }
+    return 'applied';
+  }
+
+  #apply(edge: EdgeRow, projectId: number, c: UploadedChange, now: string, announce: Emit[]): void {
     const data = c.data;
     switch (c.event) {
       case 'attendee.created':
@@ -61,7 +85,53 @@ export class UploadChanges {
         // Reader and gateway status from the edge: told to the cloud's webhooks with the edge's id.
         appendToOutbox(this.db, { event: c.event, projectId, data: { ...data, edge_id: edge.id } });
     }
-    return true;
+  }
+
+  /** Records a refused change, announced after the commit as every conflict is. */
+  #refused(edge: EdgeRow, projectId: number, r: { entity: string; entityId: number | undefined; field?: string; edgeValue: unknown; cloudValue?: unknown; detail: string }, announce: Emit[]): void {
+    const conflict = this.conflicts.record(projectId, { kind: 'refused_change', edgeId: edge.id, ...r });
+    appendToOutbox(this.db, outboxEntryOf('sync.conflict', { projectId, conflict })!);
+    announce.push(() => this.bus.emit('sync.conflict', { projectId, conflict }));
+  }
+
+  /**
+   * The fields of an attendee the cloud cannot take as the edge sent them: an external id another
+   * attendee holds here, an attendee type this project no longer has. Each is recorded and
+   * answered so the caller applies the change without it.
+   */
+  #unplaceable(edge: EdgeRow, projectId: number, id: number, fields: Record<string, unknown>, kept: Record<string, unknown> | null, announce: Emit[]): Set<string> {
+    const refused = new Set<string>();
+    const externalId = fields.external_id;
+    if (externalId !== null && externalId !== undefined) {
+      const holder = statement(this.db, 'SELECT id FROM attendees WHERE project_id = ? AND external_id = ? AND id != ?').pluck().get(projectId, externalId, id) as number | undefined;
+      if (holder !== undefined) {
+        refused.add('external_id');
+        this.#refused(
+          edge,
+          projectId,
+          { entity: 'attendee', entityId: id, field: 'external_id', edgeValue: externalId, cloudValue: kept?.external_id ?? null, detail: `attendee ${holder} holds this external id on the cloud` },
+          announce,
+        );
+      }
+    }
+    const typeId = fields.attendee_type_id;
+    if (typeId !== null && typeId !== undefined && !statement(this.db, 'SELECT 1 FROM attendee_types WHERE id = ? AND project_id = ?').get(typeId, projectId)) {
+      refused.add('attendee_type_id');
+      this.#refused(
+        edge,
+        projectId,
+        {
+          entity: 'attendee',
+          entityId: id,
+          field: 'attendee_type_id',
+          edgeValue: typeId,
+          cloudValue: kept?.attendee_type_id ?? null,
+          detail: `the cloud has no attendee type ${typeId} in this project (deleted meanwhile)`,
+        },
+        announce,
+      );
+    }
+    return refused;
   }
 
   #attendee(edge: EdgeRow, projectId: number, data: Record<string, unknown>, previous: Record<string, unknown> | null, announce: Emit[]): void {
@@ -79,6 +149,7 @@ export class UploadChanges {
     } as Record<string, unknown>;
     if (!row) {
       if (statement(this.db, "SELECT 1 FROM tombstones WHERE project_id = ? AND entity = 'attendee' AND entity_id = ?").get(projectId, id)) return; // deleted on the cloud meanwhile
+      for (const field of this.#unplaceable(edge, projectId, id, fields, null, announce)) fields[field] = null; // the edge hears the row back without it
       const cols = Object.keys(fields);
       statement(this.db, `INSERT INTO attendees (id, project_id, ${cols.join(', ')}, version, created_at, updated_at) VALUES (?, ?, ${cols.map(() => '?').join(', ')}, ?, ?, ?)`).run(
         id,
@@ -115,7 +186,13 @@ export class UploadChanges {
         announce.push(() => this.bus.emit('sync.conflict', { projectId, conflict }));
       }
     }
-    if (Object.keys(updates).length === 0) return;
+    const refused = this.#unplaceable(edge, projectId, id, updates, row, announce);
+    for (const field of refused) delete updates[field];
+    if (Object.keys(updates).length === 0) {
+      // A new version all the same, so the edge hears the cloud's row back instead of keeping what was refused.
+      if (refused.size > 0) statement(this.db, 'UPDATE attendees SET version = ? WHERE id = ?').run(nextVersion(this.db), id);
+      return;
+    }
     const sets = Object.keys(updates).map((k) => `${k} = ?`);
     statement(this.db, `UPDATE attendees SET ${sets.join(', ')}, version = ?, updated_at = ? WHERE id = ?`).run(
       ...Object.values(updates).map((v) => v as string | number | null),
@@ -197,6 +274,17 @@ export class UploadChanges {
     const { project_id: _p, ...rest } = statement(this.db, 'SELECT * FROM credentials WHERE id = ?').get(id) as Record<string, unknown>;
     return rest;
   }
+}
+
+/** What the store refuses of a change as sent: a constraint, or a value SQLite cannot bind. Not a busy store or a full disk: those are retried. */
+function isRefusal(err: unknown): boolean {
+  if (err instanceof BetterSqlite3.SqliteError) return err.code.startsWith('SQLITE_CONSTRAINT') || err.code === 'SQLITE_MISMATCH' || err.code === 'SQLITE_RANGE';
+  return err instanceof TypeError || err instanceof RangeError; // better-sqlite3's refusals to bind a value
+}
+
+function idOf(data: Record<string, unknown>): number | undefined {
+  const id = Number(data.id ?? data.attendee_id);
+  return Number.isSafeInteger(id) ? id : undefined;
 }
 
 const same = (a: unknown, b: unknown) => (a ?? null) === (b ?? null);

@@ -136,6 +136,7 @@ const conflict = (id: number, c: Partial<Conflict> = {}): Conflict => ({
   field: null,
   edge_value: null,
   cloud_value: null,
+  detail: null,
   created_at: at(id),
   reviewed_at: null,
   ...c,

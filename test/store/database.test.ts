@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Store, migrate } from '../../src/store/database.js';
@@ -49,5 +50,29 @@ describe('store', () => {
     expect(store.db.prepare("SELECT name FROM sqlite_master WHERE name = 'half'").get()).toBeUndefined();
     expect(store.db.pragma('user_version', { simple: true })).toBe(migrations.at(-1)!.version);
     store.stop();
+  });
+
+  it('runs the migrations in version order, and the conflicts table keeps its rows when migration 19 makes it again', () => {
+    expect(migrations.map((m) => m.version)).toEqual(migrations.map((_, i) => i + 1));
+    // A box at version 18 with a conflict on record (a plain SQLite file), then the rest.
+    const folder = mkdtempSync(join(tmpdir(), 'gatehouse-migrate-'));
+    dirs.push(folder);
+    const db = new BetterSqlite3(join(folder, 'at-18.sqlite'));
+    db.pragma('foreign_keys = ON');
+    migrate(
+      db,
+      migrations.filter((m) => m.version <= 18),
+    );
+    db.prepare("INSERT INTO teams (id, name, slug, created_at, updated_at) VALUES (1, 'T', 't', 'x', 'x')").run();
+    db.prepare("INSERT INTO projects (id, team_id, name, slug, timezone, created_at, updated_at) VALUES (1, 1, 'P', 'p', 'UTC', 'x', 'x')").run();
+    db.prepare("INSERT INTO sync_conflicts (project_id, kind, edge_id, field, edge_value, cloud_value, created_at) VALUES (1, 'attendee_field', 2, 'email', '\"a\"', '\"b\"', 'then')").run();
+    expect(() => db.prepare("INSERT INTO sync_conflicts (project_id, kind, created_at) VALUES (1, 'refused_change', 'now')").run()).toThrow(/CHECK constraint failed/);
+    expect(migrate(db, migrations)).toBe(migrations.length - 18);
+    expect(db.prepare('SELECT project_id, kind, edge_id, field, edge_value, cloud_value, detail, created_at FROM sync_conflicts').all()).toEqual([
+      { project_id: 1, kind: 'attendee_field', edge_id: 2, field: 'email', edge_value: '"a"', cloud_value: '"b"', detail: null, created_at: 'then' },
+    ]);
+    db.prepare("INSERT INTO sync_conflicts (project_id, kind, detail, created_at) VALUES (1, 'refused_change', 'why', 'now')").run();
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'sync_conflicts'").pluck().all()).toContain('sync_conflicts_project');
+    db.close();
   });
 });

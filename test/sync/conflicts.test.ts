@@ -194,4 +194,62 @@ describe('sync conflicts (processes)', () => {
       (d) => d.first_name === 'CloudName' && d.email === 'edge@example.test' && d.last_name === 'CloudLast',
     );
   }, 60_000);
+
+  it('takes what an edge made offline when the cloud gave its external id away and deleted its type meanwhile: those fields refused and recorded, the rest applied, the scans behind it uploaded, both sides the same', async () => {
+    await world.cloud.api('POST', '/attendee-types', { name: 'Temp', zone_ids: [venue.zone] });
+    await until(
+      'the new type on the edge',
+      () => a.node.api('GET', '/attendee-types'),
+      (r) => (r.body.data as { slug: string }[]).some((t) => t.slug === 'temp'),
+    );
+    const existing = (await world.cloud.api('GET', '/attendees?search=X-13')).body.data[0];
+    a.proxy.set('cut');
+    await down(a);
+    const made = await a.node.api('POST', '/attendees', { first_name: 'Walk', last_name: 'In', attendee_type: 'temp', external_id: 'EXT-R1' });
+    expect(made.status, made.text).toBe(201);
+    const madeId = made.body.data.id as number;
+    expect((await a.node.api('PUT', `/attendees/${existing.id}`, { external_id: 'EXT-R2', first_name: 'Renamed' })).status).toBe(200);
+    const behind = await scan(a.node, venue.entry, 'T-14'); // an access event queued behind the refused fields
+    // Meanwhile on the cloud: both external ids go to new attendees, and the type goes.
+    for (const ext of ['EXT-R1', 'EXT-R2']) expect((await world.cloud.api('POST', '/attendees', { first_name: ext, last_name: 'Cloud', attendee_type: 'guest', external_id: ext })).status).toBe(201);
+    const temp = (await world.cloud.api('GET', '/attendee-types')).body.data.find((t: { slug: string }) => t.slug === 'temp');
+    expect((await world.cloud.api('DELETE', `/attendee-types/${temp.id}`)).status).toBe(204);
+
+    a.proxy.set('pass');
+    await drained(a);
+    expect(await eventOn(world.cloud, behind.event_id)).toMatchObject({ uuid: behind.event_id, edge_id: a.id });
+    expect((await world.cloud.api('GET', `/attendees/${madeId}`)).body.data).toMatchObject({ first_name: 'Walk', last_name: 'In', external_id: null, attendee_type: null });
+    expect((await world.cloud.api('GET', `/attendees/${existing.id}`)).body.data).toMatchObject({ first_name: 'Renamed', external_id: 'X-13' });
+    const refused = (await world.cloud.api('GET', '/sync/conflicts?kind=refused_change')).body.data as Record<string, unknown>[];
+    expect(refused).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          edge_id: a.id,
+          entity: 'attendee',
+          entity_id: madeId,
+          field: 'external_id',
+          edge_value: 'EXT-R1',
+          cloud_value: null,
+          detail: expect.stringMatching(/holds this external id/),
+        }),
+        expect.objectContaining({
+          edge_id: a.id,
+          entity: 'attendee',
+          entity_id: madeId,
+          field: 'attendee_type_id',
+          edge_value: temp.id,
+          cloud_value: null,
+          detail: expect.stringMatching(/no attendee type/),
+        }),
+        expect.objectContaining({ edge_id: a.id, entity: 'attendee', entity_id: existing.id, field: 'external_id', edge_value: 'EXT-R2', cloud_value: 'X-13' }),
+      ]),
+    );
+    expect(refused).toHaveLength(3);
+    // The edge hears the cloud's rows back: the refused values do not stay there.
+    await until(
+      "the edge to have the cloud's attendees",
+      async () => [(await a.node.api('GET', `/attendees/${madeId}`)).body.data, (await a.node.api('GET', `/attendees/${existing.id}`)).body.data],
+      ([walkIn, renamed]) => walkIn?.external_id === null && walkIn?.attendee_type === null && renamed?.external_id === 'X-13' && renamed?.first_name === 'Renamed',
+    );
+  }, 90_000);
 });
