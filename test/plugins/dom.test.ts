@@ -190,6 +190,17 @@ describe('bindElement', () => {
     again.unbind();
   });
 
+  it('asks the DOM what an element shows when it is bound again: text another hand wrote there is replaced, even by a value equal to the fallback', () => {
+    const el = container('<p svc-string="title">Welcome</p>').querySelector('p')!;
+    store.applyManifest(manifest()); // title: 'Welcome', the fallback's own text
+    bindElement(el, 'svc-string', store).unbind();
+    expect(el.textContent).toBe('Welcome');
+    el.textContent = 'written by other code';
+    const again = bindElement(el, 'svc-string', store);
+    expect(el.textContent).toBe('Welcome');
+    again.unbind();
+  });
+
   it('reports an element with two modifiers once, even when bound again', () => {
     const el = container('<p svc-string="title" svc-state svc-assets>fb</p>').querySelector('p')!;
     store.applyManifest(manifest());

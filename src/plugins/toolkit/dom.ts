@@ -8,8 +8,8 @@
 // - svc-src sets the `src` attribute; a null trigger state removes it.
 // - The text or `src` the element had when first bound is its fallback (rule 2), shown while the manifest is not
 //   loaded, the key is undefined in its section (rule 4) or the modifiers are in error (rule 1).
-import { type EffectScope, effect, effectScope, getCurrentScope, type ReactiveEffectRunner, stop } from 'vue';
-import { lookup, type PluginStore } from './store.js';
+import { type EffectScope, effect, effectScope, getCurrentScope, type ReactiveEffectRunner, stop, toRaw } from 'vue';
+import { lookup, type PluginStore, type StoreSections } from './store.js';
 import type { StoreSection } from './types.js';
 
 export type SvcDirective = 'svc-string' | 'svc-src';
@@ -27,11 +27,12 @@ const MISSING = Symbol('missing');
 type Shown = string | number | boolean | null;
 // The store's own lookup (the fallback rule: store.ts) on its sections, not its get* actions: a Pinia action
 // call also runs the $onAction machinery, which thousands of bindings pay for at every render.
-const READ: Record<StoreSection, (store: PluginStore, key: string) => Shown | typeof MISSING> = {
-  stringsList: (store, key) => lookup(store.stringsList, key, MISSING),
-  pluginVars: (store, key) => lookup(store.pluginVars, key, MISSING),
-  assetList: (store, key) => lookup(store.assetList, key, MISSING),
-  triggerState: (store, key) => lookup(store.triggerState, key, MISSING),
+// Read from the refs behind the sections (store._sections), not through the store's own proxy.
+const READ: Record<StoreSection, (sections: StoreSections, key: string) => Shown | typeof MISSING> = {
+  stringsList: (sections, key) => lookup(sections.stringsList.value, key, MISSING),
+  pluginVars: (sections, key) => lookup(sections.pluginVars.value, key, MISSING),
+  assetList: (sections, key) => lookup(sections.assetList.value, key, MISSING),
+  triggerState: (sections, key) => lookup(sections.triggerState.value, key, MISSING),
 };
 
 export interface SvcBindingError {
@@ -94,14 +95,16 @@ function sameTarget(a: Target, b: Target): boolean {
   return a.key === b.key && a.section === b.section;
 }
 
-function show(el: Element, directive: SvcDirective, value: Shown): void {
+/** `shown`: what the element is known to show now (its fallback, read when first bound), so the DOM need not be asked. */
+function show(el: Element, directive: SvcDirective, value: Shown, shown?: string | null): void {
   if (directive === 'svc-string') {
     const text = value === null ? '' : String(value);
+    if (shown === text) return;
     const only = el.firstChild;
     // One text node: change its data in place (no new node, no childList mutation for observers to process).
     if (only !== null && only.nodeType === 3 && only.nextSibling === null) {
-      if ((only as Text).data !== text) (only as Text).data = text;
-    } else if (el.textContent !== text) el.textContent = text;
+      if (shown !== undefined || (only as Text).data !== text) (only as Text).data = text;
+    } else if (shown !== undefined || el.textContent !== text) el.textContent = text;
   } else if (value === null) {
     el.removeAttribute('src');
   } else if (el.getAttribute('src') !== String(value)) {
@@ -131,11 +134,13 @@ export function bindElement(el: Element, directive: SvcDirective, store: PluginS
   bindings[directive].get(el)?.unbind();
   const known = fallbacks[directive];
   let fallback = known.get(el);
+  const firstTime = fallback === undefined;
   if (fallback === undefined) {
     fallback = directive === 'svc-string' ? (el.textContent ?? '') : el.getAttribute('src');
     known.set(el, fallback);
   }
-  const binding = new Binding(el, directive, store, options, fallback);
+  // Bound for the first time, the element shows its fallback, just read; bound again, it may show anything.
+  const binding = new Binding(el, directive, store, options, fallback, firstTime ? fallback : undefined);
   bindings[directive].set(el, binding);
   return binding;
 }
@@ -144,16 +149,22 @@ export function bindElement(el: Element, directive: SvcDirective, store: PluginS
 class Binding implements SvcBinding {
   #target: Target;
   #errorShown = false;
+  #shown: string | null | undefined;
+  readonly #sections: StoreSections;
   readonly #runner: ReactiveEffectRunner;
   readonly #scope: EffectScope | null;
 
   constructor(
     readonly element: Element,
     readonly directive: SvcDirective,
-    private readonly store: PluginStore,
+    store: PluginStore,
     private readonly options: BindElementOptions,
     private readonly fallback: string | null,
+    /** What the element is known to show at binding, if known. */
+    shownNow: string | null | undefined,
   ) {
+    this.#shown = shownNow;
+    this.#sections = toRaw(store)._sections; // past the proxy: its get would pass the object through reactive() on every binding
     this.#target = resolveTarget(element, directive, this.#key());
     if ('error' in this.#target) this.#applyError(this.#target);
     // Detached from whatever scope is active now (a component's, say): the effect lives until unbind().
@@ -168,8 +179,11 @@ class Binding implements SvcBinding {
 
   #render(): void {
     const t = this.#target;
-    const value = 'error' in t || t.key === null || !this.store.loaded ? MISSING : READ[t.section](this.store, t.key);
-    show(this.element, this.directive, value === MISSING ? this.fallback : value);
+    const sections = this.#sections;
+    const value = 'error' in t || t.key === null || !sections.loaded.value ? MISSING : READ[t.section](sections, t.key);
+    // Known on the first run of a first binding only; later the DOM is asked (someone else may have written).
+    show(this.element, this.directive, value === MISSING ? this.fallback : value, this.#shown);
+    this.#shown = undefined;
   }
 
   #applyError(next: Target): void {

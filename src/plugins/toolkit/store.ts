@@ -3,7 +3,7 @@
 // It also keeps each dependency's resources by id (`records`), filled by callApi's GET answers and kept
 // current by the socket's <Model>Created/Updated/Deleted events (events.ts, issue 28 item 5).
 import { defineStore } from 'pinia';
-import { ref, shallowRef, toRaw } from 'vue';
+import { markRaw, type Ref, ref, shallowRef, toRaw } from 'vue';
 import { type CallApiOptions, createCallApi, PluginApiError, type PluginContext } from './call-api.js';
 import { type EventConnection, EventSocket, idleConnection, type PageLocation, type PluginEvent } from './events.js';
 import type { PluginDependency, PluginManifest, SettingValue, StateValue } from './types.js';
@@ -35,7 +35,20 @@ function replaceContent<V>(target: Record<string, V>, source: Readonly<Record<st
  */
 export function lookup<V, F>(section: Record<string, V>, key: string, fallback: F): V | F {
   const value = section[key]; // read through the proxy: subscribes the caller's effect to this key
-  return value !== undefined && Object.hasOwn(toRaw(section), key) ? value : fallback;
+  if (value === undefined) return fallback;
+  // What Object.prototype lends is a function or an object: a string, number or boolean is the section's own.
+  const type = typeof value;
+  if (type === 'string' || type === 'number' || type === 'boolean') return value;
+  return Object.hasOwn(toRaw(section), key) ? value : fallback;
+}
+
+/** The refs behind the store's sections, for bound elements (dom.ts): read without the store's proxy. */
+export interface StoreSections {
+  readonly pluginVars: Ref<Record<string, SettingValue>>;
+  readonly stringsList: Ref<Record<string, string>>;
+  readonly assetList: Ref<Record<string, string>>;
+  readonly triggerState: Ref<Record<string, StateValue>>;
+  readonly loaded: Ref<boolean>;
 }
 
 const isRecord = (value: unknown): value is PluginRecord =>
@@ -232,6 +245,11 @@ export const usePluginStore = defineStore('gatehouse-plugin', () => {
   }
 
   return {
+    /**
+     * Internal: the same refs as the sections and `loaded`, for bound elements. Thousands of bindings read
+     * them at a first render; through the store's proxy each read costs a trap and a second subscription.
+     */
+    _sections: markRaw<StoreSections>({ pluginVars, stringsList, assetList, triggerState, loaded }),
     pluginVars,
     stringsList,
     assetList,
