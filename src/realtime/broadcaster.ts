@@ -7,6 +7,10 @@ import { isEncryptedChannel, type ChannelCipher } from './encryption.js';
 import type { BroadcastEvent, BroadcastPayload, BroadcastTopic } from './event-schemas.js';
 import type { PusherServer } from './server.js';
 import type { Module } from '../lifecycle.js';
+import { KeyedThrottle } from './zone-throttle.js';
+
+/** A zone's count goes out at once, then at most once per this interval while it keeps moving (docs/realtime.md). */
+export const OCCUPANCY_INTERVAL_MS = 100;
 
 // Domain events -> WebSocket channels (issue 6, item 4; docs/realtime.md). The bus emits after
 // commit, so nothing reaches a dashboard that is not stored. Each event goes to both names of
@@ -27,6 +31,9 @@ export class Broadcaster implements Module {
   readonly name = 'broadcaster';
   /** Per project, the channel names of each topic (built once, not per scan); null: no such project. */
   readonly #channels = new Map<number, Map<ProjectTopic, readonly string[]> | null>();
+  /** ZoneOccupancyChanged at most every OCCUPANCY_INTERVAL_MS per zone (zone-throttle.ts); what it last changed. */
+  readonly #occupancy = new KeyedThrottle<number>(OCCUPANCY_INTERVAL_MS, (zoneId) => this.#publishOccupancy(zoneId));
+  readonly #occupancyAt = new Map<number, { projectId: number; timestamp: string }>();
 
   constructor(
     private readonly server: PusherServer,
@@ -49,15 +56,8 @@ export class Broadcaster implements Module {
     bus.on(this, 'zone.occupancy_changed', (e) => {
       if (!this.#anySubscriber(e.projectId, 'console:occupancy')) return; // no payloads built for nobody
       for (const zoneId of e.zoneIds) {
-        const capacity = this.index.zones.get(zoneId)?.capacity ?? null;
-        const count = this.occupancy.count(zoneId);
-        this.publish(e.projectId, 'console:occupancy', 'ZoneOccupancyChanged', {
-          access_zone_id: zoneId,
-          current_count: count,
-          capacity,
-          available: capacity === null ? null : Math.max(0, capacity - count),
-          timestamp: e.timestamp,
-        });
+        this.#occupancyAt.set(zoneId, { projectId: e.projectId, timestamp: e.timestamp });
+        this.#occupancy.hit(zoneId);
       }
     });
     bus.on(this, 'gateway.online', (e) => this.publish(e.projectId, 'console:devices', 'GatewayOnline', e.gateway));
@@ -87,6 +87,22 @@ export class Broadcaster implements Module {
 
   stop(): void {
     this.bus.removeListeners(this);
+    this.#occupancy.clear();
+  }
+
+  /** One zone's count as it is now, with the time of the change that last moved it. */
+  #publishOccupancy(zoneId: number): void {
+    const changed = this.#occupancyAt.get(zoneId);
+    if (!changed) return;
+    const capacity = this.index.zones.get(zoneId)?.capacity ?? null;
+    const count = this.occupancy.count(zoneId);
+    this.publish(changed.projectId, 'console:occupancy', 'ZoneOccupancyChanged', {
+      access_zone_id: zoneId,
+      current_count: count,
+      capacity,
+      available: capacity === null ? null : Math.max(0, capacity - count),
+      timestamp: changed.timestamp,
+    });
   }
 
   /** The event name as published: bare, or under the configured namespace. */

@@ -80,7 +80,11 @@ export const BROADCAST_EVENTS = {
   AccessDenied: { topic: 'dashboard:access', payload: accessDeniedSchema, summary: 'A scan was denied (after its access event is stored).' },
   AccessPointUpdated: { topic: 'dashboard:access-points', payload: accessPointSchema, summary: 'An access point was created or changed: the resource as REST shows it.' },
   AccessPointDeleted: { topic: 'dashboard:access-points', payload: z.object({ id: z.number().int() }), summary: 'An access point was deleted.' },
-  ZoneOccupancyChanged: { topic: 'console:occupancy', payload: zoneOccupancySchema, summary: "A grant changed a zone's count (both zones of a move)." },
+  ZoneOccupancyChanged: {
+    topic: 'console:occupancy',
+    payload: zoneOccupancySchema,
+    summary: "A grant changed a zone's count (both zones of a move): at once, then at most once per 100 ms per zone while it keeps moving, with the count then.",
+  },
   GatewayOnline: { topic: 'console:devices', payload: gatewaySchema, summary: "A gateway's status changed to online: the gateway resource." },
   GatewayOffline: { topic: 'console:devices', payload: gatewaySchema, summary: "A gateway's status changed to offline (its report, last will or the gateway-status webhook)." },
   ReaderStatusChanged: { topic: 'console:devices', payload: readerStatusChangedSchema, summary: 'A reader connected, disconnected or was reported by its gateway.' },
