@@ -236,6 +236,50 @@ describe('the devices screen, in Chromium', () => {
     await expect(connect(mqttUrl(gh), { username: 'GW-SOUTH', password: `${password}x`, reconnectPeriod: 0 })).rejects.toThrow();
   });
 
+  it('gives a gateway a new password after asking (the old one refused from then on), then deletes it after asking', async () => {
+    const issued = await api.post(`${A}/gateways`, { identifier: 'GW-EAST', reader_ids: [] });
+    const oldPassword = issued.body.token as string;
+    await page.reload(); // (no socket event announces a new gateway: the list is read on load)
+    const gw = page.locator('[data-testid=gateway][data-gateway="GW-EAST"]');
+    await expect.poll(() => gw.count(), { timeout: 10_000 }).toBe(1);
+    const connected = await connect(mqttUrl(gh), { username: 'GW-EAST', password: oldPassword });
+
+    // Asked first; Cancel changes nothing.
+    await gw.getByTestId('gateway-rotate').click();
+    const yes = gw.getByTestId('gateway-rotate-yes');
+    await expect.poll(() => yes.evaluate((el) => el === document.activeElement), { timeout: 10_000 }).toBe(true);
+    expect(await gw.textContent()).toContain('Give GW-EAST a new MQTT password? The old one stops working');
+    expect(await ui.accessibility()).toEqual([]);
+    await gw.getByRole('button', { name: 'Cancel' }).click();
+    expect(await gw.getByTestId('gateway-rotate-yes').count()).toBe(0);
+    expect(connected.connected).toBe(true);
+
+    await gw.getByTestId('gateway-rotate').click();
+    await gw.getByTestId('gateway-rotate-yes').click();
+    const secret = page.getByTestId('gateways').getByTestId('secret-once');
+    await expect.poll(() => secret.count(), { timeout: 10_000 }).toBe(1);
+    expect(await secret.textContent()).toContain('MQTT password of GW-EAST (username: GW-EAST)');
+    const newPassword = await secret.getByTestId('secret-value').inputValue();
+    expect(newPassword).not.toBe(oldPassword);
+    await expect.poll(() => connected.connected, { timeout: 10_000 }).toBe(false); // its connections closed
+    connected.end(true);
+    await expect(connect(mqttUrl(gh), { username: 'GW-EAST', password: oldPassword, reconnectPeriod: 0 })).rejects.toThrow();
+    (await connect(mqttUrl(gh), { username: 'GW-EAST', password: newPassword })).end(true);
+    await secret.getByTestId('secret-done').click();
+
+    await gw.getByTestId('gateway-delete').click();
+    const del = gw.getByTestId('gateway-delete-yes');
+    await expect.poll(() => del.evaluate((el) => el === document.activeElement), { timeout: 10_000 }).toBe(true);
+    expect(await gw.textContent()).toContain('Delete GW-EAST? Its password stops working');
+    await del.click();
+    await expect.poll(() => page.getByTestId('gateway-result').textContent(), { timeout: 10_000 }).toBe('GW-EAST was deleted.');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-testid')), { timeout: 10_000 }).toBe('gateway-result');
+    expect(await gw.count()).toBe(0);
+    expect((await api.get(`${A}/gateways`)).body.data.map((g: { identifier: string }) => g.identifier)).not.toContain('GW-EAST');
+    await expect(connect(mqttUrl(gh), { username: 'GW-EAST', password: newPassword, reconnectPeriod: 0 })).rejects.toThrow();
+    expect(await noSideScroll(page)).toBeLessThanOrEqual(0);
+  });
+
   it('says in words when USB HID cannot work on this box, as REST’s meta.hid reports it', async () => {
     const line = page.getByTestId('hid-unavailable');
     const agrees = async () => {
