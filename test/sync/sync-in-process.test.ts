@@ -166,7 +166,12 @@ describe('cloud sync, in one process', () => {
         edge_value: { event: 'attendee.created', data: body.items[0]!.data },
         detail: expect.stringMatching(/refused it: CHECK constraint failed/),
       }),
-      expect.objectContaining({ entity: 'attendee', entity_id: 990002, edge_value: { event: 'attendee.created', data: body.items[1]!.data }, detail: expect.stringMatching(/^the cloud's store refused it: \w/) }),
+      expect.objectContaining({
+        entity: 'attendee',
+        entity_id: 990002,
+        edge_value: { event: 'attendee.created', data: body.items[1]!.data },
+        detail: expect.stringMatching(/^the cloud's store refused it: \w/),
+      }),
     ]);
     // Sent again (an answer lost on the way): nothing applied or recorded twice.
     const again = await upload();
