@@ -185,6 +185,22 @@ export function moveZones(zones: readonly Zone[], moves: ReadonlyMap<number, Zon
   });
 }
 
+/**
+ * A zone created or changed (AccessZoneUpdated, the resource with its count now): a new one takes
+ * its place by id, as REST lists them; a known one takes the event's name, capacity and count.
+ */
+export function upsertZone(zones: readonly Zone[], zone: Zone): Zone[] {
+  const next: Zone = { id: zone.id, name: zone.name, current_count: zone.current_count, capacity: zone.capacity };
+  const at = zones.findIndex((z) => z.id >= zone.id);
+  if (at === -1) return [...zones, next];
+  return zones[at]!.id === zone.id ? zones.map((z, i) => (i === at ? next : z)) : [...zones.slice(0, at), next, ...zones.slice(at)];
+}
+
+/** A zone deleted (AccessZoneDeleted {id}). */
+export function removeZone(zones: readonly Zone[], id: number): Zone[] {
+  return zones.some((z) => z.id === id) ? zones.filter((z) => z.id !== id) : (zones as Zone[]);
+}
+
 /** A gate with many denials lately (issue 29 item 2: "a spike of denials at one gate stands out"). */
 export interface DenialSpike {
   accessPointId: number;

@@ -7,6 +7,7 @@ import { isEncryptedChannel, type ChannelCipher } from './encryption.js';
 import type { BroadcastEvent, BroadcastPayload, BroadcastTopic } from './event-schemas.js';
 import type { PusherServer } from './server.js';
 import type { Module } from '../lifecycle.js';
+import type { ZoneResource } from '../venue/access-zones.js';
 import { KeyedThrottle } from './zone-throttle.js';
 
 /** A zone's count goes out at once, then at most once per this interval while it keeps moving (docs/realtime.md). */
@@ -53,6 +54,10 @@ export class Broadcaster implements Module {
     bus.on(this, 'access_point.created', (e) => this.publish(e.projectId, 'dashboard:access-points', 'AccessPointUpdated', e.resource));
     bus.on(this, 'access_point.updated', (e) => this.publish(e.projectId, 'dashboard:access-points', 'AccessPointUpdated', e.resource));
     bus.on(this, 'access_point.deleted', (e) => this.publish(e.projectId, 'dashboard:access-points', 'AccessPointDeleted', { id: e.id }));
+    // Zones on the occupancy channel, so a page of live counts learns of a new or renamed zone.
+    bus.on(this, 'access_zone.created', (e) => this.publish(e.projectId, 'console:occupancy', 'AccessZoneUpdated', this.#zoneNow(e.resource)));
+    bus.on(this, 'access_zone.updated', (e) => this.publish(e.projectId, 'console:occupancy', 'AccessZoneUpdated', this.#zoneNow(e.resource)));
+    bus.on(this, 'access_zone.deleted', (e) => this.publish(e.projectId, 'console:occupancy', 'AccessZoneDeleted', { id: e.id }));
     bus.on(this, 'zone.occupancy_changed', (e) => {
       if (!this.#anySubscriber(e.projectId, 'console:occupancy')) return; // no payloads built for nobody
       for (const zoneId of e.zoneIds) {
@@ -88,6 +93,12 @@ export class Broadcaster implements Module {
   stop(): void {
     this.bus.removeListeners(this);
     this.#occupancy.clear();
+  }
+
+  /** The zone resource with its count as the occupancy tracker has it now. */
+  #zoneNow(zone: ZoneResource): ZoneResource {
+    const count = this.occupancy.count(zone.id);
+    return { ...zone, current_count: count, available: zone.capacity === null ? null : Math.max(0, zone.capacity - count) };
   }
 
   /** One zone's count as it is now, with the time of the change that last moved it. */

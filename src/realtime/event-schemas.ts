@@ -4,6 +4,7 @@ import { gatewaySchema } from '../devices/gateways.js';
 import { readerStatusSchema } from '../devices/reader-state.js';
 import { conflictSchema } from '../sync/conflicts.js';
 import { accessPointSchema } from '../venue/access-points.js';
+import { zoneSchema } from '../venue/access-zones.js';
 import type { ProjectTopic } from './channel-access.js';
 
 // The payload of every event the broadcaster publishes (docs/realtime.md: Channels and events),
@@ -80,6 +81,12 @@ export const BROADCAST_EVENTS = {
   AccessDenied: { topic: 'dashboard:access', payload: accessDeniedSchema, summary: 'A scan was denied (after its access event is stored).' },
   AccessPointUpdated: { topic: 'dashboard:access-points', payload: accessPointSchema, summary: 'An access point was created or changed: the resource as REST shows it.' },
   AccessPointDeleted: { topic: 'dashboard:access-points', payload: z.object({ id: z.number().int() }), summary: 'An access point was deleted.' },
+  AccessZoneUpdated: {
+    topic: 'console:occupancy',
+    payload: zoneSchema,
+    summary: 'An access zone was created or changed (name, capacity): the resource as REST shows it. Its count moves by ZoneOccupancyChanged.',
+  },
+  AccessZoneDeleted: { topic: 'console:occupancy', payload: z.object({ id: z.number().int() }), summary: 'An access zone was deleted.' },
   ZoneOccupancyChanged: {
     topic: 'console:occupancy',
     payload: zoneOccupancySchema,

@@ -104,6 +104,26 @@ describe('the staff console, in Chromium', () => {
     expect(await page.evaluate(() => (window as unknown as { stayed: number }).stayed)).toBe(marker); // same page: no reload
   });
 
+  it('shows a zone created, renamed or deleted meanwhile on the live doors, without a reload', async () => {
+    const marker = await page.evaluate(() => ((window as unknown as { stayed: number }).stayed = Date.now()));
+    const admin = client(gh, await gh.token());
+    const made = (await admin.post(`${A}/access-zones`, { name: 'Rooftop', capacity: 25 })).body.data;
+    await expect.poll(() => zone('Rooftop').count(), { timeout: 10_000 }).toBe(1);
+    expect(await zone('Rooftop').getByTestId('zone-count').textContent()).toBe('0 / 25');
+    expect((await admin.put(`${A}/access-zones/${made.id}`, { name: 'Sky bar', capacity: 30 })).status).toBe(200);
+    await expect.poll(() => zone('Sky bar').getByTestId('zone-count').textContent(), { timeout: 10_000 }).toBe('0 / 30');
+    expect(await zone('Rooftop').count()).toBe(0);
+    // A known zone keeps its count through a change of its capacity.
+    const backstage = (await admin.get(`${A}/access-zones?per_page=100`)).body.data.find((z: { name: string }) => z.name === 'Backstage').id as number;
+    expect((await admin.put(`${A}/access-zones/${backstage}`, { capacity: 80 })).status).toBe(200);
+    await expect.poll(() => zone('Backstage').getByTestId('zone-count').textContent(), { timeout: 10_000 }).toBe('1 / 80');
+    expect((await admin.put(`${A}/access-zones/${backstage}`, { capacity: 60 })).status).toBe(200);
+    await expect.poll(() => zone('Backstage').getByTestId('zone-count').textContent(), { timeout: 10_000 }).toBe('1 / 60');
+    expect((await admin.del(`${A}/access-zones/${made.id}`)).status).toBe(204);
+    await expect.poll(() => zone('Sky bar').count(), { timeout: 10_000 }).toBe(0);
+    expect(await page.evaluate(() => (window as unknown as { stayed: number }).stayed)).toBe(marker); // same page: no reload
+  });
+
   it('shows a denial with its reason', async () => {
     // A general-admission ticket at the backstage door.
     const answer = await scan('GH-000001');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addRows, batcher, denialSpikes, type FeedRow, framesEvery, fromDenied, fromGranted, fromLog, moveZones, zoneMover } from '../../console/src/feed.js';
+import { addRows, batcher, denialSpikes, type FeedRow, framesEvery, fromDenied, fromGranted, fromLog, moveZones, removeZone, upsertZone, zoneMover } from '../../console/src/feed.js';
 import { safeRedirect } from '../../console/src/redirect.js';
 
 // The console's feed logic without a browser (console/src/feed.ts): rows from the access-event
@@ -88,6 +88,22 @@ describe('console feed', () => {
     const moved = moveZones(zones, applied[0] as never);
     expect(moved.map((z) => z.current_count)).toEqual([499, 7]);
     expect(moved[1]).toBe(zones[1]); // a zone not moved keeps its object (its bar is not redrawn)
+  });
+
+  it('puts a zone created meanwhile in its place by id, changes a known one, and drops a deleted one', () => {
+    const zones = [
+      { id: 2, name: 'Hall', current_count: 4, capacity: 100 },
+      { id: 5, name: 'Gallery', current_count: 7, capacity: null },
+    ];
+    const extra = { slug: 'x', requires_ticket: true, version: 9 }; // the event's other fields are not kept
+    expect(upsertZone(zones, { id: 3, name: 'Bar', current_count: 0, capacity: 20, ...extra } as never).map((z) => z.id)).toEqual([2, 3, 5]);
+    expect(upsertZone(zones, { id: 1, name: 'Gate', current_count: 0, capacity: null }).map((z) => z.id)).toEqual([1, 2, 5]);
+    expect(upsertZone(zones, { id: 9, name: 'Roof', current_count: 0, capacity: 5, ...extra } as never)).toEqual([...zones, { id: 9, name: 'Roof', current_count: 0, capacity: 5 }]);
+    const renamed = upsertZone(zones, { id: 5, name: 'Galleries', current_count: 8, capacity: 50 });
+    expect(renamed).toEqual([zones[0], { id: 5, name: 'Galleries', current_count: 8, capacity: 50 }]);
+    expect(renamed[0]).toBe(zones[0]); // the others keep their objects
+    expect(removeZone(zones, 2)).toEqual([zones[1]]);
+    expect(removeZone(zones, 4)).toBe(zones); // not shown: nothing changes
   });
 
   it('runs updates at most once per interval, on an animation frame', () => {

@@ -11,7 +11,7 @@ const A = '/api/v1/projects/default/default';
 const CHANNEL = 'private-console.project.default.default.occupancy';
 const PEOPLE = 120;
 
-describe('zone occupancy on the socket, folded per zone', () => {
+describe('zones on the occupancy channel: counts folded per zone, zones created, changed and deleted', () => {
   let gh: TestAppliance;
   let api: ReturnType<typeof client>;
   let gate: number;
@@ -60,5 +60,16 @@ describe('zone occupancy on the socket, folded per zone', () => {
     expect(frame.data).toEqual({ access_zone_id: zone, current_count: PEOPLE + 1, capacity: 1000, available: 1000 - PEOPLE - 1, timestamp: expect.any(String) });
     await new Promise((r) => setTimeout(r, 3 * OCCUPANCY_INTERVAL_MS));
     expect(counts()).toEqual([]); // one grant, one event
+  });
+
+  it('announces a zone created, changed or deleted on the same channel, with its count now', async () => {
+    socket.frames.length = 0;
+    const made = (await api.post(`${A}/access-zones`, { name: 'Terrace', capacity: 40 })).body.data;
+    expect((await socket.next('AccessZoneUpdated', 5000)).data).toEqual({ ...made, current_count: 0, available: 40 });
+    const renamed = (await api.put(`${A}/access-zones/${zone}`, { name: 'Main arena', capacity: 2000 })).body.data;
+    // The arena's count is the occupancy tracker's (the people admitted above), not a stale column.
+    expect((await socket.next('AccessZoneUpdated', 5000)).data).toEqual({ ...renamed, current_count: PEOPLE + 1, available: 2000 - PEOPLE - 1 });
+    expect((await api.del(`${A}/access-zones/${made.id}`)).status).toBe(204);
+    expect((await socket.next('AccessZoneDeleted', 5000)).data).toEqual({ id: made.id });
   });
 });

@@ -12,6 +12,8 @@ export const EVENT_TOPICS = {
   AccessDenied: 'dashboard:access',
   AccessPointUpdated: 'dashboard:access-points',
   AccessPointDeleted: 'dashboard:access-points',
+  AccessZoneUpdated: 'console:occupancy',
+  AccessZoneDeleted: 'console:occupancy',
   ZoneOccupancyChanged: 'console:occupancy',
   GatewayOnline: 'console:devices',
   GatewayOffline: 'console:devices',
