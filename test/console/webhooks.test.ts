@@ -220,6 +220,23 @@ describe('the webhooks screen, in Chromium', () => {
     await expect.poll(() => page.getByTestId('log-count').textContent()).toBe('5 requests');
     // The same as the appliance answers over REST.
     expect((await rest().get(`${A}/incoming-webhooks?result=failure`)).body.meta.total).toBe(1);
+
+    // More than a page (25): Newer / Older through it, "Page n of m" between them.
+    for (let i = 0; i < 21; i++) expect((await gatewayReport(made.rotated)).status).toBe(200);
+    await page.getByTestId('log-refresh').click();
+    await expect.poll(() => page.getByTestId('log-count').textContent()).toBe('26 requests');
+    const pages = page.getByRole('navigation', { name: 'Request log pages' });
+    expect(await pages.textContent()).toContain('Page 1 of 2');
+    expect(await logRows().count()).toBe(25);
+    expect(await pages.getByRole('button', { name: 'Newer' }).isDisabled()).toBe(true);
+    await pages.getByRole('button', { name: 'Older' }).click();
+    await expect.poll(() => pages.textContent()).toContain('Page 2 of 2');
+    expect(await logRows().count()).toBe(1);
+    expect(await logRows().first().getAttribute('data-status')).toBe('200'); // the oldest: the first report
+    expect(await pages.getByRole('button', { name: 'Older' }).isDisabled()).toBe(true);
+    await pages.getByRole('button', { name: 'Newer' }).click();
+    await expect.poll(() => pages.textContent()).toContain('Page 1 of 2');
+    expect(await ui.accessibility()).toEqual([]);
   });
 
   it('refuses a receiver URL the appliance will not send to, under its field', async () => {
@@ -318,7 +335,7 @@ describe('the webhooks screen, in Chromium', () => {
     const controls =
       '[data-testid=source-create], [data-testid=source-rotate], [data-testid=source-edit-allowlist], [data-testid=source-toggle], [data-testid=source-delete], [data-testid=subscription-create], [data-testid=sub-test], [data-testid=sub-delete], [data-testid=sub-toggle], [data-testid=delivery-resend]';
 
-    await expect.poll(() => page.getByTestId('log-count').textContent()).toBe('5 requests');
+    await expect.poll(() => page.getByTestId('log-count').textContent()).toBe('26 requests');
     expect(await page.locator(controls).count()).toBe(0);
     expect(await ui.accessibility()).toEqual([]);
     await tab('sources');
