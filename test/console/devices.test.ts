@@ -152,6 +152,32 @@ describe('the devices screen, in Chromium', () => {
     expect(await device.getByTestId('bridge-toggle').textContent()).toMatch(/Enable/);
   });
 
+  it('adds a plugged-in reader by its USB ids instead of a path: a bad id refused under its field, then found by ids', async () => {
+    await page.getByTestId('add-bridge-device').click();
+    await page.getByLabel('Name', { exact: true }).fill('USB scanner');
+    await page.getByTestId('bridge-by-usb').check();
+    expect(await page.getByLabel('Device path').count()).toBe(0);
+    await page.getByLabel('USB vendor id').fill('0xZZ');
+    await page.getByLabel('USB product id').fill('6001');
+    await page.getByLabel('Acts as reader').fill('PRESS-1'); // a second device for the same reader (a spare scanner at the press door)
+    await page.getByTestId('create-bridge-device').click();
+    const vendor = page.getByLabel('USB vendor id');
+    await expect.poll(() => vendor.getAttribute('aria-invalid'), { timeout: 10_000 }).toBe('true');
+    expect(await page.locator('[id="bridge-match.vendor_id-error"]').textContent()).toMatch(/USB id/);
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id), { timeout: 10_000 }).toBe('bridge-match.vendor_id');
+    expect(await ui.accessibility()).toEqual([]);
+
+    await vendor.fill('0x0403');
+    await page.getByLabel('Serial number (optional)').fill('A1B2C3');
+    await page.getByTestId('create-bridge-device').click();
+    const device = page.locator('[data-testid=bridge-device][data-device="USB scanner"]');
+    await expect.poll(() => device.count(), { timeout: 10_000 }).toBe(1);
+    expect(await device.textContent()).toContain('USB 0403:6001 (A1B2C3)');
+    const stored = (await api.get(`${A}/bridge/devices`)).body.data.find((d: { name: string }) => d.name === 'USB scanner');
+    expect(stored).toEqual(expect.objectContaining({ path: null, match: { vendor_id: '0403', product_id: '6001', serial_number: 'A1B2C3' }, reader_identifier: 'PRESS-1' }));
+    expect(await noSideScroll(page)).toBeLessThanOrEqual(0);
+  });
+
   it('shows a gateway and the reader it fronts go online and offline as the gateway reports, without a reload', async () => {
     const fronted = (await api.get(`${A}/readers?per_page=100`)).body.data.find((r: { identifier: string }) => r.identifier === 'GATE-IN-2').id as number;
     const issued = await api.post(`${A}/gateways`, { identifier: 'GW-NORTH', name: 'North gateway', reader_ids: [fronted] });
@@ -336,7 +362,7 @@ describe('the devices screen, in Chromium', () => {
     await viewer.getByRole('button', { name: 'Sign in' }).click();
     await expect.poll(() => new URL(viewer.url()).pathname, { timeout: 10_000 }).toBe('/devices');
     await expect.poll(() => viewer.getByTestId('reader').count(), { timeout: 10_000 }).toBe(6);
-    await expect.poll(() => viewer.getByTestId('bridge-device').count(), { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => viewer.getByTestId('bridge-device').count(), { timeout: 10_000 }).toBe(2);
     expect(await viewer.getByTestId('readers-online').textContent()).toMatch(/of 6 online/);
     expect(await viewer.getByTestId('reader-logins').count()).toBe(0);
     expect(await viewer.getByTestId('reader-otp').count()).toBe(0);
