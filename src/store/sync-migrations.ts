@@ -100,4 +100,38 @@ export const syncMigrations: readonly Migration[] = [
       CREATE INDEX sync_conflicts_project ON sync_conflicts(project_id, id);
     `,
   },
+  {
+    version: 20,
+    name: 'cloud sync: conflicts for reused ids, rows deleted on the other side, events naming deleted rows; flags cleared',
+    sql: `
+      -- New kinds (docs/sync.md: conflicts): id_conflict (an edge created a row under an id the
+      -- cloud already holds: never an overwrite), deleted_row (a row edited on one side and
+      -- deleted on the other), deleted_reference (an access event naming a reader, access point
+      -- or zone the cloud deleted meanwhile). cleared_at: a flag a later arrival explained
+      -- (a double entry whose missing exit arrived), kept for the record.
+      -- SQLite cannot widen a CHECK in place: the table is made again with the same rows.
+      CREATE TABLE sync_conflicts_new (
+        id INTEGER PRIMARY KEY,
+        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL CHECK (kind IN ('duplicate_entry', 'revoked_credential', 'blocklisted', 'attendee_field', 'credential_value', 'refused_change', 'id_conflict', 'deleted_row', 'deleted_reference')),
+        edge_id INTEGER,
+        event_uuid TEXT,
+        related_uuid TEXT,
+        entity TEXT,
+        entity_id INTEGER,
+        field TEXT,
+        edge_value TEXT,
+        cloud_value TEXT,
+        detail TEXT,
+        created_at TEXT NOT NULL,
+        reviewed_at TEXT,
+        cleared_at TEXT
+      );
+      INSERT INTO sync_conflicts_new (id, project_id, kind, edge_id, event_uuid, related_uuid, entity, entity_id, field, edge_value, cloud_value, detail, created_at, reviewed_at)
+        SELECT id, project_id, kind, edge_id, event_uuid, related_uuid, entity, entity_id, field, edge_value, cloud_value, detail, created_at, reviewed_at FROM sync_conflicts;
+      DROP TABLE sync_conflicts;
+      ALTER TABLE sync_conflicts_new RENAME TO sync_conflicts;
+      CREATE INDEX sync_conflicts_project ON sync_conflicts(project_id, id);
+    `,
+  },
 ];

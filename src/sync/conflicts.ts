@@ -12,10 +12,23 @@ import { writeTransaction } from '../store/transactions.js';
 // credential value an edge issued that the cloud had given someone else (credential_value), an
 // edge's change the cloud could not apply as sent (refused_change: a field naming an attendee type
 // the cloud no longer has or an external id it gave someone else, applied without that field; or
-// a change its store refused, kept whole in edge_value). A refused change never stops the upload.
+// a change its store refused, kept whole in edge_value), a create under an id the cloud already
+// holds (id_conflict: never an overwrite), a row edited on one side and deleted on the other
+// (deleted_row), an access event naming a reader, access point or zone the cloud deleted
+// (deleted_reference). A refused change never stops the upload.
 // Flags on access events are also columns of the event itself (duplicate_of, review).
 
-export const CONFLICT_KINDS = ['duplicate_entry', 'revoked_credential', 'blocklisted', 'attendee_field', 'credential_value', 'refused_change'] as const;
+export const CONFLICT_KINDS = [
+  'duplicate_entry',
+  'revoked_credential',
+  'blocklisted',
+  'attendee_field',
+  'credential_value',
+  'refused_change',
+  'id_conflict',
+  'deleted_row',
+  'deleted_reference',
+] as const;
 export type ConflictKind = (typeof CONFLICT_KINDS)[number];
 
 export const conflictSchema = z.object({
@@ -32,6 +45,7 @@ export const conflictSchema = z.object({
   detail: z.string().nullable().describe('refused_change: why the cloud did not apply it'),
   created_at: z.string(),
   reviewed_at: z.string().nullable(),
+  cleared_at: z.string().nullable().describe('a flag a later arrival explained (a double entry whose missing exit arrived): kept for the record'),
 });
 export type SyncConflictResource = z.infer<typeof conflictSchema>;
 
@@ -50,6 +64,7 @@ interface ConflictRow {
   detail: string | null;
   created_at: string;
   reviewed_at: string | null;
+  cleared_at: string | null;
 }
 
 export interface NewConflict {
@@ -137,6 +152,7 @@ export class SyncConflicts {
       detail: r.detail,
       created_at: r.created_at,
       reviewed_at: r.reviewed_at,
+      cleared_at: r.cleared_at,
     };
   }
 

@@ -1,6 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { requester, type RequestOptions, type TestResponse } from './appliance.js';
 import { runGatehouse, type RunningProcess } from './process.js';
 import { PROCESS_ADMIN } from './process-appliance.js';
@@ -20,16 +20,39 @@ const FAST_SYNC = {
   GATEHOUSE_SYNC_LONG_POLL_SECONDS: '3',
 };
 
+/** The preload that lets a test step one process's wall clock (test/fixtures/clock-step.cjs). */
+const CLOCK_STEP = resolve('test/fixtures/clock-step.cjs');
+
 export class Node {
   proc!: RunningProcess;
   url = '';
   #token = '';
   readonly dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-sync-'));
+  /** Where this node's wall-clock shift is kept (it survives restarts, as a box's clock does). */
+  readonly #clockFile = `${this.dataDir}.clock`;
+  #clockShift = 0;
+  #clockSteps = 0;
 
   constructor(
     readonly name: string,
     private readonly env: Record<string, string>,
-  ) {}
+  ) {
+    writeFileSync(this.#clockFile, '0 0');
+  }
+
+  /** This node's wall clock, ahead of the real one by `ms` (behind when negative), as NTP would step it; resolves once the process took it. */
+  async setClock(ms: number): Promise<void> {
+    this.#clockShift = ms;
+    const step = ++this.#clockSteps;
+    writeFileSync(this.#clockFile, `${ms} ${step}`);
+    if (!this.proc || this.proc.proc.exitCode !== null || this.proc.proc.signalCode !== null) return;
+    this.proc.proc.kill('SIGUSR2');
+    await this.proc.waitFor(new RegExp(`^test clock step ${step}: `), 10_000);
+  }
+
+  get clockShift(): number {
+    return this.#clockShift;
+  }
 
   async start(): Promise<this> {
     this.proc = runGatehouse([], {
@@ -40,6 +63,8 @@ export class Node {
       GATEHOUSE_RATE_LIMIT_BULK: '0',
       GATEHOUSE_RATE_LIMIT_SEARCH: '0',
       GATEHOUSE_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'info',
+      NODE_OPTIONS: `--require ${CLOCK_STEP}`,
+      GATEHOUSE_TEST_CLOCK_FILE: this.#clockFile,
       ...this.env,
     });
     [, this.url] = (await this.proc.waitFor(/Gatehouse ready at (http:\/\/\S+?)"/, 60_000)) as unknown as [string, string];
@@ -77,6 +102,7 @@ export class Node {
   async destroy(): Promise<void> {
     if (this.proc && this.proc.proc.exitCode === null && this.proc.proc.signalCode === null) await this.proc.stop('SIGKILL');
     rmSync(this.dataDir, { recursive: true, force: true });
+    rmSync(this.#clockFile, { force: true });
   }
 
   /** Every access event of the project, oldest id first, as REST shows them. */

@@ -75,4 +75,26 @@ describe('store', () => {
     expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'sync_conflicts'").pluck().all()).toContain('sync_conflicts_project');
     db.close();
   });
+
+  it('migration 20 keeps the conflicts, detail included, and takes the new kinds and cleared_at', () => {
+    const folder = mkdtempSync(join(tmpdir(), 'gatehouse-migrate-'));
+    dirs.push(folder);
+    const db = new BetterSqlite3(join(folder, 'at-19.sqlite'));
+    db.pragma('foreign_keys = ON');
+    migrate(
+      db,
+      migrations.filter((m) => m.version <= 19),
+    );
+    db.prepare("INSERT INTO teams (id, name, slug, created_at, updated_at) VALUES (1, 'T', 't', 'x', 'x')").run();
+    db.prepare("INSERT INTO projects (id, team_id, name, slug, timezone, created_at, updated_at) VALUES (1, 1, 'P', 'p', 'UTC', 'x', 'x')").run();
+    db.prepare("INSERT INTO sync_conflicts (project_id, kind, edge_id, detail, created_at, reviewed_at) VALUES (1, 'refused_change', 2, 'why', 'then', 'later')").run();
+    expect(() => db.prepare("INSERT INTO sync_conflicts (project_id, kind, created_at) VALUES (1, 'id_conflict', 'now')").run()).toThrow(/CHECK constraint failed/);
+    expect(migrate(db, migrations)).toBe(migrations.filter((m) => m.version > 19).length);
+    expect(db.prepare('SELECT project_id, kind, edge_id, detail, created_at, reviewed_at, cleared_at FROM sync_conflicts').all()).toEqual([
+      { project_id: 1, kind: 'refused_change', edge_id: 2, detail: 'why', created_at: 'then', reviewed_at: 'later', cleared_at: null },
+    ]);
+    for (const kind of ['id_conflict', 'deleted_row', 'deleted_reference']) db.prepare("INSERT INTO sync_conflicts (project_id, kind, created_at) VALUES (1, ?, 'now')").run(kind);
+    expect(() => db.prepare("INSERT INTO sync_conflicts (project_id, kind, created_at) VALUES (1, 'nonsense', 'now')").run()).toThrow(/CHECK constraint failed/);
+    db.close();
+  });
 });
