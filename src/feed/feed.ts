@@ -5,7 +5,8 @@ import type { CatalogueEvent } from './catalogue.js';
 
 // The durable feed (issue 25; docs/architecture.md, "The durable feed"): what happened at the
 // venue, read from two durable, ordered sources — access_events by id (the journal's ingest
-// order) and the domain_events outbox by seq — merged by time, with a cursor per consumer kept
+// order) and the domain_events outbox by seq — each taken in its own order with no gap and
+// merged between the two by time, with a cursor per consumer kept
 // in feed_cursors and moved in the same transaction as what the consumer did with what it read.
 // Outgoing webhooks (one consumer per subscription) and the cloud sync read it; the in-memory
 // bus only wakes them.
@@ -71,7 +72,9 @@ interface DomainRow {
   created_at: string;
 }
 
-type Sourced = { at: string; order: number; item: Omit<FeedItem, 'after'>; access?: number; domain?: number };
+function domainItem(r: DomainRow): Omit<FeedItem, 'after'> {
+  return { id: r.uuid, event: r.event as CatalogueEvent, projectId: r.project_id, timestamp: r.created_at, data: JSON.parse(r.data) as Record<string, unknown> };
+}
 
 /** The access event as the real-time channel shows it (spec: Real-time events), plus its uuid. */
 function accessItem(r: AccessRow): Omit<FeedItem, 'after'> {
@@ -127,9 +130,14 @@ export class Feed {
   }
 
   /**
-   * Up to `limit` items after `from` that pass the filter, in time order (a tie: the outbox
-   * first), and the cursor past them: past every row of the snapshot when nothing more matches,
-   * so a quiet filter does not scan the same rows again.
+   * Up to `limit` items after `from` that pass the filter, and the cursor past them. Each source
+   * is taken in its own order with no gap (access events by id, the outbox by seq); between the
+   * two, the earlier head by time goes first (a tie: the outbox). Times need not follow ids: an
+   * edge's clock stepped back, or an edge uploading older events between live ones, gives an
+   * access event a lower id and a later time than the next. So the cursor of a source is the
+   * last row taken from it, never a row past one left behind (docs/architecture.md: the durable
+   * feed). When a source read fewer rows than `limit` and all were taken, its cursor moves past
+   * every row of the snapshot, so a quiet filter does not scan the same rows again.
    */
   read(from: FeedCursor, filter: FeedFilter, limit: number): { items: FeedItem[]; cursor: FeedCursor } {
     return readSnapshot(this.db, () => {
@@ -141,35 +149,38 @@ export class Feed {
         : [];
       const outboxEvents = filter.events === '*' ? null : [...filter.events].filter((e) => !e.startsWith('access.'));
       const domainRows = outboxEvents?.length === 0 ? [] : this.#domainRows(from.domainEventSeq, filter.projectId, outboxEvents, limit);
+      // A source that filled its limit may have more rows: once its read rows are all taken, the
+      // merge stops, since its next row may come before the other source's next.
       const accessFull = accessRows.length === limit;
       const domainFull = domainRows.length === limit;
 
-      const merged: Sourced[] = [
-        ...domainRows.map((r) => ({
-          at: r.created_at,
-          order: 0,
-          domain: r.seq,
-          item: { id: r.uuid, event: r.event as CatalogueEvent, projectId: r.project_id, timestamp: r.created_at, data: JSON.parse(r.data) as Record<string, unknown> },
-        })),
-        ...accessRows.map((r) => ({ at: r.decided_at, order: 1, access: r.id, item: { ...accessItem(r), row: r } })),
-      ].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.order - b.order));
-      // A source cut at `limit` may have more rows before the other's later ones: stop at its last.
-      const cutoffs = [accessFull ? accessRows.at(-1)!.decided_at : null, domainFull ? domainRows.at(-1)!.created_at : null].filter((c): c is string => c !== null);
-      const cutoff = cutoffs.length ? cutoffs.sort()[0]! : null;
-      const kept = (cutoff === null ? merged : merged.filter((m) => m.at <= cutoff)).slice(0, limit);
-
+      let a = 0;
+      let d = 0;
       let accessAt = from.accessEventId;
       let domainAt = from.domainEventSeq;
-      const items: FeedItem[] = kept.map((m) => {
-        if (m.access !== undefined) accessAt = m.access;
-        if (m.domain !== undefined) domainAt = m.domain;
-        return { ...m.item, after: { accessEventId: accessAt, domainEventSeq: domainAt } };
-      });
-      const keptAllAccess = kept.filter((m) => m.access !== undefined).length === accessRows.length;
-      const keptAllDomain = kept.filter((m) => m.domain !== undefined).length === domainRows.length;
+      const items: FeedItem[] = [];
+      while (items.length < limit) {
+        const access = accessRows[a];
+        const domain = domainRows[d];
+        let takeAccess: boolean;
+        if (access && domain) takeAccess = access.decided_at < domain.created_at;
+        else if (access) takeAccess = true;
+        else if (domain) takeAccess = false;
+        else break;
+        if (takeAccess ? !domain && domainFull : !access && accessFull) break;
+        if (takeAccess) {
+          accessAt = access!.id;
+          a++;
+          items.push({ ...accessItem(access!), row: access!, after: { accessEventId: accessAt, domainEventSeq: domainAt } });
+        } else {
+          domainAt = domain!.seq;
+          d++;
+          items.push({ ...domainItem(domain!), after: { accessEventId: accessAt, domainEventSeq: domainAt } });
+        }
+      }
       const cursor = {
-        accessEventId: !accessFull && keptAllAccess ? Math.max(head.accessEventId, from.accessEventId) : accessAt,
-        domainEventSeq: !domainFull && keptAllDomain ? Math.max(head.domainEventSeq, from.domainEventSeq) : domainAt,
+        accessEventId: !accessFull && a === accessRows.length ? Math.max(head.accessEventId, from.accessEventId) : accessAt,
+        domainEventSeq: !domainFull && d === domainRows.length ? Math.max(head.domainEventSeq, from.domainEventSeq) : domainAt,
       };
       return { items, cursor };
     });

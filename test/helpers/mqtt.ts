@@ -99,9 +99,9 @@ export async function readerLogin(gh: TestAppliance, staffToken: string, project
   return verified.body.data as ReaderCredentials;
 }
 
-/** Connects as the reader and subscribes to its decisions topic. */
-export async function connectReader(gh: TestAppliance, creds: ReaderCredentials, options: IClientOptions = {}): Promise<{ client: MqttClient; inbox: Inbox }> {
-  const client = await connect(mqttUrl(gh), {
+/** Connects as the reader and subscribes to its decisions topic (to `url`, or the in-process appliance's broker). */
+export async function connectReader(gh: TestAppliance | null, creds: ReaderCredentials, options: IClientOptions = {}, url = mqttUrl(gh!)): Promise<{ client: MqttClient; inbox: Inbox }> {
+  const client = await connect(url, {
     username: creds.mqtt.username,
     password: creds.mqtt.password,
     clientId: `${creds.reader.identifier}-${Math.random().toString(36).slice(2, 8)}`,

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { requester, type RequestOptions, type TestResponse } from './appliance.js';
+import { connectReader, type ReaderCredentials } from './mqtt.js';
 import { runGatehouse, type RunningProcess } from './process.js';
 import { PROCESS_ADMIN } from './process-appliance.js';
 import { TcpProxy } from './tcp-proxy.js';
@@ -194,4 +195,27 @@ export async function scan(node: Node, accessPointId: number, value: string): Pr
   const res = await node.api('POST', `/access-points/${accessPointId}/scan`, { credential_value: value });
   if (res.status !== 200) throw new Error(`${node.name} scan ${value}: ${res.status} ${res.text}`);
   return (res.body.data ?? res.body) as { access_granted: boolean; event_id: string; reason?: string };
+}
+
+/** A reader on `node` over MQTT (the reader exists there: on an edge, made on the cloud and pulled): logs in as a reader does, then scans with one QoS 1 publish each. */
+export async function mqttReader(node: Node, identifier: string): Promise<{ scan(value: string): Promise<{ access_granted: boolean; event_id: string; reason?: string }>; close(): Promise<void> }> {
+  const request = requester(node.url);
+  const asked = await request('POST', `${P}/readers/login`, { body: { reader_identifier: identifier } });
+  if (asked.status !== 202) throw new Error(`${node.name} reader login ${identifier}: ${asked.status} ${asked.text}`);
+  const logins = await node.api('GET', '/readers/logins');
+  const otp = (logins.body.data as { reader_identifier: string; otp: string }[]).find((l) => l.reader_identifier === identifier)!.otp;
+  const verified = await request('POST', '/api/v1/reader-otp/verify', { body: { otp, reader_identifier: identifier } });
+  if (verified.status !== 200) throw new Error(`${node.name} reader verify ${identifier}: ${verified.status} ${verified.text}`);
+  const creds = verified.body.data as ReaderCredentials;
+  const { client, inbox: box } = await connectReader(null, creds, {}, `mqtt://127.0.0.1:${creds.mqtt.port}`);
+  let n = 0;
+  return {
+    async scan(value) {
+      const requestId = `${identifier}-${++n}-${Math.random().toString(36).slice(2, 6)}`;
+      await client.publishAsync(creds.mqtt.scans_topic, JSON.stringify({ request_id: requestId, credential_value: value }), { qos: 1 });
+      const decision = await box.next((m) => m.payload?.request_id === requestId, 10_000);
+      return decision.payload as { access_granted: boolean; event_id: string; reason?: string };
+    },
+    close: () => client.endAsync(),
+  };
 }
