@@ -59,6 +59,7 @@ import { WebhookSources } from './webhooks/sources.js';
 import { UploadImports } from './webhooks/upload-imports.js';
 import { AttendeeSync } from './webhooks/attendee-sync.js';
 import { RegistrationPartner } from './webhooks/registration-partner.js';
+import { ClockOffset } from './clock-offset.js';
 
 // The domain services, built in one place from the validated config and an open store
 // (STYLE: one composition root). Building does nothing else: no timer, thread or listener
@@ -154,6 +155,8 @@ export function buildServices(config: Readonly<Config>, store: Store, clock: Clo
   };
 
   const venue = createVenue(db, clock, bus);
+  // An edge's clock against its cloud's: measured by the sync link, stamped on each scan (docs/sync.md: clocks).
+  const clockOffset = new ClockOffset(config.sync.clockToleranceMs, () => clock.now());
   const index = new VenueIndex(db);
   const occupancy = new Occupancy();
   const engine = new AccessEngine(index, occupancy, { antiPassback: config.access.antiPassback });
@@ -174,7 +177,7 @@ export function buildServices(config: Readonly<Config>, store: Store, clock: Clo
     journal,
     eventLog,
     deadlines,
-    scans: new ScanService(db, clock, bus, engine, index, eventLog, deadlines),
+    scans: new ScanService(db, clock, bus, engine, index, eventLog, deadlines, config.role === 'edge' ? clockOffset : null),
     readerScans: new ReaderScans(index, readerStates, () => clock.now()),
     presence: new PresenceSnapshots(db, occupancy, (id) => index.attendees.has(id), log.child({ module: 'presence' })),
     // Venue changes by other processes (the CLI, any tool writing the store).
@@ -297,6 +300,7 @@ export function buildServices(config: Readonly<Config>, store: Store, clock: Clo
     projects,
     appVersion: '1.0.0',
     scansSoFar: () => eventLog.stats.events,
+    clockOffset,
   });
   registerSyncMetrics(metrics.registry, sync);
   const bridge = createFirmwareBridge({

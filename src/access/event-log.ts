@@ -28,6 +28,10 @@ export interface AccessEventRow {
   decidedAt: string;
   source: string;
   requestKey: string | null;
+  /** An edge's clock against its cloud's when it decided (src/clock-offset.ts); null elsewhere. */
+  clockOffsetMs: number | null;
+  /** 1 when that offset was not measured in this run or was beyond the tolerance; null where no clock is compared. */
+  clockUnsynchronised: 0 | 1 | null;
 }
 
 /** The rows of one journal write-to-be and the one promise they all wait on. */

@@ -38,8 +38,13 @@ export const accessEventSchema = z.object({
   // Cloud sync (docs/sync.md): set on a cloud for events uploaded from an edge, null otherwise.
   edge_id: z.number().int().nullable().describe('the edge that decided it (cloud), null when decided here'),
   uploaded_at: z.string().nullable().describe('when it reached the cloud'),
-  clock_offset_ms: z.number().int().nullable().describe("the edge's clock offset at its last contact (never applied to scanned_at)"),
-  clock_unsynchronised: z.boolean().nullable().describe("true when the edge's clock was not known to be within tolerance"),
+  clock_offset_ms: z
+    .number()
+    .int()
+    .nullable()
+    .describe("an edge's event (on the edge and on its cloud): cloud time minus the edge's clock in force when it decided (never applied to scanned_at); null elsewhere"),
+  clock_unsynchronised: z.boolean().nullable().describe("true when the edge's clock was not known to be within tolerance when it decided"),
+  effective_at: z.string().describe("scanned_at on the cloud's clock: corrected by clock_offset_ms (the same as scanned_at when there is none); what orders a holder's movements across edges"),
   duplicate_of: z.string().nullable().describe('a duplicate entry: the uuid of the entry at another edge it repeats'),
   review: z.string().nullable().describe('flagged for review: revoked_credential or blocklisted at the scan time'),
 });

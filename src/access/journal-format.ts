@@ -6,8 +6,8 @@ import type { AccessEventRow } from './event-log.js';
 
 /** access_events columns in journal order; a journal line is the JSON array of these values. */
 export const INSERT_EVENT_SQL = `INSERT INTO access_events (uuid, project_id, access_point_id, access_zone_id, reader_id, credential_id, credential_value, attendee_id,
-  granted, reason, movement, counted, from_zone_id, scanned_at, decided_at, source, request_key)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  granted, reason, movement, counted, from_zone_id, scanned_at, decided_at, source, request_key, clock_offset_ms, clock_unsynchronised)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT DO NOTHING`;
 /** How far the journal is in access_events, written in the same transaction as the rows. */
 export const MARK_SQL = 'UPDATE event_journal_position SET segment = ?, offset = ? WHERE id = 1';
@@ -22,6 +22,9 @@ export const segmentName = (n: number): string => `events-${String(n).padStart(1
  */
 export const SLOT = { writes: 0, segment: 1, end: 2, stop: 3 } as const;
 export const SLOTS = 4;
+
+/** Values in a journal line. Lines written before the clock fields have 17: the rest are null. */
+export const JOURNAL_VALUES = 19;
 
 /** One journal line (without its newline): the row's values in INSERT_EVENT_SQL order. */
 export function journalLine(r: AccessEventRow): string {
@@ -43,5 +46,7 @@ export function journalLine(r: AccessEventRow): string {
     r.decidedAt,
     r.source,
     r.requestKey,
+    r.clockOffsetMs,
+    r.clockUnsynchronised,
   ]);
 }

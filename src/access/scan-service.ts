@@ -9,6 +9,7 @@ import type { AccessEventLog } from './event-log.js';
 import { type DecideOnce, ScanRequests } from './scan-requests.js';
 import { outcome, type ScanOutcome } from './scan-outcome.js';
 import type { VenueIndex } from './venue-index.js';
+import type { ClockOffset } from '../clock-offset.js';
 
 export type { ScanOutcome } from './scan-outcome.js';
 
@@ -33,6 +34,8 @@ export interface ScanRequest {
   deadline?: number;
 }
 
+const NO_OFFSET = { clockOffsetMs: null, clockUnsynchronised: null } as const;
+
 export class ScanService {
   readonly #requests: ScanRequests;
 
@@ -45,6 +48,8 @@ export class ScanService {
     private readonly eventLog: AccessEventLog,
     /** Where transports open a ticket per scan they wait on, so none waits past the bound (issue 22). */
     readonly deadlines: ScanDeadlines | null = null,
+    /** On an edge: its clock against its cloud's, stamped on each event as it is decided (docs/sync.md: clocks). */
+    private readonly clockOffset: ClockOffset | null = null,
   ) {
     this.#requests = new ScanRequests(db, index, deadlines);
   }
@@ -87,6 +92,12 @@ export class ScanService {
     return this.#requests.loadRequestKeys();
   }
 
+  #offsetStamp(): { clockOffsetMs: number | null; clockUnsynchronised: 0 | 1 | null } {
+    if (!this.clockOffset?.known) return NO_OFFSET;
+    const { offsetMs, synchronised } = this.clockOffset.now();
+    return { clockOffsetMs: offsetMs, clockUnsynchronised: synchronised ? 0 : 1 };
+  }
+
   readonly #decideOnce: DecideOnce = (request, requestKey) => this.#decide(request, requestKey);
 
   async #decide(request: ScanRequest, requestKey: string | null): Promise<ScanOutcome> {
@@ -116,6 +127,7 @@ export class ScanService {
         decidedAt,
         source: request.source,
         requestKey,
+        ...this.#offsetStamp(),
       });
     } catch (err) {
       this.engine.undo(decision);

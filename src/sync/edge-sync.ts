@@ -105,6 +105,7 @@ export class EdgeSync {
       timeoutMs: d.config.sync.requestTimeoutMs,
       appVersion: d.appVersion,
       now: () => d.clock.now(),
+      offset: d.clockOffset,
     });
   }
 
@@ -116,6 +117,7 @@ export class EdgeSync {
   start(): void {
     const row = this.#row();
     setIdBlock(this.d.db, row ? blockOfEdge(row.edge_id) : null);
+    if (row?.clock_offset_ms !== null && row?.clock_offset_ms !== undefined) this.d.clockOffset.carryOver(row.clock_offset_ms);
     this.d.journal.onIngest(() => this.#poke());
     this.d.bus.on(this, 'attendee.created', () => this.#poke());
     this.d.bus.on(this, 'attendee.updated', () => this.#poke());
@@ -146,7 +148,7 @@ export class EdgeSync {
     const cursor = this.d.feed.cursor(CONSUMER) ?? { accessEventId: 0, domainEventSeq: 0 };
     const projectId = row?.project_id ?? -1;
     const { backlog, oldest } = unsynced(this.d.db, cursor, projectId);
-    const offset = this.#link.offsetMs ?? row?.clock_offset_ms ?? null;
+    const clock = this.d.clockOffset.now();
     return {
       role: 'edge',
       edge_id: row?.edge_id ?? null,
@@ -158,8 +160,8 @@ export class EdgeSync {
       backlog,
       oldest_unsynced_at: oldest ?? null,
       cursor: row?.download_cursor ?? null,
-      clock_offset_ms: offset,
-      clock_synchronised: offset !== null && Math.abs(offset) <= this.d.config.sync.clockToleranceMs,
+      clock_offset_ms: clock.offsetMs,
+      clock_synchronised: clock.synchronised,
       latency_ms: this.#link.lastLatencyMs,
     };
   }
@@ -253,7 +255,7 @@ export class EdgeSync {
       await sent;
       await writeWhenFree(this.d.db, () => {
         this.d.feed.saveCursor(CONSUMER, prepared.cursor);
-        statement(this.d.db, 'UPDATE sync_link SET last_upload_at = ?, clock_offset_ms = ? WHERE id = 1').run(iso(this.d.clock.now()), this.#link.offsetMs);
+        statement(this.d.db, 'UPDATE sync_link SET last_upload_at = ?, clock_offset_ms = ? WHERE id = 1').run(iso(this.d.clock.now()), this.d.clockOffset.now().offsetMs);
       });
       this.#nextBatch = next;
       this.stats.uploadedItems += prepared.items;
@@ -347,8 +349,8 @@ export class EdgeSync {
   // ---- helpers
 
   #clock(): { offset_ms: number | null; synchronised: boolean } {
-    const offset = this.#link.offsetMs;
-    return { offset_ms: offset, synchronised: offset !== null && Math.abs(offset) <= this.d.config.sync.clockToleranceMs };
+    const { offsetMs, synchronised } = this.d.clockOffset.now();
+    return { offset_ms: offsetMs, synchronised };
   }
 
   #approximateBacklog(after: FeedCursor): number {

@@ -5,6 +5,7 @@ import type { VenueIndex } from '../access/venue-index.js';
 import type { ProjectRepository } from '../accounts/projects.js';
 import type { TeamRepository } from '../accounts/teams.js';
 import type { Clock } from '../clock.js';
+import type { ClockOffset } from '../clock-offset.js';
 import type { Config } from '../config/schema.js';
 import type { EventBus } from '../events/bus.js';
 import type { Feed } from '../feed/feed.js';
@@ -37,6 +38,8 @@ export interface SyncDepsIn {
   projects: ProjectRepository;
   appVersion: string;
   scansSoFar: () => number;
+  /** On an edge: its clock against the cloud's, shared with the scan service that stamps it on events. */
+  clockOffset: ClockOffset;
 }
 
 export class SyncServices {

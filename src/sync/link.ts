@@ -1,13 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 import { Agent, request } from 'undici';
+import type { ClockOffset } from '../clock-offset.js';
 import { PROTOCOL_HEADER, PROTOCOL_VERSION, SENT_AT_HEADER } from './protocol.js';
 
 // The edge's HTTP client to its cloud (issue 26 items 2, 10). Every request carries the
 // protocol version and the edge's clock, and is given up after sync.requestTimeoutMs (a long
 // poll: after its wait plus that), so a black-holed link (connections accepted, nothing
-// answered) is offline, not waited on. TLS trusts the system's CAs plus cloud.caFile. Each
-// answer's server_time measures the clock offset (cloud minus edge, at the round trip's middle).
+// answered) is offline, not waited on. TLS trusts the system's CAs plus cloud.caFile. Every
+// answer's server_time measures the clock offset (src/clock-offset.ts), long polls included: a
+// plain request's at the round trip's middle, a long poll's at its arrival less half the
+// latency of the last plain request (the cloud wrote its time when it answered, not when asked).
 
 export class LinkError extends Error {
   constructor(
@@ -29,13 +32,13 @@ export interface LinkOptions {
   appVersion: string;
   /** This box's clock (the one its scans are stamped with): the offset is measured against it. */
   now: () => number;
+  /** Takes every measurement of the cloud's clock. */
+  offset: ClockOffset;
 }
 
 export class CloudLink {
   readonly #agent: Agent;
   readonly #base: string;
-  /** Cloud time minus edge time, at the last answer that carried server_time. */
-  offsetMs: number | null = null;
   lastLatencyMs: number | null = null;
   /** performance.now() of the last answer received (any status but a failure to connect). */
   lastAnswerAt = -1;
@@ -53,6 +56,7 @@ export class CloudLink {
   /** JSON request; resolves to the answer's `data`; throws LinkError. `waitMs`: a long poll's hold. */
   async call<T>(method: 'GET' | 'POST', path: string, options: { body?: unknown; waitMs?: number; signal?: AbortSignal } = {}): Promise<T> {
     const started = this.options.now();
+    const monoStarted = performance.now();
     const timeout = AbortSignal.timeout(this.options.timeoutMs + (options.waitMs ?? 0));
     const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
     let status: number;
@@ -79,8 +83,8 @@ export class CloudLink {
       const what = timeout.aborted ? `no answer within ${this.options.timeoutMs + (options.waitMs ?? 0)} ms` : (e.code ?? e.message);
       throw new LinkError(`${method} ${path}: ${what}`, 'network');
     }
-    const finished = this.options.now();
-    this.lastAnswerAt = performance.now();
+    const monoFinished = performance.now();
+    this.lastAnswerAt = monoFinished;
     let parsed: Record<string, unknown> | null = null;
     try {
       parsed = text ? (JSON.parse(text) as Record<string, unknown>) : null;
@@ -93,10 +97,13 @@ export class CloudLink {
     }
     const data = (parsed?.data ?? null) as (T & { server_time?: string }) | null;
     if (data === null) throw new LinkError(`${method} ${path}: the answer has no data`, 'http', status, parsed);
-    if (typeof data.server_time === 'string' && !options.waitMs) {
-      const server = Date.parse(data.server_time);
-      if (Number.isFinite(server)) this.offsetMs = Math.round(server - (started + finished) / 2);
-      this.lastLatencyMs = finished - started;
+    const server = typeof data.server_time === 'string' ? Date.parse(data.server_time) : Number.NaN;
+    if (Number.isFinite(server)) {
+      if (options.waitMs) this.options.offset.measured(server, monoFinished - (this.lastLatencyMs ?? 0) / 2);
+      else {
+        this.options.offset.measured(server, (monoStarted + monoFinished) / 2);
+        this.lastLatencyMs = Math.round(monoFinished - monoStarted);
+      }
     }
     return data;
   }

@@ -23,7 +23,7 @@ export function registerSyncMetrics(registry: Registry, sync: SyncServices): voi
     const oldest = status().oldest_unsynced_at;
     return oldest ? Math.max(0, (Date.now() - Date.parse(oldest)) / 1000) : 0;
   });
-  gauge('gatehouse_sync_clock_offset_ms', "Cloud time minus this box's clock at the last contact", () => status().clock_offset_ms ?? 0);
+  gauge('gatehouse_sync_clock_offset_ms', "Cloud time minus this box's clock now (docs/sync.md: clocks)", () => status().clock_offset_ms ?? 0);
   gauge('gatehouse_sync_last_upload_timestamp_seconds', 'When the last upload was acknowledged', () => seconds(status().last_upload_at));
   gauge('gatehouse_sync_last_download_timestamp_seconds', 'When the last download round reached the newest change', () => seconds(status().last_download_at));
   gauge('gatehouse_sync_uploaded_items_total', 'Items the cloud acknowledged since start', () => edge.stats.uploadedItems);

@@ -79,6 +79,15 @@ export const uploadedAccessEventSchema = z.strictObject({
   scanned_at: iso.describe("the edge's raw scan time (its clock offset is never applied to it)"),
   decided_at: iso,
   source: z.enum(['mqtt', 'webhook', 'bridge', 'api']),
+  clock_offset_ms: z
+    .number()
+    .int()
+    .min(-(10 ** 12))
+    .max(10 ** 12)
+    .nullable()
+    .optional()
+    .describe("cloud time minus the edge's clock in force when it decided this event (null: never measured); absent: the batch's clock"),
+  clock_synchronised: z.boolean().optional().describe("that offset was measured in the edge's current run and within its tolerance; absent: the batch's clock"),
 });
 export type UploadedAccessEvent = z.infer<typeof uploadedAccessEventSchema>;
 
@@ -104,7 +113,7 @@ export type UploadedChange = z.infer<typeof uploadedChangeSchema>;
 
 export const uploadBodySchema = z.strictObject({
   clock: z.strictObject({
-    offset_ms: z.number().int().nullable().describe("cloud time minus the edge's clock, measured at the last contact; null when never measured"),
+    offset_ms: z.number().int().nullable().describe("cloud time minus the edge's clock now; null when never measured (each access event carries the offset in force when it was decided)"),
     synchronised: z.boolean().describe('false when never measured or off by more than the edge tolerates'),
   }),
   backlog: z.number().int().min(0).describe('items still waiting on the edge after this batch'),

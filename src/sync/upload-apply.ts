@@ -40,6 +40,8 @@ interface Flags {
 interface Entry {
   e: UploadedAccessEvent;
   id: number;
+  /** Its scan time on the cloud's clock (effective_at). */
+  at: string;
   flags: Flags;
   conflicts: SyncConflictResource[];
 }
@@ -74,7 +76,9 @@ export class UploadApply {
 
   /** Index support for the scan-time lookups by holder; only the cloud pays for it (created at start). */
   prepare(): void {
-    this.db.exec('CREATE INDEX IF NOT EXISTS access_events_holder_time ON access_events(attendee_id, scanned_at) WHERE attendee_id IS NOT NULL AND granted = 1');
+    // A holder's movements in the cloud's time (effective_at: the scan time corrected by the edge's clock offset).
+    this.db.exec('DROP INDEX IF EXISTS access_events_holder_time');
+    this.db.exec('CREATE INDEX IF NOT EXISTS access_events_holder_effective ON access_events(attendee_id, effective_at) WHERE attendee_id IS NOT NULL AND granted = 1');
   }
 
   async apply(edge: EdgeRow, projectId: number, body: UploadBody): Promise<UploadOutcome> {
@@ -111,12 +115,15 @@ export class UploadApply {
 
   #access(edge: EdgeRow, projectId: number, e: UploadedAccessEvent, clock: UploadBody['clock'], now: string, announce: Emit[], undo: (() => void)[], entries: Entry[]): boolean {
     // Stored first (once: the uuid is unique); what it changes is worked out only for a new one.
-    const result = statement(
+    // The clock offset in force when the edge decided it, or (an edge that does not stamp events) the batch's.
+    const offset = e.clock_offset_ms !== undefined ? e.clock_offset_ms : clock.offset_ms;
+    const synchronised = e.clock_synchronised !== undefined ? e.clock_synchronised : clock.synchronised;
+    const stored = statement(
       this.db,
       `INSERT INTO access_events (uuid, project_id, access_point_id, access_zone_id, reader_id, credential_id, credential_value, attendee_id, granted, reason, movement,
          counted, from_zone_id, scanned_at, decided_at, source, request_key, edge_id, uploaded_at, clock_offset_ms, clock_unsynchronised, duplicate_of, review)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, NULL, ?, ?, ?, NULL, ?, ?, ?, ?, NULL, NULL) ON CONFLICT (uuid) DO NOTHING`,
-    ).run(
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, NULL, ?, ?, ?, NULL, ?, ?, ?, ?, NULL, NULL) ON CONFLICT (uuid) DO NOTHING RETURNING id, effective_at`,
+    ).get(
       e.uuid,
       projectId,
       e.access_point_id,
@@ -133,28 +140,28 @@ export class UploadApply {
       e.source,
       edge.id,
       now,
-      clock.offset_ms,
-      clock.synchronised ? 0 : 1,
-    );
-    if (result.changes === 0) return false;
-    const id = Number(result.lastInsertRowid);
+      offset,
+      synchronised ? 0 : 1,
+    ) as { id: number; effective_at: string } | undefined;
+    if (!stored) return false;
+    const { id, effective_at: at } = stored;
     const flags: Flags = { duplicate_of: null, review: null };
     const conflicts: SyncConflictResource[] = [];
     let counted = false;
     let fromZoneId: number | null = null;
     if (e.granted && e.attendee_id !== null && e.movement !== null && e.access_zone_id !== null) {
       // Presence follows the holder's latest movement by scan time.
-      if (!this.#neighbour(e.attendee_id, e.scanned_at, id, 'after')) {
+      if (!this.#neighbour(e.attendee_id, at, id, 'after')) {
         ({ counted, fromZoneId } = this.#move(e.attendee_id, e.access_zone_id, e.movement, undo));
         if (counted) statement(this.db, 'UPDATE access_events SET counted = 1, from_zone_id = ? WHERE id = ?').run(fromZoneId, id);
       }
-      const review = e.movement === 'in' ? this.#review(projectId, e) : null; // letting someone out needs no review
+      const review = e.movement === 'in' ? this.#review(projectId, e, at) : null; // letting someone out needs no review
       if (review) {
         flags.review = review;
         statement(this.db, 'UPDATE access_events SET review = ? WHERE id = ?').run(review, id);
         conflicts.push(this.#raise(projectId, { kind: review, edgeId: edge.id, eventUuid: e.uuid, entity: 'credential', entityId: e.credential_id ?? undefined }));
       }
-      if (e.movement === 'in') entries.push({ e, id, flags, conflicts });
+      if (e.movement === 'in') entries.push({ e, id, at, flags, conflicts });
     }
     announce.push(() => this.#announce(projectId, edge, e, now, flags, counted, fromZoneId, conflicts));
     return true;
@@ -167,14 +174,14 @@ export class UploadApply {
    */
   #flagDuplicates(edge: EdgeRow, projectId: number, entries: readonly Entry[]): void {
     for (const entry of entries) {
-      const { e, id } = entry;
-      const previous = this.#neighbour(e.attendee_id!, e.scanned_at, id, 'before');
+      const { e, id, at } = entry;
+      const previous = this.#neighbour(e.attendee_id!, at, id, 'before');
       if (entry.flags.duplicate_of === null && previous && isCrossEdgeRepeat(previous, edge.id, e.access_zone_id!)) {
         entry.flags.duplicate_of = previous.uuid;
         statement(this.db, 'UPDATE access_events SET duplicate_of = ? WHERE id = ?').run(previous.uuid, id);
         entry.conflicts.push(this.#raise(projectId, { kind: 'duplicate_entry', edgeId: edge.id, eventUuid: e.uuid, relatedUuid: previous.uuid }));
       }
-      const next = this.#neighbour(e.attendee_id!, e.scanned_at, id, 'after');
+      const next = this.#neighbour(e.attendee_id!, at, id, 'after');
       if (next && next.duplicate_of === null && next.edge_id !== edge.id && next.movement === 'in' && next.access_zone_id === e.access_zone_id) {
         statement(this.db, 'UPDATE access_events SET duplicate_of = ? WHERE uuid = ?').run(e.uuid, next.uuid);
         entry.conflicts.push(this.#raise(projectId, { kind: 'duplicate_entry', edgeId: next.edge_id, eventUuid: next.uuid, relatedUuid: e.uuid }));
@@ -216,15 +223,14 @@ export class UploadApply {
     for (const conflict of conflicts) this.bus.emit('sync.conflict', { projectId, conflict });
   }
 
-  /** The holder's granted movement just before (or after) this scan time. */
-  /** The holder's granted movement just before (or after) the one at (scan time, id): ties by id. */
+  /** The holder's granted movement just before (or after) the one at (effective time, id): ties by id. */
   #neighbour(attendeeId: number, at: string, id: number, side: 'before' | 'after'): Movement | null {
     const sql =
       side === 'before'
         ? `SELECT uuid, edge_id, movement, access_zone_id, scanned_at, duplicate_of FROM access_events
-           WHERE attendee_id = ? AND granted = 1 AND movement IS NOT NULL AND (scanned_at, id) < (?, ?) ORDER BY scanned_at DESC, id DESC LIMIT 1`
+           WHERE attendee_id = ? AND granted = 1 AND movement IS NOT NULL AND (effective_at, id) < (?, ?) ORDER BY effective_at DESC, id DESC LIMIT 1`
         : `SELECT uuid, edge_id, movement, access_zone_id, scanned_at, duplicate_of FROM access_events
-           WHERE attendee_id = ? AND granted = 1 AND movement IS NOT NULL AND (scanned_at, id) > (?, ?) ORDER BY scanned_at, id LIMIT 1`;
+           WHERE attendee_id = ? AND granted = 1 AND movement IS NOT NULL AND (effective_at, id) > (?, ?) ORDER BY effective_at, id LIMIT 1`;
     return (statement(this.db, sql).get(attendeeId, at, id) as Movement | undefined) ?? null;
   }
 
@@ -237,9 +243,9 @@ export class UploadApply {
   }
 
   /** Why an admission needs review: the cloud had revoked or blocklisted the credential by its scan time (from the index; SQL only to date a blocklist hit). */
-  #review(projectId: number, e: UploadedAccessEvent): 'revoked_credential' | 'blocklisted' | null {
+  #review(projectId: number, e: UploadedAccessEvent, effectiveAt: string): 'revoked_credential' | 'blocklisted' | null {
     if (e.credential_id === null) return null;
-    const at = Date.parse(e.scanned_at);
+    const at = Date.parse(effectiveAt); // on the cloud's clock, as the revocation's time is
     const credential = this.index.credentialsById.get(e.credential_id);
     if (credential && credential.projectId === projectId && credential.status === 'revoked' && credential.revokedAt !== null && credential.revokedAt <= at) return 'revoked_credential';
     if (!this.index.isBlocked(e.attendee_id ?? -1, e.credential_id, at)) return null;
@@ -247,8 +253,8 @@ export class UploadApply {
       projectId,
       e.credential_id,
       e.attendee_id,
-      e.scanned_at,
-      e.scanned_at,
+      effectiveAt,
+      effectiveAt,
     );
     return dated ? 'blocklisted' : null;
   }

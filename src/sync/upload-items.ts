@@ -40,6 +40,8 @@ export function uploadItems(db: Database, items: readonly FeedItem[]): Item[] {
         scanned_at: r.scanned_at,
         decided_at: r.decided_at,
         source: r.source,
+        // The offset in force when it was decided (src/clock-offset.ts); a row from before the stamp has none: the batch's clock.
+        ...(r.clock_unsynchronised === null ? {} : { clock_offset_ms: r.clock_offset_ms, clock_synchronised: r.clock_unsynchronised === 0 }),
       });
     } else if (item.event === 'attendee.imported') {
       const from = Number(item.data.from_version);

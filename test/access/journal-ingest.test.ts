@@ -47,6 +47,18 @@ describe('journal ingest (the ingest worker, in this thread)', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
+  it('takes a line written before the clock fields (17 values) and one with them (an edge stamps each scan)', () => {
+    const ingest = open();
+    const old = `${JSON.stringify((JSON.parse(journalLine(row(1))) as unknown[]).slice(0, 17))}\n`;
+    const stamped = `${journalLine(eventRow(2, { clockOffsetMs: 10_800_004, clockUnsynchronised: 1 }))}\n`;
+    write(1, old + stamped);
+    expect(ingest.step(1, Buffer.byteLength(old + stamped), post)).toBe('done');
+    expect(store.db.prepare('SELECT uuid, clock_offset_ms, clock_unsynchronised FROM access_events ORDER BY id').all()).toEqual([
+      { uuid: row(1).uuid, clock_offset_ms: null, clock_unsynchronised: null },
+      { uuid: row(2).uuid, clock_offset_ms: 10_800_004, clock_unsynchronised: 1 },
+    ]);
+  });
+
   it('takes the complete lines written so far and stores the position in the same transaction, leaving a line still being written', () => {
     const ingest = open();
     const whole = lines([1, 2, 3]);

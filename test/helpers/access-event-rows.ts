@@ -20,6 +20,8 @@ export function eventRow(i: number, extra: Partial<AccessEventRow> = {}): Access
     decidedAt: '2026-11-23T10:00:00.000Z',
     source: 'api',
     requestKey: null,
+    clockOffsetMs: null,
+    clockUnsynchronised: null,
     ...extra,
   };
 }

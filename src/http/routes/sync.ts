@@ -28,7 +28,7 @@ const statusSchema = z.object({
   backlog: z.number().int().describe('items waiting to be uploaded'),
   oldest_unsynced_at: z.string().nullable().describe('scan time of the oldest access event not yet acknowledged by the cloud'),
   cursor: z.string().nullable().describe('the download cursor'),
-  clock_offset_ms: z.number().int().nullable().describe("cloud time minus this box's clock, measured at the last contact"),
+  clock_offset_ms: z.number().int().nullable().describe("cloud time minus this box's clock now, kept against its monotonic clock since the last measurement (docs/sync.md: clocks)"),
   clock_synchronised: z.boolean(),
   latency_ms: z.number().nullable(),
   edges: z.array(edgeSchema).optional().describe('cloud: the edges of this project'),
