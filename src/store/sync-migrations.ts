@@ -135,6 +135,24 @@ export const syncMigrations: readonly Migration[] = [
     `,
   },
   {
+    version: 21,
+    name: "cloud sync: the edge's replica keeps each row's newest cloud version applied",
+    sql: `
+      -- On an edge (docs/sync.md: the edge's replica): per replicated row, the newest cloud change
+      -- version applied to it, a deletion's included. A downloaded change is applied only when its
+      -- version is newer, whichever path brought it, so a page fetched before a revocation never
+      -- undoes it. A table of its own rather than a column: a deletion leaves no row to hold its
+      -- version, and the venue tables stay as the cloud and local writes know them. Empty at first
+      -- on an edge upgraded in place: a row with no version held is taken. Empty on a cloud.
+      CREATE TABLE replica_versions (
+        entity TEXT NOT NULL,
+        id INTEGER NOT NULL,
+        cloud_version INTEGER NOT NULL,
+        PRIMARY KEY (entity, id)
+      ) WITHOUT ROWID;
+    `,
+  },
+  {
     version: 24,
     name: "access events: the scan time on the cloud's clock (effective_at), for ordering an edge's events among others",
     sql: `

@@ -83,7 +83,7 @@ export class EdgeSync {
   #wakeUpload: (() => void) | null = null;
   #uploadPending = true;
   #uploading: Promise<void> | null = null;
-  readonly stats = { uploadedItems: 0, uploadBatches: 0, downloadedRows: 0, downloadedDeletions: 0, revocations: 0, failures: 0 };
+  readonly stats = { uploadedItems: 0, uploadBatches: 0, downloadedRows: 0, downloadedDeletions: 0, staleChanges: 0, revocations: 0, failures: 0 };
 
   /** The doors first: sync's items and rows per second while scans are busy (access/scan-pacer.ts). */
   readonly #items: ScanPacer;
@@ -310,6 +310,7 @@ export class EdgeSync {
     this.#caughtUp = !page.has_more;
     this.stats.downloadedRows += applied.rows;
     this.stats.downloadedDeletions += applied.deletions;
+    this.stats.staleChanges += applied.skipped;
     await this.#rows.take(page.changes.length);
     return 'again';
   }
@@ -329,8 +330,9 @@ export class EdgeSync {
       waitMs: wait * 1000,
       signal: this.#abort.signal,
     });
-    await this.d.replica.apply(row.project_id, page.changes, () => statement(this.d.db, 'UPDATE sync_link SET revocation_cursor = ? WHERE id = 1').run(page.cursor));
+    const applied = await this.d.replica.apply(row.project_id, page.changes, () => statement(this.d.db, 'UPDATE sync_link SET revocation_cursor = ? WHERE id = 1').run(page.cursor));
     this.stats.revocations += page.changes.length;
+    this.stats.staleChanges += applied.skipped;
     return 'again';
   }
 

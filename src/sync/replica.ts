@@ -16,6 +16,15 @@ import { type Change, type Entity, REPLICATED } from './protocol.js';
 // back; the versions count as this process's, so the poll for other processes' writes skips
 // them. Nothing goes through commit(), so nothing downloaded enters the outbox and goes back up.
 //
+// A change is applied only when its cloud version is newer than the one the edge holds for the
+// row, whichever path brought it (changes or revocations: two loops, each page its own
+// transaction, so a page fetched before a revocation may be written after it). replica_versions
+// keeps, per (entity, id), the newest cloud version applied, a deletion's included: an older
+// upsert never brings back a row a newer change deleted, an older delete never removes a newer
+// row. A row with none held is taken: one never downloaded, an edge's own row coming back, every
+// row of an edge upgraded in place. One UPSERT both checks and records (no SELECT per row); what
+// it leaves alone is not written, so the index is not told of it.
+//
 // Foreign keys are not enforced while a page is written: the stream is ordered by version,
 // and a credential may arrive a page before the attendee whose newer version follows it. The
 // replica is eventually consistent; the engine refuses a credential whose holder it does not
@@ -77,6 +86,10 @@ function asStored(change: Change, version: number): WrittenChange['row'] {
   return row;
 }
 
+/** Records the change's cloud version for its row when newer than the one held (or none is): changes 1; else 0. */
+const TAKE_NEWER = `INSERT INTO replica_versions (entity, id, cloud_version) VALUES (?, ?, ?)
+  ON CONFLICT (entity, id) DO UPDATE SET cloud_version = excluded.cloud_version WHERE excluded.cloud_version > replica_versions.cloud_version`;
+
 export class Replica {
   readonly #statements = new Map<Entity, EntityStatements>();
 
@@ -87,10 +100,11 @@ export class Replica {
   ) {}
 
   /** Writes one downloaded page for the local project and, once it committed, tells the decision
-   * index; answers how many rows and deletions. The write waits for the lock without holding the
-   * event loop (store/transactions.ts). */
-  async apply(projectId: number, changes: readonly Change[], afterWrite?: () => void): Promise<{ rows: number; deletions: number }> {
-    const counts = { rows: 0, deletions: 0 };
+   * index; answers how many rows and deletions it wrote, and how many changes it left alone (not
+   * newer than what the edge holds). The write waits for the lock without holding the event loop
+   * (store/transactions.ts). */
+  async apply(projectId: number, changes: readonly Change[], afterWrite?: () => void): Promise<{ rows: number; deletions: number; skipped: number }> {
+    const counts = { rows: 0, deletions: 0, skipped: 0 };
     if (changes.length === 0) {
       if (afterWrite) await writeWhenFree(this.db, afterWrite);
       return counts;
@@ -102,18 +116,23 @@ export class Replica {
       () => {
         counts.rows = 0;
         counts.deletions = 0;
+        counts.skipped = 0;
         written = [];
+        const takeNewer = statement(this.db, TAKE_NEWER);
         // One block of the edge's change versions for the page, as a bulk import takes.
         const end = statement(this.db, 'UPDATE change_sequence SET value = value + ? WHERE id = 1 RETURNING value').pluck().get(changes.length) as number;
         first = end - changes.length + 1;
         let version = first;
         const now = iso(this.clock.now());
         for (const change of changes) {
-          if (change.op === 'delete') {
-            this.#delete(projectId, change, version++, now, written);
+          const at = version++; // a change left alone leaves its version unused: a gap, as a rolled-back write leaves
+          if (takeNewer.run(change.entity, change.id, change.version).changes === 0) {
+            counts.skipped++;
+          } else if (change.op === 'delete') {
+            this.#delete(projectId, change, at, now, written);
             counts.deletions++;
           } else {
-            this.#upsert(projectId, change, version++, now, written);
+            this.#upsert(projectId, change, at, now, written);
             counts.rows++;
           }
         }

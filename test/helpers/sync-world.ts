@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import type { AnswerHold } from './answer-hold.js';
 import { requester, type RequestOptions, type TestResponse } from './appliance.js';
 import { connectReader, type ReaderCredentials } from './mqtt.js';
 import { runGatehouse, type RunningProcess } from './process.js';
@@ -123,12 +124,15 @@ export interface Edge {
   proxy: TcpProxy;
   syncToken: string;
   id: number;
+  /** The HTTP proxy behind `proxy` that can hold back one of the cloud's answers. */
+  answers?: AnswerHold;
 }
 
 export class SyncWorld {
   cloud!: Node;
   readonly edges: Edge[] = [];
   readonly #proxies: TcpProxy[] = [];
+  readonly #holds: AnswerHold[] = [];
 
   async startCloud(env: Record<string, string> = {}): Promise<Node> {
     this.cloud = await new Node('cloud', { GATEHOUSE_ROLE: 'cloud', ...env }).start();
@@ -138,13 +142,20 @@ export class SyncWorld {
   /** Restarts the cloud on its data directory (its port changes: the proxies follow). */
   async restartCloud(): Promise<void> {
     await this.cloud.start();
-    for (const proxy of this.#proxies) proxy.targetPort = this.cloud.port;
+    for (const hold of this.#holds) hold.targetPort = this.cloud.port;
+    for (const proxy of this.#proxies) if (!this.#holds.some((h) => h.port === proxy.targetPort)) proxy.targetPort = this.cloud.port;
   }
 
-  async addEdge(name: string, env: Record<string, string> = {}): Promise<Edge> {
+  /** `answers`: an AnswerHold (answer-hold.ts, not yet started) the link also goes through, behind its TcpProxy. */
+  async addEdge(name: string, env: Record<string, string> = {}, options: { answers?: AnswerHold } = {}): Promise<Edge> {
     const issued = await this.cloud.api('POST', '/sync/edges', { name });
     if (issued.status !== 201) throw new Error(`issue edge: ${issued.status} ${issued.text}`);
-    const proxy = new TcpProxy(this.cloud.port);
+    const { answers } = options;
+    if (answers) {
+      await answers.start();
+      this.#holds.push(answers);
+    }
+    const proxy = new TcpProxy(answers?.port ?? this.cloud.port);
     await proxy.start();
     this.#proxies.push(proxy);
     const node = await new Node(name, {
@@ -154,7 +165,7 @@ export class SyncWorld {
       ...FAST_SYNC,
       ...env,
     }).start();
-    const edge = { node, proxy, syncToken: issued.body.data.token as string, id: issued.body.data.id as number };
+    const edge: Edge = { node, proxy, syncToken: issued.body.data.token as string, id: issued.body.data.id as number, ...(answers ? { answers } : {}) };
     this.edges.push(edge);
     return edge;
   }
@@ -163,6 +174,7 @@ export class SyncWorld {
     for (const e of this.edges) await e.node.destroy();
     await this.cloud?.destroy();
     for (const p of this.#proxies) await p.stop();
+    for (const h of this.#holds) await h.stop();
   }
 }
 
