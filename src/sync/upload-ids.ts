@@ -1,6 +1,6 @@
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
-import { blockOfEdge, ID_BLOCK, inBlock, raiseMark } from '../venue/row-ids.js';
+import { blockOfEdge, inBlock, raiseMark } from '../venue/row-ids.js';
 import type { EdgeRow } from './edges.js';
 import type { UploadedChange } from './protocol.js';
 
@@ -50,10 +50,6 @@ export function idClash(db: Database, edge: EdgeRow, projectId: number, c: Uploa
     statement(db, "SELECT 1 FROM sync_conflicts WHERE project_id = ? AND kind = 'id_conflict' AND entity = 'attendee' AND entity_id = ? AND edge_id = ?").get(projectId, holder, edge.id)
   ) {
     return { entity, entityId: id, cloudValue: null, detail: `its holder's create (attendee ${holder}) was an id conflict: on the cloud it would go to another person; the create is not applied` };
-  }
-  const base = blockOfEdge(edge.id);
-  if (!inBlock(id, base)) {
-    return { entity, entityId: id, cloudValue: null, detail: `${entity} ${id} is outside this edge's block (${base + 1} to ${base + ID_BLOCK - 1}); the create is not applied` };
   }
   return null;
 }
