@@ -153,6 +153,31 @@ export const syncMigrations: readonly Migration[] = [
     `,
   },
   {
+    version: 22,
+    name: 'shared ids: a high-water mark per table and block that survives deletes; tombstones by entity id',
+    sql: `
+      -- An id is never given twice in its block (docs/sync.md: ids): the highest id given or
+      -- seen per table (attendees, credentials) and block (edge_id × 2^32; 0 for the cloud's
+      -- own rows), kept when the row goes. Seeded from the rows and the deletions on record.
+      CREATE TABLE row_id_marks (
+        table_name TEXT NOT NULL,
+        block_base INTEGER NOT NULL,
+        high INTEGER NOT NULL,
+        PRIMARY KEY (table_name, block_base)
+      ) WITHOUT ROWID;
+      INSERT INTO row_id_marks (table_name, block_base, high)
+        SELECT 'attendees', (id / 4294967296) * 4294967296 AS block, MAX(id) FROM (
+          SELECT id FROM attendees UNION ALL SELECT entity_id FROM tombstones WHERE entity = 'attendee'
+        ) WHERE id > 0 GROUP BY block;
+      INSERT INTO row_id_marks (table_name, block_base, high)
+        SELECT 'credentials', (id / 4294967296) * 4294967296 AS block, MAX(id) FROM (
+          SELECT id FROM credentials UNION ALL SELECT entity_id FROM tombstones WHERE entity = 'credential'
+        ) WHERE id > 0 GROUP BY block;
+      -- The cloud asks whether an uploaded create names an id it deleted before.
+      CREATE INDEX tombstones_entity_id ON tombstones(entity, entity_id);
+    `,
+  },
+  {
     version: 24,
     name: "access events: the scan time on the cloud's clock (effective_at), for ordering an edge's events among others",
     sql: `

@@ -5,7 +5,7 @@ import { commit } from '../events/unit-of-work.js';
 import type { FeedCursor, FeedItem } from '../feed/feed.js';
 import { statement } from '../store/statements.js';
 import { writeTransaction, writeWhenFree } from '../store/transactions.js';
-import { blockOfEdge, setIdBlock } from '../venue/row-ids.js';
+import { blockOfEdge, raiseMark, setIdBlock } from '../venue/row-ids.js';
 import { CloudLink, LinkError } from './link.js';
 import { LinkHealth, type LinkState } from './link-health.js';
 import { type Change, decodeCursor, encodeCursor, type Hello, PROTOCOL_VERSION } from './protocol.js';
@@ -218,6 +218,9 @@ export class EdgeSync {
       this.d.projects.findBySlugs(team.slug, hello.project.slug) ?? this.d.projects.create({ teamId: team.id, name: hello.project.name, slug: hello.project.slug, timezone: hello.project.timezone });
     writeTransaction(this.d.db, () => {
       statement(this.d.db, 'INSERT OR IGNORE INTO sync_link (id, edge_id, project_id, cloud_project_id) VALUES (1, ?, ?, ?)').run(hello.edge.id, project.id, hello.project.id);
+      // Above every id the cloud holds or held in this block: a box wiped and enrolled again with its token reuses none (docs/sync.md: ids).
+      if (hello.highest_ids.attendee !== null) raiseMark(this.d.db, 'attendees', hello.highest_ids.attendee);
+      if (hello.highest_ids.credential !== null) raiseMark(this.d.db, 'credentials', hello.highest_ids.credential);
     });
     setIdBlock(this.d.db, blockOfEdge(hello.edge.id));
     this.d.log.info({ edgeId: hello.edge.id, project: `${team.slug}/${project.slug}` }, 'linked to the cloud: this edge hosts its project');

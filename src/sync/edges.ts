@@ -5,6 +5,7 @@ import { iso } from '../clock.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import { writeTransaction } from '../store/transactions.js';
+import { blockOfEdge, highestInBlock } from '../venue/row-ids.js';
 
 // The edges a cloud serves (issue 26 item 1). Each has a sync token, `<edge id>|<random>`,
 // shown once when the edge is issued; only the SHA-256 of the random part is kept. The token
@@ -85,6 +86,12 @@ export class SyncEdges {
   revoke(id: number): EdgeRow {
     writeTransaction(this.db, () => statement(this.db, 'UPDATE sync_edges SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?').run(iso(this.clock.now()), id));
     return this.get(id)!;
+  }
+
+  /** hello's highest_ids: what the cloud holds or held in the edge's block, so the edge numbers above it (docs/sync.md: ids). */
+  highestIds(edgeId: number): { attendee: number | null; credential: number | null } {
+    const base = blockOfEdge(edgeId);
+    return { attendee: highestInBlock(this.db, 'attendees', base), credential: highestInBlock(this.db, 'credentials', base) };
   }
 
   /** The edge a bearer token opens, or null (unknown, malformed, wrong secret, revoked). */

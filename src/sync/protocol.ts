@@ -124,7 +124,7 @@ export type UploadBody = z.infer<typeof uploadBodySchema>;
 export const uploadResultSchema = z.object({
   accepted: z.number().int().describe('items stored now'),
   duplicates: z.number().int().describe('items stored before (a batch sent again): nothing done'),
-  refused: z.number().int().describe('of the accepted, changes the cloud could not apply as sent: each kept as a refused_change conflict, never sent again'),
+  refused: z.number().int().describe('of the accepted, changes the cloud could not apply as sent: each kept as a refused_change or id_conflict conflict, never sent again'),
   server_time: z.string(),
 });
 
@@ -133,6 +133,9 @@ export const helloSchema = z.object({
   supported_protocols: z.array(z.number().int()),
   edge: z.object({ id: z.number().int(), name: z.string() }),
   project: z.object({ id: z.number().int(), team_slug: z.string(), slug: z.string(), name: z.string(), timezone: z.string() }),
+  highest_ids: z
+    .object({ attendee: z.number().int().nullable(), credential: z.number().int().nullable() })
+    .describe("the highest id of each the cloud holds or has held in this edge's block (null: none); the edge numbers what it creates above them, so a box wiped and enrolled again reuses none"),
   server_time: z.string(),
 });
 export type Hello = z.infer<typeof helloSchema>;

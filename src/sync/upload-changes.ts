@@ -8,17 +8,19 @@ import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import { writeTransaction } from '../store/transactions.js';
 import { nextVersion } from '../venue/versioned-table.js';
-import type { SyncConflicts } from './conflicts.js';
+import type { NewConflict, SyncConflicts } from './conflicts.js';
 import type { EdgeRow } from './edges.js';
 import type { UploadedChange } from './protocol.js';
+import { idClash, noteUploadedId } from './upload-ids.js';
 
 // The change items of an upload, on the cloud (issue 26 items 4, 9, 11): attendees and
 // credentials an edge made or changed, under the shared ids (venue/row-ids.ts), each applied
 // once by its outbox uuid; an attendee changed on both sides is merged per field with the
 // edge's previous_attributes (the cloud keeps a field it changed meanwhile, and the conflict
 // is recorded); reader and gateway status go to the cloud's outbox with the edge's id. Each
-// change goes to the cloud's outbox too, so its webhooks hear it. Runs inside the upload's
-// transaction (upload-apply.ts).
+// change goes to the cloud's outbox too, so its webhooks hear it. A create under an id the
+// cloud holds or held is an id_conflict, never an overwrite (upload-ids.ts). Runs inside the
+// upload's transaction (upload-apply.ts).
 
 type Emit = () => void;
 
@@ -38,6 +40,17 @@ export class UploadChanges {
   apply(edge: EdgeRow, projectId: number, c: UploadedChange, now: string, announce: Emit[]): 'applied' | 'refused' | false {
     const fresh = statement(this.db, 'INSERT INTO sync_applied_changes (uuid, edge_id, applied_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(c.uuid, edge.id, now).changes === 1;
     if (!fresh) return false;
+    noteUploadedId(this.db, edge, c);
+    const clash = idClash(this.db, edge, projectId, c);
+    if (clash) {
+      this.#record(
+        edge,
+        projectId,
+        { kind: 'id_conflict', entity: clash.entity, entityId: clash.entityId, edgeValue: { event: c.event, data: c.data }, cloudValue: clash.cloudValue, detail: clash.detail },
+        announce,
+      );
+      return 'refused';
+    }
     const announced = announce.length;
     try {
       writeTransaction(this.db, () => this.#apply(edge, projectId, c, now, announce)); // inside the upload's transaction: a savepoint of it
@@ -89,7 +102,11 @@ export class UploadChanges {
 
   /** Records a refused change, announced after the commit as every conflict is. */
   #refused(edge: EdgeRow, projectId: number, r: { entity: string; entityId: number | undefined; field?: string; edgeValue: unknown; cloudValue?: unknown; detail: string }, announce: Emit[]): void {
-    const conflict = this.conflicts.record(projectId, { kind: 'refused_change', edgeId: edge.id, ...r });
+    this.#record(edge, projectId, { kind: 'refused_change', ...r }, announce);
+  }
+
+  #record(edge: EdgeRow, projectId: number, r: Omit<NewConflict, 'edgeId'> & { entityId: number | undefined }, announce: Emit[]): void {
+    const conflict = this.conflicts.record(projectId, { ...r, edgeId: edge.id });
     appendToOutbox(this.db, outboxEntryOf('sync.conflict', { projectId, conflict })!);
     announce.push(() => this.bus.emit('sync.conflict', { projectId, conflict }));
   }

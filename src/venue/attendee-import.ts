@@ -151,8 +151,8 @@ export class AttendeeImporter {
     const now = iso(this.clock.now());
     let credentials = 0;
     // Shared ids (venue/row-ids.ts): this store's block, numbered from its next free id.
-    let attendeeId = nextRowId(this.db, 'attendees');
-    let credentialId = nextRowId(this.db, 'credentials');
+    let attendeeId = nextRowId(this.db, 'attendees', rows.length);
+    let credentialId = nextRowId(this.db, 'credentials', needed - rows.length);
     for (const { values: v, typeId, extra } of rows) {
       const id = attendeeId++;
       insertAttendee.run(

@@ -2,12 +2,19 @@ import { AppError } from '../errors.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 
-// Shared ids (issue 26 item 9; docs/sync.md: ids). An attendee or credential has the same id
-// on the cloud and on every edge, so an access event uploaded from an edge names the cloud's
-// rows with no mapping table. Rows the cloud makes take ids below 2^32; rows an edge makes take
-// ids from its own block, edge_id × 2^32 + n, which the cloud stores under the same id. SQLite
-// would pick max(id) + 1, which jumps into another edge's block once one of its rows arrives,
-// so both roles pick the next id of their own block explicitly (one indexed max() per insert).
+// Shared ids (docs/sync.md: ids). An attendee or credential has the same id on the cloud and
+// on every edge, so an access event uploaded from an edge names the cloud's rows with no
+// mapping table. Rows the cloud makes take ids below 2^32; rows an edge makes take ids from its
+// own block, edge_id × 2^32 + n, which the cloud stores under the same id. SQLite would pick
+// max(id) + 1, which jumps into another edge's block once one of its rows arrives, so both
+// roles pick the next id of their own block explicitly.
+//
+// An id is never given twice in its block: a row deleted and another made must not meet under
+// one id on the cloud. So the highest id given or seen per table and block is kept in
+// row_id_marks (migration 22), which a delete does not lower; the next id is above both it and
+// the highest row (a row downloaded into the block). The cloud raises the mark of an edge's
+// block for each row the edge uploads and answers it at enrolment, so an edge wiped and
+// enrolled again starts above every id of its first life.
 
 export const ID_BLOCK = 2 ** 32;
 /** Tables whose rows an edge creates and uploads. */
@@ -25,12 +32,37 @@ export function blockOfEdge(edgeId: number): number {
   return edgeId * ID_BLOCK;
 }
 
-/** The next free id of this store's block in `table` (one of SHARED_ID_TABLES). */
-export function nextRowId(db: Database, table: string): number {
-  const base = blocks.has(db) ? blocks.get(db)! : 0;
-  if (base === null) throw new AppError('sync_not_linked');
-  const max = statement(db, `SELECT MAX(id) FROM ${table} WHERE id > ? AND id < ?`)
+/** Whether `id` lies in the block at `base`. */
+export function inBlock(id: number, base: number): boolean {
+  return id > base && id < base + ID_BLOCK;
+}
+
+/** The highest id given or seen in `table` within the block at `base` (the mark, or a row above it); null: none yet. */
+export function highestInBlock(db: Database, table: string, base: number): number | null {
+  const mark = statement(db, 'SELECT high FROM row_id_marks WHERE table_name = ? AND block_base = ?').pluck().get(table, base) as number | undefined;
+  const row = statement(db, `SELECT MAX(id) FROM ${table} WHERE id > ? AND id < ?`)
     .pluck()
     .get(base, base + ID_BLOCK) as number | null;
-  return (max ?? base) + 1;
+  const high = Math.max(mark ?? base, row ?? base);
+  return high > base ? high : null;
+}
+
+/** Notes that `id` was given or seen in its block (inside the write that uses it): no id at or below it is given there again. */
+export function raiseMark(db: Database, table: string, id: number): void {
+  if (!Number.isSafeInteger(id) || id < 1) return;
+  statement(db, 'INSERT INTO row_id_marks (table_name, block_base, high) VALUES (?, ?, ?) ON CONFLICT (table_name, block_base) DO UPDATE SET high = MAX(high, excluded.high)').run(
+    table,
+    Math.floor(id / ID_BLOCK) * ID_BLOCK,
+    id,
+  );
+}
+
+/** Takes the next `count` ids of this store's block in `table` (one of SHARED_ID_TABLES), inside the
+ * write that inserts them; answers the first (a bulk write numbers the rest in order). */
+export function nextRowId(db: Database, table: string, count = 1): number {
+  const base = blocks.has(db) ? blocks.get(db)! : 0;
+  if (base === null) throw new AppError('sync_not_linked');
+  const first = (highestInBlock(db, table, base) ?? base) + 1;
+  if (count > 0) raiseMark(db, table, first + count - 1);
+  return first;
 }

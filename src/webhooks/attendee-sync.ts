@@ -159,7 +159,8 @@ export class AttendeeSync {
     const fromVersion = end - writes.length + 1;
     let version = fromVersion;
     const now = iso(this.clock.now());
-    let nextId = writes.some((w) => w.kind === 'create') ? nextRowId(this.db, 'attendees') : 0; // shared ids: venue/row-ids.ts
+    const creates = writes.filter((w) => w.kind === 'create').length;
+    let nextId = creates > 0 ? nextRowId(this.db, 'attendees', creates) : 0; // shared ids: venue/row-ids.ts
     for (const w of writes) {
       const f = w.fields;
       if (w.kind === 'create') insert.run(nextId++, projectId, f.attendee_type_id, f.first_name, f.last_name, f.email, w.externalId, version++, now, now);

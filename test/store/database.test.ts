@@ -98,4 +98,30 @@ describe('store', () => {
     expect(() => db.prepare("INSERT INTO sync_conflicts (project_id, kind, created_at) VALUES (1, 'nonsense', 'now')").run()).toThrow(/CHECK constraint failed/);
     db.close();
   });
+
+  it('migration 22 seeds the id marks per table and block from the rows and the deletions on record', () => {
+    const folder = mkdtempSync(join(tmpdir(), 'gatehouse-migrate-'));
+    dirs.push(folder);
+    const db = new BetterSqlite3(join(folder, 'at-20.sqlite'));
+    migrate(
+      db,
+      migrations.filter((m) => m.version <= 20),
+    );
+    const block = 3 * 2 ** 32;
+    db.prepare("INSERT INTO teams (id, name, slug, created_at, updated_at) VALUES (1, 'T', 't', 'x', 'x')").run();
+    db.prepare("INSERT INTO projects (id, team_id, name, slug, timezone, created_at, updated_at) VALUES (1, 1, 'P', 'p', 'UTC', 'x', 'x')").run();
+    const attendee = db.prepare("INSERT INTO attendees (id, project_id, first_name, last_name, status, extra, version, created_at, updated_at) VALUES (?, 1, 'A', '', 'active', '{}', 1, 'x', 'x')");
+    for (const id of [5, block + 1]) attendee.run(id);
+    const tomb = db.prepare("INSERT INTO tombstones (project_id, entity, entity_id, version, deleted_at) VALUES (1, ?, ?, 2, 'x')");
+    tomb.run('attendee', 9);
+    tomb.run('attendee', block + 4);
+    tomb.run('credential', block + 7);
+    migrate(db, migrations);
+    expect(db.prepare('SELECT table_name, block_base, high FROM row_id_marks ORDER BY table_name, block_base').all()).toEqual([
+      { table_name: 'attendees', block_base: 0, high: 9 },
+      { table_name: 'attendees', block_base: block, high: block + 4 },
+      { table_name: 'credentials', block_base: block, high: block + 7 },
+    ]);
+    db.close();
+  });
 });

@@ -188,7 +188,8 @@ export function syncRoutes(deps: HttpDeps): AnyRoute[] {
       path: '/api/v1/sync/hello',
       operationId: 'sync-protocol.hello',
       summary: "Protocol: who the edge is, its project's slugs, the protocol versions served",
-      description: 'An edge calls it first: it hosts the project under these slugs, numbers what it creates from its id (docs/sync.md: ids), and stops if it does not speak `protocol`.',
+      description:
+        'An edge calls it first: it hosts the project under these slugs, numbers what it creates from its id and above `highest_ids` (docs/sync.md: ids), and stops if it does not speak `protocol`.',
       writes: false,
       responses: { 200: { description: 'The edge, its project and the protocol', schema: single(helloSchema) }, ...refused },
       handler: ({ project, koa }) => {
@@ -202,6 +203,7 @@ export function syncRoutes(deps: HttpDeps): AnyRoute[] {
               supported_protocols: [...SUPPORTED_PROTOCOLS],
               edge: { id: edge.id, name: edge.name },
               project: { id: project!.id, team_slug: team.slug, slug: project!.slug, name: project!.name, timezone: project!.timezone },
+              highest_ids: sync.edges.highestIds(edge.id),
               server_time: now(),
             },
           },
