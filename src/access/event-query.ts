@@ -42,6 +42,10 @@ export const accessEventSchema = z.object({
   clock_unsynchronised: z.boolean().nullable().describe("true when the edge's clock was not known to be within tolerance"),
   duplicate_of: z.string().nullable().describe('a duplicate entry: the uuid of the entry at another edge it repeats'),
   review: z.string().nullable().describe('flagged for review: revoked_credential or blocklisted at the scan time'),
+  deleted_reference: z
+    .string()
+    .nullable()
+    .describe('what it names that the cloud no longer has (deleted meanwhile, or never known): reader, access_point, access_zone, comma-separated; such an event moved no one'),
 });
 
 export type AccessEventResource = z.infer<typeof accessEventSchema>;

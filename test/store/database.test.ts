@@ -53,7 +53,8 @@ describe('store', () => {
   });
 
   it('runs the migrations in version order, and the conflicts table keeps its rows when migration 19 makes it again', () => {
-    expect(migrations.map((m) => m.version)).toEqual(migrations.map((_, i) => i + 1));
+    // Strictly increasing: branches take numbers of their own (21, 22 and 23 came from three at once), so a number may be missing.
+    expect(migrations.every((m, i) => i === 0 || m.version > migrations[i - 1]!.version)).toBe(true);
     // A box at version 18 with a conflict on record (a plain SQLite file), then the rest.
     const folder = mkdtempSync(join(tmpdir(), 'gatehouse-migrate-'));
     dirs.push(folder);
