@@ -46,6 +46,9 @@ export const errorCatalogue = {
   unsupported_media_type: { status: 415, message: 'Unsupported content type "{type}": send {expected}.' },
   token_mismatch: { status: 419, message: 'Token Mismatch' },
   validation_failed: { status: 422, message: 'The given data was invalid.' },
+  // Deleting a zone would end the access of the types that grant it: the operator learns which
+  // first (docs/venue.md: access zones; errors.attendee_types names each type).
+  zone_granted: { status: 422, message: 'The access zone is still granted by the attendee types {types}: take it out of their zone_ids first.' },
   too_many_requests: { status: 429, message: 'Too Many Attempts.' },
   login_locked: { status: 429, message: 'Too many failed logins for this account: try again in {seconds} s.' },
   server_error: { status: 500, message: 'Server Error' },

@@ -47,6 +47,10 @@ export const accessEventSchema = z.object({
   effective_at: z.string().describe("scanned_at on the cloud's clock: corrected by clock_offset_ms (the same as scanned_at when there is none); what orders a holder's movements across edges"),
   duplicate_of: z.string().nullable().describe('a duplicate entry: the uuid of the entry at another edge it repeats'),
   review: z.string().nullable().describe('flagged for review: revoked_credential or blocklisted at the scan time'),
+  deleted_reference: z
+    .string()
+    .nullable()
+    .describe('what it names that the cloud no longer has (deleted meanwhile, or never known): reader, access_point, access_zone, comma-separated; such an event moved no one'),
 });
 
 export type AccessEventResource = z.infer<typeof accessEventSchema>;

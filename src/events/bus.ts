@@ -48,6 +48,7 @@ export interface Uploaded {
   uploaded_at: string;
   duplicate_of: string | null;
   review: string | null;
+  deleted_reference: string | null;
 }
 
 export interface DomainEvents {
@@ -66,7 +67,8 @@ export interface DomainEvents {
   'attendee.created': ChangeEvent<AttendeeResource>;
   /** previous: the changed fields' values before the change (Stripe's previous_attributes; sync merges by them). */
   'attendee.updated': ChangeEvent<AttendeeResource> & { previous?: Partial<AttendeeResource> };
-  'attendee.deleted': DeletionEvent;
+  /** `previous`: the attendee as this box held it (absent when another process deleted it): sync's base for a deletion (docs/sync.md: conflicts). */
+  'attendee.deleted': DeletionEvent & { previous?: AttendeeResource };
   'credential.created': ChangeEvent<CredentialResource>;
   'credential.revoked': ChangeEvent<CredentialResource>;
   'credential.deleted': DeletionEvent;

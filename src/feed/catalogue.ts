@@ -46,7 +46,7 @@ const MAPPERS: { [E in EventName]?: Mapper<E> } = {
   'attendee.created': (e) => ({ event: 'attendee.created', projectId: e.projectId, data: { attendee_id: e.resource.id, ...e.resource } }),
   // previous_attributes (as Stripe names it): the changed fields' values before the change.
   'attendee.updated': (e) => ({ event: 'attendee.updated', projectId: e.projectId, data: { attendee_id: e.resource.id, ...e.resource, previous_attributes: e.previous ?? {} } }),
-  'attendee.deleted': (e) => ({ event: 'attendee.deleted', projectId: e.projectId, data: { attendee_id: e.id, id: e.id } }),
+  'attendee.deleted': (e) => ({ event: 'attendee.deleted', projectId: e.projectId, data: { attendee_id: e.id, id: e.id, ...(e.previous ? { previous_attributes: e.previous } : {}) } }),
   'attendee.imported': (e) => ({
     event: 'attendee.imported',
     projectId: e.projectId,

@@ -48,6 +48,7 @@ export interface AccessRow {
   clock_unsynchronised: number | null;
   duplicate_of: string | null;
   review: string | null;
+  deleted_reference: string | null;
   uuid: string;
   project_id: number;
   granted: number;
@@ -98,6 +99,7 @@ function accessItem(r: AccessRow): Omit<FeedItem, 'after'> {
       clock_unsynchronised: r.clock_unsynchronised === 1,
       duplicate_of: r.duplicate_of,
       review: r.review,
+      deleted_reference: r.deleted_reference,
     });
   }
   return { id: r.uuid, event: r.granted ? 'access.granted' : 'access.denied', projectId: r.project_id, timestamp: r.decided_at, data };
@@ -205,7 +207,7 @@ export class Feed {
   #accessRows(after: number, projectId: number, granted: boolean | null, limit: number, names: boolean): AccessRow[] {
     const sql = `SELECT e.id, e.uuid, e.project_id, e.granted, e.reason, e.access_point_id, e.access_zone_id, e.credential_id, e.credential_value, e.attendee_id,
         e.scanned_at, e.decided_at, e.reader_id, e.movement, e.source, e.edge_id, e.uploaded_at, e.clock_offset_ms, e.clock_unsynchronised,
-        e.duplicate_of, e.review, ${names ? 'a.first_name, a.last_name' : 'NULL AS first_name, NULL AS last_name'}
+        e.duplicate_of, e.review, e.deleted_reference, ${names ? 'a.first_name, a.last_name' : 'NULL AS first_name, NULL AS last_name'}
       FROM access_events e${names ? ' LEFT JOIN attendees a ON a.id = e.attendee_id' : ''}
       WHERE +e.project_id = ? AND e.id > ?${granted === null ? '' : ' AND e.granted = ?'} ORDER BY e.id LIMIT ?`;
     const args = granted === null ? [projectId, after, limit] : [projectId, after, granted ? 1 : 0, limit];

@@ -9,7 +9,7 @@ const WHEN: Record<string, string> = {
   'access.denied': 'A scan was denied. data: the real-time AccessDenied fields and the access event uuid.',
   'attendee.created': 'An attendee was made. data: attendee_id and the attendee as REST shows it.',
   'attendee.updated': 'An attendee changed. data: attendee_id, the attendee as REST shows it, and previous_attributes (the changed fields before the change).',
-  'attendee.deleted': 'An attendee was deleted. data: {attendee_id, id}.',
+  'attendee.deleted': 'An attendee was deleted. data: {attendee_id, id, previous_attributes} (the attendee as it was; absent when another process, such as the CLI, deleted it).',
   'attendee.imported': 'A bulk import or attendee sync, as one event. data: {count, credentials, from_version, to_version, changed}; GET attendees?changed_since=<from_version - 1> lists it.',
   'sync.link_down': "An edge's link to its cloud went down (told on the edge). data: edge_id, reason, since.",
   'sync.link_up': "An edge's link to its cloud is up again (told on the edge). data: edge_id, down_since, at.",

@@ -21,6 +21,7 @@ const uploadedFields = {
   uploaded_at: z.string().optional(),
   duplicate_of: z.string().nullable().optional(),
   review: z.string().nullable().optional(),
+  deleted_reference: z.string().nullable().optional(),
 };
 
 /** spec: Real-time events. */

@@ -178,6 +178,16 @@ export const syncMigrations: readonly Migration[] = [
     `,
   },
   {
+    version: 23,
+    name: 'cloud sync: access events naming a reader, access point or zone the cloud deleted',
+    sql: `
+      -- On the cloud: what an uploaded access event names that the cloud no longer has
+      -- (docs/sync.md: conflicts, deleted_reference), comma-separated in the order reader,
+      -- access_point, access_zone. A column of its own, not review: an event can be both.
+      ALTER TABLE access_events ADD COLUMN deleted_reference TEXT;
+    `,
+  },
+  {
     version: 24,
     name: "access events: the scan time on the cloud's clock (effective_at), for ordering an edge's events among others",
     sql: `

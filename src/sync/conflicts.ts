@@ -40,9 +40,17 @@ export const conflictSchema = z.object({
   entity: z.string().nullable(),
   entity_id: z.number().int().nullable(),
   field: z.string().nullable(),
-  edge_value: z.unknown().describe("attendee_field, refused_change: the edge's value (not applied); a change refused whole and id_conflict: the change as sent ({event, data})"),
-  cloud_value: z.unknown().describe("attendee_field, refused_change: the cloud's value (kept); id_conflict: the row the cloud holds under that id (null: none in this project)"),
-  detail: z.string().nullable().describe('refused_change, id_conflict: why the cloud did not apply it'),
+  edge_value: z
+    .unknown()
+    .describe(
+      "attendee_field, refused_change: the edge's value (not applied); a change refused whole, id_conflict, deleted_row: the change as sent ({event, data}); deleted_reference: the event's {reader_id, access_point_id, access_zone_id}",
+    ),
+  cloud_value: z
+    .unknown()
+    .describe(
+      "attendee_field, refused_change: the cloud's value (kept); id_conflict: the row the cloud holds under that id (null: none in this project); deleted_row: {deleted_at} when the cloud deleted, its row as the edge's deletion found it otherwise; deleted_reference: [{entity, id, deleted_at}] of what is gone (deleted_at null: never known here)",
+    ),
+  detail: z.string().nullable().describe('refused_change, id_conflict, deleted_row, deleted_reference: what happened, in words'),
   created_at: z.string(),
   reviewed_at: z.string().nullable(),
   cleared_at: z.string().nullable().describe('a flag a later arrival explained (a double entry whose missing exit arrived): kept for the record'),

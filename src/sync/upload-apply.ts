@@ -12,6 +12,7 @@ import type { EdgeRow } from './edges.js';
 import type { NewConflict, SyncConflictResource, SyncConflicts } from './conflicts.js';
 import type { UploadBody, UploadedAccessEvent } from './protocol.js';
 import { UploadChanges } from './upload-changes.js';
+import { deletedReferenceColumn, deletedReferenceConflict, UploadFlags } from './upload-flags.js';
 
 // The cloud's side of an upload (issue 26 items 4-6, 11). One batch is one transaction:
 // access events are stored once each by uuid (a batch sent again stores nothing new), change
@@ -19,7 +20,8 @@ import { UploadChanges } from './upload-changes.js';
 // edge's raw scan time; its edge, upload time and the edge's clock state are columns of its
 // own. Occupancy follows scan time, not arrival: a movement older than the holder's latest
 // one already known is history, not presence (an exit uploaded before the entry it follows
-// leaves the entry uncounted). After the commit, each new event is announced once on the bus
+// leaves the entry uncounted), and never into a zone the cloud deleted meanwhile: such an event
+// is kept and flagged (upload-flags.ts). After the commit, each new event is announced once on the bus
 // (WebSocket); outgoing webhooks read it from access_events like any other.
 
 interface Movement {
@@ -34,6 +36,7 @@ interface Movement {
 interface Flags {
   duplicate_of: string | null;
   review: string | null;
+  deleted_reference: string | null;
 }
 
 /** An entry stored by this batch, for the duplicate check once the batch is in. */
@@ -59,19 +62,21 @@ export class UploadApply {
   readonly stats = { accepted: 0, duplicates: 0, batches: 0 };
 
   readonly #changes: UploadChanges;
+  readonly #flags: UploadFlags;
 
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
     private readonly bus: EventBus,
     private readonly occupancy: Occupancy,
-    /** The cloud's decision index: who holds a credential, its revocation, the blocklist, names (no query per event). */
+    /** The cloud's decision index: holders' names for the announcements, and for the flags a credential's revocation and the blocklist. */
     private readonly index: VenueIndex,
     private readonly conflicts: SyncConflicts,
     /** After the commit: changed attendees and credentials into the decision index. */
     private readonly refreshIndex: () => Promise<void>,
   ) {
     this.#changes = new UploadChanges(db, clock, bus, conflicts);
+    this.#flags = new UploadFlags(db, index);
   }
 
   /** Index support for the scan-time lookups by holder; only the cloud pays for it (created at start). */
@@ -89,6 +94,7 @@ export class UploadApply {
     const outcome: UploadOutcome = { accepted: 0, duplicates: 0, refused: 0 };
     try {
       writeTransaction(this.db, () => {
+        this.#flags.begin();
         const entries: Entry[] = [];
         for (const item of body.items) {
           const result = item.kind === 'access' ? this.#access(edge, projectId, item, body.clock, now, announce, undo, entries) : this.#changes.apply(edge, projectId, item, now, announce);
@@ -145,17 +151,24 @@ export class UploadApply {
     ) as { id: number; effective_at: string } | undefined;
     if (!stored) return false;
     const { id, effective_at: at } = stored;
-    const flags: Flags = { duplicate_of: null, review: null };
+    const flags: Flags = { duplicate_of: null, review: null, deleted_reference: null };
     const conflicts: SyncConflictResource[] = [];
+    const gone = this.#flags.goneReferences(projectId, e);
+    if (gone.length > 0) {
+      flags.deleted_reference = deletedReferenceColumn(gone);
+      statement(this.db, 'UPDATE access_events SET deleted_reference = ? WHERE id = ?').run(flags.deleted_reference, id);
+      conflicts.push(this.#raise(projectId, deletedReferenceConflict(edge.id, e, gone)));
+    }
+    const zoneGone = gone.some((g) => g.entity === 'access_zone');
     let counted = false;
     let fromZoneId: number | null = null;
     if (e.granted && e.attendee_id !== null && e.movement !== null && e.access_zone_id !== null) {
-      // Presence follows the holder's latest movement by scan time.
-      if (!this.#neighbour(e.attendee_id, at, id, 'after')) {
+      // Presence follows the holder's latest movement on the cloud's clock, and never into (or out of) a zone the cloud no longer has.
+      if (!zoneGone && !this.#neighbour(e.attendee_id, at, id, 'after')) {
         ({ counted, fromZoneId } = this.#move(e.attendee_id, e.access_zone_id, e.movement, undo));
         if (counted) statement(this.db, 'UPDATE access_events SET counted = 1, from_zone_id = ? WHERE id = ?').run(fromZoneId, id);
       }
-      const review = e.movement === 'in' ? this.#review(projectId, e, at) : null; // letting someone out needs no review
+      const review = e.movement === 'in' ? this.#flags.review(projectId, e, at) : null; // letting someone out needs no review
       if (review) {
         flags.review = review;
         statement(this.db, 'UPDATE access_events SET review = ? WHERE id = ?').run(review, id);
@@ -240,23 +253,6 @@ export class UploadApply {
     if (movement === 'out') return { counted: this.occupancy.leave(attendeeId, zoneId), fromZoneId: null };
     if (before === zoneId) return { counted: false, fromZoneId: null };
     return { counted: true, fromZoneId: this.occupancy.enter(attendeeId, zoneId) };
-  }
-
-  /** Why an admission needs review: the cloud had revoked or blocklisted the credential by its scan time (from the index; SQL only to date a blocklist hit). */
-  #review(projectId: number, e: UploadedAccessEvent, effectiveAt: string): 'revoked_credential' | 'blocklisted' | null {
-    if (e.credential_id === null) return null;
-    const at = Date.parse(effectiveAt); // on the cloud's clock, as the revocation's time is
-    const credential = this.index.credentialsById.get(e.credential_id);
-    if (credential && credential.projectId === projectId && credential.status === 'revoked' && credential.revokedAt !== null && credential.revokedAt <= at) return 'revoked_credential';
-    if (!this.index.isBlocked(e.attendee_id ?? -1, e.credential_id, at)) return null;
-    const dated = statement(this.db, 'SELECT 1 FROM blocklist_entries WHERE project_id = ? AND (credential_id = ? OR attendee_id = ?) AND created_at <= ? AND (until IS NULL OR until > ?)').get(
-      projectId,
-      e.credential_id,
-      e.attendee_id,
-      effectiveAt,
-      effectiveAt,
-    );
-    return dated ? 'blocklisted' : null;
   }
 }
 

@@ -9,6 +9,7 @@ import { statement } from '../store/statements.js';
 import { writeTransaction } from '../store/transactions.js';
 import { nextVersion } from '../venue/versioned-table.js';
 import type { NewConflict, SyncConflicts } from './conflicts.js';
+import { DeletedRows } from './deleted-rows.js';
 import type { EdgeRow } from './edges.js';
 import type { UploadedChange } from './protocol.js';
 import { idClash, noteUploadedId } from './upload-ids.js';
@@ -17,7 +18,8 @@ import { idClash, noteUploadedId } from './upload-ids.js';
 // credentials an edge made or changed, under the shared ids (venue/row-ids.ts), each applied
 // once by its outbox uuid; an attendee changed on both sides is merged per field with the
 // edge's previous_attributes (the cloud keeps a field it changed meanwhile, and the conflict
-// is recorded); reader and gateway status go to the cloud's outbox with the edge's id. Each
+// is recorded); an attendee edited on one side and deleted on the other stays deleted, recorded
+// (deleted-rows.ts); reader and gateway status go to the cloud's outbox with the edge's id. Each
 // change goes to the cloud's outbox too, so its webhooks hear it. A create under an id the
 // cloud holds or held is an id_conflict, never an overwrite (upload-ids.ts). Runs inside the
 // upload's transaction (upload-apply.ts).
@@ -25,12 +27,16 @@ import { idClash, noteUploadedId } from './upload-ids.js';
 type Emit = () => void;
 
 export class UploadChanges {
+  readonly #deletedRows: DeletedRows;
+
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
     private readonly bus: EventBus,
     private readonly conflicts: SyncConflicts,
-  ) {}
+  ) {
+    this.#deletedRows = new DeletedRows(db, clock, bus, conflicts);
+  }
 
   /**
    * Applies one change item once (by its uuid); answers false when it was not new. A change the store
@@ -73,10 +79,11 @@ export class UploadChanges {
     switch (c.event) {
       case 'attendee.created':
       case 'attendee.updated':
+        if (this.#deletedRows.editOfDeleted(edge, projectId, c, Number(data.id), announce)) break; // the deletion wins
         this.#attendee(edge, projectId, data, c.event === 'attendee.updated' ? ((data.previous_attributes as Record<string, unknown> | undefined) ?? {}) : null, announce);
         break;
       case 'attendee.deleted':
-        this.#deleteAttendee(projectId, Number(data.id ?? data.attendee_id), announce);
+        this.#deletedRows.deleteAttendee(edge, projectId, Number(data.id ?? data.attendee_id), c, (id) => this.#attendeeResource(id), announce);
         break;
       case 'credential.created':
         this.#credential(edge, projectId, data, announce);
@@ -165,7 +172,6 @@ export class UploadChanges {
       extra: JSON.stringify(data.extra ?? {}),
     } as Record<string, unknown>;
     if (!row) {
-      if (statement(this.db, "SELECT 1 FROM tombstones WHERE project_id = ? AND entity = 'attendee' AND entity_id = ?").get(projectId, id)) return; // deleted on the cloud meanwhile
       for (const field of this.#unplaceable(edge, projectId, id, fields, null, announce)) fields[field] = null; // the edge hears the row back without it
       const cols = Object.keys(fields);
       statement(this.db, `INSERT INTO attendees (id, project_id, ${cols.join(', ')}, version, created_at, updated_at) VALUES (?, ?, ${cols.map(() => '?').join(', ')}, ?, ?, ?)`).run(
@@ -218,24 +224,6 @@ export class UploadChanges {
       id,
     );
     this.#outbox('attendee.updated', projectId, { ...this.#attendeeResource(id), previous_attributes: Object.fromEntries(Object.keys(updates).map((k) => [k, shown(k, row[k])])) });
-  }
-
-  #deleteAttendee(projectId: number, id: number, _announce: Emit[]): void {
-    const now = iso(this.clock.now());
-    const tomb = statement(this.db, 'INSERT INTO tombstones (project_id, entity, entity_id, version, deleted_at) VALUES (?, ?, ?, ?, ?)');
-    for (const entry of statement(this.db, 'SELECT id FROM blocklist_entries WHERE attendee_id = ? OR credential_id IN (SELECT id FROM credentials WHERE attendee_id = ?)')
-      .pluck()
-      .all(id, id) as number[]) {
-      statement(this.db, 'DELETE FROM blocklist_entries WHERE id = ?').run(entry);
-      tomb.run(projectId, 'blocklist_entry', entry, nextVersion(this.db), now);
-    }
-    for (const credential of statement(this.db, 'SELECT id FROM credentials WHERE attendee_id = ?').pluck().all(id) as number[]) {
-      statement(this.db, 'DELETE FROM credentials WHERE id = ?').run(credential);
-      tomb.run(projectId, 'credential', credential, nextVersion(this.db), now);
-    }
-    if (statement(this.db, 'DELETE FROM attendees WHERE id = ? AND project_id = ?').run(id, projectId).changes === 0) return;
-    tomb.run(projectId, 'attendee', id, nextVersion(this.db), now);
-    appendToOutbox(this.db, { event: 'attendee.deleted', projectId, data: { attendee_id: id, id } });
   }
 
   #credential(edge: EdgeRow, projectId: number, data: Record<string, unknown>, announce: Emit[]): void {

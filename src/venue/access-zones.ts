@@ -106,7 +106,8 @@ export class AccessZones {
     });
   }
 
-  /** 409 while access points still lead into the zone: nothing changes. */
+  /** 409 while access points lead into the zone or time restrictions name it, 422 while attendee
+   * types grant it (docs/venue.md: access zones): nothing changes. */
   delete(projectId: number, id: number): void {
     commit(this.db, this.bus, (work) => {
       this.get(projectId, id);
@@ -114,7 +115,14 @@ export class AccessZones {
       if (n > 0) throw new AppError('conflict', { detail: `The access zone is used by ${n} access point${n === 1 ? '' : 's'}; move or delete them first.` });
       const { r } = statement(this.db, 'SELECT COUNT(*) AS r FROM time_restrictions WHERE access_zone_id = ?').get(id) as { r: number };
       if (r > 0) throw new AppError('conflict', { detail: `The access zone has ${r} time restriction${r === 1 ? '' : 's'}; delete them first.` });
-      this.attendeeTypes.forgetZone(projectId, id, work);
+      const granting = this.attendeeTypes.grantingZone(id);
+      if (granting.length > 0) {
+        throw new AppError(
+          'zone_granted',
+          { types: granting.map((t) => `${t.name} (${t.slug})`).join(', ') },
+          { body: { errors: { attendee_types: granting.map((t) => `The attendee type ${t.name} (${t.slug}, id ${t.id}) grants this zone.`) } } },
+        );
+      }
       const version = this.table.delete(projectId, id);
       work.emit('access_zone.deleted', { projectId, id, version });
     });

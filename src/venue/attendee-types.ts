@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Clock } from '../clock.js';
 import { AppError, found, validationError } from '../errors.js';
 import type { EventBus } from '../events/bus.js';
-import { commit, type Work } from '../events/unit-of-work.js';
+import { commit } from '../events/unit-of-work.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import { slugify, uniqueSlug } from '../accounts/slug.js';
@@ -69,18 +69,9 @@ export class AttendeeTypes {
     return (statement(this.db, 'SELECT * FROM attendee_types WHERE project_id = ? AND slug = ?').get(projectId, slug) as AttendeeTypeRow | undefined) ?? null;
   }
 
-  /**
-   * A zone is being deleted: the types that grant it lose it, each with a new change version and
-   * an attendee_type.updated (a sync download or an index sees the change; before, the cascade
-   * changed their zones silently).
-   */
-  forgetZone(projectId: number, zoneId: number, work: Work): void {
-    const typeIds = statement(this.db, 'SELECT attendee_type_id FROM attendee_type_zones WHERE access_zone_id = ?').pluck().all(zoneId) as number[];
-    statement(this.db, 'DELETE FROM attendee_type_zones WHERE access_zone_id = ?').run(zoneId);
-    for (const typeId of typeIds) {
-      const row = this.table.update(projectId, typeId, {});
-      work.emit('attendee_type.updated', { projectId, resource: this.resource(row), version: row.version });
-    }
+  /** The types that grant a zone, in id order: a zone they grant is not deleted (access-zones.ts). */
+  grantingZone(zoneId: number): AttendeeTypeRow[] {
+    return statement(this.db, 'SELECT t.* FROM attendee_types t JOIN attendee_type_zones z ON z.attendee_type_id = t.id WHERE z.access_zone_id = ? ORDER BY t.id').all(zoneId) as AttendeeTypeRow[];
   }
 
   private setZones(projectId: number, typeId: number, ids: number[]): void {

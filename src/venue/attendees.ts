@@ -188,7 +188,7 @@ export class Attendees {
    * a tombstone; their form submissions stay, no longer linked. */
   delete(projectId: number, id: number): void {
     commit(this.db, this.bus, (work) => {
-      this.get(projectId, id);
+      const previous = this.resource(this.get(projectId, id));
       const blocks = statement(this.db, 'SELECT id FROM blocklist_entries WHERE attendee_id = ? OR credential_id IN (SELECT id FROM credentials WHERE attendee_id = ?)')
         .pluck()
         .all(id, id) as number[];
@@ -198,7 +198,7 @@ export class Attendees {
         work.emit('credential.deleted', { projectId, id: credential.id, version });
       }
       const version = this.table.delete(projectId, id);
-      work.emit('attendee.deleted', { projectId, id, version });
+      work.emit('attendee.deleted', { projectId, id, version, previous });
     });
   }
 }

@@ -178,6 +178,7 @@ describe('error catalogue', () => {
         header: 'X-Svc-Signature',
         address: '10.0.0.9',
         seconds: 300,
+        types: 'Guest (guest)',
       });
       expect(err.body.message, code).toBe(err.message);
       expect(err.message, code).not.toMatch(/\{\w+\}/);

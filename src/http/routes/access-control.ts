@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { createTimeRestrictionBody, timeRestrictionResource, timeRestrictionSchema, updateTimeRestrictionBody } from '../../venue/time-restrictions.js';
 import { blocklistResource, blocklistSchema, createBlocklistBody, updateBlocklistBody } from '../../venue/blocklist.js';
 import { defineRoute, type AnyRoute } from '../route.js';
-import { messageSchema, single } from '../resources.js';
+import { messageSchema, single, validationErrorSchema } from '../resources.js';
 import { crudRoutes, PROJECT_PATH, withId } from './crud.js';
 
 // Access control resources (spec: Endpoints, Access points; DESIGN: routes we add).
@@ -54,6 +54,7 @@ export function accessControlRoutes({ venue, occupancy, devices }: { venue: Venu
       tag: 'Access zones',
       label: 'access zone',
       inUseBy: 'access points or time restrictions',
+      deleteRefusals: { 422: { description: 'Attendee types still grant the zone (errors.attendee_types names each: docs/venue.md)', schema: validationErrorSchema } },
       schema: zoneSchema,
       createBody: createZoneBody,
       updateBody: updateZoneBody,

@@ -28,6 +28,8 @@ interface CrudSpec<Row, C extends z.ZodType, U extends z.ZodType> {
   filters?: z.ZodObject;
   /** When deleting can be refused because the record is still in use (409 conflict): what uses it. */
   inUseBy?: string;
+  /** Further refusals of a deletion, by status (a zone attendee types grant: 422). */
+  deleteRefusals?: Record<number, ResponseSpec>;
   /** Rate class of the index (attendee search is `search`); the rest are standard. */
   indexRateClass?: 'standard' | 'search';
   list(projectId: number, offset: number, limit: number, filters: Record<string, unknown>): { items: Row[]; total: number };
@@ -115,7 +117,7 @@ export function crudRoutes<Row, C extends z.ZodType, U extends z.ZodType>(spec: 
       summary: `Delete a ${spec.label}`,
       ability: spec.write,
       params,
-      responses: { 204: { description: 'Deleted; a tombstone records it' }, 404: missing, ...inUse },
+      responses: { 204: { description: 'Deleted; a tombstone records it' }, 404: missing, ...inUse, ...spec.deleteRefusals },
       handler: ({ project, params: p }) => {
         spec.destroy(project!.id, id(p));
         return { status: 204 };

@@ -24,6 +24,11 @@ export function venueCases(w: World, v: Venue): Case[] {
   const summary = { metric: 'access_summary', start_date: '2026-01-01', end_date: '2030-01-01' };
   return [
     ...crud(w, 'access-zones', v.zone, () => ({ name: `Zone ${unique()}` }), { capacity: 500 }, v.zone),
+    c('access-zones.destroy', 422, 'a zone an attendee type still grants', async () => {
+      const zone = await w.create(`${A}/access-zones`, { name: `Granted ${unique()}` });
+      await w.create(`${A}/attendee-types`, { name: `Grantor ${unique()}`, zone_ids: [zone] });
+      return w.api('DELETE', `${A}/access-zones/${zone}`);
+    }),
     c('access-zones.capacity', 200, 'a zone', () => w.api('GET', `${A}/access-zones/${v.zone}/capacity`)),
     c('access-zones.capacity', 404, 'an id that names nothing', () => w.api('GET', `${A}/access-zones/999999/capacity`)),
     ...crud(w, 'access-points', v.door, () => ({ name: `Door ${unique()}`, access_zone_id: v.zone }), { location: 'North' }),

@@ -1,0 +1,102 @@
+import type { Clock } from '../clock.js';
+import { iso } from '../clock.js';
+import type { EventBus } from '../events/bus.js';
+import { outboxEntryOf } from '../feed/catalogue.js';
+import { appendToOutbox } from '../feed/outbox.js';
+import type { Database } from '../store/database.js';
+import { statement } from '../store/statements.js';
+import { nextVersion } from '../venue/versioned-table.js';
+import type { SyncConflicts } from './conflicts.js';
+import type { EdgeRow } from './edges.js';
+import type { UploadedChange } from './protocol.js';
+
+// An edge's deletion of an attendee, and an attendee edited on one side and deleted on the other
+// (docs/sync.md: conflicts, deleted_row).
+// The deletion wins both ways: an edge's edit of an attendee the cloud deleted is not applied
+// (the tombstone reaches the edge, which drops its copy), and an edge's deletion of an attendee
+// the cloud changed meanwhile is applied. Either way nothing is lost silently: a deleted_row
+// conflict keeps both sides (the edge's change as sent; the cloud's deletion time, or its row as
+// the deletion found it) and is announced (sync.conflict). Runs inside the upload's
+// transaction, in the change's savepoint (upload-changes.ts).
+
+type Emit = () => void;
+
+/** The fields an edge's deletion compares with the cloud's row: what an attendee is, not its bookkeeping. */
+const COMPARED = ['first_name', 'last_name', 'email', 'attendee_type_id', 'external_id', 'status', 'extra'] as const;
+
+export class DeletedRows {
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+    private readonly bus: EventBus,
+    private readonly conflicts: SyncConflicts,
+  ) {}
+
+  /** An edge's attendee.created or .updated for an attendee the cloud deleted: recorded, not applied. Answers whether it was one. */
+  editOfDeleted(edge: EdgeRow, projectId: number, c: UploadedChange, id: number, announce: Emit[]): boolean {
+    if (statement(this.db, 'SELECT 1 FROM attendees WHERE id = ? AND project_id = ?').get(id, projectId)) return false;
+    const deletedAt = statement(this.db, "SELECT deleted_at FROM tombstones WHERE project_id = ? AND entity = 'attendee' AND entity_id = ? ORDER BY version DESC LIMIT 1").pluck().get(projectId, id) as
+      | string
+      | undefined;
+    if (deletedAt === undefined) return false;
+    this.#record(edge, projectId, id, c, { deleted_at: deletedAt }, `deleted on the cloud at ${deletedAt}; the edge's ${c.event} was not applied: the deletion wins`, announce);
+    return true;
+  }
+
+  /** An edge's attendee.deleted: the attendee goes with their blocklist entries and credentials, each leaving a tombstone (docs/venue.md: attendees). */
+  deleteAttendee(edge: EdgeRow, projectId: number, id: number, c: UploadedChange, resourceOf: (id: number) => Record<string, unknown>, announce: Emit[]): void {
+    const row = statement(this.db, 'SELECT * FROM attendees WHERE id = ? AND project_id = ?').get(id, projectId) as Record<string, unknown> | undefined;
+    if (!row) return; // never here, or deleted here too: both sides agree
+    const resource = resourceOf(id);
+    this.#deletionOfEdited(edge, projectId, c, row, resource, announce);
+    const now = iso(this.clock.now());
+    const tomb = statement(this.db, 'INSERT INTO tombstones (project_id, entity, entity_id, version, deleted_at) VALUES (?, ?, ?, ?, ?)');
+    const blocks = statement(this.db, 'SELECT id FROM blocklist_entries WHERE project_id = ? AND (attendee_id = ? OR credential_id IN (SELECT id FROM credentials WHERE attendee_id = ?))');
+    for (const entry of blocks.pluck().all(projectId, id, id) as number[]) {
+      statement(this.db, 'DELETE FROM blocklist_entries WHERE id = ?').run(entry);
+      tomb.run(projectId, 'blocklist_entry', entry, nextVersion(this.db), now);
+    }
+    for (const credential of statement(this.db, 'SELECT id FROM credentials WHERE attendee_id = ?').pluck().all(id) as number[]) {
+      statement(this.db, 'DELETE FROM credentials WHERE id = ?').run(credential);
+      tomb.run(projectId, 'credential', credential, nextVersion(this.db), now);
+    }
+    statement(this.db, 'DELETE FROM attendees WHERE id = ?').run(id);
+    tomb.run(projectId, 'attendee', id, nextVersion(this.db), now);
+    appendToOutbox(this.db, { event: 'attendee.deleted', projectId, data: { attendee_id: id, id, previous_attributes: resource } });
+  }
+
+  /**
+   * An edge's attendee.deleted, before the cloud applies it: when the cloud's row differs from
+   * the attendee as the edge last held it (`previous_attributes`), the cloud changed it
+   * meanwhile and the conflict keeps the cloud's row. Without a readable base (an older edge,
+   * a malformed one) nothing can be told and nothing is recorded.
+   */
+  #deletionOfEdited(edge: EdgeRow, projectId: number, c: UploadedChange, row: Record<string, unknown>, resource: Record<string, unknown>, announce: Emit[]): void {
+    const seen = c.data.previous_attributes;
+    if (seen === null || typeof seen !== 'object' || Array.isArray(seen)) return;
+    const base = seen as Record<string, unknown>;
+    const changed = COMPARED.filter((field) => field in base && !sameValue(field, row[field], base[field]));
+    if (changed.length === 0) return;
+    const detail = `deleted at the edge; the cloud had changed ${changed.join(', ')} meanwhile: the deletion applied, the cloud's row as it found it is kept here`;
+    this.#record(edge, projectId, Number(row.id), c, resource, detail, announce);
+  }
+
+  #record(edge: EdgeRow, projectId: number, id: number, c: UploadedChange, cloudValue: unknown, detail: string, announce: Emit[]): void {
+    const conflict = this.conflicts.record(projectId, { kind: 'deleted_row', edgeId: edge.id, entity: 'attendee', entityId: id, edgeValue: { event: c.event, data: c.data }, cloudValue, detail });
+    appendToOutbox(this.db, outboxEntryOf('sync.conflict', { projectId, conflict })!);
+    announce.push(() => this.bus.emit('sync.conflict', { projectId, conflict }));
+  }
+}
+
+/** The cloud's column against the edge's resource field: extra is JSON text here and an object there (compared with keys sorted). */
+function sameValue(field: string, cloud: unknown, edge: unknown): boolean {
+  if (field === 'extra') return canonical(JSON.parse(String(cloud ?? '{}'))) === canonical(edge ?? {});
+  return (cloud ?? null) === (edge ?? null);
+}
+
+function canonical(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+}
