@@ -258,7 +258,7 @@ describe("the edge's replica taking a zone's tombstone", () => {
       const projectId = (await api('GET', '')).body.data.id as number;
       const { store, clock, access } = gh.app.services;
       const replica = new Replica(store.db, clock, access.externalChanges);
-      expect(await replica.apply(projectId, [{ entity: 'access_zone', op: 'delete', id: drop, version: 1 }])).toEqual({ rows: 0, deletions: 1 });
+      expect(await replica.apply(projectId, [{ entity: 'access_zone', op: 'delete', id: drop, version: 1 }])).toEqual({ rows: 0, deletions: 1, skipped: 0 });
       expect((await api('GET', `/access-zones/${drop}`)).status).toBe(404);
       expect((await api('GET', `/attendee-types/${type}`)).body.data.zone_ids).toEqual([keep]);
     } finally {
