@@ -201,4 +201,25 @@ export const syncMigrations: readonly Migration[] = [
       ) VIRTUAL;
     `,
   },
+  {
+    version: 25,
+    name: 'cloud sync: what a cloud holds of each edge, what an edge knows the cloud holds, a cloud found behind an edge',
+    sql: `
+      -- On the cloud: the edge's feed position just past the last batch it stored, written in
+      -- that batch's transaction (docs/sync.md: a cloud restored from a backup). A restored
+      -- cloud answers an older one in hello, and the edge sends again from there.
+      ALTER TABLE sync_edges ADD COLUMN uploaded_access_event_id INTEGER;
+      ALTER TABLE sync_edges ADD COLUMN uploaded_domain_event_seq INTEGER;
+      -- On an edge: the position it sent with the last batch the cloud acknowledged (what the
+      -- cloud should hold); whether a pull from the start is running after the cloud was found
+      -- behind (rows it no longer sends are removed once the pull is through); and the last time
+      -- the cloud was found behind, with what was done.
+      ALTER TABLE sync_link ADD COLUMN acked_access_event_id INTEGER;
+      ALTER TABLE sync_link ADD COLUMN acked_domain_event_seq INTEGER;
+      ALTER TABLE sync_link ADD COLUMN resync_pending INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE sync_link ADD COLUMN cloud_rollback_at TEXT;
+      ALTER TABLE sync_link ADD COLUMN cloud_rollback_resent INTEGER;
+      ALTER TABLE sync_link ADD COLUMN cloud_rollback_pulled INTEGER;
+    `,
+  },
 ];

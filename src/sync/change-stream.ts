@@ -131,6 +131,11 @@ export class ChangeStream {
     return data;
   }
 
+  /** The newest change version: every answer of the protocol carries it (docs/sync.md: a cloud restored from a backup). */
+  highWater(): number {
+    return this.#currentSequence();
+  }
+
   #currentSequence(): number {
     return statement(this.db, 'SELECT value FROM change_sequence WHERE id = 1').pluck().get() as number;
   }

@@ -5,10 +5,11 @@ import { commit } from '../events/unit-of-work.js';
 import type { FeedCursor, FeedItem } from '../feed/feed.js';
 import { statement } from '../store/statements.js';
 import { writeTransaction, writeWhenFree } from '../store/transactions.js';
-import { blockOfEdge, raiseMark, setIdBlock } from '../venue/row-ids.js';
+import { blockOfEdge, ID_BLOCK, raiseMark, setIdBlock } from '../venue/row-ids.js';
+import { cloudBehind } from './cloud-rollback.js';
 import { CloudLink, LinkError } from './link.js';
 import { LinkHealth, type LinkState } from './link-health.js';
-import { type Change, decodeCursor, encodeCursor, type Hello, PROTOCOL_VERSION } from './protocol.js';
+import { type Change, type CloudState, decodeCursor, encodeCursor, type Hello, PROTOCOL_VERSION } from './protocol.js';
 import type { Replica } from './replica.js';
 import type { SyncDepsIn } from './index.js';
 import { FEED_EVENTS, unsynced } from './unsynced.js';
@@ -40,6 +41,8 @@ export interface SyncStatus {
   clock_offset_ms: number | null;
   clock_synchronised: boolean;
   latency_ms: number | null;
+  /** The last time this edge found its cloud behind it (restored from a backup), and what it did. */
+  cloud_rollback: { detected_at: string; resent_items: number; pulled_from_start: boolean } | null;
 }
 
 interface LinkRow {
@@ -51,6 +54,12 @@ interface LinkRow {
   last_upload_at: string | null;
   last_download_at: string | null;
   clock_offset_ms: number | null;
+  acked_access_event_id: number | null;
+  acked_domain_event_seq: number | null;
+  resync_pending: number;
+  cloud_rollback_at: string | null;
+  cloud_rollback_resent: number | null;
+  cloud_rollback_pulled: number | null;
 }
 
 /** While the doors are busy, no batch or page is larger than this: each is a few milliseconds of
@@ -76,14 +85,19 @@ export type EdgeSyncDeps = Omit<SyncDepsIn, 'occupancy' | 'index'> & { replica: 
 
 export class EdgeSync {
   readonly #link: CloudLink;
-  readonly #abort = new AbortController();
+  /** This generation of the loops': aborted on stop, or to meet a cloud that started again (a new incarnation). */
+  #abort = new AbortController();
   #stopped = false;
-  #loops: Promise<void>[] = [];
+  #generations: Promise<void> | null = null;
+  /** The cloud run this edge last checked its position against in hello (docs/sync.md: a cloud restored from a backup). */
+  #incarnation: string | null = null;
+  #reconciled = false;
+  #helloing: Promise<void> | null = null;
   readonly #health: LinkHealth;
   #wakeUpload: (() => void) | null = null;
   #uploadPending = true;
   #uploading: Promise<void> | null = null;
-  readonly stats = { uploadedItems: 0, uploadBatches: 0, downloadedRows: 0, downloadedDeletions: 0, staleChanges: 0, revocations: 0, failures: 0 };
+  readonly stats = { uploadedItems: 0, uploadBatches: 0, downloadedRows: 0, downloadedDeletions: 0, staleChanges: 0, revocations: 0, failures: 0, cloudRollbacks: 0, sweptRows: 0 };
 
   /** The doors first: sync's items and rows per second while scans are busy (access/scan-pacer.ts). */
   readonly #items: ScanPacer;
@@ -106,6 +120,7 @@ export class EdgeSync {
       appVersion: d.appVersion,
       now: () => d.clock.now(),
       offset: d.clockOffset,
+      onCloud: (cloud) => this.#met(cloud),
     });
   }
 
@@ -129,7 +144,31 @@ export class EdgeSync {
     this.d.bus.on(this, 'gateway.offline', () => this.#poke());
     this.#items.start();
     this.#rows.start();
-    this.#loops = [this.#run('upload', () => this.#uploadRound()), this.#run('download', () => this.#downloadRound()), this.#run('revocations', () => this.#revocationRound())];
+    this.#generations = this.#runGenerations();
+  }
+
+  /** The three loops, started again (after a hello) whenever a cloud that started anew answers. */
+  async #runGenerations(): Promise<void> {
+    while (!this.#stopped) {
+      const abort = (this.#abort = new AbortController());
+      this.#nextBatch = null;
+      this.#nextPage = null;
+      await Promise.allSettled([
+        this.#run('upload', abort.signal, () => this.#uploadRound()),
+        this.#run('download', abort.signal, () => this.#downloadRound()),
+        this.#run('revocations', abort.signal, () => this.#revocationRound()),
+      ]);
+      if (!abort.signal.aborted) return; // the loops ended by themselves (refused, incompatible)
+    }
+  }
+
+  /** Every answer names the cloud's run: a new one (it restarted, maybe from a backup) means checking where this edge stands before going on. */
+  #met(cloud: CloudState): void {
+    if (this.#incarnation === null || cloud.incarnation === this.#incarnation) return;
+    this.d.log.info({ incarnation: cloud.incarnation }, 'the cloud started again: checking what it holds of this edge');
+    this.#incarnation = null;
+    this.#reconciled = false;
+    this.#abort.abort();
   }
 
   async stop(): Promise<void> {
@@ -139,7 +178,7 @@ export class EdgeSync {
     this.#rows.stop();
     this.#wakeUpload?.();
     this.d.bus.removeListeners(this);
-    await Promise.allSettled(this.#loops);
+    await this.#generations;
     await this.#link.close();
   }
 
@@ -163,6 +202,7 @@ export class EdgeSync {
       clock_offset_ms: clock.offsetMs,
       clock_synchronised: clock.synchronised,
       latency_ms: this.#link.lastLatencyMs,
+      cloud_rollback: row?.cloud_rollback_at ? { detected_at: row.cloud_rollback_at, resent_items: row.cloud_rollback_resent ?? 0, pulled_from_start: row.cloud_rollback_pulled === 1 } : null,
     };
   }
 
@@ -184,18 +224,19 @@ export class EdgeSync {
 
   // ---- the loops
 
-  async #run(name: string, round: () => Promise<'again' | 'idle'>): Promise<void> {
+  async #run(name: string, signal: AbortSignal, round: () => Promise<'again' | 'idle'>): Promise<void> {
     let failures = 0;
-    while (!this.#stopped) {
+    while (!this.#stopped && !signal.aborted) {
       const began = performance.now();
       try {
-        if (!this.#row()) await this.#hello();
+        if (!this.#reconciled || !this.#row()) await this.#helloOnce();
+        if (signal.aborted) return;
         const next = await round();
         failures = 0;
         if (this.#link.lastAnswerAt >= began) this.#health.up(began); // a round that sent nothing says nothing about the link
         if (next === 'idle' && name === 'upload') await this.#idle();
       } catch (err) {
-        if (this.#stopped) return;
+        if (this.#stopped || signal.aborted) return;
         failures++;
         this.stats.failures++;
         const done = this.#health.failed(name, err, began);
@@ -207,12 +248,46 @@ export class EdgeSync {
     }
   }
 
+  /** One hello at a time, shared by the loops that wait for it. */
+  #helloOnce(): Promise<void> {
+    this.#helloing ??= this.#hello().finally(() => (this.#helloing = null));
+    return this.#helloing;
+  }
+
+  /** Links the edge at its first contact; at the first of each run, and whenever the cloud started again, checks that the cloud holds what this edge sent and read. */
   async #hello(): Promise<void> {
     const hello = await this.#link.call<Hello>('GET', '/api/v1/sync/hello', { signal: this.#abort.signal });
     if (hello.protocol !== PROTOCOL_VERSION) {
       throw new LinkError(`the cloud speaks sync protocol ${hello.protocol}, this edge ${PROTOCOL_VERSION}`, 'http', 409, { code: 'sync_protocol_unsupported' });
     }
-    if (this.#row()) return;
+    if (!this.#row()) this.#enrol(hello);
+    await this.#checkCloud(hello);
+    this.#incarnation = hello.cloud?.incarnation ?? null;
+    this.#reconciled = true;
+  }
+
+  /** A cloud behind this edge (restored from a backup): send again what it lacks, pull everything again. */
+  async #checkCloud(hello: Hello): Promise<void> {
+    const link = this.#row()!;
+    const from = this.d.feed.cursor(CONSUMER) ?? { accessEventId: 0, domainEventSeq: 0 };
+    const behind = cloudBehind(link, from, hello);
+    if (!behind) return;
+    const before = unsynced(this.d.db, from, link.project_id).backlog;
+    await writeWhenFree(this.d.db, () => {
+      this.d.feed.saveCursor(CONSUMER, behind.uploadFrom);
+      this.d.replica.forgetVersions();
+      statement(
+        this.d.db,
+        `UPDATE sync_link SET download_cursor = NULL, revocation_cursor = NULL, last_download_at = NULL, acked_access_event_id = ?, acked_domain_event_seq = ?, resync_pending = 1,
+           cloud_rollback_at = ?, cloud_rollback_resent = ?, cloud_rollback_pulled = 1 WHERE id = 1`,
+      ).run(behind.uploadFrom.accessEventId, behind.uploadFrom.domainEventSeq, iso(this.d.clock.now()), unsynced(this.d.db, behind.uploadFrom, link.project_id).backlog - before);
+    });
+    this.#caughtUp = false;
+    this.stats.cloudRollbacks++;
+    this.d.log.warn({ reasons: behind.reasons, uploadFrom: behind.uploadFrom }, 'the cloud is behind this edge (restored from a backup?): sending again what it lacks, pulling everything again');
+  }
+
+  #enrol(hello: Hello): void {
     const team = this.d.teams.findBySlug(hello.project.team_slug) ?? this.d.teams.create(hello.project.team_slug, hello.project.team_slug);
     const project =
       this.d.projects.findBySlugs(team.slug, hello.project.slug) ?? this.d.projects.create({ teamId: team.id, name: hello.project.name, slug: hello.project.slug, timezone: hello.project.timezone });
@@ -245,7 +320,11 @@ export class EdgeSync {
         if (!sameCursor(prepared.cursor, from)) await writeWhenFree(this.d.db, () => this.d.feed.saveCursor(CONSUMER, prepared.cursor));
         return this.#uploadPending ? 'again' : 'idle';
       }
-      const sent = this.#link.call('POST', this.#path('upload'), { body: prepared.body, signal: this.#abort.signal });
+      // What the cloud should hold before this batch: past the last one it acknowledged (docs/sync.md: a cloud restored from a backup).
+      const link = this.#row()!;
+      const acked = { access_event_id: link.acked_access_event_id ?? 0, domain_event_seq: link.acked_domain_event_seq ?? 0 };
+      const feed = { from: acked, to: { access_event_id: prepared.cursor.accessEventId, domain_event_seq: prepared.cursor.domainEventSeq } };
+      const sent = this.#link.call('POST', this.#path('upload'), { body: { ...prepared.body, feed }, signal: this.#abort.signal });
       sent.catch(() => {}); // a failure is met at the await below, not as an unhandled rejection meanwhile
       // While the cloud stores this batch, read the next one (sent only after this one's answer: in order).
       await new Promise((r) => setImmediate(r));
@@ -258,7 +337,12 @@ export class EdgeSync {
       await sent;
       await writeWhenFree(this.d.db, () => {
         this.d.feed.saveCursor(CONSUMER, prepared.cursor);
-        statement(this.d.db, 'UPDATE sync_link SET last_upload_at = ?, clock_offset_ms = ? WHERE id = 1').run(iso(this.d.clock.now()), this.d.clockOffset.now().offsetMs);
+        statement(this.d.db, 'UPDATE sync_link SET last_upload_at = ?, clock_offset_ms = ?, acked_access_event_id = ?, acked_domain_event_seq = ? WHERE id = 1').run(
+          iso(this.d.clock.now()),
+          this.d.clockOffset.now().offsetMs,
+          feed.to.access_event_id,
+          feed.to.domain_event_seq,
+        );
       });
       this.#nextBatch = next;
       this.stats.uploadedItems += prepared.items;
@@ -311,6 +395,7 @@ export class EdgeSync {
       statement(this.d.db, 'UPDATE sync_link SET download_cursor = ?, last_download_at = COALESCE(?, last_download_at) WHERE id = 1').run(page.cursor, done);
     });
     this.#caughtUp = !page.has_more;
+    if (!page.has_more && this.#row()!.resync_pending) await this.#sweepAfterResync();
     this.stats.downloadedRows += applied.rows;
     this.stats.downloadedDeletions += applied.deletions;
     this.stats.staleChanges += applied.skipped;
@@ -337,6 +422,16 @@ export class EdgeSync {
     this.stats.revocations += page.changes.length;
     this.stats.staleChanges += applied.skipped;
     return 'again';
+  }
+
+  /** A pull from the start is through: what the cloud did not send again, it no longer has. */
+  async #sweepAfterResync(): Promise<void> {
+    const row = this.#row()!;
+    const base = blockOfEdge(row.edge_id);
+    const swept = await this.d.replica.sweepUnsent(row.project_id, { from: base, to: base + ID_BLOCK });
+    await writeWhenFree(this.d.db, () => statement(this.d.db, 'UPDATE sync_link SET resync_pending = 0 WHERE id = 1').run());
+    this.stats.sweptRows += swept;
+    this.d.log.info({ swept }, 'pulled everything again from the cloud: rows it no longer has removed');
   }
 
   // ---- link health

@@ -13,6 +13,8 @@ import { blockOfEdge, highestInBlock } from '../venue/row-ids.js';
 // authentication looks in personal_access_tokens, where it is not (docs/sync.md: tokens).
 // Revoking keeps the row (the edge's events stay attributed) and refuses its next request.
 
+type FeedPosition = { access_event_id: number; domain_event_seq: number };
+
 export interface EdgeRow {
   id: number;
   project_id: number;
@@ -92,6 +94,28 @@ export class SyncEdges {
   highestIds(edgeId: number): { attendee: number | null; credential: number | null } {
     const base = blockOfEdge(edgeId);
     return { attendee: highestInBlock(this.db, 'attendees', base), credential: highestInBlock(this.db, 'credentials', base) };
+  }
+
+  /**
+   * Inside an upload's transaction: the edge's feed position past the batch, kept only when this
+   * cloud holds everything before the batch (`from` within what it holds), so a cloud restored
+   * from a backup never claims what it lost (docs/sync.md: a cloud restored from a backup).
+   */
+  noteUploaded(edgeId: number, feed: { from: FeedPosition; to: FeedPosition }): void {
+    statement(
+      this.db,
+      `UPDATE sync_edges SET uploaded_access_event_id = MAX(COALESCE(uploaded_access_event_id, 0), ?),
+         uploaded_domain_event_seq = MAX(COALESCE(uploaded_domain_event_seq, 0), ?)
+       WHERE id = ? AND COALESCE(uploaded_access_event_id, 0) >= ? AND COALESCE(uploaded_domain_event_seq, 0) >= ?`,
+    ).run(feed.to.access_event_id, feed.to.domain_event_seq, edgeId, feed.from.access_event_id, feed.from.domain_event_seq);
+  }
+
+  /** hello's uploaded: the edge's feed position past the last batch stored here, or null. */
+  uploadedPosition(edgeId: number): FeedPosition | null {
+    const row = statement(this.db, 'SELECT uploaded_access_event_id AS a, uploaded_domain_event_seq AS d FROM sync_edges WHERE id = ?').get(edgeId) as
+      | { a: number | null; d: number | null }
+      | undefined;
+    return row && row.a !== null && row.d !== null ? { access_event_id: row.a, domain_event_seq: row.d } : null;
   }
 
   /** The edge a bearer token opens, or null (unknown, malformed, wrong secret, revoked). */

@@ -11,7 +11,9 @@ import type { EventBus } from '../events/bus.js';
 import type { Feed } from '../feed/feed.js';
 import type { Logger } from '../logger.js';
 import type { Database } from '../store/database.js';
+import { randomUUID } from 'node:crypto';
 import { ChangeStream } from './change-stream.js';
+import type { CloudState } from './protocol.js';
 import { SyncConflicts } from './conflicts.js';
 import { EdgeSync, type SyncStatus } from './edge-sync.js';
 import { SyncEdges } from './edges.js';
@@ -53,8 +55,16 @@ export class SyncServices {
     this.edges = new SyncEdges(d.db, d.clock);
     this.conflicts = new SyncConflicts(d.db, d.clock);
     this.changes = new ChangeStream(d.db, d.bus);
-    this.uploads = new UploadApply(d.db, d.clock, d.bus, d.occupancy, d.index, this.conflicts, () => d.externalChanges.catchUp());
+    this.uploads = new UploadApply(d.db, d.clock, d.bus, d.occupancy, d.index, this.conflicts, () => d.externalChanges.catchUp(), this.edges);
     this.edge = d.config.role === 'edge' ? new EdgeSync({ ...d, replica: new Replica(d.db, d.clock, d.externalChanges), log: d.log.child({ module: 'sync' }) }) : null;
+  }
+
+  /** Which run of this cloud answers: made anew at each start (docs/sync.md: a cloud restored from a backup). */
+  readonly incarnation = randomUUID();
+
+  /** In every answer of the protocol: this run and the newest change version. */
+  cloudState(): CloudState {
+    return { incarnation: this.incarnation, high_water: this.changes.highWater() };
   }
 
   /** The lifecycle module's start: what the role runs. */
@@ -102,6 +112,7 @@ export class SyncServices {
       clock_offset_ms: 0,
       clock_synchronised: true,
       latency_ms: null,
+      cloud_rollback: null,
     } as const;
     return role === 'cloud' ? { ...base, edges: this.edges.list(projectId).map((e) => this.edges.resource(e)) } : base;
   }

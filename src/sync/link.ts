@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 import { Agent, request } from 'undici';
 import type { ClockOffset } from '../clock-offset.js';
-import { PROTOCOL_HEADER, PROTOCOL_VERSION, SENT_AT_HEADER } from './protocol.js';
+import { type CloudState, PROTOCOL_HEADER, PROTOCOL_VERSION, SENT_AT_HEADER } from './protocol.js';
 
 // The edge's HTTP client to its cloud (issue 26 items 2, 10). Every request carries the
 // protocol version and the edge's clock, and is given up after sync.requestTimeoutMs (a long
@@ -34,6 +34,8 @@ export interface LinkOptions {
   now: () => number;
   /** Takes every measurement of the cloud's clock. */
   offset: ClockOffset;
+  /** Told the cloud's run and high-water mark each answer carries (docs/sync.md: a cloud restored from a backup). */
+  onCloud?: (cloud: CloudState) => void;
 }
 
 export class CloudLink {
@@ -95,8 +97,9 @@ export class CloudLink {
       const message = typeof parsed?.message === 'string' ? parsed.message : `HTTP ${status}`;
       throw new LinkError(`${method} ${path}: ${status} ${message}`, 'http', status, parsed);
     }
-    const data = (parsed?.data ?? null) as (T & { server_time?: string }) | null;
+    const data = (parsed?.data ?? null) as (T & { server_time?: string; cloud?: CloudState }) | null;
     if (data === null) throw new LinkError(`${method} ${path}: the answer has no data`, 'http', status, parsed);
+    if (data.cloud && typeof data.cloud.incarnation === 'string') this.options.onCloud?.(data.cloud);
     const server = typeof data.server_time === 'string' ? Date.parse(data.server_time) : Number.NaN;
     if (Number.isFinite(server)) {
       if (options.waitMs) this.options.offset.measured(server, monoFinished - (this.lastLatencyMs ?? 0) / 2);

@@ -29,6 +29,9 @@ export function registerSyncMetrics(registry: Registry, sync: SyncServices): voi
   gauge('gatehouse_sync_uploaded_items_total', 'Items the cloud acknowledged since start', () => edge.stats.uploadedItems);
   gauge('gatehouse_sync_downloaded_rows_total', 'Reference rows and deletions applied since start', () => edge.stats.downloadedRows + edge.stats.downloadedDeletions);
   gauge('gatehouse_sync_failures_total', 'Failed requests to the cloud since start', () => edge.stats.failures);
+  gauge('gatehouse_sync_cloud_rollback_timestamp_seconds', 'When this edge last found its cloud behind it (restored from a backup): 0 never', () =>
+    seconds(status().cloud_rollback?.detected_at ?? null),
+  );
 }
 
 const seconds = (at: string | null) => (at ? Date.parse(at) / 1000 : 0);

@@ -29,6 +29,21 @@ export const REPLICATED: Record<Entity, { table: string; columns: readonly strin
   blocklist_entry: { table: 'blocklist_entries', columns: ['attendee_id', 'credential_id', 'reason', 'until'] },
 };
 
+/** In every answer of the protocol: which run of the cloud answered, and how far its change versions go. */
+export const cloudStateSchema = z
+  .object({
+    incarnation: z.string().describe('made anew at each start of the cloud: an edge seeing a new one checks where it stands (docs/sync.md: a cloud restored from a backup)'),
+    high_water: z.number().int().describe("the cloud's newest change version: a download cursor beyond it means the cloud went back in time"),
+  })
+  .describe("the cloud's run and its versions' high-water mark");
+export type CloudState = z.infer<typeof cloudStateSchema>;
+
+/** A position in an edge's durable feed (docs/architecture.md: the durable feed). */
+export const feedPositionSchema = z.strictObject({
+  access_event_id: z.number().int().min(0),
+  domain_event_seq: z.number().int().min(0),
+});
+
 const scalar = z.union([z.string(), z.number(), z.null()]);
 
 export const changeSchema = z.object({
@@ -47,6 +62,7 @@ export const changePageSchema = z.object({
   changes: z.array(changeSchema),
   cursor: z.string().describe('opaque: send it back as ?cursor= for the next page'),
   has_more: z.boolean().describe('false once this page reached the newest change'),
+  cloud: cloudStateSchema,
   server_time: z.string(),
 });
 
@@ -117,6 +133,12 @@ export const uploadBodySchema = z.strictObject({
     synchronised: z.boolean().describe('false when never measured or off by more than the edge tolerates'),
   }),
   backlog: z.number().int().min(0).describe('items still waiting on the edge after this batch'),
+  feed: z
+    .strictObject({ from: feedPositionSchema, to: feedPositionSchema })
+    .optional()
+    .describe(
+      "the edge's feed positions: `from` past the last batch the cloud acknowledged, `to` past this one. The cloud keeps `to` when it holds everything up to `from`, and answers what it keeps in hello: a cloud restored from a backup answers less than the edge had acknowledged",
+    ),
   items: z.array(z.discriminatedUnion('kind', [uploadedAccessEventSchema, uploadedChangeSchema])).max(10_000),
 });
 export type UploadBody = z.infer<typeof uploadBodySchema>;
@@ -125,6 +147,7 @@ export const uploadResultSchema = z.object({
   accepted: z.number().int().describe('items stored now'),
   duplicates: z.number().int().describe('items stored before (a batch sent again): nothing done'),
   refused: z.number().int().describe('of the accepted, changes the cloud could not apply as sent: each kept as a refused_change or id_conflict conflict, never sent again'),
+  cloud: cloudStateSchema,
   server_time: z.string(),
 });
 
@@ -136,6 +159,11 @@ export const helloSchema = z.object({
   highest_ids: z
     .object({ attendee: z.number().int().nullable(), credential: z.number().int().nullable() })
     .describe("the highest id of each the cloud holds or has held in this edge's block (null: none); the edge numbers what it creates above them, so a box wiped and enrolled again reuses none"),
+  uploaded: z
+    .object({ access_event_id: z.number().int(), domain_event_seq: z.number().int() })
+    .nullable()
+    .describe("the edge's feed position just past the last batch this cloud stored (null: none): an edge that had a later batch acknowledged sends again from here"),
+  cloud: cloudStateSchema,
   server_time: z.string(),
 });
 export type Hello = z.infer<typeof helloSchema>;

@@ -144,6 +144,32 @@ export class Replica {
     return counts;
   }
 
+  /** Inside the caller's write: forgets every cloud version held, before a pull from the start (a cloud restored from a backup numbers its rows anew: docs/sync.md). */
+  forgetVersions(): void {
+    statement(this.db, 'DELETE FROM replica_versions').run();
+  }
+
+  /**
+   * Once a pull from the start is through: the project's rows the cloud did not send again (no
+   * cloud version held) are rows it no longer has, and go as its deletions would. The edge's own
+   * attendees and credentials (ids in its block) stay: the upload sends them again. Answers how many.
+   */
+  async sweepUnsent(projectId: number, ownBlock: { from: number; to: number }): Promise<number> {
+    const unsent: Change[] = [];
+    for (const entity of Object.keys(REPLICATED) as Entity[]) {
+      const { table } = REPLICATED[entity];
+      const ids = statement(
+        this.db,
+        `SELECT t.id FROM ${table} t WHERE t.project_id = ? AND NOT (t.id >= ? AND t.id < ?)
+           AND NOT EXISTS (SELECT 1 FROM replica_versions v WHERE v.entity = ? AND v.id = t.id)`,
+      )
+        .pluck()
+        .all(projectId, ownBlock.from, ownBlock.to, entity) as number[];
+      for (const id of ids) unsent.push({ entity, op: 'delete', id, version: 0 });
+    }
+    return (await this.apply(projectId, unsent)).deletions;
+  }
+
   #of(entity: Entity): EntityStatements {
     let prepared = this.#statements.get(entity);
     if (!prepared) {

@@ -8,7 +8,7 @@ import { appendToOutbox } from '../feed/outbox.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import { writeTransaction } from '../store/transactions.js';
-import type { EdgeRow } from './edges.js';
+import type { EdgeRow, SyncEdges } from './edges.js';
 import type { NewConflict, SyncConflictResource, SyncConflicts } from './conflicts.js';
 import type { UploadBody, UploadedAccessEvent } from './protocol.js';
 import { UploadChanges } from './upload-changes.js';
@@ -74,6 +74,7 @@ export class UploadApply {
     private readonly conflicts: SyncConflicts,
     /** After the commit: changed attendees and credentials into the decision index. */
     private readonly refreshIndex: () => Promise<void>,
+    private readonly edges: SyncEdges,
   ) {
     this.#changes = new UploadChanges(db, clock, bus, conflicts);
     this.#flags = new UploadFlags(db, index);
@@ -106,6 +107,7 @@ export class UploadApply {
           if (fresh && item.kind === 'change' && item.event.startsWith('credential.')) venueChanged = true;
         }
         this.#flagDuplicates(edge, projectId, entries);
+        if (body.feed) this.edges.noteUploaded(edge.id, body.feed); // in the batch's transaction: held exactly when the batch is
       });
     } catch (err) {
       for (const step of undo.reverse()) step();

@@ -31,6 +31,10 @@ const statusSchema = z.object({
   clock_offset_ms: z.number().int().nullable().describe("cloud time minus this box's clock now, kept against its monotonic clock since the last measurement (docs/sync.md: clocks)"),
   clock_synchronised: z.boolean(),
   latency_ms: z.number().nullable(),
+  cloud_rollback: z
+    .object({ detected_at: z.string(), resent_items: z.number().int(), pulled_from_start: z.boolean() })
+    .nullable()
+    .describe('edge: the last time it found its cloud behind it (restored from a backup): items it uploaded again, and that it pulled reference data again from the start'),
   edges: z.array(edgeSchema).optional().describe('cloud: the edges of this project'),
 });
 
@@ -204,6 +208,8 @@ export function syncRoutes(deps: HttpDeps): AnyRoute[] {
               edge: { id: edge.id, name: edge.name },
               project: { id: project!.id, team_slug: team.slug, slug: project!.slug, name: project!.name, timezone: project!.timezone },
               highest_ids: sync.edges.highestIds(edge.id),
+              uploaded: sync.edges.uploadedPosition(edge.id),
+              cloud: sync.cloudState(),
               server_time: now(),
             },
           },
@@ -226,7 +232,7 @@ export function syncRoutes(deps: HttpDeps): AnyRoute[] {
         const edge = edgeIn(koa);
         const outcome = await sync.uploads.apply(edge, project!.id, body);
         touch(edge, { uploaded: true, backlog: body.backlog, offsetMs: body.clock.offset_ms });
-        return { body: { data: { ...outcome, server_time: now() } } };
+        return { body: { data: { ...outcome, cloud: sync.cloudState(), server_time: now() } } };
       },
     }),
     defineRoute({
@@ -268,6 +274,6 @@ export function syncRoutes(deps: HttpDeps): AnyRoute[] {
       await sync.changes.wait(projectId, query.wait * 1000);
       page = sync.changes.page(projectId, after, query.limit, only);
     }
-    return { body: { data: { changes: page.changes, cursor: encodeCursor(page.last), has_more: page.hasMore, server_time: now() } } };
+    return { body: { data: { changes: page.changes, cursor: encodeCursor(page.last), has_more: page.hasMore, cloud: sync.cloudState(), server_time: now() } } };
   }
 }
