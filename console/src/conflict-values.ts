@@ -33,11 +33,11 @@ const HIDDEN = new Set(['id', 'project_id', 'previous_attributes', 'created_at',
 
 const fieldValue = (v: unknown): string => (typeof v === 'string' ? `“${v}”` : JSON.stringify(v));
 
-/** A row or a change's data as `field “value”` pairs, empty fields left out. */
+/** A row or a change's data as `field “value”` pairs, empty fields left out (and an attendee's own id named twice, as its changes do). */
 export function rowText(v: unknown): string {
   if (!isRecord(v)) return v === null || v === undefined ? '—' : fieldValue(v);
   const parts = Object.entries(v)
-    .filter(([k, x]) => !HIDDEN.has(k) && x !== null && x !== undefined && x !== '' && !(isRecord(x) && Object.keys(x).length === 0))
+    .filter(([k, x]) => !HIDDEN.has(k) && !(k === 'attendee_id' && x === v.id) && x !== null && x !== undefined && x !== '' && !(isRecord(x) && Object.keys(x).length === 0))
     .map(([k, x]) => `${k} ${fieldValue(x)}`);
   return parts.length ? parts.join(', ') : '—';
 }

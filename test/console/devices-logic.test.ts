@@ -190,7 +190,8 @@ describe('sync logic', () => {
     expect(sentChange(edit)).toEqual(edit);
     expect(sentChange('Mallory')).toBeNull();
     expect(rowText(edit.data)).toBe('last_name “Edited”');
-    expect(rowText({ id: 3, value: 'T-1', attendee_id: 3, status: 'active' })).toBe('value “T-1”, attendee_id 3, status “active”');
+    expect(rowText({ id: 7, attendee_id: 7, first_name: 'Ada' })).toBe('first_name “Ada”');
+    expect(rowText({ id: 30, value: 'T-1', attendee_id: 3, status: 'active' })).toBe('value “T-1”, attendee_id 3, status “active”');
     expect(rowText(null)).toBe('—');
     expect(deletedAt({ deleted_at: at(1) })).toBe(at(1));
     expect(deletedAt({ deleted_at: at(1), first_name: 'Ada' })).toBeNull();
