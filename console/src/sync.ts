@@ -28,9 +28,29 @@ export interface SyncStatus {
   clock_synchronised: boolean;
   latency_ms: number | null;
   edges?: EdgeResource[];
+  /** Not in every appliance's answer yet: absent and null both mean never. */
+  cloud_rollback?: CloudRollback | null;
 }
 
-export const CONFLICT_KINDS = ['duplicate_entry', 'revoked_credential', 'blocklisted', 'attendee_field', 'credential_value', 'refused_change'] as const;
+/** The last time this edge found its cloud behind it (a cloud restored from a backup): it uploaded again what the cloud no longer had and pulled from the start. */
+export interface CloudRollback {
+  detected_at: string;
+  resent_items: number;
+  pulled_from_start: boolean;
+}
+
+// The cloud's kinds, in its order (src/sync/conflicts.ts).
+export const CONFLICT_KINDS = [
+  'duplicate_entry',
+  'revoked_credential',
+  'blocklisted',
+  'attendee_field',
+  'credential_value',
+  'refused_change',
+  'id_conflict',
+  'deleted_row',
+  'deleted_reference',
+] as const;
 export type ConflictKind = (typeof CONFLICT_KINDS)[number];
 
 export interface Conflict {
@@ -42,12 +62,16 @@ export interface Conflict {
   entity: string | null;
   entity_id: number | null;
   field: string | null;
+  /** attendee_field, refused_change: the edge's value; a change refused whole, id_conflict, deleted_row: the change as sent ({event, data}); deleted_reference: the event's references. */
   edge_value: unknown;
+  /** attendee_field, refused_change: the cloud's value (kept); id_conflict: the row it holds (null: none in this project); deleted_row: {deleted_at} or its row as the deletion found it; deleted_reference: what is gone. */
   cloud_value: unknown;
-  /** refused_change: why the cloud did not apply it. */
+  /** refused_change, id_conflict, deleted_row, deleted_reference: what happened, in words. */
   detail: string | null;
   created_at: string;
   reviewed_at: string | null;
+  /** A flag a later arrival explained, kept for the record; it still counts as unreviewed until marked. */
+  cleared_at: string | null;
 }
 
 export interface ConflictFilter {

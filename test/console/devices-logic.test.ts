@@ -13,6 +13,7 @@ import {
   throttled,
   timeLeft,
 } from '../../console/src/devices.js';
+import { deletedAt, eventReferences, goneReferences, rowText, sentChange } from '../../console/src/conflict-values.js';
 import { applyConflict, type Conflict, lastSuccess, linkState, matches, modeOf, offsetText, type SyncStatus } from '../../console/src/sync.js';
 
 // The devices and sync screens' logic without a browser (console/src/devices.ts, sync.ts): the
@@ -139,6 +140,7 @@ const conflict = (id: number, c: Partial<Conflict> = {}): Conflict => ({
   detail: null,
   created_at: at(id),
   reviewed_at: null,
+  cleared_at: null,
   ...c,
 });
 
@@ -174,5 +176,33 @@ describe('sync logic', () => {
     expect(matches(conflict(5, { reviewed_at: at(1) }), { kind: '', reviewed: 'true' })).toBe(true);
     expect(matches(conflict(5), { kind: '', reviewed: 'true' })).toBe(false);
     expect(matches(conflict(5), { kind: '', reviewed: '' })).toBe(true);
+  });
+
+  it('keeps a cleared conflict under the filters that find it unreviewed, as the API does', () => {
+    const cleared = conflict(6, { kind: 'duplicate_entry', cleared_at: at(60) });
+    expect(matches(cleared, { kind: '', reviewed: 'false' })).toBe(true);
+    expect(matches(cleared, { kind: 'duplicate_entry', reviewed: '' })).toBe(true);
+    expect(matches(cleared, { kind: '', reviewed: 'true' })).toBe(false);
+  });
+
+  it('reads both sides of the new kinds: a change as sent, a row, a deletion, references named and gone', () => {
+    const edit = { event: 'attendee.updated', data: { id: 7, last_name: 'Edited', email: null, extra: {}, previous_attributes: { last_name: 'Test' } } };
+    expect(sentChange(edit)).toEqual(edit);
+    expect(sentChange('Mallory')).toBeNull();
+    expect(rowText(edit.data)).toBe('last_name “Edited”');
+    expect(rowText({ id: 7, attendee_id: 7, first_name: 'Ada' })).toBe('first_name “Ada”');
+    expect(rowText({ id: 30, value: 'T-1', attendee_id: 3, status: 'active' })).toBe('value “T-1”, attendee_id 3, status “active”');
+    expect(rowText(null)).toBe('—');
+    expect(deletedAt({ deleted_at: at(1) })).toBe(at(1));
+    expect(deletedAt({ deleted_at: at(1), first_name: 'Ada' })).toBeNull();
+    expect(eventReferences({ reader_id: null, access_point_id: 5, access_zone_id: 2 })).toEqual([
+      { entity: 'access_point', id: 5 },
+      { entity: 'access_zone', id: 2 },
+    ]);
+    expect(goneReferences([{ entity: 'access_point', id: 5, deleted_at: at(2) }, { entity: 'access_zone', id: 9, deleted_at: null }, 'junk'])).toEqual([
+      { entity: 'access_point', id: 5, deleted_at: at(2) },
+      { entity: 'access_zone', id: 9, deleted_at: null },
+    ]);
+    expect(goneReferences(null)).toEqual([]);
   });
 });

@@ -1,12 +1,15 @@
+import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
+import BetterSqlite3 from 'better-sqlite3';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, watchedPage } from '../helpers/chromium.js';
 import { CLOSING_SOCKET, CONSOLE_ARTIFACTS, type ConsoleHarness, EXPECTED_4XX, startConsole } from '../helpers/console.js';
+import { requester } from '../helpers/appliance.js';
 import { PROCESS_ADMIN } from '../helpers/process-appliance.js';
-import { type Edge, type Node, scan, seedCloud, SyncWorld, until } from '../helpers/sync-world.js';
+import { type Edge, type Node, P, scan, seedCloud, SyncWorld, until } from '../helpers/sync-world.js';
 
 // The sync screen (issue 29, item 4; docs/console.md "Sync") in Chromium at tablet width. On a
 // standalone box (the default role) it says sync is not configured. Then a cloud and an edge as
@@ -16,7 +19,12 @@ import { type Edge, type Node, scan, seedCloud, SyncWorld, until } from '../help
 // lists the edge and a conflict made as test/sync/conflicts.test.ts makes one (a ticket revoked
 // on the cloud, admitted at the cut-off edge), marked reviewed through the page (and reviewed over
 // REST), and a new conflict shown as it is flagged, without a reload. A read-only account sees
-// the conflicts but no way to mark them.
+// the conflicts but no way to mark them. The kinds made by an edge's uploads (an id the cloud
+// holds, an edit meeting a deletion both ways, an event at a deleted access point) are produced
+// for real by crafted uploads with the edge's sync token (docs/sync.md "The protocol") and shown
+// in words with both sides; a cleared flag (nothing on this branch clears one yet) is written
+// into the cloud's SQLite. The edge's cloud_rollback line (not in the API yet) is added to the
+// status answer in the browser.
 
 const READ_ONLY = { email: 'viewer@example.test', password: 'a long enough password' };
 const noSideScroll = (p: Page) => p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
@@ -70,6 +78,11 @@ describe('the sync screen on a cloud and an edge (processes)', () => {
     await expect.poll(() => page.getByTestId('live-state').textContent(), { timeout: 10_000 }).toBe('Live');
     return page;
   }
+  /** A time as the sync screen shows it: in the project's time zone (Sync.vue `when`). */
+  const shownAt = async (page: Page, node: Node, iso: string) => {
+    const timeZone = (await node.api('GET', '')).body.data.timezone as string;
+    return page.evaluate(([at, zone]) => new Intl.DateTimeFormat(undefined, { dateStyle: 'short', timeStyle: 'medium', timeZone: zone }).format(new Date(at!)), [iso, timeZone]);
+  };
   const shot = (page: Page, name: string) => page.screenshot({ path: join(CONSOLE_ARTIFACTS, `${name}.png`), fullPage: true });
   const linkDown = () =>
     until(
@@ -117,6 +130,7 @@ describe('the sync screen on a cloud and an edge (processes)', () => {
     expect(await onEdge.getByTestId('sync-last-download').textContent()).not.toBe('never');
     expect(await onEdge.getByTestId('sync-not-configured').count()).toBe(0);
     expect(await onEdge.getByTestId('sync-conflicts').count()).toBe(0);
+    expect(await onEdge.getByTestId('sync-rollback').count()).toBe(0); // the status has no cloud_rollback yet
     expect(await noSideScroll(onEdge)).toBeLessThanOrEqual(0);
     await shot(onEdge, 'sync-edge');
     expect(await seriousViolations(onEdge)).toEqual([]);
@@ -140,6 +154,30 @@ describe('the sync screen on a cloud and an edge (processes)', () => {
     await expect.poll(() => onEdge.getByTestId('sync-backlog').textContent(), { timeout: 30_000 }).toBe('0');
     expect(await onEdge.getByTestId('sync-oldest').textContent()).toBe('none');
     expect(await onEdge.evaluate(() => (window as unknown as { stayed: number }).stayed)).toBe(marker);
+  });
+
+  it('warns when the edge found its cloud behind it (cloud_rollback in the status), and drops the line when the status has none', async () => {
+    // The field is not in the appliance's status yet (docs/console.md "Sync"): added to the
+    // real answer on its way to the page, which reads the status every syncRefreshSeconds.
+    const detectedAt = new Date(Date.now() - 60_000).toISOString();
+    let rollback: unknown = { detected_at: detectedAt, resent_items: 42, pulled_from_start: true };
+    await onEdge.route('**/sync/status', async (route) => {
+      const response = await route.fetch();
+      const body = await response.json();
+      await route.fulfill({ response, json: { ...body, data: { ...body.data, cloud_rollback: rollback } } });
+    });
+    const line = onEdge.getByTestId('sync-rollback');
+    await expect.poll(() => line.count(), { timeout: 15_000 }).toBe(1);
+    const at = await shownAt(onEdge, edge.node, detectedAt);
+    expect(await line.textContent()).toBe(`The cloud was behind this edge (restored from a backup?) at ${at}: 42 items uploaded again, reference data pulled again from the start.`);
+    expect(await seriousViolations(onEdge)).toEqual([]);
+    await shot(onEdge, 'sync-edge-rollback');
+    rollback = { detected_at: detectedAt, resent_items: 1, pulled_from_start: false };
+    await expect.poll(() => line.textContent(), { timeout: 15_000 }).toBe(`The cloud was behind this edge (restored from a backup?) at ${at}: 1 item uploaded again.`);
+    rollback = null;
+    await expect.poll(() => line.count(), { timeout: 15_000 }).toBe(0);
+    await onEdge.unrouteAll();
+    expect(await onEdge.getByTestId('sync-link').getAttribute('data-state')).toBe('online');
   });
 
   it('lists the edge and the conflict on the cloud, and marks it reviewed through the page', async () => {
@@ -205,6 +243,138 @@ describe('the sync screen on a cloud and an edge (processes)', () => {
     expect(await noSideScroll(viewer)).toBeLessThanOrEqual(0);
     await shot(viewer, 'sync-cloud-read-only');
     expect(await seriousViolations(viewer)).toEqual([]);
+  });
+
+  it('shows the kinds an upload makes in words with both sides, live: an id the cloud holds, an edit meeting a deletion either way, an event at a deleted access point', async () => {
+    const marker = await onCloud.evaluate(() => ((window as unknown as { stayed: number }).stayed = Date.now()));
+    const upload = (items: unknown[]) =>
+      requester(world.cloud.url)('POST', `${P}/sync/upload`, {
+        token: edge.syncToken,
+        headers: { 'Gatehouse-Sync-Protocol': '1' },
+        body: { clock: { offset_ms: 0, synchronised: true }, backlog: 0, items },
+      });
+    const change = (event: string, data: Record<string, unknown>) => ({ kind: 'change', uuid: randomUUID(), event, data, created_at: new Date().toISOString() });
+    const attendee = async (externalId: string) => (await world.cloud.api('GET', `/attendees?search=${externalId}`)).body.data[0] as { id: number; first_name: string };
+    const [held, deletedThere, editedThere, walker] = [await attendee('X-1'), await attendee('X-15'), await attendee('X-16'), await attendee('X-17')];
+    const ticket = (await world.cloud.api('GET', `/attendees/${walker.id}/credentials`)).body.data[0].id as number;
+    expect((await world.cloud.api('DELETE', `/attendees/${deletedThere.id}`)).status).toBe(204);
+    expect((await world.cloud.api('PUT', `/attendees/${editedThere.id}`, { email: 'cloud@example.test' })).status).toBe(200);
+    const door = (await world.cloud.api('POST', '/access-points', { name: 'Side door', access_zone_id: venue.zone, direction: 'in' })).body.data.id as number;
+    expect((await world.cloud.api('DELETE', `/access-points/${door}`)).status).toBe(204);
+    const late = {
+      kind: 'access',
+      uuid: randomUUID(),
+      access_point_id: door,
+      access_zone_id: venue.zone,
+      reader_id: null,
+      credential_id: ticket,
+      credential_value: 'T-17',
+      attendee_id: walker.id,
+      granted: true,
+      reason: null,
+      movement: 'in',
+      scanned_at: new Date().toISOString(),
+      decided_at: new Date().toISOString(),
+      source: 'api',
+    };
+    const sent = await upload([
+      change('attendee.created', { id: held.id, first_name: 'Mallory', last_name: 'Crafted', email: null, attendee_type_id: null, external_id: null, status: 'active', extra: {} }),
+      change('attendee.updated', { id: deletedThere.id, attendee_id: deletedThere.id, last_name: 'Edited', previous_attributes: { last_name: 'Test' } }),
+      change('attendee.deleted', { id: editedThere.id, attendee_id: editedThere.id, previous_attributes: { first_name: 'Guest16', last_name: 'Test', email: null } }),
+      late,
+    ]);
+    expect(sent.status, sent.text).toBe(200);
+    expect(sent.body.data).toMatchObject({ accepted: 4, duplicates: 0 });
+    const stored = (await world.cloud.api('GET', '/sync/conflicts?per_page=100')).body.data as Record<string, any>[];
+    expect((await world.cloud.events()).find((e) => e.uuid === late.uuid)).toMatchObject({ deleted_reference: 'access_point', access_point_id: door });
+
+    const row = (kind: string, entityId: number) => onCloud.locator(`[data-testid=conflict][data-kind=${kind}][data-entity-id="${entityId}"]`);
+    const text = async (item: ReturnType<typeof row>, testId: string) => (await item.getByTestId(testId).textContent())?.trim();
+    const idConflict = row('id_conflict', held.id);
+    await expect.poll(() => idConflict.count(), { timeout: 15_000 }).toBe(1);
+    expect(await idConflict.locator('.item-name').textContent()).toBe('Created under an id the cloud holds');
+    expect(await text(idConflict, 'conflict-summary')).toBe('The edge created a row under an id the cloud holds or held: not applied, nothing overwritten.');
+    expect(await text(idConflict, 'conflict-edge-value')).toBe('attendee.created: first_name “Mallory”, last_name “Crafted”, status “active”');
+    expect(await text(idConflict, 'conflict-cloud-value')).toContain(`first_name “${held.first_name}”`);
+    expect(await text(idConflict, 'conflict-cloud-value')).toContain('external_id “X-1”');
+    expect(await idConflict.textContent()).toContain(`attendee#${held.id}`);
+    expect(await idConflict.textContent()).toContain(`the cloud already holds attendee ${held.id}`);
+
+    const cloudDeleted = row('deleted_row', deletedThere.id);
+    await expect.poll(() => cloudDeleted.count(), { timeout: 15_000 }).toBe(1);
+    const deletion = stored.find((c) => c.kind === 'deleted_row' && c.entity_id === deletedThere.id)!;
+    expect(await cloudDeleted.locator('.item-name').textContent()).toBe('Attendee edited and deleted');
+    expect(await text(cloudDeleted, 'conflict-summary')).toBe('An attendee was edited on one side and deleted on the other: the deletion stays.');
+    expect(await text(cloudDeleted, 'conflict-edge-value')).toBe('attendee.updated: last_name “Edited”');
+    expect(await text(cloudDeleted, 'conflict-cloud-value')).toBe(`deleted on the cloud at ${await shownAt(onCloud, world.cloud, deletion.cloud_value.deleted_at)}`);
+    expect(await cloudDeleted.textContent()).toContain(deletion.detail);
+
+    const edgeDeleted = row('deleted_row', editedThere.id);
+    await expect.poll(() => edgeDeleted.count(), { timeout: 15_000 }).toBe(1);
+    expect(await text(edgeDeleted, 'conflict-edge-value')).toBe('attendee.deleted, as the edge last held it: first_name “Guest16”, last_name “Test”');
+    expect(await text(edgeDeleted, 'conflict-cloud-value')).toMatch(/^its row as the deletion found it: .*email “cloud@example.test”/);
+    expect(await text(edgeDeleted, 'conflict-cloud-value')).toContain('first_name “Guest16”');
+    expect(await edgeDeleted.textContent()).toMatch(/the cloud had changed email meanwhile/);
+
+    const gone = onCloud.locator(`[data-testid=conflict][data-kind=deleted_reference][data-event="${late.uuid}"]`);
+    await expect.poll(() => gone.count(), { timeout: 15_000 }).toBe(1);
+    const flag = stored.find((c) => c.kind === 'deleted_reference' && c.event_id === late.uuid)!;
+    expect(await gone.locator('.item-name').textContent()).toBe('Event names something deleted');
+    expect(await text(gone, 'conflict-summary')).toBe('An access event names what the cloud deleted: kept as the edge decided it, and counted into no deleted zone.');
+    expect(await text(gone, 'conflict-edge-value')).toBe(`access point #${door}, zone #${venue.zone}`);
+    expect(await text(gone, 'conflict-cloud-value')).toBe(`access point #${door}: deleted ${await shownAt(onCloud, world.cloud, flag.cloud_value[0].deleted_at)}`);
+    expect(await gone.textContent()).toContain(flag.detail);
+    expect(await gone.textContent()).toContain(late.uuid.slice(0, 8));
+
+    expect(await onCloud.evaluate(() => (window as unknown as { stayed: number }).stayed)).toBe(marker); // live, no reload
+    for (const kind of ['id_conflict', 'deleted_row', 'deleted_reference']) expect(await onCloud.locator(`[data-testid=conflict-filter-kind] option[value=${kind}]`).count()).toBe(1);
+    expect(await noSideScroll(onCloud)).toBeLessThanOrEqual(0);
+    await shot(onCloud, 'sync-cloud-kinds');
+    expect(await seriousViolations(onCloud)).toEqual([]);
+  });
+
+  it('shows a flag a later arrival explained as cleared, with when, found by the filters and reviewable like any other', async () => {
+    // Nothing on the cloud clears a flag yet: the row is written as one would be (migration 20's cleared_at).
+    const projectId = (await world.cloud.api('GET', '')).body.data.id as number;
+    const [flaggedAt, clearedAt] = [new Date(Date.now() - 120_000).toISOString(), new Date(Date.now() - 30_000).toISOString()];
+    const entry = randomUUID();
+    const db = new BetterSqlite3(join(world.cloud.dataDir, 'gatehouse.db'));
+    try {
+      db.pragma('busy_timeout = 5000');
+      db.prepare('INSERT INTO sync_conflicts (project_id, kind, edge_id, event_uuid, related_uuid, created_at, cleared_at) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+        projectId,
+        'duplicate_entry',
+        edge.id,
+        entry,
+        randomUUID(),
+        flaggedAt,
+        clearedAt,
+      );
+    } finally {
+      db.close();
+    }
+    await onCloud.getByLabel('Kind').selectOption('duplicate_entry');
+    const cleared = onCloud.locator(`[data-testid=conflict][data-event="${entry}"]`);
+    await expect.poll(() => cleared.count(), { timeout: 10_000 }).toBe(1);
+    expect(await onCloud.getByTestId('conflict').count()).toBe(1);
+    expect(await cleared.getAttribute('data-cleared')).toBe('true');
+    expect(await cleared.getAttribute('data-reviewed')).toBe('false');
+    expect(await cleared.getByTestId('conflict-cleared-tag').textContent()).toBe('Cleared');
+    expect(await cleared.getByTestId('conflict-cleared-at').textContent()).toBe(await shownAt(onCloud, world.cloud, clearedAt));
+    expect(await cleared.getByTestId('conflict-reviewed-at').count()).toBe(0);
+    expect(await cleared.locator('.item-name').textContent()).toBe('Double entry');
+    expect(await seriousViolations(onCloud)).toEqual([]);
+    await shot(onCloud, 'sync-cloud-cleared');
+
+    await cleared.getByTestId('conflict-review').click();
+    await expect.poll(() => cleared.getAttribute('data-reviewed'), { timeout: 10_000 }).toBe('true');
+    expect(await cleared.getAttribute('data-cleared')).toBe('true');
+    await onCloud.getByLabel('Show').selectOption('true');
+    await expect.poll(() => onCloud.getByTestId('conflict').count(), { timeout: 10_000 }).toBe(1);
+    expect(await onCloud.getByTestId('conflict').getAttribute('data-cleared')).toBe('true');
+    expect(await onCloud.getByTestId('conflict-cleared-at').count()).toBe(1);
+    expect(await onCloud.getByTestId('conflict-reviewed-at').count()).toBe(1);
+    expect(await seriousViolations(onCloud)).toEqual([]);
   });
 
   it('logged no console errors on any page (Chromium’s own line for each 4xx the page handled aside)', () => {
