@@ -118,6 +118,17 @@ export class SyncConflicts {
     return this.resource(this.#get(Number(result.lastInsertRowid))!);
   }
 
+  /** Inside the caller's transaction: the event's standing conflicts of this kind, marked cleared (a later arrival explained them) and kept; answers them as cleared. */
+  clear(projectId: number, kind: ConflictKind, eventUuid: string): SyncConflictResource[] {
+    const rows = statement(this.db, 'UPDATE sync_conflicts SET cleared_at = ? WHERE event_uuid = ? AND kind = ? AND project_id = ? AND cleared_at IS NULL RETURNING *').all(
+      iso(this.clock.now()),
+      eventUuid,
+      kind,
+      projectId,
+    ) as ConflictRow[];
+    return rows.sort((x, y) => x.id - y.id).map((r) => this.resource(r));
+  }
+
   list(projectId: number, filter: { kind?: ConflictKind | undefined; reviewed?: boolean | undefined }, offset: number, limit: number): { items: SyncConflictResource[]; total: number } {
     const where = ['project_id = ?'];
     const args: (string | number)[] = [projectId];
