@@ -53,7 +53,10 @@ export const conflictSchema = z.object({
   detail: z.string().nullable().describe('refused_change, id_conflict, deleted_row, deleted_reference: what happened, in words'),
   created_at: z.string(),
   reviewed_at: z.string().nullable(),
-  cleared_at: z.string().nullable().describe('a flag a later arrival explained (a double entry whose missing exit arrived): kept for the record'),
+  cleared_at: z
+    .string()
+    .nullable()
+    .describe('a flag a later arrival explained (a double entry whose missing exit arrived, or that now repeats a late entry landed just before it): kept for the record'),
 });
 export type SyncConflictResource = z.infer<typeof conflictSchema>;
 
