@@ -13,7 +13,8 @@ const WHEN: Record<string, string> = {
   'attendee.imported': 'A bulk import or attendee sync, as one event. data: {count, credentials, from_version, to_version, changed}; GET attendees?changed_since=<from_version - 1> lists it.',
   'sync.link_down': "An edge's link to its cloud went down (told on the edge). data: edge_id, reason, since.",
   'sync.link_up': "An edge's link to its cloud is up again (told on the edge). data: edge_id, down_since, at.",
-  'sync.conflict': 'Sync flagged an uploaded access event or recorded a field conflict (told on the cloud). data: the conflict as GET .../sync/conflicts shows it.',
+  'sync.conflict':
+    'Sync flagged an uploaded access event or recorded a field conflict, or a later upload cleared a flag (told on the cloud). data: the conflict as GET .../sync/conflicts shows it; a clearing sends the same conflict (same id) with cleared_at set.',
   'credential.created': 'A credential was issued. data: the credential as REST shows it.',
   'credential.revoked': 'A credential was revoked. data: the credential as REST shows it.',
   'access_point.updated': 'An access point was made or changed. data: the access point as REST shows it.',

@@ -53,7 +53,10 @@ export const conflictSchema = z.object({
   detail: z.string().nullable().describe('refused_change, id_conflict, deleted_row, deleted_reference: what happened, in words'),
   created_at: z.string(),
   reviewed_at: z.string().nullable(),
-  cleared_at: z.string().nullable().describe('a flag a later arrival explained (a double entry whose missing exit arrived): kept for the record'),
+  cleared_at: z
+    .string()
+    .nullable()
+    .describe('a flag a later arrival explained (a double entry whose missing exit arrived, or that now repeats a late entry landed just before it): kept for the record'),
 });
 export type SyncConflictResource = z.infer<typeof conflictSchema>;
 
@@ -116,6 +119,17 @@ export class SyncConflicts {
       iso(this.clock.now()),
     );
     return this.resource(this.#get(Number(result.lastInsertRowid))!);
+  }
+
+  /** Inside the caller's transaction: the event's standing conflicts of this kind, marked cleared (a later arrival explained them) and kept; answers them as cleared. */
+  clear(projectId: number, kind: ConflictKind, eventUuid: string): SyncConflictResource[] {
+    const rows = statement(this.db, 'UPDATE sync_conflicts SET cleared_at = ? WHERE event_uuid = ? AND kind = ? AND project_id = ? AND cleared_at IS NULL RETURNING *').all(
+      iso(this.clock.now()),
+      eventUuid,
+      kind,
+      projectId,
+    ) as ConflictRow[];
+    return rows.sort((x, y) => x.id - y.id).map((r) => this.resource(r));
   }
 
   list(projectId: number, filter: { kind?: ConflictKind | undefined; reviewed?: boolean | undefined }, offset: number, limit: number): { items: SyncConflictResource[]; total: number } {

@@ -10,6 +10,7 @@ import { statement } from '../store/statements.js';
 import { writeTransaction } from '../store/transactions.js';
 import type { EdgeRow, SyncEdges } from './edges.js';
 import type { NewConflict, SyncConflictResource, SyncConflicts } from './conflicts.js';
+import { DoubleEntries } from './double-entries.js';
 import type { UploadBody, UploadedAccessEvent } from './protocol.js';
 import { UploadChanges } from './upload-changes.js';
 import { deletedReferenceColumn, deletedReferenceConflict, UploadFlags } from './upload-flags.js';
@@ -21,17 +22,10 @@ import { deletedReferenceColumn, deletedReferenceConflict, UploadFlags } from '.
 // own. Occupancy follows scan time, not arrival: a movement older than the holder's latest
 // one already known is history, not presence (an exit uploaded before the entry it follows
 // leaves the entry uncounted), and never into a zone the cloud deleted meanwhile: such an event
-// is kept and flagged (upload-flags.ts). After the commit, each new event is announced once on the bus
-// (WebSocket); outgoing webhooks read it from access_events like any other.
-
-interface Movement {
-  uuid: string;
-  edge_id: number | null;
-  movement: 'in' | 'out';
-  access_zone_id: number;
-  scanned_at: string;
-  duplicate_of: string | null;
-}
+// is kept and flagged (upload-flags.ts). Double entries are worked out once the batch is in, for
+// its movements and the ones just after them (double-entries.ts). After the commit, each new
+// event is announced once on the bus (WebSocket); outgoing webhooks read it from access_events
+// like any other.
 
 interface Flags {
   duplicate_of: string | null;
@@ -39,14 +33,10 @@ interface Flags {
   deleted_reference: string | null;
 }
 
-/** An entry stored by this batch, for the duplicate check once the batch is in. */
-interface Entry {
-  e: UploadedAccessEvent;
-  id: number;
-  /** Its scan time on the cloud's clock (effective_at). */
-  at: string;
-  flags: Flags;
-  conflicts: SyncConflictResource[];
+/** The batch's movements (access event ids) and their flags as announced, for the double entries once the batch is in. */
+interface Arrivals {
+  ids: number[];
+  flags: Map<number, Flags>;
 }
 
 export interface UploadOutcome {
@@ -63,6 +53,7 @@ export class UploadApply {
 
   readonly #changes: UploadChanges;
   readonly #flags: UploadFlags;
+  readonly #doubles: DoubleEntries;
 
   constructor(
     private readonly db: Database,
@@ -78,13 +69,12 @@ export class UploadApply {
   ) {
     this.#changes = new UploadChanges(db, clock, bus, conflicts);
     this.#flags = new UploadFlags(db, index);
+    this.#doubles = new DoubleEntries(db, conflicts);
   }
 
-  /** Index support for the scan-time lookups by holder; only the cloud pays for it (created at start). */
+  /** Index support for the lookups by holder and time; only the cloud pays for it (created at start). */
   prepare(): void {
-    // A holder's movements in the cloud's time (effective_at: the scan time corrected by the edge's clock offset).
-    this.db.exec('DROP INDEX IF EXISTS access_events_holder_time');
-    this.db.exec('CREATE INDEX IF NOT EXISTS access_events_holder_effective ON access_events(attendee_id, effective_at) WHERE attendee_id IS NOT NULL AND granted = 1');
+    this.#doubles.prepare();
   }
 
   async apply(edge: EdgeRow, projectId: number, body: UploadBody): Promise<UploadOutcome> {
@@ -96,9 +86,9 @@ export class UploadApply {
     try {
       writeTransaction(this.db, () => {
         this.#flags.begin();
-        const entries: Entry[] = [];
+        const arrivals: Arrivals = { ids: [], flags: new Map() };
         for (const item of body.items) {
-          const result = item.kind === 'access' ? this.#access(edge, projectId, item, body.clock, now, announce, undo, entries) : this.#changes.apply(edge, projectId, item, now, announce);
+          const result = item.kind === 'access' ? this.#access(edge, projectId, item, body.clock, now, announce, undo, arrivals) : this.#changes.apply(edge, projectId, item, now, announce);
           const fresh = result !== false;
           if (fresh) outcome.accepted++;
           else outcome.duplicates++;
@@ -106,7 +96,7 @@ export class UploadApply {
           if (fresh && item.kind === 'change' && item.event.startsWith('attendee.')) venueChanged = true;
           if (fresh && item.kind === 'change' && item.event.startsWith('credential.')) venueChanged = true;
         }
-        this.#flagDuplicates(edge, projectId, entries);
+        this.#settleDoubles(projectId, arrivals, announce);
         if (body.feed) this.edges.noteUploaded(edge.id, body.feed); // in the batch's transaction: held exactly when the batch is
       });
     } catch (err) {
@@ -121,7 +111,7 @@ export class UploadApply {
     return outcome;
   }
 
-  #access(edge: EdgeRow, projectId: number, e: UploadedAccessEvent, clock: UploadBody['clock'], now: string, announce: Emit[], undo: (() => void)[], entries: Entry[]): boolean {
+  #access(edge: EdgeRow, projectId: number, e: UploadedAccessEvent, clock: UploadBody['clock'], now: string, announce: Emit[], undo: (() => void)[], arrivals: Arrivals): boolean {
     // Stored first (once: the uuid is unique); what it changes is worked out only for a new one.
     // The clock offset in force when the edge decided it, or (an edge that does not stamp events) the batch's.
     const offset = e.clock_offset_ms !== undefined ? e.clock_offset_ms : clock.offset_ms;
@@ -166,7 +156,7 @@ export class UploadApply {
     let fromZoneId: number | null = null;
     if (e.granted && e.attendee_id !== null && e.movement !== null && e.access_zone_id !== null) {
       // Presence follows the holder's latest movement on the cloud's clock, and never into (or out of) a zone the cloud no longer has.
-      if (!zoneGone && !this.#neighbour(e.attendee_id, at, id, 'after')) {
+      if (!zoneGone && !this.#doubles.neighbour(e.attendee_id, at, id, 'after')) {
         ({ counted, fromZoneId } = this.#move(e.attendee_id, e.access_zone_id, e.movement, undo));
         if (counted) statement(this.db, 'UPDATE access_events SET counted = 1, from_zone_id = ? WHERE id = ?').run(fromZoneId, id);
       }
@@ -176,32 +166,32 @@ export class UploadApply {
         statement(this.db, 'UPDATE access_events SET review = ? WHERE id = ?').run(review, id);
         conflicts.push(this.#raise(projectId, { kind: review, edgeId: edge.id, eventUuid: e.uuid, entity: 'credential', entityId: e.credential_id ?? undefined }));
       }
-      if (e.movement === 'in') entries.push({ e, id, at, flags, conflicts });
+    }
+    if (e.granted && e.attendee_id !== null && e.movement !== null) {
+      arrivals.ids.push(id);
+      arrivals.flags.set(id, flags);
     }
     announce.push(() => this.#announce(projectId, edge, e, now, flags, counted, fromZoneId, conflicts));
     return true;
   }
 
   /**
-   * Duplicate entries, once the whole batch is in (an exit later in the batch must be seen):
-   * an entry whose previous movement by scan time is an entry into the same zone at another
-   * edge repeats it; an entry whose next movement is such an entry is repeated by it.
+   * Double entries, once the whole batch is in (an exit later in the batch must be seen): the
+   * batch's movements and the ones just after them, from the merged history (double-entries.ts).
+   * Each flag raised or cleared goes to the outbox now and on the bus after the commit, after the
+   * batch's own events; a new event is announced with its flag as settled.
    */
-  #flagDuplicates(edge: EdgeRow, projectId: number, entries: readonly Entry[]): void {
-    for (const entry of entries) {
-      const { e, id, at } = entry;
-      const previous = this.#neighbour(e.attendee_id!, at, id, 'before');
-      if (entry.flags.duplicate_of === null && previous && isCrossEdgeRepeat(previous, edge.id, e.access_zone_id!)) {
-        entry.flags.duplicate_of = previous.uuid;
-        statement(this.db, 'UPDATE access_events SET duplicate_of = ? WHERE id = ?').run(previous.uuid, id);
-        entry.conflicts.push(this.#raise(projectId, { kind: 'duplicate_entry', edgeId: edge.id, eventUuid: e.uuid, relatedUuid: previous.uuid }));
-      }
-      const next = this.#neighbour(e.attendee_id!, at, id, 'after');
-      if (next && next.duplicate_of === null && next.edge_id !== edge.id && next.movement === 'in' && next.access_zone_id === e.access_zone_id) {
-        statement(this.db, 'UPDATE access_events SET duplicate_of = ? WHERE uuid = ?').run(e.uuid, next.uuid);
-        entry.conflicts.push(this.#raise(projectId, { kind: 'duplicate_entry', edgeId: next.edge_id, eventUuid: next.uuid, relatedUuid: e.uuid }));
-      }
+  #settleDoubles(projectId: number, arrivals: Arrivals, announce: Emit[]): void {
+    const { flags, conflicts } = this.#doubles.settle(projectId, arrivals.ids);
+    for (const [id, duplicateOf] of flags) {
+      const announced = arrivals.flags.get(id);
+      if (announced) announced.duplicate_of = duplicateOf;
     }
+    for (const conflict of conflicts) appendToOutbox(this.db, outboxEntryOf('sync.conflict', { projectId, conflict })!);
+    if (conflicts.length === 0) return;
+    announce.push(() => {
+      for (const conflict of conflicts) this.bus.emit('sync.conflict', { projectId, conflict });
+    });
   }
 
   #raise(projectId: number, c: NewConflict): SyncConflictResource {
@@ -238,17 +228,6 @@ export class UploadApply {
     for (const conflict of conflicts) this.bus.emit('sync.conflict', { projectId, conflict });
   }
 
-  /** The holder's granted movement just before (or after) the one at (effective time, id): ties by id. */
-  #neighbour(attendeeId: number, at: string, id: number, side: 'before' | 'after'): Movement | null {
-    const sql =
-      side === 'before'
-        ? `SELECT uuid, edge_id, movement, access_zone_id, scanned_at, duplicate_of FROM access_events
-           WHERE attendee_id = ? AND granted = 1 AND movement IS NOT NULL AND (effective_at, id) < (?, ?) ORDER BY effective_at DESC, id DESC LIMIT 1`
-        : `SELECT uuid, edge_id, movement, access_zone_id, scanned_at, duplicate_of FROM access_events
-           WHERE attendee_id = ? AND granted = 1 AND movement IS NOT NULL AND (effective_at, id) > (?, ?) ORDER BY effective_at, id LIMIT 1`;
-    return (statement(this.db, sql).get(attendeeId, at, id) as Movement | undefined) ?? null;
-  }
-
   #move(attendeeId: number, zoneId: number, movement: 'in' | 'out', undo: (() => void)[]): { counted: boolean; fromZoneId: number | null } {
     const before = this.occupancy.zoneOf(attendeeId);
     undo.push(() => (before === undefined ? this.occupancy.forget(attendeeId) : this.occupancy.enter(attendeeId, before)));
@@ -256,8 +235,4 @@ export class UploadApply {
     if (before === zoneId) return { counted: false, fromZoneId: null };
     return { counted: true, fromZoneId: this.occupancy.enter(attendeeId, zoneId) };
   }
-}
-
-function isCrossEdgeRepeat(previous: Movement, edgeId: number, zoneId: number): boolean {
-  return previous.movement === 'in' && previous.access_zone_id === zoneId && previous.edge_id !== edgeId;
 }

@@ -1,0 +1,94 @@
+import type { Database } from '../store/database.js';
+import { statement } from '../store/statements.js';
+import type { SyncConflictResource, SyncConflicts } from './conflicts.js';
+
+// Double entries on the cloud (docs/sync.md: conflicts, "Flags are a function of the merged
+// history by corrected time"). An entry into a zone repeats another when the holder's movement
+// just before it, by (effective_at, id), is an entry into the same zone at another edge; its
+// `duplicate_of` names that entry. The flag depends on that one neighbour only, and access
+// events are only ever added (effective_at never changes), so an arrival changes the flag of
+// itself and of the holder's movement just after it, nothing else. Once a batch is stored, both
+// are worked out again from the merged history: a flag that no longer holds is cleared (the
+// column back to null, its conflict kept with cleared_at), one that now holds is raised, one
+// that names another entry now is both. Runs inside the upload's transaction (upload-apply.ts).
+
+/** A holder's granted movement, as the duplicate rule reads it. */
+export interface Movement {
+  id: number;
+  uuid: string;
+  attendee_id: number;
+  edge_id: number | null;
+  movement: 'in' | 'out';
+  access_zone_id: number | null;
+  effective_at: string;
+  duplicate_of: string | null;
+}
+
+export interface Settled {
+  /** Each event whose flag changed: its duplicate_of now. */
+  flags: Map<number, string | null>;
+  /** The conflicts raised and cleared, in the order made: each is announced (sync.conflict). */
+  conflicts: SyncConflictResource[];
+}
+
+const COLUMNS = 'id, uuid, attendee_id, edge_id, movement, access_zone_id, effective_at, duplicate_of';
+
+export class DoubleEntries {
+  constructor(
+    private readonly db: Database,
+    private readonly conflicts: SyncConflicts,
+  ) {}
+
+  /** Index support for the lookups by holder and time, and for a flagged event's conflicts; only the cloud pays for them (created at start). */
+  prepare(): void {
+    // A holder's movements in the cloud's time (effective_at: the scan time corrected by the edge's clock offset).
+    this.db.exec('DROP INDEX IF EXISTS access_events_holder_time');
+    this.db.exec('CREATE INDEX IF NOT EXISTS access_events_holder_effective ON access_events(attendee_id, effective_at) WHERE attendee_id IS NOT NULL AND granted = 1');
+    this.db.exec('CREATE INDEX IF NOT EXISTS sync_conflicts_event ON sync_conflicts(event_uuid) WHERE event_uuid IS NOT NULL');
+  }
+
+  /** The holder's granted movement just before (or after) the one at (effective time, id): ties by id. */
+  neighbour(attendeeId: number, at: string, id: number, side: 'before' | 'after'): Movement | null {
+    const sql =
+      side === 'before'
+        ? `SELECT ${COLUMNS} FROM access_events
+           WHERE attendee_id = ? AND granted = 1 AND movement IS NOT NULL AND (effective_at, id) < (?, ?) ORDER BY effective_at DESC, id DESC LIMIT 1`
+        : `SELECT ${COLUMNS} FROM access_events
+           WHERE attendee_id = ? AND granted = 1 AND movement IS NOT NULL AND (effective_at, id) > (?, ?) ORDER BY effective_at, id LIMIT 1`;
+    return (statement(this.db, sql).get(attendeeId, at, id) as Movement | undefined) ?? null;
+  }
+
+  /**
+   * Once the batch is stored: the flags of its movements (`arrivals`, access event ids of
+   * granted movements of a holder) and of the movement just after each, from the merged history.
+   */
+  settle(projectId: number, arrivals: readonly number[]): Settled {
+    const targets = new Map<number, Movement>();
+    for (const id of arrivals) {
+      const arrival = statement(this.db, `SELECT ${COLUMNS} FROM access_events WHERE id = ?`).get(id) as Movement | undefined;
+      if (!arrival) continue;
+      targets.set(arrival.id, arrival);
+      const next = this.neighbour(arrival.attendee_id, arrival.effective_at, arrival.id, 'after');
+      if (next) targets.set(next.id, next);
+    }
+    const settled: Settled = { flags: new Map(), conflicts: [] };
+    const inOrder = [...targets.values()].sort((x, y) => (x.effective_at < y.effective_at ? -1 : x.effective_at > y.effective_at ? 1 : x.id - y.id));
+    for (const event of inOrder) {
+      const repeats = this.repeats(event);
+      if (repeats === event.duplicate_of) continue;
+      if (event.duplicate_of !== null) settled.conflicts.push(...this.conflicts.clear(projectId, 'duplicate_entry', event.uuid));
+      statement(this.db, 'UPDATE access_events SET duplicate_of = ? WHERE id = ?').run(repeats, event.id);
+      if (repeats !== null) settled.conflicts.push(this.conflicts.record(projectId, { kind: 'duplicate_entry', edgeId: event.edge_id, eventUuid: event.uuid, relatedUuid: repeats }));
+      settled.flags.set(event.id, repeats);
+    }
+    return settled;
+  }
+
+  /** The entry this movement repeats (its uuid), or null: the rule, on the history as stored now. */
+  repeats(event: Movement): string | null {
+    if (event.movement !== 'in' || event.access_zone_id === null) return null; // letting someone out is never a double entry
+    const previous = this.neighbour(event.attendee_id, event.effective_at, event.id, 'before');
+    if (previous?.movement !== 'in' || previous.access_zone_id !== event.access_zone_id) return null;
+    return previous.edge_id !== event.edge_id ? previous.uuid : null; // one edge's own repeat is its anti-passback's business
+  }
+}
