@@ -10,8 +10,8 @@ import type { SyncConflicts } from './conflicts.js';
 import type { EdgeRow } from './edges.js';
 import type { UploadedChange } from './protocol.js';
 
-// An edge's deletion of an attendee, and an attendee edited on one side and deleted on the other
-// (docs/sync.md: conflicts, deleted_row).
+// An edge's deletion of an attendee, and an attendee edited on one side and deleted on the other,
+// or a credential revoked at an edge that the cloud deleted (docs/sync.md: conflicts, deleted_row).
 // The deletion wins both ways: an edge's edit of an attendee the cloud deleted is not applied
 // (the tombstone reaches the edge, which drops its copy), and an edge's deletion of an attendee
 // the cloud changed meanwhile is applied. Either way nothing is lost silently: a deleted_row
@@ -40,6 +40,17 @@ export class DeletedRows {
       | undefined;
     if (deletedAt === undefined) return false;
     this.#record(edge, projectId, id, c, { deleted_at: deletedAt }, `deleted on the cloud at ${deletedAt}; the edge's ${c.event} was not applied: the deletion wins`, announce);
+    return true;
+  }
+
+  /** An edge's credential.revoked for a credential the cloud deleted (with its attendee): recorded, nothing to apply. Answers whether it was one. */
+  revocationOfDeleted(edge: EdgeRow, projectId: number, c: UploadedChange, id: number, announce: Emit[]): boolean {
+    if (statement(this.db, 'SELECT 1 FROM credentials WHERE id = ? AND project_id = ?').get(id, projectId)) return false;
+    const deletedAt = statement(this.db, "SELECT deleted_at FROM tombstones WHERE project_id = ? AND entity = 'credential' AND entity_id = ? ORDER BY version DESC LIMIT 1")
+      .pluck()
+      .get(projectId, id) as string | undefined;
+    if (deletedAt === undefined) return false;
+    this.#record(edge, projectId, id, c, { deleted_at: deletedAt }, `deleted on the cloud at ${deletedAt}; the edge's revocation had nothing left to revoke`, announce, 'credential');
     return true;
   }
 
@@ -81,8 +92,8 @@ export class DeletedRows {
     this.#record(edge, projectId, Number(row.id), c, resource, detail, announce);
   }
 
-  #record(edge: EdgeRow, projectId: number, id: number, c: UploadedChange, cloudValue: unknown, detail: string, announce: Emit[]): void {
-    const conflict = this.conflicts.record(projectId, { kind: 'deleted_row', edgeId: edge.id, entity: 'attendee', entityId: id, edgeValue: { event: c.event, data: c.data }, cloudValue, detail });
+  #record(edge: EdgeRow, projectId: number, id: number, c: UploadedChange, cloudValue: unknown, detail: string, announce: Emit[], entity: 'attendee' | 'credential' = 'attendee'): void {
+    const conflict = this.conflicts.record(projectId, { kind: 'deleted_row', edgeId: edge.id, entity, entityId: id, edgeValue: { event: c.event, data: c.data }, cloudValue, detail });
     appendToOutbox(this.db, outboxEntryOf('sync.conflict', { projectId, conflict })!);
     announce.push(() => this.bus.emit('sync.conflict', { projectId, conflict }));
   }

@@ -90,6 +90,7 @@ export class UploadChanges {
         break;
       case 'credential.revoked': {
         const id = Number(data.id);
+        if (this.#deletedRows.revocationOfDeleted(edge, projectId, c, id, announce)) break;
         const version = nextVersion(this.db);
         const changed = statement(this.db, "UPDATE credentials SET status = 'revoked', revoked_at = ?, version = ?, updated_at = ? WHERE id = ? AND project_id = ? AND status = 'active'").run(
           (data.revoked_at as string | null) ?? now,

@@ -195,6 +195,7 @@ describe('rows deleted on the other side (processes)', () => {
     await online();
     const counted = await until('T-10 counted in the hall', hallCount, (n) => n === before + 1);
     const gone = await attendeeId('X-11');
+    const goneTicket = (await world.cloud.api('GET', `/attendees/${gone}/credentials`)).body.data[0].id as number;
     expect((await world.cloud.api('DELETE', `/attendees/${gone}`)).status).toBe(204);
     const malformed = await attendeeId('X-12');
     const ghost = {
@@ -220,12 +221,14 @@ describe('rows deleted on the other side (processes)', () => {
       change('attendee.deleted', { id: 888_888, attendee_id: 888_888 }), // never on the cloud
       change('attendee.deleted', { id: gone, attendee_id: gone }), // gone already: both sides agree
       change('attendee.deleted', { id: malformed, attendee_id: malformed, previous_attributes: 'not an object' }),
+      change('credential.revoked', { id: goneTicket, revoked_at: new Date().toISOString() }), // revoked at the edge, deleted with its holder on the cloud
+      change('credential.revoked', { id: 777_777 }), // never on the cloud: nothing to say
     ];
     const first = await upload(items);
     expect(first.status, first.text).toBe(200);
-    expect(first.body.data).toMatchObject({ accepted: 5, duplicates: 0, refused: 0 });
+    expect(first.body.data).toMatchObject({ accepted: 7, duplicates: 0, refused: 0 });
     const again = await upload(items); // an answer lost on the way: nothing recorded twice
-    expect(again.body.data).toMatchObject({ accepted: 0, duplicates: 5 });
+    expect(again.body.data).toMatchObject({ accepted: 0, duplicates: 7 });
 
     const stored = await eventOnCloud(ghost.uuid);
     expect(stored!.deleted_reference).toBe('reader,access_point,access_zone');
@@ -239,8 +242,16 @@ describe('rows deleted on the other side (processes)', () => {
     ]);
     expect(await hallCount()).toBe(counted); // not moved out of the hall into a zone that does not exist
 
-    const rows = (await conflicts('deleted_row')).filter((c) => [gone, 888_888, malformed].includes(c.entity_id));
-    expect(rows).toEqual([expect.objectContaining({ entity_id: gone, edge_value: { event: 'attendee.updated', data: edit.data } })]);
+    const rows = (await conflicts('deleted_row')).filter((c) => [gone, 888_888, malformed, goneTicket, 777_777].includes(c.entity_id));
+    expect(rows).toEqual([
+      expect.objectContaining({ entity: 'attendee', entity_id: gone, edge_value: { event: 'attendee.updated', data: edit.data } }),
+      expect.objectContaining({
+        entity: 'credential',
+        entity_id: goneTicket,
+        edge_value: expect.objectContaining({ event: 'credential.revoked' }),
+        detail: expect.stringMatching(/nothing left to revoke/),
+      }),
+    ]);
     expect((await world.cloud.api('GET', `/attendees/${malformed}`)).status).toBe(404); // a base it cannot read: the deletion applies
     expect((await world.cloud.api('GET', `/attendees/${gone}`)).status).toBe(404); // the edit did not bring it back
   }, 120_000);
