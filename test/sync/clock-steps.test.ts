@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { type Edge, mqttReader, type Node, scan, seedCloud, SyncWorld, until } from '../helpers/sync-world.js';
 
-// Clocks as NTP treats boxes (docs/sync.md: clocks): an edge's wall clock stepped back while it
-// holds several upload batches, offline and online, with REST and MQTT scans; every event
+// Clocks as NTP treats boxes (docs/sync.md: clocks): an edge's wall clock stepped back and forward
+// while it holds several upload batches, offline and online, with REST and MQTT scans; every event
 // reaches the cloud exactly once. And the cloud's own outgoing webhooks, whose feed meets
 // uploaded events older than the live ones before them. Real processes; each edge's clock is
 // stepped by a preload (test/fixtures/clock-step.cjs).
@@ -97,6 +97,25 @@ describe('an edge whose clock is stepped (processes)', () => {
     for (let i = 0; i < 80; i++) await scan(edge.node, i % 2 ? venue.exit : venue.entry, next());
     await converged(edge.node, world.cloud);
     expect(await edge.node.events()).toHaveLength(before + 200);
+  }, 180_000);
+
+  it('loses no event to forward steps, offline and online, with several batches queued', async () => {
+    const before = (await edge.node.events()).length;
+    await cut();
+    for (let i = 0; i < 80; i++) await scan(edge.node, venue.entry, next());
+    await edge.node.setClock(3_600_000); // an hour forward, offline
+    const reader = await mqttReader(edge.node, 'GATE-MQTT');
+    for (let i = 0; i < 70; i++) await reader.scan(next());
+    edge.proxy.set('pass');
+    await edge.node.setClock(3_605_000); // 5 s more as the backlog goes up
+    for (let i = 0; i < 50; i++) await scan(edge.node, i % 2 ? venue.exit : venue.entry, next());
+    await reader.close();
+    await converged(edge.node, world.cloud);
+    expect(await edge.node.events()).toHaveLength(before + 200);
+    await edge.node.setClock(0); // and back to the truth, online: the step back loses nothing either
+    for (let i = 0; i < 60; i++) await scan(edge.node, venue.entry, next());
+    await converged(edge.node, world.cloud);
+    expect(await edge.node.events()).toHaveLength(before + 260);
   }, 180_000);
 
   describe("the cloud's outgoing webhooks", () => {
