@@ -1,0 +1,141 @@
+import { SYNC_UPLOAD_CONSUMER } from '../access/event-retention.js';
+import { ScanPacer } from '../access/scan-pacer.js';
+import { iso } from '../clock.js';
+import type { FeedCursor, FeedItem } from '../feed/feed.js';
+import { statement } from '../store/statements.js';
+import { writeWhenFree } from '../store/transactions.js';
+import { type EdgeRun, paced } from './edge-run.js';
+import type { FeedPosition } from './link-state.js';
+import { FEED_EVENTS } from './unsynced.js';
+import { uploadItems } from './upload-items.js';
+
+// The edge's upload (docs/sync.md: up): the durable feed read with the consumer cursor
+// 'sync:upload', sent in batches in order, the cursor moved only once the cloud acknowledged
+// the batch (a crash between the two sends it again; the cloud stores each item once by uuid).
+// Each batch names the feed positions past the last acknowledged batch and past itself, so a
+// cloud restored from a backup never claims a batch it lost. The next batch is read while the
+// cloud stores this one.
+
+/** The upload's feed cursor (retention prunes only what it has passed). */
+export const CONSUMER = SYNC_UPLOAD_CONSUMER;
+
+interface PreparedBatch {
+  from: FeedCursor;
+  cursor: FeedCursor;
+  items: number;
+  body: { clock: { offset_ms: number | null; synchronised: boolean }; backlog: number; items: ReturnType<typeof uploadItems> } | null;
+}
+
+const sameCursor = (a: FeedCursor, b: FeedCursor) => a.accessEventId === b.accessEventId && a.domainEventSeq === b.domainEventSeq;
+const position = (c: FeedCursor): FeedPosition => ({ access_event_id: c.accessEventId, domain_event_seq: c.domainEventSeq });
+
+export class EdgeUpload {
+  /** The doors first: items per second while scans are busy (access/scan-pacer.ts). */
+  readonly pacer: ScanPacer;
+  #pending = true;
+  #wake: (() => void) | null = null;
+  #uploading: Promise<void> | null = null;
+  /** The next batch read ahead while the previous one was on its way (only used if the cursor is where it began). */
+  #next: PreparedBatch | null = null;
+
+  constructor(private readonly run: EdgeRun) {
+    const { busyScansPerSecond, busyItemsPerSecond } = run.d.config.sync;
+    this.pacer = new ScanPacer({ busyScansPerSecond, busyDeliveriesPerSecond: busyItemsPerSecond }, run.d.scansSoFar);
+  }
+
+  /** Something new to send: the next round goes now. */
+  poke(): void {
+    this.#pending = true;
+    this.#wake?.();
+  }
+
+  /** A new generation of the loops: nothing read ahead is kept. */
+  reset(): void {
+    this.#next = null;
+  }
+
+  async round(): Promise<'again' | 'idle'> {
+    const { d, link, state, stats } = this.run;
+    this.#pending = false;
+    let release!: () => void;
+    this.#uploading = new Promise((r) => (release = r));
+    try {
+      const from: FeedCursor = d.feed.cursor(CONSUMER) ?? { accessEventId: 0, domainEventSeq: 0 };
+      const prepared = this.#next && sameCursor(this.#next.from, from) ? this.#next : this.#read(from);
+      this.#next = null;
+      if (prepared.items === 0) {
+        if (!sameCursor(prepared.cursor, from)) await writeWhenFree(d.db, () => d.feed.saveCursor(CONSUMER, prepared.cursor));
+        return this.#pending ? 'again' : 'idle';
+      }
+      const feed = { from: state.acked(), to: position(prepared.cursor) };
+      const sent = link.call('POST', state.path('upload'), { body: { ...prepared.body, feed }, signal: this.run.signal() });
+      sent.catch(() => {}); // a failure is met at the await below, not as an unhandled rejection meanwhile
+      // While the cloud stores this batch, read the next one (sent only after this one's answer: in order).
+      await new Promise((r) => setImmediate(r));
+      let next: PreparedBatch | null = null;
+      try {
+        next = this.#read(prepared.cursor);
+      } catch {
+        next = null; // read again next round
+      }
+      await sent;
+      await writeWhenFree(d.db, () => {
+        d.feed.saveCursor(CONSUMER, prepared.cursor);
+        state.uploaded(iso(d.clock.now()), d.clockOffset.now().offsetMs, feed.to);
+      });
+      this.#next = next;
+      stats.uploadedItems += prepared.items;
+      stats.uploadBatches++;
+      await this.pacer.take(prepared.items);
+      return 'again';
+    } finally {
+      this.#uploading = null;
+      release();
+    }
+  }
+
+  /** Resolves once everything written before the call has been uploaded (upload before download),
+   * or `stop()` says to stop waiting (the link is down, the loops end), or after a minute (a batch
+   * the cloud keeps refusing must not stop downloads). */
+  async drained(stop: () => boolean): Promise<void> {
+    const { d } = this.run;
+    const target = d.feed.head();
+    const until = performance.now() + 60_000;
+    const behind = () => {
+      const at = d.feed.cursor(CONSUMER) ?? { accessEventId: 0, domainEventSeq: 0 };
+      return at.accessEventId < target.accessEventId || at.domainEventSeq < target.domainEventSeq;
+    };
+    while (!stop() && performance.now() < until && behind()) {
+      this.poke();
+      if (this.#uploading) await this.#uploading;
+      else await this.run.sleep(20);
+    }
+  }
+
+  /** Nothing to send: until something is written, or a second (which also catches writes by another process: the CLI). */
+  idle(): Promise<void> {
+    if (this.#pending) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, 1000);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.#wake = () => {
+        this.#wake = null;
+        done();
+      };
+    });
+  }
+
+  #read(from: FeedCursor): PreparedBatch {
+    const { d, state } = this.run;
+    const row = state.row()!;
+    const { items, cursor } = d.feed.read(from, { projectId: row.project_id, events: FEED_EVENTS, names: false }, paced(this.pacer, d.config.sync.uploadBatch));
+    if (items.length === 0) return { from, cursor, items: 0, body: null };
+    const { offsetMs, synchronised } = d.clockOffset.now();
+    const maxId = statement(d.db, 'SELECT COALESCE(MAX(id), 0) FROM access_events').pluck().get() as number;
+    const body = { clock: { offset_ms: offsetMs, synchronised }, backlog: Math.max(0, maxId - cursor.accessEventId), items: uploadItems(d.db, items as FeedItem[]) };
+    return { from, cursor, items: items.length, body };
+  }
+}
