@@ -44,7 +44,11 @@ export const accessEventSchema = z.object({
     .nullable()
     .describe("an edge's event (on the edge and on its cloud): cloud time minus the edge's clock in force when it decided (never applied to scanned_at); null elsewhere"),
   clock_unsynchronised: z.boolean().nullable().describe("true when the edge's clock was not known to be within tolerance when it decided"),
-  effective_at: z.string().describe("scanned_at on the cloud's clock: corrected by clock_offset_ms (the same as scanned_at when there is none); what orders a holder's movements across edges"),
+  effective_at: z
+    .string()
+    .describe(
+      "scanned_at on the cloud's clock: corrected by clock_offset_ms where the edge's clock was off (clock_unsynchronised), else scanned_at itself; what orders a holder's movements across edges",
+    ),
   duplicate_of: z.string().nullable().describe('a duplicate entry: the uuid of the entry at another edge it repeats'),
   review: z.string().nullable().describe('flagged for review: revoked_credential or blocklisted at the scan time'),
   deleted_reference: z

@@ -191,13 +191,15 @@ export const syncMigrations: readonly Migration[] = [
     version: 24,
     name: "access events: the scan time on the cloud's clock (effective_at), for ordering an edge's events among others",
     sql: `
-      -- An edge's raw scan time corrected by the clock offset in force when it decided
-      -- (docs/sync.md: clocks); the raw time stays as it was. Ordering a holder's movements,
-      -- double entries and admissions after a revocation use it; an event with no offset is
-      -- its raw time. Computed, never stored (a VIRTUAL column), so no row is rewritten.
+      -- An edge's raw scan time corrected by the clock offset in force when it decided, when
+      -- its clock was off (docs/sync.md: clocks); the raw time stays as it was. Ordering a
+      -- holder's movements, double entries and admissions after a revocation use it. A clock
+      -- within the tolerance keeps its own time: its offset is within the measurement's own
+      -- error (half a round trip), and correcting by it would misorder events a moment apart.
+      -- Computed, never stored (a VIRTUAL column), so no row is rewritten.
       ALTER TABLE access_events ADD COLUMN effective_at TEXT GENERATED ALWAYS AS (
-        CASE WHEN clock_offset_ms IS NULL OR clock_offset_ms = 0 THEN scanned_at
-        ELSE strftime('%Y-%m-%dT%H:%M:%fZ', scanned_at, printf('%+.3f seconds', clock_offset_ms / 1000.0)) END
+        CASE WHEN clock_unsynchronised = 1 AND clock_offset_ms IS NOT NULL AND clock_offset_ms != 0
+        THEN strftime('%Y-%m-%dT%H:%M:%fZ', scanned_at, printf('%+.3f seconds', clock_offset_ms / 1000.0)) ELSE scanned_at END
       ) VIRTUAL;
     `,
   },

@@ -4,7 +4,7 @@
 // over Vite's HMR channel as a custom event (the store is updated in place: no reload), makes
 // `@gatehouse/plugin-toolkit` resolve to this checkout's toolkit, and in dev proxies the REST
 // API, channel auth, the CSRF cookie and the Pusher WebSocket to the appliance so the page is same-origin with it.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Plugin, ViteDevServer } from 'vite';
 import { checkoutRoot, toolkitEntry } from '../checkout.js';
@@ -78,8 +78,28 @@ export function gatehouse(options: GatehouseViteOptions = {}): Plugin {
 
   function watchManifest(server: ViteDevServer): void {
     server.watcher.add(manifestFile);
+    // An editor that truncates and then writes can be read in between, and the watcher may fold
+    // the write's event into the truncation's (a busy machine): so each read is checked again a
+    // moment later, and read again if the file changed since.
+    let readAs = '';
+    let recheck: NodeJS.Timeout | null = null;
+    const fileState = () => {
+      try {
+        const st = statSync(manifestFile);
+        return `${st.mtimeMs}:${st.size}`;
+      } catch {
+        return 'missing';
+      }
+    };
     const changed = (file: string) => {
       if (resolve(file) !== manifestFile) return;
+      readAs = fileState();
+      if (recheck) clearTimeout(recheck);
+      recheck = setTimeout(() => {
+        recheck = null;
+        if (fileState() !== readAs) changed(manifestFile);
+      }, 150);
+      recheck.unref();
       const next = readManifestFile(manifestFile);
       // An invalid edit keeps the last good manifest in the module (a page opened now starts from
       // it, with the errors shown); open pages keep their state and show the errors.
