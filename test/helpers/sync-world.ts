@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -230,4 +231,42 @@ export async function mqttReader(node: Node, identifier: string): Promise<{ scan
     },
     close: () => client.endAsync(),
   };
+}
+
+/** Cuts the edge's link and waits until the edge sees it down. */
+export async function cutLink(edge: Edge): Promise<void> {
+  edge.proxy.set('cut');
+  await until(
+    'the edge to see the link down',
+    () => edge.node.api('GET', '/sync/status'),
+    (r) => r.body.data.online === false,
+    20_000,
+  );
+}
+
+/** The edge is online with nothing left to upload. */
+export async function drained(edge: Node): Promise<void> {
+  await until(
+    "the edge's backlog to drain",
+    () => edge.api('GET', '/sync/status'),
+    (r) => r.body.data.online === true && r.body.data.backlog === 0,
+    60_000,
+    200,
+  );
+}
+
+/** The edge drained its backlog and the cloud holds exactly the edge's events among those uploaded from edges (by uuid). */
+export async function converged(edge: Node, cloud: Node): Promise<void> {
+  await drained(edge);
+  const uuids = (events: Record<string, unknown>[]) => events.map((e) => e.uuid as string).sort();
+  const mine = uuids(await edge.events());
+  const fromEdges = async () => uuids((await cloud.events()).filter((e) => e.edge_id !== null));
+  await until(
+    `the cloud to hold the edge's ${mine.length} events`,
+    async () => (await fromEdges()).length,
+    (n) => n >= mine.length,
+    30_000,
+    500,
+  );
+  expect(await fromEdges()).toEqual(mine);
 }

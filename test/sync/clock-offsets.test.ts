@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Edge, mqttReader, type Node, scan, seedCloud, SyncWorld, until } from '../helpers/sync-world.js';
+import { cutLink, drained, type Edge, mqttReader, type Node, scan, seedCloud, SyncWorld, until } from '../helpers/sync-world.js';
 
 // Clock offsets that tell the truth (docs/sync.md: clocks): each event carries the offset in
 // force when the edge decided it, measured against the monotonic clock, so a step made while
@@ -8,16 +8,6 @@ import { type Edge, mqttReader, type Node, scan, seedCloud, SyncWorld, until } f
 // (effective_at). Real processes; the edge's clock is stepped by a preload.
 
 const HOURS_3 = 3 * 3600_000;
-
-async function drained(edge: Node): Promise<void> {
-  await until(
-    "the edge's backlog to drain",
-    () => edge.api('GET', '/sync/status'),
-    (r) => r.body.data.online === true && r.body.data.backlog === 0,
-    60_000,
-    200,
-  );
-}
 
 async function onCloud(cloud: Node, uuid: string): Promise<Record<string, any>> {
   const found = await until(
@@ -55,15 +45,7 @@ describe('clock offsets on uploaded events (processes)', () => {
   }, 120_000);
   afterAll(() => world.destroy());
 
-  const cut = async () => {
-    edge.proxy.set('cut');
-    await until(
-      'the link down',
-      () => edge.node.api('GET', '/sync/status'),
-      (r) => r.body.data.online === false,
-      20_000,
-    );
-  };
+  const cut = () => cutLink(edge);
 
   it('stamps each event with the offset in force when it was decided: a step offline, then the clock corrected', async () => {
     await cut();

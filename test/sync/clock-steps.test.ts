@@ -1,35 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { type Edge, mqttReader, type Node, scan, seedCloud, SyncWorld, until } from '../helpers/sync-world.js';
+import { converged, cutLink, type Edge, mqttReader, scan, seedCloud, SyncWorld, until } from '../helpers/sync-world.js';
 
 // Clocks as NTP treats boxes (docs/sync.md: clocks): an edge's wall clock stepped back and forward
 // while it holds several upload batches, offline and online, with REST and MQTT scans; every event
 // reaches the cloud exactly once. And the cloud's own outgoing webhooks, whose feed meets
 // uploaded events older than the live ones before them. Real processes; each edge's clock is
 // stepped by a preload (test/fixtures/clock-step.cjs).
-
-const uuids = (events: Record<string, unknown>[]) => events.map((e) => e.uuid as string).sort();
-
-/** The edge drained its backlog and the cloud holds exactly the edge's events (by uuid). */
-async function converged(edge: Node, cloud: Node): Promise<void> {
-  await until(
-    "the edge's backlog to drain",
-    () => edge.api('GET', '/sync/status'),
-    (r) => r.body.data.online === true && r.body.data.backlog === 0,
-    60_000,
-    200,
-  );
-  const mine = uuids(await edge.events());
-  const fromEdges = async () => uuids((await cloud.events()).filter((e) => e.edge_id !== null));
-  await until(
-    `the cloud to hold the edge's ${mine.length} events`,
-    async () => (await fromEdges()).length,
-    (n) => n >= mine.length,
-    30_000,
-    500,
-  );
-  expect(await fromEdges()).toEqual(mine);
-}
 
 describe('an edge whose clock is stepped (processes)', () => {
   const world = new SyncWorld();
@@ -52,15 +29,7 @@ describe('an edge whose clock is stepped (processes)', () => {
   }, 120_000);
   afterAll(() => world.destroy());
 
-  const cut = async () => {
-    edge.proxy.set('cut');
-    await until(
-      'the edge to see the link down',
-      () => edge.node.api('GET', '/sync/status'),
-      (r) => r.body.data.online === false,
-      20_000,
-    );
-  };
+  const cut = () => cutLink(edge);
 
   it('loses no event to a backward step while offline with several batches queued (REST and MQTT scans)', async () => {
     await cut();

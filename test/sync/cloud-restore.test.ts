@@ -2,7 +2,7 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Edge, mqttReader, type Node, scan, seedCloud, SyncWorld, until } from '../helpers/sync-world.js';
+import { converged, type Edge, mqttReader, type Node, scan, seedCloud, SyncWorld, until } from '../helpers/sync-world.js';
 
 // A cloud restored from a backup (docs/sync.md: a cloud restored from a backup): started from
 // an older copy of its data, it lacks events the edge had uploaded, and its change versions are
@@ -11,28 +11,7 @@ import { type Edge, mqttReader, type Node, scan, seedCloud, SyncWorld, until } f
 // an edit made on the restored cloud reach it. A cloud that only restarted changes nothing.
 // Real processes; the backup is a copy of the cloud's data directory taken while it was stopped.
 
-const uuids = (events: Record<string, unknown>[]) => events.map((e) => e.uuid as string).sort();
 const metric = (text: string, name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
-
-async function converged(edge: Node, cloud: Node): Promise<void> {
-  await until(
-    "the edge's backlog to drain",
-    () => edge.api('GET', '/sync/status'),
-    (r) => r.body.data.online === true && r.body.data.backlog === 0,
-    60_000,
-    200,
-  );
-  const mine = uuids(await edge.events());
-  const fromEdges = async () => uuids((await cloud.events()).filter((e) => e.edge_id !== null));
-  await until(
-    `the cloud to hold the edge's ${mine.length} events`,
-    async () => (await fromEdges()).length,
-    (n) => n >= mine.length,
-    30_000,
-    500,
-  );
-  expect(await fromEdges()).toEqual(mine);
-}
 
 describe('a cloud restored from a backup (processes)', () => {
   const world = new SyncWorld();
