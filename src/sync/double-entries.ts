@@ -59,36 +59,60 @@ export class DoubleEntries {
   }
 
   /**
-   * Once the batch is stored: the flags of its movements (`arrivals`, access event ids of
-   * granted movements of a holder) and of the movement just after each, from the merged history.
+   * Once the batch is stored: the flags of its movements (`arrivals`: granted movements of a
+   * holder, with their effective time) and of the movement just after each, from the merged
+   * history. Per holder, one read of the window the batch's movements span, with the movement
+   * just before and just after it: each flag needs only its own predecessor, all in that window.
    */
-  settle(projectId: number, arrivals: readonly number[]): Settled {
-    const targets = new Map<number, Movement>();
-    for (const id of arrivals) {
-      const arrival = statement(this.db, `SELECT ${COLUMNS} FROM access_events WHERE id = ?`).get(id) as Movement | undefined;
-      if (!arrival) continue;
-      targets.set(arrival.id, arrival);
-      const next = this.neighbour(arrival.attendee_id, arrival.effective_at, arrival.id, 'after');
-      if (next) targets.set(next.id, next);
+  settle(projectId: number, arrivals: readonly Arrival[]): Settled {
+    const byHolder = new Map<number, Arrival[]>();
+    for (const a of arrivals) {
+      const list = byHolder.get(a.attendeeId);
+      if (list) list.push(a);
+      else byHolder.set(a.attendeeId, [a]);
     }
     const settled: Settled = { flags: new Map(), conflicts: [] };
-    const inOrder = [...targets.values()].sort((x, y) => (x.effective_at < y.effective_at ? -1 : x.effective_at > y.effective_at ? 1 : x.id - y.id));
-    for (const event of inOrder) {
-      const repeats = this.repeats(event);
-      if (repeats === event.duplicate_of) continue;
-      if (event.duplicate_of !== null) settled.conflicts.push(...this.conflicts.clear(projectId, 'duplicate_entry', event.uuid));
-      statement(this.db, 'UPDATE access_events SET duplicate_of = ? WHERE id = ?').run(repeats, event.id);
-      if (repeats !== null) settled.conflicts.push(this.conflicts.record(projectId, { kind: 'duplicate_entry', edgeId: event.edge_id, eventUuid: event.uuid, relatedUuid: repeats }));
-      settled.flags.set(event.id, repeats);
+    for (const [holder, own] of byHolder) {
+      own.sort(byTime);
+      const first = own[0]!;
+      const last = own[own.length - 1]!;
+      const before = this.neighbour(holder, first.at, first.id, 'before');
+      const window = statement(
+        this.db,
+        `SELECT ${COLUMNS} FROM access_events WHERE attendee_id = ? AND granted = 1 AND movement IS NOT NULL
+           AND (effective_at, id) >= (?, ?) AND (effective_at, id) <= (?, ?) ORDER BY effective_at, id`,
+      ).all(holder, first.at, first.id, last.at, last.id) as Movement[];
+      const after = this.neighbour(holder, last.at, last.id, 'after');
+      const history = [...(before ? [before] : []), ...window, ...(after ? [after] : [])];
+      const arrived = new Set(own.map((a) => a.id));
+      for (let i = 0; i < history.length; i++) {
+        const event = history[i]!;
+        // A target: an arrival, or the movement just after one.
+        if (!arrived.has(event.id) && !(i > 0 && arrived.has(history[i - 1]!.id))) continue;
+        const repeats = repeatOf(event, i > 0 ? history[i - 1]! : null);
+        if (repeats === event.duplicate_of) continue;
+        if (event.duplicate_of !== null) settled.conflicts.push(...this.conflicts.clear(projectId, 'duplicate_entry', event.uuid));
+        statement(this.db, 'UPDATE access_events SET duplicate_of = ? WHERE id = ?').run(repeats, event.id);
+        if (repeats !== null) settled.conflicts.push(this.conflicts.record(projectId, { kind: 'duplicate_entry', edgeId: event.edge_id, eventUuid: event.uuid, relatedUuid: repeats }));
+        settled.flags.set(event.id, repeats);
+      }
     }
     return settled;
   }
+}
 
-  /** The entry this movement repeats (its uuid), or null: the rule, on the history as stored now. */
-  repeats(event: Movement): string | null {
-    if (event.movement !== 'in' || event.access_zone_id === null) return null; // letting someone out is never a double entry
-    const previous = this.neighbour(event.attendee_id, event.effective_at, event.id, 'before');
-    if (previous?.movement !== 'in' || previous.access_zone_id !== event.access_zone_id) return null;
-    return previous.edge_id !== event.edge_id ? previous.uuid : null; // one edge's own repeat is its anti-passback's business
-  }
+/** A stored granted movement of a holder, as the batch put it: its access event id and effective time. */
+export interface Arrival {
+  id: number;
+  attendeeId: number;
+  at: string;
+}
+
+const byTime = (x: Arrival, y: Arrival) => (x.at < y.at ? -1 : x.at > y.at ? 1 : x.id - y.id);
+
+/** The rule: an entry repeats the holder's previous movement when that is an entry into the same zone at another edge. */
+function repeatOf(event: Movement, previous: Movement | null): string | null {
+  if (event.movement !== 'in' || event.access_zone_id === null) return null; // letting someone out is never a double entry
+  if (previous?.movement !== 'in' || previous.access_zone_id !== event.access_zone_id) return null;
+  return previous.edge_id !== event.edge_id ? previous.uuid : null; // one edge's own repeat is its anti-passback's business
 }

@@ -10,7 +10,7 @@ import { statement } from '../store/statements.js';
 import { writeTransaction } from '../store/transactions.js';
 import type { EdgeRow, SyncEdges } from './edges.js';
 import type { NewConflict, SyncConflictResource, SyncConflicts } from './conflicts.js';
-import { DoubleEntries } from './double-entries.js';
+import { type Arrival, DoubleEntries } from './double-entries.js';
 import type { UploadBody, UploadedAccessEvent } from './protocol.js';
 import { UploadChanges } from './upload-changes.js';
 import { deletedReferenceColumn, deletedReferenceConflict, UploadFlags } from './upload-flags.js';
@@ -35,7 +35,7 @@ interface Flags {
 
 /** The batch's movements (access event ids) and their flags as announced, for the double entries once the batch is in. */
 interface Arrivals {
-  ids: number[];
+  movements: Arrival[];
   flags: Map<number, Flags>;
 }
 
@@ -86,7 +86,7 @@ export class UploadApply {
     try {
       writeTransaction(this.db, () => {
         this.#flags.begin();
-        const arrivals: Arrivals = { ids: [], flags: new Map() };
+        const arrivals: Arrivals = { movements: [], flags: new Map() };
         for (const item of body.items) {
           const result = item.kind === 'access' ? this.#access(edge, projectId, item, body.clock, now, announce, undo, arrivals) : this.#changes.apply(edge, projectId, item, now, announce);
           const fresh = result !== false;
@@ -168,7 +168,7 @@ export class UploadApply {
       }
     }
     if (e.granted && e.attendee_id !== null && e.movement !== null) {
-      arrivals.ids.push(id);
+      arrivals.movements.push({ id, attendeeId: e.attendee_id, at });
       arrivals.flags.set(id, flags);
     }
     announce.push(() => this.#announce(projectId, edge, e, now, flags, counted, fromZoneId, conflicts));
@@ -182,7 +182,7 @@ export class UploadApply {
    * batch's own events; a new event is announced with its flag as settled.
    */
   #settleDoubles(projectId: number, arrivals: Arrivals, announce: Emit[]): void {
-    const { flags, conflicts } = this.#doubles.settle(projectId, arrivals.ids);
+    const { flags, conflicts } = this.#doubles.settle(projectId, arrivals.movements);
     for (const [id, duplicateOf] of flags) {
       const announced = arrivals.flags.get(id);
       if (announced) announced.duplicate_of = duplicateOf;

@@ -10,6 +10,7 @@ import { writeTransaction } from '../store/transactions.js';
 import { nextVersion } from '../venue/versioned-table.js';
 import type { NewConflict, SyncConflicts } from './conflicts.js';
 import { DeletedRows } from './deleted-rows.js';
+import { UploadCredentials } from './upload-credentials.js';
 import type { EdgeRow } from './edges.js';
 import type { UploadedChange } from './protocol.js';
 import { idClash, noteUploadedId } from './upload-ids.js';
@@ -21,13 +22,14 @@ import { idClash, noteUploadedId } from './upload-ids.js';
 // is recorded); an attendee edited on one side and deleted on the other stays deleted, recorded
 // (deleted-rows.ts); reader and gateway status go to the cloud's outbox with the edge's id. Each
 // change goes to the cloud's outbox too, so its webhooks hear it. A create under an id the
-// cloud holds or held is an id_conflict, never an overwrite (upload-ids.ts). Runs inside the
-// upload's transaction (upload-apply.ts).
+// cloud holds or held is an id_conflict, never an overwrite (upload-ids.ts); credentials in
+// upload-credentials.ts. Runs inside the upload's transaction (upload-apply.ts).
 
 type Emit = () => void;
 
 export class UploadChanges {
   readonly #deletedRows: DeletedRows;
+  readonly #credentials: UploadCredentials;
 
   constructor(
     private readonly db: Database,
@@ -36,6 +38,7 @@ export class UploadChanges {
     private readonly conflicts: SyncConflicts,
   ) {
     this.#deletedRows = new DeletedRows(db, clock, bus, conflicts);
+    this.#credentials = new UploadCredentials(db, clock, bus, conflicts, this.#deletedRows);
   }
 
   /**
@@ -86,22 +89,11 @@ export class UploadChanges {
         this.#deletedRows.deleteAttendee(edge, projectId, Number(data.id ?? data.attendee_id), c, (id) => this.#attendeeResource(id), announce);
         break;
       case 'credential.created':
-        this.#credential(edge, projectId, data, announce);
+        this.#credentials.created(edge, projectId, data, announce);
         break;
-      case 'credential.revoked': {
-        const id = Number(data.id);
-        if (this.#deletedRows.revocationOfDeleted(edge, projectId, c, id, announce)) break;
-        const version = nextVersion(this.db);
-        const changed = statement(this.db, "UPDATE credentials SET status = 'revoked', revoked_at = ?, version = ?, updated_at = ? WHERE id = ? AND project_id = ? AND status = 'active'").run(
-          (data.revoked_at as string | null) ?? now,
-          version,
-          now,
-          id,
-          projectId,
-        ).changes;
-        if (changed) this.#outbox('credential.revoked', projectId, this.#credentialResource(id));
+      case 'credential.revoked':
+        this.#credentials.revoked(edge, projectId, c, now, announce);
         break;
-      }
       default:
         // Reader and gateway status from the edge: told to the cloud's webhooks with the edge's id.
         appendToOutbox(this.db, { event: c.event, projectId, data: { ...data, edge_id: edge.id } });
@@ -227,58 +219,14 @@ export class UploadChanges {
     this.#outbox('attendee.updated', projectId, { ...this.#attendeeResource(id), previous_attributes: Object.fromEntries(Object.keys(updates).map((k) => [k, shown(k, row[k])])) });
   }
 
-  #credential(edge: EdgeRow, projectId: number, data: Record<string, unknown>, announce: Emit[]): void {
-    const id = Number(data.id);
-    if (statement(this.db, 'SELECT 1 FROM credentials WHERE id = ?').get(id)) return;
-    const taken = statement(this.db, 'SELECT id FROM credentials WHERE project_id = ? AND value = ?').pluck().get(projectId, data.value) as number | undefined;
-    if (taken !== undefined || !statement(this.db, 'SELECT 1 FROM attendees WHERE id = ? AND project_id = ?').get(data.attendee_id, projectId)) {
-      const conflict = this.conflicts.record(projectId, {
-        kind: 'credential_value',
-        edgeId: edge.id,
-        entity: 'credential',
-        entityId: id,
-        field: 'value',
-        edgeValue: data.value,
-        cloudValue: taken ?? null,
-      });
-      appendToOutbox(this.db, outboxEntryOf('sync.conflict', { projectId, conflict })!);
-      announce.push(() => this.bus.emit('sync.conflict', { projectId, conflict }));
-      return;
-    }
-    const now = iso(this.clock.now());
-    statement(
-      this.db,
-      'INSERT INTO credentials (id, project_id, attendee_id, value, kind, status, valid_from, valid_until, revoked_at, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    ).run(
-      id,
-      projectId,
-      data.attendee_id as number,
-      data.value as string,
-      (data.kind as string) ?? 'barcode',
-      (data.status as string) ?? 'active',
-      (data.valid_from as string | null) ?? null,
-      (data.valid_until as string | null) ?? null,
-      (data.revoked_at as string | null) ?? null,
-      nextVersion(this.db),
-      (data.created_at as string) ?? now,
-      now,
-    );
-    this.#outbox('credential.created', projectId, this.#credentialResource(id));
-  }
-
-  #outbox(event: 'attendee.created' | 'attendee.updated' | 'credential.created' | 'credential.revoked', projectId: number, data: Record<string, unknown>): void {
-    appendToOutbox(this.db, { event, projectId, data: event.startsWith('attendee.') ? { attendee_id: data.id, ...data } : data });
+  #outbox(event: 'attendee.created' | 'attendee.updated', projectId: number, data: Record<string, unknown>): void {
+    appendToOutbox(this.db, { event, projectId, data: { attendee_id: data.id, ...data } });
   }
 
   #attendeeResource(id: number): Record<string, unknown> {
     const row = statement(this.db, 'SELECT a.*, t.slug AS attendee_type FROM attendees a LEFT JOIN attendee_types t ON t.id = a.attendee_type_id WHERE a.id = ?').get(id) as Record<string, unknown>;
     const { project_id: _p, ...rest } = row;
     return { ...rest, extra: JSON.parse(String(row.extra ?? '{}')) as unknown };
-  }
-
-  #credentialResource(id: number): Record<string, unknown> {
-    const { project_id: _p, ...rest } = statement(this.db, 'SELECT * FROM credentials WHERE id = ?').get(id) as Record<string, unknown>;
-    return rest;
   }
 }
 

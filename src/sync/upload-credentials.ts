@@ -1,0 +1,88 @@
+import type { Clock } from '../clock.js';
+import { iso } from '../clock.js';
+import type { EventBus } from '../events/bus.js';
+import { outboxEntryOf } from '../feed/catalogue.js';
+import { appendToOutbox } from '../feed/outbox.js';
+import type { Database } from '../store/database.js';
+import { statement } from '../store/statements.js';
+import { nextVersion } from '../venue/versioned-table.js';
+import type { SyncConflicts } from './conflicts.js';
+import type { DeletedRows } from './deleted-rows.js';
+import type { EdgeRow } from './edges.js';
+import type { UploadedChange } from './protocol.js';
+
+// Credentials an edge issued or revoked, on the cloud (docs/sync.md: up): a credential is
+// stored under the edge's id unless its value is another's here or its holder is not in the
+// project (a credential_value conflict, not applied); a revocation of an active credential
+// applies, one of a credential the cloud deleted meanwhile is a deleted_row conflict
+// (deleted-rows.ts). Each applied change goes to the cloud's outbox. Runs inside the upload's
+// transaction, in the change's savepoint (upload-changes.ts).
+
+type Emit = () => void;
+
+export class UploadCredentials {
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+    private readonly bus: EventBus,
+    private readonly conflicts: SyncConflicts,
+    private readonly deletedRows: DeletedRows,
+  ) {}
+
+  created(edge: EdgeRow, projectId: number, data: Record<string, unknown>, announce: Emit[]): void {
+    const id = Number(data.id);
+    if (statement(this.db, 'SELECT 1 FROM credentials WHERE id = ?').get(id)) return;
+    const taken = statement(this.db, 'SELECT id FROM credentials WHERE project_id = ? AND value = ?').pluck().get(projectId, data.value) as number | undefined;
+    if (taken !== undefined || !statement(this.db, 'SELECT 1 FROM attendees WHERE id = ? AND project_id = ?').get(data.attendee_id, projectId)) {
+      const conflict = this.conflicts.record(projectId, {
+        kind: 'credential_value',
+        edgeId: edge.id,
+        entity: 'credential',
+        entityId: id,
+        field: 'value',
+        edgeValue: data.value,
+        cloudValue: taken ?? null,
+      });
+      appendToOutbox(this.db, outboxEntryOf('sync.conflict', { projectId, conflict })!);
+      announce.push(() => this.bus.emit('sync.conflict', { projectId, conflict }));
+      return;
+    }
+    const now = iso(this.clock.now());
+    statement(
+      this.db,
+      'INSERT INTO credentials (id, project_id, attendee_id, value, kind, status, valid_from, valid_until, revoked_at, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    ).run(
+      id,
+      projectId,
+      data.attendee_id as number,
+      data.value as string,
+      (data.kind as string) ?? 'barcode',
+      (data.status as string) ?? 'active',
+      (data.valid_from as string | null) ?? null,
+      (data.valid_until as string | null) ?? null,
+      (data.revoked_at as string | null) ?? null,
+      nextVersion(this.db),
+      (data.created_at as string) ?? now,
+      now,
+    );
+    appendToOutbox(this.db, { event: 'credential.created', projectId, data: this.#resource(id) });
+  }
+
+  revoked(edge: EdgeRow, projectId: number, c: UploadedChange, now: string, announce: Emit[]): void {
+    const id = Number(c.data.id);
+    if (this.deletedRows.revocationOfDeleted(edge, projectId, c, id, announce)) return;
+    const changed = statement(this.db, "UPDATE credentials SET status = 'revoked', revoked_at = ?, version = ?, updated_at = ? WHERE id = ? AND project_id = ? AND status = 'active'").run(
+      (c.data.revoked_at as string | null) ?? now,
+      nextVersion(this.db),
+      now,
+      id,
+      projectId,
+    ).changes;
+    if (changed) appendToOutbox(this.db, { event: 'credential.revoked', projectId, data: this.#resource(id) });
+  }
+
+  #resource(id: number): Record<string, unknown> {
+    const { project_id: _p, ...rest } = statement(this.db, 'SELECT * FROM credentials WHERE id = ?').get(id) as Record<string, unknown>;
+    return rest;
+  }
+}
