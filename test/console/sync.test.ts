@@ -130,7 +130,7 @@ describe('the sync screen on a cloud and an edge (processes)', () => {
     expect(await onEdge.getByTestId('sync-last-download').textContent()).not.toBe('never');
     expect(await onEdge.getByTestId('sync-not-configured').count()).toBe(0);
     expect(await onEdge.getByTestId('sync-conflicts').count()).toBe(0);
-    expect(await onEdge.getByTestId('sync-rollback').count()).toBe(0); // the status has no cloud_rollback yet
+    expect(await onEdge.getByTestId('sync-rollback').count()).toBe(0); // cloud_rollback is null: the cloud was never found behind
     expect(await noSideScroll(onEdge)).toBeLessThanOrEqual(0);
     await shot(onEdge, 'sync-edge');
     expect(await seriousViolations(onEdge)).toEqual([]);
@@ -157,8 +157,8 @@ describe('the sync screen on a cloud and an edge (processes)', () => {
   });
 
   it('warns when the edge found its cloud behind it (cloud_rollback in the status), and drops the line when the status has none', async () => {
-    // The field is not in the appliance's status yet (docs/console.md "Sync"): added to the
-    // real answer on its way to the page, which reads the status every syncRefreshSeconds.
+    // Set on the real answer on its way to the page, which reads the status every
+    // syncRefreshSeconds (a real restore: test/sync/cloud-restore.test.ts).
     const detectedAt = new Date(Date.now() - 60_000).toISOString();
     let rollback: unknown = { detected_at: detectedAt, resent_items: 42, pulled_from_start: true };
     await onEdge.route('**/sync/status', async (route) => {
