@@ -9,6 +9,7 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY scripts ./scripts
 COPY src ./src
+COPY firmware-bridge ./firmware-bridge
 # The staff console (docs/console.md): scripts/build.mjs builds it into dist/console.
 COPY console ./console
 COPY config ./config

@@ -89,9 +89,7 @@ function observeRoot(root: ParentNode, store: PluginStore, options: BindOptions)
     }
   });
   observer.observe(root, { childList: true, subtree: true, attributes: true, attributeFilter: [...SVC_DIRECTIVES, ...SVC_MODIFIERS] });
-  const t0zz = performance.now();
   scan(root as Node);
-  console.log('zz scan', performance.now() - t0zz);
   observer.takeRecords(); // the records of the text the first scan's bindings just wrote: nothing to do for them
 
   return () => {
