@@ -34,8 +34,6 @@ export interface ScanRequest {
   deadline?: number;
 }
 
-const NO_OFFSET = { clockOffsetMs: null, clockUnsynchronised: null } as const;
-
 export class ScanService {
   readonly #requests: ScanRequests;
 
@@ -92,12 +90,6 @@ export class ScanService {
     return this.#requests.loadRequestKeys();
   }
 
-  #offsetStamp(): { clockOffsetMs: number | null; clockUnsynchronised: 0 | 1 | null } {
-    if (!this.clockOffset?.known) return NO_OFFSET;
-    const { offsetMs, synchronised } = this.clockOffset.now();
-    return { clockOffsetMs: offsetMs, clockUnsynchronised: synchronised ? 0 : 1 };
-  }
-
   readonly #decideOnce: DecideOnce = (request, requestKey) => this.#decide(request, requestKey);
 
   async #decide(request: ScanRequest, requestKey: string | null): Promise<ScanOutcome> {
@@ -108,6 +100,7 @@ export class ScanService {
     const decidedAt = iso(now);
     const timestamp = scannedAt === now ? decidedAt : iso(scannedAt);
     if (request.deadline) this.deadlines?.waitingOn(request.deadline, JOURNAL_WRITE);
+    const stamp = this.clockOffset?.known ? this.clockOffset.now() : null; // an edge's clock against its cloud's, as it decides
     try {
       await this.eventLog.append({
         uuid,
@@ -127,7 +120,8 @@ export class ScanService {
         decidedAt,
         source: request.source,
         requestKey,
-        ...this.#offsetStamp(),
+        clockOffsetMs: stamp === null ? null : stamp.offsetMs,
+        clockUnsynchronised: stamp === null ? null : stamp.synchronised ? 0 : 1,
       });
     } catch (err) {
       this.engine.undo(decision);

@@ -90,12 +90,11 @@ export class EdgeDownload {
 
   /** A pull from the start is through: what the cloud did not send again, it no longer has. */
   async #sweep(): Promise<void> {
-    const { d, state, stats } = this.run;
+    const { d, state } = this.run;
     const row = state.row()!;
     const base = blockOfEdge(row.edge_id);
     const swept = await d.replica.sweepUnsent(row.project_id, { from: base, to: base + ID_BLOCK });
     await writeWhenFree(d.db, () => state.resynced());
-    stats.sweptRows += swept;
     d.log.info({ swept }, 'pulled everything again from the cloud: rows it no longer has removed');
   }
 }

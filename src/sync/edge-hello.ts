@@ -45,7 +45,7 @@ export class EdgeHello {
 
   /** A cloud behind this edge (restored from a backup): send again what it lacks, pull everything again. */
   async #check(hello: Hello): Promise<void> {
-    const { d, state, stats } = this.run;
+    const { d, state } = this.run;
     const link = state.row()!;
     const from = d.feed.cursor(CONSUMER) ?? { accessEventId: 0, domainEventSeq: 0 };
     const behind = cloudBehind(link, from, hello);
@@ -57,7 +57,6 @@ export class EdgeHello {
       state.cloudBehind(behind.uploadFrom, iso(d.clock.now()), unsynced(d.db, behind.uploadFrom, link.project_id).backlog - before);
     });
     this.pullAgain();
-    stats.cloudRollbacks++;
     d.log.warn({ reasons: behind.reasons, uploadFrom: behind.uploadFrom }, 'the cloud is behind this edge (restored from a backup?): sending again what it lacks, pulling everything again');
   }
 }

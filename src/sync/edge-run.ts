@@ -21,8 +21,6 @@ export interface EdgeStats {
   staleChanges: number;
   revocations: number;
   failures: number;
-  cloudRollbacks: number;
-  sweptRows: number;
 }
 
 export interface EdgeRun {

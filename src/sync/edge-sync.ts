@@ -40,7 +40,7 @@ export interface SyncStatus {
 }
 
 export class EdgeSync {
-  readonly stats: EdgeStats = { uploadedItems: 0, uploadBatches: 0, downloadedRows: 0, downloadedDeletions: 0, staleChanges: 0, revocations: 0, failures: 0, cloudRollbacks: 0, sweptRows: 0 };
+  readonly stats: EdgeStats = { uploadedItems: 0, uploadBatches: 0, downloadedRows: 0, downloadedDeletions: 0, staleChanges: 0, revocations: 0, failures: 0 };
   readonly #link: CloudLink;
   readonly #state: LinkState;
   readonly #health: LinkHealth;

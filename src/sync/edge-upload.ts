@@ -5,7 +5,7 @@ import type { FeedCursor, FeedItem } from '../feed/feed.js';
 import { statement } from '../store/statements.js';
 import { writeWhenFree } from '../store/transactions.js';
 import { type EdgeRun, paced } from './edge-run.js';
-import type { FeedPosition } from './link-state.js';
+import type { FeedPosition } from './protocol.js';
 import { FEED_EVENTS } from './unsynced.js';
 import { uploadItems } from './upload-items.js';
 

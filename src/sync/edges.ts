@@ -6,14 +6,13 @@ import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import { writeTransaction } from '../store/transactions.js';
 import { blockOfEdge, highestInBlock } from '../venue/row-ids.js';
+import type { FeedPosition } from './protocol.js';
 
 // The edges a cloud serves (issue 26 item 1). Each has a sync token, `<edge id>|<random>`,
 // shown once when the edge is issued; only the SHA-256 of the random part is kept. The token
 // opens the sync protocol's routes of its one project and nothing else: the REST API's bearer
 // authentication looks in personal_access_tokens, where it is not (docs/sync.md: tokens).
 // Revoking keeps the row (the edge's events stay attributed) and refuses its next request.
-
-type FeedPosition = { access_event_id: number; domain_event_seq: number };
 
 export interface EdgeRow {
   id: number;

@@ -3,6 +3,7 @@ import type { FeedCursor } from '../feed/feed.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import { raiseMark } from '../venue/row-ids.js';
+import type { FeedPosition } from './protocol.js';
 
 // The edge's link to its cloud, as it is kept (sync_link, one row once linked; docs/sync.md):
 // who the edge is, its cursors, what the cloud acknowledged, the clock offset last known, and
@@ -25,8 +26,6 @@ export interface LinkRow {
   cloud_rollback_resent: number | null;
   cloud_rollback_pulled: number | null;
 }
-
-export type FeedPosition = { access_event_id: number; domain_event_seq: number };
 
 export class LinkState {
   constructor(

@@ -28,6 +28,7 @@ export function registerSyncMetrics(registry: Registry, sync: SyncServices): voi
   gauge('gatehouse_sync_last_download_timestamp_seconds', 'When the last download round reached the newest change', () => seconds(status().last_download_at));
   gauge('gatehouse_sync_uploaded_items_total', 'Items the cloud acknowledged since start', () => edge.stats.uploadedItems);
   gauge('gatehouse_sync_downloaded_rows_total', 'Reference rows and deletions applied since start', () => edge.stats.downloadedRows + edge.stats.downloadedDeletions);
+  gauge('gatehouse_sync_stale_changes_total', 'Downloaded changes not newer than the row this edge held (a page fetched before a revocation, say): left alone', () => edge.stats.staleChanges);
   gauge('gatehouse_sync_failures_total', 'Failed requests to the cloud since start', () => edge.stats.failures);
   gauge('gatehouse_sync_cloud_rollback_timestamp_seconds', 'When this edge last found its cloud behind it (restored from a backup): 0 never', () =>
     seconds(status().cloud_rollback?.detected_at ?? null),

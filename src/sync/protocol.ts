@@ -43,6 +43,7 @@ export const feedPositionSchema = z.strictObject({
   access_event_id: z.number().int().min(0),
   domain_event_seq: z.number().int().min(0),
 });
+export type FeedPosition = z.infer<typeof feedPositionSchema>;
 
 const scalar = z.union([z.string(), z.number(), z.null()]);
 
@@ -160,7 +161,7 @@ export const helloSchema = z.object({
     .object({ attendee: z.number().int().nullable(), credential: z.number().int().nullable() })
     .describe("the highest id of each the cloud holds or has held in this edge's block (null: none); the edge numbers what it creates above them, so a box wiped and enrolled again reuses none"),
   uploaded: z
-    .object({ access_event_id: z.number().int(), domain_event_seq: z.number().int() })
+    .object(feedPositionSchema.shape)
     .nullable()
     .describe("the edge's feed position just past the last batch this cloud stored (null: none): an edge that had a later batch acknowledged sends again from here"),
   cloud: cloudStateSchema,

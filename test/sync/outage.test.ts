@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Edge, type Node, scan, seedCloud, SyncWorld, until } from '../helpers/sync-world.js';
+import { cutLink, type Edge, type Node, scan, seedCloud, SyncWorld, until } from '../helpers/sync-world.js';
 
 // The doors keep deciding through an outage and the cloud converges afterwards, nothing lost,
 // nothing doubled (issue 26): a cloud and an edge as real processes, the link through a TCP
@@ -48,13 +48,7 @@ describe('an outage, then convergence (processes, a cut link)', () => {
   afterAll(() => world.destroy());
 
   it('decides 1,000 scans with the link cut, and the cloud ends with exactly those events', async () => {
-    edge.proxy.set('cut');
-    await until(
-      'the edge to see the link down',
-      () => edge.node.api('GET', '/sync/status'),
-      (r) => r.body.data.online === false,
-      20_000,
-    );
+    await cutLink(edge);
     const decisions = [];
     for (let i = 1; i <= 1000; i++) decisions.push(await scan(edge.node, i % 10 === 0 ? venue.exit : venue.entry, i % 50 === 0 ? 'NO-SUCH-TICKET' : `T-${i}`));
     expect(decisions.filter((d) => d.access_granted).length).toBeGreaterThan(800);
@@ -80,13 +74,7 @@ describe('an outage, then convergence (processes, a cut link)', () => {
   }, 180_000);
 
   it('sends again after a kill -9 of the edge mid-upload: the cloud stores each event once', async () => {
-    edge.proxy.set('cut');
-    await until(
-      'the link down',
-      () => edge.node.api('GET', '/sync/status'),
-      (r) => r.body.data.online === false,
-      20_000,
-    );
+    await cutLink(edge);
     for (let i = 1; i <= 600; i++) await scan(edge.node, venue.entry, `T-${(i % 1200) + 1}`);
     const before = (await world.cloud.api('GET', '/access-events?per_page=1')).body.meta.total as number;
     // The cloud stores the first batch, its answer never arrives: the edge dies waiting for it.
@@ -110,13 +98,7 @@ describe('an outage, then convergence (processes, a cut link)', () => {
   }, 180_000);
 
   it('loses nothing when the cloud is killed -9 mid-batch and comes back', async () => {
-    edge.proxy.set('cut');
-    await until(
-      'the link down',
-      () => edge.node.api('GET', '/sync/status'),
-      (r) => r.body.data.online === false,
-      20_000,
-    );
+    await cutLink(edge);
     for (let i = 1; i <= 400; i++) await scan(edge.node, i % 2 ? venue.exit : venue.entry, `T-${i}`);
     const before = (await world.cloud.api('GET', '/access-events?per_page=1')).body.meta.total as number;
     edge.proxy.set('pass');
