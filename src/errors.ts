@@ -58,6 +58,7 @@ export const errorCatalogue = {
   store_busy: { status: 503, message: 'The store is busy with other writes and this change could not be made within {seconds} s; nothing of it was written. Try again shortly.' },
   scan_answer_timeout: { status: 503, message: 'The scan was not answered within {seconds} s (it was waiting on {detail}); send it again with the same request_id after Retry-After.' },
   sync_not_linked: { status: 503, message: 'This edge has not reached its cloud yet, so it cannot number new attendees or credentials; try again once it has (GET .../sync/status).' },
+  id_space_exhausted: { status: 503, message: 'No id is left for a new row of {table} on this appliance; nothing was written.' },
   sync_not_cloud: { status: 404, message: 'This appliance is not a cloud: it serves no sync edges (GATEHOUSE_ROLE=cloud).' },
   sync_protocol_unsupported: { status: 409, message: '{detail}' },
   edge_read_only: { status: 409, message: 'This edge replicates {resource} from its cloud: change them on the cloud.' },

@@ -42,15 +42,21 @@ export function rowText(v: unknown): string {
   return parts.length ? parts.join(', ') : '—';
 }
 
-/** deleted_reference's edge side, the event's {reader_id, access_point_id, access_zone_id}, in that order, the ones it has. */
+/** deleted_reference's and unknown_reference's edge side, the event's {reader_id, access_point_id, access_zone_id, attendee_id?, credential_id?}, in that order, the ones it has. */
 export function eventReferences(v: unknown): { entity: string; id: number }[] {
   if (!isRecord(v)) return [];
   const out: { entity: string; id: number }[] = [];
-  for (const entity of ['reader', 'access_point', 'access_zone']) {
+  for (const entity of ['reader', 'access_point', 'access_zone', 'attendee', 'credential']) {
     const id = v[`${entity}_id`];
     if (typeof id === 'number') out.push({ entity, id });
   }
   return out;
+}
+
+/** unknown_reference's cloud side: each reference the edge's project never held. */
+export function unknownReferences(v: unknown): { entity: string; id: number }[] {
+  if (!Array.isArray(v)) return [];
+  return v.filter((u): u is { entity: string; id: number } => isRecord(u) && typeof u.entity === 'string' && typeof u.id === 'number').map((u) => ({ entity: u.entity, id: u.id }));
 }
 
 /** deleted_reference's cloud side: each reference gone. */

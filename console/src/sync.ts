@@ -50,6 +50,7 @@ export const CONFLICT_KINDS = [
   'id_conflict',
   'deleted_row',
   'deleted_reference',
+  'unknown_reference',
 ] as const;
 export type ConflictKind = (typeof CONFLICT_KINDS)[number];
 

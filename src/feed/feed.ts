@@ -201,6 +201,8 @@ export class Feed {
     return { accessEventId: a, domainEventSeq: d };
   }
 
+  // A holder's name only from the event's own project: an event an edge uploaded may name
+  // another project's attendee (docs/security.md: a stolen edge).
   // `+e.project_id`: a range of ids from the cursor, never the project's summary index (SQLite,
   // with no statistics, preferred that equality and then scanned and sorted the project's every
   // event on each read: 7 ms a read at 300,000 events, found by bench:cloud-sync's profile).
@@ -208,7 +210,7 @@ export class Feed {
     const sql = `SELECT e.id, e.uuid, e.project_id, e.granted, e.reason, e.access_point_id, e.access_zone_id, e.credential_id, e.credential_value, e.attendee_id,
         e.scanned_at, e.decided_at, e.reader_id, e.movement, e.source, e.edge_id, e.uploaded_at, e.clock_offset_ms, e.clock_unsynchronised,
         e.duplicate_of, e.review, e.deleted_reference, ${names ? 'a.first_name, a.last_name' : 'NULL AS first_name, NULL AS last_name'}
-      FROM access_events e${names ? ' LEFT JOIN attendees a ON a.id = e.attendee_id' : ''}
+      FROM access_events e${names ? ' LEFT JOIN attendees a ON a.id = e.attendee_id AND a.project_id = e.project_id' : ''}
       WHERE +e.project_id = ? AND e.id > ?${granted === null ? '' : ' AND e.granted = ?'} ORDER BY e.id LIMIT ?`;
     const args = granted === null ? [projectId, after, limit] : [projectId, after, granted ? 1 : 0, limit];
     return statement(this.db, sql).all(...args) as AccessRow[];

@@ -204,6 +204,37 @@ export const syncMigrations: readonly Migration[] = [
     `,
   },
   {
+    version: 26,
+    name: "cloud sync: conflicts for access events naming what the edge's project does not hold",
+    sql: `
+      -- A new kind (docs/sync.md: conflicts): unknown_reference, an uploaded access event naming
+      -- an attendee, credential, reader, access point or zone its edge's project never held (its
+      -- event is kept, flagged review = 'unknown_reference', and moves no count). As migration 20,
+      -- the table is made again with the same rows to widen the CHECK.
+      CREATE TABLE sync_conflicts_new (
+        id INTEGER PRIMARY KEY,
+        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL CHECK (kind IN ('duplicate_entry', 'revoked_credential', 'blocklisted', 'attendee_field', 'credential_value', 'refused_change', 'id_conflict', 'deleted_row', 'deleted_reference', 'unknown_reference')),
+        edge_id INTEGER,
+        event_uuid TEXT,
+        related_uuid TEXT,
+        entity TEXT,
+        entity_id INTEGER,
+        field TEXT,
+        edge_value TEXT,
+        cloud_value TEXT,
+        detail TEXT,
+        created_at TEXT NOT NULL,
+        reviewed_at TEXT,
+        cleared_at TEXT
+      );
+      INSERT INTO sync_conflicts_new SELECT id, project_id, kind, edge_id, event_uuid, related_uuid, entity, entity_id, field, edge_value, cloud_value, detail, created_at, reviewed_at, cleared_at FROM sync_conflicts;
+      DROP TABLE sync_conflicts;
+      ALTER TABLE sync_conflicts_new RENAME TO sync_conflicts;
+      CREATE INDEX sync_conflicts_project ON sync_conflicts(project_id, id);
+    `,
+  },
+  {
     version: 25,
     name: 'cloud sync: what a cloud holds of each edge, what an edge knows the cloud holds, a cloud found behind an edge',
     sql: `

@@ -15,7 +15,9 @@ import { writeTransaction } from '../store/transactions.js';
 // a change its store refused, kept whole in edge_value), a create under an id the cloud already
 // holds (id_conflict: never an overwrite), a row edited on one side and deleted on the other
 // (deleted_row), an access event naming a reader, access point or zone the cloud deleted
-// (deleted_reference). A refused change never stops the upload.
+// (deleted_reference), an access event naming an attendee, credential, reader, access point or
+// zone its edge's project never held (unknown_reference: kept, moves no count, shows no name).
+// A refused change never stops the upload.
 // Flags on access events are also columns of the event itself (duplicate_of, review).
 
 export const CONFLICT_KINDS = [
@@ -28,6 +30,7 @@ export const CONFLICT_KINDS = [
   'id_conflict',
   'deleted_row',
   'deleted_reference',
+  'unknown_reference',
 ] as const;
 export type ConflictKind = (typeof CONFLICT_KINDS)[number];
 
@@ -43,14 +46,14 @@ export const conflictSchema = z.object({
   edge_value: z
     .unknown()
     .describe(
-      "attendee_field, refused_change: the edge's value (not applied); a change refused whole, id_conflict, deleted_row: the change as sent ({event, data}); deleted_reference: the event's {reader_id, access_point_id, access_zone_id}",
+      "attendee_field, refused_change: the edge's value (not applied); a change refused whole, id_conflict, deleted_row: the change as sent ({event, data}); deleted_reference: the event's {reader_id, access_point_id, access_zone_id}; unknown_reference: the event's {reader_id, access_point_id, access_zone_id, attendee_id, credential_id}",
     ),
   cloud_value: z
     .unknown()
     .describe(
-      "attendee_field, refused_change: the cloud's value (kept); id_conflict: the row the cloud holds under that id (null: none in this project); deleted_row: {deleted_at} when the cloud deleted, its row as the edge's deletion found it otherwise; deleted_reference: [{entity, id, deleted_at}] of what is gone (deleted_at null: never known here)",
+      "attendee_field, refused_change: the cloud's value (kept); id_conflict: the row the cloud holds under that id (null: none in this project); deleted_row: {deleted_at} when the cloud deleted, its row as the edge's deletion found it otherwise; deleted_reference: [{entity, id, deleted_at}] of what is gone (deleted_at null: never known here); unknown_reference: [{entity, id}] of what the edge's project never held",
     ),
-  detail: z.string().nullable().describe('refused_change, id_conflict, deleted_row, deleted_reference: what happened, in words'),
+  detail: z.string().nullable().describe('refused_change, id_conflict, deleted_row, deleted_reference, unknown_reference: what happened, in words'),
   created_at: z.string(),
   reviewed_at: z.string().nullable(),
   cleared_at: z

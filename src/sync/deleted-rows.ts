@@ -54,26 +54,36 @@ export class DeletedRows {
     return true;
   }
 
-  /** An edge's attendee.deleted: the attendee goes with their blocklist entries and credentials, each leaving a tombstone (docs/venue.md: attendees). */
-  deleteAttendee(edge: EdgeRow, projectId: number, id: number, c: UploadedChange, resourceOf: (id: number) => Record<string, unknown>, announce: Emit[]): void {
+  /**
+   * An edge's attendee.deleted: the attendee goes with their blocklist entries and credentials, each
+   * leaving a tombstone (docs/venue.md: attendees). Every statement is this project's. Answers
+   * false when the project never held the attendee (the caller refuses the change).
+   */
+  deleteAttendee(edge: EdgeRow, projectId: number, id: number, c: UploadedChange, resourceOf: (id: number) => Record<string, unknown>, announce: Emit[]): boolean {
     const row = statement(this.db, 'SELECT * FROM attendees WHERE id = ? AND project_id = ?').get(id, projectId) as Record<string, unknown> | undefined;
-    if (!row) return; // never here, or deleted here too: both sides agree
+    if (!row) return this.#heldBefore(projectId, 'attendee', id); // deleted here too: both sides agree
     const resource = resourceOf(id);
     this.#deletionOfEdited(edge, projectId, c, row, resource, announce);
     const now = iso(this.clock.now());
     const tomb = statement(this.db, 'INSERT INTO tombstones (project_id, entity, entity_id, version, deleted_at) VALUES (?, ?, ?, ?, ?)');
     const blocks = statement(this.db, 'SELECT id FROM blocklist_entries WHERE project_id = ? AND (attendee_id = ? OR credential_id IN (SELECT id FROM credentials WHERE attendee_id = ?))');
     for (const entry of blocks.pluck().all(projectId, id, id) as number[]) {
-      statement(this.db, 'DELETE FROM blocklist_entries WHERE id = ?').run(entry);
+      statement(this.db, 'DELETE FROM blocklist_entries WHERE id = ? AND project_id = ?').run(entry, projectId);
       tomb.run(projectId, 'blocklist_entry', entry, nextVersion(this.db), now);
     }
-    for (const credential of statement(this.db, 'SELECT id FROM credentials WHERE attendee_id = ?').pluck().all(id) as number[]) {
-      statement(this.db, 'DELETE FROM credentials WHERE id = ?').run(credential);
+    for (const credential of statement(this.db, 'SELECT id FROM credentials WHERE attendee_id = ? AND project_id = ?').pluck().all(id, projectId) as number[]) {
+      statement(this.db, 'DELETE FROM credentials WHERE id = ? AND project_id = ?').run(credential, projectId);
       tomb.run(projectId, 'credential', credential, nextVersion(this.db), now);
     }
-    statement(this.db, 'DELETE FROM attendees WHERE id = ?').run(id);
+    statement(this.db, 'DELETE FROM attendees WHERE id = ? AND project_id = ?').run(id, projectId);
     tomb.run(projectId, 'attendee', id, nextVersion(this.db), now);
     appendToOutbox(this.db, { event: 'attendee.deleted', projectId, data: { attendee_id: id, id, previous_attributes: resource } });
+    return true;
+  }
+
+  /** Whether this project held the row and deleted it (its tombstone). */
+  #heldBefore(projectId: number, entity: 'attendee' | 'credential', id: number): boolean {
+    return statement(this.db, 'SELECT 1 FROM tombstones WHERE project_id = ? AND entity = ? AND entity_id = ?').get(projectId, entity, id) !== undefined;
   }
 
   /**

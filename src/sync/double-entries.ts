@@ -32,6 +32,8 @@ export interface Settled {
 }
 
 const COLUMNS = 'id, uuid, attendee_id, edge_id, movement, access_zone_id, effective_at, duplicate_of';
+/** A holder's history is their project's events, without those naming what the project never held (upload-flags.ts: unknown_reference). */
+const OWN = "project_id = ? AND review IS NOT 'unknown_reference'";
 
 export class DoubleEntries {
   constructor(
@@ -47,15 +49,15 @@ export class DoubleEntries {
     this.db.exec('CREATE INDEX IF NOT EXISTS sync_conflicts_event ON sync_conflicts(event_uuid) WHERE event_uuid IS NOT NULL');
   }
 
-  /** The holder's granted movement just before (or after) the one at (effective time, id): ties by id. */
-  neighbour(attendeeId: number, at: string, id: number, side: 'before' | 'after'): Movement | null {
+  /** The holder's granted movement just before (or after) the one at (effective time, id) in the project: ties by id. */
+  neighbour(projectId: number, attendeeId: number, at: string, id: number, side: 'before' | 'after'): Movement | null {
     const sql =
       side === 'before'
         ? `SELECT ${COLUMNS} FROM access_events
-           WHERE attendee_id = ? AND granted = 1 AND movement IS NOT NULL AND (effective_at, id) < (?, ?) ORDER BY effective_at DESC, id DESC LIMIT 1`
+           WHERE attendee_id = ? AND granted = 1 AND movement IS NOT NULL AND ${OWN} AND (effective_at, id) < (?, ?) ORDER BY effective_at DESC, id DESC LIMIT 1`
         : `SELECT ${COLUMNS} FROM access_events
-           WHERE attendee_id = ? AND granted = 1 AND movement IS NOT NULL AND (effective_at, id) > (?, ?) ORDER BY effective_at, id LIMIT 1`;
-    return (statement(this.db, sql).get(attendeeId, at, id) as Movement | undefined) ?? null;
+           WHERE attendee_id = ? AND granted = 1 AND movement IS NOT NULL AND ${OWN} AND (effective_at, id) > (?, ?) ORDER BY effective_at, id LIMIT 1`;
+    return (statement(this.db, sql).get(attendeeId, projectId, at, id) as Movement | undefined) ?? null;
   }
 
   /**
@@ -76,13 +78,13 @@ export class DoubleEntries {
       own.sort(byTime);
       const first = own[0]!;
       const last = own[own.length - 1]!;
-      const before = this.neighbour(holder, first.at, first.id, 'before');
+      const before = this.neighbour(projectId, holder, first.at, first.id, 'before');
       const window = statement(
         this.db,
-        `SELECT ${COLUMNS} FROM access_events WHERE attendee_id = ? AND granted = 1 AND movement IS NOT NULL
+        `SELECT ${COLUMNS} FROM access_events WHERE attendee_id = ? AND granted = 1 AND movement IS NOT NULL AND ${OWN}
            AND (effective_at, id) >= (?, ?) AND (effective_at, id) <= (?, ?) ORDER BY effective_at, id`,
-      ).all(holder, first.at, first.id, last.at, last.id) as Movement[];
-      const after = this.neighbour(holder, last.at, last.id, 'after');
+      ).all(holder, projectId, first.at, first.id, last.at, last.id) as Movement[];
+      const after = this.neighbour(projectId, holder, last.at, last.id, 'after');
       const history = [...(before ? [before] : []), ...window, ...(after ? [after] : [])];
       const arrived = new Set(own.map((a) => a.id));
       for (let i = 0; i < history.length; i++) {

@@ -13,7 +13,7 @@ import type { NewConflict, SyncConflictResource, SyncConflicts } from './conflic
 import { type Arrival, DoubleEntries } from './double-entries.js';
 import type { UploadBody, UploadedAccessEvent } from './protocol.js';
 import { UploadChanges } from './upload-changes.js';
-import { deletedReferenceColumn, deletedReferenceConflict, UploadFlags } from './upload-flags.js';
+import { deletedReferenceColumn, deletedReferenceConflict, UploadFlags, unknownReferenceConflict } from './upload-flags.js';
 
 // The cloud's side of an upload (issue 26 items 4-6, 11). One batch is one transaction:
 // access events are stored once each by uuid (a batch sent again stores nothing new), change
@@ -37,6 +37,15 @@ interface Flags {
 interface Arrivals {
   movements: Arrival[];
   flags: Map<number, Flags>;
+}
+
+/**
+ * A batch's change items before its access events: an event may name a walk-in the same batch
+ * creates, and the edge's feed orders the two by its clock, which a step back can invert. Every
+ * change is dated on its own, so nothing else depends on the order.
+ */
+function changesFirst(items: UploadBody['items']): UploadBody['items'] {
+  return [...items.filter((i) => i.kind === 'change'), ...items.filter((i) => i.kind === 'access')];
 }
 
 export interface UploadOutcome {
@@ -87,7 +96,7 @@ export class UploadApply {
       writeTransaction(this.db, () => {
         this.#flags.begin();
         const arrivals: Arrivals = { movements: [], flags: new Map() };
-        for (const item of body.items) {
+        for (const item of changesFirst(body.items)) {
           const result = item.kind === 'access' ? this.#access(edge, projectId, item, body.clock, now, announce, undo, arrivals) : this.#changes.apply(edge, projectId, item, now, announce);
           const fresh = result !== false;
           if (fresh) outcome.accepted++;
@@ -151,12 +160,21 @@ export class UploadApply {
       statement(this.db, 'UPDATE access_events SET deleted_reference = ? WHERE id = ?').run(flags.deleted_reference, id);
       conflicts.push(this.#raise(projectId, deletedReferenceConflict(edge.id, e, gone)));
     }
+    // Naming what the edge's project never held: kept for review, and nothing more (no count, no name, no flag on anyone's history).
+    const unknown = this.#flags.unknownReferences(projectId, e, gone);
+    if (unknown.length > 0) {
+      flags.review = 'unknown_reference';
+      statement(this.db, 'UPDATE access_events SET review = ? WHERE id = ?').run(flags.review, id);
+      conflicts.push(this.#raise(projectId, unknownReferenceConflict(edge.id, e, unknown)));
+      announce.push(() => this.#announce(projectId, edge, e, now, flags, false, null, conflicts, false));
+      return true;
+    }
     const zoneGone = gone.some((g) => g.entity === 'access_zone');
     let counted = false;
     let fromZoneId: number | null = null;
     if (e.granted && e.attendee_id !== null && e.movement !== null && e.access_zone_id !== null) {
       // Presence follows the holder's latest movement on the cloud's clock, and never into (or out of) a zone the cloud no longer has.
-      if (!zoneGone && !this.#doubles.neighbour(e.attendee_id, at, id, 'after')) {
+      if (!zoneGone && !this.#doubles.neighbour(projectId, e.attendee_id, at, id, 'after')) {
         ({ counted, fromZoneId } = this.#move(e.attendee_id, e.access_zone_id, e.movement, undo));
         if (counted) statement(this.db, 'UPDATE access_events SET counted = 1, from_zone_id = ? WHERE id = ?').run(fromZoneId, id);
       }
@@ -171,7 +189,7 @@ export class UploadApply {
       arrivals.movements.push({ id, attendeeId: e.attendee_id, at });
       arrivals.flags.set(id, flags);
     }
-    announce.push(() => this.#announce(projectId, edge, e, now, flags, counted, fromZoneId, conflicts));
+    announce.push(() => this.#announce(projectId, edge, e, now, flags, counted, fromZoneId, conflicts, true));
     return true;
   }
 
@@ -200,10 +218,11 @@ export class UploadApply {
     return conflict;
   }
 
-  #announce(projectId: number, edge: EdgeRow, e: UploadedAccessEvent, now: string, flags: Flags, counted: boolean, fromZoneId: number | null, conflicts: SyncConflictResource[]): void {
+  /** `named`: the holder is this project's, so the announcement may carry their name. */
+  #announce(projectId: number, edge: EdgeRow, e: UploadedAccessEvent, now: string, flags: Flags, counted: boolean, fromZoneId: number | null, conflicts: SyncConflictResource[], named: boolean): void {
     const uploaded = { uuid: e.uuid, edge_id: edge.id, uploaded_at: now, ...flags };
     if (e.granted && e.attendee_id !== null && e.credential_id !== null && e.access_zone_id !== null) {
-      const holder = this.index.attendees.get(e.attendee_id);
+      const holder = named ? this.index.attendees.get(e.attendee_id) : undefined;
       this.bus.emit('AccessGranted', {
         projectId,
         payload: {

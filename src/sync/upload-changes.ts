@@ -27,6 +27,13 @@ import { idClash, noteUploadedId } from './upload-ids.js';
 
 type Emit = () => void;
 
+/** A row a change names that this project never held: refused as if no project held it (docs/security.md: a stolen edge). */
+interface Missing {
+  entity: 'attendee' | 'credential';
+  id: number;
+  verb: string;
+}
+
 export class UploadChanges {
   readonly #deletedRows: DeletedRows;
   readonly #credentials: UploadCredentials;
@@ -55,14 +62,24 @@ export class UploadChanges {
       this.#record(
         edge,
         projectId,
-        { kind: 'id_conflict', entity: clash.entity, entityId: clash.entityId, edgeValue: { event: c.event, data: c.data }, cloudValue: clash.cloudValue, detail: clash.detail },
+        { kind: clash.kind, entity: clash.entity, entityId: clash.entityId, edgeValue: { event: c.event, data: c.data }, cloudValue: clash.cloudValue, detail: clash.detail },
         announce,
       );
       return 'refused';
     }
     const announced = announce.length;
     try {
-      writeTransaction(this.db, () => this.#apply(edge, projectId, c, now, announce)); // inside the upload's transaction: a savepoint of it
+      // inside the upload's transaction: a savepoint of it
+      const missing = writeTransaction(this.db, () => this.#apply(edge, projectId, c, now, announce));
+      if (missing) {
+        this.#refused(
+          edge,
+          projectId,
+          { entity: missing.entity, entityId: missing.id, edgeValue: { event: c.event, data: c.data }, detail: `no ${missing.entity} ${missing.id} in this project: nothing to ${missing.verb}` },
+          announce,
+        );
+        return 'refused';
+      }
     } catch (err) {
       if (!isRefusal(err)) throw err;
       announce.length = announced; // what the rolled-back change would have announced
@@ -77,7 +94,8 @@ export class UploadChanges {
     return 'applied';
   }
 
-  #apply(edge: EdgeRow, projectId: number, c: UploadedChange, now: string, announce: Emit[]): void {
+  /** Applies one change; answers what it names that this project never held (nothing applied then), or undefined. */
+  #apply(edge: EdgeRow, projectId: number, c: UploadedChange, now: string, announce: Emit[]): Missing | undefined {
     const data = c.data;
     switch (c.event) {
       case 'attendee.created':
@@ -85,19 +103,22 @@ export class UploadChanges {
         if (this.#deletedRows.editOfDeleted(edge, projectId, c, Number(data.id), announce)) break; // the deletion wins
         this.#attendee(edge, projectId, data, c.event === 'attendee.updated' ? ((data.previous_attributes as Record<string, unknown> | undefined) ?? {}) : null, announce);
         break;
-      case 'attendee.deleted':
-        this.#deletedRows.deleteAttendee(edge, projectId, Number(data.id ?? data.attendee_id), c, (id) => this.#attendeeResource(id), announce);
+      case 'attendee.deleted': {
+        const id = Number(data.id ?? data.attendee_id);
+        if (!this.#deletedRows.deleteAttendee(edge, projectId, id, c, (held) => this.#attendeeResource(held), announce)) return { entity: 'attendee', id, verb: 'delete' };
         break;
+      }
       case 'credential.created':
         this.#credentials.created(edge, projectId, data, announce);
         break;
       case 'credential.revoked':
-        this.#credentials.revoked(edge, projectId, c, now, announce);
+        if (!this.#credentials.revoked(edge, projectId, c, now, announce)) return { entity: 'credential', id: Number(c.data.id), verb: 'revoke' };
         break;
       default:
         // Reader and gateway status from the edge: told to the cloud's webhooks with the edge's id.
         appendToOutbox(this.db, { event: c.event, projectId, data: { ...data, edge_id: edge.id } });
     }
+    return undefined;
   }
 
   /** Records a refused change, announced after the commit as every conflict is. */
@@ -206,15 +227,16 @@ export class UploadChanges {
     for (const field of refused) delete updates[field];
     if (Object.keys(updates).length === 0) {
       // A new version all the same, so the edge hears the cloud's row back instead of keeping what was refused.
-      if (refused.size > 0) statement(this.db, 'UPDATE attendees SET version = ? WHERE id = ?').run(nextVersion(this.db), id);
+      if (refused.size > 0) statement(this.db, 'UPDATE attendees SET version = ? WHERE id = ? AND project_id = ?').run(nextVersion(this.db), id, projectId);
       return;
     }
     const sets = Object.keys(updates).map((k) => `${k} = ?`);
-    statement(this.db, `UPDATE attendees SET ${sets.join(', ')}, version = ?, updated_at = ? WHERE id = ?`).run(
+    statement(this.db, `UPDATE attendees SET ${sets.join(', ')}, version = ?, updated_at = ? WHERE id = ? AND project_id = ?`).run(
       ...Object.values(updates).map((v) => v as string | number | null),
       nextVersion(this.db),
       now,
       id,
+      projectId,
     );
     this.#outbox('attendee.updated', projectId, { ...this.#attendeeResource(id), previous_attributes: Object.fromEntries(Object.keys(updates).map((k) => [k, shown(k, row[k])])) });
   }

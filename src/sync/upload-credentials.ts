@@ -31,7 +31,7 @@ export class UploadCredentials {
 
   created(edge: EdgeRow, projectId: number, data: Record<string, unknown>, announce: Emit[]): void {
     const id = Number(data.id);
-    if (statement(this.db, 'SELECT 1 FROM credentials WHERE id = ?').get(id)) return;
+    if (statement(this.db, 'SELECT 1 FROM credentials WHERE id = ? AND project_id = ?').get(id, projectId)) return;
     const taken = statement(this.db, 'SELECT id FROM credentials WHERE project_id = ? AND value = ?').pluck().get(projectId, data.value) as number | undefined;
     if (taken !== undefined || !statement(this.db, 'SELECT 1 FROM attendees WHERE id = ? AND project_id = ?').get(data.attendee_id, projectId)) {
       const conflict = this.conflicts.record(projectId, {
@@ -68,9 +68,11 @@ export class UploadCredentials {
     appendToOutbox(this.db, { event: 'credential.created', projectId, data: this.#resource(id) });
   }
 
-  revoked(edge: EdgeRow, projectId: number, c: UploadedChange, now: string, announce: Emit[]): void {
+  /** Answers false when this project never held the credential (the caller refuses the change). */
+  revoked(edge: EdgeRow, projectId: number, c: UploadedChange, now: string, announce: Emit[]): boolean {
     const id = Number(c.data.id);
-    if (this.deletedRows.revocationOfDeleted(edge, projectId, c, id, announce)) return;
+    if (this.deletedRows.revocationOfDeleted(edge, projectId, c, id, announce)) return true;
+    if (!statement(this.db, 'SELECT 1 FROM credentials WHERE id = ? AND project_id = ?').get(id, projectId)) return false;
     const changed = statement(this.db, "UPDATE credentials SET status = 'revoked', revoked_at = ?, version = ?, updated_at = ? WHERE id = ? AND project_id = ? AND status = 'active'").run(
       (c.data.revoked_at as string | null) ?? now,
       nextVersion(this.db),
@@ -79,6 +81,7 @@ export class UploadCredentials {
       projectId,
     ).changes;
     if (changed) appendToOutbox(this.db, { event: 'credential.revoked', projectId, data: this.#resource(id) });
+    return true;
   }
 
   #resource(id: number): Record<string, unknown> {

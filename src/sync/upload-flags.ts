@@ -9,9 +9,25 @@ import type { UploadedAccessEvent } from './protocol.js';
 // blocklisted by the scan time (the event's `review`), and a reader, access point or zone the
 // event names that the cloud no longer has (its `deleted_reference`). The two are separate
 // columns: one event can be both, and a review is about the person, a deleted reference about
-// the place. Runs inside the upload's transaction (upload-apply.ts).
+// the place. An event naming anything its edge's project never held (another project's holder,
+// ticket or zone, or an id no project holds: the two look the same here) is an
+// `unknown_reference`: kept as sent, flagged for review, and it moves no count, shows no name and
+// flags nothing (docs/security.md: a stolen edge). Runs inside the upload's transaction
+// (upload-apply.ts).
 
-export type ReviewKind = 'revoked_credential' | 'blocklisted';
+export type ReviewKind = 'revoked_credential' | 'blocklisted' | 'unknown_reference';
+
+/** A reference of an access event its edge's project never held (no row, no tombstone here). */
+export interface UnknownReference {
+  entity: 'reader' | 'access_point' | 'access_zone' | 'attendee' | 'credential';
+  id: number;
+}
+
+/** The holder and ticket an event names, after its places (REFERENCES): the order unknown_reference lists them in. */
+const HOLDER_REFERENCES = [
+  { entity: 'attendee', table: 'attendees', column: 'attendee_id' },
+  { entity: 'credential', table: 'credentials', column: 'credential_id' },
+] as const;
 
 /** A reference of an access event the cloud does not have: deleted (when), or never known here (null). */
 export interface GoneReference {
@@ -65,6 +81,23 @@ export class UploadFlags {
     return gone;
   }
 
+  /**
+   * What the event names that its edge's project never held: the places `gone` found never known
+   * here, then the holder and the ticket when neither a row nor a tombstone of this project has
+   * them. Never looked up outside the project: another project's row is as unknown as no row.
+   */
+  unknownReferences(projectId: number, e: UploadedAccessEvent, gone: readonly GoneReference[]): UnknownReference[] {
+    const unknown: UnknownReference[] = gone.filter((g) => g.deleted_at === null).map((g) => ({ entity: g.entity, id: g.id }));
+    for (const ref of HOLDER_REFERENCES) {
+      const id = e[ref.column];
+      if (id === null) continue;
+      if (statement(this.db, `SELECT 1 FROM ${ref.table} WHERE id = ? AND project_id = ?`).get(id, projectId)) continue;
+      if (statement(this.db, 'SELECT 1 FROM tombstones WHERE project_id = ? AND entity = ? AND entity_id = ?').get(projectId, ref.entity, id)) continue;
+      unknown.push({ entity: ref.entity, id });
+    }
+    return unknown;
+  }
+
   /** Why an admission needs review: the cloud had revoked or blocklisted the credential by its scan time on the cloud's clock (effective_at: docs/sync.md, clocks), from the index; SQL only to date a blocklist hit. */
   review(projectId: number, e: UploadedAccessEvent, effectiveAt: string): ReviewKind | null {
     if (e.credential_id === null) return null;
@@ -102,5 +135,20 @@ export function deletedReferenceConflict(edgeId: number, e: UploadedAccessEvent,
     edgeValue: { reader_id: e.reader_id, access_point_id: e.access_point_id, access_zone_id: e.access_zone_id },
     cloudValue: gone,
     detail: `${parts.join(', ')}: the event is kept as the edge decided it, and moves no one into or out of a zone the cloud does not have`,
+  };
+}
+
+/** The unknown_reference conflict of an event: it names the first reference unknown, the event's references as sent, and each unknown one. */
+export function unknownReferenceConflict(edgeId: number, e: UploadedAccessEvent, unknown: readonly UnknownReference[]): NewConflict {
+  const named = unknown[0]!;
+  return {
+    kind: 'unknown_reference',
+    edgeId,
+    eventUuid: e.uuid,
+    entity: named.entity,
+    entityId: named.id,
+    edgeValue: { reader_id: e.reader_id, access_point_id: e.access_point_id, access_zone_id: e.access_zone_id, attendee_id: e.attendee_id, credential_id: e.credential_id },
+    cloudValue: unknown,
+    detail: `${unknown.map((u) => `${u.entity.replace('_', ' ')} ${u.id}`).join(', ')}: not in this project; the event is kept as the edge sent it, for review, and moves no one, names no one and flags nothing`,
   };
 }

@@ -1,6 +1,6 @@
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
-import { blockOfEdge, inBlock, raiseMark } from '../venue/row-ids.js';
+import { blockOfEdge, ID_BLOCK, inBlock, raiseMark } from '../venue/row-ids.js';
 import type { EdgeRow } from './edges.js';
 import type { UploadedChange } from './protocol.js';
 
@@ -11,14 +11,20 @@ import type { UploadedChange } from './protocol.js';
 // as sent and the row held, not applied, and the upload goes on. Each id an edge uploads also
 // raises the cloud's mark of its block, which hello answers, so the edge, even wiped and
 // enrolled again, numbers above it.
+//
+// An edge creates rows only in its own block (edge_id × 2^32 + n): an id outside it is a
+// refused change, whoever holds it. So no upload moves the cloud's own counter (ids below
+// 2^32) or takes an id another edge will give (docs/security.md: a stolen edge). Another
+// project's row is never looked at or named: what is not this project's is as if it did not exist.
 
 const TABLES = { attendee: 'attendees', credential: 'credentials' } as const;
 type Entity = keyof typeof TABLES;
 
 export interface IdClash {
+  kind: 'id_conflict' | 'refused_change';
   entity: Entity;
   entityId: number;
-  /** The row held, when it is this project's (another project's rows are not shown here). */
+  /** id_conflict: the row held, when it is this project's. */
   cloudValue: unknown;
   detail: string;
 }
@@ -30,26 +36,52 @@ function createdEntity(c: UploadedChange): Entity | null {
   return null;
 }
 
-/** Why an uploaded create cannot take its id on the cloud, or null when the id is free. Call before applying it. */
+/**
+ * Why an uploaded create (or an update that would insert) cannot take its id on the cloud, or null
+ * when it may. Call before applying it. Held in this project: an id_conflict for a create (an
+ * update merges). Outside the edge's block: a refused change. Inside it but held or held before
+ * elsewhere (only an upload from before edges were held to their blocks put one there): an
+ * id_conflict that names no one.
+ */
 export function idClash(db: Database, edge: EdgeRow, projectId: number, c: UploadedChange): IdClash | null {
-  if (c.event !== 'attendee.created' && c.event !== 'credential.created') return null;
-  const entity = createdEntity(c)!;
+  const entity = createdEntity(c);
+  if (entity === null) return null;
   const id = Number(c.data.id);
   if (!Number.isSafeInteger(id)) return null; // the store refuses it whole (refused_change)
   const table = TABLES[entity];
-  const held = statement(db, `SELECT * FROM ${table} WHERE id = ?`).get(id) as Record<string, unknown> | undefined;
+  const create = c.event !== 'attendee.updated';
   const notApplied = 'an id is never reused, so the create is not applied';
-  if (held && held.project_id === projectId) return { entity, entityId: id, cloudValue: shown(held), detail: `the cloud already holds ${entity} ${id}; ${notApplied}` };
-  if (held) return { entity, entityId: id, cloudValue: null, detail: `another project on the cloud holds ${entity} ${id}; ${notApplied}` };
-  if (statement(db, 'SELECT 1 FROM tombstones WHERE entity = ? AND entity_id = ?').get(entity, id)) {
-    return { entity, entityId: id, cloudValue: null, detail: `the cloud held ${entity} ${id} and it was deleted; ${notApplied}` };
+  const held = statement(db, `SELECT * FROM ${table} WHERE id = ? AND project_id = ?`).get(id, projectId) as Record<string, unknown> | undefined;
+  if (held) return create ? { kind: 'id_conflict', entity, entityId: id, cloudValue: shown(held), detail: `the cloud already holds ${entity} ${id}; ${notApplied}` } : null;
+  if (statement(db, 'SELECT 1 FROM tombstones WHERE project_id = ? AND entity = ? AND entity_id = ?').get(projectId, entity, id)) {
+    return create ? { kind: 'id_conflict', entity, entityId: id, cloudValue: null, detail: `the cloud held ${entity} ${id} and it was deleted; ${notApplied}` } : null; // an update: the deletion wins (deleted-rows.ts)
+  }
+  const base = blockOfEdge(edge.id);
+  if (!inBlock(id, base)) {
+    const verb = create ? 'create' : 'update';
+    return {
+      kind: 'refused_change',
+      entity,
+      entityId: id,
+      cloudValue: null,
+      detail: `no ${entity} ${id} in this project, and an edge creates rows only under the ids of its own block (${base + 1} to ${base + ID_BLOCK - 1}): the ${verb} is not applied`,
+    };
+  }
+  if (statement(db, `SELECT 1 FROM ${table} WHERE id = ?`).get(id) || statement(db, 'SELECT 1 FROM tombstones WHERE entity = ? AND entity_id = ?').get(entity, id)) {
+    return { kind: 'id_conflict', entity, entityId: id, cloudValue: null, detail: `the cloud cannot take ${entity} ${id}; ${notApplied}` };
   }
   const holder = Number(c.data.attendee_id);
   if (
     entity === 'credential' &&
     statement(db, "SELECT 1 FROM sync_conflicts WHERE project_id = ? AND kind = 'id_conflict' AND entity = 'attendee' AND entity_id = ? AND edge_id = ?").get(projectId, holder, edge.id)
   ) {
-    return { entity, entityId: id, cloudValue: null, detail: `its holder's create (attendee ${holder}) was an id conflict: on the cloud it would go to another person; the create is not applied` };
+    return {
+      kind: 'id_conflict',
+      entity,
+      entityId: id,
+      cloudValue: null,
+      detail: `its holder's create (attendee ${holder}) was an id conflict: on the cloud it would go to another person; the create is not applied`,
+    };
   }
   return null;
 }

@@ -62,7 +62,31 @@ export function raiseMark(db: Database, table: string, id: number): void {
 export function nextRowId(db: Database, table: string, count = 1): number {
   const base = blocks.has(db) ? blocks.get(db)! : 0;
   if (base === null) throw new AppError('sync_not_linked');
-  const first = (highestInBlock(db, table, base) ?? base) + 1;
+  let first = (highestInBlock(db, table, base) ?? base) + 1;
+  if (first + Math.max(count, 1) - 1 >= base + ID_BLOCK) first = freeRunBelowTop(db, table, base, Math.max(count, 1));
   if (count > 0) raiseMark(db, table, first + count - 1);
   return first;
+}
+
+/**
+ * A block whose top id is taken (a row an upload put there before edges were held to their own
+ * blocks): the next ids come from the highest gap between rows that no deletion of this table
+ * reached (its tombstones), so no row is ever given an id beyond its block or one held. Never
+ * met on a cloud whose edges uploaded only inside their blocks (sync/upload-ids.ts).
+ */
+function freeRunBelowTop(db: Database, table: string, base: number, count: number): number {
+  const entity = table === 'attendees' ? 'attendee' : 'credential';
+  const end = base + ID_BLOCK;
+  const rows = statement(db, `SELECT id, LEAD(id) OVER (ORDER BY id) AS above FROM ${table} WHERE id > ? AND id < ? ORDER BY id DESC`).iterate(base, end) as Iterable<{
+    id: number;
+    above: number | null;
+  }>;
+  for (const { id, above } of rows) {
+    const ceiling = above ?? end;
+    if (ceiling - id - 1 < count) continue;
+    const deleted = statement(db, 'SELECT MAX(entity_id) FROM tombstones WHERE entity = ? AND entity_id > ? AND entity_id < ?').pluck().get(entity, id, ceiling) as number | null;
+    const start = Math.max(id, deleted ?? id) + 1;
+    if (start + count - 1 < ceiling) return start;
+  }
+  throw new AppError('id_space_exhausted', { table });
 }

@@ -108,6 +108,12 @@ describe('double entries', () => {
         .prepare("INSERT INTO access_points (id, project_id, access_zone_id, name, slug, direction, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'both', 1, ?, ?)")
         .run(zone, projectId, zone, `Door ${zone}`, `door-${zone}`, now, now);
     }
+    for (const holder of [1, 2]) {
+      // The holders are the project's (an event naming anyone else is an unknown_reference: upload-flags.ts).
+      store.db
+        .prepare("INSERT INTO attendees (id, project_id, first_name, last_name, status, extra, version, created_at, updated_at) VALUES (?, ?, ?, 'Holder', 'active', '{}', 1, ?, ?)")
+        .run(holder, projectId, `Holder${holder}`, now, now);
+    }
     const sync = new SyncEdges(store.db, systemClock);
     edges = ['north', 'south', 'east'].map((name) => sync.create(projectId, name).edge);
     index = new VenueIndex(store.db);

@@ -142,33 +142,34 @@ describe('cloud sync, in one process', () => {
 
   it('keeps a change its store refuses as a refused_change conflict and applies the rest of the batch: one bad change never stops an upload', async () => {
     const change = (uuid: string, data: Record<string, unknown>) => ({ kind: 'change', uuid, event: 'attendee.created', data, created_at: new Date().toISOString() });
+    const block = Number(syncToken.split('|')[0]) * 2 ** 32; // an edge creates under the ids of its own block (docs/sync.md: ids)
     const body = {
       clock: { offset_ms: 0, synchronised: true },
       backlog: 0,
       items: [
-        change('8f0c1a52-5d1e-4c61-9a57-000000000001', { id: 990001, first_name: 'Bad', last_name: 'Status', status: 'sleeping' }), // the CHECK on status
-        change('8f0c1a52-5d1e-4c61-9a57-000000000002', { id: 990002, first_name: { not: 'text' }, last_name: 'Object', status: 'active' }), // no value SQLite binds
-        change('8f0c1a52-5d1e-4c61-9a57-000000000003', { id: 990003, first_name: 'Good', last_name: 'One', status: 'active' }),
+        change('8f0c1a52-5d1e-4c61-9a57-000000000001', { id: block + 990001, first_name: 'Bad', last_name: 'Status', status: 'sleeping' }), // the CHECK on status
+        change('8f0c1a52-5d1e-4c61-9a57-000000000002', { id: block + 990002, first_name: { not: 'text' }, last_name: 'Object', status: 'active' }), // no value SQLite binds
+        change('8f0c1a52-5d1e-4c61-9a57-000000000003', { id: block + 990003, first_name: 'Good', last_name: 'One', status: 'active' }),
       ],
     };
     const upload = () => cloud.request('POST', `${P}/sync/upload`, { token: syncToken, body, headers: { 'Gatehouse-Sync-Protocol': '1' } });
     const first = await upload();
     expect(first.status, first.text).toBe(200);
     expect(first.body.data).toMatchObject({ accepted: 3, duplicates: 0, refused: 2 });
-    expect((await onCloud('GET', '/attendees/990003')).body.data).toMatchObject({ first_name: 'Good', last_name: 'One' });
-    for (const id of [990001, 990002]) expect((await onCloud('GET', `/attendees/${id}`)).status).toBe(404);
+    expect((await onCloud('GET', `/attendees/${block + 990003}`)).body.data).toMatchObject({ first_name: 'Good', last_name: 'One' });
+    for (const id of [block + 990001, block + 990002]) expect((await onCloud('GET', `/attendees/${id}`)).status).toBe(404);
     const refused = (await onCloud('GET', '/sync/conflicts?kind=refused_change')).body.data as Record<string, unknown>[];
     expect(refused).toEqual([
       expect.objectContaining({
         entity: 'attendee',
-        entity_id: 990001,
+        entity_id: block + 990001,
         field: null,
         edge_value: { event: 'attendee.created', data: body.items[0]!.data },
         detail: expect.stringMatching(/refused it: CHECK constraint failed/),
       }),
       expect.objectContaining({
         entity: 'attendee',
-        entity_id: 990002,
+        entity_id: block + 990002,
         edge_value: { event: 'attendee.created', data: body.items[1]!.data },
         detail: expect.stringMatching(/^the cloud's store refused it: \w/),
       }),
