@@ -9,6 +9,9 @@ import { runPluginCommand } from './plugins/cli.js';
 
 // The thin entry: argv, config, signals and exit codes. Everything else is in app.ts.
 
+/** How long a failed start waits for what it started to stop before it exits all the same. */
+const START_FAILURE_STOP_MS = 3000;
+
 const CONFIG_FLAGS = new Set(['config', ...configLeaves.map((l) => l.flag)]);
 
 /** Splits argv into config flags (with their values) and the rest. */
@@ -88,8 +91,11 @@ async function main(argv: string[]): Promise<number> {
     await app.start();
   } catch (err) {
     app.log.fatal({ err }, `start-up failed: ${(err as Error).message}`);
-    await app.stop();
-    return 1;
+    process.stderr.write(`gatehouse: start-up failed: ${(err as Error).message}\n`);
+    // What started is stopped (lifecycle.ts); a part that will not stop within a few seconds
+    // must not keep a failed start alive, so the exit does not wait on it.
+    await Promise.race([app.stop(), new Promise((r) => setTimeout(r, START_FAILURE_STOP_MS).unref())]);
+    process.exit(1);
   }
   return -1; // keep running
 }

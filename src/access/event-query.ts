@@ -50,7 +50,7 @@ export const accessEventSchema = z.object({
       "scanned_at on the cloud's clock: corrected by clock_offset_ms where the edge's clock was off (clock_unsynchronised), else scanned_at itself; what orders a holder's movements across edges",
     ),
   duplicate_of: z.string().nullable().describe('a duplicate entry: the uuid of the entry at another edge it repeats'),
-  review: z.string().nullable().describe('flagged for review: revoked_credential or blocklisted at the scan time; unknown_reference: it names what its edge\'s project never held (it moved no one)'),
+  review: z.string().nullable().describe("flagged for review: revoked_credential or blocklisted at the scan time; unknown_reference: it names what its edge's project never held (it moved no one)"),
   deleted_reference: z
     .string()
     .nullable()

@@ -1,3 +1,4 @@
+import { listen } from '../listen.js';
 import { readFileSync } from 'node:fs';
 import { createServer as createHttp, type Server } from 'node:http';
 import { createServer as createHttps } from 'node:https';
@@ -45,18 +46,7 @@ export class HttpServer {
       this.servers.push(createHttps({ cert: readFileSync(https.certFile), key: readFileSync(https.keyFile) }, counted));
     }
     if (this.upgrade) for (const server of this.servers) server.on('upgrade', this.upgrade);
-    await Promise.all(
-      this.servers.map(
-        (server, i) =>
-          new Promise<void>((resolve, reject) => {
-            server.once('error', reject);
-            server.listen(i === 0 ? http.port : https.port, http.host, () => {
-              server.off('error', reject);
-              resolve();
-            });
-          }),
-      ),
-    );
+    await Promise.all(this.servers.map((server, i) => (i === 0 ? listen(server, http.port, http.host, 'http.port') : listen(server, https.port, http.host, 'https.port'))));
     this.log.info({ port: this.port(0), httpsPort: this.servers[1] ? this.port(1) : undefined }, 'http listening');
   }
 

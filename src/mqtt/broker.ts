@@ -1,3 +1,4 @@
+import { listen } from '../listen.js';
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
@@ -221,18 +222,7 @@ export class MqttBroker {
       tls.on('tlsClientError', (err) => this.log.debug({ err: err.message }, 'mqtt tls handshake failed'));
       this.#servers.push(tls);
     }
-    await Promise.all(
-      this.#servers.map(
-        (server, i) =>
-          new Promise<void>((resolve, reject) => {
-            server.once('error', reject);
-            server.listen(i === 0 ? options.port : options.tls.port, options.host, () => {
-              server.off('error', reject);
-              resolve();
-            });
-          }),
-      ),
-    );
+    await Promise.all(this.#servers.map((server, i) => (i === 0 ? listen(server, options.port, options.host, 'mqtt.port') : listen(server, options.tls.port, options.host, 'mqtt.tls.port'))));
     this.log.info({ port: this.ports.tcp, tlsPort: this.ports.tls ?? undefined, wsPath: '/mqtt' }, 'mqtt listening');
     // Revocations and access changes made here disconnect at once (MqttService); this is the
     // backstop for the rest: tokens expiring with time, changes made by the CLI in another process.

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type AddressInfo, createServer } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli, runGatehouse } from '../helpers/process.js';
 
@@ -83,6 +84,28 @@ describe('the appliance process', () => {
     await proc.stop();
   });
 
+  it('says at start that GATEHOUSE_ADMIN_PASSWORD was ignored when the administrator exists with another password, and names the command that sets it', async () => {
+    const dataDir = tempDir();
+    const first = runGatehouse([], { GATEHOUSE_DATA_DIR: dataDir });
+    await first.waitFor(/administrator created with generated password/);
+    await first.waitFor(/Gatehouse ready at/);
+    await first.stop();
+    const second = runGatehouse([], { GATEHOUSE_DATA_DIR: dataDir, GATEHOUSE_ADMIN_PASSWORD: 'tour password' });
+    const [warning] = await second.waitFor(/GATEHOUSE_ADMIN_PASSWORD .*ignored.*/);
+    expect(warning).toContain("npm run gatehouse -- users update admin@gatehouse.local --password '<the password>'");
+    expect(warning).not.toContain('tour password');
+    await second.stop();
+    // The command it names does it; a start with the password it now has says nothing.
+    const set = await runCli(['users', 'update', 'admin@gatehouse.local', '--password', 'tour password'], { GATEHOUSE_DATA_DIR: dataDir });
+    expect(set.code, set.stderr).toBe(0);
+    const third = runGatehouse([], { GATEHOUSE_DATA_DIR: dataDir, GATEHOUSE_ADMIN_PASSWORD: 'tour password' });
+    const [, url] = await third.waitFor(/Gatehouse ready at (http:\/\/\S+?)"/);
+    const login = await json(`${url}/api/v1/auth/token`, { method: 'POST', body: JSON.stringify({ email: 'admin@gatehouse.local', password: 'tour password', device_name: 'x' }) });
+    expect(login.status).toBe(201);
+    expect(third.output.join('\n')).not.toMatch(/ignored/);
+    await third.stop();
+  });
+
   it('lets an in-flight request finish on SIGTERM, then exits 0', async () => {
     const proc = runGatehouse([], { GATEHOUSE_DATA_DIR: tempDir(), GATEHOUSE_ADMIN_PASSWORD: 'drain password' });
     const [, url] = await proc.waitFor(/Gatehouse ready at (http:\/\/\S+?)"/);
@@ -125,9 +148,26 @@ describe('the appliance process', () => {
     const port = new URL(url!).port;
     const second = runGatehouse([], { GATEHOUSE_DATA_DIR: tempDir(), GATEHOUSE_HTTP_PORT: port });
     expect(await second.exit).toBe(1);
-    expect(second.output.join('\n')).toMatch(/start-up failed.*EADDRINUSE/);
+    expect(second.output.join('\n')).toContain(`gatehouse: start-up failed: port ${port} on 127.0.0.1 is already in use (http.port): another Gatehouse may be running here`);
+    expect(second.output.join('\n')).toMatch(/set GATEHOUSE_HTTP_PORT \(or http\.port in the config file, or --http-port\) to another port/);
     expect((await fetch(`${url}/health`)).status).toBe(200);
     await first.stop();
+  });
+
+  it('exits 1 when the MQTT port is taken by another server (a mosquitto on 1883), naming the port and the setting that moves it, once what started has stopped', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const port = (holder.address() as AddressInfo).port;
+    try {
+      const proc = runGatehouse([], { GATEHOUSE_DATA_DIR: tempDir(), GATEHOUSE_MQTT_PORT: String(port) });
+      expect(await proc.exit).toBe(1);
+      const output = proc.output.join('\n');
+      expect(output).toContain(`gatehouse: start-up failed: port ${port} on 127.0.0.1 is already in use (mqtt.port)`);
+      expect(output).toMatch(/another Gatehouse may be running here.*set GATEHOUSE_MQTT_PORT/);
+      expect(output).not.toMatch(/Gatehouse ready/);
+    } finally {
+      holder.close();
+    }
   });
 
   it('manages users and projects from the command line on the same data directory', async () => {
