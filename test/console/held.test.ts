@@ -94,7 +94,7 @@ describe('the console holds, in Chromium', () => {
     expect(dialogs, where).toBe(0);
   };
   const shows = async (texts: string[], where: string) => {
-    for (const text of texts) await expect.poll(() => page.locator('main').innerText(), { message: `${where}: ${text}`, timeout: 10_000 }).toContain(text);
+    for (const text of texts) await expect.poll(() => page.locator('main').textContent(), { message: `${where}: ${text}`, timeout: 10_000 }).toContain(text);
   };
 
   it('serves its pages with the strict policy and refuses to be framed', async () => {
