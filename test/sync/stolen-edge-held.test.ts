@@ -156,7 +156,7 @@ describe('a stolen sync token, on a cloud process', () => {
     const fresh = accessEvent();
     const mixed = await speak('POST', `${P}/sync/upload`, edge.token, batch([...items.slice(0, 2), fresh]));
     expect(mixed.body.data).toMatchObject({ accepted: 1, duplicates: 2, refused: 0 });
-    const mine = new Set([...items.slice(0, 3).map((i) => i.uuid), fresh.uuid]);
+    const mine = new Set<string>([...items.slice(0, 3).map((i) => i.uuid), fresh.uuid]);
     expect((await eventsOf(P)).filter((e) => mine.has(e.uuid))).toHaveLength(4);
     expect((await world.cloud.api('GET', '/attendees?search=Walk')).body.data).toHaveLength(1);
     const told = () => receiver.received.filter((r) => mine.has(r.body.data.uuid));
