@@ -21,7 +21,7 @@ export class CookieJar {
 }
 
 /** A browser: a cookie jar and a request function that sends its cookies (and, with `csrf`, the X-XSRF-TOKEN header). */
-export function cookieBrowser(gh: TestAppliance) {
+export function cookieBrowser(gh: Pick<TestAppliance, 'request'>) {
   const jar = new CookieJar();
   const send = async (method: string, path: string, options: { body?: unknown; csrf?: boolean | string } = {}) => {
     const headers: Record<string, string> = { cookie: jar.header() };
@@ -35,7 +35,7 @@ export function cookieBrowser(gh: TestAppliance) {
 }
 
 /** A browser signed in as `email`: the CSRF cookie, then the session login (which must succeed). */
-export async function signedInBrowser(gh: TestAppliance, email: string, password: string) {
+export async function signedInBrowser(gh: Pick<TestAppliance, 'request'>, email: string, password: string) {
   const browser = cookieBrowser(gh);
   await browser.send('GET', '/sanctum/csrf-cookie');
   const login = await browser.send('POST', '/api/v1/auth/session', { body: { email, password }, csrf: true });
