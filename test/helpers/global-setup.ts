@@ -1,6 +1,11 @@
 import { execFileSync } from 'node:child_process';
+// @ts-expect-error a plain ES module of the scripts folder, without types
+import { missingToolsMessage } from '../../scripts/test-tools.mjs';
 
-// Process-level tests run the bundle exactly as `npm start` does; build it once.
+// Process-level tests run the bundle exactly as `npm start` does; build it once. First, the
+// tools the tests drive must be there, or the run stops at once naming them (scripts/test-tools.mjs).
 export default function setup(): void {
+  const missing = (missingToolsMessage as () => string | null)();
+  if (missing) throw new Error(missing);
   execFileSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' });
 }
