@@ -220,3 +220,28 @@ export function denialSpikes(rows: readonly FeedRow[], now: number, seconds: num
     .map(([accessPointId, count]) => ({ accessPointId, count }))
     .sort((a, b) => b.count - a.count || a.accessPointId - b.accessPointId);
 }
+
+/**
+ * A feed row's time in the venue's time zone: the time alone when the scan was today there, the
+ * date with it otherwise (a box that was off overnight shows yesterday's log on top). `timeZone`
+ * undefined: the browser's. One instance per time zone; its `format` runs for every new row.
+ */
+export function eventTimes(timeZone: string | undefined, locale?: string): { format(at: string, now?: number): string; zoneName: string } {
+  const make = (options: Intl.DateTimeFormatOptions) => {
+    try {
+      return new Intl.DateTimeFormat(locale, { ...options, timeZone });
+    } catch {
+      return new Intl.DateTimeFormat(locale, options); // a zone the browser does not know
+    }
+  };
+  const timeOnly = make({ hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  const withDate = make({ day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  const day = make({ year: 'numeric', month: '2-digit', day: '2-digit' });
+  return {
+    format(at: string, now = Date.now()) {
+      const when = new Date(at);
+      return day.format(when) === day.format(new Date(now)) ? timeOnly.format(when) : withDate.format(when);
+    },
+    zoneName: timeOnly.resolvedOptions().timeZone,
+  };
+}
