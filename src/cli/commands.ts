@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { generatePassword } from '../auth/password.js';
 import { systemClock } from '../clock.js';
 import type { Config } from '../config/schema.js';
+import { parseJson } from '../json-depth.js';
 import type { Logger } from '../logger.js';
 import { Store } from '../store/database.js';
 import { UserRepository, type User } from '../accounts/users.js';
@@ -121,7 +122,7 @@ const commands: Record<string, (repos: Repos, v: Values, positionals: string[]) 
     }
     let rows: unknown[];
     try {
-      const parsed: unknown = file.endsWith('.json') ? JSON.parse(text) : parseCsv(text);
+      const parsed: unknown = file.endsWith('.json') ? parseJson(text) : parseCsv(text);
       rows = Array.isArray(parsed) ? parsed : ((parsed as { attendees?: unknown[] }).attendees ?? []);
     } catch (err) {
       throw new CliError(`${file}: ${(err as Error).message}`);

@@ -1,4 +1,5 @@
 import { createBridgeDeviceBody } from '../devices/bridge-devices.js';
+import { allowedPathEntry, BridgePaths } from '../devices/bridge-paths.js';
 import { z } from 'zod';
 
 // One schema for the whole configuration: defaults live here, the environment overlay
@@ -195,6 +196,9 @@ export const configSchema = z
         reopenMaxMs: z.number().int().min(10).max(600_000).default(5000),
         // Bad frames are logged at most once per this many ms per device (all are counted).
         badFrameLogIntervalMs: z.number().int().min(0).max(3_600_000).default(10_000),
+        // Files devices may name besides the serial ports and /dev/hidraw* (docs/bridge.md: Device
+        // paths): "/dir/" for anything below a folder, or a path with * for any characters but "/".
+        allowedPaths: z.array(allowedPathEntry).max(256).default([]),
         // Devices from this file (managed_by "config": changed here, read-only over REST), by name.
         devices: z
           .array(
@@ -336,6 +340,12 @@ export const configSchema = z
   .superRefine((config, ctx) => {
     if (config.metrics.access === 'token' && !config.metrics.token) {
       ctx.addIssue({ code: 'custom', path: ['metrics', 'token'], message: 'required when metrics.access is "token" (the bearer token scrapers send)' });
+    }
+    // The file's devices name what REST devices may (docs/bridge.md: Device paths).
+    const paths = new BridgePaths(config.bridge.allowedPaths, config.dataDir);
+    for (const [i, device] of config.bridge.devices.entries()) {
+      const problem = device.path === null || device.path === undefined ? null : paths.problem(device.path, device.framing);
+      if (problem) ctx.addIssue({ code: 'custom', path: ['bridge', 'devices', i, 'path'], message: problem });
     }
     // DESIGN: Cloud sync. An edge needs the cloud's URL and its sync token.
     if (config.role !== 'edge') return;

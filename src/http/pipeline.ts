@@ -2,6 +2,7 @@ import type { Context } from 'koa';
 import type { z } from 'zod';
 import { abilitiesAllow } from '../auth/abilities.js';
 import { AppError, fieldErrorsFromZod, validationError } from '../errors.js';
+import { SYNC_JSON_DEPTH } from '../json-depth.js';
 import { authenticate, requireCsrfSession } from './authenticate.js';
 import { readBody, type BeforeParse } from './body.js';
 import type { HttpDeps } from './deps.js';
@@ -119,7 +120,8 @@ async function syncRoute(route: AnyRoute, deps: HttpDeps, ctx: Context): Promise
   const query = parse(route.query, ctx.query, (e) => validationError(fieldErrorsFromZod(e)));
   let body: unknown;
   if (route.body) {
-    const parsed = await readBody(ctx, 'json', route.bodyLimitBytes ?? deps.config.http.bodyLimitBytes, deps.config.http.bodyTimeoutMs);
+    // The protocol's envelope holds stored values as deep as REST took them (src/json-depth.ts).
+    const parsed = await readBody(ctx, 'json', route.bodyLimitBytes ?? deps.config.http.bodyLimitBytes, deps.config.http.bodyTimeoutMs, undefined, SYNC_JSON_DEPTH);
     body = parse(route.body, parsed.value, (e) => validationError(fieldErrorsFromZod(e)));
   }
   await handle(route, ctx, { params, query, body, principal: null, project });

@@ -108,7 +108,7 @@ export function conditionsOf(route: AnyRoute, context: ResponseContext): Conditi
       add('unsupported_media_type', 'a Content-Type the route does not take');
       add('payload_too_large', 'a body over the limit');
       add('request_timeout', 'the body did not arrive whole within http.bodyTimeoutMs (the connection is closed)');
-      add('malformed_json', 'a JSON body that does not parse');
+      add('malformed_json', 'a JSON body that does not parse, or nests arrays and objects deeper than 128 levels');
       add('validation_failed', 'the body fails validation');
     }
     out.push(...(route.conditions ?? []));
@@ -143,7 +143,7 @@ export function conditionsOf(route: AnyRoute, context: ResponseContext): Conditi
     add('too_many_failures', 'the client address failed more than incomingWebhooks.failuresPerMinute times in a minute (answered before the body is read, not logged)', ['Retry-After']);
   }
   if (route.body) {
-    add('malformed_json', 'a JSON body that does not parse');
+    add('malformed_json', 'a JSON body that does not parse, or nests arrays and objects deeper than 64 levels');
     add('validation_failed', 'the body fails validation');
   }
   // Checked after the body, just before the handler (pipeline.ts).

@@ -3,6 +3,7 @@ import { DENIAL_REASONS, ScanError } from '../access/engine.js';
 import { MAX_CREDENTIAL_VALUE, MAX_REQUEST_ID, type ReaderScans, scanErrorRefusal } from '../access/reader-scan.js';
 import type { ScanService } from '../access/scan-service.js';
 import { fieldErrorsFromZod, type FieldErrors } from '../errors.js';
+import { JsonDepthError, parseJson } from '../json-depth.js';
 
 // A scan published on a reader's scans topic becomes a decision on its decisions topic
 // (DESIGN: the path of one scan; docs/mqtt.md). Same ScanService as every other transport, so
@@ -61,9 +62,10 @@ export async function handleScan(deps: ScanHandlerDeps, projectId: number, ident
   if (payload.length > deps.maxPayloadBytes) return fail('too_large', sniffRequestId(payload), 'payload_too_large', `The scan exceeds the limit of ${deps.maxPayloadBytes} bytes.`);
   let json: unknown;
   try {
-    json = JSON.parse(payload.toString('utf8'));
-  } catch {
-    return fail('invalid_json', sniffRequestId(payload), 'malformed_json', 'The scan is not valid JSON.');
+    json = parseJson(payload.toString('utf8'));
+  } catch (err) {
+    const why = err instanceof JsonDepthError ? `: ${err.message}.` : '.';
+    return fail('invalid_json', sniffRequestId(payload), 'malformed_json', `The scan is not valid JSON${why}`);
   }
   let scan = wellFormed(json);
   if (!scan) {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 import { Agent, request } from 'undici';
 import type { ClockOffset } from '../clock-offset.js';
+import { parseJson, SYNC_JSON_DEPTH } from '../json-depth.js';
 import { type CloudState, PROTOCOL_HEADER, PROTOCOL_VERSION, SENT_AT_HEADER } from './protocol.js';
 
 // The edge's HTTP client to its cloud (issue 26 items 2, 10). Every request carries the
@@ -89,7 +90,7 @@ export class CloudLink {
     this.lastAnswerAt = monoFinished;
     let parsed: Record<string, unknown> | null = null;
     try {
-      parsed = text ? (JSON.parse(text) as Record<string, unknown>) : null;
+      parsed = text ? (parseJson(text, SYNC_JSON_DEPTH) as Record<string, unknown>) : null;
     } catch {
       parsed = null;
     }

@@ -1,6 +1,7 @@
 import { encodeScan } from '../../firmware-bridge/framing/encode.js';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { SerialPort } from 'serialport';
 
 // A pseudo-terminal pair from socat (issue 27, Tests): the bridge opens `device`, the test holds
@@ -72,6 +73,15 @@ export class PtyPair {
       socat.kill('SIGKILL');
     });
   }
+}
+
+/** A config file (in `dir`) that lets the bridge open the pty pairs made in `dir`: by default it
+ * opens serial ports only (docs/bridge.md: Device paths), so a test adds its own folder through
+ * bridge.allowedPaths, as an operator would. `bridge` adds other bridge settings. */
+export function ptyConfigFile(dir: string, bridge: Record<string, unknown> = {}): string {
+  const file = join(dir, 'gatehouse-pty.json');
+  writeFileSync(file, JSON.stringify({ bridge: { allowedPaths: [`${dir}/`], ...bridge } }));
+  return file;
 }
 
 /** Real frames of each framing (firmware-bridge/framing/encode.ts, which the simulator plays;

@@ -1,5 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,15 +10,20 @@ import { type RunningProcess, runCli, runGatehouse } from '../helpers/process.js
 // `gatehouse plugin dev examples/door-kiosk`, the page in Chromium. A scan typed into its field
 // is decided by the appliance (callApi through the dev server's proxy), the banner shows the
 // manifest's string and asset for the result, and the zone's count follows the appliance's
-// ZoneOccupancyChanged socket events, also for scans made elsewhere.
+// ZoneOccupancyChanged socket events, also for scans made elsewhere. The appliance keeps its data
+// where `npm start` does, under the checkout's data/ (a folder of its own there), so the dev
+// server, serving a folder of the checkout, is asked for that database.
 
 const A = '/api/v1/projects/default/default';
 
 describe('the example door kiosk, in Chromium', () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'gh-kiosk-'));
+  const checkoutData = join(process.cwd(), 'data');
+  mkdirSync(checkoutData, { recursive: true });
+  const dataDir = mkdtempSync(join(checkoutData, 'kiosk-test-'));
   let gh: TestAppliance;
   let token: string;
   let dev: RunningProcess;
+  let url: string;
   let browser: Browser;
   let page: Page;
   let errors: string[];
@@ -30,7 +34,7 @@ describe('the example door kiosk, in Chromium', () => {
     gh = await startAppliance({}, { dataDir });
     token = await gh.token();
     dev = runGatehouse(['plugin', 'dev', 'examples/door-kiosk', '--url', gh.url, '--token', token, '--port', '0'], {});
-    const url = (await dev.waitFor(/serving .* at (http:\/\/\S+)/, 60_000))[1]!;
+    url = (await dev.waitFor(/serving .* at (http:\/\/\S+)/, 60_000))[1]!;
     browser = await launchChromium();
     ({ page, errors } = await watchedPage(browser));
     await page.goto(url);
@@ -41,6 +45,7 @@ describe('the example door kiosk, in Chromium', () => {
     await dev?.stop();
     await gh?.stop();
     rmSync(dataDir, { recursive: true, force: true });
+    if (readdirSync(checkoutData).length === 0) rmdirSync(checkoutData); // made for this test
   });
 
   const count = () => page.getByTestId('zone-count').locator('strong').textContent();
@@ -80,6 +85,26 @@ describe('the example door kiosk, in Chromium', () => {
     const answer = await client(gh, token).post(`${A}/access-points/${gate.id}/scan`, { credential_value: 'GH-000002', scan_type: 'qr' });
     expect(answer.body.access_granted).toBe(true);
     await expect.poll(count, { timeout: 10_000 }).toBe('2 / 5000');
+  });
+
+  it('serves no file of the checkout but the kiosk and the toolkit under /@fs, the database least of all, and no token', async () => {
+    const checkout = process.cwd();
+    for (const file of [
+      `${dataDir}/gatehouse.db`,
+      `${checkout}/package.json`,
+      `${checkout}/config/default.json`,
+      `${checkout}/src/errors.ts`,
+      `${checkout}/node_modules/vue/package.json`,
+      `${checkout}/examples/door-kiosk/../../package.json`,
+    ]) {
+      const res = await fetch(`${url}@fs${file}`);
+      const text = await res.text();
+      expect([403, 404], file).toContain(res.status);
+      expect(text, file).not.toMatch(/SQLite format 3|"name": "(gatehouse|vue)"|"role"/);
+    }
+    expect((await fetch(`${url}@fs${checkout}/examples/door-kiosk/app-manifest.json`)).status).toBe(200);
+    expect((await fetch(`${url}@fs${checkout}/src/plugins/toolkit/call-api.ts`)).status).toBe(200);
+    expect(await (await fetch(`${url}@id/__x00__virtual:gatehouse/plugin`)).text()).not.toContain(token.split('|')[1]!);
   });
 
   it('logged no console errors', () => {
