@@ -7,6 +7,7 @@
 // folder and the toolkit's files only, never the rest of the checkout (its data/ holds the
 // appliance's database when `npm start` runs from it).
 import type { IncomingMessage } from 'node:http';
+import { isIP } from 'node:net';
 import { join } from 'node:path';
 import type { ProxyOptions } from 'vite';
 import { checkoutRoot } from '../checkout.js';
@@ -44,8 +45,28 @@ export function fromDevPage(req: IncomingMessage): boolean {
 
 const isApiPath = (url: string | undefined): boolean => url !== undefined && API_PATHS.some((p) => url.startsWith(p));
 
-/** The proxy table: /api and /broadcasting with the token added as above, /sanctum and the Pusher WebSocket as they are. */
-export function applianceProxy(target: string, token: string | undefined): Record<string, ProxyOptions> {
+/**
+ * Vite's own rule for the Host header (its allowedHosts, not exported): localhost and its
+ * subdomains, an IP address, or the host the dev server was told to listen on. Vite applies it to
+ * every request and its hot-reload socket, but not to a WebSocket its proxy forwards.
+ */
+export function allowedHost(header: string | undefined, listenHost: string | undefined): boolean {
+  if (!header) return false;
+  let hostname: string;
+  try {
+    hostname = new URL(`http://${header}`).hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  } catch {
+    return false;
+  }
+  return hostname === 'localhost' || hostname.endsWith('.localhost') || isIP(hostname) !== 0 || (listenHost !== undefined && hostname === listenHost.toLowerCase());
+}
+
+/**
+ * The proxy table: /api and /broadcasting with the token added as above, /sanctum and the Pusher
+ * WebSocket as they are; the WebSocket only for a Host Vite would allow (a DNS-rebinding page
+ * would otherwise open the appliance's socket through the dev server).
+ */
+export function applianceProxy(target: string, token: string | undefined, listenHost?: string): Record<string, ProxyOptions> {
   const withToken: ProxyOptions = {
     target,
     changeOrigin: true,
@@ -62,7 +83,18 @@ export function applianceProxy(target: string, token: string | undefined): Recor
     '/broadcasting': withToken,
     // The cookie-session flow (docs/auth.md) for a plugin signed in as a person, such as the console.
     '/sanctum': { target, changeOrigin: true },
-    '^/app/': { target: target.replace(/^http/, 'ws'), ws: true, changeOrigin: true },
+    '^/app/': {
+      target: target.replace(/^http/, 'ws'),
+      ws: true,
+      changeOrigin: true,
+      configure: (proxy) => {
+        proxy.on('proxyReqWs', (proxyReq, req, socket) => {
+          if (allowedHost(req.headers.host, listenHost)) return;
+          proxyReq.destroy(); // before it is sent: nothing reaches the appliance
+          socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n');
+        });
+      },
+    },
   };
 }
 

@@ -134,7 +134,7 @@ export function gatehouse(options: GatehouseViteOptions = {}): Plugin {
           // second copy splits the store); without them, the toolkit's own copies (resolveId below).
           dedupe: SHARED.filter((name) => existsSync(join(root, 'node_modules', name))),
         },
-        server: { proxy: applianceProxy(target, token), fs: servedFiles(root) },
+        server: { proxy: applianceProxy(target, token, typeof config.server?.host === 'string' ? config.server.host : undefined), fs: servedFiles(root) },
       };
     },
     configResolved(config) {
