@@ -21,8 +21,8 @@ describe('edges and their issuers (a cloud process)', () => {
   let cloud: Node;
   let request: ReturnType<typeof requester>;
   let adminId: number;
-  /** A caught-up download cursor of the project (taken with a helper edge's token). */
-  let caughtUp: string;
+  /** A helper edge's sync token, to take a caught-up cursor of the project with. */
+  let helper: string;
   let seq = 0;
 
   /** A staff member (not an administrator) with a single-project membership of default/default, and a token of theirs. */
@@ -51,10 +51,12 @@ describe('edges and their issuers (a cloud process)', () => {
   const changes = (token: string, query = '') => protocol(token, 'GET', `${P}/sync/changes${query}`);
   const upload = (token: string) => protocol(token, 'POST', `${P}/sync/upload`, { clock: { offset_ms: 0, synchronised: true }, backlog: 0, items: [] });
   const listed = async (id: number) => (await cloud.api('GET', '/sync/edges')).body.data.find((e: { id: number }) => e.id === id);
-  /** Opens a long poll of a fresh edge (never in contact before) and resolves once the cloud holds it open: the poll notes the edge's first contact before it waits. */
-  async function openPoll(edge: { id: number; token: string }, route: 'changes' | 'revocations'): Promise<Promise<TestResponse>> {
+  /** Opens a long poll of a fresh edge (never in contact before) and resolves once the cloud holds it open (the poll notes the edge's first contact before it waits), with the poll's answer to come. */
+  async function openPoll(edge: { id: number; token: string }, route: 'changes' | 'revocations'): Promise<{ answer: Promise<TestResponse> }> {
     expect((await listed(edge.id)).last_contact_at).toBeNull();
-    const poll = protocol(edge.token, 'GET', `${P}/sync/${route}?cursor=${caughtUp}&wait=120`);
+    const caughtUp = (await changes(helper, '?limit=20000')).body.data;
+    expect(caughtUp.has_more).toBe(false);
+    const poll = protocol(edge.token, 'GET', `${P}/sync/${route}?cursor=${caughtUp.cursor}&wait=120`);
     await until(
       'the long poll to be held open',
       () => listed(edge.id),
@@ -62,7 +64,7 @@ describe('edges and their issuers (a cloud process)', () => {
       10_000,
       50,
     );
-    return poll;
+    return { answer: poll };
   }
 
   beforeAll(async () => {
@@ -72,8 +74,7 @@ describe('edges and their issuers (a cloud process)', () => {
     const zone = (await cloud.api('POST', '/access-zones', { name: 'Hall' })).body.data.id;
     await cloud.api('POST', '/attendee-types', { name: 'Guest', zone_ids: [zone] });
     expect((await cloud.api('POST', '/attendees', { first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.test', attendee_type: 'guest' })).status).toBe(201);
-    const helper = await issuedBy(await cloud.token(), 'cursor helper');
-    caughtUp = (await changes(helper.token, '?limit=20000')).body.data.cursor;
+    helper = (await issuedBy(await cloud.token(), 'cursor helper')).token;
   }, 120_000);
   afterAll(() => world.destroy());
 
@@ -171,12 +172,12 @@ describe('edges and their issuers (a cloud process)', () => {
     expect(revoked.status).toBe(409);
     expect(revoked.body.message).toMatch(/revoked/);
     expect((await cloud.api('POST', '/sync/edges/999999/confirm')).status).toBe(404);
-    expect((await cloud.api('POST', '/api/v1/projects/default/elsewhere/sync/edges/' + edge.id + '/confirm')).status).toBe(404);
+    expect((await cloud.api('POST', `/api/v1/projects/default/elsewhere/sync/edges/${edge.id}/confirm`)).status).toBe(404);
   });
 
   it('ends an open long poll at once when its edge is revoked: 401 and no rows, even when a change would have woken it', async () => {
     const edge = await issuedBy(await cloud.token(), 'polling');
-    const poll = await openPoll(edge, 'changes');
+    const { answer: poll } = await openPoll(edge, 'changes');
     expect((await cloud.api('DELETE', `/sync/edges/${edge.id}`)).status).toBe(200);
     expect((await cloud.api('POST', '/attendees', { first_name: 'Grace', last_name: 'Hopper', email: 'grace@example.test', attendee_type: 'guest' })).status).toBe(201);
     const answer = await poll; // held for 120 s otherwise: the test's own timeout is 30 s
@@ -190,7 +191,7 @@ describe('edges and their issuers (a cloud process)', () => {
     const sync = await tokenOf(member.email, ['sync:edges']);
     const onChanges = await issuedBy(sync, 'changes poll');
     const onRevocations = await issuedBy(sync, 'revocations poll');
-    const polls = [await openPoll(onChanges, 'changes'), await openPoll(onRevocations, 'revocations')];
+    const polls = [(await openPoll(onChanges, 'changes')).answer, (await openPoll(onRevocations, 'revocations')).answer];
     expect((await cloud.api('PUT', `/api/v1/users/${member.id}`, { is_active: false })).status).toBe(200);
     for (const answer of await Promise.all(polls)) {
       expect(answer.status).toBe(401);
