@@ -10,6 +10,9 @@ export const errorCatalogue = {
   not_a_token: { status: 400, message: 'This request is not made with a token; end a cookie session with DELETE /api/v1/auth/session.' },
   not_a_session: { status: 400, message: 'This request is not made with a cookie session; revoke a token with DELETE /api/v1/auth/token.' },
   unauthenticated: { status: 401, message: 'Unauthenticated.' },
+  // An edge whose issuer lost access to its project, until an administrator re-confirms it
+  // (docs/sync.md: edges and their issuers); the body adds code and reason.
+  edge_suspended: { status: 401, message: 'Unauthenticated.' },
   unable_to_authenticate: { status: 401, message: 'Unable to authenticate' },
   invalid_signature: { status: 401, message: '{detail}' },
   missing_signature: { status: 401, message: 'The {header} header is missing: sign the raw body with the source secret (sha256=<hex HMAC-SHA256>).' },

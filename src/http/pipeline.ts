@@ -4,6 +4,7 @@ import { abilitiesAllow } from '../auth/abilities.js';
 import { AppError, fieldErrorsFromZod, validationError } from '../errors.js';
 import { SYNC_JSON_DEPTH } from '../json-depth.js';
 import { authenticate, requireCsrfSession } from './authenticate.js';
+import { edgeRefusal } from './edge-refusal.js';
 import { readBody, type BeforeParse } from './body.js';
 import type { HttpDeps } from './deps.js';
 import type { AnyRoute, Principal } from './route.js';
@@ -25,7 +26,7 @@ function authorize(route: AnyRoute, method: string, principal: Principal | null)
   if (!principal) throw new AppError('unauthenticated');
   // A read that reveals secrets is checked as a write would be: `read` does not reach it.
   const asMethod = route.revealsSecrets ? 'SECRET' : route.readOnly ? 'GET' : method;
-  if (!abilitiesAllow(principal.abilities, asMethod, route.ability)) throw new AppError('invalid_ability');
+  if (!abilitiesAllow(principal.abilities, asMethod, route.ability, principal.user.is_admin)) throw new AppError('invalid_ability');
   if (route.admin && !principal.user.is_admin) throw new AppError('forbidden');
   return principal;
 }
@@ -49,9 +50,10 @@ function authenticateEdge(ctx: Context, deps: HttpDeps): Project {
   // Only a cloud takes sync tokens: a box whose role changed since it issued them refuses them all.
   const header = ctx.get('authorization');
   const edge = header.startsWith('Bearer ') && deps.config.role === 'cloud' ? deps.sync.edges.authenticate(header.slice(7).trim()) : null;
-  if (!edge) throw new AppError('unauthenticated');
+  const refusal = edgeRefusal(deps, edge);
+  if (refusal) throw refusal;
   ctx.state.edge = edge;
-  const project = deps.projects.find(edge.project_id)!;
+  const project = deps.projects.find(edge!.project_id)!;
   const { teamSlug, projectSlug } = ctx.params as Record<string, string | undefined>;
   if (teamSlug !== undefined && (projectSlug !== project.slug || teamSlug !== deps.teams.find(project.team_id)?.slug)) throw new AppError('not_found', { resource: 'Project' });
   const spoken = Number(ctx.get(PROTOCOL_HEADER));

@@ -75,8 +75,13 @@ export class EdgeSync {
     this.#state = new LinkState(d.db, d.projects);
     const run: EdgeRun = { d, link: this.#link, state: this.#state, stats: this.stats, signal: () => this.#abort.signal, sleep: (ms) => this.#sleep(ms) };
     this.#upload = new EdgeUpload(run);
-    this.#download = new EdgeDownload(run, () => this.#upload.drained(() => this.#stopped || this.#health.state === 'offline'));
+    this.#download = new EdgeDownload(run, () => this.#upload.drained(() => this.#stopped || this.#linkDown));
     this.#hello = new EdgeHello(run, () => this.#download.reset());
+  }
+
+  /** Nothing gets through to the cloud now: the link is down, or the cloud suspended this edge. */
+  get #linkDown(): boolean {
+    return this.#health.state === 'offline' || this.#health.state === 'suspended';
   }
 
   /** The synced project's local id, once linked. */
@@ -134,7 +139,7 @@ export class EdgeSync {
 
   /** Resolves once everything written before the call has been uploaded, or the link is down, or after a minute. */
   drained(): Promise<void> {
-    return this.#upload.drained(() => this.#stopped || this.#health.state === 'offline');
+    return this.#upload.drained(() => this.#stopped || this.#linkDown);
   }
 
   // ---- the loops

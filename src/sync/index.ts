@@ -52,7 +52,7 @@ export class SyncServices {
   readonly edge: EdgeSync | null;
 
   constructor(private readonly d: SyncDepsIn) {
-    this.edges = new SyncEdges(d.db, d.clock);
+    this.edges = new SyncEdges(d.db, d.clock, d.bus);
     this.conflicts = new SyncConflicts(d.db, d.clock);
     this.changes = new ChangeStream(d.db, d.bus);
     this.uploads = new UploadApply(d.db, d.clock, d.bus, d.occupancy, d.index, this.conflicts, () => d.externalChanges.catchUp(), this.edges);

@@ -5,9 +5,11 @@ import { LinkError } from './link.js';
 // what its requests met. Two failed requests in a row make it down (one stray reset of a pooled
 // connection does not); a failure of a request begun before the last success is old news (a
 // long poll cut with the link, answered late); a refused token or another protocol version stops
-// sync for good. `tell` is called once per change of state (sync.link_down / sync.link_up).
+// sync for good. A suspended edge (its issuer lost access on the cloud: 401 edge_suspended) keeps
+// asking, backed off, until an administrator of the cloud re-confirms it (docs/sync.md).
+// `tell` is called once per change of state (sync.link_down / sync.link_up).
 
-export type LinkState = 'starting' | 'online' | 'offline' | 'incompatible' | 'refused';
+export type LinkState = 'starting' | 'online' | 'offline' | 'incompatible' | 'refused' | 'suspended';
 
 export class LinkHealth {
   state: LinkState = 'starting';
@@ -33,6 +35,14 @@ export class LinkHealth {
       this.lastError = message;
       this.log.error({ err: message }, 'sync stopped: this edge and its cloud speak incompatible sync protocols; update one of them (nothing is uploaded or applied until then)');
       return true;
+    }
+    if (e?.status === 401 && e.body?.code === 'edge_suspended') {
+      if (this.state !== 'suspended') {
+        this.log.error({ reason: e.body.reason }, 'sync suspended: the cloud suspended this edge (its issuer lost access there); it resumes once an administrator of the cloud re-confirms it');
+      }
+      this.state = 'suspended';
+      this.lastError = `${message} (edge_suspended: ${String(e.body.reason)})`;
+      return false;
     }
     if (e?.status === 401) {
       this.state = 'refused';
@@ -60,6 +70,7 @@ export class LinkHealth {
     this.#failedSinceUp = 0;
     if (this.state === 'online') return;
     const wasDown = this.state === 'offline';
+    if (this.state === 'suspended') this.log.info('sync resumed: the cloud accepts this edge again');
     this.state = 'online';
     this.lastError = null;
     if (wasDown) {

@@ -23,6 +23,8 @@ function area(path: string): 'attendees' | 'forms' | 'access' | null {
 function specAllows(scope: string, route: AnyRoute): boolean {
   if (ANY_TOKEN.has(route.operationId)) return true;
   if (route.ability === 'sync') return false; // an edge's sync token only (docs/sync.md), never a user's token
+  // Issuing and re-confirming edges: a token naming sync:edges, or an administrator's `*` (these tokens are an administrator's; docs/auth.md).
+  if (route.ability === 'sync:edges') return scope === '*' || scope === 'sync:edges';
   if (scope === '*') return true;
   // A read made as a POST (analytics) counts as a GET: docs/decisions.md. A GET that reveals
   // credentials (reader OTPs) counts as a write: `read` and `*:read` do not reach it (issue 23, item 2).

@@ -114,8 +114,11 @@ describe('double entries', () => {
         .prepare("INSERT INTO attendees (id, project_id, first_name, last_name, status, extra, version, created_at, updated_at) VALUES (?, ?, ?, 'Holder', 'active', '{}', 1, ?, ?)")
         .run(holder, projectId, `Holder${holder}`, now, now);
     }
-    const sync = new SyncEdges(store.db, systemClock);
-    edges = ['north', 'south', 'east'].map((name) => sync.create(projectId, name).edge);
+    const issuer = Number(
+      store.db.prepare("INSERT INTO users (name, email, password_hash, is_admin, created_at, updated_at) VALUES ('Admin', 'admin@example.test', '-', 1, ?, ?)").run(now, now).lastInsertRowid,
+    );
+    const sync = new SyncEdges(store.db, systemClock, bus);
+    edges = ['north', 'south', 'east'].map((name) => sync.create(projectId, name, issuer).edge);
     index = new VenueIndex(store.db);
     index.load();
     conflicts = new SyncConflicts(store.db, systemClock);
@@ -175,7 +178,7 @@ describe('double entries', () => {
       for (const table of ['access_events', 'sync_conflicts', 'domain_events']) store.db.prepare(`DELETE FROM ${table}`).run();
       told = [];
       const occupancy = new Occupancy();
-      const uploads = new UploadApply(store.db, systemClock, bus, occupancy, index, conflicts, async () => {}, new SyncEdges(store.db, systemClock));
+      const uploads = new UploadApply(store.db, systemClock, bus, occupancy, index, conflicts, async () => {}, new SyncEdges(store.db, systemClock, bus));
       uploads.prepare();
       for (const { edge, items } of deliveries(drawn)) {
         const body: UploadBody = { clock: { offset_ms: 0, synchronised: true }, backlog: 0, items };
