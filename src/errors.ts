@@ -24,6 +24,7 @@ export const errorCatalogue = {
   // Before anything else, for an address whose webhook requests failed too often (issue 23 item 10; webhooks/failure-throttle.ts).
   too_many_failures: { status: 429, message: 'Too many failed webhook requests from {address}; try again in {seconds} s.' },
   invalid_ability: { status: 403, message: 'Invalid ability provided.' },
+  missing_ability: { status: 401, message: 'Unauthenticated.' },
   metrics_loopback_only: { status: 403, message: 'Metrics are served to clients on this box only (metrics.access is "loopback").' },
   forbidden: { status: 403, message: 'This action is unauthorized.' },
   channel_forbidden: { status: 403, message: 'This action is unauthorized.' },

@@ -26,7 +26,13 @@ function authorize(route: AnyRoute, method: string, principal: Principal | null)
   if (!principal) throw new AppError('unauthenticated');
   // A read that reveals secrets is checked as a write would be: `read` does not reach it.
   const asMethod = route.revealsSecrets ? 'SECRET' : route.readOnly ? 'GET' : method;
-  if (!abilitiesAllow(principal.abilities, asMethod, route.ability, principal.user.is_admin)) throw new AppError('invalid_ability');
+  if (!abilitiesAllow(principal.abilities, asMethod, route.ability, principal.user.is_admin)) {
+    // A token made without the ability is refused as unauthenticated, as the spec says, naming
+    // what it lacks; a read-only account, or a cookie session (which holds every ability its
+    // account has: a 401 would end it), is forbidden the action (docs/auth.md: abilities).
+    if (principal.kind === 'token' && !principal.user.read_only) throw new AppError('missing_ability', {}, { body: { missing_ability: route.ability } });
+    throw new AppError('invalid_ability');
+  }
   if (route.admin && !principal.user.is_admin) throw new AppError('forbidden');
   return principal;
 }

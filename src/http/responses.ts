@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { namedOnly } from '../auth/abilities.js';
 import { errorCatalogue, type ErrorCode } from '../errors.js';
 import type { WebhookKind } from '../webhooks/gate.js';
 import type { AnyRoute, RateClass } from './route.js';
@@ -120,7 +121,13 @@ export function conditionsOf(route: AnyRoute, context: ResponseContext): Conditi
     add('unauthenticated', 'no bearer token or session, or one that is malformed, unknown, revoked or expired; a deactivated user');
     if (!SAFE.has(route.method)) add('token_mismatch', 'a cookie session (or an XSRF-TOKEN) without a matching X-XSRF-TOKEN header');
   }
-  if (route.ability !== 'public' && route.ability !== 'authenticated') add('invalid_ability', `the token lacks the ability ${route.ability}`);
+  if (route.ability !== 'public' && route.ability !== 'authenticated') {
+    add('missing_ability', `a token made without the ability ${route.ability} (its name in missing_ability)`);
+    // Forbidden only where an account's own limits can bite: a write (or a read of secrets) by a
+    // read-only account, or a named-only ability a cookie session's account lacks.
+    const writeLike = route.revealsSecrets || (!SAFE.has(route.method) && !route.readOnly);
+    if (writeLike || (namedOnly as readonly string[]).includes(route.ability)) add('invalid_ability', `a read-only account, or a cookie session whose account lacks the ability ${route.ability}`);
+  }
   if (route.admin) add('forbidden', 'the account is not an administrator');
   if (route.csrf) add('token_mismatch', 'no CSRF session (GET /sanctum/csrf-cookie first), or X-XSRF-TOKEN missing or wrong');
   if (paramsCanFail(route)) add('route_not_found', 'a path parameter that names nothing (a non-numeric id)');
@@ -170,6 +177,7 @@ const EXTRA: Partial<Record<ErrorCode, Record<string, z.ZodType>>> = {
   scan_answer_timeout: { retry_after: z.number().int().min(1).describe('seconds before sending the scan again with the same request_id') },
   store_busy: { retry_after: z.number().int().min(1).describe('seconds until the write may succeed') },
   channel_forbidden: { reason: z.string().describe('why the channel is refused') },
+  missing_ability: { missing_ability: z.string().describe('the ability the route needs, which the token was not made with') },
 };
 
 const base = (envelope: AnyRoute['envelope']): Record<string, z.ZodType> => (envelope === 'webhook' ? { error: z.string().describe('the error code'), message: z.string() } : { message: z.string() });

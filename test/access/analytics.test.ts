@@ -141,6 +141,6 @@ describe('analytics metrics', () => {
     const reader = client(gh, await gh.token(['access:read']));
     expect((await reader.post(`${P}/analytics/metrics`, { metric: 'access_summary', start_date: '2026-11-23', end_date: '2026-11-23' })).status).toBe(200);
     const other = client(gh, await gh.token(['attendees:read']));
-    expect((await other.post(`${P}/analytics/metrics`, { metric: 'access_summary', start_date: '2026-11-23', end_date: '2026-11-23' })).status).toBe(403);
+    expect((await other.post(`${P}/analytics/metrics`, { metric: 'access_summary', start_date: '2026-11-23', end_date: '2026-11-23' })).status).toBe(401);
   });
 });

@@ -240,6 +240,6 @@ describe('the firmware bridge over serial ptys', () => {
     expect((await api.put(`${A}/bridge/devices/999999`, { enabled: false })).status).toBe(404);
     const reader = client(gh, await gh.token(['access:read']));
     expect((await reader.get(`${A}/bridge/devices`)).status).toBe(200);
-    expect((await reader.post(`${A}/bridge/devices`, { name: 'y', reader_identifier: 'R', framing: 'line', path: '/dev/ttyUSB8' })).status).toBe(403);
+    expect((await reader.post(`${A}/bridge/devices`, { name: 'y', reader_identifier: 'R', framing: 'line', path: '/dev/ttyUSB8' })).status).toBe(401);
   });
 });

@@ -81,15 +81,15 @@ describe('edges and their issuers (a cloud process)', () => {
   it("issues edges only with sync:edges: a staff member's full token is refused, a token naming it is not; each edge records its issuer", async () => {
     const member = await staff();
     const refused = await issueWith(member.token, 'by a full token');
-    expect(refused.status).toBe(403);
-    expect(refused.body).toMatchObject({ message: 'Invalid ability provided.' });
+    expect(refused.status).toBe(401); // a token lacking the ability: unauthenticated, naming it (docs/auth.md)
+    expect(refused.body).toEqual({ message: 'Unauthenticated.', missing_ability: 'sync:edges' });
 
     const edgeToken = await tokenOf(member.email, ['sync:edges']);
     const byStaff = await issueWith(edgeToken, 'by staff');
     expect(byStaff.status).toBe(201);
     expect(byStaff.body.data).toMatchObject({ name: 'by staff', issued_by: member.id, suspended_at: null, suspended_reason: null });
     // The narrow token issues edges and nothing else.
-    expect((await request('GET', `${P}/attendees`, { token: edgeToken })).status).toBe(403);
+    expect((await request('GET', `${P}/attendees`, { token: edgeToken })).status).toBe(401);
 
     const byAdmin = await issuedBy(await cloud.token(), 'by an administrator');
     expect(byAdmin.issued_by).toBe(adminId);
