@@ -97,7 +97,7 @@ describe('floods from an edge (processes)', () => {
   }, 120_000);
   afterAll(() => world.destroy());
 
-  it("answers 429 with Retry-After once an edge has spent its budget of requests, and serves other edges meanwhile", async () => {
+  it('answers 429 with Retry-After once an edge has spent its budget of requests, and serves other edges meanwhile', async () => {
     const greedy = await issue('greedy');
     const modest = await issue('modest');
     for (let i = 0; i < SYNC_BUDGET; i++) expect((await speak(greedy, 'GET', '/api/v1/sync/hello')).status).toBe(200);

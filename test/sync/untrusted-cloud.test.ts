@@ -66,33 +66,41 @@ class FakeCloud {
   #route(req: IncomingMessage, res: ServerResponse, body: string): void {
     const url = new URL(req.url ?? '/', 'http://fake');
     const route = url.pathname === '/api/v1/sync/hello' ? 'hello' : url.pathname.startsWith(PROJECT) ? (url.pathname.slice(PROJECT.length + 1) as 'changes' | 'revocations' | 'upload') : null;
-    if (route === null) return json(res, 404, { message: 'no such route' });
-    const swapped = this.answer[route];
-    if (swapped) return swapped(req, res, body);
+    const answer: Answer = route === null ? (_q, r) => json(r, 404, { message: 'no such route' }) : (this.answer[route] ?? this.#proper(route, url));
+    answer(req, res, body);
+  }
+
+  /** What a cloud that follows the protocol answers. */
+  #proper(route: 'hello' | 'changes' | 'revocations' | 'upload', url: URL): Answer {
     if (route === 'hello') {
-      return json(res, 200, {
-        data: {
-          protocol: 1,
-          supported_protocols: [1],
-          edge: { id: 7, name: 'gate' },
-          project: { id: 1, team_slug: 'default', slug: 'default', name: 'Default', timezone: 'UTC' },
-          highest_ids: { attendee: null, credential: null },
-          uploaded: this.uploaded,
-          ...this.meta(),
-        },
-      });
+      return (_req, res) =>
+        json(res, 200, {
+          data: {
+            protocol: 1,
+            supported_protocols: [1],
+            edge: { id: 7, name: 'gate' },
+            project: { id: 1, team_slug: 'default', slug: 'default', name: 'Default', timezone: 'UTC' },
+            highest_ids: { attendee: null, credential: null },
+            uploaded: this.uploaded,
+            ...this.meta(),
+          },
+        });
     }
     if (route === 'upload') {
-      const batch = JSON.parse(body) as { items: unknown[]; feed?: { to: unknown } };
-      this.uploads.push({ at: performance.now(), items: batch.items.length });
-      if (batch.feed) this.uploaded = batch.feed.to;
-      return json(res, 200, { data: { accepted: batch.items.length, duplicates: 0, refused: 0, ...this.meta() } });
+      return (_req, res, body) => {
+        const batch = JSON.parse(body) as { items: unknown[]; feed?: { to: unknown } };
+        this.uploads.push({ at: performance.now(), items: batch.items.length });
+        if (batch.feed) this.uploaded = batch.feed.to;
+        json(res, 200, { data: { accepted: batch.items.length, duplicates: 0, refused: 0, ...this.meta() } });
+      };
     }
-    const changes = route === 'changes' ? this.pending.splice(0) : [];
-    const page = () => json(res, 200, { data: { changes, cursor: encodeCursor(this.version), has_more: false, ...this.meta() } });
-    // A caught-up long poll: held a little, as a cloud with nothing new holds it.
-    if (changes.length === 0 && Number(url.searchParams.get('wait') ?? 0) > 0) setTimeout(page, 300);
-    else page();
+    return (_req, res) => {
+      const changes = route === 'changes' ? this.pending.splice(0) : [];
+      const page = () => json(res, 200, { data: { changes, cursor: encodeCursor(this.version), has_more: false, ...this.meta() } });
+      // A caught-up long poll: held a little, as a cloud with nothing new holds it.
+      if (changes.length === 0 && Number(url.searchParams.get('wait') ?? 0) > 0) setTimeout(page, 300);
+      else page();
+    };
   }
 
   /** An answer of `total` bytes, streamed (no Content-Length) or declared up front, sent as fast as the edge reads it. */
@@ -131,20 +139,8 @@ describe('a cloud the edge does not trust (an edge process, a fake cloud)', () =
   const fake = new FakeCloud();
   let edge: Node;
   const status = async () => (await edge.api('GET', '/sync/status')).body.data as Record<string, any>;
-  const online = () =>
-    until(
-      'the edge online',
-      status,
-      (s) => s.online === true && s.last_error === null,
-      30_000,
-    );
-  const failing = (what: string, pattern: RegExp) =>
-    until(
-      `the edge to say ${what}`,
-      status,
-      (s) => s.online === false && pattern.test(String(s.last_error)),
-      30_000,
-    );
+  const online = () => until('the edge online', status, (s) => s.online === true && s.last_error === null, 30_000);
+  const failing = (what: string, pattern: RegExp) => until(`the edge to say ${what}`, status, (s) => s.online === false && pattern.test(String(s.last_error)), 30_000);
   const alive = async () => {
     expect(edge.proc.proc.exitCode).toBeNull();
     expect((await requester(edge.url)('GET', '/health')).status).toBe(200);
@@ -153,12 +149,7 @@ describe('a cloud the edge does not trust (an edge process, a fake cloud)', () =
   beforeAll(async () => {
     const url = await fake.start();
     edge = await new Node('edge', { GATEHOUSE_ROLE: 'edge', GATEHOUSE_CLOUD_URL: url, GATEHOUSE_SYNC_TOKEN: '7|fake', GATEHOUSE_SYNC_MAX_ANSWER_BYTES: String(CAP), ...FAST_SYNC }).start();
-    await until(
-      'the edge linked',
-      status,
-      (s) => s.edge_id === 7 && s.online === true,
-      30_000,
-    );
+    await until('the edge linked', status, (s) => s.edge_id === 7 && s.online === true, 30_000);
   }, 90_000);
   afterAll(async () => {
     await edge?.destroy();
@@ -239,11 +230,7 @@ describe('a cloud the edge does not trust (an edge process, a fake cloud)', () =
     const s = await failing('the upload answer does not follow the protocol', /upload.*does not follow the sync protocol/);
     expect(s.backlog).toBeGreaterThan(0); // not acknowledged: sent again
     delete fake.answer.upload;
-    await until(
-      'the batch acknowledged',
-      status,
-      (st) => st.online === true && st.backlog === 0,
-    );
+    await until('the batch acknowledged', status, (st) => st.online === true && st.backlog === 0);
   }, 60_000);
 
   it('waits as long as Retry-After says before sending a batch again, and stays online meanwhile', async () => {
