@@ -21,6 +21,7 @@ import { Replica } from './replica.js';
 import { UploadApply } from './upload-apply.js';
 import { UploadGate } from './upload-gate.js';
 import { cloudOwnedResource } from './cloud-owned.js';
+import { inClear } from './link.js';
 
 // Cloud sync's services (issue 26; docs/sync.md), by role: a cloud serves edges (edges, the
 // change stream, the upload's apply); an edge runs EdgeSync; both keep conflicts. A
@@ -82,6 +83,12 @@ export class SyncServices {
     }
     if (role === 'edge') {
       this.d.log.info({ cloud: this.d.config.cloud.url }, 'role: edge: syncing with the cloud');
+      if (inClear(this.d.config.cloud.url!)) {
+        this.d.log.warn(
+          { cloud: this.d.config.cloud.url },
+          'the cloud URL is plain http outside this box: the sync token and everything synced travel in clear, readable and changeable on the way; use an https URL (docs/security.md)',
+        );
+      }
       this.edge!.start();
     }
   }

@@ -165,8 +165,9 @@ describe('a cloud the edge does not trust (an edge process, a fake cloud)', () =
       () => fake.cuts.filter((c) => c.path.endsWith('/changes')),
       (cuts) => cuts.length > 0,
     );
-    // The edge closed the connection a little past its cap: the 400 MB were never sent, let alone held.
-    for (const cut of fake.cuts) expect(cut.written).toBeLessThan(64 * CAP);
+    // The edge closed the connection once past its cap: of the 400 MB, a few were ever sent, none kept.
+    for (const cut of fake.cuts) expect(cut.written).toBeLessThan(16 * CAP); // the cap, and what the sockets' buffers held
+
     await alive();
 
     fake.cuts.length = 0;

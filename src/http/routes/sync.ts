@@ -24,7 +24,7 @@ const statusSchema = z.object({
   state: z
     .string()
     .describe(
-      'edge: starting, online, offline, incompatible (protocols differ: sync stopped), refused (token revoked), suspended (the cloud suspended this edge: its issuer lost access; it resumes once re-confirmed)',
+      'edge: starting, online, offline (the link is down, or a loop keeps failing on what the cloud answers: last_error says which and why), incompatible (protocols differ: sync stopped), refused (token revoked), suspended (the cloud suspended this edge: its issuer lost access; it resumes once re-confirmed)',
     ),
   edge_id: z.number().int().nullable(),
   online: z.boolean(),
