@@ -58,7 +58,7 @@ export class EdgeUpload {
   }
 
   async round(): Promise<'again' | 'idle'> {
-    const { d, link, state, stats } = this.run;
+    const { d, state, stats } = this.run;
     this.#pending = false;
     let release!: () => void;
     this.#uploading = new Promise((r) => (release = r));
