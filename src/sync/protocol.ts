@@ -17,8 +17,8 @@ export const SENT_AT_HEADER = 'Gatehouse-Sync-Sent-At';
  * edge sends a larger batch (a bulk import goes up as every row it wrote) as several requests,
  * its feed position with the last. Parsing and validating a body holds the cloud's event loop
  * (only applying it is done in slices), so one request is kept to tens of milliseconds of that. */
-export const UPLOAD_MAX_ITEMS = 2000;
-export const UPLOAD_MAX_BYTES = 8 * 1024 * 1024;
+export const UPLOAD_MAX_ITEMS = 1000;
+export const UPLOAD_MAX_BYTES = 4 * 1024 * 1024;
 
 /** Entities replicated to edges, in the order a decision needs them within one version. */
 export const ENTITIES = ['access_zone', 'access_point', 'reader', 'attendee_type', 'attendee', 'credential', 'time_restriction', 'blocklist_entry'] as const;

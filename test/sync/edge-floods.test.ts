@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requester, type TestResponse } from '../helpers/appliance.js';
+import { UPLOAD_MAX_BYTES, UPLOAD_MAX_ITEMS } from '../../src/sync/protocol.js';
 import { P, seedCloud, SyncWorld } from '../helpers/sync-world.js';
 
 // Floods from an edge (docs/security.md: a stolen edge; docs/sync.md: limits), against a cloud
 // process with crafted requests made with edges' sync tokens: each edge has a budget of
 // requests (429 with Retry-After past it, other edges served); an upload carries at most
-// UPLOAD_MAX_ITEMS items in at most UPLOAD_MAX_BYTES; a batch the cloud cannot take now (another
+// UPLOAD_MAX_ITEMS items in at most UPLOAD_MAX_BYTES (an edge sends a larger batch as several); a batch the cloud cannot take now (another
 // of the same edge still under way, or sync.uploadsAtOnce batches already) is answered 503 with
 // Retry-After before its body is read, and taken once sent again. A batch is held open by
 // sending its headers (Expect: 100-continue) and only part of its body.
@@ -124,24 +125,24 @@ describe('floods from an edge (processes)', () => {
     const before = (await world.cloud.api('GET', '/access-events?per_page=1')).body.meta.total as number;
     const many = await upload(
       edge,
-      Array.from({ length: 2001 }, (_, i) => entry(i)),
+      Array.from({ length: UPLOAD_MAX_ITEMS + 1 }, (_, i) => entry(i)),
     );
     expect(many.status).toBe(422);
     expect(many.body.errors).toHaveProperty('items');
-    // 2,000 valid items of about 4.6 KB each: over 8 MiB.
-    const fat = JSON.stringify(batch(Array.from({ length: 2000 }, (_, i) => entry(i, 4000))));
-    expect(fat.length).toBeGreaterThan(8 * 1024 * 1024);
+    // The most items, valid, of about 4.6 KB each: over the most bytes.
+    const fat = JSON.stringify(batch(Array.from({ length: UPLOAD_MAX_ITEMS }, (_, i) => entry(i, 4000))));
+    expect(fat.length).toBeGreaterThan(UPLOAD_MAX_BYTES);
     const heavy = await speak(edge, 'POST', `${P}/sync/upload`, undefined, fat);
     expect(heavy.status).toBe(413);
-    expect(heavy.body.message).toMatch(/exceeds the limit of 8388608 bytes/);
+    expect(heavy.body.message).toMatch(new RegExp(`exceeds the limit of ${UPLOAD_MAX_BYTES} bytes`));
     expect((await world.cloud.api('GET', '/access-events?per_page=1')).body.meta.total).toBe(before);
     // The most one request may carry is taken.
     const most = await upload(
       edge,
-      Array.from({ length: 2000 }, (_, i) => entry(i, 100)),
+      Array.from({ length: UPLOAD_MAX_ITEMS }, (_, i) => entry(i, 3000)),
     );
     expect(most.status).toBe(200);
-    expect(most.body.data).toMatchObject({ accepted: 2000, duplicates: 0 });
+    expect(most.body.data).toMatchObject({ accepted: UPLOAD_MAX_ITEMS, duplicates: 0 });
   }, 60_000);
 
   it('answers 503 with Retry-After to a second batch of an edge while its first is still under way, and takes it once sent again', async () => {

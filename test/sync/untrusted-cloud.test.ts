@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeCursor } from '../../src/sync/protocol.js';
+import { encodeCursor, UPLOAD_MAX_BYTES, UPLOAD_MAX_ITEMS } from '../../src/sync/protocol.js';
 import { requester } from '../helpers/appliance.js';
 import { Node, until } from '../helpers/sync-world.js';
 
@@ -12,6 +12,7 @@ import { Node, until } from '../helpers/sync-world.js';
 // takes only answers that follow the protocol's schemas, says what failed in sync/status (not
 // online meanwhile), stays up, and recovers once the fake answers properly again. An edge whose
 // cloud URL is plain http outside loopback says once at start that its token travels in clear.
+// A batch larger than one request may carry goes up as several.
 
 const FAST_SYNC = {
   GATEHOUSE_SYNC_REQUEST_TIMEOUT_MS: '1500',
@@ -39,7 +40,7 @@ class FakeCloud {
   pending: unknown[] = [];
   /** The edge's feed position past the last batch stored here (hello answers it). */
   uploaded: unknown = null;
-  readonly uploads: { at: number; items: number }[] = [];
+  readonly uploads: { at: number; items: number; feed: boolean; bytes: number }[] = [];
   readonly cuts: Cut[] = [];
   /** Answers the test swaps in, by route; absent: the proper one. */
   readonly answer: Partial<Record<'hello' | 'changes' | 'revocations' | 'upload', Answer>> = {};
@@ -89,7 +90,7 @@ class FakeCloud {
     if (route === 'upload') {
       return (_req, res, body) => {
         const batch = JSON.parse(body) as { items: unknown[]; feed?: { to: unknown } };
-        this.uploads.push({ at: performance.now(), items: batch.items.length });
+        this.uploads.push({ at: performance.now(), items: batch.items.length, feed: batch.feed !== undefined, bytes: Buffer.byteLength(body) });
         if (batch.feed) this.uploaded = batch.feed.to;
         json(res, 200, { data: { accepted: batch.items.length, duplicates: 0, refused: 0, ...this.meta() } });
       };
@@ -238,7 +239,7 @@ describe('a cloud the edge does not trust (an edge process, a fake cloud)', () =
     let deferred = 0;
     fake.answer.upload = (_req, res) => {
       deferred++;
-      fake.uploads.push({ at: performance.now(), items: -1 });
+      fake.uploads.push({ at: performance.now(), items: -1, feed: false, bytes: 0 });
       delete fake.answer.upload; // once
       json(res, 503, { message: 'The cloud is applying another batch of this edge.', retry_after: 2 }, { 'retry-after': '2' });
     };
@@ -256,6 +257,19 @@ describe('a cloud the edge does not trust (an edge process, a fake cloud)', () =
     const s = await status();
     expect(s.online).toBe(true);
     expect(s.backlog).toBe(0);
+  }, 30_000);
+
+  it('sends a batch larger than one request may carry as several, its feed position with the last', async () => {
+    const from = fake.uploads.length;
+    // A bulk import is one item of the feed and goes up as every row it wrote: 1,200 items.
+    const rows = Array.from({ length: 600 }, (_, i) => ({ first_name: 'Bulk', last_name: `No${i}`, external_id: `B-${i}`, credential_value: `B-${i}` }));
+    expect((await edge.api('POST', '/attendees/import', rows)).status).toBe(200);
+    await until('the import acknowledged', status, (s) => s.backlog === 0 && fake.uploads.slice(from).some((u) => u.feed));
+    const sent = fake.uploads.slice(from);
+    expect(sent.reduce((n, u) => n + u.items, 0)).toBe(1200);
+    expect(sent.length).toBeGreaterThan(1);
+    for (const u of sent) expect(u.items <= UPLOAD_MAX_ITEMS && u.bytes <= UPLOAD_MAX_BYTES).toBe(true);
+    expect(sent.map((u) => u.feed)).toEqual([...sent.slice(1).map(() => false), true]);
   }, 30_000);
 
   it('warns once at start when its cloud URL is plain http outside this box, and not for loopback', async () => {

@@ -3,7 +3,18 @@ import { AppError, notFound } from '../../errors.js';
 import { isStoreBusy } from '../../store/transactions.js';
 import { conflictSchema, CONFLICT_KINDS } from '../../sync/conflicts.js';
 import { edgeSchema, type EdgeRow } from '../../sync/edges.js';
-import { changePageSchema, decodeCursor, encodeCursor, helloSchema, PROTOCOL_VERSION, SUPPORTED_PROTOCOLS, UPLOAD_MAX_BYTES, uploadBodySchema, uploadResultSchema } from '../../sync/protocol.js';
+import {
+  changePageSchema,
+  decodeCursor,
+  encodeCursor,
+  helloSchema,
+  PROTOCOL_VERSION,
+  SUPPORTED_PROTOCOLS,
+  UPLOAD_MAX_BYTES,
+  UPLOAD_MAX_ITEMS,
+  uploadBodySchema,
+  uploadResultSchema,
+} from '../../sync/protocol.js';
 import type { HttpDeps } from '../deps.js';
 import { collectionSchema, pageQuery, paginate, window } from '../pagination.js';
 import { type AnyRoute, defineRoute } from '../route.js';
@@ -254,8 +265,7 @@ export function syncRoutes(deps: HttpDeps): AnyRoute[] {
       operationId: 'sync-protocol.upload',
       project: true,
       summary: 'Protocol: a batch of access events and changes from the edge, in its order, stored once each by uuid',
-      description:
-        'Send batches in order and move the edge cursor only after a 200: a batch sent again (after a lost answer) stores nothing twice. At most 2,000 items and 8 MiB a request: send a larger batch as several, `feed` with the last. The cloud applies a batch in slices, each a transaction of its own; `feed` is kept with the last.',
+      description: `Send batches in order and move the edge cursor only after a 200: a batch sent again (after a lost answer) stores nothing twice. At most ${UPLOAD_MAX_ITEMS} items and ${UPLOAD_MAX_BYTES / 1048576} MiB a request: send a larger batch as several, \`feed\` with the last. The cloud applies a batch in slices, each a transaction of its own, \`feed\` kept with the last.`,
       params: projectParams,
       body: uploadBodySchema,
       bodyLimitBytes: UPLOAD_MAX_BYTES,
