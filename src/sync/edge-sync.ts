@@ -182,7 +182,9 @@ export class EdgeSync {
         if (signal.aborted) return;
         const next = await round();
         failures = 0;
-        if (this.#link.lastAnswerAt >= began) this.#health.up(name, began); // a round that sent nothing says nothing about the link
+        // A round that sent nothing says nothing about the link, only that the loop no longer fails.
+        if (this.#link.lastAnswerAt >= began) this.#health.up(name, began);
+        else this.#health.recovered(name);
         if (next === 'idle' && name === 'upload') await this.#upload.idle();
       } catch (err) {
         if (this.#stopped || signal.aborted) return;

@@ -77,6 +77,11 @@ export class LinkHealth {
     this.log.debug({ loop, waitMs, reason: err.message }, 'the cloud asked this edge to come back later');
   }
 
+  /** A round of `loop` went through without asking the cloud anything: it no longer fails (the link is as it was). */
+  recovered(loop: string): void {
+    this.#failing.delete(loop);
+  }
+
   /** A round of `loop` begun at `began` got an answer from the cloud. */
   up(loop: string, began: number): void {
     this.#failing.delete(loop);
