@@ -68,6 +68,12 @@ describe('an upload applied in slices', () => {
     store.db
       .prepare("INSERT INTO access_points (id, project_id, access_zone_id, name, slug, direction, version, created_at, updated_at) VALUES (1, ?, 1, 'Door', 'door', 'both', 1, ?, ?)")
       .run(projectId, now, now);
+    for (const holder of [1, 2]) {
+      // The holders are the project's (an event naming anyone else is an unknown_reference: upload-flags.ts).
+      store.db
+        .prepare("INSERT INTO attendees (id, project_id, first_name, last_name, status, extra, version, created_at, updated_at) VALUES (?, ?, ?, 'Holder', 'active', '{}', 1, ?, ?)")
+        .run(holder, projectId, `Holder${holder}`, now, now);
+    }
     edges = new SyncEdges(store.db, systemClock);
     north = edges.create(projectId, 'north').edge;
     south = edges.create(projectId, 'south').edge;
@@ -93,7 +99,7 @@ describe('an upload applied in slices', () => {
       if (applying) setImmediate(turn);
     };
     setImmediate(turn);
-    const outcome = await uploads.apply(north, projectId, body([1, 2, 3, 4, 5].map((n) => movement(n, 'in', n))));
+    const outcome = await uploads.apply(north, projectId, body([1, 2, 1, 2, 1].map((n, i) => movement(n, i < 2 ? 'in' : i < 4 ? 'out' : 'in', i))));
     applying = false;
     expect(outcome).toEqual({ accepted: 5, duplicates: 0, refused: 0 });
     expect(turns).toBeGreaterThanOrEqual(2); // three slices: two turns between them
