@@ -74,9 +74,12 @@ describe('an upload applied in slices', () => {
         .prepare("INSERT INTO attendees (id, project_id, first_name, last_name, status, extra, version, created_at, updated_at) VALUES (?, ?, ?, 'Holder', 'active', '{}', 1, ?, ?)")
         .run(holder, projectId, `Holder${holder}`, now, now);
     }
-    edges = new SyncEdges(store.db, systemClock);
-    north = edges.create(projectId, 'north').edge;
-    south = edges.create(projectId, 'south').edge;
+    const issuer = Number(
+      store.db.prepare("INSERT INTO users (name, email, password_hash, is_admin, created_at, updated_at) VALUES ('Admin', 'admin@example.test', '-', 1, ?, ?)").run(now, now).lastInsertRowid,
+    );
+    edges = new SyncEdges(store.db, systemClock, bus);
+    north = edges.create(projectId, 'north', issuer).edge;
+    south = edges.create(projectId, 'south', issuer).edge;
     const index = new VenueIndex(store.db);
     index.load();
     conflicts = new SyncConflicts(store.db, systemClock);
