@@ -1,5 +1,5 @@
 import type { Logger } from '../logger.js';
-import { LinkError } from './link.js';
+import { LinkError, quote } from './link.js';
 
 // Whether the edge's link to its cloud is up (issue 26 item 10; docs/sync.md: link health), from
 // what its requests met. Two failed requests in a row make it down (one stray reset of a pooled
@@ -43,10 +43,10 @@ export class LinkHealth {
     }
     if (e?.status === 401 && e.body?.code === 'edge_suspended') {
       if (this.state !== 'suspended') {
-        this.log.error({ reason: e.body.reason }, 'sync suspended: the cloud suspended this edge (its issuer lost access there); it resumes once an administrator of the cloud re-confirms it');
+        this.log.error({ reason: quote(String(e.body.reason)) }, 'sync suspended: the cloud suspended this edge (its issuer lost access there); it resumes once an administrator of the cloud re-confirms it');
       }
       this.state = 'suspended';
-      this.lastError = `${message} (edge_suspended: ${String(e.body.reason)})`;
+      this.lastError = `${message} (edge_suspended: ${quote(String(e.body.reason))})`;
       return false;
     }
     if (e?.status === 401) {

@@ -49,7 +49,7 @@ export function inClear(url: string): boolean {
 
 /** The most of a cloud's own words (an error's message) an error of the edge repeats: they reach its status and log. */
 const QUOTED = 300;
-const quote = (text: string) => (text.length > QUOTED ? `${text.slice(0, QUOTED)}…` : text);
+export const quote = (text: string) => (text.length > QUOTED ? `${text.slice(0, QUOTED)}…` : text);
 
 /** Every answer's run of the cloud and its time, when they are well formed (an answer's own schema says whether it must carry them). */
 const answerMeta = z.object({ cloud: cloudStateSchema.optional(), server_time: z.string().optional() });
