@@ -43,7 +43,10 @@ export class LinkHealth {
     }
     if (e?.status === 401 && e.body?.code === 'edge_suspended') {
       if (this.state !== 'suspended') {
-        this.log.error({ reason: quote(String(e.body.reason)) }, 'sync suspended: the cloud suspended this edge (its issuer lost access there); it resumes once an administrator of the cloud re-confirms it');
+        this.log.error(
+          { reason: quote(String(e.body.reason)) },
+          'sync suspended: the cloud suspended this edge (its issuer lost access there); it resumes once an administrator of the cloud re-confirms it',
+        );
       }
       this.state = 'suspended';
       this.lastError = `${message} (edge_suspended: ${quote(String(e.body.reason))})`;
