@@ -65,6 +65,8 @@ export const errorCatalogue = {
   id_space_exhausted: { status: 503, message: 'No id is left for a new row of {table} on this appliance; nothing was written.' },
   sync_not_cloud: { status: 404, message: 'This appliance is not a cloud: it serves no sync edges (GATEHOUSE_ROLE=cloud).' },
   sync_protocol_unsupported: { status: 409, message: '{detail}' },
+  // Before the body is read (docs/sync.md: limits): the edge sends the batch again after Retry-After.
+  sync_upload_busy: { status: 503, message: 'The cloud cannot take this batch now: {detail}. Nothing of it was read; send it again after Retry-After.' },
   edge_read_only: { status: 409, message: 'This edge replicates {resource} from its cloud: change them on the cloud.' },
   event_log_behind: { status: 503, message: 'Some answered scans are not in the access-event log yet (its journal has been behind for {seconds} s or more); try again shortly.' },
 } as const satisfies Record<string, { status: number; message: string }>;

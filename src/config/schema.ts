@@ -122,6 +122,10 @@ export const configSchema = z
         bulk: perMinute.default(10),
         search: perMinute.default(20),
         windowSeconds: z.number().int().min(1).default(60),
+        // The sync protocol's routes, per edge (its sync token), in a window of their own: short,
+        // so an edge past its budget waits seconds, not a minute (docs/sync.md: limits).
+        sync: perMinute.default(600),
+        syncWindowSeconds: z.number().int().min(1).max(3600).default(10),
       })
       .prefault({}),
     access: z
@@ -185,6 +189,15 @@ export const configSchema = z
         edgeRetentionDays: z.number().int().min(1).max(3650).nullable().default(30),
         // Standalone and cloud: access events older than this are pruned (null = kept for ever, the default).
         retentionDays: z.number().int().min(1).max(36500).nullable().default(null),
+        // Cloud: upload batches applied at once, of all edges (one per edge); another is answered 503 with Retry-After.
+        uploadsAtOnce: z.number().int().min(1).max(64).default(4),
+        // Edge: the largest answer it reads from its cloud; a larger one is refused unread (docs/sync.md).
+        maxAnswerBytes: z
+          .number()
+          .int()
+          .min(64 * 1024)
+          .max(1024 * 1024 * 1024)
+          .default(16 * 1024 * 1024),
       })
       .prefault({}),
     // Readers plugged into the box: serial and USB HID (issue 27; docs/bridge.md).

@@ -51,14 +51,16 @@ function respondAgain(ctx: Context, replay: RepeatedResponse): void {
   ctx.body = replay.body;
 }
 
-/** The sync protocol's routes (issue 26): the edge's sync token opens its own project's and nothing else. */
-function authenticateEdge(ctx: Context, deps: HttpDeps): Project {
+/** The sync protocol's routes (issue 26): the edge's sync token opens its own project's and
+ * nothing else; each edge has a budget of requests (docs/sync.md: limits). */
+async function authenticateEdge(route: AnyRoute, ctx: Context, deps: HttpDeps): Promise<Project> {
   // Only a cloud takes sync tokens: a box whose role changed since it issued them refuses them all.
   const header = ctx.get('authorization');
   const edge = header.startsWith('Bearer ') && deps.config.role === 'cloud' ? deps.sync.edges.authenticate(header.slice(7).trim()) : null;
   const refusal = edgeRefusal(deps, edge);
   if (refusal) throw refusal;
   ctx.state.edge = edge;
+  ctx.set((await deps.rateLimits.consume(route.rateClass, `edge:${edge!.id}`)).headers);
   const project = deps.projects.find(edge!.project_id)!;
   const { teamSlug, projectSlug } = ctx.params as Record<string, string | undefined>;
   if (teamSlug !== undefined && (projectSlug !== project.slug || teamSlug !== deps.teams.find(project.team_id)?.slug)) throw new AppError('not_found', { resource: 'Project' });
@@ -123,14 +125,19 @@ async function handle(route: AnyRoute, ctx: Context, request: Omit<Parameters<An
 }
 
 async function syncRoute(route: AnyRoute, deps: HttpDeps, ctx: Context): Promise<void> {
-  const project = authenticateEdge(ctx, deps);
+  const project = await authenticateEdge(route, ctx, deps);
   const params = parse(route.params, ctx.params, () => new AppError('route_not_found', { path: ctx.path }));
   const query = parse(route.query, ctx.query, (e) => validationError(fieldErrorsFromZod(e)));
-  let body: unknown;
-  if (route.body) {
-    // The protocol's envelope holds stored values as deep as REST took them (src/json-depth.ts).
-    const parsed = await readBody(ctx, 'json', route.bodyLimitBytes ?? deps.config.http.bodyLimitBytes, deps.config.http.bodyTimeoutMs, undefined, SYNC_JSON_DEPTH);
-    body = parse(route.body, parsed.value, (e) => validationError(fieldErrorsFromZod(e)));
+  const release = route.admit?.(ctx);
+  try {
+    let body: unknown;
+    if (route.body) {
+      // The protocol's envelope holds stored values as deep as REST took them (src/json-depth.ts).
+      const parsed = await readBody(ctx, 'json', route.bodyLimitBytes ?? deps.config.http.bodyLimitBytes, deps.config.http.bodyTimeoutMs, undefined, SYNC_JSON_DEPTH);
+      body = parse(route.body, parsed.value, (e) => validationError(fieldErrorsFromZod(e)));
+    }
+    await handle(route, ctx, { params, query, body, principal: null, project });
+  } finally {
+    release?.();
   }
-  await handle(route, ctx, { params, query, body, principal: null, project });
 }

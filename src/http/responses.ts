@@ -95,13 +95,17 @@ function paramsCanFail(route: AnyRoute): boolean {
 
 const hasFields = (schema: z.ZodType): boolean => Object.keys((z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { properties?: object }).properties ?? {}).length > 0;
 
+/** The route's requests are counted by a rate limiter (its class is limited). */
+const counted = (route: AnyRoute, context: ResponseContext): boolean => route.rateClass !== 'none' && context.rateLimit(route.rateClass) > 0;
+
 /** The conditions the pipeline answers for this route, in the order it checks them, then the route's own. */
 export function conditionsOf(route: AnyRoute, context: ResponseContext): Condition[] {
   const out: Condition[] = [];
   const add = (code: ErrorCode, when: string, headers?: readonly ResponseHeader[]) => out.push({ code, when, ...(headers ? { headers } : {}) });
-  if (route.rateClass !== 'none' && context.rateLimit(route.rateClass) > 0) add('too_many_requests', `over the ${route.rateClass} rate limit (per token, session or client address)`, RATE_LIMITED);
   if (route.ability === 'sync') {
     add('unauthenticated', 'no sync token, or one that is malformed, unknown or revoked (an edge revoked on the cloud is refused at its next request), or this appliance is not a cloud');
+    // Counted per edge, so once its token is known (pipeline.ts).
+    if (counted(route, context)) add('too_many_requests', 'over rateLimit.sync requests of this edge in rateLimit.syncWindowSeconds (all four protocol routes together)', RATE_LIMITED);
     if (route.project) add('not_found', "the path names another project than the token's");
     add('sync_protocol_unsupported', 'the Gatehouse-Sync-Protocol header names a version this cloud does not speak');
     if (route.query && hasFields(route.query)) add('validation_failed', 'a query parameter fails validation');
@@ -117,6 +121,7 @@ export function conditionsOf(route: AnyRoute, context: ResponseContext): Conditi
     out.push(conditions.serverError);
     return out;
   }
+  if (counted(route, context)) add('too_many_requests', `over the ${route.rateClass} rate limit (per token, session or client address)`, RATE_LIMITED);
   if (route.ability !== 'public') {
     add('unauthenticated', 'no bearer token or session, or one that is malformed, unknown, revoked or expired; a deactivated user');
     if (!SAFE.has(route.method)) add('token_mismatch', 'a cookie session (or an XSRF-TOKEN) without a matching X-XSRF-TOKEN header');
@@ -176,6 +181,7 @@ const EXTRA: Partial<Record<ErrorCode, Record<string, z.ZodType>>> = {
   login_locked: { retry_after: z.number().int().min(1).describe('seconds until the account takes logins again') },
   scan_answer_timeout: { retry_after: z.number().int().min(1).describe('seconds before sending the scan again with the same request_id') },
   store_busy: { retry_after: z.number().int().min(1).describe('seconds until the write may succeed') },
+  sync_upload_busy: { retry_after: z.number().int().min(1).describe('seconds before sending the batch again') },
   channel_forbidden: { reason: z.string().describe('why the channel is refused') },
   missing_ability: { missing_ability: z.string().describe('the ability the route needs, which the token was not made with') },
 };
@@ -206,13 +212,14 @@ export interface DocumentedResponse {
 /** Every status the route answers, with its body and headers: the route's `responses` and the conditions above. */
 export function responsesOf(route: AnyRoute, context: ResponseContext): Map<number, DocumentedResponse> {
   // Set on every answer: the request id (http/app.ts), and the counters once the limiter has
-  // counted the request, which it does before anything else is checked (pipeline.ts).
+  // counted the request, which it does before anything else is checked (pipeline.ts), but for
+  // the sync protocol after the edge's token (a 401 is answered uncounted).
   const always = new Map<string, boolean>([
     ['X-Request-Id', true],
     ['X-Content-Type-Options', true],
     ['X-Frame-Options', true],
   ]);
-  if (route.rateClass !== 'none' && context.rateLimit(route.rateClass) > 0) for (const h of ['X-RateLimit-Limit', 'X-RateLimit-Remaining'] as const) always.set(h, true);
+  const countedAt = (status: number) => counted(route, context) && !(route.ability === 'sync' && status === 401);
   const causes = new Map<number, Condition[]>();
   for (const c of conditionsOf(route, context)) {
     const status = statusOf(c.code, route.envelope);
@@ -226,6 +233,7 @@ export function responsesOf(route: AnyRoute, context: ResponseContext): Map<numb
     const lines = [...(declared ? [declared.description] : []), ...met.map((c) => `\`${c.code}\`: ${c.when}`)];
     const description = lines.length === 1 ? lines[0]! : lines.map((l) => `- ${l}`).join('\n');
     const headers = new Map(always);
+    if (countedAt(status)) for (const h of ['X-RateLimit-Limit', 'X-RateLimit-Remaining'] as const) headers.set(h, true);
     // A retried signed webhook gets its first (2xx) answer again, marked (webhooks/replay-window.ts).
     if (route.webhook && status >= 200 && status < 300) headers.set(context.webhookHeaders(route.webhook).replayed, false);
     for (const name of new Set(met.flatMap((c) => c.headers ?? []))) headers.set(name, met.every((c) => c.headers?.includes(name)) || (headers.get(name) ?? false));

@@ -13,6 +13,13 @@ export const PROTOCOL_HEADER = 'Gatehouse-Sync-Protocol';
 /** The edge's clock when it sent the request (ms since the epoch): the cloud notes the offset. */
 export const SENT_AT_HEADER = 'Gatehouse-Sync-Sent-At';
 
+/** The most one upload request carries: items, and bytes of its body (docs/sync.md: limits). An
+ * edge sends a larger batch (a bulk import goes up as every row it wrote) as several requests,
+ * its feed position with the last. Parsing and validating a body holds the cloud's event loop
+ * (only applying it is done in slices), so one request is kept to tens of milliseconds of that. */
+export const UPLOAD_MAX_ITEMS = 1000;
+export const UPLOAD_MAX_BYTES = 4 * 1024 * 1024;
+
 /** Entities replicated to edges, in the order a decision needs them within one version. */
 export const ENTITIES = ['access_zone', 'access_point', 'reader', 'attendee_type', 'attendee', 'credential', 'time_restriction', 'blocklist_entry'] as const;
 export type Entity = (typeof ENTITIES)[number];
@@ -140,7 +147,7 @@ export const uploadBodySchema = z.strictObject({
     .describe(
       "the edge's feed positions: `from` past the last batch the cloud acknowledged, `to` past this one. The cloud keeps `to` when it holds everything up to `from`, and answers what it keeps in hello: a cloud restored from a backup answers less than the edge had acknowledged",
     ),
-  items: z.array(z.discriminatedUnion('kind', [uploadedAccessEventSchema, uploadedChangeSchema])).max(10_000),
+  items: z.array(z.discriminatedUnion('kind', [uploadedAccessEventSchema, uploadedChangeSchema])).max(UPLOAD_MAX_ITEMS),
 });
 export type UploadBody = z.infer<typeof uploadBodySchema>;
 

@@ -22,7 +22,7 @@ describe('configuration', () => {
     expect(config.http.port).toBe(8080);
     expect(config.mqtt.port).toBe(1883);
     expect(config.dataDir).toBe('./data');
-    expect(config.rateLimit).toEqual({ standard: 60, bulk: 10, search: 20, windowSeconds: 60 });
+    expect(config.rateLimit).toEqual({ standard: 60, bulk: 10, search: 20, windowSeconds: 60, sync: 600, syncWindowSeconds: 10 });
     expect(config.auth.tokenExpiryMinutes).toBeNull();
     expect(Object.isFrozen(config.http)).toBe(true);
   });

@@ -3,7 +3,18 @@ import { AppError, notFound } from '../../errors.js';
 import { isStoreBusy } from '../../store/transactions.js';
 import { conflictSchema, CONFLICT_KINDS } from '../../sync/conflicts.js';
 import { edgeSchema, type EdgeRow } from '../../sync/edges.js';
-import { changePageSchema, decodeCursor, encodeCursor, helloSchema, PROTOCOL_VERSION, SUPPORTED_PROTOCOLS, uploadBodySchema, uploadResultSchema } from '../../sync/protocol.js';
+import {
+  changePageSchema,
+  decodeCursor,
+  encodeCursor,
+  helloSchema,
+  PROTOCOL_VERSION,
+  SUPPORTED_PROTOCOLS,
+  UPLOAD_MAX_BYTES,
+  UPLOAD_MAX_ITEMS,
+  uploadBodySchema,
+  uploadResultSchema,
+} from '../../sync/protocol.js';
 import type { HttpDeps } from '../deps.js';
 import { collectionSchema, pageQuery, paginate, window } from '../pagination.js';
 import { type AnyRoute, defineRoute } from '../route.js';
@@ -24,7 +35,7 @@ const statusSchema = z.object({
   state: z
     .string()
     .describe(
-      'edge: starting, online, offline, incompatible (protocols differ: sync stopped), refused (token revoked), suspended (the cloud suspended this edge: its issuer lost access; it resumes once re-confirmed)',
+      'edge: starting, online, offline (the link is down, or a loop keeps failing on what the cloud answers: last_error says which and why), incompatible (protocols differ: sync stopped), refused (token revoked), suspended (the cloud suspended this edge: its issuer lost access; it resumes once re-confirmed)',
     ),
   edge_id: z.number().int().nullable(),
   online: z.boolean(),
@@ -58,7 +69,7 @@ export function syncRoutes(deps: HttpDeps): AnyRoute[] {
   const { sync, clock } = deps;
   const base = `${PROJECT_PATH}/sync`;
   const common = { tags: ['Sync'], rateClass: 'standard' as const, project: true };
-  const protocol = { tags: ['Sync protocol'], rateClass: 'none' as const, ability: 'sync' as const };
+  const protocol = { tags: ['Sync protocol'], rateClass: 'sync' as const, ability: 'sync' as const };
   const refused = { 409: { description: 'The edge speaks a protocol version this cloud does not (it stops syncing)', schema: protocolErrorSchema } };
   const cloudOnly = () => {
     if (deps.config.role !== 'cloud') throw new AppError('sync_not_cloud', { role: deps.config.role });
@@ -254,11 +265,19 @@ export function syncRoutes(deps: HttpDeps): AnyRoute[] {
       operationId: 'sync-protocol.upload',
       project: true,
       summary: 'Protocol: a batch of access events and changes from the edge, in its order, stored once each by uuid',
-      description: 'Send batches in order and move the edge cursor only after a 200: a batch sent again (after a lost answer) stores nothing twice.',
+      description: `Send batches in order and move the edge cursor only after a 200: a batch sent again (after a lost answer) stores nothing twice. At most ${UPLOAD_MAX_ITEMS} items and ${UPLOAD_MAX_BYTES / 1048576} MiB a request: send a larger batch as several, \`feed\` with the last. The cloud applies a batch in slices, each a transaction of its own, \`feed\` kept with the last.`,
       params: projectParams,
       body: uploadBodySchema,
-      bodyLimitBytes: 32 * 1024 * 1024,
+      bodyLimitBytes: UPLOAD_MAX_BYTES,
+      admit: (koa) => sync.uploadGate.admit(edgeIn(koa).id),
       responses: { 200: { description: 'What the batch stored', schema: single(uploadResultSchema) }, ...refused },
+      conditions: [
+        {
+          code: 'sync_upload_busy',
+          when: 'another batch of this edge is still being received or applied, or sync.uploadsAtOnce batches of other edges are: answered before the body is read; send it again after Retry-After',
+          headers: ['Retry-After'],
+        },
+      ],
       handler: async ({ project, body, koa }) => {
         const edge = edgeIn(koa);
         const outcome = await sync.uploads.apply(edge, project!.id, body);
