@@ -123,12 +123,8 @@ export const configSchema = z
         windowSeconds: z.number().int().min(1).default(60),
       })
       .prefault({}),
-    access: z
-      .strictObject({
-        // Deny re-entry to a zone the holder is already in, with reason not_authorized.
-        antiPassback: z.boolean().default(true),
-      })
-      .prefault({}),
+    // access.antiPassback is gone: each zone says (its anti_passback field); config/removed.ts
+    // names it when a file, variable or flag still sets it.
     store: z
       .strictObject({
         synchronous: z.enum(['NORMAL', 'FULL']).default('NORMAL'),
