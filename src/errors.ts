@@ -34,8 +34,6 @@ export const errorCatalogue = {
   method_not_allowed: { status: 405, message: 'The {method} method is not supported for route {path}. Supported methods: {allowed}.' },
   request_timeout: { status: 408, message: 'The request body did not arrive within {seconds} s.' },
   conflict: { status: 409, message: '{detail}' },
-  access_point_inactive: { status: 409, message: 'The access point is inactive: scans there are not decided.' },
-  access_point_without_zone: { status: 409, message: 'The access point leads into no access zone: scans there are not decided.' },
   unknown_reader: { status: 404, message: 'No reader has the identifier "{identifier}".' },
   reader_unassigned: { status: 409, message: 'The reader "{identifier}" is not assigned to an access point: scans there are not decided.' },
   ambiguous_reader: { status: 409, message: 'The reader identifier "{identifier}" is used in more than one project; sign the request with a webhook source of one project.' },

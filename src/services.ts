@@ -162,7 +162,7 @@ export function buildServices(config: Readonly<Config>, store: Store, clock: Clo
   const clockOffset = new ClockOffset(config.sync.clockToleranceMs, () => clock.now());
   const index = new VenueIndex(db);
   const occupancy = new Occupancy();
-  const engine = new AccessEngine(index, occupancy, { antiPassback: config.access.antiPassback });
+  const engine = new AccessEngine(index, occupancy);
   const journal = new EventJournal(
     db,
     { dir: join(store.dir, 'journal'), dbFile: store.file, synchronous: config.store.synchronous, segmentBytes: config.store.journalSegmentBytes, intervalMs: config.store.ingestIntervalMs },

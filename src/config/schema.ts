@@ -128,12 +128,8 @@ export const configSchema = z
         syncWindowSeconds: z.number().int().min(1).max(3600).default(10),
       })
       .prefault({}),
-    access: z
-      .strictObject({
-        // Deny re-entry to a zone the holder is already in, with reason not_authorized.
-        antiPassback: z.boolean().default(true),
-      })
-      .prefault({}),
+    // access.antiPassback is gone: each zone says (its anti_passback field); config/removed.ts
+    // names it when a file, variable or flag still sets it.
     store: z
       .strictObject({
         synchronous: z.enum(['NORMAL', 'FULL']).default('NORMAL'),

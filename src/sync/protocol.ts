@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DENIAL_REASONS, REASON_DETAILS } from '../access/engine.js';
 
 // The sync protocol's shapes (issue 26 item 2; docs/sync.md), shared by the cloud's routes
 // (http/routes/sync.ts, which put them in the OpenAPI document) and the edge's client
@@ -24,9 +25,13 @@ export const UPLOAD_MAX_BYTES = 4 * 1024 * 1024;
 export const ENTITIES = ['access_zone', 'access_point', 'reader', 'attendee_type', 'attendee', 'credential', 'time_restriction', 'blocklist_entry'] as const;
 export type Entity = (typeof ENTITIES)[number];
 
-/** Entity → its table and the columns an edge replicates (besides id, created_at, updated_at). */
-export const REPLICATED: Record<Entity, { table: string; columns: readonly string[] }> = {
-  access_zone: { table: 'access_zones', columns: ['name', 'slug', 'capacity', 'requires_ticket'] },
+/**
+ * Entity → its table and the columns an edge replicates (besides id, created_at, updated_at);
+ * `absent`: what an edge stores for a column a change does not carry (a cloud of a build from
+ * before the column sends none: an edge upgraded first must still apply its rows).
+ */
+export const REPLICATED: Record<Entity, { table: string; columns: readonly string[]; absent?: Readonly<Record<string, number>> }> = {
+  access_zone: { table: 'access_zones', columns: ['name', 'slug', 'capacity', 'requires_ticket', 'anti_passback'], absent: { anti_passback: 0 } },
   access_point: { table: 'access_points', columns: ['access_zone_id', 'name', 'slug', 'location', 'direction', 'is_active'] },
   reader: { table: 'readers', columns: ['access_point_id', 'identifier', 'type'] },
   attendee_type: { table: 'attendee_types', columns: ['name', 'slug'] },
@@ -98,7 +103,13 @@ export const uploadedAccessEventSchema = z.strictObject({
   credential_value: z.string().min(1).max(4096),
   attendee_id: z.number().int().nullable(),
   granted: z.boolean(),
-  reason: z.string().max(200).nullable(),
+  // The engine's own values only (engine.ts): the cloud announces them as its AccessDenied and access.denied do.
+  reason: z.enum(DENIAL_REASONS).nullable(),
+  reason_detail: z
+    .enum(REASON_DETAILS)
+    .nullable()
+    .optional()
+    .describe('which cause of not_authorized refused it (docs/engine.md); absent: null (an edge sends it only when set, as an edge from before it never does)'),
   movement: z.enum(['in', 'out']).nullable(),
   scanned_at: iso.describe("the edge's raw scan time (its clock offset is never applied to it)"),
   decided_at: iso,

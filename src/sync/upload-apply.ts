@@ -185,9 +185,9 @@ export class UploadApply {
     const synchronised = e.clock_synchronised !== undefined ? e.clock_synchronised : clock.synchronised;
     const stored = statement(
       this.db,
-      `INSERT INTO access_events (uuid, project_id, access_point_id, access_zone_id, reader_id, credential_id, credential_value, attendee_id, granted, reason, movement,
+      `INSERT INTO access_events (uuid, project_id, access_point_id, access_zone_id, reader_id, credential_id, credential_value, attendee_id, granted, reason, reason_detail, movement,
          counted, from_zone_id, scanned_at, decided_at, source, request_key, edge_id, uploaded_at, clock_offset_ms, clock_unsynchronised, duplicate_of, review)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, NULL, ?, ?, ?, NULL, ?, ?, ?, ?, NULL, NULL) ON CONFLICT (uuid) DO NOTHING RETURNING id, effective_at`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, NULL, ?, ?, ?, NULL, ?, ?, ?, ?, NULL, NULL) ON CONFLICT (uuid) DO NOTHING RETURNING id, effective_at`,
     ).get(
       e.uuid,
       projectId,
@@ -199,6 +199,7 @@ export class UploadApply {
       e.attendee_id,
       e.granted ? 1 : 0,
       e.reason,
+      e.reason_detail ?? null,
       e.movement,
       e.scanned_at,
       e.decided_at,
@@ -294,12 +295,14 @@ export class UploadApply {
           ...uploaded,
         },
       });
-    } else {
+    } else if (!e.granted && e.reason !== null) {
       this.bus.emit('AccessDenied', {
         projectId,
-        payload: { credential_value: e.credential_value, access_point_id: e.access_point_id, reason: e.reason ?? 'denied', timestamp: e.scanned_at, ...uploaded },
+        payload: { credential_value: e.credential_value, access_point_id: e.access_point_id, reason: e.reason, reason_detail: e.reason_detail ?? null, timestamp: e.scanned_at, ...uploaded },
       });
     }
+    // Else a grant naming no holder, credential or zone, or a denial with no reason: no edge decides
+    // one (engine.ts), so neither payload fits; it is stored as sent, and not announced live.
     if (counted && e.access_zone_id !== null) {
       this.bus.emit('zone.occupancy_changed', { projectId, zoneIds: fromZoneId === null ? [e.access_zone_id] : [e.access_zone_id, fromZoneId], timestamp: e.scanned_at });
     }

@@ -39,7 +39,9 @@ export function uploadItems(db: Database, items: readonly FeedItem[]): Item[] {
         credential_value: r.credential_value,
         attendee_id: r.attendee_id,
         granted: r.granted === 1,
-        reason: r.reason,
+        reason: r.reason as UploadedAccessEvent['reason'],
+        // Only when set, as the clock fields below: a cloud from before reason_detail refuses a field it does not know (docs/sync.md).
+        ...(r.reason_detail === null ? {} : { reason_detail: r.reason_detail as UploadedAccessEvent['reason_detail'] }),
         movement: r.movement,
         scanned_at: r.scanned_at,
         decided_at: r.decided_at,

@@ -69,6 +69,7 @@ describe('readers over MQTT', () => {
       request_id: 'a-2',
       access_granted: false,
       reason: 'invalid_credential',
+      reason_detail: null,
       access_point_id: gate,
       decided_at: new Date(NOW).toISOString(),
       event_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
