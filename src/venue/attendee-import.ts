@@ -66,7 +66,7 @@ const formatError = (message: string, code: string) => new ImportFormatError(mes
  * file (empty, binary, another header) is refused whole, never as every row's first_name. */
 export function parseCsv(text: string): Record<string, string>[] {
   if (text.replace(/^\uFEFF/, '').trim() === '') throw formatError(EMPTY_IMPORT, 'EMPTY');
-  // UTF-8 text never holds NUL; a spreadsheet, zip or image sent as it is nearly always does.
+  // CSV text holds no NUL byte; a spreadsheet, zip or image sent as it is nearly always does.
   if (text.includes('\u0000')) throw formatError('The file is not CSV text: it holds NUL bytes (a spreadsheet or another binary file? Save it as CSV, UTF-8).', 'NOT_TEXT');
   const columns = (header: string[]) => {
     // The message names no column: an upload's error never repeats what the file holds.

@@ -100,7 +100,7 @@ describe('the README tour', () => {
         .find((v) => typeof v === 'string' || typeof v === 'number');
       if (value === undefined) throw new Error(`${where}: no answer above has ${unit.takes.path}`);
       env[unit.takes.name] = String(value);
-      await shell.run(`export ${unit.takes.name}=${quote(String(value))}`, 5_000);
+      await shell.run(`export ${unit.takes.name}=${quote(String(value))}`, 30_000);
       return;
     }
     const command = ports(unit.command);
