@@ -28,8 +28,14 @@ export class PtyPair {
   /** socat up, both ends there, the reader's side open. */
   async plug(): Promise<void> {
     this.#socat = spawn('socat', [`pty,raw,echo=0,link=${this.device}`, `pty,raw,echo=0,link=${this.lineEnd}`], { stdio: 'ignore' });
+    // A missing socat fails at once, naming the package (scripts/test-tools.mjs checks it before a run too).
+    let failed: Error | null = null;
+    this.#socat.once('error', (err: NodeJS.ErrnoException) => {
+      failed = err.code === 'ENOENT' ? new Error('socat is not installed: apt-get install -y socat (the README names what npm test needs)') : err;
+    });
     const deadline = Date.now() + 10_000;
     while (!(existsSync(this.device) && existsSync(this.lineEnd))) {
+      if (failed) throw failed;
       if (Date.now() > deadline) throw new Error(`socat made no pty pair at ${this.device}`);
       await new Promise((r) => setTimeout(r, 20));
     }
