@@ -327,7 +327,7 @@ const coreMigrations: readonly Migration[] = [
     `,
   },
   {
-    version: 30,
+    version: 28,
     name: "re-entry per zone, and a denial's reason_detail",
     sql: `
       -- Anti-passback is a choice of each zone, off unless asked for (docs/engine.md; it was a
