@@ -120,7 +120,7 @@ describe('the appliance lifecycle', () => {
     });
     const app = new Gatehouse(config, { log: pino({ level: 'silent' }) });
     try {
-      await expect(app.start()).rejects.toThrow(/EADDRINUSE/);
+      await expect(app.start()).rejects.toThrow(/is already in use \(mqtt\.port\)/);
       expect(app.modules).toEqual([]);
       expect(app.httpPort).toBe(0);
       expect(app.store.isOpen).toBe(false);
