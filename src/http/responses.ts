@@ -3,6 +3,7 @@ import { errorCatalogue, type ErrorCode } from '../errors.js';
 import type { WebhookKind } from '../webhooks/gate.js';
 import type { AnyRoute, RateClass } from './route.js';
 import { cloudOwnedResource } from '../sync/cloud-owned.js';
+import { rateClassesOf } from './rate-limit.js';
 
 // Every answer a route can give, derived from what the route declares (issue 22 item 7): the
 // request pipeline (pipeline.ts) answers the same errors for every route that has the same
@@ -92,13 +93,26 @@ function paramsCanFail(route: AnyRoute): boolean {
   return !route.params.safeParse(Object.fromEntries(names.map((n) => [n, '!']))).success;
 }
 
+/** The budgets the route's requests count against (all), and those with a limit on this appliance (on). */
+function budgets(route: AnyRoute, context: ResponseContext): { all: RateClass[]; on: RateClass[] } {
+  const all = rateClassesOf(route).filter((c) => c !== 'none');
+  return { all, on: all.filter((c) => context.rateLimit(c) > 0) };
+}
+
+/** When the 429 comes: over the route's class, or over the search budget when the request searches. */
+function overBudget(route: AnyRoute, on: readonly RateClass[]): string {
+  const when = (c: RateClass) => (c === 'search' && route.rateClass !== 'search' ? `the search rate limit when it searches (a non-empty ${route.searchQuery!.join(' or ')})` : `the ${c} rate limit`);
+  return `over ${on.map(when).join(', or ')} (per token, session or client address)`;
+}
+
 const hasFields = (schema: z.ZodType): boolean => Object.keys((z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { properties?: object }).properties ?? {}).length > 0;
 
 /** The conditions the pipeline answers for this route, in the order it checks them, then the route's own. */
 export function conditionsOf(route: AnyRoute, context: ResponseContext): Condition[] {
   const out: Condition[] = [];
   const add = (code: ErrorCode, when: string, headers?: readonly ResponseHeader[]) => out.push({ code, when, ...(headers ? { headers } : {}) });
-  if (route.rateClass !== 'none' && context.rateLimit(route.rateClass) > 0) add('too_many_requests', `over the ${route.rateClass} rate limit (per token, session or client address)`, RATE_LIMITED);
+  const { on } = budgets(route, context);
+  if (on.length > 0) add('too_many_requests', overBudget(route, on), RATE_LIMITED);
   if (route.ability === 'sync') {
     add('unauthenticated', 'no sync token, or one that is malformed, unknown or revoked (an edge revoked on the cloud is refused at its next request), or this appliance is not a cloud');
     if (route.project) add('not_found', "the path names another project than the token's");
@@ -204,7 +218,9 @@ export function responsesOf(route: AnyRoute, context: ResponseContext): Map<numb
     ['X-Content-Type-Options', true],
     ['X-Frame-Options', true],
   ]);
-  if (route.rateClass !== 'none' && context.rateLimit(route.rateClass) > 0) for (const h of ['X-RateLimit-Limit', 'X-RateLimit-Remaining'] as const) always.set(h, true);
+  // Required when every budget the route may count against is limited; a budget that is off sends none.
+  const { all, on } = budgets(route, context);
+  if (on.length > 0) for (const h of ['X-RateLimit-Limit', 'X-RateLimit-Remaining'] as const) always.set(h, on.length === all.length);
   const causes = new Map<number, Condition[]>();
   for (const c of conditionsOf(route, context)) {
     const status = statusOf(c.code, route.envelope);
