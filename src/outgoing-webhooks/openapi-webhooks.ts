@@ -17,7 +17,7 @@ const WHEN: Record<string, string> = {
     'Sync flagged an uploaded access event or recorded a field conflict, or a later upload cleared a flag (told on the cloud). data: the conflict as GET .../sync/conflicts shows it; a clearing sends the same conflict (same id) with cleared_at set.',
   'credential.created': 'A credential was issued. data: the credential as REST shows it.',
   'credential.revoked': 'A credential was revoked. data: the credential as REST shows it.',
-  'access_point.updated': 'An access point was made or changed. data: the access point as REST shows it.',
+  'access_point.updated': 'An access point was made or changed. data: the access point as REST shows it, its readers without gateway_id and status (live state; reader.offline tells it).',
   'access_point.deleted': 'An access point was deleted. data: {id}.',
   'zone.capacity_reached': 'A grant filled a zone to its capacity (again only after it emptied to 90 %). data: {zone_id, capacity, current_count, timestamp}.',
   'gateway.online': "A gateway's reported status became online. data: the gateway, timestamp.",
