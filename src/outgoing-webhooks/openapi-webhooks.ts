@@ -28,7 +28,11 @@ const WHEN: Record<string, string> = {
 };
 
 export function openApiWebhooks(headerPrefix: string): Record<string, unknown> {
-  const header = (description: string) => ({ required: true, description, schema: { type: 'string' } });
+  // A subscription signs in one scheme (signing.ts): each scheme's headers are declared, required
+  // only when every delivery sends them (OpenAPI cannot make a header depend on the subscription).
+  const header = (name: string, required: boolean, description: string) => ({ name, in: 'header', required, description, schema: { type: 'string' } });
+  const sha256 = (what: string) => `${what} (signature_scheme sha256 only)`;
+  const standard = (what: string) => `${what} (signature_scheme standard only: Standard Webhooks)`;
   const out: Record<string, unknown> = {};
   for (const event of [...CATALOGUE, TEST_EVENT]) {
     out[event] = {
@@ -38,10 +42,14 @@ export function openApiWebhooks(headerPrefix: string): Record<string, unknown> {
         summary: event,
         description: `${WHEN[event] ?? ''} Signed as docs/webhooks-outgoing.md says (signature_scheme sha256: X-${headerPrefix}-Signature; standard: webhook-id, webhook-timestamp, webhook-signature). Answer 2xx within webhook.timeoutMs; 410 disables the subscription.`,
         parameters: [
-          { name: `X-${headerPrefix}-Signature`, in: 'header', ...header('sha256=<hex HMAC-SHA256 of the raw body> (signature_scheme sha256)') },
-          { name: `X-${headerPrefix}-Event`, in: 'header', ...header('the event name') },
-          { name: `X-${headerPrefix}-Delivery-ID`, in: 'header', ...header('the same on every attempt of one delivery: deduplicate by it') },
-          { name: `X-${headerPrefix}-Timestamp`, in: 'header', ...header('Unix seconds of the attempt') },
+          header(`X-${headerPrefix}-Event`, true, 'the event name'),
+          header(`X-${headerPrefix}-Signature`, false, sha256('sha256=<hex HMAC-SHA256 of the raw body with the current secret>; always sent')),
+          header(`X-${headerPrefix}-Signature-Previous`, false, sha256('the same with the previous secret, during the grace period after a rotation')),
+          header(`X-${headerPrefix}-Delivery-ID`, false, sha256('the same on every attempt of one delivery: deduplicate by it; always sent')),
+          header(`X-${headerPrefix}-Timestamp`, false, sha256('Unix seconds of the attempt; always sent')),
+          header('webhook-id', false, standard('the delivery id, the same on every attempt: deduplicate by it; always sent')),
+          header('webhook-timestamp', false, standard('Unix seconds of the attempt; always sent')),
+          header('webhook-signature', false, standard('space-separated v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">, one per secret that signs (two during a rotation); always sent')),
         ],
         requestBody: {
           required: true,
