@@ -137,7 +137,7 @@ export function conditionsOf(route: AnyRoute, context: ResponseContext): Conditi
   if (route.ability !== 'public' && route.ability !== 'authenticated') add('invalid_ability', `the token lacks the ability ${route.ability}`);
   if (route.admin) add('forbidden', 'the account is not an administrator');
   if (route.csrf) add('token_mismatch', 'no CSRF session (GET /sanctum/csrf-cookie first), or X-XSRF-TOKEN missing or wrong');
-  if (paramsCanFail(route)) add('route_not_found', 'a path parameter that names nothing (a non-numeric id)');
+  if (paramsCanFail(route)) add('route_not_found', 'a path parameter that names nothing (a non-numeric id), or an empty one (the path then names no route)');
   if (route.project) add('not_found', 'no such project, or the account cannot reach it');
   if (route.query && hasFields(route.query)) add('validation_failed', 'a query parameter fails validation');
   if (route.body) {
@@ -237,6 +237,8 @@ export function responsesOf(route: AnyRoute, context: ResponseContext): Map<numb
     // A retried signed webhook gets its first (2xx) answer again, marked (webhooks/replay-window.ts).
     if (route.webhook && status >= 200 && status < 300) headers.set(context.webhookHeaders(route.webhook).replayed, false);
     for (const name of new Set(met.flatMap((c) => c.headers ?? []))) headers.set(name, met.every((c) => c.headers?.includes(name)) || (headers.get(name) ?? false));
+    // A path that names no route (an empty id: `.../blocklist/`) is answered 404 before any budget counts it (http/app.ts).
+    if (status === 404) for (const name of ['X-RateLimit-Limit', 'X-RateLimit-Remaining']) if (headers.has(name)) headers.set(name, false);
     const schema =
       status < 400
         ? declared?.schema
