@@ -6,10 +6,11 @@ import type { PluginDependency } from '../../src/plugins/toolkit/types.js';
 import { client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { accessPointsDependency } from './fixtures.js';
 
-// callApi and collections (docs/plugins.md "callApi"): a collection operation called without
-// `page` / `per_page` resolves to every item, page after page, so a venue with 16 gates gets 16
-// (the appliance's pages hold 15 unless asked otherwise); with either it is one page, as asked;
-// past the cap it is refused with the paging option named, not cut short.
+// callApi and collections (docs/plugins.md "callApi"): a list operation called without `page` /
+// `per_page` resolves to every item, page after page, so a venue with 16 gates gets 16 (the
+// appliance's pages hold 15 unless asked otherwise); with either it is one page, as asked; past
+// the cap it is refused with the paging option named, not cut short. The call is first sent as
+// written: what is not a page, or a page holding the whole list, costs nothing more.
 
 const A = '/api/v1/projects/default/default';
 const attendees: PluginDependency = {
@@ -18,6 +19,14 @@ const attendees: PluginDependency = {
   permissionKey: 'attendees',
   permissions: ['view_attendees'],
   operations: { 'attendees.index': 'get:/v1/projects/{teamSlug}/{projectSlug}/attendees' },
+  events: {},
+};
+const zones: PluginDependency = {
+  identifier: 'zones',
+  model: 'AccessZone',
+  permissionKey: 'access_zones',
+  permissions: ['view_access_zones'],
+  operations: { 'access-zones.index': 'get:/v1/projects/{teamSlug}/{projectSlug}/access-zones' },
   events: {},
 };
 
@@ -36,7 +45,7 @@ describe('callApi on a collection', () => {
       return fetch(input, init);
     },
   });
-  const callApi = createCallApi(context, () => ({ dependencies: [accessPointsDependency, attendees] }));
+  const callApi = createCallApi(context, () => ({ dependencies: [accessPointsDependency, attendees, zones] }));
   const sentDuring = async <T>(call: () => Promise<T>): Promise<{ answer: T; requests: string[] }> => {
     const before = sent.length;
     const answer = await call();
@@ -56,7 +65,16 @@ describe('callApi on a collection', () => {
   it('resolves to all 16 gates of a venue, not the first page of 15', async () => {
     const { answer, requests } = await sentDuring(() => callApi<{ id: number }[]>('access-points.index', 'access_points'));
     expect(answer.map((g) => g.id)).toEqual(gates);
-    expect(requests).toEqual([`GET ${A}/access-points?per_page=100`]);
+    // The call as written answers the first 15 of 16: the list is read again, 100 a page.
+    expect(requests).toEqual([`GET ${A}/access-points`, `GET ${A}/access-points?per_page=100&page=1`]);
+  });
+
+  it('sends a list that one page holds once, and keeps that answer with {envelope: true}', async () => {
+    const { answer, requests } = await sentDuring(() => callApi<{ data: { name: string }[]; meta: Record<string, number>; links?: unknown }>('access-zones.index', 'zones', {}, { envelope: true }));
+    expect(requests).toEqual([`GET ${A}/access-zones`]);
+    expect(answer.data.map((z) => z.name)).toEqual(['Hall']);
+    expect(answer.meta).toEqual({ total: 1, pages: 1 });
+    expect(answer.links).toBeUndefined();
   });
 
   it('follows the pages of a list longer than one page of 100, keeping the query, each item once', async () => {
@@ -65,7 +83,7 @@ describe('callApi on a collection', () => {
     for (let i = 17; i <= 230; i++) gates.push((await api.post(`${A}/access-points`, { name: `Gate ${i}`, access_zone_id: zone })).body.data.id);
     const { answer, requests } = await sentDuring(() => callApi<{ id: number }[]>('access-points.index', 'access_points'));
     expect(answer.map((g) => g.id)).toEqual(gates);
-    expect(requests).toEqual([`GET ${A}/access-points?per_page=100`, `GET ${A}/access-points?per_page=100&page=2`, `GET ${A}/access-points?per_page=100&page=3`]);
+    expect(requests).toEqual([`GET ${A}/access-points`, ...[1, 2, 3].map((n) => `GET ${A}/access-points?per_page=100&page=${n}`)]);
   });
 
   it('answers one page when the call names page or per_page, its meta with {envelope: true}', async () => {
@@ -82,7 +100,7 @@ describe('callApi on a collection', () => {
   it('with {envelope: true} and no page asked, resolves to every item with their count and the pages read', async () => {
     const all = await callApi<{ data: { id: number }[]; meta: Record<string, number> }>('access-points.index', 'access_points', {}, { envelope: true });
     expect(all.data.map((g) => g.id)).toEqual(gates);
-    expect(all.meta).toEqual({ total: 230, pages: 3 });
+    expect(all.meta).toEqual({ total: 230, pages: 4 });
   });
 
   it("fills the store's records with every item", async () => {
@@ -111,8 +129,14 @@ describe('callApi on a collection', () => {
     expect((refused as Error).message).toBe(
       `attendees.index of "attendees" lists ${CALL_API_LIMITS.maxItems + 1} items, more than the ${CALL_API_LIMITS.maxItems} callApi gathers in one call: ask for one page at a time with {page, per_page} in additionalData (per_page at most 100).`,
     );
-    expect(sent.slice(before)).toEqual([`GET ${A}/attendees?search=Crowd&per_page=100`]);
+    expect(sent.slice(before)).toEqual([`GET ${A}/attendees?search=Crowd`]);
     const last = await callApi<unknown[]>('attendees.index', 'attendees', { search: 'Crowd', page: 101, per_page: 100 });
     expect(last).toHaveLength(1);
+    // A search that finds fewer is read whole, its query on every page: Guest 1, 10-19, 100-199, 1000-1999, 10000.
+    const from = sent.length;
+    const found = await callApi<{ first_name: string }[]>('attendees.index', 'attendees', { search: 'Guest 1' });
+    expect(found).toHaveLength(1112);
+    expect(new Set(found.map((a) => a.first_name)).size).toBe(1112);
+    expect(sent.slice(from)).toEqual([`GET ${A}/attendees?search=Guest+1`, ...Array.from({ length: 12 }, (_, i) => `GET ${A}/attendees?search=Guest+1&per_page=100&page=${i + 1}`)]);
   }, 60_000);
 });

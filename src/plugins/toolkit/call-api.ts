@@ -6,10 +6,10 @@
 // `api` errors): the manifest's top-level `permissions` are the device capabilities the spec names
 // (`camera`, `bluetooth`, `notifications`), not a copy of its dependencies'. {teamSlug} and
 // {projectSlug} come from the plugin's context, other path parameters from additionalData; what is
-// left of additionalData goes as the query (GET, DELETE) or as the JSON body. A collection is read
-// to its end (call-api-pages.ts) unless the call names a page. Browser-safe: fetch only.
+// left of additionalData goes as the query (GET, DELETE) or as the JSON body. A list is read to
+// its end (call-api-pages.ts) unless the call names a page. Browser-safe: fetch only.
 import { PluginApiError } from './call-api-error.js';
-import { asksForOnePage, everyItem, isCollectionOperation } from './call-api-pages.js';
+import { asksForOnePage, everyItem, wholeEnvelope } from './call-api-pages.js';
 import type { PluginDependency } from './types.js';
 
 export { PluginApiError, type PluginApiErrorCode } from './call-api-error.js';
@@ -32,8 +32,8 @@ export interface CallApiSource {
 export interface CallApiOptions {
   /**
    * Resolve to the whole answer instead of its `data`: what an answer carries beside it, such as a
-   * secret shown once (`{data, secret}`) or a page's `meta` (its total). A whole collection (no page
-   * asked) resolves to `{data: [every item], meta: {total, pages}}`.
+   * secret shown once (`{data, secret}`) or a page's `meta` (its total). A whole list (no page asked)
+   * resolves to `{data: [every item], meta: {total, pages, ...}}` (call-api-pages.ts wholeEnvelope).
    */
   envelope?: boolean;
 }
@@ -76,11 +76,11 @@ export function createCallApi(context: () => PluginContext, source: () => CallAp
       return encodeURIComponent(String(value));
     });
     const request = { ctx, method, path };
-    if (method === 'GET' && isCollectionOperation(match[2]!) && !asksForOnePage(rest)) {
+    if (method === 'GET' && !asksForOnePage(rest)) {
       // Every item, page after page: a list the plugin did not ask a page of is never cut short.
       const whole = await everyItem((page) => send(request, { ...rest, ...page }), `${operationId} of "${identifier}"`);
       if (whole.kind === 'answer') return answerOf<T>(whole.json, options);
-      return (options.envelope ? { data: whole.items, meta: { total: whole.items.length, pages: whole.pages } } : whole.items) as T;
+      return (options.envelope ? wholeEnvelope(whole) : whole.items) as T;
     }
     return answerOf<T>(await send(request, rest), options);
   };
