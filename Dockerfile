@@ -16,6 +16,10 @@ COPY config ./config
 RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
+# node-hid (USB HID barcode scanners, docs/bridge.md) loads libudev at run time; without it HID is
+# reported off and serial readers still work. A reader also needs the container run with
+# --device /dev/hidraw0 (or /dev/ttyUSB0 for serial).
+RUN apt-get update && apt-get install -y --no-install-recommends libudev1 && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production \
     GATEHOUSE_DATA_DIR=/app/data
 WORKDIR /app

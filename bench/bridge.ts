@@ -20,7 +20,7 @@
 // `bridge` are as many as the feedback bytes received: a warning when they differ, a failure when
 // by more than the 20 frames that can be in flight.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { constants, existsSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { constants, existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -54,8 +54,11 @@ const rdm6300 = (data: string): Buffer => encodeScan('rdm6300', data).frame;
 
 const hex10 = (n: number) => n.toString(16).toUpperCase().padStart(10, '0');
 
-async function start(): Promise<Appliance> {
-  const { proc, url, dataDir, token } = await startApplianceProcess('bridge', { GATEHOUSE_BRIDGE_REOPEN_MIN_MS: '50', GATEHOUSE_BRIDGE_REOPEN_MAX_MS: '200' });
+/** The appliance, allowed to open the pty pairs in `ptyDir` (by default the bridge opens serial ports only: docs/bridge.md). */
+async function start(ptyDir: string): Promise<Appliance> {
+  const config = join(ptyDir, 'gatehouse.json');
+  writeFileSync(config, JSON.stringify({ bridge: { allowedPaths: [`${ptyDir}/`] } }));
+  const { proc, url, dataDir, token } = await startApplianceProcess('bridge', { GATEHOUSE_BRIDGE_REOPEN_MIN_MS: '50', GATEHOUSE_BRIDGE_REOPEN_MAX_MS: '200', GATEHOUSE_CONFIG: config });
   procs.push(proc);
   dirs.push(dataDir);
   return { proc, url, token };
@@ -105,7 +108,9 @@ interface BridgeState {
 }
 
 async function main(): Promise<void> {
-  const app = await start();
+  const ptyDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-bridge-pty-'));
+  dirs.push(ptyDir);
+  const app = await start(ptyDir);
 
   // The venue: one hall, one door both ways, 1,000 holders of rdm6300 cards.
   const zone = (await api<{ data: { id: number } }>(app, 'POST', '/access-zones', { name: 'Hall' }, 201)).data.id;
@@ -126,8 +131,6 @@ async function main(): Promise<void> {
   );
 
   // 20 pty pairs, a bridge device on each.
-  const ptyDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-bridge-pty-'));
-  dirs.push(ptyDir);
   const pairs = await Promise.all(Array.from({ length: READERS }, (_, r) => ptyPair(ptyDir, `r${r}`)));
   const ids: number[] = [];
   for (let r = 0; r < READERS; r++) {

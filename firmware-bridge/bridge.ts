@@ -1,9 +1,10 @@
 import type { Clock } from '../src/clock.js';
 import { ScanError } from '../src/access/engine.js';
-import type { ReaderScans } from '../src/access/reader-scan.js';
+import { type ReaderScans, scanErrorRefusal } from '../src/access/reader-scan.js';
 import type { ScanService } from '../src/access/scan-service.js';
 import { readerKey, type VenueIndex } from '../src/access/venue-index.js';
 import { type BridgeDevice, type BridgeDeviceState, type BridgeDevices, IDLE_STATE, isHid } from '../src/devices/bridge-devices.js';
+import type { BridgePaths } from '../src/devices/bridge-paths.js';
 import type { ReaderStates } from '../src/devices/reader-state.js';
 import type { EventBus } from '../src/events/bus.js';
 import type { Logger } from '../src/logger.js';
@@ -34,6 +35,8 @@ export interface BridgeDeps {
   log: Logger;
   serial: Transport;
   hid: HidTransport;
+  /** The files a device may name: a stored device outside them (saved by an older version, or the config changed since) is never opened. */
+  paths: BridgePaths;
 }
 
 export class FirmwareBridge {
@@ -118,6 +121,13 @@ export class FirmwareBridge {
       }
       let state = this.#states.get(id);
       if (!state) this.#states.set(id, (state = { ...IDLE_STATE }));
+      const refused = device.path === null ? null : this.deps.paths.problem(device.path, device.framing);
+      if (refused) {
+        // Not looked for either: its last_error is the same whether such a file exists or not.
+        Object.assign(state, { connected: false, opened_path: null, last_error: `${device.path} is ${refused}: not opened` });
+        this.deps.log.warn({ device_id: id, path: device.path }, 'bridge device path not allowed; not opened');
+        return;
+      }
       const runner = new DeviceRunner(device, state, {
         transport: isHid(device.framing) ? this.deps.hid : this.deps.serial,
         decide: this.#decide,
@@ -147,7 +157,7 @@ export class FirmwareBridge {
       const outcome = await this.deps.scans.scan(request);
       return { granted: outcome.granted };
     } catch (err) {
-      if (err instanceof ScanError) return { refused: err.message };
+      if (err instanceof ScanError) return { refused: scanErrorRefusal(device.reader_identifier).message }; // its access point deleted meanwhile
       throw err;
     }
   };

@@ -5,6 +5,7 @@ import type { ProjectRepository } from '../src/accounts/projects.js';
 import type { Clock } from '../src/clock.js';
 import type { Config } from '../src/config/schema.js';
 import { type BridgeDeviceSettings, BridgeDevices, type EnsureReader } from '../src/devices/bridge-devices.js';
+import { BridgePaths } from '../src/devices/bridge-paths.js';
 import type { ReaderStates } from '../src/devices/reader-state.js';
 import { AppError, validationError } from '../src/errors.js';
 import type { EventBus } from '../src/events/bus.js';
@@ -47,7 +48,8 @@ export interface FirmwareBridgeDeps {
 }
 
 export function createFirmwareBridge(d: FirmwareBridgeDeps): FirmwareBridgeParts {
-  const devices = new BridgeDevices(d.db, d.clock, d.bus, ensureReader(d), checkDecoder);
+  const paths = new BridgePaths(d.config.bridge.allowedPaths, d.config.dataDir);
+  const devices = new BridgeDevices(d.db, d.clock, d.bus, ensureReader(d), paths, checkDecoder);
   const given = d.hidBackend;
   const hid = new HidTransport(given ? () => ('unavailable' in given ? given : { backend: given }) : nodeHidBackend);
   const { enabled, reopenMinMs, reopenMaxMs, badFrameLogIntervalMs } = d.config.bridge;
@@ -63,6 +65,7 @@ export function createFirmwareBridge(d: FirmwareBridgeDeps): FirmwareBridgeParts
       log: d.log.child({ module: 'bridge' }),
       serial: new SerialTransport(),
       hid,
+      paths,
     },
     { enabled, reopenMinMs, reopenMaxMs, badFrameLogIntervalMs },
   );

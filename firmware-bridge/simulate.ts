@@ -1,19 +1,22 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { delimiter, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import type { SerialPort } from 'serialport';
 import { CliError, usage } from '../src/cli/commands.js';
 import type { Config } from '../src/config/schema.js';
+import { SIMULATOR_DIR } from '../src/devices/bridge-paths.js';
 import { EncodeError, type EncodedScan as Scan, encodeScan as encode } from './framing/encode.js';
 import { SERIAL_FRAMINGS, type SerialFraming } from './framing/index.js';
 
 // `gatehouse bridge simulate` (issue 27 item 7): a reader "plugged in" without hardware. socat
 // makes a pseudo-terminal pair; one end is registered as a bridge device on a running appliance
 // over REST, real frames of the chosen framing go into the other, and each decision is read back
-// from the feedback bytes (grant 06, deny 15), as a reader's LED would show it.
+// from the feedback bytes (grant 06, deny 15), as a reader's LED would show it. The pair is made
+// in the appliance's data directory (bridge-simulator/), the one place besides the serial ports
+// that the bridge opens without bridge.allowedPaths (src/devices/bridge-paths.ts): only the
+// appliance's own user can make files there.
 
 const GRANT = 0x06;
 const DENY = 0x15;
@@ -106,14 +109,18 @@ class ReaderEnd {
   #socat: ChildProcess | null = null;
   #port: SerialPort | null = null;
   #answer: number[] = [];
+  /** The folder of this run's pair, made by open(). */
+  dir: string | null = null;
 
-  constructor(readonly dir: string) {}
+  /** `dataDir`: the appliance's data directory (the same config as the appliance's). */
+  constructor(readonly dataDir: string) {}
 
   get device(): string {
-    return join(this.dir, 'reader');
+    return join(this.dir!, 'reader');
   }
 
   async open(socat: string): Promise<void> {
+    this.dir = simulatorFolder(this.dataDir);
     const line = join(this.dir, 'line');
     let stderr = '';
     const proc = spawn(socat, [`pty,raw,echo=0,link=${this.device}`, `pty,raw,echo=0,link=${line}`], { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -160,6 +167,19 @@ class ReaderEnd {
   }
 }
 
+/** A fresh folder for one run's pty pair under <dataDir>/bridge-simulator/ (0700), where the appliance opens it. */
+function simulatorFolder(dataDir: string): string {
+  const data = resolve(dataDir);
+  if (!existsSync(data)) {
+    throw new CliError(
+      `the appliance's data directory ${data} is not here: run the simulator on the appliance's box with the appliance's config (dataDir, GATEHOUSE_DATA_DIR); the bridge opens the simulator's pty only under <dataDir>/${SIMULATOR_DIR}/`,
+    );
+  }
+  const parent = join(data, SIMULATOR_DIR);
+  mkdirSync(parent, { recursive: true, mode: 0o700 });
+  return mkdtempSync(join(parent, 'run-'));
+}
+
 function findSocat(): string {
   const found = (process.env.PATH ?? '')
     .split(delimiter)
@@ -202,7 +222,7 @@ export async function runSimulator(args: string[], config: Readonly<Config>, pri
   const interrupt = () => stop.abort();
   process.once('SIGINT', interrupt); // Ctrl-C ends the run, and the cleanup still happens
   const reader = o.reader ?? `SIM-${framing}`;
-  const end = new ReaderEnd(mkdtempSync(join(tmpdir(), 'gatehouse-sim-')));
+  const end = new ReaderEnd(config.dataDir);
   let deviceId: number | null = null;
   try {
     const accessPointId = await pickAccessPoint(api, P, `${team}/${slug}`, o['access-point']);
@@ -217,7 +237,15 @@ export async function runSimulator(args: string[], config: Readonly<Config>, pri
       feedback: { grant: '06', deny: '15' },
       debounce_ms: 0,
     };
-    deviceId = (await api.call<{ data: { id: number } }>('POST', `${P}/bridge/devices`, body)).data.id;
+    deviceId = await api.call<{ data: { id: number } }>('POST', `${P}/bridge/devices`, body).then(
+      (made) => made.data.id,
+      (err: Error) => {
+        // The appliance runs with another data directory than the one this command was given.
+        if (/answered 422: The path is not a serial port/.test(err.message))
+          throw new CliError(`${err.message} The appliance does not use ${resolve(end.dataDir)} as its data directory: run the simulator with its config (dataDir, GATEHOUSE_DATA_DIR).`);
+        throw err;
+      },
+    );
     await connected(api, `${P}/bridge/devices/${deviceId}`, end.device, stop.signal);
 
     const summary: SimulationSummary = { device_id: deviceId, path: end.device, scans: 0, granted: 0, denied: 0, unanswered: 0 };
@@ -249,7 +277,7 @@ export async function runSimulator(args: string[], config: Readonly<Config>, pri
     } catch (err) {
       process.stderr.write(`gatehouse: socat not stopped: ${(err as Error).message}\n`);
     }
-    rmSync(end.dir, { recursive: true, force: true });
+    if (end.dir) rmSync(end.dir, { recursive: true, force: true });
     if (ownToken) await api.call('DELETE', '/api/v1/auth/token').catch(() => {}); // the token made for this run only
   }
 }

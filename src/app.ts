@@ -168,6 +168,7 @@ export class Gatehouse {
         () => access.externalChanges.stop(),
       ),
       s.outgoing.observed,
+      s.issuerAccess, // edges and subscriptions whose issuer lost access, checked as the change is announced
       s.outgoing.dispatcher,
       sweep('outgoing webhook log and outbox retention', () => this.#pruneOutgoing(s), 60 * 60_000, this.log),
       access.retention, // old access events, hourly in short chunks (docs/storage.md)

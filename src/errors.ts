@@ -10,6 +10,9 @@ export const errorCatalogue = {
   not_a_token: { status: 400, message: 'This request is not made with a token; end a cookie session with DELETE /api/v1/auth/session.' },
   not_a_session: { status: 400, message: 'This request is not made with a cookie session; revoke a token with DELETE /api/v1/auth/token.' },
   unauthenticated: { status: 401, message: 'Unauthenticated.' },
+  // An edge whose issuer lost access to its project, until an administrator re-confirms it
+  // (docs/sync.md: edges and their issuers); the body adds code and reason.
+  edge_suspended: { status: 401, message: 'Unauthenticated.' },
   unable_to_authenticate: { status: 401, message: 'Unable to authenticate' },
   invalid_signature: { status: 401, message: '{detail}' },
   missing_signature: { status: 401, message: 'The {header} header is missing: sign the raw body with the source secret (sha256=<hex HMAC-SHA256>).' },
@@ -21,6 +24,7 @@ export const errorCatalogue = {
   // Before anything else, for an address whose webhook requests failed too often (issue 23 item 10; webhooks/failure-throttle.ts).
   too_many_failures: { status: 429, message: 'Too many failed webhook requests from {address}; try again in {seconds} s.' },
   invalid_ability: { status: 403, message: 'Invalid ability provided.' },
+  missing_ability: { status: 401, message: 'Unauthenticated.' },
   metrics_loopback_only: { status: 403, message: 'Metrics are served to clients on this box only (metrics.access is "loopback").' },
   forbidden: { status: 403, message: 'This action is unauthorized.' },
   channel_forbidden: { status: 403, message: 'This action is unauthorized.' },
@@ -30,8 +34,6 @@ export const errorCatalogue = {
   method_not_allowed: { status: 405, message: 'The {method} method is not supported for route {path}. Supported methods: {allowed}.' },
   request_timeout: { status: 408, message: 'The request body did not arrive within {seconds} s.' },
   conflict: { status: 409, message: '{detail}' },
-  access_point_inactive: { status: 409, message: 'The access point is inactive: scans there are not decided.' },
-  access_point_without_zone: { status: 409, message: 'The access point leads into no access zone: scans there are not decided.' },
   unknown_reader: { status: 404, message: 'No reader has the identifier "{identifier}".' },
   reader_unassigned: { status: 409, message: 'The reader "{identifier}" is not assigned to an access point: scans there are not decided.' },
   ambiguous_reader: { status: 409, message: 'The reader identifier "{identifier}" is used in more than one project; sign the request with a webhook source of one project.' },
@@ -61,6 +63,8 @@ export const errorCatalogue = {
   id_space_exhausted: { status: 503, message: 'No id is left for a new row of {table} on this appliance; nothing was written.' },
   sync_not_cloud: { status: 404, message: 'This appliance is not a cloud: it serves no sync edges (GATEHOUSE_ROLE=cloud).' },
   sync_protocol_unsupported: { status: 409, message: '{detail}' },
+  // Before the body is read (docs/sync.md: limits): the edge sends the batch again after Retry-After.
+  sync_upload_busy: { status: 503, message: 'The cloud cannot take this batch now: {detail}. Nothing of it was read; send it again after Retry-After.' },
   edge_read_only: { status: 409, message: 'This edge replicates {resource} from its cloud: change them on the cloud.' },
   event_log_behind: { status: 503, message: 'Some answered scans are not in the access-event log yet (its journal has been behind for {seconds} s or more); try again shortly.' },
 } as const satisfies Record<string, { status: number; message: string }>;

@@ -48,7 +48,8 @@ function print(result: unknown): void {
 }
 
 async function main(argv: string[]): Promise<number> {
-  if (argv[0] === '--help' || argv[0] === 'help') {
+  // `gatehouse plugin dev --help` as well as `gatehouse --help`: no command takes --help as a value.
+  if (argv[0] === 'help' || argv.includes('--help')) {
     process.stdout.write(`${usage}\n`);
     return 0;
   }

@@ -18,6 +18,7 @@ import { ProjectRepository } from './accounts/projects.js';
 import { SettingsStore } from './accounts/settings.js';
 import { TeamRepository } from './accounts/teams.js';
 import { UserRepository } from './accounts/users.js';
+import { IssuerAccess } from './accounts/issuer-access.js';
 import { LoginThrottle } from './auth/login-throttle.js';
 import { SessionService } from './auth/sessions.js';
 import { TokenService } from './auth/tokens.js';
@@ -85,6 +86,8 @@ export interface Services {
     memberships: MembershipRepository;
     loginThrottle: LoginThrottle;
   };
+  /** Whether edges and webhook subscriptions still stand on their issuer's access (accounts/issuer-access.ts). */
+  issuerAccess: IssuerAccess;
   venue: Venue;
   access: {
     index: VenueIndex;
@@ -160,7 +163,7 @@ export function buildServices(config: Readonly<Config>, store: Store, clock: Clo
   const clockOffset = new ClockOffset(config.sync.clockToleranceMs, () => clock.now());
   const index = new VenueIndex(db);
   const occupancy = new Occupancy();
-  const engine = new AccessEngine(index, occupancy, { antiPassback: config.access.antiPassback });
+  const engine = new AccessEngine(index, occupancy);
   const journal = new EventJournal(
     db,
     { dir: join(store.dir, 'journal'), dbFile: store.file, synchronous: config.store.synchronous, segmentBytes: config.store.journalSegmentBytes, intervalMs: config.store.ingestIntervalMs },
@@ -266,6 +269,26 @@ export function buildServices(config: Readonly<Config>, store: Store, clock: Clo
   const policy = new ReceiverPolicy({ allowInsecure: hook.allowInsecure, allowedNetworks: hook.allowedNetworks });
   const subscriptions = new Subscriptions(db, clock, bus, feed, policy, hook.secretGraceHours * 3_600_000);
   const deliveries = new Deliveries(db, clock, feed);
+  const sync = new SyncServices({
+    db,
+    clock,
+    bus,
+    config,
+    log: log.child({ module: 'sync' }),
+    feed,
+    occupancy,
+    index,
+    externalChanges: access.externalChanges,
+    journal,
+    teams: accounts.teams,
+    projects,
+    appVersion: '1.0.0',
+    scansSoFar: () => eventLog.stats.events,
+    clockOffset,
+  });
+  registerSyncMetrics(metrics.registry, sync);
+  // Edges and subscriptions stand on their issuer's access to the project (docs/security.md "Credentials outlive their issuer").
+  const issuerAccess = new IssuerAccess(bus, users, projects, { edges: sync.edges, subscriptions }, log.child({ module: 'issuer-access' }));
   const dispatcher = new Dispatcher(
     db,
     clock,
@@ -286,28 +309,11 @@ export function buildServices(config: Readonly<Config>, store: Store, clock: Clo
     },
     log.child({ module: 'webhooks-out' }),
     () => eventLog.stats.events,
+    (row) => issuerAccess.subscriptionHolds(row),
   );
   journal.onIngest(() => dispatcher.wake()); // new access events in access_events
   const outgoing = { feed, policy, subscriptions, deliveries, dispatcher, observed: new ObservedEvents(db, bus, index, occupancy, log.child({ module: 'feed' })) };
   registerOutgoingMetrics(metrics.registry, subscriptions, deliveries, dispatcher);
-  const sync = new SyncServices({
-    db,
-    clock,
-    bus,
-    config,
-    log: log.child({ module: 'sync' }),
-    feed,
-    occupancy,
-    index,
-    externalChanges: access.externalChanges,
-    journal,
-    teams: accounts.teams,
-    projects,
-    appVersion: '1.0.0',
-    scansSoFar: () => eventLog.stats.events,
-    clockOffset,
-  });
-  registerSyncMetrics(metrics.registry, sync);
   const bridge = createFirmwareBridge({
     db,
     clock,
@@ -332,5 +338,5 @@ export function buildServices(config: Readonly<Config>, store: Store, clock: Clo
   registerThrottleMetrics(metrics.registry, webhooks.throttle);
 
   const checkpointer = new Checkpointer({ file: store.file, synchronous: config.store.synchronous, intervalMs: config.store.checkpointIntervalMs }, log.child({ module: 'checkpoint' }));
-  return { config, log, clock, store, bus, metrics, checkpointer, accounts, venue, access, devices, realtime, outgoing, sync, bridge, webhooks };
+  return { config, log, clock, store, bus, metrics, checkpointer, accounts, issuerAccess, venue, access, devices, realtime, outgoing, sync, bridge, webhooks };
 }

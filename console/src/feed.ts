@@ -13,6 +13,8 @@ export interface AccessEvent {
   attendee_id: number | null;
   granted: boolean;
   reason: string | null;
+  /** Which cause of not_authorized it was (already_inside, access_point_inactive, ...), else null. */
+  reason_detail: string | null;
   scanned_at: string;
 }
 /** Socket payloads (src/realtime/event-schemas.ts). */
@@ -28,6 +30,8 @@ export interface AccessDenied {
   credential_value: string;
   access_point_id: number;
   reason: string;
+  /** Absent from an appliance older than the field: taken as null. */
+  reason_detail?: string | null;
   timestamp: string;
 }
 
@@ -44,6 +48,8 @@ export interface FeedRow {
   key: string;
   granted: boolean;
   reason: string | null;
+  /** Said instead of the reason when set: "Already inside" says more than "Not allowed in this zone". */
+  reasonDetail: string | null;
   attendeeId: number | null;
   /** Known from a grant's event; for the log's rows looked up by attendeeId. */
   attendeeName: string | null;
@@ -59,6 +65,7 @@ export function fromLog(e: AccessEvent): FeedRow {
     key: rowKey(e.granted, e.access_point_id, e.granted ? e.credential_id : e.credential_value, e.scanned_at),
     granted: e.granted,
     reason: e.reason,
+    reasonDetail: e.reason_detail ?? null,
     attendeeId: e.attendee_id,
     attendeeName: null,
     credential: e.credential_value,
@@ -72,6 +79,7 @@ export function fromGranted(e: AccessGranted): FeedRow {
     key: rowKey(true, e.access_point_id, e.credential_id, e.timestamp),
     granted: true,
     reason: null,
+    reasonDetail: null,
     attendeeId: e.attendee_id,
     attendeeName: `${e.attendee.first_name} ${e.attendee.last_name}`.trim(),
     credential: '',
@@ -85,6 +93,7 @@ export function fromDenied(e: AccessDenied): FeedRow {
     key: rowKey(false, e.access_point_id, e.credential_value, e.timestamp),
     granted: false,
     reason: e.reason,
+    reasonDetail: e.reason_detail ?? null,
     attendeeId: null,
     attendeeName: null,
     credential: e.credential_value,
@@ -219,4 +228,29 @@ export function denialSpikes(rows: readonly FeedRow[], now: number, seconds: num
     .filter(([, count]) => count >= Math.max(1, threshold))
     .map(([accessPointId, count]) => ({ accessPointId, count }))
     .sort((a, b) => b.count - a.count || a.accessPointId - b.accessPointId);
+}
+
+/**
+ * A feed row's time in the venue's time zone: the time alone when the scan was today there, the
+ * date with it otherwise (a box that was off overnight shows yesterday's log on top). `timeZone`
+ * undefined: the browser's. One instance per time zone; its `format` runs for every new row.
+ */
+export function eventTimes(timeZone: string | undefined, locale?: string): { format(at: string, now?: number): string; zoneName: string } {
+  const make = (options: Intl.DateTimeFormatOptions) => {
+    try {
+      return new Intl.DateTimeFormat(locale, { ...options, timeZone });
+    } catch {
+      return new Intl.DateTimeFormat(locale, options); // a zone the browser does not know
+    }
+  };
+  const timeOnly = make({ hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  const withDate = make({ day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  const day = make({ year: 'numeric', month: '2-digit', day: '2-digit' });
+  return {
+    format(at: string, now = Date.now()) {
+      const when = new Date(at);
+      return day.format(when) === day.format(new Date(now)) ? timeOnly.format(when) : withDate.format(when);
+    },
+    zoneName: timeOnly.resolvedOptions().timeZone,
+  };
 }

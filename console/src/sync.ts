@@ -11,6 +11,11 @@ export interface EdgeResource {
   protocol_version: number | null;
   backlog: number | null;
   clock_offset_ms: number | null;
+  /** The user the edge stands on (who issued or last re-confirmed it); null once deleted. Absent from an older appliance. */
+  issued_by?: number | null;
+  /** Set while the cloud refuses the edge because its issuer lost access, until an administrator re-confirms it. */
+  suspended_at?: string | null;
+  suspended_reason?: string | null;
 }
 
 export interface SyncStatus {
@@ -91,10 +96,15 @@ export function modeOf(status: SyncStatus): SyncMode {
   return status.state === 'not synced here' ? 'not-synced' : 'standalone';
 }
 
-/** The link as one word the page colours: online, offline, starting, incompatible, refused. */
+/** The link as one word the page colours: online, offline, starting, incompatible, refused, suspended. */
 export function linkState(status: SyncStatus): string {
   if (status.online) return 'online';
-  return ['starting', 'incompatible', 'refused'].includes(status.state) ? status.state : 'offline';
+  return ['starting', 'incompatible', 'refused', 'suspended'].includes(status.state) ? status.state : 'offline';
+}
+
+/** An edge re-confirmed on the cloud (its answer) in the place of the listed one. */
+export function replaceEdge(edges: readonly EdgeResource[], edge: EdgeResource): EdgeResource[] {
+  return edges.map((e) => (e.id === edge.id ? edge : e));
 }
 
 /** The last time the edge and its cloud got through to each other, either way. */

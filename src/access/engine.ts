@@ -2,10 +2,14 @@ import type { AttendeeEntry, CredentialEntry, VenueIndex, ZoneEntry } from './ve
 import type { Occupancy } from './occupancy.js';
 import { localWeekdayAndMinute } from './local-time.js';
 
-// The decision (spec: What the service does, items 3-4; Events, denial reasons). Checks run
-// in the spec's order and the first that fails names the reason:
-//   1. the credential exists, is assigned and active     invalid_credential / expired
-//   2. the attendee type may enter the zone               not_authorized (also anti-passback)
+// The decision (spec: What the service does, items 3-4; Events, denial reasons). Every scan at
+// an access point of the project is decided, and every decision is an access event (item 3:
+// "Each result produces an event"). Checks run in the spec's order and the first that fails
+// names the reason; reason_detail says which cause of not_authorized it was:
+//   0. the access point is active and leads into a zone    not_authorized (access_point_inactive / access_point_without_zone)
+//   1. the credential exists, is assigned and active      invalid_credential / expired
+//   2. the attendee type may enter the zone               not_authorized (type_not_permitted)
+//      the zone's anti-passback, when it has it           not_authorized (already_inside)
 //   3. the zone has room                                  capacity_exceeded
 //   4. a time window allows it                            time_restricted
 //   5. no blocklist entry applies                         blocklisted
@@ -13,6 +17,14 @@ import { localWeekdayAndMinute } from './local-time.js';
 
 export const DENIAL_REASONS = ['invalid_credential', 'not_authorized', 'expired', 'capacity_exceeded', 'time_restricted', 'blocklisted'] as const;
 export type DenialReason = (typeof DENIAL_REASONS)[number];
+
+/**
+ * Which of not_authorized's causes refused a scan (docs/engine.md: reason_detail). The spec's six
+ * reasons stay the reasons; these only tell apart what the spec's one meaning of not_authorized
+ * ("attendee type lacks access to the zone") no longer covers alone. null for every other denial.
+ */
+export const REASON_DETAILS = ['type_not_permitted', 'already_inside', 'access_point_inactive', 'access_point_without_zone'] as const;
+export type ReasonDetail = (typeof REASON_DETAILS)[number];
 
 export interface ScanInput {
   projectId: number;
@@ -34,57 +46,61 @@ export type Decision =
       /** The zone an entry moved its holder out of. */
       fromZoneId: number | null;
     }
-  | { granted: false; zoneId: number; reason: DenialReason; credential: CredentialEntry | null; attendee: AttendeeEntry | null };
+  | {
+      granted: false;
+      /** null: the access point leads into no zone it could admit to (inactive, or without one). */
+      zoneId: number | null;
+      reason: DenialReason;
+      detail: ReasonDetail | null;
+      credential: CredentialEntry | null;
+      attendee: AttendeeEntry | null;
+    };
 
-/** A scan the engine cannot judge at all: not a seventh denial reason, an error. */
+/** A scan naming no access point of its project: nothing to decide at, so not a decision but an error. */
 export class ScanError extends Error {
-  constructor(readonly code: 'unknown_access_point' | 'access_point_inactive' | 'access_point_without_zone') {
+  constructor(readonly code: 'unknown_access_point') {
     super(code);
   }
-}
-
-export interface EngineOptions {
-  /** Deny re-entry to a zone the credential's holder is already in (docs/engine.md). */
-  antiPassback: boolean;
 }
 
 export class AccessEngine {
   constructor(
     private readonly index: VenueIndex,
     readonly occupancy: Occupancy,
-    private readonly options: EngineOptions,
   ) {}
 
   /** Decides and, on a grant, moves the holder (occupancy changes here and nowhere else). */
   decide(scan: ScanInput): Decision {
     const point = this.index.accessPoints.get(scan.accessPointId);
     if (!point || point.projectId !== scan.projectId) throw new ScanError('unknown_access_point');
-    if (!point.isActive) throw new ScanError('access_point_inactive');
-    const zone = point.zoneId === null ? undefined : this.index.zones.get(point.zoneId);
-    if (!zone) throw new ScanError('access_point_without_zone');
 
     const credential = this.index.credential(scan.projectId, scan.credentialValue) ?? null;
     const attendee = credential ? (this.index.attendees.get(credential.attendeeId) ?? null) : null;
 
+    // 0. a door that cannot admit anyone: decided and recorded like any denial, with no zone (docs/engine.md)
+    if (!point.isActive) return denied(null, 'not_authorized', 'access_point_inactive', credential, attendee);
+    const zone = point.zoneId === null ? undefined : this.index.zones.get(point.zoneId);
+    if (!zone) return denied(null, 'not_authorized', 'access_point_without_zone', credential, attendee);
+
     // 1. valid and assigned
-    if (!credential || !attendee || attendee.status !== 'active') return denied(zone.id, 'invalid_credential', credential, attendee);
-    if (credential.validUntil !== null && scan.at > credential.validUntil) return denied(zone.id, 'expired', credential, attendee);
-    if (credential.status === 'revoked') return denied(zone.id, 'invalid_credential', credential, attendee);
-    if (credential.validFrom !== null && scan.at < credential.validFrom) return denied(zone.id, 'expired', credential, attendee);
+    if (!credential || !attendee || attendee.status !== 'active') return denied(zone.id, 'invalid_credential', null, credential, attendee);
+    if (credential.validUntil !== null && scan.at > credential.validUntil) return denied(zone.id, 'expired', null, credential, attendee);
+    if (credential.status === 'revoked') return denied(zone.id, 'invalid_credential', null, credential, attendee);
+    if (credential.validFrom !== null && scan.at < credential.validFrom) return denied(zone.id, 'expired', null, credential, attendee);
 
     const inside = this.occupancy.zoneOf(attendee.id) === zone.id;
     const movement: 'in' | 'out' = point.direction === 'out' || (point.direction === 'both' && inside) ? 'out' : 'in';
     if (movement === 'in') {
-      // 2. permission, and anti-passback
-      if (!this.mayEnter(attendee, zone)) return denied(zone.id, 'not_authorized', credential, attendee);
-      if (this.options.antiPassback && inside) return denied(zone.id, 'not_authorized', credential, attendee);
+      // 2. permission, and the zone's anti-passback (a re-entry is let in, uncounted, where the zone does not ask for it)
+      if (!this.mayEnter(attendee, zone)) return denied(zone.id, 'not_authorized', 'type_not_permitted', credential, attendee);
+      if (zone.antiPassback && inside) return denied(zone.id, 'not_authorized', 'already_inside', credential, attendee);
       // 3. capacity
-      if (zone.capacity !== null && this.occupancy.count(zone.id) >= zone.capacity) return denied(zone.id, 'capacity_exceeded', credential, attendee);
+      if (zone.capacity !== null && this.occupancy.count(zone.id) >= zone.capacity) return denied(zone.id, 'capacity_exceeded', null, credential, attendee);
       // 4. time windows
-      if (!this.withinWindows(attendee, zone, scan)) return denied(zone.id, 'time_restricted', credential, attendee);
+      if (!this.withinWindows(attendee, zone, scan)) return denied(zone.id, 'time_restricted', null, credential, attendee);
     }
     // 5. blocklist (leaving is never refused for it: a blocked person should get out)
-    if (movement === 'in' && this.blocked(attendee.id, credential.id, scan.at)) return denied(zone.id, 'blocklisted', credential, attendee);
+    if (movement === 'in' && this.blocked(attendee.id, credential.id, scan.at)) return denied(zone.id, 'blocklisted', null, credential, attendee);
 
     if (movement === 'in') {
       const counted = !inside;
@@ -138,6 +154,6 @@ export class AccessEngine {
   }
 }
 
-function denied(zoneId: number, reason: DenialReason, credential: CredentialEntry | null, attendee: AttendeeEntry | null): Decision {
-  return { granted: false, zoneId, reason, credential, attendee };
+function denied(zoneId: number | null, reason: DenialReason, detail: ReasonDetail | null, credential: CredentialEntry | null, attendee: AttendeeEntry | null): Decision {
+  return { granted: false, zoneId, reason, detail, credential, attendee };
 }

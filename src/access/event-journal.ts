@@ -6,7 +6,7 @@ import type { Database } from '../store/database.js';
 import { writeTransaction } from '../store/transactions.js';
 import { emptyTightened, privateDirectory, reportTightened } from '../store/private-files.js';
 import type { AccessEventRow } from './event-log.js';
-import { INSERT_EVENT_SQL, journalLine, MARK_SQL, POSITION_SQL, SEGMENT_FILE, SLOT, SLOTS, segmentName } from './journal-format.js';
+import { INSERT_EVENT_SQL, journalLine, journalValues, MARK_SQL, POSITION_SQL, SEGMENT_FILE, SLOT, SLOTS, segmentName } from './journal-format.js';
 import type { IngestMessage, IngestWorkerData } from './journal-ingest.js';
 import { workerFile } from '../workers/worker-file.js';
 
@@ -111,7 +111,7 @@ export class EventJournal {
         at = newline + 1;
       }
       writeTransaction(this.db, () => {
-        for (const values of rows) insert.run(values);
+        for (const values of rows) insert.run(journalValues(values)); // an older build's line: padded
         mark.run(segment, at);
       });
       recovered += rows.length;

@@ -21,6 +21,8 @@ export interface AccessEventRow {
   attendeeId: number | null;
   granted: boolean;
   reason: string | null;
+  /** Which cause of not_authorized it was (engine.ts REASON_DETAILS); null otherwise. */
+  reasonDetail: string | null;
   movement: 'in' | 'out' | null;
   counted: boolean;
   fromZoneId: number | null;

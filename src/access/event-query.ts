@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
-import { DENIAL_REASONS } from './engine.js';
+import { DENIAL_REASONS, REASON_DETAILS } from './engine.js';
 
 // Reading the access-event log (issue 5, item 8): filters by zone, access point, attendee,
 // result, reason and time range; newest first.
@@ -31,6 +31,10 @@ export const accessEventSchema = z.object({
   attendee_id: z.number().int().nullable(),
   granted: z.boolean(),
   reason: z.string().nullable(),
+  reason_detail: z
+    .enum(REASON_DETAILS)
+    .nullable()
+    .describe('which cause of not_authorized refused it: type_not_permitted, already_inside, access_point_inactive, access_point_without_zone (the last two: no access_zone_id); null otherwise'),
   movement: z.string().nullable(),
   scanned_at: z.string(),
   decided_at: z.string(),

@@ -4,10 +4,11 @@ import type { AccessEventRow } from './event-log.js';
 // (event-journal.ts) and the ingest worker that reads it into SQLite (journal-ingest.ts).
 // Nothing here may import more than types: the worker's bundle carries this file.
 
-/** access_events columns in journal order; a journal line is the JSON array of these values. */
+/** access_events columns in journal order; a journal line is the JSON array of these values. New
+ * columns go at the end, so a line written before them is the same line with nulls padded on. */
 export const INSERT_EVENT_SQL = `INSERT INTO access_events (uuid, project_id, access_point_id, access_zone_id, reader_id, credential_id, credential_value, attendee_id,
-  granted, reason, movement, counted, from_zone_id, scanned_at, decided_at, source, request_key, clock_offset_ms, clock_unsynchronised)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  granted, reason, movement, counted, from_zone_id, scanned_at, decided_at, source, request_key, clock_offset_ms, clock_unsynchronised, reason_detail)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT DO NOTHING`;
 /** How far the journal is in access_events, written in the same transaction as the rows. */
 export const MARK_SQL = 'UPDATE event_journal_position SET segment = ?, offset = ? WHERE id = 1';
@@ -23,8 +24,14 @@ export const segmentName = (n: number): string => `events-${String(n).padStart(1
 export const SLOT = { writes: 0, segment: 1, end: 2, stop: 3 } as const;
 export const SLOTS = 4;
 
-/** Values in a journal line. Lines written before the clock fields have 17: the rest are null. */
-export const JOURNAL_VALUES = 19;
+/** Values in a journal line. Lines written before the clock fields have 17, before reason_detail 19: the rest are null. */
+export const JOURNAL_VALUES = 20;
+
+/** A journal line's values as INSERT_EVENT_SQL takes them: a line an older build wrote padded with nulls (both readers, recovery and ingest). */
+export function journalValues(values: unknown[]): unknown[] {
+  while (values.length < JOURNAL_VALUES) values.push(null);
+  return values;
+}
 
 /** One journal line (without its newline): the row's values in INSERT_EVENT_SQL order. */
 export function journalLine(r: AccessEventRow): string {
@@ -48,5 +55,6 @@ export function journalLine(r: AccessEventRow): string {
     r.requestKey,
     r.clockOffsetMs,
     r.clockUnsynchronised,
+    r.reasonDetail,
   ]);
 }

@@ -2,7 +2,7 @@ import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { writeTransaction } from '../store/transactions.js';
-import { INSERT_EVENT_SQL, JOURNAL_VALUES, MARK_SQL, POSITION_SQL, SLOT, segmentName } from './journal-format.js';
+import { INSERT_EVENT_SQL, journalValues, MARK_SQL, POSITION_SQL, SLOT, segmentName } from './journal-format.js';
 
 // What the ingest worker does (src/workers/ingest.ts runs it in its thread; tests run it in
 // theirs): reads the journal's segment files from the position stored in SQLite and inserts
@@ -82,10 +82,7 @@ export class JournalIngest {
       }
       if (s === this.#segment && o === this.#offset) return 'idle';
       writeTransaction(this.#db, () => {
-        for (const values of rows) {
-          while (values.length < JOURNAL_VALUES) values.push(null); // a line from before the clock fields
-          this.#insert.run(values);
-        }
+        for (const values of rows) this.#insert.run(journalValues(values)); // a line from before the clock fields or reason_detail: padded
         this.#mark.run(s, o);
       });
     } catch (err) {

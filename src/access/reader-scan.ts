@@ -1,6 +1,5 @@
 import type { ReaderStates } from '../devices/reader-state.js';
 import { errorCatalogue, type FieldErrors } from '../errors.js';
-import type { ScanError } from './engine.js';
 import type { ScanRequest } from './scan-service.js';
 import { scanInstant } from './scan-time.js';
 import { readerKey, type ReaderEntry, type VenueIndex } from './venue-index.js';
@@ -9,8 +8,9 @@ import { readerKey, type ReaderEntry, type VenueIndex } from './venue-index.js';
 // the access-event webhook (http/routes/webhooks.ts) and, next, readers plugged into the box all
 // turn "reader X saw credential Y at time T" into a ScanRequest the same way, here: the timestamp
 // converted and bounded (scan-time.ts), the reader found by its identifier, its state marked
-// (last seen, last scan), an unassigned reader refused, and a ScanError the engine throws named
-// as one refusal. Each transport only says how a refusal travels (an error answer on the
+// (last seen, last scan), an unassigned reader refused, and the engine's ScanError (its access
+// point gone meanwhile) named as that same refusal. A scan at an inactive or zoneless door is no
+// refusal: the engine decides it (a denial, docs/engine.md). Each transport only says how a refusal travels (an error answer on the
 // decisions topic, a webhook error envelope). One set of limits for every transport.
 
 /** The longest credential value decided, on every transport (docs/decisions.md, issue 24 item 4). */
@@ -31,7 +31,7 @@ export interface ReaderScan {
   deadline?: number;
 }
 
-export type ReaderScanRefusalCode = 'validation_failed' | 'unknown_reader' | 'ambiguous_reader' | 'reader_unassigned' | 'access_point_inactive' | 'access_point_without_zone';
+export type ReaderScanRefusalCode = 'validation_failed' | 'unknown_reader' | 'ambiguous_reader' | 'reader_unassigned';
 
 export interface ReaderScanRefusal {
   code: ReaderScanRefusalCode;
@@ -91,10 +91,9 @@ export class ReaderScans {
   }
 }
 
-/** What a ScanError from the engine means for a reader's scan: its access point is gone (an unassigned reader), inactive, or leads nowhere. */
-export function scanErrorRefusal(err: ScanError, identifier: string): ReaderScanRefusal {
-  if (err.code === 'unknown_access_point') return refusal('reader_unassigned', identifier);
-  return { code: err.code, message: errorCatalogue[err.code].message };
+/** What the engine's ScanError means for a reader's scan: its access point is gone, so the reader is assigned to none. */
+export function scanErrorRefusal(identifier: string): ReaderScanRefusal {
+  return refusal('reader_unassigned', identifier);
 }
 
 function refusal(code: 'unknown_reader' | 'ambiguous_reader' | 'reader_unassigned', identifier: string): ReaderScanRefusal {

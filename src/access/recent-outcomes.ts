@@ -1,4 +1,4 @@
-import { DENIAL_REASONS, type DenialReason } from './engine.js';
+import { DENIAL_REASONS, type DenialReason, REASON_DETAILS, type ReasonDetail } from './engine.js';
 
 // The decisions of the last `capacity` scans that carried a request id, so a retry with the same
 // id (QoS 1 redelivery, a gateway retrying) is answered with the first decision and writes no
@@ -16,6 +16,7 @@ export interface RememberedOutcome {
   uuid: string;
   granted: boolean;
   reason: DenialReason | null;
+  reasonDetail: ReasonDetail | null;
   accessPointId: number;
   zoneId: number | null;
   attendeeId: number | null;
@@ -40,6 +41,7 @@ export class RecentOutcomes<T> {
   readonly #settled: Uint8Array;
   readonly #granted: Uint8Array;
   readonly #reason: Uint8Array;
+  readonly #detail: Uint8Array;
   readonly #accessPoint: Int32Array;
   readonly #zone: Int32Array;
   readonly #attendee: Int32Array;
@@ -65,6 +67,7 @@ export class RecentOutcomes<T> {
     this.#settled = new Uint8Array(capacity);
     this.#granted = new Uint8Array(capacity);
     this.#reason = new Uint8Array(capacity);
+    this.#detail = new Uint8Array(capacity);
     this.#accessPoint = new Int32Array(capacity);
     this.#zone = new Int32Array(capacity);
     this.#attendee = new Int32Array(capacity);
@@ -80,10 +83,12 @@ export class RecentOutcomes<T> {
     const zone = this.#zone[slot]!;
     const attendee = this.#attendee[slot]!;
     const reason = this.#reason[slot]!;
+    const detail = this.#detail[slot]!;
     return this.rebuild({
       uuid: uuidText(this.#uuid, slot * 16),
       granted: this.#granted[slot] === 1,
       reason: reason === 0 ? null : DENIAL_REASONS[reason - 1]!,
+      reasonDetail: detail === 0 ? null : REASON_DETAILS[detail - 1]!,
       accessPointId: this.#accessPoint[slot]!,
       zoneId: zone === NONE ? null : zone,
       attendeeId: attendee === NONE ? null : attendee,
@@ -124,6 +129,7 @@ export class RecentOutcomes<T> {
     this.#settled[slot] = 1;
     this.#granted[slot] = outcome.granted ? 1 : 0;
     this.#reason[slot] = outcome.reason === null ? 0 : DENIAL_REASONS.indexOf(outcome.reason) + 1;
+    this.#detail[slot] = outcome.reasonDetail === null ? 0 : REASON_DETAILS.indexOf(outcome.reasonDetail) + 1;
     this.#accessPoint[slot] = outcome.accessPointId;
     this.#zone[slot] = outcome.zoneId ?? NONE;
     this.#attendee[slot] = outcome.attendeeId ?? NONE;

@@ -1,4 +1,4 @@
-import type { DenialReason } from './engine.js';
+import type { DenialReason, ReasonDetail } from './engine.js';
 
 // What a scan is answered with, whichever way it was decided: at once (scan-service.ts) or
 // again for a retried request id (scan-requests.ts).
@@ -13,6 +13,8 @@ export interface ScanResponse {
   success: true;
   access_granted: boolean;
   reason?: DenialReason;
+  /** With every denial: which cause of not_authorized it was, else null (docs/engine.md). */
+  reason_detail?: ReasonDetail | null;
   attendee: ScanAttendee | null;
   /** The access event's uuid, so a client can find its event anywhere (issue 26). */
   event_id: string;
@@ -22,6 +24,7 @@ export interface ScanOutcome {
   uuid: string;
   granted: boolean;
   reason: DenialReason | null;
+  reasonDetail: ReasonDetail | null;
   accessPointId: number;
   zoneId: number | null;
   decidedAt: string;
@@ -35,6 +38,7 @@ export function outcome(
   uuid: string,
   granted: boolean,
   reason: DenialReason | null,
+  reasonDetail: ReasonDetail | null,
   accessPointId: number,
   zoneId: number | null,
   decidedAtMs: number,
@@ -42,6 +46,8 @@ export function outcome(
   attendee: ScanAttendee | null,
   replayed: boolean,
 ): ScanOutcome {
-  const answer: ScanResponse = granted ? { success: true, access_granted: true, attendee, event_id: uuid } : { success: true, access_granted: false, reason: reason!, attendee, event_id: uuid };
-  return { uuid, granted, reason, accessPointId, zoneId, decidedAt, decidedAtMs, replayed, answer };
+  const answer: ScanResponse = granted
+    ? { success: true, access_granted: true, attendee, event_id: uuid }
+    : { success: true, access_granted: false, reason: reason!, reason_detail: reasonDetail, attendee, event_id: uuid };
+  return { uuid, granted, reason, reasonDetail, accessPointId, zoneId, decidedAt, decidedAtMs, replayed, answer };
 }

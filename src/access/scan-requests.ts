@@ -2,7 +2,7 @@ import { iso } from '../clock.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import { PENDING_ENTRY, type ScanDeadlines } from './scan-deadlines.js';
-import type { DenialReason } from './engine.js';
+import type { DenialReason, ReasonDetail } from './engine.js';
 import { RecentOutcomes, type RememberedOutcome } from './recent-outcomes.js';
 import type { ScanRequest } from './scan-service.js';
 import { outcome, type ScanOutcome } from './scan-outcome.js';
@@ -106,19 +106,30 @@ export class ScanRequests {
   #replay(r: RememberedOutcome): ScanOutcome {
     const entry = r.attendeeId === null ? undefined : this.index.attendees.get(r.attendeeId);
     const attendee = entry ? { id: entry.id, first_name: entry.firstName, last_name: entry.lastName } : null;
-    return outcome(r.uuid, r.granted, r.reason, r.accessPointId, r.zoneId, r.decidedAtMs, iso(r.decidedAtMs), attendee, true);
+    return outcome(r.uuid, r.granted, r.reason, r.reasonDetail, r.accessPointId, r.zoneId, r.decidedAtMs, iso(r.decidedAtMs), attendee, true);
   }
 
   /** The decision stored for this request key by an earlier run (beyond the in-memory window). */
   #stored(projectId: number, requestKey: string): ScanOutcome | null {
-    const row = statement(this.db, 'SELECT uuid, granted, reason, access_point_id, access_zone_id, attendee_id, decided_at FROM access_events WHERE project_id = ? AND request_key = ?').get(
-      projectId,
-      requestKey,
-    ) as { uuid: string; granted: number; reason: DenialReason | null; access_point_id: number; access_zone_id: number | null; attendee_id: number | null; decided_at: string } | undefined;
+    const row = statement(
+      this.db,
+      'SELECT uuid, granted, reason, reason_detail, access_point_id, access_zone_id, attendee_id, decided_at FROM access_events WHERE project_id = ? AND request_key = ?',
+    ).get(projectId, requestKey) as
+      | {
+          uuid: string;
+          granted: number;
+          reason: DenialReason | null;
+          reason_detail: ReasonDetail | null;
+          access_point_id: number;
+          access_zone_id: number | null;
+          attendee_id: number | null;
+          decided_at: string;
+        }
+      | undefined;
     if (!row) return null;
     const entry = row.attendee_id === null ? undefined : this.index.attendees.get(row.attendee_id);
     const attendee = entry ? { id: entry.id, first_name: entry.firstName, last_name: entry.lastName } : null;
-    return outcome(row.uuid, row.granted === 1, row.reason, row.access_point_id, row.access_zone_id, Date.parse(row.decided_at), row.decided_at, attendee, true);
+    return outcome(row.uuid, row.granted === 1, row.reason, row.reason_detail, row.access_point_id, row.access_zone_id, Date.parse(row.decided_at), row.decided_at, attendee, true);
   }
 }
 
@@ -126,6 +137,7 @@ const remembered = (o: ScanOutcome): RememberedOutcome => ({
   uuid: o.uuid,
   granted: o.granted,
   reason: o.reason,
+  reasonDetail: o.reasonDetail,
   accessPointId: o.accessPointId,
   zoneId: o.zoneId,
   attendeeId: o.answer.attendee?.id ?? null,

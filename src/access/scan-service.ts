@@ -78,7 +78,7 @@ export class ScanService {
     return ScanRequests.requestKey(request);
   }
 
-  /** Decides, makes the access event durable, announces it, and answers (ScanError when the access point cannot decide). */
+  /** Decides, makes the access event durable, announces it, and answers (ScanError only for an access point the project does not have). */
   scan(request: ScanRequest): Promise<ScanOutcome> {
     const requestKey = ScanRequests.requestKey(request);
     if (requestKey === null) return this.#decide(request, null);
@@ -113,6 +113,7 @@ export class ScanService {
         attendeeId: decision.attendee?.id ?? null,
         granted: decision.granted,
         reason: decision.granted ? null : decision.reason,
+        reasonDetail: decision.granted ? null : decision.detail,
         movement: decision.granted ? decision.movement : null,
         counted: decision.granted && decision.counted,
         fromZoneId: decision.granted ? decision.fromZoneId : null,
@@ -142,7 +143,7 @@ export class ScanService {
     } else {
       this.bus.emit('AccessDenied', {
         projectId: request.projectId,
-        payload: { credential_value: request.credentialValue, access_point_id: request.accessPointId, reason: decision.reason, timestamp },
+        payload: { credential_value: request.credentialValue, access_point_id: request.accessPointId, reason: decision.reason, reason_detail: decision.detail, timestamp },
       });
     }
     if (decision.granted && decision.counted) {
@@ -150,6 +151,17 @@ export class ScanService {
       this.bus.emit('zone.occupancy_changed', { projectId: request.projectId, zoneIds, timestamp });
     }
     const attendee = decision.attendee ? { id: decision.attendee.id, first_name: decision.attendee.firstName, last_name: decision.attendee.lastName } : null;
-    return outcome(uuid, decision.granted, decision.granted ? null : decision.reason, request.accessPointId, decision.zoneId, now, decidedAt, attendee, false);
+    return outcome(
+      uuid,
+      decision.granted,
+      decision.granted ? null : decision.reason,
+      decision.granted ? null : decision.detail,
+      request.accessPointId,
+      decision.zoneId,
+      now,
+      decidedAt,
+      attendee,
+      false,
+    );
   }
 }

@@ -31,6 +31,8 @@ export interface ZoneEntry {
   projectId: number;
   capacity: number | null;
   requiresTicket: boolean;
+  /** Deny re-entry to a holder already inside (the zone's anti_passback; docs/engine.md). */
+  antiPassback: boolean;
 }
 
 export interface AccessPointEntry {
@@ -229,6 +231,7 @@ export class VenueIndex {
       projectId: r.project_id as number,
       capacity: (r.capacity as number | null) ?? null,
       requiresTicket: r.requires_ticket === 1 || r.requires_ticket === true,
+      antiPassback: r.anti_passback === 1 || r.anti_passback === true,
     });
   }
 

@@ -1,7 +1,9 @@
 // spec: Authentication item 4, the scope table. Abilities match exactly or by `*`; `read`
-// grants every GET; there is no other hierarchy (as in Laravel Sanctum).
+// grants every GET; there is no other hierarchy (as in Laravel Sanctum). One scope of ours,
+// `sync:edges` (issuing an edge: a sync token that acts without its issuer, docs/auth.md), is
+// not in `*` for everyone: an administrator's `*` covers it; anyone else's token must name it.
 
-export const scopes = ['*', 'read', 'attendees:read', 'attendees:write', 'forms:read', 'forms:write', 'access:read', 'access:write'] as const;
+export const scopes = ['*', 'read', 'attendees:read', 'attendees:write', 'forms:read', 'forms:write', 'access:read', 'access:write', 'sync:edges'] as const;
 
 export type Scope = (typeof scopes)[number];
 
@@ -12,6 +14,9 @@ export type RouteAbility = Scope | 'authenticated' | 'public' | 'sync';
 
 /** The scopes that only read: `read` and each area's `:read`. */
 export const readScopes: readonly Scope[] = scopes.filter((s) => s === 'read' || s.endsWith(':read'));
+
+/** Scopes `*` does not bring, except to an administrator: a token of anyone else must name them. */
+export const namedOnly: readonly Scope[] = ['sync:edges'];
 
 /**
  * What a principal may do: what its token was given (a session: `*`), capped to the read scopes for
@@ -29,9 +34,11 @@ export function mayGrant(held: readonly string[], scope: string): boolean {
   return held.includes('read') && (readScopes as readonly string[]).includes(scope);
 }
 
-export function abilitiesAllow(abilities: readonly string[], method: string, required: RouteAbility): boolean {
+/** Whether `abilities` reach a route requiring `required`; `isAdmin`: the holder is an administrator now (their `*` brings the named-only scopes). */
+export function abilitiesAllow(abilities: readonly string[], method: string, required: RouteAbility, isAdmin = false): boolean {
   if (required === 'public' || required === 'authenticated') return true;
   if (required === 'sync') return false;
+  if ((namedOnly as readonly string[]).includes(required)) return abilities.includes(required) || (isAdmin && abilities.includes('*'));
   if (abilities.includes('*')) return true;
   if ((method === 'GET' || method === 'HEAD') && abilities.includes('read')) return true;
   return abilities.includes(required);

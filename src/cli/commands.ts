@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { generatePassword } from '../auth/password.js';
 import { systemClock } from '../clock.js';
 import type { Config } from '../config/schema.js';
+import { parseJson } from '../json-depth.js';
 import type { Logger } from '../logger.js';
 import { Store } from '../store/database.js';
 import { UserRepository, type User } from '../accounts/users.js';
@@ -121,7 +122,7 @@ const commands: Record<string, (repos: Repos, v: Values, positionals: string[]) 
     }
     let rows: unknown[];
     try {
-      const parsed: unknown = file.endsWith('.json') ? JSON.parse(text) : parseCsv(text);
+      const parsed: unknown = file.endsWith('.json') ? parseJson(text) : parseCsv(text);
       rows = Array.isArray(parsed) ? parsed : ((parsed as { attendees?: unknown[] }).attendees ?? []);
     } catch (err) {
       throw new CliError(`${file}: ${(err as Error).message}`);
@@ -168,10 +169,10 @@ export const usage = `Usage: gatehouse [config flags]                 start the 
        gatehouse projects create --name N [--slug S] [--team SLUG] [--timezone TZ]
        gatehouse bridge simulate --framing F [--url U] [--token T | --email E --password P] [--values a,b] [--access-point ID] [--reader R] [--interval-ms N] [--keep]
        gatehouse plugin init <dir> [--yes] [--name N]
-       gatehouse plugin dev <dir> [--url U] [--token T] [--team SLUG] [--project SLUG] [--port N] [--host H]
-       gatehouse plugin build <dir> [--out DIR]
+       gatehouse plugin dev <dir> [--url U] [--token T | --email E --password P] [--team SLUG] [--project SLUG] [--port N] [--host H]
+       gatehouse plugin build <dir> [--out DIR] [--url U]
        gatehouse plugin add-dependency [<dir>] [--url U] [--token T] [--tag TAG --operations a,b|all --events E,F|none --identifier ID] [--replace]
-Config flags (any command): --data-dir DIR, --config FILE, ... (docs/config.md)`;
+Config flags (any command): --data-dir DIR, --config FILE, ... (docs/config.md); --help after any command prints this`;
 
 /** Runs one administration command against the store; returns what to print. */
 export async function runCommand(config: Readonly<Config>, log: Logger, group: string, args: string[]): Promise<unknown> {

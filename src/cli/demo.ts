@@ -52,11 +52,12 @@ export function seedDemo(db: Database, clock: Clock, log: Logger, project: Proje
   }
   const venue = createVenue(db, clock, new EventBus(log));
   const p = project.id;
-  const zone = (name: string, capacity: number | null, requires_ticket = false) => venue.zones.create(p, { name, capacity, requires_ticket }).id;
+  const zone = (name: string, capacity: number | null, requires_ticket = false, anti_passback = false) => venue.zones.create(p, { name, capacity, requires_ticket, anti_passback }).id;
   const arena = zone('Arena', 5000);
   const vip = zone('VIP Lounge', 150, true);
   const backstage = zone('Backstage', 60, true);
-  const press = zone('Press Room', 40);
+  // The press room refuses re-entry (a pass handed back out of the door): the demo's one zone with anti-passback.
+  const press = zone('Press Room', 40, false, true);
   const point = (name: string, location: string, access_zone_id: number, direction: 'in' | 'out' | 'both') => venue.accessPoints.create(p, { name, location, access_zone_id, direction }).id;
   const gateIn = point('Main Gate In', 'North entrance, lanes 1-4', arena, 'in');
   const gateOut = point('Main Gate Out', 'North entrance, exit lanes', arena, 'out');
@@ -111,7 +112,7 @@ export function seedDemo(db: Database, clock: Clock, log: Logger, project: Proje
       'GH-000001': 'general admission: granted at GATE-IN-1',
       'GH-000007': 'VIP: Arena, and the VIP Lounge on Friday and Saturday evenings',
       'GH-000008': 'crew: everywhere, RFID at BACKSTAGE-1',
-      'GH-000009': 'press: Press Room 08:00-20:00 only',
+      'GH-000009': 'press: Press Room 08:00-20:00 only, and not twice in a row (the room refuses re-entry: already_inside)',
       'GH-000013': 'blocklisted attendee: denied everywhere',
       'NOT-A-TICKET': 'unknown credential: invalid_credential',
     },

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { configSchema, type Config } from './schema.js';
 import { coerceLeaf, configLeaves, getPath, setPath } from './overlay.js';
+import { takeRemoved } from './removed.js';
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -106,10 +107,11 @@ const SECRET = /secret|password|token|masterkey/i;
 export function loadConfig(sources: ConfigSources = {}): Readonly<Config> {
   const origin: Origin = new Map();
   const raw = readFile(sources.file, sources.fileRequired ?? false, origin);
+  const removed = takeRemoved(raw, sources.file, sources.env ?? {}, sources.flags ?? []);
   applyEnv(raw, sources.env ?? {}, origin);
-  const flagProblems = applyFlags(raw, sources.flags ?? [], origin);
+  const flagProblems = applyFlags(raw, removed.flags, origin);
   const result = configSchema.safeParse(raw);
-  const problems = [...flagProblems];
+  const problems = [...removed.problems, ...flagProblems];
   if (!result.success) {
     for (const issue of result.error.issues) {
       const key = issue.path.map(String).join('.') || '(root)';

@@ -1,4 +1,5 @@
 import { createBridgeDeviceBody } from '../devices/bridge-devices.js';
+import { allowedPathEntry, BridgePaths } from '../devices/bridge-paths.js';
 import { z } from 'zod';
 
 // One schema for the whole configuration: defaults live here, the environment overlay
@@ -121,14 +122,14 @@ export const configSchema = z
         bulk: perMinute.default(10),
         search: perMinute.default(20),
         windowSeconds: z.number().int().min(1).default(60),
+        // The sync protocol's routes, per edge (its sync token), in a window of their own: short,
+        // so an edge past its budget waits seconds, not a minute (docs/sync.md: limits).
+        sync: perMinute.default(600),
+        syncWindowSeconds: z.number().int().min(1).max(3600).default(10),
       })
       .prefault({}),
-    access: z
-      .strictObject({
-        // Deny re-entry to a zone the holder is already in, with reason not_authorized.
-        antiPassback: z.boolean().default(true),
-      })
-      .prefault({}),
+    // access.antiPassback is gone: each zone says (its anti_passback field); config/removed.ts
+    // names it when a file, variable or flag still sets it.
     store: z
       .strictObject({
         synchronous: z.enum(['NORMAL', 'FULL']).default('NORMAL'),
@@ -184,6 +185,15 @@ export const configSchema = z
         edgeRetentionDays: z.number().int().min(1).max(3650).nullable().default(30),
         // Standalone and cloud: access events older than this are pruned (null = kept for ever, the default).
         retentionDays: z.number().int().min(1).max(36500).nullable().default(null),
+        // Cloud: upload batches applied at once, of all edges (one per edge); another is answered 503 with Retry-After.
+        uploadsAtOnce: z.number().int().min(1).max(64).default(4),
+        // Edge: the largest answer it reads from its cloud; a larger one is refused unread (docs/sync.md).
+        maxAnswerBytes: z
+          .number()
+          .int()
+          .min(64 * 1024)
+          .max(1024 * 1024 * 1024)
+          .default(16 * 1024 * 1024),
       })
       .prefault({}),
     // Readers plugged into the box: serial and USB HID (issue 27; docs/bridge.md).
@@ -195,6 +205,9 @@ export const configSchema = z
         reopenMaxMs: z.number().int().min(10).max(600_000).default(5000),
         // Bad frames are logged at most once per this many ms per device (all are counted).
         badFrameLogIntervalMs: z.number().int().min(0).max(3_600_000).default(10_000),
+        // Files devices may name besides the serial ports and /dev/hidraw* (docs/bridge.md: Device
+        // paths): "/dir/" for anything below a folder, or a path with * for any characters but "/".
+        allowedPaths: z.array(allowedPathEntry).max(256).default([]),
         // Devices from this file (managed_by "config": changed here, read-only over REST), by name.
         devices: z
           .array(
@@ -336,6 +349,12 @@ export const configSchema = z
   .superRefine((config, ctx) => {
     if (config.metrics.access === 'token' && !config.metrics.token) {
       ctx.addIssue({ code: 'custom', path: ['metrics', 'token'], message: 'required when metrics.access is "token" (the bearer token scrapers send)' });
+    }
+    // The file's devices name what REST devices may (docs/bridge.md: Device paths).
+    const paths = new BridgePaths(config.bridge.allowedPaths, config.dataDir);
+    for (const [i, device] of config.bridge.devices.entries()) {
+      const problem = device.path === null || device.path === undefined ? null : paths.problem(device.path, device.framing);
+      if (problem) ctx.addIssue({ code: 'custom', path: ['bridge', 'devices', i, 'path'], message: problem });
     }
     // DESIGN: Cloud sync. An edge needs the cloud's URL and its sync token.
     if (config.role !== 'edge') return;

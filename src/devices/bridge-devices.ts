@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import { type BridgeDevice, type BridgeDeviceSettings, type BridgeFraming, type CreateBridgeDevice, DEVICE_DEFAULTS, type UpdateBridgeDevice } from './bridge-device-schema.js';
+import type { BridgePaths } from './bridge-paths.js';
 import { iso } from '../clock.js';
 import { AppError, found, validationError } from '../errors.js';
 import type { EventBus } from '../events/bus.js';
@@ -32,6 +33,8 @@ export class BridgeDevices {
     private readonly clock: Clock,
     private readonly bus: EventBus,
     private readonly ensureReader: EnsureReader,
+    /** The files a device may name (bridge-paths.ts). */
+    private readonly paths: BridgePaths,
     /** Why the bridge could not decode with these settings (a keymap it refuses), or null. */
     private readonly checkDecoder: (settings: BridgeDeviceSettings) => string | null = () => null,
   ) {}
@@ -113,6 +116,8 @@ export class BridgeDevices {
   }
 
   #check(projectId: number, deviceName: string, s: BridgeDeviceSettings, id: number | null): void {
+    const pathProblem = s.path === null ? null : this.paths.problem(s.path, s.framing);
+    if (pathProblem) throw validationError({ path: [`The path is ${pathProblem}.`] });
     const taken = statement(this.db, 'SELECT id FROM bridge_devices WHERE project_id = ? AND name = ?').get(projectId, deviceName) as { id: number } | undefined;
     if (taken && taken.id !== id) throw validationError({ name: ['The name has already been taken.'] });
     if (s.access_point_id !== null && !statement(this.db, 'SELECT 1 FROM access_points WHERE project_id = ? AND id = ?').get(projectId, s.access_point_id)) {

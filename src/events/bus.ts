@@ -91,6 +91,8 @@ export interface DomainEvents {
   'sync.link_up': { projectId: number; edgeId: number | null; downSince: string | null; at: string };
   /** The cloud flagged an uploaded access event or recorded a field conflict (docs/sync.md: conflicts). */
   'sync.conflict': { projectId: number; conflict: SyncConflictResource };
+  /** The cloud refuses an edge from now on: revoked, or suspended because its issuer lost access (docs/sync.md). Its open long polls end. */
+  'sync.edge_refused': { projectId: number; edgeId: number; refusal: 'revoked' | 'suspended' };
   /** A counted grant changed these zones' occupancy (after commit). */
   'zone.occupancy_changed': { projectId: number; zoneIds: number[]; timestamp: string };
   /** A project was created or changed (its time zone drives time windows). */
@@ -121,8 +123,8 @@ export interface DomainEvents {
    * item 1): connections that rely on it (WebSocket subscriptions, MQTT sessions) are checked
    * again at once. userId null: anyone's (the token expiry setting changed). */
   'access.changed': { userId: number | null; reason: AccessChangeReason };
-  /** An outgoing webhook subscription was disabled: its receiver answered 410 Gone, or failed for outgoingWebhooks.disableAfterHours. */
-  'webhook.endpoint_disabled': { projectId: number; subscriptionId: number; url: string; reason: 'gone' | 'failing' };
+  /** An outgoing webhook subscription was disabled: its receiver answered 410 Gone, it failed for outgoingWebhooks.disableAfterHours, or its owner lost access to its project. */
+  'webhook.endpoint_disabled': { projectId: number; subscriptionId: number; url: string; reason: 'gone' | 'failing' | 'owner_lost_access' };
   /** A state observed (not committed) was written to the outbox: its consumers may read it. */
   'feed.appended': { event: string };
   /** A subscription was created, changed or deleted (for the console). */

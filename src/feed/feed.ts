@@ -53,6 +53,7 @@ export interface AccessRow {
   project_id: number;
   granted: number;
   reason: string | null;
+  reason_detail: string | null;
   access_point_id: number;
   access_zone_id: number | null;
   credential_id: number | null;
@@ -89,7 +90,7 @@ function accessItem(r: AccessRow): Omit<FeedItem, 'after'> {
         credential_id: r.credential_id,
         timestamp: r.scanned_at,
       }
-    : { uuid: r.uuid, credential_value: r.credential_value, access_point_id: r.access_point_id, reason: r.reason, timestamp: r.scanned_at };
+    : { uuid: r.uuid, credential_value: r.credential_value, access_point_id: r.access_point_id, reason: r.reason, reason_detail: r.reason_detail, timestamp: r.scanned_at };
   // Uploaded from an edge (on the cloud): where and when it was decided, when it arrived, and its flags (docs/sync.md).
   if (r.edge_id !== null) {
     Object.assign(data, {
@@ -207,7 +208,7 @@ export class Feed {
   // with no statistics, preferred that equality and then scanned and sorted the project's every
   // event on each read: 7 ms a read at 300,000 events, found by bench:cloud-sync's profile).
   #accessRows(after: number, projectId: number, granted: boolean | null, limit: number, names: boolean): AccessRow[] {
-    const sql = `SELECT e.id, e.uuid, e.project_id, e.granted, e.reason, e.access_point_id, e.access_zone_id, e.credential_id, e.credential_value, e.attendee_id,
+    const sql = `SELECT e.id, e.uuid, e.project_id, e.granted, e.reason, e.reason_detail, e.access_point_id, e.access_zone_id, e.credential_id, e.credential_value, e.attendee_id,
         e.scanned_at, e.decided_at, e.reader_id, e.movement, e.source, e.edge_id, e.uploaded_at, e.clock_offset_ms, e.clock_unsynchronised,
         e.duplicate_of, e.review, e.deleted_reference, ${names ? 'a.first_name, a.last_name' : 'NULL AS first_name, NULL AS last_name'}
       FROM access_events e${names ? ' LEFT JOIN attendees a ON a.id = e.attendee_id AND a.project_id = e.project_id' : ''}

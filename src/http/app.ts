@@ -31,12 +31,15 @@ function errorEnvelope(deps: HttpDeps, envelopeOfPath: (path: string) => Envelop
       deps.metrics.observe(ctx.method, route, ctx.status, seconds);
       const fields = { method: ctx.method, url: ctx.url, status: ctx.status, ms: Math.round(seconds * 1e4) / 10, ip: ctx.ip };
       if (ctx.status >= 500) log.error(fields, 'request failed');
-      // Probes and scrapes every few seconds would drown the log, and so would each page's files.
-      else if ((ctx.state.route as AnyRoute | undefined)?.rateClass === 'none' || ctx.state.console) log.debug(fields, 'request');
+      // Probes and scrapes every few seconds would drown the log, and so would each page's files
+      // and the sync protocol's requests (every edge makes several a second).
+      else if (quiet(ctx.state.route as AnyRoute | undefined) || ctx.state.console) log.debug(fields, 'request');
       else log.info(fields, 'request');
     }
   };
 }
+
+const quiet = (route: AnyRoute | undefined): boolean => route?.rateClass === 'none' || route?.rateClass === 'sync';
 
 /** SQLite could not give a write its lock within busy_timeout (another connection held it: the
  * journal's ingest worker, a CLI command): not a bug, an answer to retry (issue 22 item 6).

@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import { AppError } from '../errors.js';
+import { JsonDepthError, MAX_JSON_DEPTH, parseJson } from '../json-depth.js';
 import type { BodyKind } from './route.js';
 
 export interface ParsedBody {
@@ -39,8 +40,8 @@ async function rawBodyWithin(ctx: Context, limit: number, timeoutMs: number): Pr
 
 /** Reads and parses the body a route accepts: 415 for a content type it does not take, 413
  * over the limit, 408 when it does not arrive within `timeoutMs`, 400 for JSON that does not
- * parse. An absent body parses as undefined. */
-export async function readBody(ctx: Context, kind: BodyKind, limit: number, timeoutMs: number, beforeParse?: (raw: Buffer) => Promise<BeforeParse>): Promise<ParsedBody> {
+ * parse or nests deeper than `maxDepth` (src/json-depth.ts). An absent body parses as undefined. */
+export async function readBody(ctx: Context, kind: BodyKind, limit: number, timeoutMs: number, beforeParse?: (raw: Buffer) => Promise<BeforeParse>, maxDepth = MAX_JSON_DEPTH): Promise<ParsedBody> {
   if (!hasBody(ctx)) {
     await beforeParse?.(Buffer.alloc(0));
     return { raw: Buffer.alloc(0), value: undefined };
@@ -65,8 +66,8 @@ export async function readBody(ctx: Context, kind: BodyKind, limit: number, time
   if (!isJsonType(type)) return { raw, value: Object.fromEntries(new URLSearchParams(raw.toString('utf8'))) };
   try {
     // A leading BOM is tolerated in parsing; `raw` keeps it for signature checks.
-    return { raw, value: JSON.parse(raw.toString('utf8').replace(/^\uFEFF/, '')) };
+    return { raw, value: parseJson(raw.toString('utf8').replace(/^\uFEFF/, ''), maxDepth) };
   } catch (err) {
-    throw new AppError('malformed_json', { detail: (err as Error).message });
+    throw new AppError('malformed_json', { detail: err instanceof JsonDepthError ? `${err.message}.` : (err as Error).message });
   }
 }

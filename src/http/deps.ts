@@ -80,6 +80,8 @@ export interface HttpDeps {
   devices: DeviceDeps;
   /** Cloud sync: edges, the protocol, status and conflicts (issue 26). */
   sync: Services['sync'];
+  /** Whether an edge still stands on its issuer's access (checked at every request of the sync protocol). */
+  issuerAccess: Services['issuerAccess'];
   /** Readers plugged into the box: their record and their live state (issue 27). */
   bridge: { devices: Services['bridge']['devices']; runtime: Services['bridge']['runtime'] };
   isReady(): boolean;
@@ -112,6 +114,7 @@ export function httpDepsOf(s: Services, app: { mqttPorts(): { tcp: number; tls: 
     realtime: { server: s.realtime.server, credentials: s.realtime.credentials, cipher: s.realtime.cipher },
     devices: { ...devices, mqttPorts: app.mqttPorts },
     sync: s.sync,
+    issuerAccess: s.issuerAccess,
     bridge: { devices: s.bridge.devices, runtime: s.bridge.runtime },
     isReady: app.isReady,
   };

@@ -2,7 +2,9 @@ import type { Context } from 'koa';
 import type { z } from 'zod';
 import { abilitiesAllow } from '../auth/abilities.js';
 import { AppError, fieldErrorsFromZod, validationError } from '../errors.js';
+import { SYNC_JSON_DEPTH } from '../json-depth.js';
 import { authenticate, requireCsrfSession } from './authenticate.js';
+import { edgeRefusal } from './edge-refusal.js';
 import { readBody, type BeforeParse } from './body.js';
 import type { HttpDeps } from './deps.js';
 import { rateClassOf } from './rate-limit.js';
@@ -25,7 +27,13 @@ function authorize(route: AnyRoute, method: string, principal: Principal | null)
   if (!principal) throw new AppError('unauthenticated');
   // A read that reveals secrets is checked as a write would be: `read` does not reach it.
   const asMethod = route.revealsSecrets ? 'SECRET' : route.readOnly ? 'GET' : method;
-  if (!abilitiesAllow(principal.abilities, asMethod, route.ability)) throw new AppError('invalid_ability');
+  if (!abilitiesAllow(principal.abilities, asMethod, route.ability, principal.user.is_admin)) {
+    // A token made without the ability is refused as unauthenticated, as the spec says, naming
+    // what it lacks; a read-only account, or a cookie session (which holds every ability its
+    // account has: a 401 would end it), is forbidden the action (docs/auth.md: abilities).
+    if (principal.kind === 'token' && !principal.user.read_only) throw new AppError('missing_ability', {}, { body: { missing_ability: route.ability } });
+    throw new AppError('invalid_ability');
+  }
   if (route.admin && !principal.user.is_admin) throw new AppError('forbidden');
   return principal;
 }
@@ -44,14 +52,17 @@ function respondAgain(ctx: Context, replay: RepeatedResponse): void {
   ctx.body = replay.body;
 }
 
-/** The sync protocol's routes (issue 26): the edge's sync token opens its own project's and nothing else. */
-function authenticateEdge(ctx: Context, deps: HttpDeps): Project {
+/** The sync protocol's routes (issue 26): the edge's sync token opens its own project's and
+ * nothing else; each edge has a budget of requests (docs/sync.md: limits). */
+async function authenticateEdge(route: AnyRoute, ctx: Context, deps: HttpDeps): Promise<Project> {
   // Only a cloud takes sync tokens: a box whose role changed since it issued them refuses them all.
   const header = ctx.get('authorization');
   const edge = header.startsWith('Bearer ') && deps.config.role === 'cloud' ? deps.sync.edges.authenticate(header.slice(7).trim()) : null;
-  if (!edge) throw new AppError('unauthenticated');
+  const refusal = edgeRefusal(deps, edge);
+  if (refusal) throw refusal;
   ctx.state.edge = edge;
-  const project = deps.projects.find(edge.project_id)!;
+  ctx.set((await deps.rateLimits.consume(route.rateClass, `edge:${edge!.id}`)).headers);
+  const project = deps.projects.find(edge!.project_id)!;
   const { teamSlug, projectSlug } = ctx.params as Record<string, string | undefined>;
   if (teamSlug !== undefined && (projectSlug !== project.slug || teamSlug !== deps.teams.find(project.team_id)?.slug)) throw new AppError('not_found', { resource: 'Project' });
   const spoken = Number(ctx.get(PROTOCOL_HEADER));
@@ -115,13 +126,19 @@ async function handle(route: AnyRoute, ctx: Context, request: Omit<Parameters<An
 }
 
 async function syncRoute(route: AnyRoute, deps: HttpDeps, ctx: Context): Promise<void> {
-  const project = authenticateEdge(ctx, deps);
+  const project = await authenticateEdge(route, ctx, deps);
   const params = parse(route.params, ctx.params, () => new AppError('route_not_found', { path: ctx.path }));
   const query = parse(route.query, ctx.query, (e) => validationError(fieldErrorsFromZod(e)));
-  let body: unknown;
-  if (route.body) {
-    const parsed = await readBody(ctx, 'json', route.bodyLimitBytes ?? deps.config.http.bodyLimitBytes, deps.config.http.bodyTimeoutMs);
-    body = parse(route.body, parsed.value, (e) => validationError(fieldErrorsFromZod(e)));
+  const release = route.admit?.(ctx);
+  try {
+    let body: unknown;
+    if (route.body) {
+      // The protocol's envelope holds stored values as deep as REST took them (src/json-depth.ts).
+      const parsed = await readBody(ctx, 'json', route.bodyLimitBytes ?? deps.config.http.bodyLimitBytes, deps.config.http.bodyTimeoutMs, undefined, SYNC_JSON_DEPTH);
+      body = parse(route.body, parsed.value, (e) => validationError(fieldErrorsFromZod(e)));
+    }
+    await handle(route, ctx, { params, query, body, principal: null, project });
+  } finally {
+    release?.();
   }
-  await handle(route, ctx, { params, query, body, principal: null, project });
 }

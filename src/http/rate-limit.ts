@@ -5,13 +5,17 @@ import type { AnyRoute, RateClass } from './route.js';
 // spec: Limits. 60/min standard, 10/min bulk, 20/min search and export, each a budget of its
 // own, per token (or session) and per client address when unauthenticated. A fixed window
 // that starts at the first request, so Retry-After is the honest time to its end. 0 = off.
-// rate-limiter-flexible keeps the counters (a well-kept library; it also expires them).
+// The sync protocol's routes have a budget per edge in a short window of their own
+// (docs/sync.md: limits). rate-limiter-flexible keeps the counters (a well-kept library; it
+// also expires them).
 
 export interface RateLimitSettings {
   standard: number;
   bulk: number;
   search: number;
   windowSeconds: number;
+  sync: number;
+  syncWindowSeconds: number;
 }
 
 export interface RateDecision {
@@ -22,9 +26,10 @@ export class RateLimits {
   readonly #limiters = new Map<Exclude<RateClass, 'none'>, { limit: number; limiter: RateLimiterMemory }>();
 
   constructor(settings: RateLimitSettings) {
-    for (const cls of ['standard', 'bulk', 'search'] as const) {
+    for (const cls of ['standard', 'bulk', 'search', 'sync'] as const) {
       const limit = settings[cls];
-      if (limit > 0) this.#limiters.set(cls, { limit, limiter: new RateLimiterMemory({ points: limit, duration: settings.windowSeconds, keyPrefix: cls }) });
+      const duration = cls === 'sync' ? settings.syncWindowSeconds : settings.windowSeconds;
+      if (limit > 0) this.#limiters.set(cls, { limit, limiter: new RateLimiterMemory({ points: limit, duration, keyPrefix: cls }) });
     }
   }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { namedOnly } from '../auth/abilities.js';
 import { errorCatalogue, type ErrorCode } from '../errors.js';
 import type { WebhookKind } from '../webhooks/gate.js';
 import type { AnyRoute, RateClass } from './route.js';
@@ -93,6 +94,11 @@ function paramsCanFail(route: AnyRoute): boolean {
   return !route.params.safeParse(Object.fromEntries(names.map((n) => [n, '!']))).success;
 }
 
+const hasFields = (schema: z.ZodType): boolean => Object.keys((z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { properties?: object }).properties ?? {}).length > 0;
+
+/** The route's requests are counted by a rate limiter (its class is limited). */
+const counted = (route: AnyRoute, context: ResponseContext): boolean => route.rateClass !== 'none' && context.rateLimit(route.rateClass) > 0;
+
 /** The budgets the route's requests count against (all), and those with a limit on this appliance (on). */
 function budgets(route: AnyRoute, context: ResponseContext): { all: RateClass[]; on: RateClass[] } {
   const all = rateClassesOf(route).filter((c) => c !== 'none');
@@ -105,16 +111,14 @@ function overBudget(route: AnyRoute, on: readonly RateClass[]): string {
   return `over ${on.map(when).join(', or ')} (per token, session or client address)`;
 }
 
-const hasFields = (schema: z.ZodType): boolean => Object.keys((z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { properties?: object }).properties ?? {}).length > 0;
-
 /** The conditions the pipeline answers for this route, in the order it checks them, then the route's own. */
 export function conditionsOf(route: AnyRoute, context: ResponseContext): Condition[] {
   const out: Condition[] = [];
   const add = (code: ErrorCode, when: string, headers?: readonly ResponseHeader[]) => out.push({ code, when, ...(headers ? { headers } : {}) });
-  const { on } = budgets(route, context);
-  if (on.length > 0) add('too_many_requests', overBudget(route, on), RATE_LIMITED);
   if (route.ability === 'sync') {
     add('unauthenticated', 'no sync token, or one that is malformed, unknown or revoked (an edge revoked on the cloud is refused at its next request), or this appliance is not a cloud');
+    // Counted per edge, so once its token is known (pipeline.ts).
+    if (counted(route, context)) add('too_many_requests', 'over rateLimit.sync requests of this edge in rateLimit.syncWindowSeconds (all four protocol routes together)', RATE_LIMITED);
     if (route.project) add('not_found', "the path names another project than the token's");
     add('sync_protocol_unsupported', 'the Gatehouse-Sync-Protocol header names a version this cloud does not speak');
     if (route.query && hasFields(route.query)) add('validation_failed', 'a query parameter fails validation');
@@ -122,7 +126,7 @@ export function conditionsOf(route: AnyRoute, context: ResponseContext): Conditi
       add('unsupported_media_type', 'a Content-Type the route does not take');
       add('payload_too_large', 'a body over the limit');
       add('request_timeout', 'the body did not arrive whole within http.bodyTimeoutMs (the connection is closed)');
-      add('malformed_json', 'a JSON body that does not parse');
+      add('malformed_json', 'a JSON body that does not parse, or nests arrays and objects deeper than 128 levels');
       add('validation_failed', 'the body fails validation');
     }
     out.push(...(route.conditions ?? []));
@@ -130,11 +134,19 @@ export function conditionsOf(route: AnyRoute, context: ResponseContext): Conditi
     out.push(conditions.serverError);
     return out;
   }
+  const { on } = budgets(route, context);
+  if (on.length > 0) add('too_many_requests', overBudget(route, on), RATE_LIMITED);
   if (route.ability !== 'public') {
     add('unauthenticated', 'no bearer token or session, or one that is malformed, unknown, revoked or expired; a deactivated user');
     if (!SAFE.has(route.method)) add('token_mismatch', 'a cookie session (or an XSRF-TOKEN) without a matching X-XSRF-TOKEN header');
   }
-  if (route.ability !== 'public' && route.ability !== 'authenticated') add('invalid_ability', `the token lacks the ability ${route.ability}`);
+  if (route.ability !== 'public' && route.ability !== 'authenticated') {
+    add('missing_ability', `a token made without the ability ${route.ability} (its name in missing_ability)`);
+    // Forbidden only where an account's own limits can bite: a write (or a read of secrets) by a
+    // read-only account, or a named-only ability a cookie session's account lacks.
+    const writeLike = route.revealsSecrets || (!SAFE.has(route.method) && !route.readOnly);
+    if (writeLike || (namedOnly as readonly string[]).includes(route.ability)) add('invalid_ability', `a read-only account, or a cookie session whose account lacks the ability ${route.ability}`);
+  }
   if (route.admin) add('forbidden', 'the account is not an administrator');
   if (route.csrf) add('token_mismatch', 'no CSRF session (GET /sanctum/csrf-cookie first), or X-XSRF-TOKEN missing or wrong');
   if (paramsCanFail(route)) add('route_not_found', 'a path parameter that names nothing (a non-numeric id), or an empty one (the path then names no route)');
@@ -157,7 +169,7 @@ export function conditionsOf(route: AnyRoute, context: ResponseContext): Conditi
     add('too_many_failures', 'the client address failed more than incomingWebhooks.failuresPerMinute times in a minute (answered before the body is read, not logged)', ['Retry-After']);
   }
   if (route.body) {
-    add('malformed_json', 'a JSON body that does not parse');
+    add('malformed_json', 'a JSON body that does not parse, or nests arrays and objects deeper than 64 levels');
     add('validation_failed', 'the body fails validation');
   }
   // Checked after the body, just before the handler (pipeline.ts).
@@ -183,7 +195,9 @@ const EXTRA: Partial<Record<ErrorCode, Record<string, z.ZodType>>> = {
   login_locked: { retry_after: z.number().int().min(1).describe('seconds until the account takes logins again') },
   scan_answer_timeout: { retry_after: z.number().int().min(1).describe('seconds before sending the scan again with the same request_id') },
   store_busy: { retry_after: z.number().int().min(1).describe('seconds until the write may succeed') },
+  sync_upload_busy: { retry_after: z.number().int().min(1).describe('seconds before sending the batch again') },
   channel_forbidden: { reason: z.string().describe('why the channel is refused') },
+  missing_ability: { missing_ability: z.string().describe('the ability the route needs, which the token was not made with') },
 };
 
 const base = (envelope: AnyRoute['envelope']): Record<string, z.ZodType> => (envelope === 'webhook' ? { error: z.string().describe('the error code'), message: z.string() } : { message: z.string() });
@@ -212,15 +226,19 @@ export interface DocumentedResponse {
 /** Every status the route answers, with its body and headers: the route's `responses` and the conditions above. */
 export function responsesOf(route: AnyRoute, context: ResponseContext): Map<number, DocumentedResponse> {
   // Set on every answer: the request id (http/app.ts), and the counters once the limiter has
-  // counted the request, which it does before anything else is checked (pipeline.ts).
+  // counted the request, which it does before anything else is checked (pipeline.ts), but for
+  // the sync protocol after the edge's token (a 401 is answered uncounted).
   const always = new Map<string, boolean>([
     ['X-Request-Id', true],
     ['X-Content-Type-Options', true],
     ['X-Frame-Options', true],
   ]);
-  // Required when every budget the route may count against is limited; a budget that is off sends none.
+  // Required when every budget the route may count against is limited (a budget that is off sends
+  // none); never on a 404, which a path naming no route (an empty id: `.../blocklist/`) gets before
+  // any budget counts it (http/app.ts).
   const { all, on } = budgets(route, context);
-  if (on.length > 0) for (const h of ['X-RateLimit-Limit', 'X-RateLimit-Remaining'] as const) always.set(h, on.length === all.length);
+  const countedAt = (status: number): boolean | null =>
+    route.ability === 'sync' ? (counted(route, context) && status !== 401 ? true : null) : on.length === 0 ? null : on.length === all.length && status !== 404;
   const causes = new Map<number, Condition[]>();
   for (const c of conditionsOf(route, context)) {
     const status = statusOf(c.code, route.envelope);
@@ -234,11 +252,11 @@ export function responsesOf(route: AnyRoute, context: ResponseContext): Map<numb
     const lines = [...(declared ? [declared.description] : []), ...met.map((c) => `\`${c.code}\`: ${c.when}`)];
     const description = lines.length === 1 ? lines[0]! : lines.map((l) => `- ${l}`).join('\n');
     const headers = new Map(always);
+    const rateHeaders = countedAt(status);
+    if (rateHeaders !== null) for (const h of ['X-RateLimit-Limit', 'X-RateLimit-Remaining'] as const) headers.set(h, rateHeaders);
     // A retried signed webhook gets its first (2xx) answer again, marked (webhooks/replay-window.ts).
     if (route.webhook && status >= 200 && status < 300) headers.set(context.webhookHeaders(route.webhook).replayed, false);
     for (const name of new Set(met.flatMap((c) => c.headers ?? []))) headers.set(name, met.every((c) => c.headers?.includes(name)) || (headers.get(name) ?? false));
-    // A path that names no route (an empty id: `.../blocklist/`) is answered 404 before any budget counts it (http/app.ts).
-    if (status === 404) for (const name of ['X-RateLimit-Limit', 'X-RateLimit-Remaining']) if (headers.has(name)) headers.set(name, false);
     const schema =
       status < 400
         ? declared?.schema

@@ -14,8 +14,9 @@ import type { Condition } from './responses.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-/** spec: Limits. `none` is for operations endpoints (health, metrics) that must never 429. */
-export type RateClass = 'standard' | 'bulk' | 'search' | 'none';
+/** spec: Limits. `none` is for operations endpoints (health, metrics) that must never 429;
+ * `sync` for the sync protocol's routes, counted per edge (docs/sync.md: limits). */
+export type RateClass = 'standard' | 'bulk' | 'search' | 'sync' | 'none';
 
 export type BodyKind = 'json' | 'form' | 'json-or-csv';
 
@@ -99,6 +100,10 @@ export interface RouteSpec<P extends z.ZodType | undefined = undefined, Q extend
   webhook?: WebhookKind;
   /** A larger body limit than http.bodyLimitBytes, for imports. */
   bodyLimitBytes?: number;
+  /** Sync protocol: a slot the handler's work needs, taken once the edge is known and before the
+   * body is read, so a request the cloud cannot take now costs no parsing (it throws: 503 with
+   * Retry-After); the release it answers is called once the request is answered. */
+  admit?: (koa: Context) => () => void;
   /** The document says a body is required although the schema lets an absent one reach the
    * handler, which refuses it in its own way (token creation: 401, spec Authentication item 3). */
   bodyRequired?: true;

@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { DENIAL_REASONS, ScanError } from '../access/engine.js';
-import { MAX_CREDENTIAL_VALUE, MAX_REQUEST_ID, type ReaderScans, scanErrorRefusal } from '../access/reader-scan.js';
+import { DENIAL_REASONS, REASON_DETAILS, ScanError } from '../access/engine.js';
+import { MAX_CREDENTIAL_VALUE, MAX_REQUEST_ID, type ReaderScanRefusalCode, type ReaderScans, scanErrorRefusal } from '../access/reader-scan.js';
 import type { ScanService } from '../access/scan-service.js';
 import { fieldErrorsFromZod, type FieldErrors } from '../errors.js';
+import { JsonDepthError, parseJson } from '../json-depth.js';
 
 // A scan published on a reader's scans topic becomes a decision on its decisions topic
 // (DESIGN: the path of one scan; docs/mqtt.md). Same ScanService as every other transport, so
@@ -23,6 +24,8 @@ export const decisionSchema = z.object({
   request_id: z.string(),
   access_granted: z.boolean(),
   reason: z.enum(DENIAL_REASONS).optional(),
+  /** With every denial: which cause of not_authorized it was, else null (docs/engine.md). */
+  reason_detail: z.enum(REASON_DETAILS).nullable().optional(),
   attendee: z.object({ id: z.number().int(), first_name: z.string(), last_name: z.string() }).optional(),
   access_point_id: z.number().int(),
   decided_at: z.string(),
@@ -40,7 +43,7 @@ export const scanFailureSchema = z.object({
 });
 export type ScanFailure = z.infer<typeof scanFailureSchema>;
 
-export type MalformedReason = 'too_large' | 'invalid_json' | 'invalid_payload' | 'unknown_reader' | 'reader_unassigned' | 'not_decidable';
+export type MalformedReason = 'too_large' | 'invalid_json' | 'invalid_payload' | 'unknown_reader' | 'reader_unassigned';
 
 export interface ScanHandlerDeps {
   scans: ScanService;
@@ -61,9 +64,10 @@ export async function handleScan(deps: ScanHandlerDeps, projectId: number, ident
   if (payload.length > deps.maxPayloadBytes) return fail('too_large', sniffRequestId(payload), 'payload_too_large', `The scan exceeds the limit of ${deps.maxPayloadBytes} bytes.`);
   let json: unknown;
   try {
-    json = JSON.parse(payload.toString('utf8'));
-  } catch {
-    return fail('invalid_json', sniffRequestId(payload), 'malformed_json', 'The scan is not valid JSON.');
+    json = parseJson(payload.toString('utf8'));
+  } catch (err) {
+    const why = err instanceof JsonDepthError ? `: ${err.message}.` : '.';
+    return fail('invalid_json', sniffRequestId(payload), 'malformed_json', `The scan is not valid JSON${why}`);
   }
   let scan = wellFormed(json);
   if (!scan) {
@@ -89,24 +93,26 @@ export async function handleScan(deps: ScanHandlerDeps, projectId: number, ident
   try {
     const outcome = await deps.scans.scan(located.request);
     const decision: MqttDecision = { request_id: scan.request_id, access_granted: outcome.granted, access_point_id: outcome.accessPointId, decided_at: outcome.decidedAt, event_id: outcome.uuid };
-    if (outcome.reason) decision.reason = outcome.reason;
+    if (outcome.reason) {
+      decision.reason = outcome.reason;
+      decision.reason_detail = outcome.reasonDetail;
+    }
     if (outcome.answer.attendee) decision.attendee = outcome.answer.attendee;
     return { ok: true, decision };
   } catch (err) {
     if (!(err instanceof ScanError)) throw err;
-    const { code, message } = scanErrorRefusal(err, identifier);
-    return fail('not_decidable', scan.request_id, code, message);
+    // The reader's access point went away between finding the reader and deciding.
+    const { code, message } = scanErrorRefusal(identifier);
+    return fail('reader_unassigned', scan.request_id, code, message);
   }
 }
 
 /** How each refusal of the reader-scan translation is counted in /metrics (gatehouse_mqtt_malformed_total). */
-const REFUSED_AS: Record<'validation_failed' | 'unknown_reader' | 'ambiguous_reader' | 'reader_unassigned' | 'access_point_inactive' | 'access_point_without_zone', MalformedReason> = {
+const REFUSED_AS: Record<ReaderScanRefusalCode, MalformedReason> = {
   validation_failed: 'invalid_payload',
   unknown_reader: 'unknown_reader',
   ambiguous_reader: 'unknown_reader',
   reader_unassigned: 'reader_unassigned',
-  access_point_inactive: 'not_decidable',
-  access_point_without_zone: 'not_decidable',
 };
 
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;

@@ -4,6 +4,7 @@ import type { EventBus } from '../events/bus.js';
 import type { Gateways } from '../devices/gateways.js';
 import { gatewayReportSchema } from '../devices/gateways.js';
 import type { ReaderStates } from '../devices/reader-state.js';
+import { JsonDepthError, parseJson } from '../json-depth.js';
 import type { Logger } from '../logger.js';
 import type { MqttReply, MqttBroker } from './broker.js';
 import type { MqttIdentity } from './identities.js';
@@ -131,9 +132,9 @@ export function parseStatus(payload: Buffer, identifier: string): StatusParse {
   if (STATUS_WORD.test(text)) return { ok: true, value: { status: text } };
   let json: unknown;
   try {
-    json = JSON.parse(text);
-  } catch {
-    return { ok: false, message: 'neither JSON nor a status word' };
+    json = parseJson(text);
+  } catch (err) {
+    return { ok: false, message: err instanceof JsonDepthError ? `JSON that ${err.message}` : 'neither JSON nor a status word' };
   }
   const parsed = gatewayReportSchema.safeParse(json);
   if (!parsed.success) return { ok: false, message: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') };

@@ -1,6 +1,5 @@
 import { type Clock, iso } from '../clock.js';
 import type { EventBus, EventName } from '../events/bus.js';
-import { commit } from '../events/unit-of-work.js';
 import type { Feed, FeedFilter } from '../feed/feed.js';
 import type { Module } from '../lifecycle.js';
 import type { Logger } from '../logger.js';
@@ -86,6 +85,8 @@ export class Dispatcher implements Module {
     private readonly log: Logger,
     /** Scans decided so far (the event log's count): the scan path comes first. */
     scansSoFar: () => number = () => 0,
+    /** Before each attempt: whether the subscription's owner still has access (accounts/issuer-access.ts disables it when not). */
+    private readonly ownerHolds: (subscription: SubscriptionRow) => boolean = () => true,
   ) {
     this.#pacer = new ScanPacer(options, scansSoFar);
   }
@@ -183,7 +184,7 @@ export class Dispatcher implements Module {
   async #run(id: number): Promise<void> {
     while (!this.#stopped) {
       const subscription = this.subscriptions.get(id);
-      if (subscription?.active !== 1) return;
+      if (subscription?.active !== 1 || !this.ownerHolds(subscription)) return;
       const head = this.deliveries.head(id) ?? this.#take(subscription);
       if (!head) return;
       if (head.next_attempt_at !== null && Date.parse(head.next_attempt_at) > this.clock.now()) {
@@ -251,11 +252,7 @@ export class Dispatcher implements Module {
   }
 
   #disable(subscription: SubscriptionRow, reason: 'gone' | 'failing'): void {
-    commit(this.db, this.bus, (work) => {
-      statement(this.db, 'UPDATE webhook_subscriptions SET active = 0, disabled_reason = ?, updated_at = ? WHERE id = ? AND active = 1').run(reason, iso(this.clock.now()), subscription.id);
-      work.emit('webhook.endpoint_disabled', { projectId: subscription.project_id, subscriptionId: subscription.id, url: subscription.url, reason });
-      work.emit('webhook_subscription.changed', { projectId: subscription.project_id, id: subscription.id, deleted: false });
-    });
+    this.subscriptions.disable(subscription, reason);
     this.log.warn({ subscription: subscription.id, reason }, 'webhook subscription disabled');
   }
 

@@ -23,7 +23,8 @@ const WHEN: Record<string, string> = {
   'gateway.online': "A gateway's reported status became online. data: the gateway, timestamp.",
   'gateway.offline': "A gateway's reported status became offline. data: the gateway, timestamp.",
   'reader.offline': 'A reader went offline. data: {reader_id, status, connected_via, gateway_status, last_seen, last_scan, timestamp}.',
-  'webhook.endpoint_disabled': 'A subscription was disabled (410 Gone, or failing for webhook.disableAfterHours). data: {subscription_id, url, reason}.',
+  'webhook.endpoint_disabled':
+    'A subscription was disabled (410 Gone, failing for webhook.disableAfterHours, or its owner lost access to the project). data: {subscription_id, url, reason: gone | failing | owner_lost_access}.',
   [TEST_EVENT]: 'POST /api/v1/webhook-subscriptions/{id}/test, to that subscription only. data: {subscription_id, message}.',
 };
 

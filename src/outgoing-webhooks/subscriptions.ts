@@ -14,7 +14,11 @@ import type { SignatureScheme, SigningSecrets } from './signing.js';
 // Outgoing webhook subscriptions (spec: Endpoints, Outgoing webhook subscriptions; issue 25
 // item 1). Each subscription is a consumer of the durable feed with its own cursor
 // (feed_cursors 'webhook:<id>'), placed at the feed's end when it is made: it receives what
-// happens from then on. Its secret is shown once, when made or rotated.
+// happens from then on. Its secret is shown once, when made or rotated. It stands on its
+// owner's access to the project (accounts/issuer-access.ts): disabled (owner_lost_access) when
+// they lose it, and whoever re-enables it becomes its owner.
+
+export type DisabledReason = 'manual' | 'gone' | 'failing' | 'owner_lost_access';
 
 export const eventsField = z
   .array(z.enum([...CATALOGUE, '*'] as [string, ...string[]], { message: `must be "*" or one of: ${CATALOGUE.join(', ')}` }))
@@ -26,8 +30,9 @@ export const subscriptionSchema = z.object({
   url: z.string(),
   events: z.array(z.string()).describe('catalogue event names, or ["*"]'),
   project_id: z.number().int(),
-  active: z.boolean().describe('false once disabled (by an administrator, a 410 Gone, or failing for webhook.disableAfterHours)'),
-  disabled_reason: z.enum(['manual', 'gone', 'failing']).nullable(),
+  active: z.boolean().describe('false once disabled (by an administrator, a 410 Gone, failing for webhook.disableAfterHours, or its owner losing access to the project)'),
+  disabled_reason: z.enum(['manual', 'gone', 'failing', 'owner_lost_access']).nullable(),
+  owner_id: z.number().int().nullable().describe('the user whose access it stands on: who made it, or last re-enabled it; null once that user is deleted (docs/webhooks-outgoing.md: disabling)'),
   signature_scheme: z.enum(['sha256', 'standard']),
   failing_since: z.string().nullable().describe('the first failed attempt of the current run of failures'),
   secret_rotated_until: z.string().nullable().describe('until then the previous secret signs too'),
@@ -47,7 +52,7 @@ export interface SubscriptionRow {
   previous_secret: string | null;
   previous_secret_until: string | null;
   active: number;
-  disabled_reason: 'manual' | 'gone' | 'failing' | null;
+  disabled_reason: DisabledReason | null;
   failing_since: string | null;
   created_at: string;
   updated_at: string;
@@ -78,6 +83,7 @@ export class Subscriptions {
       project_id: r.project_id,
       active: r.active === 1,
       disabled_reason: r.disabled_reason,
+      owner_id: r.user_id,
       signature_scheme: r.signature_scheme,
       failing_since: r.failing_since,
       secret_rotated_until: rotating ? r.previous_secret_until : null,
@@ -97,6 +103,11 @@ export class Subscriptions {
   /** Every subscription that may deliver (the dispatcher's list). */
   active(): SubscriptionRow[] {
     return statement(this.db, 'SELECT * FROM webhook_subscriptions WHERE active = 1 ORDER BY id').all() as SubscriptionRow[];
+  }
+
+  /** The active subscriptions owned by this user, or by nobody (their owner was deleted). */
+  activeOwnedBy(userId: number | null): SubscriptionRow[] {
+    return statement(this.db, 'SELECT * FROM webhook_subscriptions WHERE (user_id = ? OR user_id IS NULL) AND active = 1 ORDER BY id').all(userId) as SubscriptionRow[];
   }
 
   /** The subscriptions of these projects, oldest first. */
@@ -135,19 +146,23 @@ export class Subscriptions {
     return { row, secret };
   }
 
-  /** Changes url, events, active; re-enabling clears the failure run and resumes from where it stopped. */
-  update(id: number, changes: { url?: string | undefined; events?: string[] | undefined; active?: boolean | undefined }): SubscriptionRow {
+  /**
+   * Changes url, events, active; re-enabling clears the failure run, resumes from where it stopped
+   * and makes `by` (a user with access to the project) its owner.
+   */
+  update(id: number, changes: { url?: string | undefined; events?: string[] | undefined; active?: boolean | undefined }, by: number | null = null): SubscriptionRow {
     if (changes.url !== undefined) this.#checkUrl(changes.url);
     return commit(this.db, this.bus, (work) => {
       const row = found(this.get(id), 'Webhook subscription');
       const active = changes.active ?? row.active === 1;
       const reenabled = active && row.active === 0;
-      statement(this.db, 'UPDATE webhook_subscriptions SET url = ?, events = ?, active = ?, disabled_reason = ?, failing_since = ?, updated_at = ? WHERE id = ?').run(
+      statement(this.db, 'UPDATE webhook_subscriptions SET url = ?, events = ?, active = ?, disabled_reason = ?, failing_since = ?, user_id = ?, updated_at = ? WHERE id = ?').run(
         changes.url ?? row.url,
         changes.events ? JSON.stringify(normalised(changes.events)) : row.events,
         active ? 1 : 0,
         active ? null : (row.disabled_reason ?? 'manual'),
         reenabled ? null : row.failing_since,
+        reenabled && by !== null ? by : row.user_id,
         iso(this.clock.now()),
         id,
       );
@@ -155,6 +170,18 @@ export class Subscriptions {
       if (reenabled) statement(this.db, "UPDATE webhook_deliveries SET next_attempt_at = NULL WHERE subscription_id = ? AND status = 'pending'").run(id);
       work.emit('webhook_subscription.changed', { projectId: row.project_id, id, deleted: false });
       return this.get(id)!;
+    });
+  }
+
+  /** Disables an active subscription and announces why (webhook.endpoint_disabled, in the outbox with the change); false when it was not active. */
+  disable(row: Pick<SubscriptionRow, 'id' | 'project_id' | 'url'>, reason: Exclude<DisabledReason, 'manual'>): boolean {
+    return commit(this.db, this.bus, (work) => {
+      const changed =
+        statement(this.db, 'UPDATE webhook_subscriptions SET active = 0, disabled_reason = ?, updated_at = ? WHERE id = ? AND active = 1').run(reason, iso(this.clock.now()), row.id).changes > 0;
+      if (!changed) return false;
+      work.emit('webhook.endpoint_disabled', { projectId: row.project_id, subscriptionId: row.id, url: row.url, reason });
+      work.emit('webhook_subscription.changed', { projectId: row.project_id, id: row.id, deleted: false });
+      return true;
     });
   }
 

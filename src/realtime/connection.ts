@@ -1,4 +1,5 @@
 import type { WebSocket } from 'ws';
+import { JsonDepthError, MAX_JSON_DEPTH, parseJson } from '../json-depth.js';
 import type { ChannelRegistry, Member } from './channels.js';
 import type { Admission } from './grants.js';
 import { writeFrames } from './fan-out.js';
@@ -87,17 +88,19 @@ export class Connection {
     this.touch();
     this.hooks.messageIn();
     let message: ClientMessage;
+    let data: Record<string, unknown> | undefined;
     try {
-      message = JSON.parse(text) as ClientMessage;
-    } catch {
-      this.send(errorFrame(null, 'Messages must be JSON'));
+      message = parseJson(text) as ClientMessage;
+      if (typeof message !== 'object' || message === null || typeof message.event !== 'string') {
+        this.send(errorFrame(null, 'Messages must be JSON objects with an event'));
+        return;
+      }
+      data = (typeof message.data === 'string' ? dataJson(message.data) : message.data) as Record<string, unknown> | undefined;
+    } catch (err) {
+      // src/json-depth.ts: the message, or JSON in its data string, nests too deep to be walked.
+      this.send(errorFrame(null, err instanceof JsonDepthError ? `Messages must not nest arrays and objects deeper than ${MAX_JSON_DEPTH} levels` : 'Messages must be JSON'));
       return;
     }
-    if (typeof message !== 'object' || message === null || typeof message.event !== 'string') {
-      this.send(errorFrame(null, 'Messages must be JSON objects with an event'));
-      return;
-    }
-    const data = (typeof message.data === 'string' ? safeJson(message.data) : message.data) as Record<string, unknown> | undefined;
     switch (message.event) {
       case 'pusher:ping':
         this.send(frame('pusher:pong', {}));
@@ -229,9 +232,20 @@ export class Connection {
   }
 }
 
+/** A message's data sent as JSON text (pusher-js does), or undefined when it is not JSON; throws JsonDepthError when it nests too deep. */
+function dataJson(text: string): unknown {
+  try {
+    return parseJson(text);
+  } catch (err) {
+    if (err instanceof JsonDepthError) throw err;
+    return undefined;
+  }
+}
+
+/** JSON text, or undefined when it is not JSON or nests too deep (src/json-depth.ts). */
 function safeJson(text: string): unknown {
   try {
-    return JSON.parse(text);
+    return parseJson(text);
   } catch {
     return undefined;
   }

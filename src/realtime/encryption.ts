@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import nacl from 'tweetnacl';
+import { parseJson } from '../json-depth.js';
 import { channelKind } from './protocol.js';
 
 // End-to-end encrypted channels (`private-encrypted-`; https://pusher.com/docs/channels/using_channels/encrypted-channels/,
@@ -66,7 +67,7 @@ export function looksSealed(data: unknown): boolean {
   let parsed: unknown = data;
   if (typeof data === 'string') {
     try {
-      parsed = JSON.parse(data);
+      parsed = parseJson(data);
     } catch {
       return false;
     }

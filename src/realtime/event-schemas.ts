@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DENIAL_REASONS, REASON_DETAILS } from '../access/engine.js';
 import { bridgeDeviceSchema } from '../devices/bridge-device-schema.js';
 import { gatewaySchema } from '../devices/gateways.js';
 import { readerStatusSchema } from '../devices/reader-state.js';
@@ -36,11 +37,17 @@ export const accessGrantedSchema = z.object({
 });
 export type AccessGrantedPayload = z.infer<typeof accessGrantedSchema>;
 
-/** spec: Real-time events. `reason`: one of the engine's six (an uploaded event's as its edge recorded it). */
+/** spec: Real-time events. `reason`: one of the spec's six (an uploaded event's as its edge recorded it, which the upload holds to the same six). */
 export const accessDeniedSchema = z.object({
   credential_value: z.string(),
   access_point_id: z.number().int(),
-  reason: z.string(),
+  reason: z.enum(DENIAL_REASONS).describe("one of the spec's six denial reasons"),
+  reason_detail: z
+    .enum(REASON_DETAILS)
+    .nullable()
+    .describe(
+      "ours, beside the spec's fields: which cause of not_authorized it was (type_not_permitted, already_inside: the zone refuses re-entry, access_point_inactive, access_point_without_zone); null for every other denial (docs/engine.md)",
+    ),
   timestamp: z.string(),
   ...uploadedFields,
 });

@@ -326,6 +326,21 @@ const coreMigrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 28,
+    name: "re-entry per zone, and a denial's reason_detail",
+    sql: `
+      -- Anti-passback is a choice of each zone, off unless asked for (docs/engine.md; it was a
+      -- box-wide setting, access.antiPassback, on by default: docs/decisions.md, "Re-entry and
+      -- every scan's event"). Existing zones start without it, as the spec's checks have no
+      -- re-entry rule; a zone that should refuse re-entry is set so over REST.
+      ALTER TABLE access_zones ADD COLUMN anti_passback INTEGER NOT NULL DEFAULT 0;
+      -- Which cause of not_authorized refused a scan (type_not_permitted, already_inside,
+      -- access_point_inactive, access_point_without_zone); null for every other decision and
+      -- for events stored before this column.
+      ALTER TABLE access_events ADD COLUMN reason_detail TEXT;
+    `,
+  },
 ];
 
 // Each subject's file keeps its own migrations; they run in version order.

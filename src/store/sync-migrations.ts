@@ -255,4 +255,21 @@ export const syncMigrations: readonly Migration[] = [
       ALTER TABLE sync_link ADD COLUMN cloud_rollback_pulled INTEGER;
     `,
   },
+  {
+    version: 27,
+    name: 'cloud sync: who issued each edge, and edges suspended when their issuer lost access',
+    sql: `
+      -- The user whose access an edge's sync token stands on (docs/sync.md: edges and their
+      -- issuers). Null once that user is deleted: an edge without an issuer is suspended.
+      ALTER TABLE sync_edges ADD COLUMN issued_by INTEGER REFERENCES users(id) ON DELETE SET NULL;
+      -- Set when the issuer lost access to the project (deactivated, removed, demoted, deleted);
+      -- the edge is refused until an administrator re-confirms it and becomes its issuer.
+      ALTER TABLE sync_edges ADD COLUMN suspended_at TEXT;
+      ALTER TABLE sync_edges ADD COLUMN suspended_reason TEXT;
+      -- Edges issued before anyone was recorded: the first active administrator's (decision in
+      -- docs/decisions.md); with none, no issuer, so suspended until re-confirmed.
+      UPDATE sync_edges SET issued_by = (SELECT MIN(id) FROM users WHERE is_admin = 1 AND is_active = 1);
+      CREATE INDEX sync_edges_issued_by ON sync_edges(issued_by);
+    `,
+  },
 ];

@@ -12,15 +12,23 @@ import { type Change, ENTITIES, type Entity, REPLICATED } from './protocol.js';
 // and a row changed while an edge is paging moves to the end of the stream with its new
 // version; it is read there, never skipped (docs/sync.md: why a cursor over versions).
 // Revocations have their own stream (revoked credentials, blocklist entries), read alongside
-// a long pull so that they never wait behind it.
+// a long pull so that they never wait behind it. A long poll is held for one edge: when the
+// cloud refuses that edge from then on (revoked, suspended: `sync.edge_refused`), its polls are
+// let go at once, and the route checks the edge again before it answers (docs/sync.md).
+
+interface Waiter {
+  edgeId: number | null;
+  done: () => void;
+}
 
 /** The replicated entities, as an SQL list (tombstones of forms and the like are not sent). */
 const TOMBSTONE_ENTITIES = ENTITIES.map((e) => `'${e}'`).join(', ');
 
 export class ChangeStream {
-  readonly #waiters = new Map<number, Set<() => void>>();
+  readonly #waiters = new Map<number, Set<Waiter>>();
   #timer: NodeJS.Timeout | null = null;
   #sequence = 0;
+  #stopped = false;
 
   constructor(
     private readonly db: Database,
@@ -31,6 +39,7 @@ export class ChangeStream {
   start(): void {
     for (const name of VERSIONED) this.bus.on(this, name, (e) => this.#wake(e.projectId));
     this.bus.on(this, 'attendee.imported', (e) => this.#wake(e.projectId));
+    this.bus.on(this, 'sync.edge_refused', (e) => this.#wake(e.projectId, e.edgeId));
     this.#sequence = this.#currentSequence();
     this.#timer = setInterval(() => {
       const now = this.#currentSequence();
@@ -42,7 +51,13 @@ export class ChangeStream {
     this.#timer.unref();
   }
 
+  /** After stop(): long polls answer at once instead of waiting again. */
+  get stopped(): boolean {
+    return this.#stopped;
+  }
+
   stop(): void {
+    this.#stopped = true;
     this.bus.removeListeners(this);
     if (this.#timer) clearInterval(this.#timer);
     for (const project of [...this.#waiters.keys()]) this.#wake(project);
@@ -101,24 +116,29 @@ export class ChangeStream {
     });
   }
 
-  /** Resolves when the project changes, or after `ms`. */
-  wait(projectId: number, ms: number): Promise<void> {
+  /** Resolves when the project changes, when the cloud refuses `edgeId` from now on, or after `ms`. */
+  wait(projectId: number, ms: number, edgeId: number | null = null): Promise<void> {
     return new Promise((resolve) => {
+      if (this.#stopped) return resolve();
       const set = this.#waiters.get(projectId) ?? new Set();
       this.#waiters.set(projectId, set);
-      const done = () => {
-        clearTimeout(timer);
-        set.delete(done);
-        if (set.size === 0) this.#waiters.delete(projectId);
-        resolve();
+      const waiter: Waiter = {
+        edgeId,
+        done: () => {
+          clearTimeout(timer);
+          set.delete(waiter);
+          if (set.size === 0) this.#waiters.delete(projectId);
+          resolve();
+        },
       };
-      const timer = setTimeout(done, ms);
-      set.add(done);
+      const timer = setTimeout(waiter.done, ms);
+      set.add(waiter);
     });
   }
 
-  #wake(projectId: number): void {
-    for (const done of [...(this.#waiters.get(projectId) ?? [])]) done();
+  /** Ends the project's long polls (only those of `edgeId`, when given). */
+  #wake(projectId: number, edgeId?: number): void {
+    for (const waiter of [...(this.#waiters.get(projectId) ?? [])]) if (edgeId === undefined || waiter.edgeId === edgeId) waiter.done();
   }
 
   /** A raw row (id, version, then `keys`) as a change's data: created_at, updated_at, the columns; an attendee type also zone_ids. */

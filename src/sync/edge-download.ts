@@ -3,21 +3,25 @@ import { iso } from '../clock.js';
 import { writeWhenFree } from '../store/transactions.js';
 import { blockOfEdge, ID_BLOCK } from '../venue/row-ids.js';
 import { type EdgeRun, paced } from './edge-run.js';
+import type { z } from 'zod';
 import { LinkError } from './link.js';
-import { type Change, decodeCursor, encodeCursor } from './protocol.js';
+import { changePageSchema, decodeCursor, encodeCursor } from './protocol.js';
 
 // The edge's downloads (docs/sync.md: down): reference data pulled by a cursor over the cloud's
 // change versions, a page per transaction (replica.ts), the next page asked for while this one
 // is written; caught up, it long-polls. Revocations on their own cursor and long poll, so a
 // revocation never waits behind a long pull. After the cloud was found behind, the pull starts
-// again from nothing, and once it is through, rows the cloud did not send again are removed.
+// again from nothing, and once it is through, rows the cloud did not send again are removed. A
+// page larger than the edge reads (sync.maxAnswerBytes) is asked for again with fewer rows.
 
-type ChangePage = { changes: Change[]; cursor: string; has_more: boolean };
+type ChangePage = z.output<typeof changePageSchema>;
 
 export class EdgeDownload {
   /** The doors first: rows per second while scans are busy (access/scan-pacer.ts). */
   readonly pacer: ScanPacer;
   #caughtUp = false;
+  /** Rows asked for at most, after a page too large to read (until the pull is caught up). */
+  #pageCap = Number.POSITIVE_INFINITY;
   #nextPage: { cursor: string; page: Promise<ChangePage> } | null = null;
 
   constructor(
@@ -50,7 +54,7 @@ export class EdgeDownload {
       const caughtUp = row.last_download_at !== null && this.#caughtUp;
       page = await this.#fetch(row.download_cursor ?? encodeCursor(0), caughtUp ? d.config.sync.longPollSeconds : 0);
     }
-    if (decodeCursor(page.cursor) === null) throw new LinkError(`the cloud answered a cursor this edge cannot read: ${page.cursor}`, 'http', 409, { code: 'sync_protocol_unsupported' });
+    if (decodeCursor(page.cursor) === null) throw new LinkError(`the cloud answered a cursor this edge cannot read: ${page.cursor.slice(0, 100)}`, 'http', 409, { code: 'sync_protocol_unsupported' });
     // More to come: ask for the next page now, so the cloud reads it while this one is written here.
     if (page.has_more) {
       const next = this.#fetch(page.cursor, 0);
@@ -62,6 +66,7 @@ export class EdgeDownload {
     }
     const applied = await d.replica.apply(row.project_id, page.changes, () => state.downloaded(page.cursor, page.has_more ? null : iso(d.clock.now()))); // an empty round counts: "had everything as of then"
     this.#caughtUp = !page.has_more;
+    if (!page.has_more) this.#pageCap = Number.POSITIVE_INFINITY;
     if (!page.has_more && state.row()!.resync_pending) await this.#sweep();
     stats.downloadedRows += applied.rows;
     stats.downloadedDeletions += applied.deletions;
@@ -75,7 +80,7 @@ export class EdgeDownload {
     const row = state.row()!;
     const cursor = row.revocation_cursor ?? encodeCursor(0);
     const wait = d.config.sync.longPollSeconds;
-    const page = await link.call<ChangePage>('GET', `${state.path('revocations')}?cursor=${encodeURIComponent(cursor)}&wait=${wait}`, { waitMs: wait * 1000, signal: this.run.signal() });
+    const page = await link.call('GET', `${state.path('revocations')}?cursor=${encodeURIComponent(cursor)}&wait=${wait}`, changePageSchema, { waitMs: wait * 1000, signal: this.run.signal() });
     const applied = await d.replica.apply(row.project_id, page.changes, () => state.revocationsRead(page.cursor));
     stats.revocations += page.changes.length;
     stats.staleChanges += applied.skipped;
@@ -84,8 +89,14 @@ export class EdgeDownload {
 
   #fetch(cursor: string, wait: number): Promise<ChangePage> {
     const { d, link, state } = this.run;
-    const limit = paced(this.pacer, d.config.sync.pageSize);
-    return link.call<ChangePage>('GET', `${state.path('changes')}?cursor=${encodeURIComponent(cursor)}&limit=${limit}&wait=${wait}`, { waitMs: wait * 1000, signal: this.run.signal() });
+    const limit = Math.min(paced(this.pacer, d.config.sync.pageSize), this.#pageCap);
+    return link
+      .call('GET', `${state.path('changes')}?cursor=${encodeURIComponent(cursor)}&limit=${limit}&wait=${wait}`, changePageSchema, { waitMs: wait * 1000, signal: this.run.signal() })
+      .catch((err: unknown) => {
+        // Rows too large for a page this size: the next asks for a quarter (a cloud that answers too much whatever is asked keeps failing, and it shows).
+        if (err instanceof LinkError && err.kind === 'too_large') this.#pageCap = Math.max(1, Math.floor(limit / 4));
+        throw err;
+      });
   }
 
   /** A pull from the start is through: what the cloud did not send again, it no longer has. */

@@ -4,8 +4,9 @@ import { blockOfEdge, setIdBlock } from '../venue/row-ids.js';
 import { cloudBehind } from './cloud-rollback.js';
 import { CONSUMER } from './edge-upload.js';
 import type { EdgeRun } from './edge-run.js';
-import { LinkError } from './link.js';
-import { type Hello, PROTOCOL_VERSION } from './protocol.js';
+import { z } from 'zod';
+import { followingProtocol, LinkError } from './link.js';
+import { type Hello, helloSchema, PROTOCOL_VERSION } from './protocol.js';
 import { unsynced } from './unsynced.js';
 
 // The edge's hello (docs/sync.md: the protocol; a cloud restored from a backup). At the first
@@ -13,6 +14,10 @@ import { unsynced } from './unsynced.js';
 // hello of each run, and whenever an answer names a new incarnation of the cloud, it checks
 // that the cloud holds what this edge sent and knows every version it read; a cloud behind it
 // (restored from a backup) gets again what it lacks, and everything is pulled again.
+
+const HELLO = '/api/v1/sync/hello';
+/** What every version's hello has: the version it speaks (the rest is read once it is ours). */
+const spoken = z.looseObject({ protocol: z.number().int() });
 
 export class EdgeHello {
   constructor(
@@ -24,10 +29,12 @@ export class EdgeHello {
   /** Answers the cloud's incarnation (null: a cloud that does not say). */
   async hello(): Promise<string | null> {
     const { link, state } = this.run;
-    const hello = await link.call<Hello>('GET', '/api/v1/sync/hello', { signal: this.run.signal() });
-    if (hello.protocol !== PROTOCOL_VERSION) {
-      throw new LinkError(`the cloud speaks sync protocol ${hello.protocol}, this edge ${PROTOCOL_VERSION}`, 'http', 409, { code: 'sync_protocol_unsupported' });
+    // The version first: a hello of another version may have another shape.
+    const answer = await link.call('GET', HELLO, spoken, { signal: this.run.signal() });
+    if (answer.protocol !== PROTOCOL_VERSION) {
+      throw new LinkError(`the cloud speaks sync protocol ${answer.protocol}, this edge ${PROTOCOL_VERSION}`, 'http', 409, { code: 'sync_protocol_unsupported' });
     }
+    const hello = followingProtocol(helloSchema, answer, `GET ${HELLO}`);
     if (!state.row()) this.#enrol(hello);
     await this.#check(hello);
     return hello.cloud?.incarnation ?? null;

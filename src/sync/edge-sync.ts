@@ -5,7 +5,7 @@ import { EdgeDownload } from './edge-download.js';
 import { EdgeHello } from './edge-hello.js';
 import type { EdgeRun, EdgeStats, EdgeSyncDeps } from './edge-run.js';
 import { CONSUMER, EdgeUpload } from './edge-upload.js';
-import { CloudLink } from './link.js';
+import { CloudLink, LinkError } from './link.js';
 import { LinkHealth, type LinkState as LinkHealthState } from './link-health.js';
 import { LinkState } from './link-state.js';
 import type { CloudState } from './protocol.js';
@@ -20,6 +20,9 @@ export type { EdgeSyncDeps } from './edge-run.js';
 // Decisions never wait on any of this: scans read the local index and journal only. While
 // requests fail the link is down: each loop backs off (doubling, full jitter) and
 // sync.link_down / sync.link_up are told once per outage.
+
+/** The longest a Retry-After is waited for: a cloud asking for days is asked again after this. */
+const MAX_RETRY_AFTER_MS = 5 * 60_000;
 
 export interface SyncStatus {
   role: 'edge';
@@ -67,6 +70,7 @@ export class EdgeSync {
       token: d.config.sync.token!,
       caFile: d.config.cloud.caFile,
       timeoutMs: d.config.sync.requestTimeoutMs,
+      maxAnswerBytes: d.config.sync.maxAnswerBytes,
       appVersion: d.appVersion,
       now: () => d.clock.now(),
       offset: d.clockOffset,
@@ -75,8 +79,13 @@ export class EdgeSync {
     this.#state = new LinkState(d.db, d.projects);
     const run: EdgeRun = { d, link: this.#link, state: this.#state, stats: this.stats, signal: () => this.#abort.signal, sleep: (ms) => this.#sleep(ms) };
     this.#upload = new EdgeUpload(run);
-    this.#download = new EdgeDownload(run, () => this.#upload.drained(() => this.#stopped || this.#health.state === 'offline'));
+    this.#download = new EdgeDownload(run, () => this.#upload.drained(() => this.#stopped || this.#linkDown));
     this.#hello = new EdgeHello(run, () => this.#download.reset());
+  }
+
+  /** Nothing gets through to the cloud now: the link is down, or the cloud suspended this edge. */
+  get #linkDown(): boolean {
+    return this.#health.state === 'offline' || this.#health.state === 'suspended';
   }
 
   /** The synced project's local id, once linked. */
@@ -134,7 +143,7 @@ export class EdgeSync {
 
   /** Resolves once everything written before the call has been uploaded, or the link is down, or after a minute. */
   drained(): Promise<void> {
-    return this.#upload.drained(() => this.#stopped || this.#health.state === 'offline');
+    return this.#upload.drained(() => this.#stopped || this.#linkDown);
   }
 
   // ---- the loops
@@ -173,10 +182,19 @@ export class EdgeSync {
         if (signal.aborted) return;
         const next = await round();
         failures = 0;
-        if (this.#link.lastAnswerAt >= began) this.#health.up(began); // a round that sent nothing says nothing about the link
+        // A round that sent nothing says nothing about the link, only that the loop no longer fails.
+        if (this.#link.lastAnswerAt >= began) this.#health.up(name, began);
+        else this.#health.recovered(name);
         if (next === 'idle' && name === 'upload') await this.#upload.idle();
       } catch (err) {
         if (this.#stopped || signal.aborted) return;
+        if (err instanceof LinkError && err.retryAfterMs !== null) {
+          // The cloud answered and said when to come back (429, 503): that long, not the back-off.
+          const wait = Math.min(err.retryAfterMs, MAX_RETRY_AFTER_MS) + Math.random() * this.d.config.sync.backoffMinMs;
+          this.#health.deferred(name, err, wait);
+          await this.#sleep(wait);
+          continue;
+        }
         failures++;
         this.stats.failures++;
         const done = this.#health.failed(name, err, began);

@@ -5,16 +5,17 @@ import type { FeedCursor, FeedItem } from '../feed/feed.js';
 import { statement } from '../store/statements.js';
 import { writeWhenFree } from '../store/transactions.js';
 import { type EdgeRun, paced } from './edge-run.js';
-import type { FeedPosition } from './protocol.js';
+import { type FeedPosition, uploadResultSchema } from './protocol.js';
 import { FEED_EVENTS } from './unsynced.js';
-import { uploadItems } from './upload-items.js';
+import { uploadItems, uploadParts } from './upload-items.js';
 
 // The edge's upload (docs/sync.md: up): the durable feed read with the consumer cursor
 // 'sync:upload', sent in batches in order, the cursor moved only once the cloud acknowledged
 // the batch (a crash between the two sends it again; the cloud stores each item once by uuid).
 // Each batch names the feed positions past the last acknowledged batch and past itself, so a
-// cloud restored from a backup never claims a batch it lost. The next batch is read while the
-// cloud stores this one.
+// cloud restored from a backup never claims a batch it lost. A batch larger than one request may
+// carry goes as several, its feed positions with the last (a batch cut short is sent again
+// whole; the cloud stores each item once). The next batch is read while the cloud stores this one.
 
 /** The upload's feed cursor (retention prunes only what it has passed). */
 export const CONSUMER = SYNC_UPLOAD_CONSUMER;
@@ -23,7 +24,9 @@ interface PreparedBatch {
   from: FeedCursor;
   cursor: FeedCursor;
   items: number;
-  body: { clock: { offset_ms: number | null; synchronised: boolean }; backlog: number; items: ReturnType<typeof uploadItems> } | null;
+  body: { clock: { offset_ms: number | null; synchronised: boolean }; backlog: number } | null;
+  /** The batch's items, a request's worth each. */
+  parts: ReturnType<typeof uploadParts>;
 }
 
 const sameCursor = (a: FeedCursor, b: FeedCursor) => a.accessEventId === b.accessEventId && a.domainEventSeq === b.domainEventSeq;
@@ -55,7 +58,7 @@ export class EdgeUpload {
   }
 
   async round(): Promise<'again' | 'idle'> {
-    const { d, link, state, stats } = this.run;
+    const { d, state, stats } = this.run;
     this.#pending = false;
     let release!: () => void;
     this.#uploading = new Promise((r) => (release = r));
@@ -68,7 +71,7 @@ export class EdgeUpload {
         return this.#pending ? 'again' : 'idle';
       }
       const feed = { from: state.acked(), to: position(prepared.cursor) };
-      const sent = link.call('POST', state.path('upload'), { body: { ...prepared.body, feed }, signal: this.run.signal() });
+      const sent = this.#send(prepared, feed);
       sent.catch(() => {}); // a failure is met at the await below, not as an unhandled rejection meanwhile
       // While the cloud stores this batch, read the next one (sent only after this one's answer: in order).
       await new Promise((r) => setImmediate(r));
@@ -128,14 +131,23 @@ export class EdgeUpload {
     });
   }
 
+  /** The batch's requests one after the other, its feed positions with the last. */
+  async #send(prepared: PreparedBatch, feed: { from: FeedPosition; to: FeedPosition }): Promise<void> {
+    const { link, state } = this.run;
+    for (const [i, items] of prepared.parts.entries()) {
+      const last = i === prepared.parts.length - 1;
+      await link.call('POST', state.path('upload'), uploadResultSchema, { body: { ...prepared.body, items, ...(last ? { feed } : {}) }, signal: this.run.signal() });
+    }
+  }
+
   #read(from: FeedCursor): PreparedBatch {
     const { d, state } = this.run;
     const row = state.row()!;
     const { items, cursor } = d.feed.read(from, { projectId: row.project_id, events: FEED_EVENTS, names: false }, paced(this.pacer, d.config.sync.uploadBatch));
-    if (items.length === 0) return { from, cursor, items: 0, body: null };
+    if (items.length === 0) return { from, cursor, items: 0, body: null, parts: [] };
     const { offsetMs, synchronised } = d.clockOffset.now();
     const maxId = statement(d.db, 'SELECT COALESCE(MAX(id), 0) FROM access_events').pluck().get() as number;
-    const body = { clock: { offset_ms: offsetMs, synchronised }, backlog: Math.max(0, maxId - cursor.accessEventId), items: uploadItems(d.db, items as FeedItem[]) };
-    return { from, cursor, items: items.length, body };
+    const body = { clock: { offset_ms: offsetMs, synchronised }, backlog: Math.max(0, maxId - cursor.accessEventId) };
+    return { from, cursor, items: items.length, body, parts: uploadParts(uploadItems(d.db, items as FeedItem[])) };
   }
 }

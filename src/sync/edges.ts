@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
+import type { EventBus } from '../events/bus.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import { writeTransaction } from '../store/transactions.js';
@@ -13,6 +14,13 @@ import type { FeedPosition } from './protocol.js';
 // opens the sync protocol's routes of its one project and nothing else: the REST API's bearer
 // authentication looks in personal_access_tokens, where it is not (docs/sync.md: tokens).
 // Revoking keeps the row (the edge's events stay attributed) and refuses its next request.
+// Each edge stands on the access of the user who issued it (docs/sync.md: edges and their
+// issuers): when that user loses the project the edge is suspended (accounts/issuer-access.ts
+// decides) until an administrator re-confirms it. A revocation or a suspension is announced
+// (`sync.edge_refused`), so long polls held open for the edge end at once.
+
+/** Why an edge is suspended (the 401's `reason`). */
+export type SuspendedReason = 'issuer_lost_access';
 
 export interface EdgeRow {
   id: number;
@@ -27,6 +35,10 @@ export interface EdgeRow {
   backlog: number | null;
   clock_offset_ms: number | null;
   created_at: string;
+  /** The user whose access the edge stands on; null once that user is deleted. */
+  issued_by: number | null;
+  suspended_at: string | null;
+  suspended_reason: SuspendedReason | null;
 }
 
 export const edgeSchema = z.object({
@@ -40,6 +52,9 @@ export const edgeSchema = z.object({
   app_version: z.string().nullable(),
   backlog: z.number().int().nullable().describe('events waiting on the edge, as it reported at its last upload'),
   clock_offset_ms: z.number().int().nullable().describe("cloud time minus the edge's clock, measured at the last contact"),
+  issued_by: z.number().int().nullable().describe('the user who issued the edge (or last re-confirmed it); null once that user is deleted'),
+  suspended_at: z.string().nullable().describe('set when the issuer lost access to the project: the edge is refused until an administrator re-confirms it'),
+  suspended_reason: z.enum(['issuer_lost_access']).nullable(),
 });
 export type EdgeResource = z.infer<typeof edgeSchema>;
 
@@ -49,6 +64,7 @@ export class SyncEdges {
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
+    private readonly bus: EventBus,
   ) {}
 
   resource(r: EdgeRow): EdgeResource {
@@ -63,14 +79,23 @@ export class SyncEdges {
       app_version: r.app_version,
       backlog: r.backlog,
       clock_offset_ms: r.clock_offset_ms,
+      issued_by: r.issued_by,
+      suspended_at: r.suspended_at,
+      suspended_reason: r.suspended_reason,
     };
   }
 
-  /** A new edge of the project and its token (shown once). */
-  create(projectId: number, name: string): { edge: EdgeRow; token: string } {
+  /** A new edge of the project, issued by `issuedBy`, and its token (shown once). */
+  create(projectId: number, name: string, issuedBy: number): { edge: EdgeRow; token: string } {
     const secret = randomBytes(30).toString('base64url');
     const id = writeTransaction(this.db, () => {
-      const result = statement(this.db, 'INSERT INTO sync_edges (project_id, name, token_hash, created_at) VALUES (?, ?, ?, ?)').run(projectId, name, sha256(secret), iso(this.clock.now()));
+      const result = statement(this.db, 'INSERT INTO sync_edges (project_id, name, token_hash, created_at, issued_by) VALUES (?, ?, ?, ?, ?)').run(
+        projectId,
+        name,
+        sha256(secret),
+        iso(this.clock.now()),
+        issuedBy,
+      );
       return Number(result.lastInsertRowid);
     });
     return { edge: this.get(id)!, token: `${id}|${secret}` };
@@ -86,6 +111,30 @@ export class SyncEdges {
 
   revoke(id: number): EdgeRow {
     writeTransaction(this.db, () => statement(this.db, 'UPDATE sync_edges SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?').run(iso(this.clock.now()), id));
+    const edge = this.get(id)!;
+    this.bus.emit('sync.edge_refused', { projectId: edge.project_id, edgeId: id, refusal: 'revoked' });
+    return edge;
+  }
+
+  /** The live edges (not revoked, not suspended) standing on this user's access, or on nobody's (issuer deleted). */
+  standingOn(userId: number | null): EdgeRow[] {
+    return statement(this.db, 'SELECT * FROM sync_edges WHERE (issued_by = ? OR issued_by IS NULL) AND revoked_at IS NULL AND suspended_at IS NULL ORDER BY id').all(userId) as EdgeRow[];
+  }
+
+  /** Suspends a live edge (once: a suspended or revoked one is left as it is); its open long polls end. */
+  suspend(edge: Pick<EdgeRow, 'id' | 'project_id'>, reason: SuspendedReason): void {
+    const changed = writeTransaction(
+      this.db,
+      () =>
+        statement(this.db, 'UPDATE sync_edges SET suspended_at = ?, suspended_reason = ? WHERE id = ? AND suspended_at IS NULL AND revoked_at IS NULL').run(iso(this.clock.now()), reason, edge.id)
+          .changes,
+    );
+    if (changed > 0) this.bus.emit('sync.edge_refused', { projectId: edge.project_id, edgeId: edge.id, refusal: 'suspended' });
+  }
+
+  /** An administrator re-confirms an edge: it stands on their access from now on, and a suspension is lifted. */
+  confirm(id: number, adminId: number): EdgeRow {
+    writeTransaction(this.db, () => statement(this.db, 'UPDATE sync_edges SET issued_by = ?, suspended_at = NULL, suspended_reason = NULL WHERE id = ?').run(adminId, id));
     return this.get(id)!;
   }
 
@@ -117,7 +166,7 @@ export class SyncEdges {
     return row && row.a !== null && row.d !== null ? { access_event_id: row.a, domain_event_seq: row.d } : null;
   }
 
-  /** The edge a bearer token opens, or null (unknown, malformed, wrong secret, revoked). */
+  /** The edge a bearer token opens, or null (unknown, malformed, wrong secret, revoked). A suspended edge is answered: the caller refuses it with its reason. */
   authenticate(bearer: string): EdgeRow | null {
     const bar = bearer.indexOf('|');
     if (bar < 1) return null;

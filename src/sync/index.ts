@@ -19,7 +19,9 @@ import { EdgeSync, type SyncStatus } from './edge-sync.js';
 import { SyncEdges } from './edges.js';
 import { Replica } from './replica.js';
 import { UploadApply } from './upload-apply.js';
+import { UploadGate } from './upload-gate.js';
 import { cloudOwnedResource } from './cloud-owned.js';
+import { inClear } from './link.js';
 
 // Cloud sync's services (issue 26; docs/sync.md), by role: a cloud serves edges (edges, the
 // change stream, the upload's apply); an edge runs EdgeSync; both keep conflicts. A
@@ -49,13 +51,16 @@ export class SyncServices {
   readonly conflicts: SyncConflicts;
   readonly changes: ChangeStream;
   readonly uploads: UploadApply;
+  /** Which upload batches the cloud takes now: one per edge, sync.uploadsAtOnce in all. */
+  readonly uploadGate: UploadGate;
   readonly edge: EdgeSync | null;
 
   constructor(private readonly d: SyncDepsIn) {
-    this.edges = new SyncEdges(d.db, d.clock);
+    this.edges = new SyncEdges(d.db, d.clock, d.bus);
     this.conflicts = new SyncConflicts(d.db, d.clock);
     this.changes = new ChangeStream(d.db, d.bus);
-    this.uploads = new UploadApply(d.db, d.clock, d.bus, d.occupancy, d.index, this.conflicts, () => d.externalChanges.catchUp(), this.edges);
+    this.uploads = new UploadApply(d.db, d.clock, d.bus, d.occupancy, d.index, this.conflicts, () => d.externalChanges.catchUp(), this.edges, { busyWaitMs: d.config.store.busyTimeoutMs });
+    this.uploadGate = new UploadGate(d.config.sync.uploadsAtOnce);
     this.edge = d.config.role === 'edge' ? new EdgeSync({ ...d, replica: new Replica(d.db, d.clock, d.externalChanges), log: d.log.child({ module: 'sync' }) }) : null;
   }
 
@@ -78,6 +83,12 @@ export class SyncServices {
     }
     if (role === 'edge') {
       this.d.log.info({ cloud: this.d.config.cloud.url }, 'role: edge: syncing with the cloud');
+      if (inClear(this.d.config.cloud.url!)) {
+        this.d.log.warn(
+          { cloud: this.d.config.cloud.url },
+          'the cloud URL is plain http outside this box: the sync token and everything synced travel in clear, readable and changeable on the way; use an https URL (docs/security.md)',
+        );
+      }
       this.edge!.start();
     }
   }

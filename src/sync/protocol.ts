@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DENIAL_REASONS, REASON_DETAILS } from '../access/engine.js';
 
 // The sync protocol's shapes (issue 26 item 2; docs/sync.md), shared by the cloud's routes
 // (http/routes/sync.ts, which put them in the OpenAPI document) and the edge's client
@@ -13,13 +14,24 @@ export const PROTOCOL_HEADER = 'Gatehouse-Sync-Protocol';
 /** The edge's clock when it sent the request (ms since the epoch): the cloud notes the offset. */
 export const SENT_AT_HEADER = 'Gatehouse-Sync-Sent-At';
 
+/** The most one upload request carries: items, and bytes of its body (docs/sync.md: limits). An
+ * edge sends a larger batch (a bulk import goes up as every row it wrote) as several requests,
+ * its feed position with the last. Parsing and validating a body holds the cloud's event loop
+ * (only applying it is done in slices), so one request is kept to tens of milliseconds of that. */
+export const UPLOAD_MAX_ITEMS = 1000;
+export const UPLOAD_MAX_BYTES = 4 * 1024 * 1024;
+
 /** Entities replicated to edges, in the order a decision needs them within one version. */
 export const ENTITIES = ['access_zone', 'access_point', 'reader', 'attendee_type', 'attendee', 'credential', 'time_restriction', 'blocklist_entry'] as const;
 export type Entity = (typeof ENTITIES)[number];
 
-/** Entity → its table and the columns an edge replicates (besides id, created_at, updated_at). */
-export const REPLICATED: Record<Entity, { table: string; columns: readonly string[] }> = {
-  access_zone: { table: 'access_zones', columns: ['name', 'slug', 'capacity', 'requires_ticket'] },
+/**
+ * Entity → its table and the columns an edge replicates (besides id, created_at, updated_at);
+ * `absent`: what an edge stores for a column a change does not carry (a cloud of a build from
+ * before the column sends none: an edge upgraded first must still apply its rows).
+ */
+export const REPLICATED: Record<Entity, { table: string; columns: readonly string[]; absent?: Readonly<Record<string, number>> }> = {
+  access_zone: { table: 'access_zones', columns: ['name', 'slug', 'capacity', 'requires_ticket', 'anti_passback'], absent: { anti_passback: 0 } },
   access_point: { table: 'access_points', columns: ['access_zone_id', 'name', 'slug', 'location', 'direction', 'is_active'] },
   reader: { table: 'readers', columns: ['access_point_id', 'identifier', 'type'] },
   attendee_type: { table: 'attendee_types', columns: ['name', 'slug'] },
@@ -91,7 +103,13 @@ export const uploadedAccessEventSchema = z.strictObject({
   credential_value: z.string().min(1).max(4096),
   attendee_id: z.number().int().nullable(),
   granted: z.boolean(),
-  reason: z.string().max(200).nullable(),
+  // The engine's own values only (engine.ts): the cloud announces them as its AccessDenied and access.denied do.
+  reason: z.enum(DENIAL_REASONS).nullable(),
+  reason_detail: z
+    .enum(REASON_DETAILS)
+    .nullable()
+    .optional()
+    .describe('which cause of not_authorized refused it (docs/engine.md); absent: null (an edge sends it only when set, as an edge from before it never does)'),
   movement: z.enum(['in', 'out']).nullable(),
   scanned_at: iso.describe("the edge's raw scan time (its clock offset is never applied to it)"),
   decided_at: iso,
@@ -140,7 +158,7 @@ export const uploadBodySchema = z.strictObject({
     .describe(
       "the edge's feed positions: `from` past the last batch the cloud acknowledged, `to` past this one. The cloud keeps `to` when it holds everything up to `from`, and answers what it keeps in hello: a cloud restored from a backup answers less than the edge had acknowledged",
     ),
-  items: z.array(z.discriminatedUnion('kind', [uploadedAccessEventSchema, uploadedChangeSchema])).max(10_000),
+  items: z.array(z.discriminatedUnion('kind', [uploadedAccessEventSchema, uploadedChangeSchema])).max(UPLOAD_MAX_ITEMS),
 });
 export type UploadBody = z.infer<typeof uploadBodySchema>;
 

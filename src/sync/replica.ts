@@ -189,15 +189,15 @@ export class Replica {
   }
 
   #upsert(projectId: number, change: Change, version: number, now: string, written: WrittenChange[]): void {
-    const { table, columns } = REPLICATED[change.entity];
+    const { table, columns, absent } = REPLICATED[change.entity];
     const data = change.data ?? {};
     const prepared = this.#of(change.entity);
-    // id, project_id, the columns (null when absent), version, created_at, updated_at: one array, filled in place (300,000 rows a pull).
+    // id, project_id, the columns (null when absent, or the entity's `absent` value), version, created_at, updated_at: one array, filled in place (300,000 rows a pull).
     const n = columns.length;
     const args: unknown[] = new Array(n + 5);
     args[0] = change.id;
     args[1] = projectId;
-    for (let i = 0; i < n; i++) args[i + 2] = data[columns[i]!] ?? null;
+    for (let i = 0; i < n; i++) args[i + 2] = data[columns[i]!] ?? absent?.[columns[i]!] ?? null;
     const created = (data.created_at as string | undefined) ?? now;
     args[n + 2] = version;
     args[n + 3] = created;

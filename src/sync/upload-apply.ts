@@ -7,7 +7,7 @@ import { outboxEntryOf } from '../feed/catalogue.js';
 import { appendToOutbox } from '../feed/outbox.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
-import { writeTransaction } from '../store/transactions.js';
+import { writeWhenFree } from '../store/transactions.js';
 import type { EdgeRow, SyncEdges } from './edges.js';
 import type { NewConflict, SyncConflictResource, SyncConflicts } from './conflicts.js';
 import { type Arrival, DoubleEntries } from './double-entries.js';
@@ -15,17 +15,18 @@ import type { UploadBody, UploadedAccessEvent } from './protocol.js';
 import { UploadChanges } from './upload-changes.js';
 import { deletedReferenceColumn, deletedReferenceConflict, UploadFlags, unknownReferenceConflict } from './upload-flags.js';
 
-// The cloud's side of an upload (issue 26 items 4-6, 11). One batch is one transaction:
+// The cloud's side of an upload (issue 26 items 4-6, 11). A batch is applied in slices, each a
+// transaction of its own with the event loop free between two (docs/sync.md: limits):
 // access events are stored once each by uuid (a batch sent again stores nothing new), change
 // items once each by their outbox uuid (sync_applied_changes). Each access event keeps the
 // edge's raw scan time; its edge, upload time and the edge's clock state are columns of its
 // own. Occupancy follows scan time, not arrival: a movement older than the holder's latest
 // one already known is history, not presence (an exit uploaded before the entry it follows
 // leaves the entry uncounted), and never into a zone the cloud deleted meanwhile: such an event
-// is kept and flagged (upload-flags.ts). Double entries are worked out once the batch is in, for
-// its movements and the ones just after them (double-entries.ts). After the commit, each new
-// event is announced once on the bus (WebSocket); outgoing webhooks read it from access_events
-// like any other.
+// is kept and flagged (upload-flags.ts). Double entries are worked out once each slice is in, for
+// its movements and the ones just after them (double-entries.ts). After each slice's commit, its
+// new events are announced once on the bus (WebSocket); outgoing webhooks read them from
+// access_events like any other.
 
 interface Flags {
   duplicate_of: string | null;
@@ -56,6 +57,20 @@ export interface UploadOutcome {
 
 type Emit = () => void;
 
+/** A slice: at most this many items, and no more work than this once one item is done (about a
+ * tenth of it on the machines measured: docs/performance.md, bench:sync-upload). */
+const SLICE_ITEMS = 200;
+const SLICE_MS = 20;
+
+/** How a batch is cut: a slice ends after this many items or this much work, whichever comes
+ * first; a slice waits at most busyWaitMs for the store's write lock (then the batch fails:
+ * 503 store_busy, sent again). */
+export interface SliceOptions {
+  sliceItems?: number;
+  sliceMs?: number;
+  busyWaitMs?: number;
+}
+
 export class UploadApply {
   /** Since start: items stored, and items that were already stored (a batch sent again). */
   readonly stats = { accepted: 0, duplicates: 0, batches: 0 };
@@ -75,6 +90,7 @@ export class UploadApply {
     /** After the commit: changed attendees and credentials into the decision index. */
     private readonly refreshIndex: () => Promise<void>,
     private readonly edges: SyncEdges,
+    private readonly slicing: SliceOptions = {},
   ) {
     this.#changes = new UploadChanges(db, clock, bus, conflicts);
     this.#flags = new UploadFlags(db, index);
@@ -86,38 +102,80 @@ export class UploadApply {
     this.#doubles.prepare();
   }
 
+  /**
+   * Applies a batch in slices (docs/sync.md: limits), the event loop free between two, so a
+   * maximal batch never holds the cloud's other requests for more than a slice. Cutting a batch
+   * anywhere is safe: each item is applied once by its uuid, so a batch cut short (the store
+   * busy past busyWaitMs) is sent again and what was stored is a duplicate then; the batch's
+   * feed position is kept in its last slice's transaction only, so the cloud claims a batch only
+   * once it holds all of it. Each slice settles the double entries of its own movements in its
+   * transaction, as a batch that size would: every stored movement is settled where it is
+   * stored, even when the batch never completes.
+   */
   async apply(edge: EdgeRow, projectId: number, body: UploadBody): Promise<UploadOutcome> {
     const now = iso(this.clock.now());
-    const announce: Emit[] = [];
-    const undo: (() => void)[] = [];
-    let venueChanged = false;
     const outcome: UploadOutcome = { accepted: 0, duplicates: 0, refused: 0 };
-    try {
-      writeTransaction(this.db, () => {
-        this.#flags.begin();
-        const arrivals: Arrivals = { movements: [], flags: new Map() };
-        for (const item of changesFirst(body.items)) {
-          const result = item.kind === 'access' ? this.#access(edge, projectId, item, body.clock, now, announce, undo, arrivals) : this.#changes.apply(edge, projectId, item, now, announce);
-          const fresh = result !== false;
-          if (fresh) outcome.accepted++;
-          else outcome.duplicates++;
-          if (result === 'refused') outcome.refused++;
-          if (fresh && item.kind === 'change' && item.event.startsWith('attendee.')) venueChanged = true;
-          if (fresh && item.kind === 'change' && item.event.startsWith('credential.')) venueChanged = true;
-        }
-        this.#settleDoubles(projectId, arrivals, announce);
-        if (body.feed) this.edges.noteUploaded(edge.id, body.feed); // in the batch's transaction: held exactly when the batch is
-      });
-    } catch (err) {
+    const items = changesFirst(body.items);
+    for (let at = 0; ; ) {
+      at = await this.#slice(edge, projectId, body, items, at, now, outcome);
+      if (at >= items.length) break;
+      await new Promise((resolve) => setImmediate(resolve)); // everything else's turn
+    }
+    this.stats.batches++;
+    return outcome;
+  }
+
+  /** The slice of the batch's `items` from `from`, in one transaction; once committed, announced. Answers where the next slice begins. */
+  async #slice(edge: EdgeRow, projectId: number, body: UploadBody, items: UploadBody['items'], from: number, now: string, outcome: UploadOutcome): Promise<number> {
+    const { sliceItems = SLICE_ITEMS, sliceMs = SLICE_MS, busyWaitMs } = this.slicing;
+    let announce: Emit[] = [];
+    let undo: (() => void)[] = [];
+    let counts: UploadOutcome = { accepted: 0, duplicates: 0, refused: 0 };
+    let venueChanged = false;
+    let next = from;
+    const rollback = () => {
       for (const step of undo.reverse()) step();
+      undo = [];
+    };
+    try {
+      await writeWhenFree(
+        this.db,
+        () => {
+          rollback(); // writeWhenFree may run this again: nothing of a try that did not commit stays
+          announce = [];
+          counts = { accepted: 0, duplicates: 0, refused: 0 };
+          venueChanged = false;
+          next = from;
+          this.#flags.begin();
+          const arrivals: Arrivals = { movements: [], flags: new Map() };
+          const started = performance.now();
+          while (next < items.length && next - from < sliceItems && (next === from || performance.now() - started < sliceMs)) {
+            const item = items[next++]!;
+            const result = item.kind === 'access' ? this.#access(edge, projectId, item, body.clock, now, announce, undo, arrivals) : this.#changes.apply(edge, projectId, item, now, announce);
+            const fresh = result !== false;
+            if (fresh) counts.accepted++;
+            else counts.duplicates++;
+            if (result === 'refused') counts.refused++;
+            if (fresh && item.kind === 'change' && (item.event.startsWith('attendee.') || item.event.startsWith('credential.'))) venueChanged = true;
+          }
+          this.#settleDoubles(projectId, arrivals, announce);
+          // In the last slice's transaction: held exactly when the whole batch is.
+          if (next >= items.length && body.feed) this.edges.noteUploaded(edge.id, body.feed);
+        },
+        busyWaitMs === undefined ? {} : { maxWaitMs: busyWaitMs },
+      );
+    } catch (err) {
+      rollback();
       throw err;
     }
-    this.stats.accepted += outcome.accepted;
-    this.stats.duplicates += outcome.duplicates;
-    this.stats.batches++;
-    if (venueChanged) await this.refreshIndex(); // first: the announcements name attendees the batch made
+    outcome.accepted += counts.accepted;
+    outcome.duplicates += counts.duplicates;
+    outcome.refused += counts.refused;
+    this.stats.accepted += counts.accepted;
+    this.stats.duplicates += counts.duplicates;
+    if (venueChanged) await this.refreshIndex(); // first: the announcements name attendees the slice made, and the next slice's flags read the index
     for (const emit of announce) emit();
-    return outcome;
+    return next;
   }
 
   #access(edge: EdgeRow, projectId: number, e: UploadedAccessEvent, clock: UploadBody['clock'], now: string, announce: Emit[], undo: (() => void)[], arrivals: Arrivals): boolean {
@@ -127,9 +185,9 @@ export class UploadApply {
     const synchronised = e.clock_synchronised !== undefined ? e.clock_synchronised : clock.synchronised;
     const stored = statement(
       this.db,
-      `INSERT INTO access_events (uuid, project_id, access_point_id, access_zone_id, reader_id, credential_id, credential_value, attendee_id, granted, reason, movement,
+      `INSERT INTO access_events (uuid, project_id, access_point_id, access_zone_id, reader_id, credential_id, credential_value, attendee_id, granted, reason, reason_detail, movement,
          counted, from_zone_id, scanned_at, decided_at, source, request_key, edge_id, uploaded_at, clock_offset_ms, clock_unsynchronised, duplicate_of, review)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, NULL, ?, ?, ?, NULL, ?, ?, ?, ?, NULL, NULL) ON CONFLICT (uuid) DO NOTHING RETURNING id, effective_at`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, NULL, ?, ?, ?, NULL, ?, ?, ?, ?, NULL, NULL) ON CONFLICT (uuid) DO NOTHING RETURNING id, effective_at`,
     ).get(
       e.uuid,
       projectId,
@@ -141,6 +199,7 @@ export class UploadApply {
       e.attendee_id,
       e.granted ? 1 : 0,
       e.reason,
+      e.reason_detail ?? null,
       e.movement,
       e.scanned_at,
       e.decided_at,
@@ -194,10 +253,11 @@ export class UploadApply {
   }
 
   /**
-   * Double entries, once the whole batch is in (an exit later in the batch must be seen): the
-   * batch's movements and the ones just after them, from the merged history (double-entries.ts).
+   * Double entries, once the whole slice is in (an exit later in the slice must be seen; one in a
+   * later slice is, as the movement just before this one's, when that slice settles): the
+   * slice's movements and the ones just after them, from the merged history (double-entries.ts).
    * Each flag raised or cleared goes to the outbox now and on the bus after the commit, after the
-   * batch's own events; a new event is announced with its flag as settled.
+   * slice's own events; a new event is announced with its flag as settled.
    */
   #settleDoubles(projectId: number, arrivals: Arrivals, announce: Emit[]): void {
     const { flags, conflicts } = this.#doubles.settle(projectId, arrivals.movements);
@@ -235,12 +295,14 @@ export class UploadApply {
           ...uploaded,
         },
       });
-    } else {
+    } else if (!e.granted && e.reason !== null) {
       this.bus.emit('AccessDenied', {
         projectId,
-        payload: { credential_value: e.credential_value, access_point_id: e.access_point_id, reason: e.reason ?? 'denied', timestamp: e.scanned_at, ...uploaded },
+        payload: { credential_value: e.credential_value, access_point_id: e.access_point_id, reason: e.reason, reason_detail: e.reason_detail ?? null, timestamp: e.scanned_at, ...uploaded },
       });
     }
+    // Else a grant naming no holder, credential or zone, or a denial with no reason: no edge decides
+    // one (engine.ts), so neither payload fits; it is stored as sent, and not announced live.
     if (counted && e.access_zone_id !== null) {
       this.bus.emit('zone.occupancy_changed', { projectId, zoneIds: fromZoneId === null ? [e.access_zone_id] : [e.access_zone_id, fromZoneId], timestamp: e.scanned_at });
     }

@@ -2,15 +2,19 @@ import { createHash } from 'node:crypto';
 import type { FeedItem } from '../feed/feed.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
-import type { UploadedAccessEvent, UploadedChange } from './protocol.js';
+import { UPLOAD_MAX_BYTES, UPLOAD_MAX_ITEMS, type UploadedAccessEvent, type UploadedChange } from './protocol.js';
 
 // What the edge uploads for the items it read from its feed (docs/sync.md: upload): an access
 // event whole (its raw scan time, its shared ids), a change with the outbox row's uuid and data.
 // A bulk import is one outbox row naming a block of versions; it goes up as the attendees and
 // credentials it wrote, each with a uuid derived from the import's, so a batch sent again
-// names the same items.
+// names the same items. A batch goes up in as many requests as the cloud's limits on one
+// request need (protocol.ts: UPLOAD_MAX_ITEMS, UPLOAD_MAX_BYTES).
 
 type Item = UploadedAccessEvent | UploadedChange;
+
+/** Room left in a request's body for what is not an item (clock, backlog, feed). */
+const ENVELOPE_BYTES = 4096;
 
 /** A stable uuid (RFC 9562 version 8 layout) for a row of a bulk import. */
 function derivedUuid(from: string, entity: string, id: number): string {
@@ -35,7 +39,9 @@ export function uploadItems(db: Database, items: readonly FeedItem[]): Item[] {
         credential_value: r.credential_value,
         attendee_id: r.attendee_id,
         granted: r.granted === 1,
-        reason: r.reason,
+        reason: r.reason as UploadedAccessEvent['reason'],
+        // Only when set, as the clock fields below: a cloud from before reason_detail refuses a field it does not know (docs/sync.md).
+        ...(r.reason_detail === null ? {} : { reason_detail: r.reason_detail as UploadedAccessEvent['reason_detail'] }),
         movement: r.movement,
         scanned_at: r.scanned_at,
         decided_at: r.decided_at,
@@ -70,4 +76,23 @@ export function uploadItems(db: Database, items: readonly FeedItem[]): Item[] {
     }
   }
   return out;
+}
+
+/** The items in requests of at most UPLOAD_MAX_ITEMS items and UPLOAD_MAX_BYTES (in order; one
+ * item larger than that alone goes as it is, and the cloud refuses it). Always one at least. */
+export function uploadParts(items: readonly Item[]): Item[][] {
+  const parts: Item[][] = [[]];
+  let bytes = 0;
+  for (const item of items) {
+    const size = Buffer.byteLength(JSON.stringify(item)) + 1;
+    const part = parts[parts.length - 1]!;
+    if (part.length > 0 && (part.length >= UPLOAD_MAX_ITEMS || bytes + size > UPLOAD_MAX_BYTES - ENVELOPE_BYTES)) {
+      parts.push([item]);
+      bytes = size;
+    } else {
+      part.push(item);
+      bytes += size;
+    }
+  }
+  return parts;
 }

@@ -10,7 +10,8 @@ import type { AttendeeTypes } from './attendee-types.js';
 import { VersionedTable } from './versioned-table.js';
 
 // Access zones (spec: Resources, Access zone). capacity null = unlimited; current_count is
-// kept by the decision engine from access events.
+// kept by the decision engine from access events. anti_passback (ours, off by default: the
+// spec's checks have no re-entry rule) makes the zone deny a holder already inside.
 
 export interface AccessZoneRow {
   id: number;
@@ -19,6 +20,7 @@ export interface AccessZoneRow {
   slug: string;
   capacity: number | null;
   requires_ticket: number;
+  anti_passback: number;
   current_count: number;
   version: number;
   created_at: string;
@@ -33,6 +35,7 @@ export const createZoneBody = z.strictObject({
   slug: slugField.optional(),
   capacity: z.number().int().min(0).max(10_000_000).nullable().optional(),
   requires_ticket: z.boolean().optional(),
+  anti_passback: z.boolean().optional().describe('deny re-entry to a holder already inside (not_authorized, reason_detail already_inside); default false'),
 });
 export const updateZoneBody = createZoneBody.partial();
 
@@ -44,6 +47,7 @@ export const zoneSchema = z.object({
   current_count: z.number().int(),
   available: z.number().int().nullable().describe('capacity minus current_count; null when unlimited'),
   requires_ticket: z.boolean(),
+  anti_passback: z.boolean().describe('a second entry of a holder already inside is denied (not_authorized, reason_detail already_inside); false: let in again, counted once'),
   version: z.number().int(),
   created_at: z.string(),
   updated_at: z.string(),
@@ -60,6 +64,7 @@ export const zoneResource = (r: AccessZoneRow, currentCount = r.current_count): 
   current_count: currentCount,
   available: r.capacity === null ? null : Math.max(0, r.capacity - currentCount),
   requires_ticket: r.requires_ticket === 1,
+  anti_passback: r.anti_passback === 1,
   version: r.version,
   created_at: r.created_at,
   updated_at: r.updated_at,
@@ -85,7 +90,13 @@ export class AccessZones {
     return commit(this.db, this.bus, (work) => {
       if (input.slug && this.table.exists(projectId, 'slug', input.slug)) throw validationError({ slug: ['The slug has already been taken.'] });
       const slug = input.slug ?? uniqueSlug(slugify(input.name), (s) => this.table.exists(projectId, 'slug', s));
-      const row = this.table.insert(projectId, { name: input.name, slug, capacity: input.capacity ?? null, requires_ticket: input.requires_ticket ? 1 : 0 });
+      const row = this.table.insert(projectId, {
+        name: input.name,
+        slug,
+        capacity: input.capacity ?? null,
+        requires_ticket: input.requires_ticket ? 1 : 0,
+        anti_passback: input.anti_passback ? 1 : 0,
+      });
       work.emit('access_zone.created', { projectId, resource: zoneResource(row), version: row.version });
       return row;
     });
@@ -100,6 +111,7 @@ export class AccessZones {
       if (input.slug !== undefined) values.slug = input.slug;
       if (input.capacity !== undefined) values.capacity = input.capacity;
       if (input.requires_ticket !== undefined) values.requires_ticket = input.requires_ticket ? 1 : 0;
+      if (input.anti_passback !== undefined) values.anti_passback = input.anti_passback ? 1 : 0;
       const row = this.table.update(projectId, id, values);
       work.emit('access_zone.updated', { projectId, resource: zoneResource(row), version: row.version });
       return row;

@@ -56,13 +56,28 @@ export interface ImportReport {
   errors: RowError[];
 }
 
+/** A file that cannot be an import; `cause.code` names why (upload-imports.ts stores the code, never the bytes). */
 export class ImportFormatError extends Error {}
 
-/** CSV with a header row; unknown columns land in `extra`. */
+export const EMPTY_IMPORT = 'The file is empty: send CSV with a header row, or JSON rows.';
+const formatError = (message: string, code: string) => new ImportFormatError(message, { cause: { code } });
+
+/** CSV with a header row naming first_name; unknown columns land in `extra`. What is not such a
+ * file (empty, binary, another header) is refused whole, never as every row's first_name. */
 export function parseCsv(text: string): Record<string, string>[] {
+  if (text.replace(/^\uFEFF/, '').trim() === '') throw formatError(EMPTY_IMPORT, 'EMPTY');
+  // CSV text holds no NUL byte; a spreadsheet, zip or image sent as it is nearly always does.
+  if (text.includes('\u0000')) throw formatError('The file is not CSV text: it holds NUL bytes (a spreadsheet or another binary file? Save it as CSV, UTF-8).', 'NOT_TEXT');
+  const columns = (header: string[]) => {
+    // The message names no column: an upload's error never repeats what the file holds.
+    if (!header.includes('first_name'))
+      throw formatError('The header row has no first_name column: the first line must name the columns, separated by commas (docs/venue.md).', 'NO_FIRST_NAME_COLUMN');
+    return header;
+  };
   try {
-    return parseCsvText(text, { columns: true, bom: true, skip_empty_lines: true, trim: true, relax_column_count: false });
+    return parseCsvText(text, { columns, bom: true, skip_empty_lines: true, trim: true, relax_column_count: false });
   } catch (err) {
+    if (err instanceof ImportFormatError) throw err;
     throw new ImportFormatError(`The CSV could not be read: ${(err as Error).message}`, { cause: err });
   }
 }

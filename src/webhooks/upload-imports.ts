@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
+import { JsonDepthError, parseJson } from '../json-depth.js';
 import type { Logger } from '../logger.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
@@ -71,6 +72,7 @@ export interface UploadImportSettings {
 /** A failure's reason as stored and listed: what went wrong, never the file's contents. */
 function reasonOf(err: unknown, name: string): string | null {
   if (err instanceof ImportFileError) return err.message;
+  if (err instanceof JsonDepthError) return `The object "${name}" is not valid JSON: ${err.message}.`;
   if (err instanceof SyntaxError) {
     const at = /at position (\d+)/.exec(err.message);
     return `The object "${name}" is not valid JSON${at ? ` (at byte ${at[1]})` : ''}.`;
@@ -146,7 +148,7 @@ export class UploadImports {
       if (!dir) throw new ImportFileError('incomingWebhooks.importDir is not configured.');
       const bytes = await readImportFile(dir, name, this.settings.importMaxBytes);
       const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
-      const rows = contentType === 'text/csv' ? parseCsv(text) : (JSON.parse(text) as unknown);
+      const rows = contentType === 'text/csv' ? parseCsv(text) : parseJson(text);
       if (!Array.isArray(rows)) throw new ImportFileError(`The object "${name}" is not a JSON array of attendee records.`);
       report = this.importer.run(projectId, rows, 'partial');
       status = 'imported';

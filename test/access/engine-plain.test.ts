@@ -17,14 +17,17 @@ let index: VenueIndex;
 let engine: AccessEngine;
 const decide = (accessPointId: number, credentialValue: string, at = WED_NOON): Decision => engine.decide({ projectId: P, accessPointId, credentialValue, at });
 const outcome = (d: Decision) => (d.granted ? `granted ${d.movement}` : d.reason);
+const detail = (d: Decision) => (d.granted ? undefined : d.detail);
 
-function venue(options: { antiPassback: boolean }): void {
+/** `antiPassback`: the zones that refuse re-entry (the zone's anti_passback). */
+function venue(options: { antiPassback: number[] } = { antiPassback: [] }): void {
   // No database: the index is only ever filled through its put methods here.
   index = new VenueIndex(null as never);
   index.timezones.set(P, 'Europe/Berlin');
-  index.putZone({ id: 10, project_id: P, capacity: 2, requires_ticket: 1 }); // hall
-  index.putZone({ id: 11, project_id: P, capacity: null, requires_ticket: 1 }); // vip
-  index.putZone({ id: 12, project_id: P, capacity: null, requires_ticket: 0 }); // bar, open to all
+  const refuses = (id: number) => (options.antiPassback.includes(id) ? 1 : 0);
+  index.putZone({ id: 10, project_id: P, capacity: 2, requires_ticket: 1, anti_passback: refuses(10) }); // hall
+  index.putZone({ id: 11, project_id: P, capacity: null, requires_ticket: 1, anti_passback: refuses(11) }); // vip
+  index.putZone({ id: 12, project_id: P, capacity: null, requires_ticket: 0, anti_passback: refuses(12) }); // bar, open to all
   index.putAccessPoint({ id: 20, project_id: P, access_zone_id: 10, direction: 'in', is_active: 1 });
   index.putAccessPoint({ id: 21, project_id: P, access_zone_id: 10, direction: 'out', is_active: 1 });
   index.putAccessPoint({ id: 22, project_id: P, access_zone_id: 11, direction: 'both', is_active: 1 });
@@ -48,11 +51,11 @@ function venue(options: { antiPassback: boolean }): void {
   person(9, null, 'NOTYPE-9');
   // The bar opens 18:00-02:00 for guests (type 2), every day.
   index.putWindow({ id: 30, access_zone_id: 12, attendee_type_id: 2, days_of_week: '[1,2,3,4,5,6,7]', start_time: '18:00', end_time: '02:00' });
-  engine = new AccessEngine(index, new Occupancy(), options);
+  engine = new AccessEngine(index, new Occupancy());
 }
 
 describe('access engine, from plain data', () => {
-  beforeEach(() => venue({ antiPassback: false }));
+  beforeEach(() => venue());
 
   it('grants a credential whose type may enter the zone, and moves its holder in and out', () => {
     expect(outcome(decide(20, 'GUEST-2'))).toBe('granted in');
@@ -77,7 +80,9 @@ describe('access engine, from plain data', () => {
 
   it('denies a zone the type may not enter, and lets anyone into a zone that needs no ticket in its window', () => {
     expect(outcome(decide(22, 'GUEST-2'))).toBe('not_authorized');
+    expect(detail(decide(22, 'GUEST-2'))).toBe('type_not_permitted');
     expect(outcome(decide(20, 'NOTYPE-9'))).toBe('not_authorized');
+    expect(detail(decide(20, 'NOTYPE-9'))).toBe('type_not_permitted');
     expect(outcome(decide(23, 'NOTYPE-9'))).toBe('granted in'); // the window is for guests only
   });
 
@@ -108,11 +113,28 @@ describe('access engine, from plain data', () => {
     expect(outcome(decide(20, 'GUEST-2'))).toBe('granted in');
   });
 
-  it('refuses to decide at an unknown, inactive or zoneless access point (an error, not a denial)', () => {
+  it('refuses to decide at an access point the project does not have (an error, not a denial)', () => {
     expect(() => decide(99, 'GUEST-2')).toThrow(new ScanError('unknown_access_point'));
-    expect(() => decide(24, 'GUEST-2')).toThrow(new ScanError('access_point_inactive'));
-    expect(() => decide(25, 'GUEST-2')).toThrow(new ScanError('access_point_without_zone'));
     expect(() => engine.decide({ projectId: 2, accessPointId: 20, credentialValue: 'GUEST-2', at: WED_NOON })).toThrow(new ScanError('unknown_access_point'));
+  });
+
+  it('denies at an inactive or zoneless access point, not_authorized with the cause, no zone, whoever scans, moving no one', () => {
+    expect(outcome(decide(20, 'GUEST-2'))).toBe('granted in');
+    for (const value of ['GUEST-2', 'VIP-1', 'NOBODY', 'REVOKED-7']) {
+      expect(decide(24, value)).toMatchObject({ granted: false, zoneId: null, reason: 'not_authorized', detail: 'access_point_inactive' });
+      expect(decide(25, value)).toMatchObject({ granted: false, zoneId: null, reason: 'not_authorized', detail: 'access_point_without_zone' });
+    }
+    // The credential and its holder are named, for the event and the answer.
+    expect(decide(24, 'GUEST-2')).toMatchObject({ credential: { id: 20 }, attendee: { id: 2 } });
+    expect(decide(25, 'NOBODY')).toMatchObject({ credential: null, attendee: null });
+    expect(engine.occupancy.count(10)).toBe(1);
+    expect(engine.occupancy.zoneOf(2)).toBe(10);
+  });
+
+  it('gives every denial other than not_authorized a null detail', () => {
+    expect(detail(decide(20, 'NOBODY'))).toBeNull();
+    expect(detail(decide(20, 'OLD-5'))).toBeNull();
+    expect(detail(decide(23, 'GUEST-2', WED_NOON))).toBeNull();
   });
 
   it('takes back a grant whose event could not be stored (undo), leaving occupancy as before', () => {
@@ -122,10 +144,25 @@ describe('access engine, from plain data', () => {
     expect(outcome(decide(20, 'GUEST-2'))).toBe('granted in');
   });
 
-  it('with anti-passback, denies a second entry to the zone its holder is in', () => {
-    venue({ antiPassback: true });
+  it('lets a holder into the zone they are in again, uncounted, where the zone does not refuse re-entry (the default)', () => {
+    const first = decide(20, 'VIP-1');
+    const again = decide(20, 'VIP-1');
+    expect(first).toMatchObject({ granted: true, movement: 'in', counted: true });
+    expect(again).toMatchObject({ granted: true, movement: 'in', counted: false, fromZoneId: null });
+    expect(engine.occupancy.count(10)).toBe(1);
+  });
+
+  it("with the zone's anti-passback, denies a second entry to the zone its holder is in, not_authorized already_inside; other zones let them in again", () => {
+    venue({ antiPassback: [10] });
     expect(outcome(decide(22, 'VIP-1'))).toBe('granted in');
+    expect(outcome(decide(22, 'VIP-1'))).toBe('granted out'); // a `both` door turns: no re-entry to refuse
     expect(outcome(decide(20, 'VIP-1'))).toBe('granted in'); // another zone: moves there
-    expect(outcome(decide(20, 'VIP-1'))).toBe('not_authorized');
+    const again = decide(20, 'VIP-1');
+    expect(again).toMatchObject({ granted: false, zoneId: 10, reason: 'not_authorized', detail: 'already_inside', attendee: { id: 1 } });
+    expect(engine.occupancy.count(10)).toBe(1);
+    expect(outcome(decide(23, 'VIP-1'))).toBe('granted in'); // the bar does not refuse re-entry
+    expect(outcome(decide(23, 'VIP-1'))).toBe('granted in');
+    // The type check comes first: a type the zone does not admit is type_not_permitted, inside or not.
+    expect(detail(decide(22, 'GUEST-2'))).toBe('type_not_permitted');
   });
 });

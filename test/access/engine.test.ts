@@ -25,7 +25,7 @@ describe('access engine', () => {
     api = client(gh, await gh.token());
     engine = gh.app.services.access.engine;
     await api.put(`${A}`, { timezone: 'Europe/Berlin' });
-    ids.hall = (await api.post(`${A}/access-zones`, { name: 'Hall', capacity: 2 })).body.data.id;
+    ids.hall = (await api.post(`${A}/access-zones`, { name: 'Hall', capacity: 2, anti_passback: true })).body.data.id;
     ids.vip = (await api.post(`${A}/access-zones`, { name: 'VIP', requires_ticket: true })).body.data.id;
     ids.bar = (await api.post(`${A}/access-zones`, { name: 'Bar' })).body.data.id;
     ids.hallIn = (await api.post(`${A}/access-points`, { name: 'Hall in', access_zone_id: ids.hall, direction: 'in' })).body.data.id;
@@ -50,7 +50,11 @@ describe('access engine', () => {
     const d = scan('hallIn', 'G-1');
     expect(d).toMatchObject({ granted: true, movement: 'in', zoneId: ids.hall });
     expect(engine.occupancy.count(ids.hall!)).toBe(1);
-    expect(reason(scan('hallIn', 'G-1'))).toBe('not_authorized'); // anti-passback
+    expect(scan('hallIn', 'G-1')).toMatchObject({ granted: false, reason: 'not_authorized', detail: 'already_inside' }); // the hall's anti-passback
+    expect(scan('barIn', 'G-1')).toMatchObject({ granted: true, movement: 'in' }); // the bar has none: in, and again
+    expect(scan('barIn', 'G-1')).toMatchObject({ granted: true, movement: 'in', counted: false });
+    expect(scan('hallIn', 'G-1')).toMatchObject({ granted: true, movement: 'in' }); // back from the bar
+    expect(engine.occupancy.count(ids.bar!)).toBe(0);
     expect(scan('hallOut', 'G-1')).toMatchObject({ granted: true, movement: 'out' });
     expect(engine.occupancy.count(ids.hall!)).toBe(0);
     expect(scan('hallOut', 'G-1').granted).toBe(true);
@@ -125,16 +129,16 @@ describe('access engine', () => {
     scan('hallOut', 'B-1');
   });
 
-  it('answers a documented error, not a denial reason, for an unknown, inactive or zoneless access point', () => {
-    const codes = [999999, ids.closed!, ids.nowhere!].map((accessPointId) => {
+  it('answers a documented error for an unknown access point, and a denial naming the cause at an inactive or zoneless one', () => {
+    const outcomes = [999999, ids.closed!, ids.nowhere!].map((accessPointId) => {
       try {
-        engine.decide({ projectId: 1, accessPointId, credentialValue: 'G-1', at: WED_NOON });
-        return 'decided';
+        const d = engine.decide({ projectId: 1, accessPointId, credentialValue: 'G-1', at: WED_NOON });
+        return d.granted ? 'granted' : `${d.reason} ${d.detail} ${d.zoneId}`;
       } catch (err) {
         return (err as ScanError).code;
       }
     });
-    expect(codes).toEqual(['unknown_access_point', 'access_point_inactive', 'access_point_without_zone']);
+    expect(outcomes).toEqual(['unknown_access_point', 'not_authorized access_point_inactive null', 'not_authorized access_point_without_zone null']);
   });
 
   it('sees imported attendees and credentials at once', async () => {

@@ -130,6 +130,26 @@ describe('the access-event log (group commit into the journal)', () => {
     expect(segments()).toEqual(['events-0000000003.jsonl']); // numbering carries on
   });
 
+  it('at start, recovers lines an older build journaled (17 values, before the clock fields; 19, before reason_detail) with nulls for what they lack', async () => {
+    const first = openJournal();
+    await first.stop();
+    journals.splice(0);
+    const cut = (r: ReturnType<typeof row>, n: number) => `${JSON.stringify((JSON.parse(journalLine(r)) as unknown[]).slice(0, n))}\n`;
+    const old17 = cut(row(1, { clockOffsetMs: 5, clockUnsynchronised: 1 }), 17);
+    const old19 = cut(row(2, { clockOffsetMs: 5, clockUnsynchronised: 1, reason: 'not_authorized', reasonDetail: 'already_inside' }), 19);
+    const now = `${journalLine(row(3, { reason: 'not_authorized', reasonDetail: 'access_point_inactive' }))}\n`;
+    writeFileSync(join(journalDir(), 'events-0000000002.jsonl'), old17 + old19 + now);
+    const second = new EventJournal(store.db, { dir: journalDir(), dbFile: store.file, synchronous: 'NORMAL', segmentBytes: 1 << 26, intervalMs: 5 }, log);
+    expect(second.recover()).toBe(3);
+    expect(other.prepare('SELECT uuid, reason, reason_detail, clock_offset_ms FROM access_events ORDER BY id').all()).toEqual([
+      { uuid: row(1).uuid, reason: 'invalid_credential', reason_detail: null, clock_offset_ms: null },
+      { uuid: row(2).uuid, reason: 'not_authorized', reason_detail: null, clock_offset_ms: 5 },
+      { uuid: row(3).uuid, reason: 'not_authorized', reason_detail: 'access_point_inactive', clock_offset_ms: null },
+    ]);
+    second.start();
+    journals.push(second);
+  });
+
   it('starts a new segment past segmentBytes and deletes each segment once it is ingested', async () => {
     const journal = openJournal({ segmentBytes: 65_536 });
     const eventLog = new AccessEventLog(journal, 100);
@@ -240,7 +260,8 @@ describe('request ids: a retried scan is decided once', () => {
     const A = '/api/v1/projects/default/default';
     let gh = await startAppliance({}, { dataDir });
     let api = client(gh, await gh.token());
-    const zone = (await api.post(`${A}/access-zones`, { name: 'Main', capacity: 1 })).body.data.id;
+    // anti_passback: a second scan without an id must be a denial, to tell a new decision from a replay.
+    const zone = (await api.post(`${A}/access-zones`, { name: 'Main', capacity: 1, anti_passback: true })).body.data.id;
     const gate = (await api.post(`${A}/access-points`, { name: 'Main gate', access_zone_id: zone })).body.data.id;
     await api.post(`${A}/attendees/import`, [
       { first_name: 'Ann', last_name: 'A', credential_value: 'ANN' },
@@ -255,8 +276,8 @@ describe('request ids: a retried scan is decided once', () => {
     // Every answer names the one event: the same event_id each time.
     const eventId = first[0]!.body.event_id as string;
     expect(new Set(first.map((r) => r.body.event_id))).toEqual(new Set([eventId]));
-    // Without an id, a second scan is a new decision: anti-passback denies it.
-    expect((await scan('ANN')).body).toMatchObject({ access_granted: false, reason: 'not_authorized' });
+    // Without an id, a second scan is a new decision: the zone's anti-passback denies it.
+    expect((await scan('ANN')).body).toMatchObject({ access_granted: false, reason: 'not_authorized', reason_detail: 'already_inside' });
     // A denial is replayed as a denial, even once the reason no longer holds.
     expect((await scan('BOB', 'r-2')).body).toMatchObject({ access_granted: false, reason: 'capacity_exceeded' });
     expect((await api.put(`${A}/access-zones/${zone}`, { name: 'Main', capacity: 10 })).status).toBe(200);

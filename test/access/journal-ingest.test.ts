@@ -59,6 +59,19 @@ describe('journal ingest (the ingest worker, in this thread)', () => {
     ]);
   });
 
+  it('takes a line written before reason_detail (19 values) with a null detail, and one with it', () => {
+    const ingest = open();
+    const old = `${JSON.stringify((JSON.parse(journalLine(eventRow(1, { reason: 'not_authorized', reasonDetail: 'already_inside' }))) as unknown[]).slice(0, 19))}\n`;
+    const detailed = `${journalLine(eventRow(2, { reason: 'not_authorized', reasonDetail: 'access_point_inactive' }))}\n`;
+    expect((JSON.parse(detailed) as unknown[]).length).toBe(20);
+    write(1, old + detailed);
+    expect(ingest.step(1, Buffer.byteLength(old + detailed), post)).toBe('done');
+    expect(store.db.prepare('SELECT uuid, reason, reason_detail FROM access_events ORDER BY id').all()).toEqual([
+      { uuid: row(1).uuid, reason: 'not_authorized', reason_detail: null },
+      { uuid: row(2).uuid, reason: 'not_authorized', reason_detail: 'access_point_inactive' },
+    ]);
+  });
+
   it('takes the complete lines written so far and stores the position in the same transaction, leaving a line still being written', () => {
     const ingest = open();
     const whole = lines([1, 2, 3]);

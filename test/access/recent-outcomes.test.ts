@@ -7,7 +7,8 @@ describe('RecentOutcomes', () => {
   const made = (n: number, granted: boolean): RememberedOutcome => ({
     uuid: `0190${String(n).padStart(4, '0')}-abcd-7def-8123-4567890abcde`,
     granted,
-    reason: granted ? null : 'blocklisted',
+    reason: granted ? null : n % 2 ? 'not_authorized' : 'blocklisted',
+    reasonDetail: granted || n % 2 === 0 ? null : 'already_inside',
     accessPointId: 10 + n,
     zoneId: granted ? 3 : null,
     attendeeId: granted ? 100 + n : null,
@@ -27,6 +28,9 @@ describe('RecentOutcomes', () => {
     memo.settle(denied.slot, denied.sequence, made(2, false));
     expect(memo.find(-7, 'req-1')).toEqual({ ...made(2, false), replayed: true });
     expect(memo.find(7, 'req-1')).toEqual({ ...made(1, true), replayed: true });
+    const detailed = memo.remember(1, 8, 'req-3', Promise.resolve(made(3, false) as RememberedOutcome & { replayed: true }));
+    memo.settle(detailed.slot, detailed.sequence, made(3, false));
+    expect(memo.find(8, 'req-3')).toEqual({ ...made(3, false), reason: 'not_authorized', reasonDetail: 'already_inside', replayed: true });
   });
 
   it('forgets a failed scan, so its retry is decided anew', () => {

@@ -31,7 +31,7 @@ describe('the access-event webhook', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ success: true, access_granted: true, attendee: { id: expect.any(Number), first_name: 'Ada', last_name: 'Lovelace' }, event_id: expect.any(String) });
     const denied = await post({ reader_id: 'GW1-R1', credential_value: 'NOPE', scan_type: 'barcode', timestamp: Math.floor(NOW / 1000) });
-    expect(denied.body).toEqual({ success: true, access_granted: false, reason: 'invalid_credential', attendee: null, event_id: expect.any(String) });
+    expect(denied.body).toEqual({ success: true, access_granted: false, reason: 'invalid_credential', reason_detail: null, attendee: null, event_id: expect.any(String) });
     const events = (await api.get(`${A}/access-events`)).body.data;
     expect(events[1]).toMatchObject({ source: 'webhook', access_point_id: gate, reader_id: expect.any(Number), credential_value: 'TICKET-1', scanned_at: '2026-11-23T11:59:58.000Z', granted: true });
     expect(events[0]).toMatchObject({ source: 'webhook', scanned_at: '2026-11-23T12:00:00.000Z', reason: 'invalid_credential' });
@@ -65,19 +65,21 @@ describe('the access-event webhook', () => {
     expect(count).toBe(2); // none of these wrote an event
   });
 
-  it('refuses scans it cannot place: unknown reader 404, unassigned reader and inactive door 409', async () => {
+  it('refuses scans it cannot place (unknown reader 404, unassigned reader 409), and decides one at an inactive door', async () => {
     const unknown = await post({ reader_id: 'NO-SUCH', credential_value: 'TICKET-1' });
     expect(unknown.status).toBe(404);
     expect(unknown.body).toEqual({ error: 'unknown_reader', message: 'No reader has the identifier "NO-SUCH".' });
     const spare = await post({ reader_id: 'GW1-SPARE', credential_value: 'TICKET-1' });
     expect(spare.status).toBe(409);
     expect(spare.body.error).toBe('reader_unassigned');
+    expect((await api.get(`${A}/access-events`)).body.meta.total).toBe(2);
+    // Every scan at a door is decided (docs/engine.md): at an inactive one, a denial naming the cause.
     await api.put(`${A}/access-points/${gate}`, { is_active: false });
     const inactive = await post({ reader_id: 'GW1-R1', credential_value: 'TICKET-1' });
-    expect(inactive.status).toBe(409);
-    expect(inactive.body.error).toBe('access_point_inactive');
+    expect(inactive.status).toBe(200);
+    expect(inactive.body).toMatchObject({ access_granted: false, reason: 'not_authorized', reason_detail: 'access_point_inactive' });
     await api.put(`${A}/access-points/${gate}`, { is_active: true });
-    expect((await api.get(`${A}/access-events`)).body.meta.total).toBe(2);
+    expect((await api.get(`${A}/access-events`)).body.meta.total).toBe(3);
   });
 
   it("finds the reader in the signing source's project when another project has the same identifier", async () => {

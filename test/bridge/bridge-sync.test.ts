@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PtyPair } from '../helpers/pty.js';
+import { PtyPair, ptyConfigFile } from '../helpers/pty.js';
 import { type Edge, seedCloud, SyncWorld, until } from '../helpers/sync-world.js';
 
 // Issue 27, item 8: a reader plugged into an edge keeps deciding while the cloud link is down,
@@ -22,7 +22,7 @@ describe('bridge scans on an edge through an outage', () => {
     await world.startCloud();
     ({ entry } = await seedCloud(world.cloud, 20));
     expect((await world.cloud.api('POST', '/readers', { identifier: 'DOOR-SERIAL', type: 'rfid', access_point_id: entry })).status).toBe(201);
-    edge = await world.addEdge('door', { GATEHOUSE_BRIDGE_REOPEN_MIN_MS: '50', GATEHOUSE_BRIDGE_REOPEN_MAX_MS: '200' });
+    edge = await world.addEdge('door', { GATEHOUSE_BRIDGE_REOPEN_MIN_MS: '50', GATEHOUSE_BRIDGE_REOPEN_MAX_MS: '200', GATEHOUSE_CONFIG: ptyConfigFile(dir) });
     await until(
       'the reader and tickets on the edge',
       async () => [(await edge.node.api('GET', '/readers?per_page=100')).body.data?.length, (await edge.node.api('GET', '/attendees?search=X-20')).body.data?.length],

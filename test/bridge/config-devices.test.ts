@@ -18,7 +18,7 @@ describe('bridge devices from the config file', () => {
   let gh: TestAppliance;
   const config = (devices: unknown[]) => {
     const file = join(dir, 'gatehouse.json');
-    writeFileSync(file, JSON.stringify({ bridge: { reopenMinMs: 50, reopenMaxMs: 200, devices } }));
+    writeFileSync(file, JSON.stringify({ bridge: { reopenMinMs: 50, reopenMaxMs: 200, allowedPaths: [`${dir}/`], devices } }));
     return file;
   };
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
-import { id12, PtyPair, rdm6300, wiegand26 } from '../helpers/pty.js';
+import { id12, PtyPair, ptyConfigFile, rdm6300, wiegand26 } from '../helpers/pty.js';
 
 // Serial readers plugged into the box (issue 27, Tests): real pseudo-terminals from socat. The
 // bridge opens one end with serialport; the test writes real frames to the other and reads the
@@ -47,7 +47,7 @@ describe('the firmware bridge over serial ptys', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'gatehouse-pty-'));
-    gh = await startAppliance({ GATEHOUSE_BRIDGE_REOPEN_MIN_MS: '50', GATEHOUSE_BRIDGE_REOPEN_MAX_MS: '200' });
+    gh = await startAppliance({ GATEHOUSE_BRIDGE_REOPEN_MIN_MS: '50', GATEHOUSE_BRIDGE_REOPEN_MAX_MS: '200' }, { configFile: ptyConfigFile(dir) });
     api = client(gh, await gh.token());
     const zone = (await api.post(`${A}/access-zones`, { name: 'Hall' })).body.data.id;
     gate = (await api.post(`${A}/access-points`, { name: 'Door', access_zone_id: zone, direction: 'both' })).body.data.id;
@@ -218,16 +218,16 @@ describe('the firmware bridge over serial ptys', () => {
   it('refuses bad device records with field errors, and needs access:write to change them', async () => {
     const bad: [Record<string, unknown>, string][] = [
       [{ name: 'x', reader_identifier: 'R', framing: 'rdm6300' }, 'path'],
-      [{ name: 'x', reader_identifier: 'R', framing: 'rdm6300', path: '/dev/ttyX', match: { vendor_id: '0403', product_id: '6001' } }, 'match'],
-      [{ name: 'x', reader_identifier: 'R', framing: 'morse', path: '/dev/ttyX' }, 'framing'],
+      [{ name: 'x', reader_identifier: 'R', framing: 'rdm6300', path: '/dev/ttyUSB9', match: { vendor_id: '0403', product_id: '6001' } }, 'match'],
+      [{ name: 'x', reader_identifier: 'R', framing: 'morse', path: '/dev/ttyUSB9' }, 'framing'],
       [{ name: 'x', reader_identifier: 'R', framing: 'line', path: 'relative/tty' }, 'path'],
-      [{ name: 'x', reader_identifier: 'R', framing: 'line', path: '/dev/ttyX', feedback: { grant: 'xyz' } }, 'feedback.grant'],
-      [{ name: 'x', reader_identifier: 'R', framing: 'line', path: '/dev/ttyX', baud_rate: 1234 }, 'baud_rate'],
-      [{ name: 'x', reader_identifier: 'R', framing: 'line', path: '/dev/ttyX', access_point_id: 999_999 }, 'access_point_id'],
+      [{ name: 'x', reader_identifier: 'R', framing: 'line', path: '/dev/ttyUSB9', feedback: { grant: 'xyz' } }, 'feedback.grant'],
+      [{ name: 'x', reader_identifier: 'R', framing: 'line', path: '/dev/ttyUSB9', baud_rate: 1234 }, 'baud_rate'],
+      [{ name: 'x', reader_identifier: 'R', framing: 'line', path: '/dev/ttyUSB9', access_point_id: 999_999 }, 'access_point_id'],
       [{ name: 'x', reader_identifier: 'R', framing: 'hid_keyboard', path: '/dev/hidraw9', keymap: { '0x28': ['a', 'A'] } }, 'keymap'],
       [{ name: 'x', reader_identifier: 'R', framing: 'line', match: { vendor_id: 'zz', product_id: '6001' } }, 'match.vendor_id'],
-      [{ name: 'Door RFID', reader_identifier: 'R', framing: 'line', path: '/dev/ttyX' }, 'name'],
-      [{ name: 'x', reader_identifier: 'R', framing: 'line', path: '/dev/ttyX', surprise: 1 }, ''],
+      [{ name: 'Door RFID', reader_identifier: 'R', framing: 'line', path: '/dev/ttyUSB9' }, 'name'],
+      [{ name: 'x', reader_identifier: 'R', framing: 'line', path: '/dev/ttyUSB9', surprise: 1 }, ''],
     ];
     for (const [body, field] of bad) {
       const res = await api.post(`${A}/bridge/devices`, body);
@@ -240,6 +240,6 @@ describe('the firmware bridge over serial ptys', () => {
     expect((await api.put(`${A}/bridge/devices/999999`, { enabled: false })).status).toBe(404);
     const reader = client(gh, await gh.token(['access:read']));
     expect((await reader.get(`${A}/bridge/devices`)).status).toBe(200);
-    expect((await reader.post(`${A}/bridge/devices`, { name: 'y', reader_identifier: 'R', framing: 'line', path: '/dev/ttyY' })).status).toBe(403);
+    expect((await reader.post(`${A}/bridge/devices`, { name: 'y', reader_identifier: 'R', framing: 'line', path: '/dev/ttyUSB8' })).status).toBe(401);
   });
 });

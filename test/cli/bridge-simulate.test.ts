@@ -1,11 +1,17 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { runCli } from '../helpers/process.js';
 
 // `gatehouse bridge simulate` (issue 27 item 7): the built CLI against a real appliance on a free
 // port. It makes a socat pty pair, registers one end as a bridge device over REST, plays real
-// frames into the other and prints each decision read back from the feedback bytes.
+// frames into the other and prints each decision read back from the feedback bytes. It runs with
+// the appliance's data directory, as it does from the same checkout and config: the pair is made
+// under <dataDir>/bridge-simulator/, the one place besides serial ports the bridge opens without
+// bridge.allowedPaths (docs/bridge.md: Device paths).
 
 const A = '/api/v1/projects/default/default';
 
@@ -24,7 +30,7 @@ describe('gatehouse bridge simulate', () => {
   let token: string;
   let gate: number;
 
-  const simulate = (...args: string[]) => runCli(['bridge', 'simulate', '--url', gh.url, ...args], {});
+  const simulate = (...args: string[]) => runCli(['bridge', 'simulate', '--url', gh.url, ...args], { GATEHOUSE_DATA_DIR: gh.dataDir });
   const bridgeScans = async () =>
     ((await api.get(`${A}/access-events?per_page=100`)).body.data as { source: string; credential_value: string; granted: boolean; access_point_id: number }[]).filter((e) => e.source === 'bridge');
 
@@ -51,6 +57,8 @@ describe('gatehouse bridge simulate', () => {
     expect(run.stdout).toMatch(/^0000000001 {2}denied$/m);
     const summary = JSON.parse(run.stdout.slice(run.stdout.indexOf('{')));
     expect(summary).toEqual({ device_id: expect.any(Number), path: expect.stringMatching(/^\/.+\/reader$/), scans: 2, granted: 1, denied: 1, unanswered: 0 });
+    expect(summary.path.startsWith(`${gh.dataDir}/bridge-simulator/run-`)).toBe(true);
+    expect(existsSync(dirname(summary.path))).toBe(false); // the run's folder goes with it
 
     // The first access point of the project, as no --access-point was given; source `bridge`.
     const events = (await bridgeScans()).filter((e) => ['62E3086CED', '0000000001'].includes(e.credential_value));
@@ -63,7 +71,9 @@ describe('gatehouse bridge simulate', () => {
   });
 
   it("plays the first attendees' credential values and an unknown one in line framing by default, logging in with --email and --password", async () => {
-    const run = await runCli(['bridge', 'simulate', '--framing', 'line', '--url', gh.url, '--email', 'admin@example.test', '--password', 'correct horse battery', '--interval-ms', '0'], {});
+    const run = await runCli(['bridge', 'simulate', '--framing', 'line', '--url', gh.url, '--email', 'admin@example.test', '--password', 'correct horse battery', '--interval-ms', '0'], {
+      GATEHOUSE_DATA_DIR: gh.dataDir,
+    });
     expect(run.code, run.stderr).toBe(0);
     // The attendee list's order (by last name): the first three, then SIM-UNKNOWN.
     expect(run.stdout.split('\n').slice(0, 4)).toEqual(['TICKET-77    granted', 'TICKET-78    granted', 'TICKET-79    granted', 'SIM-UNKNOWN  denied']);
@@ -104,6 +114,23 @@ describe('gatehouse bridge simulate', () => {
     const other = await runCli(['bridge', 'unplug'], {});
     expect(other.code).toBe(2);
     expect(other.stderr).toMatch(/^gatehouse: unknown command: bridge unplug\nUsage: /);
+    expect((await api.get(`${A}/bridge/devices`)).body.data).toEqual([]);
+  });
+
+  it("needs the appliance's data directory, and says so when given another one or none", async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), 'gatehouse-not-the-appliance-'));
+    try {
+      const other = await runCli(['bridge', 'simulate', '--url', gh.url, '--framing', 'line', '--token', token, '--values', 'X'], { GATEHOUSE_DATA_DIR: elsewhere });
+      expect(other.code).toBe(2);
+      expect(other.stderr.trim()).toMatch(
+        /^gatehouse: POST \/api\/v1\/projects\/default\/default\/bridge\/devices answered 422: The path is not a serial port .* The appliance does not use \/.+ as its data directory: run the simulator with its config \(dataDir, GATEHOUSE_DATA_DIR\)\.$/,
+      );
+      const missing = await runCli(['bridge', 'simulate', '--url', gh.url, '--framing', 'line', '--token', token, '--values', 'X'], { GATEHOUSE_DATA_DIR: join(elsewhere, 'absent') });
+      expect(missing.code).toBe(2);
+      expect(missing.stderr.trim()).toMatch(/^gatehouse: the appliance's data directory \/.+\/absent is not here: run the simulator on the appliance's box with the appliance's config/);
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
     expect((await api.get(`${A}/bridge/devices`)).body.data).toEqual([]);
   });
 

@@ -44,7 +44,7 @@ describe('npm run demo while the appliance runs', () => {
   let gh: TestAppliance | undefined;
   afterAll(() => gh?.destroy());
 
-  it('makes the demo venue usable without a restart: a gateway scan at GATE-IN-1 and a reader login by MQTT (README steps 9 and 12)', async () => {
+  it('makes the demo venue usable without a restart: a gateway scan at GATE-IN-1 and a reader login by MQTT (the README tour, steps 13 and 12)', async () => {
     gh = await startAppliance({ GATEHOUSE_INCOMING_WEBHOOKS_ALLOW_UNSIGNED: 'true' });
     const api = client(gh, await gh.token());
     const gatewayScan = async (credential_value: string) =>
@@ -57,7 +57,7 @@ describe('npm run demo while the appliance runs', () => {
     const seeded = await runCli(['demo', 'seed'], { GATEHOUSE_DATA_DIR: gh.dataDir });
     expect(seeded.code, seeded.stderr).toBe(0);
 
-    // Step 9: a gateway reports a scan at GATE-IN-1.
+    // A gateway reports a scan at GATE-IN-1 (unsigned here; step 13 of the README tour signs it).
     await expect.poll(async () => (await gatewayScan('GH-000001')).body?.access_granted, until).toBe(true);
     expect((await gatewayScan('GH-000013')).body).toMatchObject({ access_granted: false, reason: 'blocklisted' });
 

@@ -22,7 +22,7 @@ describe('configuration', () => {
     expect(config.http.port).toBe(8080);
     expect(config.mqtt.port).toBe(1883);
     expect(config.dataDir).toBe('./data');
-    expect(config.rateLimit).toEqual({ standard: 60, bulk: 10, search: 20, windowSeconds: 60 });
+    expect(config.rateLimit).toEqual({ standard: 60, bulk: 10, search: 20, windowSeconds: 60, sync: 600, syncWindowSeconds: 10 });
     expect(config.auth.tokenExpiryMinutes).toBeNull();
     expect(Object.isFrozen(config.http)).toBe(true);
   });
@@ -110,6 +110,23 @@ describe('configuration', () => {
       'cloud.url = (not set): required when role is "edge" (the URL of the cloud instance)',
       'sync.token = (not set): required when role is "edge" (the token the cloud issued for this edge)',
     ]);
+  });
+
+  it('stops on access.antiPassback set to true, which moved to each access zone, and takes false (what every zone does unless asked) as nothing', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-config-'));
+    const file = join(dir, 'old.json');
+    writeFileSync(file, JSON.stringify({ access: { antiPassback: true } }));
+    const moved = /^access\.antiPassback = true \(from (.+)\): removed: anti-passback is a choice of each access zone now \(its anti_passback field; docs\/engine\.md\)$/;
+    expect(problemsOf(() => loadConfig({ file }))).toEqual([expect.stringMatching(moved)]);
+    expect(problemsOf(() => loadConfig({ file }))[0]).toContain(`(from ${file})`);
+    for (const on of ['1', 'true']) expect(problemsOf(() => loadConfig({ env: { GATEHOUSE_ACCESS_ANTI_PASSBACK: on } }))).toEqual([expect.stringMatching(moved)]);
+    expect(problemsOf(() => loadConfig({ flags: ['--access-anti-passback'] }))).toEqual([expect.stringMatching(moved)]);
+    // Not a boolean at all: named as such, not taken for either.
+    expect(problemsOf(() => loadConfig({ env: { GATEHOUSE_ACCESS_ANTI_PASSBACK: 'sometimes' } }))[0]).toMatch(/^access\.antiPassback = "sometimes" \(from GATEHOUSE_ACCESS_ANTI_PASSBACK\): removed/);
+    writeFileSync(file, JSON.stringify({ access: { antiPassback: false }, http: { port: 9000 } }));
+    const config = loadConfig({ file, env: { GATEHOUSE_ACCESS_ANTI_PASSBACK: '0' }, flags: ['--access-anti-passback=false'] });
+    expect(config.http.port).toBe(9000);
+    expect(config).not.toHaveProperty('access');
   });
 
   it('refuses unknown keys in the file, unknown flags and a missing named file', () => {

@@ -152,12 +152,15 @@ describe('the console’s Access screen', () => {
     expect(await ui.accessibility()).toEqual([]);
     await name.fill('Gallery');
     await form.getByLabel('Ticket required').check();
+    await form.getByLabel('Refuse re-entry (anti-passback)').check();
     await form.getByRole('button', { name: 'Create' }).click();
     await expect.poll(() => row('zones', 'Gallery').count()).toBe(1);
     expect(await name.inputValue()).toBe(''); // the form is ready for the next one
     expect(await name.getAttribute('aria-invalid')).toBeNull();
-    const zones = (await admin.get(`${A}/access-zones?per_page=100`)).body.data as { name: string; capacity: number | null; requires_ticket: boolean }[];
-    expect(zones.find((z) => z.name === 'Gallery')).toMatchObject({ capacity: 25, requires_ticket: true });
+    const zones = (await admin.get(`${A}/access-zones?per_page=100`)).body.data as { name: string; capacity: number | null; requires_ticket: boolean; anti_passback: boolean }[];
+    expect(zones.find((z) => z.name === 'Gallery')).toMatchObject({ capacity: 25, requires_ticket: true, anti_passback: true });
+    expect(zones.find((z) => z.name === 'Arena')).toMatchObject({ anti_passback: false }); // the demo's: off unless asked
+    expect(await row('zones', 'Gallery').textContent()).toMatch(/Yes.*Yes/);
   });
 
   it('renames an access point in place', async () => {

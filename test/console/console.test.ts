@@ -37,7 +37,7 @@ describe('the staff console, in Chromium', () => {
   const shot = (name: string) => ui.shot(name);
   const accessibility = () => ui.accessibility();
   const signIn = (password = ADMIN_PASSWORD, email = ADMIN_EMAIL) => ui.signIn(email, password);
-  async function scan(credential: string, scanType = 'rfid'): Promise<{ access_granted: boolean; reason?: string }> {
+  async function scan(credential: string, scanType = 'rfid'): Promise<{ access_granted: boolean; reason?: string; reason_detail?: string | null }> {
     const request_id = `console-${credential}-${Date.now()}`;
     reader.client.publish(reader.scansTopic, JSON.stringify({ request_id, credential_value: credential, scan_type: scanType, timestamp: new Date().toISOString() }), { qos: 1 });
     return (await reader.inbox.next((m) => m.payload.request_id === request_id, 5000)).payload;
@@ -144,6 +144,25 @@ describe('the staff console, in Chromium', () => {
     expect(await firstRow().getByTestId('feed-reason').textContent()).toBe('Unknown ticket');
   });
 
+  it('tells door staff why in words: a holder already inside a zone that refuses re-entry, a scan at an inactive door', async () => {
+    const admin = client(gh, await gh.token());
+    const backstage = (await admin.get(`${A}/access-zones?per_page=100`)).body.data.find((z: { name: string }) => z.name === 'Backstage').id as number;
+    const door = (await admin.get(`${A}/access-points?per_page=100`)).body.data.find((p: { name: string }) => p.name === 'Backstage Door').id as number;
+    // GH-000008 is inside Backstage since the first scan; the zone now refuses re-entry.
+    expect((await admin.put(`${A}/access-zones/${backstage}`, { anti_passback: true })).status).toBe(200);
+    expect(await scan('GH-000008')).toMatchObject({ access_granted: false, reason: 'not_authorized', reason_detail: 'already_inside' });
+    await expect.poll(() => firstRow().getByTestId('feed-reason').textContent(), { timeout: 10_000 }).toBe('Already inside');
+    expect(await firstRow().getByTestId('feed-who').textContent()).toBe('GH-000008');
+    expect((await admin.put(`${A}/access-zones/${backstage}`, { anti_passback: false })).status).toBe(200);
+    // The door switched off: the scan is still decided, recorded and shown, with no zone.
+    expect((await admin.put(`${A}/access-points/${door}`, { is_active: false })).status).toBe(200);
+    expect(await scan('GH-000008')).toMatchObject({ access_granted: false, reason: 'not_authorized', reason_detail: 'access_point_inactive' });
+    await expect.poll(() => firstRow().getByTestId('feed-reason').textContent(), { timeout: 10_000 }).toBe('Door inactive');
+    expect(await firstRow().getByTestId('feed-gate').textContent()).toBe('Backstage Door');
+    expect((await admin.put(`${A}/access-points/${door}`, { is_active: true })).status).toBe(200);
+    expect(await zone('Backstage').getByTestId('zone-count').textContent()).toBe('1 / 60');
+  });
+
   it('fits a tablet (no horizontal scrolling at 768 px), shows keyboard focus, and passes the accessibility check', async () => {
     expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
     await page.keyboard.press('Tab');
@@ -159,8 +178,11 @@ describe('the staff console, in Chromium', () => {
 
   it('a reload keeps the session and the feed is seeded from the access-event log', async () => {
     await page.reload();
-    await expect.poll(() => page.getByTestId('feed-row').count(), { timeout: 10_000 }).toBe(6);
+    await expect.poll(() => page.getByTestId('feed-row').count(), { timeout: 10_000 }).toBe(8);
     expect(await firstRow().getAttribute('data-result')).toBe('denied');
+    // The log's denials say why in the same words as the socket's.
+    expect(await page.getByTestId('feed-reason').nth(0).textContent()).toBe('Door inactive');
+    expect(await page.getByTestId('feed-reason').nth(1).textContent()).toBe('Already inside');
     // The log's grant names its attendee by id: the console looks the name up.
     await expect.poll(() => page.locator('[data-testid=feed-row][data-result=granted]').getByTestId('feed-who').textContent()).toMatch(/^\S+ \S+$/);
   });
@@ -177,7 +199,7 @@ describe('the staff console, in Chromium', () => {
     await shot('session-ended');
     await signIn();
     await expect.poll(path, { timeout: 10_000 }).toBe('/doors?from=bookmark');
-    await expect.poll(() => page.getByTestId('feed-row').count(), { timeout: 10_000 }).toBe(6);
+    await expect.poll(() => page.getByTestId('feed-row').count(), { timeout: 10_000 }).toBe(8);
   });
 
   it('a session whose cookies are gone (expired) is found at the next load: sign-in, then back', async () => {
@@ -201,7 +223,7 @@ describe('the staff console, in Chromium', () => {
     await expect.poll(() => page.getByTestId('live-state').textContent(), { timeout: 10_000 }).toBe('Live');
     await shot('project-picker');
     await picker.selectOption({ label: 'Default project' });
-    await expect.poll(() => page.getByTestId('feed-row').count(), { timeout: 10_000 }).toBe(6);
+    await expect.poll(() => page.getByTestId('feed-row').count(), { timeout: 10_000 }).toBe(8);
   });
 
   it('answers a path it does not know with its not-found page and a way back', async () => {

@@ -14,7 +14,7 @@ import {
   timeLeft,
 } from '../../console/src/devices.js';
 import { deletedAt, eventReferences, goneReferences, rowText, sentChange } from '../../console/src/conflict-values.js';
-import { applyConflict, type Conflict, lastSuccess, linkState, matches, modeOf, offsetText, type SyncStatus } from '../../console/src/sync.js';
+import { applyConflict, type Conflict, lastSuccess, linkState, matches, modeOf, offsetText, replaceEdge, type SyncStatus } from '../../console/src/sync.js';
 
 // The devices and sync screens' logic without a browser (console/src/devices.ts, sync.ts): the
 // devices channel's events applied to the lists, pending logins and their countdown, the throttle
@@ -156,11 +156,31 @@ describe('sync logic', () => {
     expect(linkState(status({}))).toBe('online');
     expect(linkState(status({ online: false, state: 'offline' }))).toBe('offline');
     expect(linkState(status({ online: false, state: 'refused' }))).toBe('refused');
+    expect(linkState(status({ online: false, state: 'suspended' }))).toBe('suspended'); // its issuer lost access on the cloud
     expect(linkState(status({ online: false, state: 'something new' }))).toBe('offline');
     expect(lastSuccess({ last_upload_at: at(5), last_download_at: at(9) })).toBe(at(9));
     expect(lastSuccess({ last_upload_at: at(9), last_download_at: null })).toBe(at(9));
     expect(lastSuccess({ last_upload_at: null, last_download_at: null })).toBeNull();
     expect([offsetText(-2500), offsetText(120), offsetText(0), offsetText(null)]).toEqual(['−2.5 s', '+120 ms', '0 ms', '']);
+  });
+
+  it('puts a re-confirmed edge in the place of the listed one, the others as they were', () => {
+    const edge = (id: number, suspended_at: string | null) => ({
+      id,
+      name: `e${id}`,
+      last_contact_at: null,
+      last_upload_at: null,
+      revoked_at: null,
+      protocol_version: 1,
+      backlog: null,
+      clock_offset_ms: null,
+      issued_by: 2,
+      suspended_at,
+      suspended_reason: suspended_at ? 'issuer_lost_access' : null,
+    });
+    const listed = [edge(1, null), edge(2, at(3)), edge(3, at(4))];
+    expect(replaceEdge(listed, { ...edge(2, null), issued_by: 1 })).toEqual([edge(1, null), { ...edge(2, null), issued_by: 1 }, edge(3, at(4))]);
+    expect(replaceEdge(listed, edge(9, null))).toEqual(listed);
   });
 
   it('adds a flagged conflict where the filter shows it, oldest first, and shows a review where it was', () => {

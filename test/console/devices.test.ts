@@ -137,14 +137,14 @@ describe('the devices screen, in Chromium', () => {
     expect(await ui.accessibility()).toEqual([]);
     expect((await api.get(`${A}/bridge/devices`)).body.data).toEqual([]);
 
-    await path.fill('/dev/gatehouse-console-test-absent');
+    await path.fill('/dev/serial/by-id/gatehouse-console-test-absent');
     await page.getByTestId('create-bridge-device').click();
     const device = page.locator('[data-testid=bridge-device][data-device="Desk scanner"]');
     await expect.poll(() => device.count(), { timeout: 10_000 }).toBe(1);
     expect(await device.getAttribute('data-state')).toBe('offline');
-    expect(await device.textContent()).toContain('/dev/gatehouse-console-test-absent');
+    expect(await device.textContent()).toContain('/dev/serial/by-id/gatehouse-console-test-absent');
     const stored = (await api.get(`${A}/bridge/devices`)).body.data;
-    expect(stored).toEqual([expect.objectContaining({ name: 'Desk scanner', path: '/dev/gatehouse-console-test-absent', reader_identifier: 'PRESS-1', framing: 'line', enabled: true })]);
+    expect(stored).toEqual([expect.objectContaining({ name: 'Desk scanner', path: '/dev/serial/by-id/gatehouse-console-test-absent', reader_identifier: 'PRESS-1', framing: 'line', enabled: true })]);
 
     await device.getByTestId('bridge-toggle').click();
     await expect.poll(() => device.getByTestId('bridge-state').textContent(), { timeout: 10_000 }).toBe('Disabled');

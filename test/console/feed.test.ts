@@ -23,13 +23,41 @@ describe('console feed', () => {
   });
 
   it('shows a scan once when the log and the socket both bring it', () => {
-    const logged = fromLog({ id: 7, access_point_id: 2, credential_id: 9, credential_value: 'GH-1', attendee_id: 4, granted: true, reason: null, scanned_at: '2026-11-26T09:00:01.000Z' });
+    const logged = fromLog({
+      id: 7,
+      access_point_id: 2,
+      credential_id: 9,
+      credential_value: 'GH-1',
+      attendee_id: 4,
+      granted: true,
+      reason: null,
+      reason_detail: null,
+      scanned_at: '2026-11-26T09:00:01.000Z',
+    });
     const live = fromGranted({ attendee_id: 4, attendee: { first_name: 'Ada', last_name: 'Okafor' }, access_point_id: 2, access_zone_id: 3, credential_id: 9, timestamp: '2026-11-26T09:00:01Z' });
     expect(live.key).toBe(logged.key);
     expect(addRows([live], [logged], 200)).toEqual([live]);
     // Another scan of the same ticket a second later is another row.
-    const later = fromLog({ id: 8, access_point_id: 2, credential_id: 9, credential_value: 'GH-1', attendee_id: 4, granted: true, reason: null, scanned_at: at(2) });
+    const later = fromLog({ id: 8, access_point_id: 2, credential_id: 9, credential_value: 'GH-1', attendee_id: 4, granted: true, reason: null, reason_detail: null, scanned_at: at(2) });
     expect(addRows([live], [later], 200)).toHaveLength(2);
+  });
+
+  it("carries a denial's reason_detail from the log and from the socket, null where there is none (or an older appliance sends none)", () => {
+    const logged = fromLog({
+      id: 9,
+      access_point_id: 2,
+      credential_id: 9,
+      credential_value: 'GH-1',
+      attendee_id: 4,
+      granted: false,
+      reason: 'not_authorized',
+      reason_detail: 'already_inside',
+      scanned_at: at(3),
+    });
+    const live = fromDenied({ credential_value: 'GH-1', access_point_id: 2, reason: 'not_authorized', reason_detail: 'already_inside', timestamp: at(3) });
+    expect([logged.reasonDetail, live.reasonDetail]).toEqual(['already_inside', 'already_inside']);
+    expect(live.key).toBe(fromDenied({ credential_value: 'GH-1', access_point_id: 2, reason: 'not_authorized', timestamp: at(3) }).key);
+    expect(denied(4).reasonDetail).toBeNull();
   });
 
   it('hands a burst over in one batch, and keeps at most the window while no frame runs', () => {

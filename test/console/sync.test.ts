@@ -24,7 +24,8 @@ import { type Edge, type Node, P, scan, seedCloud, SyncWorld, until } from '../h
 // for real by crafted uploads with the edge's sync token (docs/sync.md "The protocol") and shown
 // in words with both sides; a cleared flag (nothing on this branch clears one yet) is written
 // into the cloud's SQLite. The edge's cloud_rollback line (not in the API yet) is added to the
-// status answer in the browser.
+// status answer in the browser. An edge issued by a staff member who is then deactivated shows
+// suspended, in words, with a re-confirm only an administrator is offered.
 
 const READ_ONLY = { email: 'viewer@example.test', password: 'a long enough password' };
 const noSideScroll = (p: Page) => p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
@@ -374,6 +375,52 @@ describe('the sync screen on a cloud and an edge (processes)', () => {
     expect(await onCloud.getByTestId('conflict').getAttribute('data-cleared')).toBe('true');
     expect(await onCloud.getByTestId('conflict-cleared-at').count()).toBe(1);
     expect(await onCloud.getByTestId('conflict-reviewed-at').count()).toBe(1);
+    expect(await seriousViolations(onCloud)).toEqual([]);
+  });
+
+  it('says on the cloud that an edge is suspended once its issuer lost access, and lets an administrator (only) re-confirm it through the page', async () => {
+    // A staff member issues an edge with a token naming sync:edges, then is deactivated (docs/sync.md "Edges and their issuers").
+    const email = 'issuer@example.test';
+    const made = await world.cloud.api('POST', '/api/v1/users', { name: 'Issuer', email, password: READ_ONLY.password });
+    expect(made.status).toBe(201);
+    expect((await world.cloud.api('POST', `/api/v1/users/${made.body.data.id}/teams`, { team_slug: 'default' })).status).toBeLessThan(300);
+    const staffToken = (await requester(world.cloud.url)('POST', '/api/v1/auth/token', { body: { email, password: READ_ONLY.password, device_name: 'issuing', scopes: ['sync:edges'] } })).body.token;
+    const issued = await requester(world.cloud.url)('POST', `${P}/sync/edges`, { token: staffToken, body: { name: 'south' } });
+    expect(issued.status).toBe(201);
+    expect((await world.cloud.api('PUT', `/api/v1/users/${made.body.data.id}`, { is_active: false })).status).toBe(200);
+    const suspendedAt = (await world.cloud.api('GET', `/sync/edges/${issued.body.data.id}`)).body.data.suspended_at as string;
+    expect(suspendedAt).not.toBeNull();
+
+    const marker = await onCloud.evaluate(() => ((window as unknown as { stayed: number }).stayed = Date.now()));
+    const south = onCloud.locator('[data-testid=sync-edge][data-edge="south"]');
+    await expect.poll(() => south.getAttribute('data-suspended'), { timeout: 15_000 }).toBe('true'); // the status is read again every syncRefreshSeconds
+    expect(await south.getByTestId('sync-edge-suspended').textContent()).toBe('suspended');
+    expect(await south.getByTestId('sync-edge-suspended-why').textContent()).toBe(
+      `Suspended since ${await shownAt(onCloud, world.cloud, suspendedAt)}: the user who issued it lost access to this project, so the cloud refuses its sync token until an administrator re-confirms it.`,
+    );
+    expect(await onCloud.locator('[data-testid=sync-edge][data-edge="north"]').getAttribute('data-suspended')).toBe('false');
+    expect(await onCloud.locator('[data-testid=sync-edge][data-edge="north"]').getByTestId('edge-confirm').count()).toBe(0);
+    expect(await seriousViolations(onCloud)).toEqual([]);
+    await shot(onCloud, 'sync-cloud-edge-suspended');
+
+    // Staff who are not administrators see it suspended, and no way to re-confirm it.
+    const viewer = await openOn(world.cloud, '/sync', READ_ONLY);
+    const seen = viewer.locator('[data-testid=sync-edge][data-edge="south"]');
+    await expect.poll(() => seen.getAttribute('data-suspended'), { timeout: 10_000 }).toBe('true');
+    expect(await seen.getByTestId('edge-confirm').count()).toBe(0);
+
+    await south.getByTestId('edge-confirm').click();
+    await expect.poll(() => onCloud.evaluate(() => document.activeElement?.getAttribute('data-testid')), { timeout: 10_000 }).toBe('edge-confirm-yes');
+    expect(await south.textContent()).toContain('Re-confirm south? Its sync token acts on your access from now on');
+    await south.getByTestId('edge-confirm-yes').click();
+    await expect.poll(() => onCloud.getByTestId('edge-confirm-result').textContent(), { timeout: 10_000 }).toBe('south is re-confirmed: it syncs again, on your access.');
+    expect(await south.getAttribute('data-suspended')).toBe('false');
+    expect(await south.getByTestId('edge-confirm').count()).toBe(0);
+    const me = (await world.cloud.api('GET', '/api/v1/me')).body.data.id;
+    expect((await world.cloud.api('GET', `/sync/edges/${issued.body.data.id}`)).body.data).toMatchObject({ issued_by: me, suspended_at: null });
+    const pulled = await requester(world.cloud.url)('GET', `${P}/sync/changes?limit=1`, { token: issued.body.data.token, headers: { 'Gatehouse-Sync-Protocol': '1' } });
+    expect(pulled.status).toBe(200);
+    expect(await onCloud.evaluate(() => (window as unknown as { stayed: number }).stayed)).toBe(marker);
     expect(await seriousViolations(onCloud)).toEqual([]);
   });
 

@@ -13,6 +13,7 @@ export function eventRow(i: number, extra: Partial<AccessEventRow> = {}): Access
     attendeeId: null,
     granted: false,
     reason: 'invalid_credential',
+    reasonDetail: null,
     movement: null,
     counted: false,
     fromZoneId: null,

@@ -1,6 +1,7 @@
 import { encodeScan } from '../../firmware-bridge/framing/encode.js';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { SerialPort } from 'serialport';
 
 // A pseudo-terminal pair from socat (issue 27, Tests): the bridge opens `device`, the test holds
@@ -27,8 +28,14 @@ export class PtyPair {
   /** socat up, both ends there, the reader's side open. */
   async plug(): Promise<void> {
     this.#socat = spawn('socat', [`pty,raw,echo=0,link=${this.device}`, `pty,raw,echo=0,link=${this.lineEnd}`], { stdio: 'ignore' });
+    // A missing socat fails at once, naming the package (scripts/test-tools.mjs checks it before a run too).
+    let failed: Error | null = null;
+    this.#socat.once('error', (err: NodeJS.ErrnoException) => {
+      failed = err.code === 'ENOENT' ? new Error('socat is not installed: apt-get install -y socat (the README names what npm test needs)') : err;
+    });
     const deadline = Date.now() + 10_000;
     while (!(existsSync(this.device) && existsSync(this.lineEnd))) {
+      if (failed) throw failed;
       if (Date.now() > deadline) throw new Error(`socat made no pty pair at ${this.device}`);
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -72,6 +79,15 @@ export class PtyPair {
       socat.kill('SIGKILL');
     });
   }
+}
+
+/** A config file (in `dir`) that lets the bridge open the pty pairs made in `dir`: by default it
+ * opens serial ports only (docs/bridge.md: Device paths), so a test adds its own folder through
+ * bridge.allowedPaths, as an operator would. `bridge` adds other bridge settings. */
+export function ptyConfigFile(dir: string, bridge: Record<string, unknown> = {}): string {
+  const file = join(dir, 'gatehouse-pty.json');
+  writeFileSync(file, JSON.stringify({ bridge: { allowedPaths: [`${dir}/`], ...bridge } }));
+  return file;
 }
 
 /** Real frames of each framing (firmware-bridge/framing/encode.ts, which the simulator plays;

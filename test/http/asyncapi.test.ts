@@ -102,6 +102,21 @@ describe('the AsyncAPI description', () => {
     expect(validate(accepted)).toBe(true);
   });
 
+  it("lists AccessDenied's reason as the spec's six denial reasons, and reason_detail as its four values or null, which live payloads meet", () => {
+    const denied = doc.components.messages.AccessDenied.payload;
+    expect(denied.properties.reason.enum).toEqual(['invalid_credential', 'not_authorized', 'expired', 'capacity_exceeded', 'time_restricted', 'blocklisted']);
+    expect([...denied.required].sort()).toEqual(['access_point_id', 'credential_value', 'reason', 'reason_detail', 'timestamp']);
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    const validate = ajv.compile(denied);
+    const base = { credential_value: 'X', access_point_id: 1, timestamp: '2026-11-23T12:00:00.000Z' };
+    for (const detail of ['type_not_permitted', 'already_inside', 'access_point_inactive', 'access_point_without_zone', null]) {
+      expect(validate({ ...base, reason: 'not_authorized', reason_detail: detail }), String(detail)).toBe(true);
+    }
+    expect(validate({ ...base, reason: 'anti_passback', reason_detail: null })).toBe(false);
+    expect(validate({ ...base, reason: 'not_authorized', reason_detail: 'because' })).toBe(false);
+    expect(validate({ ...base, reason: 'not_authorized' })).toBe(false);
+  });
+
   it('names the messages as they are published under pusher.eventNamespace, and shows the configured public hosts', async () => {
     const namespaced = await startAppliance({
       GATEHOUSE_PUSHER_EVENT_NAMESPACE: 'App\\Events',

@@ -209,6 +209,7 @@ describe('error catalogue', () => {
         address: '10.0.0.9',
         seconds: 300,
         types: 'Guest (guest)',
+        table: 'attendees',
       });
       expect(err.body.message, code).toBe(err.message);
       expect(err.message, code).not.toMatch(/\{\w+\}/);

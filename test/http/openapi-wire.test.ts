@@ -60,7 +60,13 @@ describe('the OpenAPI document, against the wire', () => {
 
   beforeAll(async () => {
     // Rate limits on but out of reach, so every limited answer carries its X-RateLimit-* headers.
-    const limits = { GATEHOUSE_RATE_LIMIT_STANDARD: '1000000', GATEHOUSE_RATE_LIMIT_BULK: '1000000', GATEHOUSE_RATE_LIMIT_SEARCH: '1000000', GATEHOUSE_READERS_VERIFY_PER_MINUTE: '1000' };
+    const limits = {
+      GATEHOUSE_RATE_LIMIT_STANDARD: '1000000',
+      GATEHOUSE_RATE_LIMIT_BULK: '1000000',
+      GATEHOUSE_RATE_LIMIT_SEARCH: '1000000',
+      GATEHOUSE_RATE_LIMIT_SYNC: '1000000',
+      GATEHOUSE_READERS_VERIFY_PER_MINUTE: '1000',
+    };
     gh = await startAppliance({ ...PUSHER_ENV, ...limits });
     w = await new World(gh).init();
     operations = await doc(gh);
@@ -102,20 +108,26 @@ describe('the OpenAPI document, against the wire', () => {
       GATEHOUSE_RATE_LIMIT_BULK: '1',
       GATEHOUSE_RATE_LIMIT_SEARCH: '1',
       GATEHOUSE_RATE_LIMIT_WINDOW_SECONDS: '3600',
+      GATEHOUSE_RATE_LIMIT_SYNC: '1',
+      GATEHOUSE_RATE_LIMIT_SYNC_WINDOW_SECONDS: '3600',
       GATEHOUSE_READERS_VERIFY_PER_MINUTE: '1',
     };
     const tight = await startAppliance({ ...PUSHER_ENV, ...limits });
     try {
       const token = await tight.token(); // spends the client address's standard budget
       const ops = await doc(tight);
-      // Spend the token's budget of each class, and the address's OTP attempts.
+      // Spend the token's budget of each class (an edge issued with its standard one), the edge's, and the address's OTP attempts.
+      const syncToken = (await tight.request('POST', `${A}/sync/edges`, { token, body: { name: 'tight edge' } })).body.data.token as string;
+      const asEdge = { token: syncToken, headers: { 'Gatehouse-Sync-Protocol': '1' } };
+      await tight.request('GET', '/api/v1/sync/hello', asEdge);
       await tight.request('GET', '/api/v1/me', { token });
       await tight.request('GET', `${A}/attendees?search=spent`, { token });
       await tight.request('POST', `${A}/attendees/import`, { token, body: [] });
       const attempt = () => tight.request('POST', '/api/v1/reader-otp/verify', { body: { reader_identifier: 'R-1', otp: '123456' } });
       await attempt();
       const limited = tight.app.routes.filter((r) => r.rateClass !== 'none');
-      const cases = limited.map((r) => c(r.operationId, 429, 'past its class budget', () => tight.request(r.method, fill(r.path), r.ability === 'public' ? {} : { token })));
+      const as = (r: (typeof limited)[number]) => (r.ability === 'public' ? {} : r.ability === 'sync' ? asEdge : { token });
+      const cases = limited.map((r) => c(r.operationId, 429, 'past its class budget', () => tight.request(r.method, fill(r.path), as(r))));
       expect(await run([c('readers.verify-otp', 429, 'past readers.verifyPerMinute', attempt), ...cases], ops)).toEqual([]);
     } finally {
       await tight.destroy();

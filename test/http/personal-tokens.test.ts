@@ -25,7 +25,8 @@ describe('the signed-in user’s API tokens', () => {
 
     const api = client(gh, value);
     expect((await api.get(`${A}/access-zones`)).status).toBe(200);
-    expect((await api.post(`${A}/access-zones`, { name: 'x' })).status).toBe(403);
+    const refused = await api.post(`${A}/access-zones`, { name: 'x' });
+    expect([refused.status, refused.body]).toEqual([401, { message: 'Unauthenticated.', missing_ability: 'access:write' }]); // made without it
 
     const listed = await b.send('GET', '/api/v1/me/tokens');
     const row = listed.body.data.find((t: { id: number }) => t.id === made.body.data.id);
@@ -58,7 +59,7 @@ describe('the signed-in user’s API tokens', () => {
     expect((await client(gh, other.token).get(`${A}/access-zones`)).status).toBe(404); // no membership: the project is not theirs
 
     const narrow = client(gh, other.token);
-    expect((await narrow.post('/api/v1/me/tokens', { name: 'more', abilities: ['*'] })).status).toBe(403);
-    expect((await narrow.del(`/api/v1/me/tokens/${theirs[0].id}`)).status).toBe(403);
+    expect((await narrow.post('/api/v1/me/tokens', { name: 'more', abilities: ['*'] })).status).toBe(401);
+    expect((await narrow.del(`/api/v1/me/tokens/${theirs[0].id}`)).body).toMatchObject({ message: 'Unauthenticated.', missing_ability: '*' });
   });
 });

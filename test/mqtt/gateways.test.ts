@@ -56,7 +56,7 @@ describe('gateways', () => {
     const unknown = await api.post(`${A}/gateways`, { identifier: 'GW-X', reader_ids: [999999] });
     expect(unknown.body.errors.reader_ids[0]).toMatch(/999999/);
     expect((await api.post(`${A}/gateways`, { identifier: 'bad id/with slash' })).status).toBe(422);
-    expect((await gh.request('POST', `${A}/gateways`, { token: await gh.token(['access:read']), body: { identifier: 'GW-Y' } })).status).toBe(403);
+    expect((await gh.request('POST', `${A}/gateways`, { token: await gh.token(['access:read']), body: { identifier: 'GW-Y' } })).status).toBe(401);
     expect((await api.get(`${A}/gateways?per_page=100`)).body.data.map((g: { identifier: string }) => g.identifier)).toEqual(['GW-CHECK']);
   });
 

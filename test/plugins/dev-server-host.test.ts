@@ -103,10 +103,10 @@ describe('gatehouse plugin dev, asked from elsewhere', () => {
     expect(await upgrade(port, '/', evil, `http://${evil}`, 'vite-hmr')).toBe(400);
   });
 
-  // Does not hold (docs/security.md "A stolen edge": what held): Vite's proxy forwards a WebSocket
-  // upgrade without its host check, so a DNS-rebinding page opens the appliance's Pusher socket
-  // through the dev server. Expected to fail until the dev server refuses it; then make this it().
-  it.fails('refuses a WebSocket to the proxied Pusher path from a page of another host, and forwards nothing', async () => {
+  // Vite's proxy forwards a WebSocket upgrade without its host check: the dev server applies it
+  // itself (src/plugins/vite/dev-access.ts), so a DNS-rebinding page cannot open the appliance's
+  // Pusher socket through it.
+  it('refuses a WebSocket to the proxied Pusher path from a page of another host, and forwards nothing', async () => {
     const evil = `evil.example:${port}`;
     reached.length = 0;
     const answer = await upgrade(port, '/app/key?protocol=7', evil, `http://${evil}`);

@@ -1,4 +1,6 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -19,6 +21,7 @@ describe('gatehouse plugin dev, in Chromium', () => {
   let dev: RunningProcess;
   let url: string;
   let browser: Browser;
+  let token: string;
   const errors: string[] = [];
   const manifestFile = () => join(dir, 'app-manifest.json');
   const readManifest = () => JSON.parse(readFileSync(manifestFile(), 'utf8'));
@@ -34,7 +37,7 @@ describe('gatehouse plugin dev, in Chromium', () => {
 
   beforeAll(async () => {
     gh = await startAppliance();
-    const token = await gh.token();
+    token = await gh.token();
     const api = client(gh, token);
     const zone = (await api.post('/api/v1/projects/default/default/access-zones', { name: 'Hall' })).body.data.id;
     await api.post('/api/v1/projects/default/default/access-points', { name: 'North Door', access_zone_id: zone, direction: 'in' });
@@ -63,6 +66,99 @@ describe('gatehouse plugin dev, in Chromium', () => {
     await page.getByRole('button', { name: 'Load access points' }).click();
     await expect.poll(() => page.locator('li').allTextContents()).toEqual(['North Door']);
     await page.close();
+  });
+
+  it('serves no token: the page module and the page carry none, and callApi still reaches the appliance', async () => {
+    const module = await (await fetch(`${url}@id/__x00__virtual:gatehouse/plugin`)).text();
+    expect(module).toMatch(/export const context = \{"baseUrl":"","teamSlug":"default","projectSlug":"default","token":null\}/);
+    const secret = token.split('|')[1]!;
+    for (const path of ['', '@id/__x00__virtual:gatehouse/plugin', 'src/main.ts', 'index.html']) {
+      const text = await (await fetch(`${url}${path}`)).text();
+      expect(text, path).not.toContain(secret);
+    }
+    // The page still calls the API: the dev server adds the token on its way to the appliance.
+    const page = await open();
+    await page.getByRole('button', { name: 'Load access points' }).click();
+    await expect.poll(() => page.locator('li').allTextContents()).toEqual(['North Door']);
+    await page.close();
+  });
+
+  it("adds the token only to the appliance's API paths, for requests from the dev page's origin, and never over a credential the request brings", async () => {
+    const origin = new URL(url).origin;
+    const points = (headers: Record<string, string>) => fetch(`${url}api/v1/projects/default/default/access-points`, { headers: { accept: 'application/json', ...headers } }).then((r) => r.status);
+    // A browser's fetch from the page says so (Sec-Fetch-Site; Origin or Referer over plain http to a LAN address).
+    expect(await points({ 'sec-fetch-site': 'same-origin' })).toBe(200);
+    expect(await points({ origin })).toBe(200);
+    expect(await points({ referer: `${origin}/` })).toBe(200);
+    // Anything else goes through without it: a program that says nothing, another site, another origin on this box.
+    expect(await points({})).toBe(401);
+    expect(await points({ 'sec-fetch-site': 'cross-site' })).toBe(401);
+    expect(await points({ 'sec-fetch-site': 'same-site', origin: 'http://localhost:9999' })).toBe(401);
+    expect(await points({ origin: 'http://evil.example' })).toBe(401);
+    expect(await points({ 'sec-fetch-site': 'same-origin', origin: 'http://evil.example' })).toBe(401);
+    expect(await points({ referer: 'http://evil.example/page' })).toBe(401);
+    // The request's own credential is kept.
+    expect(await points({ 'sec-fetch-site': 'same-origin', authorization: 'Bearer 1|not-a-token' })).toBe(401);
+    // Channel auth is an appliance API path too (pusher-js posts it from the page).
+    const auth = await fetch(`${url}broadcasting/auth`, {
+      method: 'POST',
+      headers: { 'sec-fetch-site': 'same-origin', 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      body: 'socket_id=1.1&channel_name=private-dashboard.project.default.access',
+    });
+    expect(auth.status, await auth.text()).toBe(200);
+  });
+
+  it('forwards no token on the paths that are not the API, whoever asks', async () => {
+    // An "appliance" that records what reaches it, behind a second dev server over the same plugin.
+    const seen: { url: string; authorization: string | undefined }[] = [];
+    const recorder = createServer((req, res) => {
+      seen.push({ url: req.url ?? '', authorization: req.headers.authorization });
+      res.writeHead(204).end();
+    });
+    await new Promise<void>((done) => recorder.listen(0, '127.0.0.1', done));
+    const target = `http://127.0.0.1:${(recorder.address() as AddressInfo).port}`;
+    // A copy of the plugin: the two dev servers keep their own dependency caches (a shared one re-optimised reloads the first one's pages).
+    const copy = join(dir, '..', 'recorded');
+    cpSync(dir, copy, { recursive: true, filter: (src) => !src.includes('node_modules') });
+    const second = runGatehouse(['plugin', 'dev', copy, '--url', target, '--token', '7|recorded-secret', '--port', '0'], {});
+    try {
+      const at = (await second.waitFor(/serving .* at (http:\/\/\S+)/, 60_000))[1]!;
+      const page = { 'sec-fetch-site': 'same-origin', origin: new URL(at).origin };
+      for (const path of ['api/v1/projects', 'broadcasting/auth', 'sanctum/csrf-cookie', 'api/v1/projects?from=program']) {
+        await fetch(`${at}${path}`, { method: path.startsWith('broadcasting') ? 'POST' : 'GET', headers: path.endsWith('program') ? {} : page });
+      }
+      expect(seen).toEqual([
+        { url: '/api/v1/projects', authorization: 'Bearer 7|recorded-secret' },
+        { url: '/broadcasting/auth', authorization: 'Bearer 7|recorded-secret' },
+        { url: '/sanctum/csrf-cookie', authorization: undefined },
+        { url: '/api/v1/projects?from=program', authorization: undefined },
+      ]);
+    } finally {
+      await second.stop();
+      await new Promise((done) => recorder.close(done));
+    }
+  }, 90_000);
+
+  it('serves no file outside the plugin and the toolkit under /@fs: not the database, not the checkout', async () => {
+    const checkout = process.cwd();
+    const refused = [
+      `${gh.dataDir}/gatehouse.db`,
+      `${checkout}/package.json`,
+      `${checkout}/config/default.json`,
+      `${checkout}/src/errors.ts`,
+      `${checkout}/node_modules/vue/package.json`,
+      '/etc/passwd',
+      `${dir}/../outside.txt`,
+    ];
+    writeFileSync(join(dir, '..', 'outside.txt'), 'not the plugin');
+    for (const file of refused) {
+      const res = await fetch(`${url}@fs${file}`);
+      const text = await res.text();
+      expect([403, 404], file).toContain(res.status);
+      expect(text, file).not.toMatch(/SQLite format 3|"name": "gatehouse"|not the plugin|root:/);
+    }
+    expect((await fetch(`${url}@fs${dir}/app-manifest.json`)).status).toBe(200);
+    expect((await fetch(`${url}@fs${checkout}/src/plugins/toolkit/manifest.ts`)).status).toBe(200);
   });
 
   it('proxies the cookie-session flow, so a plugin can sign a person in on the dev server (the console does)', async () => {

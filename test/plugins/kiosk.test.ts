@@ -1,5 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,15 +10,20 @@ import { type RunningProcess, runCli, runGatehouse } from '../helpers/process.js
 // `gatehouse plugin dev examples/door-kiosk`, the page in Chromium. A scan typed into its field
 // is decided by the appliance (callApi through the dev server's proxy), the banner shows the
 // manifest's string and asset for the result, and the zone's count follows the appliance's
-// ZoneOccupancyChanged socket events, also for scans made elsewhere.
+// ZoneOccupancyChanged socket events, also for scans made elsewhere. The appliance keeps its data
+// where `npm start` does, under the checkout's data/ (a folder of its own there), so the dev
+// server, serving a folder of the checkout, is asked for that database.
 
 const A = '/api/v1/projects/default/default';
 
 describe('the example door kiosk, in Chromium', () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'gh-kiosk-'));
+  const checkoutData = join(process.cwd(), 'data');
+  mkdirSync(checkoutData, { recursive: true });
+  const dataDir = mkdtempSync(join(checkoutData, 'kiosk-test-'));
   let gh: TestAppliance;
   let token: string;
   let dev: RunningProcess;
+  let url: string;
   let browser: Browser;
   let page: Page;
   let errors: string[];
@@ -30,7 +34,7 @@ describe('the example door kiosk, in Chromium', () => {
     gh = await startAppliance({}, { dataDir });
     token = await gh.token();
     dev = runGatehouse(['plugin', 'dev', 'examples/door-kiosk', '--url', gh.url, '--token', token, '--port', '0'], {});
-    const url = (await dev.waitFor(/serving .* at (http:\/\/\S+)/, 60_000))[1]!;
+    url = (await dev.waitFor(/serving .* at (http:\/\/\S+)/, 60_000))[1]!;
     browser = await launchChromium();
     ({ page, errors } = await watchedPage(browser));
     await page.goto(url);
@@ -41,6 +45,7 @@ describe('the example door kiosk, in Chromium', () => {
     await dev?.stop();
     await gh?.stop();
     rmSync(dataDir, { recursive: true, force: true });
+    if (readdirSync(checkoutData).length === 0) rmdirSync(checkoutData); // made for this test
   });
 
   const count = () => page.getByTestId('zone-count').locator('strong').textContent();
@@ -67,11 +72,34 @@ describe('the example door kiosk, in Chromium', () => {
     await expect.poll(count).toBe('1 / 5000');
   });
 
-  it('a blocklisted ticket is refused with its reason', async () => {
+  it("welcomes a guest scanned in before once more (the README tour's scan): re-entry is allowed unless the zone refuses it", async () => {
+    await expect.poll(headline, { timeout: 15_000 }).toBe('Ready for the next guest');
+    await scan('GH-000001');
+    await expect.poll(headline).toBe('Welcome in!');
+    expect(await page.getByTestId('banner').textContent()).toContain('Ada Okafor');
+    expect(await count()).toBe('1 / 5000'); // counted in once
+  });
+
+  it('says in words that a guest is already inside when the zone refuses re-entry', async () => {
+    const api = client(gh, token);
+    const arena = (await api.get(`${A}/access-zones?per_page=100`)).body.data.find((z: { name: string }) => z.name === 'Arena').id as number;
+    expect((await api.put(`${A}/access-zones/${arena}`, { anti_passback: true })).status).toBe(200);
+    try {
+      await scan('GH-000001');
+      await expect.poll(headline).toBe('Not admitted');
+      expect(await page.getByTestId('banner').locator('.reason').textContent()).toBe('Reason: Already inside');
+      expect(await count()).toBe('1 / 5000');
+    } finally {
+      expect((await api.put(`${A}/access-zones/${arena}`, { anti_passback: false })).status).toBe(200);
+    }
+  });
+
+  it('a blocklisted ticket is refused with its reason, in words', async () => {
+    await expect.poll(headline, { timeout: 15_000 }).toBe('Ready for the next guest'); // the last banner gone
     await scan('GH-000013');
     await expect.poll(headline).toBe('Not admitted');
     expect(await page.getByTestId('banner').locator('img').getAttribute('src')).toBe('denied.svg');
-    expect(await page.getByTestId('banner').textContent()).toMatch(/Reason: \w+/);
+    expect(await page.getByTestId('banner').locator('.reason').textContent()).toBe('Reason: Blocklisted');
     expect(await count()).toBe('1 / 5000');
   });
 
@@ -80,6 +108,26 @@ describe('the example door kiosk, in Chromium', () => {
     const answer = await client(gh, token).post(`${A}/access-points/${gate.id}/scan`, { credential_value: 'GH-000002', scan_type: 'qr' });
     expect(answer.body.access_granted).toBe(true);
     await expect.poll(count, { timeout: 10_000 }).toBe('2 / 5000');
+  });
+
+  it('serves no file of the checkout but the kiosk and the toolkit under /@fs, the database least of all, and no token', async () => {
+    const checkout = process.cwd();
+    for (const file of [
+      `${dataDir}/gatehouse.db`,
+      `${checkout}/package.json`,
+      `${checkout}/config/default.json`,
+      `${checkout}/src/errors.ts`,
+      `${checkout}/node_modules/vue/package.json`,
+      `${checkout}/examples/door-kiosk/../../package.json`,
+    ]) {
+      const res = await fetch(`${url}@fs${file}`);
+      const text = await res.text();
+      expect([403, 404], file).toContain(res.status);
+      expect(text, file).not.toMatch(/SQLite format 3|"name": "(gatehouse|vue)"|"role"/);
+    }
+    expect((await fetch(`${url}@fs${checkout}/examples/door-kiosk/app-manifest.json`)).status).toBe(200);
+    expect((await fetch(`${url}@fs${checkout}/src/plugins/toolkit/call-api.ts`)).status).toBe(200);
+    expect(await (await fetch(`${url}@id/__x00__virtual:gatehouse/plugin`)).text()).not.toContain(token.split('|')[1]!);
   });
 
   it('logged no console errors', () => {

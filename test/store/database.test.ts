@@ -123,4 +123,44 @@ describe('store', () => {
     ]);
     db.close();
   });
+
+  it('migration 27 gives edges issued before it the first active administrator as issuer (none: no issuer, so suspended at first use)', () => {
+    const folder = mkdtempSync(join(tmpdir(), 'gatehouse-migrate-'));
+    dirs.push(folder);
+    const at = (name: string) => {
+      const db = new BetterSqlite3(join(folder, name));
+      db.pragma('foreign_keys = ON');
+      migrate(
+        db,
+        migrations.filter((m) => m.version < 27),
+      );
+      db.prepare("INSERT INTO teams (id, name, slug, created_at, updated_at) VALUES (1, 'T', 't', 'x', 'x')").run();
+      db.prepare("INSERT INTO projects (id, team_id, name, slug, timezone, created_at, updated_at) VALUES (1, 1, 'P', 'p', 'UTC', 'x', 'x')").run();
+      return db;
+    };
+    const user = (db: BetterSqlite3.Database, id: number, admin: number, active: number) =>
+      db
+        .prepare("INSERT INTO users (id, name, email, password_hash, is_admin, is_active, created_at, updated_at) VALUES (?, 'U', ?, '-', ?, ?, 'x', 'x')")
+        .run(id, `u${id}@example.test`, admin, active);
+    const edge = (db: BetterSqlite3.Database) => db.prepare("INSERT INTO sync_edges (project_id, name, token_hash, created_at) VALUES (1, 'north', x'00', 'x')").run();
+
+    const db = at('with-admins.sqlite');
+    user(db, 1, 0, 1); // staff
+    user(db, 2, 1, 0); // an administrator, deactivated
+    user(db, 3, 1, 1);
+    user(db, 4, 1, 1);
+    edge(db);
+    migrate(db, migrations);
+    expect(db.prepare('SELECT issued_by, suspended_at, suspended_reason FROM sync_edges').all()).toEqual([{ issued_by: 3, suspended_at: null, suspended_reason: null }]);
+    db.prepare('DELETE FROM users WHERE id = 3').run();
+    expect(db.prepare('SELECT issued_by FROM sync_edges').pluck().get()).toBeNull(); // a deleted issuer leaves none
+    db.close();
+
+    const none = at('no-admin.sqlite');
+    user(none, 1, 0, 1);
+    edge(none);
+    migrate(none, migrations);
+    expect(none.prepare('SELECT issued_by FROM sync_edges').pluck().get()).toBeNull();
+    none.close();
+  });
 });

@@ -31,16 +31,25 @@ describe('sync conflicts (processes)', () => {
   beforeAll(async () => {
     await world.startCloud();
     venue = await seedCloud(world.cloud, 50);
+    // The hall refuses re-entry (a zone's choice, off unless asked): a re-entry at one edge is a denial there.
+    expect((await world.cloud.api('PUT', `/access-zones/${venue.zone}`, { anti_passback: true })).status).toBe(200);
     // A long poll far longer than the revocation bound below: only the push path can meet it.
     a = await world.addEdge('north', { GATEHOUSE_SYNC_LONG_POLL_SECONDS: '30' });
     b = await world.addEdge('south');
-    for (const e of [a, b])
+    for (const e of [a, b]) {
       await until(
         'the tickets on the edge',
         () => e.node.api('GET', '/attendees?search=X-50'),
         (r) => r.body.data?.length === 1,
         60_000,
       );
+      await until(
+        "the hall's anti-passback on the edge",
+        () => e.node.api('GET', `/access-zones/${venue.zone}`),
+        (r) => r.body.data?.anti_passback === true,
+        60_000,
+      );
+    }
   }, 120_000);
   afterAll(() => world.destroy());
 
@@ -79,7 +88,7 @@ describe('sync conflicts (processes)', () => {
     await new Promise((r) => setTimeout(r, 20));
     await scan(b.node, venue.entry, 'T-7'); // after the exit at the other edge
     await scan(a.node, venue.entry, 'T-8');
-    const again = await scan(a.node, venue.entry, 'T-8'); // anti-passback at the same edge
+    const again = await scan(a.node, venue.entry, 'T-8'); // the hall's anti-passback at the same edge
     expect(again.access_granted).toBe(false);
     await scan(a.node, venue.exit, 'T-8');
     await scan(a.node, venue.entry, 'T-8'); // the same edge, after an exit

@@ -22,7 +22,7 @@ import { UploadApply } from '../../src/sync/upload-apply.js';
 // property test (fast-check): one or two holders' movements at two or three edges, each edge
 // with a clock offset of its own, some denied, some at the same instant, delivered in batches in
 // any order (an edge's own order kept or not, some batches sent twice), each applied by the
-// cloud's UploadApply into a real SQLite file. Whatever the order, each event's duplicate_of ends
+// cloud's UploadApply into a real SQLite file, in slices of 1, 2 or 200 items. Whatever the order, each event's duplicate_of ends
 // as the rule gives it on the merged history in (effective_at, id) order worked out from
 // scratch; each flagged event has one standing conflict naming the same entry, every other one
 // none; each conflict was announced when raised and again when cleared, on the bus and in the
@@ -57,6 +57,8 @@ const scenario = fc
       arrival: fc.array(fc.nat(), { minLength: s.history.length, maxLength: s.history.length }),
       cuts: fc.array(fc.boolean(), { minLength: s.history.length, maxLength: s.history.length }),
       resend: fc.array(fc.boolean(), { minLength: s.history.length, maxLength: s.history.length }),
+      /** Items per slice the cloud applies a batch in (upload-apply.ts): each its own transaction. */
+      slice: fc.constantFrom(1, 2, 200),
     }),
   );
 type Scenario = typeof scenario extends fc.Arbitrary<infer T> ? T : never;
@@ -114,8 +116,11 @@ describe('double entries', () => {
         .prepare("INSERT INTO attendees (id, project_id, first_name, last_name, status, extra, version, created_at, updated_at) VALUES (?, ?, ?, 'Holder', 'active', '{}', 1, ?, ?)")
         .run(holder, projectId, `Holder${holder}`, now, now);
     }
-    const sync = new SyncEdges(store.db, systemClock);
-    edges = ['north', 'south', 'east'].map((name) => sync.create(projectId, name).edge);
+    const issuer = Number(
+      store.db.prepare("INSERT INTO users (name, email, password_hash, is_admin, created_at, updated_at) VALUES ('Admin', 'admin@example.test', '-', 1, ?, ?)").run(now, now).lastInsertRowid,
+    );
+    const sync = new SyncEdges(store.db, systemClock, bus);
+    edges = ['north', 'south', 'east'].map((name) => sync.create(projectId, name, issuer).edge);
     index = new VenueIndex(store.db);
     index.load();
     conflicts = new SyncConflicts(store.db, systemClock);
@@ -144,7 +149,8 @@ describe('double entries', () => {
         credential_value: `T-${m.holder}`,
         attendee_id: m.holder,
         granted: m.granted,
-        reason: m.granted ? null : 'anti_passback',
+        reason: m.granted ? null : 'not_authorized',
+        reason_detail: m.granted ? null : 'already_inside',
         movement: m.movement as 'in' | 'out',
         scanned_at: raw,
         decided_at: raw,
@@ -175,7 +181,7 @@ describe('double entries', () => {
       for (const table of ['access_events', 'sync_conflicts', 'domain_events']) store.db.prepare(`DELETE FROM ${table}`).run();
       told = [];
       const occupancy = new Occupancy();
-      const uploads = new UploadApply(store.db, systemClock, bus, occupancy, index, conflicts, async () => {}, new SyncEdges(store.db, systemClock));
+      const uploads = new UploadApply(store.db, systemClock, bus, occupancy, index, conflicts, async () => {}, new SyncEdges(store.db, systemClock, bus), { sliceItems: drawn.slice });
       uploads.prepare();
       for (const { edge, items } of deliveries(drawn)) {
         const body: UploadBody = { clock: { offset_ms: 0, synchronised: true }, backlog: 0, items };

@@ -84,7 +84,6 @@ describe("the edge's index after a pull", () => {
       GATEHOUSE_SYNC_BACKOFF_MIN_MS: '20',
       GATEHOUSE_SYNC_BACKOFF_MAX_MS: '200',
       GATEHOUSE_SYNC_LONG_POLL_SECONDS: '1',
-      GATEHOUSE_ACCESS_ANTI_PASSBACK: '0',
     });
     edgeToken = await edge.token();
   }, 60_000);

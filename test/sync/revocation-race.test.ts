@@ -48,8 +48,8 @@ describe('a running pull and a revocation (processes)', () => {
     olderPage = answers.hold((a) => carries(a, 'REVOKED-1', 'active'));
     revokedPage = answers.hold((a) => carries(a, 'REVOKED-1', 'revoked'));
     // Pages of 10; a held answer must outlast no request timeout (the edge would ask again, and get a page without the row).
-    // No anti-passback: every scan of a ticket is decided on the ticket alone.
-    edge = await world.addEdge('north', { GATEHOUSE_SYNC_PAGE_SIZE: '10', GATEHOUSE_SYNC_REQUEST_TIMEOUT_MS: '60000', GATEHOUSE_ACCESS_ANTI_PASSBACK: '0' }, { answers });
+    // No zone refuses re-entry (the default): every scan of a ticket is decided on the ticket alone.
+    edge = await world.addEdge('north', { GATEHOUSE_SYNC_PAGE_SIZE: '10', GATEHOUSE_SYNC_REQUEST_TIMEOUT_MS: '60000' }, { answers });
   }, 120_000);
   afterAll(async () => {
     reader?.client.end(true);

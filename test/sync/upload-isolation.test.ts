@@ -102,9 +102,12 @@ describe('what an upload may touch', () => {
       }
       db.prepare('INSERT INTO blocklist_entries (project_id, attendee_id, reason, version, created_at, updated_at) VALUES (?, ?, ?, 1, ?, ?)').run(project, own.attendees[0], 'listed', now, now);
     }
-    const edges = new SyncEdges(db, systemClock);
-    edgeA = edges.create(projects.a, 'a').edge;
-    edgeB = edges.create(projects.b, 'b').edge;
+    const issuer = Number(
+      db.prepare("INSERT INTO users (name, email, password_hash, is_admin, created_at, updated_at) VALUES ('Admin', 'admin@example.test', '-', 1, ?, ?)").run(now, now).lastInsertRowid,
+    );
+    const edges = new SyncEdges(db, systemClock, bus);
+    edgeA = edges.create(projects.a, 'a', issuer).edge;
+    edgeB = edges.create(projects.b, 'b', issuer).edge;
     index = new VenueIndex(db);
     index.load();
     conflicts = new SyncConflicts(db, systemClock);
@@ -193,7 +196,7 @@ describe('what an upload may touch', () => {
         const counters = [highestInBlock(db, 'attendees', 0), highestInBlock(db, 'credentials', 0)];
         const occupancy = new Occupancy();
         for (const b of rows.b.attendees) occupancy.enter(b, rows.b.zones[0]!);
-        const uploads = new UploadApply(db, systemClock, bus, occupancy, index, conflicts, async () => {}, new SyncEdges(db, systemClock));
+        const uploads = new UploadApply(db, systemClock, bus, occupancy, index, conflicts, async () => {}, new SyncEdges(db, systemClock, bus));
         const body: UploadBody = { clock: { offset_ms: 0, synchronised: true }, backlog: 0, items };
         await uploads.apply(edgeA, projects.a, body);
 

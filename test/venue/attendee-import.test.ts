@@ -100,6 +100,39 @@ describe('attendee import', () => {
     expect(gh.app.routes.find((r) => r.operationId === 'attendees.import')!.rateClass).toBe('bulk');
   });
 
+  it('answers an empty upload, of either type, with a 422 on file', async () => {
+    const before = await count();
+    for (const type of ['text/csv', 'application/json']) {
+      // curl --data-binary @missing-or-empty.csv sends Content-Length: 0
+      const res = await gh.request('POST', `${A}/attendees/import?mode=partial`, { token: admin, rawBody: '', headers: { 'content-type': type } });
+      expect(res.status).toBe(422);
+      expect(res.body).toEqual({ message: 'The file is empty: send CSV with a header row, or JSON rows.', errors: { file: ['The file is empty: send CSV with a header row, or JSON rows.'] } });
+    }
+    const blank = await send('\n\n  \n');
+    expect(blank.status).toBe(422);
+    expect(Object.keys(blank.body.errors)).toEqual(['file']);
+    expect(await count()).toBe(before);
+  });
+
+  it('answers a body that is not CSV text with a 422 on file, never repeating its bytes', async () => {
+    const before = await count();
+    // A spreadsheet sent as it is: a zip file, binary from its first bytes.
+    const xlsx = Buffer.concat([Buffer.from('PK\u0003\u0004\u0014\u0000\u0006\u0000'), Buffer.from('[Content_Types].xml first_name')]);
+    const binary = await gh.request('POST', `${A}/attendees/import?mode=partial`, { token: admin, rawBody: xlsx, headers: { 'content-type': 'text/csv' } });
+    expect(binary.status).toBe(422);
+    expect(binary.body.errors).toEqual({ file: ['The file is not CSV text: it holds NUL bytes (a spreadsheet or another binary file? Save it as CSV, UTF-8).'] });
+    // Text, but not what the import reads: a spreadsheet's export with semicolons is one column.
+    const semicolons = await send('first_name;last_name\nAda;Lovelace\n', '?mode=partial');
+    expect(semicolons.status).toBe(422);
+    expect(semicolons.body.errors).toEqual({ file: ['The header row has no first_name column: the first line must name the columns, separated by commas (docs/venue.md).'] });
+    expect(JSON.stringify(semicolons.body)).not.toContain('Lovelace');
+    // JSON of another shape is the body's fault, said plainly.
+    const shape = await gh.request('POST', `${A}/attendees/import`, { token: admin, body: { people: [] } });
+    expect(shape.status).toBe(422);
+    expect(shape.body.errors).toEqual({ body: ['The body field is invalid: send CSV with a header row (text/csv), or JSON: an array of rows or {"mode", "attendees"}.'] });
+    expect(await count()).toBe(before);
+  });
+
   it('exports attendees as CSV in the import format, filtered, and the export imports back', async () => {
     const res = await fetch(`${gh.url}${A}/attendees/export?search=part-ext-12`, { headers: { authorization: `Bearer ${admin}` } });
     expect(res.status).toBe(200);

@@ -195,7 +195,7 @@ describe('the incoming-webhook gate', () => {
     expect(bad.status).toBe(422);
     expect(Object.keys(bad.body.errors).sort()).toEqual(['ip_allowlist.0', 'ip_allowlist.1', 'ip_allowlist.2', 'kind']);
     const readOnly = await gh.token(['read']);
-    expect((await gh.request('POST', `${A}/integrations/webhooks`, { token: readOnly, body: { kind: 'access-event', name: 'x' } })).status).toBe(403);
+    expect((await gh.request('POST', `${A}/integrations/webhooks`, { token: readOnly, body: { kind: 'access-event', name: 'x' } })).status).toBe(401);
     expect((await gh.request('GET', `${A}/integrations/webhooks/999999`, { token })).status).toBe(404);
   });
 

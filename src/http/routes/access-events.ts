@@ -24,6 +24,7 @@ const CSV_COLUMNS = [
   'reason',
   'movement',
   'source',
+  'reason_detail', // last: added after the others, so their places in an export stay as they were
 ] as const;
 
 /** `settled`: resolves once every answered scan is in access_events (the journal's ingest lag, access/event-journal.ts). */

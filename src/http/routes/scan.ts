@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { conditions } from '../responses.js';
 import type { ScanWaiter, WaitingOn } from '../../access/scan-deadlines.js';
-import { ScanError } from '../../access/engine.js';
+import { DENIAL_REASONS, REASON_DETAILS, ScanError } from '../../access/engine.js';
 import type { ScanOutcome, ScanRequest, ScanService } from '../../access/scan-service.js';
 import { AppError, validationError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
@@ -11,7 +11,8 @@ import { PROJECT_PATH, withId } from './crud.js';
 import { scanInstant } from '../../access/scan-time.js';
 
 // POST .../access-points/{id}/scan (DESIGN: routes we add): an authenticated client scans
-// at a door and gets the access-event webhook's answer. The decision's access event is
+// at a door and gets the access-event webhook's answer, also at a door that cannot admit
+// (inactive, or leading into no zone: a denial like any other, docs/engine.md). The decision's access event is
 // durable (in the access-event journal) before this answers. Timestamps: docs/engine.md.
 // A scan not answered within mqtt.answerTimeoutMs is answered 503 with Retry-After, as an MQTT
 // reader's connection is closed then (issue 22, item 2; docs/mqtt.md: answered in bounded time).
@@ -36,9 +37,9 @@ class RequestWaiter implements ScanWaiter {
 }
 
 /**
- * Runs a scan and answers it; the engine's ScanError becomes the documented HTTP error, and a
- * scan not answered within the bound 503 scan_answer_timeout with Retry-After (the scan goes on:
- * its retry with the same request_id gets its decision).
+ * Runs a scan and answers it; the engine's ScanError (an access point the project does not have)
+ * becomes the caller's error, and a scan not answered within the bound 503 scan_answer_timeout
+ * with Retry-After (the scan goes on: its retry with the same request_id gets its decision).
  */
 export async function respondToScan(scans: ScanService, request: ScanRequest, unknownAccessPoint: () => AppError, log?: Logger) {
   const deadlines = scans.deadlines;
@@ -59,8 +60,7 @@ export async function respondToScan(scans: ScanService, request: ScanRequest, un
     );
   } catch (err) {
     if (!(err instanceof ScanError)) throw err;
-    if (err.code === 'unknown_access_point') throw unknownAccessPoint();
-    throw new AppError(err.code);
+    throw unknownAccessPoint();
   } finally {
     if (ticket) deadlines!.end(ticket);
   }
@@ -76,7 +76,12 @@ const scanBody = z.strictObject({
 export const scanResponseSchema = z.object({
   success: z.boolean(),
   access_granted: z.boolean(),
-  reason: z.enum(['invalid_credential', 'not_authorized', 'expired', 'capacity_exceeded', 'time_restricted', 'blocklisted']).optional(),
+  reason: z.enum(DENIAL_REASONS).optional().describe("with a denial: one of the spec's six"),
+  reason_detail: z
+    .enum(REASON_DETAILS)
+    .nullable()
+    .optional()
+    .describe('with a denial: which cause of not_authorized it was (type_not_permitted, already_inside, access_point_inactive, access_point_without_zone), else null'),
   attendee: z.object({ id: z.number().int(), first_name: z.string(), last_name: z.string() }).nullable(),
   event_id: z.string().describe("the access event's uuid (the same on a retried request_id): find it in access-events, webhooks and sync"),
 });
@@ -99,7 +104,6 @@ export function scanRoutes({ scans, now }: { scans: ScanService; now: () => numb
       responses: {
         200: { description: 'The decision (granted or denied with its reason)', schema: scanResponseSchema },
         404: { description: 'No such access point', schema: messageSchema },
-        409: { description: 'The access point is inactive or leads into no zone', schema: messageSchema },
       },
       handler: async ({ project, params, body, koa }) => {
         const instant = scanInstant(body.timestamp, now());

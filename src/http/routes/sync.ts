@@ -3,15 +3,28 @@ import { AppError, notFound } from '../../errors.js';
 import { isStoreBusy } from '../../store/transactions.js';
 import { conflictSchema, CONFLICT_KINDS } from '../../sync/conflicts.js';
 import { edgeSchema, type EdgeRow } from '../../sync/edges.js';
-import { changePageSchema, decodeCursor, encodeCursor, helloSchema, PROTOCOL_VERSION, SUPPORTED_PROTOCOLS, uploadBodySchema, uploadResultSchema } from '../../sync/protocol.js';
+import {
+  changePageSchema,
+  decodeCursor,
+  encodeCursor,
+  helloSchema,
+  PROTOCOL_VERSION,
+  SUPPORTED_PROTOCOLS,
+  UPLOAD_MAX_BYTES,
+  UPLOAD_MAX_ITEMS,
+  uploadBodySchema,
+  uploadResultSchema,
+} from '../../sync/protocol.js';
 import type { HttpDeps } from '../deps.js';
 import { collectionSchema, pageQuery, paginate, window } from '../pagination.js';
 import { type AnyRoute, defineRoute } from '../route.js';
 import { messageSchema, single } from '../resources.js';
+import { edgeRefusal } from '../edge-refusal.js';
 import { PROJECT_PATH, projectParams, withId } from './crud.js';
 
 // Cloud sync over HTTP (issue 26; docs/sync.md). Three groups:
-// - edges, on the cloud, for its administrators: issue (the token shown once), list, show, revoke;
+// - edges, on the cloud: issue (the token shown once; the ability sync:edges, docs/auth.md), list,
+//   show, revoke, and re-confirm one whose issuer lost access (administrators);
 // - status and conflicts, for anyone who may read the project, on every role;
 // - the protocol itself, for edges with their sync token (ability `sync`): hello, upload,
 //   changes, revocations. Its request and answer shapes are in the OpenAPI document, so the
@@ -19,7 +32,11 @@ import { PROJECT_PATH, projectParams, withId } from './crud.js';
 
 const statusSchema = z.object({
   role: z.enum(['standalone', 'edge', 'cloud']),
-  state: z.string().describe('edge: starting, online, offline, incompatible (protocols differ: sync stopped), refused (token revoked)'),
+  state: z
+    .string()
+    .describe(
+      'edge: starting, online, offline (the link is down, or a loop keeps failing on what the cloud answers: last_error says which and why), incompatible (protocols differ: sync stopped), refused (token revoked), suspended (the cloud suspended this edge: its issuer lost access; it resumes once re-confirmed)',
+    ),
   edge_id: z.number().int().nullable(),
   online: z.boolean(),
   last_error: z.string().nullable(),
@@ -52,7 +69,7 @@ export function syncRoutes(deps: HttpDeps): AnyRoute[] {
   const { sync, clock } = deps;
   const base = `${PROJECT_PATH}/sync`;
   const common = { tags: ['Sync'], rateClass: 'standard' as const, project: true };
-  const protocol = { tags: ['Sync protocol'], rateClass: 'none' as const, ability: 'sync' as const };
+  const protocol = { tags: ['Sync protocol'], rateClass: 'sync' as const, ability: 'sync' as const };
   const refused = { 409: { description: 'The edge speaks a protocol version this cloud does not (it stops syncing)', schema: protocolErrorSchema } };
   const cloudOnly = () => {
     if (deps.config.role !== 'cloud') throw new AppError('sync_not_cloud', { role: deps.config.role });
@@ -84,14 +101,16 @@ export function syncRoutes(deps: HttpDeps): AnyRoute[] {
       path: `${base}/edges`,
       operationId: 'sync-edges.store',
       summary: 'Issue an edge (cloud): its sync token is in this answer only',
-      ability: '*',
+      description:
+        "Takes the ability sync:edges: an administrator's full token or session has it; another user's token only when it names it (docs/auth.md). The edge stands on the issuer's access to the project: suspended when they lose it (docs/sync.md: edges and their issuers).",
+      ability: 'sync:edges',
       params: projectParams,
       body: z.strictObject({ name: z.string().trim().min(1).max(120) }),
       responses: { 201: { description: 'The edge and its sync token', schema: single(issuedSchema) } },
       conditions: [notCloud],
-      handler: ({ project, body }) => {
+      handler: ({ project, body, principal }) => {
         cloudOnly();
-        const { edge, token } = sync.edges.create(project!.id, body.name);
+        const { edge, token } = sync.edges.create(project!.id, body.name, principal!.user.id);
         return { status: 201, body: { data: { ...sync.edges.resource(edge), token } } };
       },
     }),
@@ -139,6 +158,29 @@ export function syncRoutes(deps: HttpDeps): AnyRoute[] {
         cloudOnly();
         edgeOf(project!.id, params.edgeId);
         return { body: { data: sync.edges.resource(sync.edges.revoke(params.edgeId)) } };
+      },
+    }),
+    defineRoute({
+      ...common,
+      method: 'POST',
+      path: `${base}/edges/{edgeId}/confirm`,
+      operationId: 'sync-edges.confirm',
+      summary: 'Re-confirm an edge (cloud, administrators): it stands on your access from now on, and a suspension is lifted',
+      description:
+        'An edge whose issuer lost access to the project is refused (401 edge_suspended) until an administrator re-confirms it here. A revoked edge cannot be re-confirmed: issue a new one.',
+      ability: '*',
+      admin: true,
+      params: withId('edgeId'),
+      responses: {
+        200: { description: 'The edge, its issuer now the caller', schema: single(edgeSchema) },
+        404: { description: 'No such edge in this project', schema: messageSchema },
+        409: { description: 'The edge is revoked', schema: messageSchema },
+      },
+      conditions: [notCloud],
+      handler: ({ project, params, principal }) => {
+        cloudOnly();
+        if (edgeOf(project!.id, params.edgeId).revoked_at !== null) throw new AppError('conflict', { detail: 'The edge is revoked: it cannot be re-confirmed. Issue a new edge instead.' });
+        return { body: { data: sync.edges.resource(sync.edges.confirm(params.edgeId, principal!.user.id)) } };
       },
     }),
     defineRoute({
@@ -223,11 +265,19 @@ export function syncRoutes(deps: HttpDeps): AnyRoute[] {
       operationId: 'sync-protocol.upload',
       project: true,
       summary: 'Protocol: a batch of access events and changes from the edge, in its order, stored once each by uuid',
-      description: 'Send batches in order and move the edge cursor only after a 200: a batch sent again (after a lost answer) stores nothing twice.',
+      description: `Send batches in order and move the edge cursor only after a 200: a batch sent again (after a lost answer) stores nothing twice. At most ${UPLOAD_MAX_ITEMS} items and ${UPLOAD_MAX_BYTES / 1048576} MiB a request: send a larger batch as several, \`feed\` with the last. The cloud applies a batch in slices, each a transaction of its own, \`feed\` kept with the last.`,
       params: projectParams,
       body: uploadBodySchema,
-      bodyLimitBytes: 32 * 1024 * 1024,
+      bodyLimitBytes: UPLOAD_MAX_BYTES,
+      admit: (koa) => sync.uploadGate.admit(edgeIn(koa).id),
       responses: { 200: { description: 'What the batch stored', schema: single(uploadResultSchema) }, ...refused },
+      conditions: [
+        {
+          code: 'sync_upload_busy',
+          when: 'another batch of this edge is still being received or applied, or sync.uploadsAtOnce batches of other edges are: answered before the body is read; send it again after Retry-After',
+          headers: ['Retry-After'],
+        },
+      ],
       handler: async ({ project, body, koa }) => {
         const edge = edgeIn(koa);
         const outcome = await sync.uploads.apply(edge, project!.id, body);
@@ -266,12 +316,19 @@ export function syncRoutes(deps: HttpDeps): AnyRoute[] {
   ];
 
   async function changePage(koa: { state: Record<string, unknown>; req: NodeJS.EventEmitter }, projectId: number, query: z.output<typeof waitQuery>, only?: 'revocations') {
-    touch(edgeIn(koa));
+    const edge = edgeIn(koa);
+    touch(edge);
     const after = decodeCursor(query.cursor);
     if (after === null) throw new AppError('validation_failed', {}, { body: { message: 'The cursor is not one this cloud gave.', errors: { cursor: ['The cursor is not one this cloud gave.'] } } });
     let page = sync.changes.page(projectId, after, query.limit, only);
-    if (page.changes.length === 0 && query.wait > 0) {
-      await sync.changes.wait(projectId, query.wait * 1000);
+    const end = performance.now() + query.wait * 1000;
+    // Held until something of the project's changes, or the wait is over. Let go at once when the
+    // edge is revoked or suspended meanwhile; whatever woke it, the edge is asked again before
+    // anything is answered (docs/sync.md: the protocol, authentication).
+    for (let left = end - performance.now(); page.changes.length === 0 && left > 0 && !sync.changes.stopped; left = end - performance.now()) {
+      await sync.changes.wait(projectId, left, edge.id);
+      const refusal = edgeRefusal(deps, sync.edges.get(edge.id));
+      if (refusal) throw refusal;
       page = sync.changes.page(projectId, after, query.limit, only);
     }
     return { body: { data: { changes: page.changes, cursor: encodeCursor(page.last), has_more: page.hasMore, cloud: sync.cloudState(), server_time: now() } } };

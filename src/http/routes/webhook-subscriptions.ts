@@ -11,7 +11,8 @@ import { messageSchema, single, validationErrorSchema } from '../resources.js';
 // item 1), where the spec puts them: outside a project path, the project named in the body. An
 // account sees and manages the subscriptions of the projects it can reach; another project's
 // subscription is 404, as a project it cannot reach is. Managing them takes a full (`*`) token:
-// a subscription sends the venue's events out, signed with a secret shown once.
+// a subscription sends the venue's events out, signed with a secret shown once. It stands on its
+// owner's access to the project (who made it, or last re-enabled it: docs/webhooks-outgoing.md).
 
 const subscribeBody = z.strictObject({
   url: z.string().min(1).max(2048).describe('https URL of the receiver (plain http with webhook.allowInsecure)'),
@@ -22,7 +23,7 @@ const subscribeBody = z.strictObject({
 const updateBody = z.strictObject({
   url: z.string().min(1).max(2048).optional(),
   events: eventsField.optional(),
-  active: z.boolean().optional().describe('false disables; true re-enables, resuming where it stopped'),
+  active: z.boolean().optional().describe('false disables; true re-enables, resuming where it stopped, and makes the caller its owner'),
 });
 const idParams = z.object({ subscriptionId: z.coerce.number().int().positive() });
 const withSecret = z.object({ data: subscriptionSchema, secret: z.string().describe('shown once: the signing secret') });
@@ -97,14 +98,14 @@ export function webhookSubscriptionRoutes({ outgoing, projects }: HttpDeps): Any
       method: 'PUT',
       path: item,
       operationId: 'webhook-subscriptions.update',
-      summary: 'Change the url or events; disable, or re-enable where it stopped',
+      summary: 'Change the url or events; disable, or re-enable where it stopped (the caller becomes its owner)',
       ability: '*',
       params: idParams,
       body: updateBody,
       responses: { 200: { description: 'The subscription', schema: single(subscriptionSchema) }, 404: missing, 422: { description: 'Invalid', schema: validationErrorSchema } },
       handler: ({ params, body, principal }) => {
         reachable(principal, params.subscriptionId);
-        return { body: { data: subscriptions.resource(subscriptions.update(params.subscriptionId, body)) } };
+        return { body: { data: subscriptions.resource(subscriptions.update(params.subscriptionId, body, principal!.user.id)) } };
       },
     }),
     defineRoute({

@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { conditions } from '../responses.js';
 import type { ScanService } from '../../access/scan-service.js';
 import type { Logger } from '../../logger.js';
-import { ScanError } from '../../access/engine.js';
 import { MAX_CREDENTIAL_VALUE, type ReaderScanRefusal, type ReaderScans, scanErrorRefusal } from '../../access/reader-scan.js';
 import { AppError, validationError } from '../../errors.js';
 import type { WebhookGate } from '../../webhooks/gate.js';
@@ -77,7 +76,8 @@ export function webhookRoutes({ scans, gateways, readerScans, gate }: WebhookRou
       operationId: 'webhooks.access-event',
       tags: ['Incoming webhooks'],
       summary: 'A gateway reports a scan and gets the decision',
-      description: 'The reader is found by `reader_id` (its identifier). The access event is durable (in the access-event journal) before this answers. `reason` is present when access is denied.',
+      description:
+        'The reader is found by `reader_id` (its identifier). The access event is durable (in the access-event journal) before this answers. `reason` and `reason_detail` are present when access is denied; a reader at an inactive door, or one leading into no zone, is denied (not_authorized) with the cause in `reason_detail`.',
       ability: 'public',
       rateClass: 'none',
       envelope: 'webhook',
@@ -90,7 +90,7 @@ export function webhookRoutes({ scans, gateways, readerScans, gate }: WebhookRou
         200: { description: 'The decision', schema: scanResponseSchema },
         400: { description: 'Also a timestamp more than 5 minutes ahead of the box or 7 days behind it' },
         404: { description: 'No reader has this identifier', schema: webhookError },
-        409: { description: 'The reader is not assigned to an active access point leading into a zone', schema: webhookError },
+        409: { description: 'The reader is not assigned to an access point', schema: webhookError },
       },
       handler: async ({ body, koa }) => {
         const { projectId } = gate.admit('access-event', koa);
@@ -104,7 +104,7 @@ export function webhookRoutes({ scans, gateways, readerScans, gate }: WebhookRou
         });
         if (!located.ok) throw refused(located.refusal);
         const { reader, request } = located;
-        return { body: await respondToScan(scans, request, () => refused(scanErrorRefusal(new ScanError('unknown_access_point'), reader.identifier)), koa.state.log as Logger) };
+        return { body: await respondToScan(scans, request, () => refused(scanErrorRefusal(reader.identifier)), koa.state.log as Logger) };
       },
     }),
   ];

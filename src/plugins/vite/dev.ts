@@ -11,7 +11,8 @@ import { gatehouse } from './index.js';
 // from public/: templates' src attributes are left as written, not turned into module imports.
 const vueOptions = { template: { transformAssetUrls: false } } as const;
 
-const devOptions = {
+/** What `plugin dev` parses; the usage (cli/commands.ts) names each one (test/cli/help.test.ts). */
+export const devOptions = {
   url: { type: 'string' },
   token: { type: 'string' },
   email: { type: 'string' },

@@ -3,13 +3,15 @@
 // validation errors, its context), watches app-manifest.json and pushes each edit to open pages
 // over Vite's HMR channel as a custom event (the store is updated in place: no reload), makes
 // `@gatehouse/plugin-toolkit` resolve to this checkout's toolkit, and in dev proxies the REST
-// API, channel auth, the CSRF cookie and the Pusher WebSocket to the appliance so the page is same-origin with it.
+// API, channel auth, the CSRF cookie and the Pusher WebSocket to the appliance so the page is
+// same-origin with it — adding the token itself, which is never served (dev-access.ts).
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Plugin, ViteDevServer } from 'vite';
 import { checkoutRoot, toolkitEntry } from '../checkout.js';
 import { type ManifestError, parseManifestText } from '../toolkit/manifest.js';
 import type { PluginManifest } from '../toolkit/types.js';
+import { applianceProxy, servedFiles } from './dev-access.js';
 
 export const VIRTUAL_ID = 'virtual:gatehouse/plugin';
 const RESOLVED_ID = `\0${VIRTUAL_ID}`;
@@ -24,7 +26,7 @@ export const MANIFEST_HELLO = 'gatehouse:manifest-hello';
 export interface GatehouseViteOptions {
   /** The appliance the dev server forwards /api, /broadcasting and the WebSocket (/app/{key}) to. Default: GATEHOUSE_URL or http://127.0.0.1:8080. */
   url?: string;
-  /** The plugin's token in dev (callApi and channel auth send it). Default: GATEHOUSE_TOKEN. Never written into a build. */
+  /** The plugin's token in dev: the dev server adds it to the page's API calls it forwards (dev-access.ts). Default: GATEHOUSE_TOKEN. Never served, never written into a build. */
   token?: string;
   /** The project the plugin runs in. Default: GATEHOUSE_TEAM / GATEHOUSE_PROJECT, else "default". */
   teamSlug?: string;
@@ -59,8 +61,8 @@ export function gatehouse(options: GatehouseViteOptions = {}): Plugin {
   let lastRead: ManifestState = state;
 
   function moduleCode(): string {
-    // In dev the page talks to the dev server (same origin, proxied); a build talks to where it is served from.
-    const context = serving ? { baseUrl: '', teamSlug, projectSlug, token: token ?? null } : { baseUrl: options.buildBaseUrl ?? '', teamSlug, projectSlug, token: null };
+    // In dev the page talks to the dev server (same origin, proxied, the token added there); a build talks to where it is served from.
+    const context = { baseUrl: serving ? '' : (options.buildBaseUrl ?? ''), teamSlug, projectSlug, token: null };
     return [
       `export const manifest = ${JSON.stringify(state.manifest)};`,
       `export const errors = ${JSON.stringify(state.errors)};`,
@@ -124,7 +126,6 @@ export function gatehouse(options: GatehouseViteOptions = {}): Plugin {
     name: 'gatehouse-plugin',
     config(config, { command }) {
       serving = command === 'serve';
-      const ws = target.replace(/^http/, 'ws');
       const root = resolve(config.root ?? process.cwd());
       return {
         resolve: {
@@ -133,15 +134,7 @@ export function gatehouse(options: GatehouseViteOptions = {}): Plugin {
           // second copy splits the store); without them, the toolkit's own copies (resolveId below).
           dedupe: SHARED.filter((name) => existsSync(join(root, 'node_modules', name))),
         },
-        server: {
-          proxy: {
-            '/api': { target, changeOrigin: true },
-            '/broadcasting': { target, changeOrigin: true },
-            // The cookie-session flow (docs/auth.md) for a plugin signed in as a person, such as the console.
-            '/sanctum': { target, changeOrigin: true },
-            '^/app/': { target: ws, ws: true, changeOrigin: true },
-          },
-        },
+        server: { proxy: applianceProxy(target, token, typeof config.server?.host === 'string' ? config.server.host : undefined), fs: servedFiles(root) },
       };
     },
     configResolved(config) {

@@ -8,7 +8,7 @@ import { A, type Case, type World } from './world.js';
 export function bridgeCases(w: World, v: Venue): Case[] {
   const body = () => ({
     name: `Door ${unique()}`,
-    path: `/dev/ttyWIRE${unique()}`,
+    path: `/dev/ttyUSB${unique()}`,
     reader_identifier: `WIRE-${unique()}`,
     access_point_id: v.door,
     framing: 'rdm6300',
@@ -22,6 +22,7 @@ export function bridgeCases(w: World, v: Venue): Case[] {
   return [
     c('bridge-devices.index', 200, 'the devices, with whether HID works here', () => w.api('GET', `${A}/bridge/devices`)),
     c('bridge-devices.store', 201, 'a serial reader by path', () => w.api('POST', `${A}/bridge/devices`, body())),
+    c('bridge-devices.store', 422, 'a path that is not a serial port (a terminal)', () => w.api('POST', `${A}/bridge/devices`, { ...body(), path: '/dev/pts/0' })),
     c('bridge-devices.store', 422, 'both a path and USB ids', () => w.api('POST', `${A}/bridge/devices`, { ...body(), match: { vendor_id: '0403', product_id: '6001' } })),
     c('bridge-devices.show', 200, 'a device with its state', async () => w.api('GET', `${A}/bridge/devices/${await device()}`)),
     c('bridge-devices.show', 404, 'an id that names nothing', () => w.api('GET', `${A}/bridge/devices/999999`)),

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { c, type Venue } from './fixtures.js';
 import { A, type Case, type World } from './world.js';
 
-// Cloud sync (issue 26): the edges an administrator issues on the cloud, status and conflicts,
+// Cloud sync (issue 26): the edges an administrator issues (and re-confirms) on the cloud, status and conflicts,
 // and the protocol an edge speaks with its sync token (the wire test's appliance is a cloud).
 
 export function syncCases(w: World, _v: Venue): Case[] {
@@ -26,6 +26,13 @@ export function syncCases(w: World, _v: Venue): Case[] {
     c('sync-edges.show', 404, 'an id that names nothing', () => w.api('GET', `${A}/sync/edges/999999`)),
     c('sync-edges.destroy', 200, 'an edge', async () => w.api('DELETE', `${A}/sync/edges/${await edge()}`)),
     c('sync-edges.destroy', 404, 'an id that names nothing', () => w.api('DELETE', `${A}/sync/edges/999999`)),
+    c('sync-edges.confirm', 200, 'an edge', async () => w.api('POST', `${A}/sync/edges/${await edge()}/confirm`)),
+    c('sync-edges.confirm', 404, 'an id that names nothing', () => w.api('POST', `${A}/sync/edges/999999/confirm`)),
+    c('sync-edges.confirm', 409, 'a revoked edge', async () => {
+      const id = await edge();
+      await w.api('DELETE', `${A}/sync/edges/${id}`);
+      return w.api('POST', `${A}/sync/edges/${id}/confirm`);
+    }),
     c('sync.status', 200, 'the cloud with its edges', () => w.api('GET', `${A}/sync/status`)),
     c('sync-conflicts.index', 200, 'a page', () => w.api('GET', `${A}/sync/conflicts?reviewed=false`)),
     c('sync-conflicts.index', 422, 'an unknown kind', () => w.api('GET', `${A}/sync/conflicts?kind=nope`)),

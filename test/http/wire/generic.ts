@@ -56,7 +56,11 @@ export function genericCases(w: World, route: AnyRoute, operation: Operation, ro
   } else if (route.ability !== 'public') {
     add(401, 'no credentials', () => w.send({ method, path }));
     if (method !== 'GET') add(419, 'an X-XSRF-TOKEN header and no session', () => w.send({ method, path, headers: { 'x-xsrf-token': 'forged' } }));
-    if (route.ability !== 'authenticated') add(403, `a token without ${route.ability}`, () => w.send({ method, path, token: route.ability === 'forms:read' ? w.weak.attendees : w.weak.forms }));
+    if (route.ability !== 'authenticated') {
+      add(401, `a token made without ${route.ability}`, () => w.send({ method, path, token: route.ability === 'forms:read' ? w.weak.attendees : w.weak.forms }));
+      const writeLike = route.revealsSecrets || (method !== 'GET' && !route.readOnly);
+      if (writeLike) add(403, "a read-only account's full token", () => w.send({ method, path, token: w.viewer }));
+    }
   }
   if (route.admin) add(403, 'a full token of an account that is not an administrator', () => w.send({ method, path, token: w.staff }));
   if (route.csrf) add(419, 'no CSRF session', () => w.send({ method, path, json: {} }));

@@ -53,6 +53,8 @@ export class World {
   weak = { forms: '', attendees: '' };
   /** A full token of an account that is not an administrator. */
   staff = '';
+  /** A full token of a read-only account (docs/auth.md: read-only accounts). */
+  viewer = '';
   readonly sources = new Map<string, { id: number; secret: string }>();
   /** The last request sent, for judging it against the document once it succeeded. */
   last: Req | null = null;
@@ -67,6 +69,9 @@ export class World {
     this.weak.forms = await this.gh.token(['forms:read']);
     this.weak.attendees = await this.gh.token(['attendees:read']);
     this.staff = (await createUser(this.gh, this.admin, 'staff@example.test', ['*'])).token;
+    const viewer = await this.gh.request('POST', '/api/v1/users', { token: this.admin, body: { name: 'Viewer', email: 'viewer@example.test', password: 'a long enough password', read_only: true } });
+    if (viewer.status !== 201) throw new Error(`read-only user: ${viewer.status} ${viewer.text}`);
+    this.viewer = await this.gh.token(undefined, 'viewer@example.test', 'a long enough password'); // all it holds: read
     return this;
   }
 

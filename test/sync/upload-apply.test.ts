@@ -1,0 +1,144 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { Occupancy } from '../../src/access/occupancy.js';
+import { VenueIndex } from '../../src/access/venue-index.js';
+import { ProjectRepository } from '../../src/accounts/projects.js';
+import { TeamRepository } from '../../src/accounts/teams.js';
+import { systemClock } from '../../src/clock.js';
+import { EventBus } from '../../src/events/bus.js';
+import { Store } from '../../src/store/database.js';
+import { SyncConflicts } from '../../src/sync/conflicts.js';
+import { type EdgeRow, SyncEdges } from '../../src/sync/edges.js';
+import type { UploadBody, UploadedAccessEvent } from '../../src/sync/protocol.js';
+import { UploadApply } from '../../src/sync/upload-apply.js';
+
+// A batch applied in slices (docs/sync.md: limits), through the cloud's UploadApply into a real
+// SQLite file, two items a slice: the event loop turns between slices; a batch cut short (its
+// second slice refused by the store) keeps what its first slice stored, claims no feed position,
+// and sent again stores the rest once and then keeps its position; double entries are settled
+// across the cut as on the merged history.
+
+const BASE = Date.parse('2026-06-01T18:00:00.000Z');
+
+describe('an upload applied in slices', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-slices-'));
+  const store = new Store({ dataDir: dir, synchronous: 'NORMAL' }, pino({ level: 'silent' }));
+  const bus = new EventBus(pino({ level: 'silent' }));
+  let projectId = 0;
+  let north: EdgeRow;
+  let south: EdgeRow;
+  let edges: SyncEdges;
+  let uploads: UploadApply;
+  let conflicts: SyncConflicts;
+
+  const movement = (attendee: number, movement: 'in' | 'out', seconds: number): UploadedAccessEvent => {
+    const at = new Date(BASE + seconds * 1000).toISOString();
+    return {
+      kind: 'access',
+      uuid: randomUUID(),
+      access_point_id: 1,
+      access_zone_id: 1,
+      reader_id: null,
+      credential_id: null,
+      credential_value: `T-${attendee}`,
+      attendee_id: attendee,
+      granted: true,
+      reason: null,
+      movement,
+      scanned_at: at,
+      decided_at: at,
+      source: 'api',
+      clock_offset_ms: 0,
+      clock_synchronised: true,
+    };
+  };
+  const body = (items: UploadedAccessEvent[], feed?: UploadBody['feed']): UploadBody => ({ clock: { offset_ms: 0, synchronised: true }, backlog: 0, items, ...(feed ? { feed } : {}) });
+  const stored = (uuid: string) => store.db.prepare('SELECT duplicate_of FROM access_events WHERE uuid = ?').get(uuid) as { duplicate_of: string | null } | undefined;
+
+  beforeAll(() => {
+    store.start();
+    const team = new TeamRepository(store.db, systemClock).create('Default', 'default');
+    projectId = new ProjectRepository(store.db, systemClock).create({ teamId: team.id, name: 'Default', slug: 'default', timezone: 'UTC' }).id;
+    const now = new Date().toISOString();
+    store.db.prepare("INSERT INTO access_zones (id, project_id, name, slug, version, created_at, updated_at) VALUES (1, ?, 'Hall', 'hall', 1, ?, ?)").run(projectId, now, now);
+    store.db
+      .prepare("INSERT INTO access_points (id, project_id, access_zone_id, name, slug, direction, version, created_at, updated_at) VALUES (1, ?, 1, 'Door', 'door', 'both', 1, ?, ?)")
+      .run(projectId, now, now);
+    for (const holder of [1, 2]) {
+      // The holders are the project's (an event naming anyone else is an unknown_reference: upload-flags.ts).
+      store.db
+        .prepare("INSERT INTO attendees (id, project_id, first_name, last_name, status, extra, version, created_at, updated_at) VALUES (?, ?, ?, 'Holder', 'active', '{}', 1, ?, ?)")
+        .run(holder, projectId, `Holder${holder}`, now, now);
+    }
+    const issuer = Number(
+      store.db.prepare("INSERT INTO users (name, email, password_hash, is_admin, created_at, updated_at) VALUES ('Admin', 'admin@example.test', '-', 1, ?, ?)").run(now, now).lastInsertRowid,
+    );
+    edges = new SyncEdges(store.db, systemClock, bus);
+    north = edges.create(projectId, 'north', issuer).edge;
+    south = edges.create(projectId, 'south', issuer).edge;
+    const index = new VenueIndex(store.db);
+    index.load();
+    conflicts = new SyncConflicts(store.db, systemClock);
+    uploads = new UploadApply(store.db, systemClock, bus, new Occupancy(), index, conflicts, async () => {}, edges, { sliceItems: 2 });
+    uploads.prepare();
+  });
+  beforeEach(() => {
+    for (const table of ['access_events', 'sync_conflicts', 'domain_events']) store.db.prepare(`DELETE FROM ${table}`).run();
+  });
+  afterAll(() => {
+    store.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('lets the event loop turn between slices', async () => {
+    let turns = 0;
+    let applying = true;
+    const turn = () => {
+      turns++;
+      if (applying) setImmediate(turn);
+    };
+    setImmediate(turn);
+    const outcome = await uploads.apply(north, projectId, body([1, 2, 1, 2, 1].map((n, i) => movement(n, i < 2 ? 'in' : i < 4 ? 'out' : 'in', i))));
+    applying = false;
+    expect(outcome).toEqual({ accepted: 5, duplicates: 0, refused: 0 });
+    expect(turns).toBeGreaterThanOrEqual(2); // three slices: two turns between them
+  });
+
+  it('keeps what a batch cut short stored, claims no feed position for it, and stores the rest once when it is sent again', async () => {
+    const feed = { from: { access_event_id: 0, domain_event_seq: 0 }, to: { access_event_id: 40, domain_event_seq: 7 } };
+    const before = edges.uploadedPosition(north.id);
+    // South's entry first; then north's batch: an entry that repeats it, another holder's, and
+    // (in the second slice) north's exit of the first holder just before its entry, by scan time.
+    const southIn = movement(1, 'in', 0);
+    await uploads.apply(south, projectId, body([southIn]));
+    const northIn = movement(1, 'in', 10);
+    const other = movement(2, 'in', 11);
+    const northOut = movement(1, 'out', 5);
+    const last = movement(2, 'out', 12);
+    const batch = body([northIn, other, northOut, last], feed);
+    store.db.exec(`CREATE TRIGGER refuse_one BEFORE INSERT ON access_events WHEN NEW.uuid = '${northOut.uuid}' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`);
+    try {
+      await expect(uploads.apply(north, projectId, batch)).rejects.toThrow(/refused by the test/);
+    } finally {
+      store.db.exec('DROP TRIGGER refuse_one');
+    }
+    // The first slice is in, flagged on what the cloud held then; the second is not; no position claimed.
+    expect(stored(northIn.uuid)).toEqual({ duplicate_of: southIn.uuid });
+    expect(stored(other.uuid)).toBeDefined();
+    expect(stored(northOut.uuid)).toBeUndefined();
+    expect(edges.uploadedPosition(north.id)).toEqual(before);
+
+    const again = await uploads.apply(north, projectId, batch);
+    expect(again).toEqual({ accepted: 2, duplicates: 2, refused: 0 });
+    expect(edges.uploadedPosition(north.id)).toEqual(feed.to);
+    // North's exit sits between the two entries: the flag is cleared, its conflict kept as cleared.
+    expect(stored(northIn.uuid)).toEqual({ duplicate_of: null });
+    const listed = conflicts.list(projectId, { kind: 'duplicate_entry' }, 0, 100).items;
+    expect(listed.map((c) => [c.event_id, c.cleared_at === null])).toEqual([[northIn.uuid, false]]);
+    expect(store.db.prepare('SELECT COUNT(*) FROM access_events').pluck().get()).toBe(5);
+  });
+});
