@@ -13,7 +13,7 @@ await build({
       import { loadConfig } from './src/config/load.ts';
       const app = new Gatehouse(loadConfig({ env: { GATEHOUSE_DATA_DIR: process.argv[2], GATEHOUSE_HTTP_PORT: '0', GATEHOUSE_HTTP_HOST: '127.0.0.1', GATEHOUSE_ADMIN_PASSWORD: 'route-table' } }), { log: pino({ level: 'silent' }) });
       await app.start();
-      for (const r of app.routes) console.log('| ' + r.method + ' | \`' + r.path + '\` | \`' + r.operationId + '\` | ' + (r.ability === 'public' ? 'none' : r.ability === 'authenticated' ? 'any token' : '\`' + r.ability + '\`') + (r.admin ? ', admin' : '') + ' | ' + r.rateClass + ' |');
+      for (const r of app.routes) console.log('| ' + r.method + ' | \`' + r.path + '\` | \`' + r.operationId + '\` | ' + (r.ability === 'public' ? 'none' : r.ability === 'authenticated' ? 'any token' : '\`' + r.ability + '\`') + (r.admin ? ', admin' : '') + ' | ' + r.rateClass + (r.searchQuery ? '; search with ' + r.searchQuery.map((q) => '\`' + q + '\`').join(' or ') : '') + ' |');
       await app.stop();`,
     resolveDir: process.cwd(),
     loader: 'ts',

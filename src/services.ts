@@ -28,6 +28,7 @@ import { DeviceTokens } from './devices/device-tokens.js';
 import { Gateways } from './devices/gateways.js';
 import { ReaderLogins } from './devices/reader-logins.js';
 import { ReaderStates } from './devices/reader-state.js';
+import { readerViews } from './devices/reader-view.js';
 import { EventBus } from './events/bus.js';
 import type { Logger } from './logger.js';
 import { HttpMetrics } from './metrics.js';
@@ -222,7 +223,11 @@ export function buildServices(config: Readonly<Config>, store: Store, clock: Clo
     credentials,
     cipher,
     grants,
-    broadcaster: new Broadcaster(server, bus, projects, occupancy, index, { eventNamespace: pusher.eventNamespace, cipher }),
+    broadcaster: new Broadcaster(server, bus, projects, occupancy, index, {
+      eventNamespace: pusher.eventNamespace,
+      cipher,
+      accessPointView: readerViews(venue.readers, readerStates).accessPoint,
+    }),
     accessWatch: new RealtimeAccessWatch(server, grants, bus, pusher.accessRecheckIntervalMs, log.child({ module: 'realtime' })),
   };
 

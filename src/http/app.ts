@@ -12,7 +12,7 @@ import { koaPath, type AnyRoute } from './route.js';
 
 // The Koa app, built apart from any port: the caller attaches app.callback() to its servers.
 
-function errorEnvelope(deps: HttpDeps) {
+function errorEnvelope(deps: HttpDeps, envelopeOfPath: (path: string) => Envelope) {
   return async (ctx: Context, next: Next) => {
     const started = process.hrtime.bigint();
     const reqId = ctx.get('x-request-id') || randomUUID();
@@ -23,7 +23,7 @@ function errorEnvelope(deps: HttpDeps) {
       await next();
       if (!ctx.state.route && ctx.status === 404 && ctx.body === undefined) throw new AppError('route_not_found', { path: ctx.path });
     } catch (err) {
-      respondWithError(ctx, storeBusyAsAppError(ctx, err, deps), log);
+      respondWithError(ctx, storeBusyAsAppError(ctx, err, deps), log, (ctx.state.route as AnyRoute | undefined)?.envelope ?? envelopeOfPath(ctx.path));
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       // The console's files (console-files.ts) are one label, not a label per file or page.
@@ -54,10 +54,10 @@ function storeBusyAsAppError(ctx: Context, err: unknown, deps: HttpDeps): unknow
   return new AppError('store_busy', { seconds }, { headers: { 'Retry-After': '1' }, body: { retry_after: 1 } });
 }
 
-function respondWithError(ctx: Context, err: unknown, log: HttpDeps['log']): void {
+function respondWithError(ctx: Context, err: unknown, log: HttpDeps['log'], envelope: Envelope): void {
   if (err instanceof AppError) {
     ctx.set(err.headers);
-    if ((ctx.state.route as AnyRoute | undefined)?.envelope === 'webhook') {
+    if (envelope === 'webhook') {
       const { status, body } = webhookError(err);
       ctx.status = status;
       ctx.body = body;
@@ -77,7 +77,7 @@ function respondWithError(ctx: Context, err: unknown, log: HttpDeps['log']): voi
   }
   log.error({ err }, 'unhandled error');
   // Through the same path as a catalogued error, so an incoming webhook gets {error, message} here too.
-  respondWithError(ctx, new AppError('server_error'), log);
+  respondWithError(ctx, new AppError('server_error'), log, envelope);
 }
 
 /** Incoming webhooks answer {error, message, errors?} (spec: Errors): 400 for a payload that
@@ -145,7 +145,13 @@ function incomingWebhookLog(deps: HttpDeps) {
   };
 }
 
-/** 405 for a path that exists under other methods; OPTIONS answered with Allow. */
+/**
+ * 405 for a path that exists under other methods; OPTIONS answered with Allow. A path ending in `/`
+ * is matched without it (a GET of `.../access-points/` lists them), but under any other method it
+ * is an item with an empty id (`DELETE .../blocklist/`, or `.` / `..` for an id, which clients
+ * resolve to that): it names no route, so 404 as a non-numeric id is (pipeline.ts), not a 405 that
+ * no operation declares.
+ */
 function methodNotAllowed(router: Router) {
   return async (ctx: Context, next: Next) => {
     await next();
@@ -158,7 +164,29 @@ function methodNotAllowed(router: Router) {
       ctx.set('Allow', allowed.join(', '));
       return;
     }
+    if (ctx.path.length > 1 && ctx.path.endsWith('/')) throw new AppError('route_not_found', { path: ctx.path });
     throw new AppError('method_not_allowed', { method: ctx.method, path: ctx.path, allowed: allowed.join(', ') }, { headers: { Allow: allowed.join(', ') } });
+  };
+}
+
+type Envelope = NonNullable<AnyRoute['envelope']>;
+
+/**
+ * The error envelope of a path no route answered: that of the routes under its first segment when
+ * they all share one (`/apps/...`: the Pusher HTTP API's {error, message}; `/webhook/...`: the
+ * incoming webhooks'), else the REST one. A client of those APIs reads one envelope, whatever it sent.
+ */
+export function pathEnvelopes(routes: readonly AnyRoute[]): (path: string) => Envelope {
+  const first = (path: string) => path.split('/')[1] ?? '';
+  const bySegment = new Map<string, Set<Envelope>>();
+  for (const route of routes) {
+    const segment = first(route.path);
+    if (!bySegment.has(segment)) bySegment.set(segment, new Set());
+    bySegment.get(segment)!.add(route.envelope ?? 'rest');
+  }
+  return (path) => {
+    const envelopes = bySegment.get(first(path));
+    return envelopes?.size === 1 ? [...envelopes][0]! : 'rest';
   };
 }
 
@@ -169,7 +197,7 @@ export function createHttpApp(deps: HttpDeps, routes: readonly AnyRoute[]): Koa 
   for (const route of routes) router.register(koaPath(route.path), [route.method], routeMiddleware(route, deps));
   app.use(securityHeaders());
   app.use(incomingWebhookLog(deps));
-  app.use(errorEnvelope(deps));
+  app.use(errorEnvelope(deps, pathEnvelopes(routes)));
   app.use(methodNotAllowed(router));
   app.use(router.routes());
   // After every route: the console's files and pages at / (docs/console.md), never in front of a route.

@@ -4,9 +4,10 @@ import type { AnyRoute } from './route.js';
 
 // GET /api/v1/openapi.json: generated from the very zod schemas the routes validate with
 // (STYLE: one schema per contract). OpenAPI 3.1, whose schema dialect is JSON Schema 2020-12,
-// which is what zod emits. Each operation also carries x-ability and x-rate-class. Every status
-// an operation can answer, with its body and headers, comes from answers.ts (issue 22 item 7);
-// test/http/openapi-wire.test.ts provokes each of them on a running appliance.
+// which is what zod emits. Each operation also carries x-ability and x-rate-class, and
+// x-rate-class-search-when where given query parameters count a request as a search. Every
+// status an operation can answer, with its body and headers, comes from answers.ts (issue 22
+// item 7); test/http/openapi-wire.test.ts provokes each of them on a running appliance.
 
 type JsonSchema = Record<string, unknown>;
 
@@ -89,6 +90,7 @@ export function buildOpenApi(routes: readonly AnyRoute[], context: ResponseConte
       security: route.ability === 'public' ? [] : route.ability === 'sync' ? [{ syncToken: [] }] : [{ bearerAuth: [] }, { cookieSession: [] }],
       'x-ability': route.ability,
       'x-rate-class': route.rateClass,
+      ...(route.searchQuery ? { 'x-rate-class-search-when': route.searchQuery } : {}),
       'x-error-envelope': route.envelope ?? 'rest',
       ...(route.admin ? { 'x-admin-only': true } : {}),
       ...(route.readOnly ? { 'x-read-only': true } : {}),

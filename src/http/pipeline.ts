@@ -7,6 +7,7 @@ import { authenticate, requireCsrfSession } from './authenticate.js';
 import { edgeRefusal } from './edge-refusal.js';
 import { readBody, type BeforeParse } from './body.js';
 import type { HttpDeps } from './deps.js';
+import { rateClassOf } from './rate-limit.js';
 import type { AnyRoute, Principal } from './route.js';
 import type { Project } from '../accounts/projects.js';
 import { PROTOCOL_HEADER, SUPPORTED_PROTOCOLS } from '../sync/protocol.js';
@@ -81,7 +82,7 @@ export function routeMiddleware(route: AnyRoute, deps: HttpDeps) {
     if (route.ability === 'sync') return syncRoute(route, deps, ctx);
     const outcome = route.ability === 'public' ? { principal: null } : authenticate(ctx, deps);
     const principal = 'principal' in outcome ? outcome.principal : null;
-    const limited = await deps.rateLimits.consume(route.rateClass, rateKey(ctx, principal));
+    const limited = await deps.rateLimits.consume(rateClassOf(route, ctx.query), rateKey(ctx, principal));
     ctx.set(limited.headers);
     if ('error' in outcome) throw outcome.error;
     authorize(route, ctx.method, principal);

@@ -1,6 +1,6 @@
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { AppError } from '../errors.js';
-import type { RateClass } from './route.js';
+import type { AnyRoute, RateClass } from './route.js';
 
 // spec: Limits. 60/min standard, 10/min bulk, 20/min search and export, each a budget of its
 // own, per token (or session) and per client address when unauthenticated. A fixed window
@@ -49,6 +49,18 @@ export class RateLimits {
     }
   }
 }
+
+/** The budget a request counts against: search when it searches (a non-empty parameter of the route's `searchQuery`), else the route's class. */
+export function rateClassOf(route: Pick<AnyRoute, 'rateClass' | 'searchQuery'>, query: Record<string, unknown>): RateClass {
+  const searching = route.searchQuery?.some((name) => {
+    const value = query[name];
+    return (Array.isArray(value) ? value : [value]).some((v) => typeof v === 'string' && v.trim() !== '');
+  });
+  return searching ? 'search' : route.rateClass;
+}
+
+/** Every budget a route's requests may count against (the 429 and X-RateLimit-* it can answer). */
+export const rateClassesOf = (route: Pick<AnyRoute, 'rateClass' | 'searchQuery'>): RateClass[] => (route.searchQuery?.length ? [route.rateClass, 'search'] : [route.rateClass]);
 
 /** One attempt against a limiter of `limit` points; past it, the 429 below. */
 export async function consumeOrThrow(limiter: RateLimiterMemory, key: string, limit: number): Promise<void> {

@@ -4,6 +4,7 @@ import { errorCatalogue, type ErrorCode } from '../errors.js';
 import type { WebhookKind } from '../webhooks/gate.js';
 import type { AnyRoute, RateClass } from './route.js';
 import { cloudOwnedResource } from '../sync/cloud-owned.js';
+import { rateClassesOf } from './rate-limit.js';
 
 // Every answer a route can give, derived from what the route declares (issue 22 item 7): the
 // request pipeline (pipeline.ts) answers the same errors for every route that has the same
@@ -98,6 +99,18 @@ const hasFields = (schema: z.ZodType): boolean => Object.keys((z.toJSONSchema(sc
 /** The route's requests are counted by a rate limiter (its class is limited). */
 const counted = (route: AnyRoute, context: ResponseContext): boolean => route.rateClass !== 'none' && context.rateLimit(route.rateClass) > 0;
 
+/** The budgets the route's requests count against (all), and those with a limit on this appliance (on). */
+function budgets(route: AnyRoute, context: ResponseContext): { all: RateClass[]; on: RateClass[] } {
+  const all = rateClassesOf(route).filter((c) => c !== 'none');
+  return { all, on: all.filter((c) => context.rateLimit(c) > 0) };
+}
+
+/** When the 429 comes: over the route's class, or over the search budget when the request searches. */
+function overBudget(route: AnyRoute, on: readonly RateClass[]): string {
+  const when = (c: RateClass) => (c === 'search' && route.rateClass !== 'search' ? `the search rate limit when it searches (a non-empty ${route.searchQuery!.join(' or ')})` : `the ${c} rate limit`);
+  return `over ${on.map(when).join(', or ')} (per token, session or client address)`;
+}
+
 /** The conditions the pipeline answers for this route, in the order it checks them, then the route's own. */
 export function conditionsOf(route: AnyRoute, context: ResponseContext): Condition[] {
   const out: Condition[] = [];
@@ -121,7 +134,8 @@ export function conditionsOf(route: AnyRoute, context: ResponseContext): Conditi
     out.push(conditions.serverError);
     return out;
   }
-  if (counted(route, context)) add('too_many_requests', `over the ${route.rateClass} rate limit (per token, session or client address)`, RATE_LIMITED);
+  const { on } = budgets(route, context);
+  if (on.length > 0) add('too_many_requests', overBudget(route, on), RATE_LIMITED);
   if (route.ability !== 'public') {
     add('unauthenticated', 'no bearer token or session, or one that is malformed, unknown, revoked or expired; a deactivated user');
     if (!SAFE.has(route.method)) add('token_mismatch', 'a cookie session (or an XSRF-TOKEN) without a matching X-XSRF-TOKEN header');
@@ -135,7 +149,7 @@ export function conditionsOf(route: AnyRoute, context: ResponseContext): Conditi
   }
   if (route.admin) add('forbidden', 'the account is not an administrator');
   if (route.csrf) add('token_mismatch', 'no CSRF session (GET /sanctum/csrf-cookie first), or X-XSRF-TOKEN missing or wrong');
-  if (paramsCanFail(route)) add('route_not_found', 'a path parameter that names nothing (a non-numeric id)');
+  if (paramsCanFail(route)) add('route_not_found', 'a path parameter that names nothing (a non-numeric id), or an empty one (the path then names no route)');
   if (route.project) add('not_found', 'no such project, or the account cannot reach it');
   if (route.query && hasFields(route.query)) add('validation_failed', 'a query parameter fails validation');
   if (route.body) {
@@ -219,7 +233,12 @@ export function responsesOf(route: AnyRoute, context: ResponseContext): Map<numb
     ['X-Content-Type-Options', true],
     ['X-Frame-Options', true],
   ]);
-  const countedAt = (status: number) => counted(route, context) && !(route.ability === 'sync' && status === 401);
+  // Required when every budget the route may count against is limited (a budget that is off sends
+  // none); never on a 404, which a path naming no route (an empty id: `.../blocklist/`) gets before
+  // any budget counts it (http/app.ts).
+  const { all, on } = budgets(route, context);
+  const countedAt = (status: number): boolean | null =>
+    route.ability === 'sync' ? (counted(route, context) && status !== 401 ? true : null) : on.length === 0 ? null : on.length === all.length && status !== 404;
   const causes = new Map<number, Condition[]>();
   for (const c of conditionsOf(route, context)) {
     const status = statusOf(c.code, route.envelope);
@@ -233,7 +252,8 @@ export function responsesOf(route: AnyRoute, context: ResponseContext): Map<numb
     const lines = [...(declared ? [declared.description] : []), ...met.map((c) => `\`${c.code}\`: ${c.when}`)];
     const description = lines.length === 1 ? lines[0]! : lines.map((l) => `- ${l}`).join('\n');
     const headers = new Map(always);
-    if (countedAt(status)) for (const h of ['X-RateLimit-Limit', 'X-RateLimit-Remaining'] as const) headers.set(h, true);
+    const rateHeaders = countedAt(status);
+    if (rateHeaders !== null) for (const h of ['X-RateLimit-Limit', 'X-RateLimit-Remaining'] as const) headers.set(h, rateHeaders);
     // A retried signed webhook gets its first (2xx) answer again, marked (webhooks/replay-window.ts).
     if (route.webhook && status >= 200 && status < 300) headers.set(context.webhookHeaders(route.webhook).replayed, false);
     for (const name of new Set(met.flatMap((c) => c.headers ?? []))) headers.set(name, met.every((c) => c.headers?.includes(name)) || (headers.get(name) ?? false));

@@ -65,6 +65,10 @@ export interface RouteSpec<P extends z.ZodType | undefined = undefined, Q extend
   description?: string;
   ability: RouteAbility;
   rateClass: RateClass;
+  /** Query parameters that make a GET a search (spec: Limits, "Search and export"): a request with
+   * one of them non-empty counts against the search budget, any other against `rateClass`
+   * (rate-limit.ts rateClassOf). The attendee list: `search`. */
+  searchQuery?: readonly string[];
   /** A read that is a POST (a query with a body): `read` grants it as it grants GETs. */
   readOnly?: boolean;
   /** A GET that shows credentials (reader OTPs): `read` does not grant it, only its ability or `*` (issue 23, item 2). */

@@ -17,7 +17,7 @@ const WHEN: Record<string, string> = {
     'Sync flagged an uploaded access event or recorded a field conflict, or a later upload cleared a flag (told on the cloud). data: the conflict as GET .../sync/conflicts shows it; a clearing sends the same conflict (same id) with cleared_at set.',
   'credential.created': 'A credential was issued. data: the credential as REST shows it.',
   'credential.revoked': 'A credential was revoked. data: the credential as REST shows it.',
-  'access_point.updated': 'An access point was made or changed. data: the access point as REST shows it.',
+  'access_point.updated': 'An access point was made or changed. data: the access point as REST shows it, its readers without gateway_id and status (live state; reader.offline tells it).',
   'access_point.deleted': 'An access point was deleted. data: {id}.',
   'zone.capacity_reached': 'A grant filled a zone to its capacity (again only after it emptied to 90 %). data: {zone_id, capacity, current_count, timestamp}.',
   'gateway.online': "A gateway's reported status became online. data: the gateway, timestamp.",
@@ -29,7 +29,11 @@ const WHEN: Record<string, string> = {
 };
 
 export function openApiWebhooks(headerPrefix: string): Record<string, unknown> {
-  const header = (description: string) => ({ required: true, description, schema: { type: 'string' } });
+  // A subscription signs in one scheme (signing.ts): each scheme's headers are declared, required
+  // only when every delivery sends them (OpenAPI cannot make a header depend on the subscription).
+  const header = (name: string, required: boolean, description: string) => ({ name, in: 'header', required, description, schema: { type: 'string' } });
+  const sha256 = (what: string) => `${what} (signature_scheme sha256 only)`;
+  const standard = (what: string) => `${what} (signature_scheme standard only: Standard Webhooks)`;
   const out: Record<string, unknown> = {};
   for (const event of [...CATALOGUE, TEST_EVENT]) {
     out[event] = {
@@ -39,10 +43,14 @@ export function openApiWebhooks(headerPrefix: string): Record<string, unknown> {
         summary: event,
         description: `${WHEN[event] ?? ''} Signed as docs/webhooks-outgoing.md says (signature_scheme sha256: X-${headerPrefix}-Signature; standard: webhook-id, webhook-timestamp, webhook-signature). Answer 2xx within webhook.timeoutMs; 410 disables the subscription.`,
         parameters: [
-          { name: `X-${headerPrefix}-Signature`, in: 'header', ...header('sha256=<hex HMAC-SHA256 of the raw body> (signature_scheme sha256)') },
-          { name: `X-${headerPrefix}-Event`, in: 'header', ...header('the event name') },
-          { name: `X-${headerPrefix}-Delivery-ID`, in: 'header', ...header('the same on every attempt of one delivery: deduplicate by it') },
-          { name: `X-${headerPrefix}-Timestamp`, in: 'header', ...header('Unix seconds of the attempt') },
+          header(`X-${headerPrefix}-Event`, true, 'the event name'),
+          header(`X-${headerPrefix}-Signature`, false, sha256('sha256=<hex HMAC-SHA256 of the raw body with the current secret>; always sent')),
+          header(`X-${headerPrefix}-Signature-Previous`, false, sha256('the same with the previous secret, during the grace period after a rotation')),
+          header(`X-${headerPrefix}-Delivery-ID`, false, sha256('the same on every attempt of one delivery: deduplicate by it; always sent')),
+          header(`X-${headerPrefix}-Timestamp`, false, sha256('Unix seconds of the attempt; always sent')),
+          header('webhook-id', false, standard('the delivery id, the same on every attempt: deduplicate by it; always sent')),
+          header('webhook-timestamp', false, standard('Unix seconds of the attempt; always sent')),
+          header('webhook-signature', false, standard('space-separated v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">, one per secret that signs (two during a rotation); always sent')),
         ],
         requestBody: {
           required: true,

@@ -8,6 +8,8 @@ import type { BroadcastEvent, BroadcastPayload, BroadcastTopic } from './event-s
 import type { PusherServer } from './server.js';
 import type { Module } from '../lifecycle.js';
 import type { ZoneResource } from '../venue/access-zones.js';
+import type { AccessPointResource } from '../venue/access-points.js';
+import type { AccessPointView } from '../devices/reader-view.js';
 import { KeyedThrottle } from './zone-throttle.js';
 
 /** A zone's count goes out at once, then at most once per this interval while it keeps moving (docs/realtime.md). */
@@ -26,6 +28,8 @@ export interface BroadcasterOptions {
   eventNamespace: string | null;
   /** Seals events for the encrypted names of the channels. */
   cipher: ChannelCipher;
+  /** The access point as REST shows it (its readers' gateway and state), for AccessPointUpdated. */
+  accessPointView(resource: AccessPointResource): AccessPointView;
 }
 
 export class Broadcaster implements Module {
@@ -50,9 +54,10 @@ export class Broadcaster implements Module {
     bus.on(this, 'AccessGranted', (e) => this.publish(e.projectId, 'dashboard:access', 'AccessGranted', e.payload));
     bus.on(this, 'AccessDenied', (e) => this.publish(e.projectId, 'dashboard:access', 'AccessDenied', e.payload));
     // Spec: AccessPointUpdated / AccessPointDeleted; a new access point is announced as updated
-    // (a dashboard upserts by id either way).
-    bus.on(this, 'access_point.created', (e) => this.publish(e.projectId, 'dashboard:access-points', 'AccessPointUpdated', e.resource));
-    bus.on(this, 'access_point.updated', (e) => this.publish(e.projectId, 'dashboard:access-points', 'AccessPointUpdated', e.resource));
+    // (a dashboard upserts by id either way), as REST shows it: a client that keeps the answer of
+    // GET .../access-points and merges the event keeps its readers' gateway_id and status.
+    bus.on(this, 'access_point.created', (e) => this.#publishAccessPoint(e.projectId, e.resource));
+    bus.on(this, 'access_point.updated', (e) => this.#publishAccessPoint(e.projectId, e.resource));
     bus.on(this, 'access_point.deleted', (e) => this.publish(e.projectId, 'dashboard:access-points', 'AccessPointDeleted', { id: e.id }));
     // Zones on the occupancy channel, so a page of live counts learns of a new or renamed zone.
     bus.on(this, 'access_zone.created', (e) => this.publish(e.projectId, 'console:occupancy', 'AccessZoneUpdated', this.#zoneNow(e.resource)));
@@ -93,6 +98,12 @@ export class Broadcaster implements Module {
   stop(): void {
     this.bus.removeListeners(this);
     this.#occupancy.clear();
+  }
+
+  /** Built only when someone listens: the view reads each reader's gateway from the store. */
+  #publishAccessPoint(projectId: number, resource: AccessPointResource): void {
+    if (!this.#anySubscriber(projectId, 'dashboard:access-points')) return;
+    this.publish(projectId, 'dashboard:access-points', 'AccessPointUpdated', this.options.accessPointView(resource));
   }
 
   /** The zone resource with its count as the occupancy tracker has it now. */

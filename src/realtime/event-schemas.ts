@@ -4,7 +4,7 @@ import { bridgeDeviceSchema } from '../devices/bridge-device-schema.js';
 import { gatewaySchema } from '../devices/gateways.js';
 import { readerStatusSchema } from '../devices/reader-state.js';
 import { conflictSchema } from '../sync/conflicts.js';
-import { accessPointSchema } from '../venue/access-points.js';
+import { accessPointViewSchema } from '../devices/reader-view.js';
 import { zoneSchema } from '../venue/access-zones.js';
 import type { ProjectTopic } from './channel-access.js';
 
@@ -87,7 +87,12 @@ interface BroadcastEventSpec {
 export const BROADCAST_EVENTS = {
   AccessGranted: { topic: 'dashboard:access', payload: accessGrantedSchema, summary: 'A scan was granted (after its access event is stored).' },
   AccessDenied: { topic: 'dashboard:access', payload: accessDeniedSchema, summary: 'A scan was denied (after its access event is stored).' },
-  AccessPointUpdated: { topic: 'dashboard:access-points', payload: accessPointSchema, summary: 'An access point was created or changed: the resource as REST shows it.' },
+  AccessPointUpdated: {
+    topic: 'dashboard:access-points',
+    payload: accessPointViewSchema,
+    summary:
+      "An access point was created or changed: the resource as REST shows it, each reader with its gateway_id and its status as of the change (ReaderStatusChanged tells the status's later changes).",
+  },
   AccessPointDeleted: { topic: 'dashboard:access-points', payload: z.object({ id: z.number().int() }), summary: 'An access point was deleted.' },
   AccessZoneUpdated: {
     topic: 'console:occupancy',

@@ -79,6 +79,36 @@ describe('bad input', () => {
     expect(options.headers.get('allow')).toBe('GET, POST');
   });
 
+  it('answers 404, not 405, to an item path with an empty id, also when written . (which clients resolve to it)', async () => {
+    const P = '/api/v1/projects/default/default';
+    for (const item of ['/api/v1/me/tokens/', `${P}/time-restrictions/`, `${P}/blocklist/`, `${P}/attendee-types/`, `${P}/credentials/`, `${P}/access-points/`]) {
+      for (const id of ['', '.']) {
+        for (const method of ['DELETE', 'PUT']) {
+          const res = await gh.request(method, `${item}${id}`, { token: admin, ...(method === 'PUT' ? { body: {} } : {}) });
+          expect(res.status, `${method} ${item}${id}`).toBe(404);
+          expect(res.body.message, `${method} ${item}${id}`).toMatch(/^The route \/api\/v1\/.* could not be found\.$/);
+        }
+      }
+    }
+    // The collection path without the slash still answers its own methods, and refuses the others with 405.
+    expect((await gh.request('GET', `${P}/blocklist/`, { token: admin })).status).toBe(200);
+    expect((await gh.request('DELETE', `${P}/blocklist`, { token: admin })).status).toBe(405);
+  });
+
+  it("answers a path under /apps/ that names no route in the Pusher HTTP API's envelope", async () => {
+    for (const [method, path] of [
+      ['POST', '/apps//batch_events'],
+      ['GET', '/apps/1/channels/no/such'],
+      ['GET', '/apps//channels/news'],
+    ] as const) {
+      const res = await gh.request(method, path, method === 'POST' ? { body: { batch: [] } } : {});
+      expect(res.status, path).toBe(404);
+      expect(res.body, path).toEqual({ error: 'route_not_found', message: `The route ${path} could not be found.` });
+    }
+    const wrong = await gh.request('GET', '/apps/1/batch_events');
+    expect([wrong.status, wrong.body.error]).toEqual([405, 'method_not_allowed']);
+  });
+
   it('answers 401 to a garbage bearer header and never shows a stack trace', async () => {
     for (const header of ['Bearer', 'Bearer ', 'Bearer a b c', 'Token 1|abc', '\u00e9\u00e9', 'Bearer 99999999999999999999|x']) {
       const res = await gh.request('GET', '/api/v1/me', { headers: { authorization: header } });

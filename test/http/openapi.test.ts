@@ -126,8 +126,13 @@ describe('OpenAPI description', () => {
       const me = configured.paths['/api/v1/me'].get;
       expect(me.responses['429'].headers['Retry-After'].required).toBe(true);
       expect(me.responses['200'].headers['X-RateLimit-Remaining'].required).toBe(true);
-      // The search class stays off: the attendee list neither limits nor counts.
-      expect(configured.paths['/api/v1/projects/{teamSlug}/{projectSlug}/attendees'].get.responses['429']).toBeUndefined();
+      // The search class stays off: the access-event log neither limits nor counts.
+      expect(configured.paths['/api/v1/projects/{teamSlug}/{projectSlug}/access-events'].get.responses['429']).toBeUndefined();
+      // The attendee list is standard unless it searches: limited, its counters sent unless it searches.
+      const attendees = configured.paths['/api/v1/projects/{teamSlug}/{projectSlug}/attendees'].get;
+      expect([attendees['x-rate-class'], attendees['x-rate-class-search-when']]).toEqual(['standard', ['search']]);
+      expect(attendees.responses['429'].description).toContain('over the standard rate limit (per token');
+      expect(attendees.responses['200'].headers['X-RateLimit-Remaining'].required).toBe(false);
     } finally {
       await other.destroy();
     }

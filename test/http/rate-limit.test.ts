@@ -51,6 +51,26 @@ describe('rate limits', () => {
     expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429]);
   });
 
+  it('counts the attendee list against the search budget only when it searches; a plain list, a filter or an empty search is standard', async () => {
+    gh = await startAppliance({ GATEHOUSE_RATE_LIMIT_STANDARD: '60', GATEHOUSE_RATE_LIMIT_SEARCH: '2' });
+    const token = await gh.token();
+    const list = (query = '') => gh!.request('GET', `/api/v1/projects/default/default/attendees${query}`, { token });
+    for (const query of ['', '?page=2', '?status=active', '?search=', '?search=%20%20', '', '?attendee_type=vip']) {
+      const res = await list(query);
+      expect(res.status, query).toBe(200);
+      expect(res.headers.get('x-ratelimit-limit'), query).toBe('60');
+    }
+    const first = await list('?search=Ada');
+    expect(first.status).toBe(200);
+    expect([first.headers.get('x-ratelimit-limit'), first.headers.get('x-ratelimit-remaining')]).toEqual(['2', '1']);
+    expect((await list('?search=Grace&status=active')).status).toBe(200);
+    expect((await list('?search=Alan')).status).toBe(429);
+    // The search budget spent, the list still answers.
+    const plain = await list();
+    expect(plain.status).toBe(200);
+    expect(plain.headers.get('x-ratelimit-remaining')).toBe('52');
+  });
+
   it('never limits operations endpoints, and sends no limit headers when limits are off', async () => {
     gh = await startAppliance({ GATEHOUSE_RATE_LIMIT_STANDARD: '2' });
     for (let i = 0; i < 5; i++) expect((await gh.request('GET', '/health')).status).toBe(200);

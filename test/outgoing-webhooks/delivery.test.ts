@@ -70,6 +70,32 @@ describe('outgoing webhooks', () => {
     await gh.request('DELETE', `/api/v1/webhook-subscriptions/${res.body.data.id}`, { token });
   });
 
+  it("delivers with the headers the OpenAPI document's webhooks section declares, in each signature scheme, during a rotation too", async () => {
+    const doc = (await gh.request('GET', '/api/v1/openapi.json')).body;
+    const parameters = doc.webhooks['webhook.test'].post.parameters as { name: string; in: string; required: boolean }[];
+    const declared = new Map(parameters.filter((p) => p.in === 'header').map((p) => [p.name.toLowerCase(), p.required]));
+    for (const scheme of ['sha256', 'standard']) {
+      const id = (await subscribe({ url: `${receiver.url}?scheme=${scheme}`, events: ['attendee.created'], signature_scheme: scheme })).body.data.id;
+      await gh.request('POST', `/api/v1/webhook-subscriptions/${id}/rotate-secret`, { token }); // both secrets sign for a while
+      const before = receiver.received.length;
+      expect((await gh.request('POST', `/api/v1/webhook-subscriptions/${id}/test`, { token })).status).toBe(200);
+      await receiver.waitFor(before + 1);
+      const got = receiver.received.at(-1)!;
+      const sent = Object.keys(got.headers).filter((h) => /^(x-|webhook-)/.test(h));
+      expect(
+        sent.filter((h) => !declared.has(h)),
+        `${scheme}: sent and not declared`,
+      ).toEqual([]);
+      expect(
+        [...declared].filter(([h, required]) => required && got.headers[h] === undefined).map(([h]) => h),
+        `${scheme}: required and not sent`,
+      ).toEqual([]);
+      await gh.request('DELETE', `/api/v1/webhook-subscriptions/${id}`, { token });
+    }
+    // Each scheme's signature is declared, neither required: a receiver reads the one its subscription names.
+    expect(['x-svc-signature', 'x-svc-signature-previous', 'webhook-id', 'webhook-timestamp', 'webhook-signature'].map((h) => declared.get(h))).toEqual([false, false, false, false, false]);
+  });
+
   it('delivers access.granted and access.denied with the real-time fields and the event uuid, in the order of the scans', async () => {
     const res = await subscribe({ url: receiver.url, events: ['access.granted', 'access.denied'] });
     const zone = (await gh.request('POST', `${A}/access-zones`, { token, body: { name: 'Hall' } })).body.data.id;

@@ -6,10 +6,11 @@ import type { PluginDependency } from '../../src/plugins/toolkit/types.js';
 import { accessPointsDependency } from './fixtures.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 
-// callApi against a real appliance (issue 28 item 4): the spec's access-point dependency, path
-// parameters from additionalData, the rest as query or body, the answer's data; refusals before
-// any request (counted with a fetch that records what was sent), API errors with status, message
-// and field errors.
+// callApi against a real appliance (docs/plugins.md "callApi"): the spec's access-point dependency,
+// path parameters from additionalData, the rest as query or body, the answer's data; refusals
+// before any request (counted with a fetch that records what was sent), API errors with status,
+// message and field errors. What a token may do is the appliance's to decide: a manifest whose
+// `permissions` are device capabilities (the spec's `camera`, ...) calls its dependencies as well.
 
 // The spec's access-point dependency, with one operation that is not "<method>:<path>".
 const accessPoints: PluginDependency = { ...accessPointsDependency, operations: { ...accessPointsDependency.operations, broken: 'fetch /nowhere' } };
@@ -18,7 +19,6 @@ describe('callApi against a running appliance', () => {
   let gh: TestAppliance;
   let zone: number;
   const sent: string[] = [];
-  let granted = new Set(['view_access_points', 'manage_access_points']);
   let token = '';
   const context = (): PluginContext => ({
     baseUrl: gh.url,
@@ -30,7 +30,7 @@ describe('callApi against a running appliance', () => {
       return fetch(input, init);
     },
   });
-  const callApi = createCallApi(context, () => ({ dependencies: [accessPoints], hasPermission: (p) => granted.has(p) }));
+  const callApi = createCallApi(context, () => ({ dependencies: [accessPoints] }));
 
   beforeAll(async () => {
     gh = await startAppliance();
@@ -52,7 +52,7 @@ describe('callApi against a running appliance', () => {
     expect((await client(gh, token).get(`/api/v1/projects/default/default/access-points/${made.id}`)).status).toBe(404);
   });
 
-  it('refuses before any request: an unknown identifier or operation, a bad operation, a missing path parameter, a permission the plugin lacks', async () => {
+  it('refuses before any request: an unknown identifier or operation, a bad operation, a missing path parameter', async () => {
     const before = sent.length;
     const refused = async (promise: Promise<unknown>, code: string, message: RegExp) => {
       const err = await promise.then(
@@ -67,24 +67,41 @@ describe('callApi against a running appliance', () => {
     await refused(callApi('access-points.purge', 'access_points'), 'unknown_operation', /no operation "access-points.purge"/);
     await refused(callApi('broken', 'access_points'), 'invalid_operation', /expected "<method>:<path>"/);
     await refused(callApi('access-points.show', 'access_points', {}), 'missing_parameter', /path parameter "access_point"/);
-    granted = new Set(['view_access_points']);
-    await refused(callApi('access-points.index', 'access_points'), 'permission_denied', /"manage_access_points"/);
-    granted = new Set(['view_access_points', 'manage_access_points']);
     expect(sent.length).toBe(before);
+  });
+
+  it("calls a seed-style manifest's dependencies: its permissions are device capabilities, and the appliance says what the token may not do", async () => {
+    setActivePinia(createPinia());
+    const store = usePluginStore();
+    // The spec's manifest: top-level permissions name what the device may do; the dependency's are its own.
+    store.applyManifest({ settings: {}, strings: { default: {} }, assets: {}, triggerState: {}, dependencies: [accessPoints], permissions: ['camera'] });
+    expect(store.hasPermission('camera')).toBe(true);
+    expect(store.hasPermission('view_access_points')).toBe(false);
+    store.setContext({ ...context(), token });
+    const made = await store.callApi<{ id: number }>('access-points.store', 'access_points', { name: 'Seed gate', access_zone_id: zone });
+    expect(await store.callApi('access-points.show', 'access_points', { access_point: made.id })).toMatchObject({ name: 'Seed gate' });
+    expect((await store.callApi<{ id: number }[]>('access-points.index', 'access_points')).map((p) => p.id)).toContain(made.id);
+    // No permissions at all, and a token that may only read: the read is answered, the write is sent and refused by the appliance.
+    store.applyManifest({ settings: {}, strings: { default: {} }, assets: {}, triggerState: {}, dependencies: [accessPoints], permissions: [] });
+    store.setContext({ ...context(), token: await gh.token(['access:read']) });
+    expect(await store.callApi('access-points.show', 'access_points', { access_point: made.id })).toMatchObject({ id: made.id });
+    const before = sent.length;
+    const refused = await store.callApi('access-points.destroy', 'access_points', { access_point: made.id }).catch((e: unknown) => e as PluginApiError);
+    expect(refused).toMatchObject({ code: 'api', status: 401 }); // a token made without access:write (docs/auth.md): the appliance's answer, as it gives it
+    expect(sent.slice(before)).toEqual([`DELETE ${gh.url}/api/v1/projects/default/default/access-points/${made.id}`]);
+    expect((await client(gh, token).get(`/api/v1/projects/default/default/access-points/${made.id}`)).status).toBe(200);
   });
 
   it("is the store's callApi: the manifest's dependencies and permissions as they are now, the context the host set", async () => {
     setActivePinia(createPinia());
     const store = usePluginStore();
-    const manifest = { settings: {}, strings: { default: {} }, assets: {}, triggerState: {}, dependencies: [accessPoints], permissions: ['view_access_points', 'manage_access_points'] };
+    const manifest = { settings: {}, strings: { default: {} }, assets: {}, triggerState: {}, dependencies: [accessPoints], permissions: [] };
     store.applyManifest(manifest);
     await expect(store.callApi('access-points.index', 'access_points')).rejects.toThrow(/before the plugin has its context/);
     store.setContext({ baseUrl: gh.url, teamSlug: 'default', projectSlug: 'default', token });
     const made = await store.callApi<{ id: number }>('access-points.store', 'access_points', { name: 'Via store', access_zone_id: zone });
     expect(await store.callApi('access-points.show', 'access_points', { access_point: made.id })).toMatchObject({ name: 'Via store' });
     // A reloaded manifest applies at once.
-    store.applyManifest({ ...manifest, permissions: ['view_access_points'] });
-    await expect(store.callApi('access-points.index', 'access_points')).rejects.toMatchObject({ code: 'permission_denied' });
     store.applyManifest({ ...manifest, dependencies: [] });
     await expect(store.callApi('access-points.index', 'access_points')).rejects.toMatchObject({ code: 'unknown_dependency' });
   });
@@ -92,7 +109,7 @@ describe('callApi against a running appliance', () => {
   it("resolves to the whole answer with {envelope: true}: what it carries beside data (a page's meta), the records still filled from its data", async () => {
     setActivePinia(createPinia());
     const store = usePluginStore();
-    store.applyManifest({ settings: {}, strings: { default: {} }, assets: {}, triggerState: {}, dependencies: [accessPoints], permissions: ['view_access_points', 'manage_access_points'] });
+    store.applyManifest({ settings: {}, strings: { default: {} }, assets: {}, triggerState: {}, dependencies: [accessPoints], permissions: [] });
     store.setContext({ baseUrl: gh.url, teamSlug: 'default', projectSlug: 'default', token });
     const made = await callApi<{ id: number }>('access-points.store', 'access_points', { name: 'Enveloped', access_zone_id: zone });
     const page = await store.callApi<{ data: { id: number }[]; meta: { total: number; per_page: number } }>('access-points.index', 'access_points', { per_page: 1 }, { envelope: true });
@@ -150,7 +167,7 @@ describe('callApi against a running appliance', () => {
         return fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), cookie: cookieHeader() } });
       },
     });
-    const sessionApi = createCallApi(sessionContext, () => ({ dependencies: [accessPoints], hasPermission: () => true }));
+    const sessionApi = createCallApi(sessionContext, () => ({ dependencies: [accessPoints] }));
     const g = globalThis as { document?: { cookie: string } };
     g.document = { cookie: `other=1; XSRF-TOKEN=${cookies.get('XSRF-TOKEN')}` };
     try {

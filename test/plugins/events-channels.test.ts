@@ -48,12 +48,12 @@ describe('planSubscriptions', () => {
     expect(skipped).toEqual([]);
   });
 
-  it('skips, saying why, an event the appliance does not publish and a dependency the plugin lacks a permission of', () => {
-    const gates = { ...accessPointsDependency, identifier: 'gates', permissions: ['view_gates'], events: { GateOpened: 'GateOpened' } };
+  it('skips, saying why, an event the appliance does not publish; the permissions a dependency lists skip nothing (the appliance authorizes the channel)', () => {
+    const gates = { ...accessPointsDependency, identifier: 'gates', permissions: ['view_gates'], events: { AccessPointUpdated: 'gateChanged' } };
     const odd = { ...accessPointsDependency, identifier: 'odd', permissions: [], events: { GateOpened: 'GateOpened', AccessDenied: 'denied' } };
-    const { plan, skipped } = planSubscriptions([gates, odd], 'default', 'hall', (p) => p !== 'view_gates');
-    expect([...plan.keys()]).toEqual(['private-dashboard.project.default.hall.access']);
-    expect(skipped).toEqual(['gates: needs the permission "view_gates", which the plugin does not have', 'odd: "GateOpened" is not an event the appliance publishes']);
+    const { plan, skipped } = planSubscriptions([gates, odd], 'default', 'hall');
+    expect([...plan.keys()]).toEqual(['private-dashboard.project.default.hall.access-points', 'private-dashboard.project.default.hall.access']);
+    expect(skipped).toEqual(['odd: "GateOpened" is not an event the appliance publishes']);
   });
 });
 

@@ -14,7 +14,8 @@ import { accessPointsDependency } from './fixtures.js';
 
 const A = '/api/v1/projects/default/default';
 const CHANNEL = 'private-dashboard.project.default.default.access-points';
-const PERMISSIONS = ['view_access_points', 'manage_access_points'];
+// Device capabilities (spec: "Manifest top level"): nothing of the dependencies' permissions.
+const PERMISSIONS: string[] = [];
 
 type AccessPoint = { id: number; name: string; version: number };
 
@@ -177,11 +178,13 @@ describe('socket events for plugins', () => {
     await subscribed(store);
   });
 
-  it('subscribes nothing for a dependency whose permissions the plugin lacks, and says so', async () => {
-    const store = await plugin({ permissions: ['view_access_points'] });
-    await vi.waitFor(() => expect(store.connection.state).toBe('connected'));
-    expect(store.connection.channels).toEqual({});
-    expect(store.connection.skipped).toEqual(['access_points: needs the permission "manage_access_points", which the plugin does not have']);
+  it("subscribes a seed-style manifest's dependency events: its permissions are device capabilities, the token's abilities decide", async () => {
+    const store = await plugin({ permissions: ['camera'] });
+    const seen = recorder(store, 'AccessPointUpdated');
+    await subscribed(store);
+    expect(store.connection.skipped).toEqual([]);
+    const gate = await accessPoint('Seed gate');
+    await vi.waitFor(() => expect(seen.map((e) => (e.data as AccessPoint).id)).toContain(gate.id));
   });
 
   it('shows a subscription the token may not have as refused, with the reason, and throws nothing', async () => {

@@ -106,7 +106,7 @@ describe('plugin wizard, interactive', () => {
       permissions: ['view_access_points'],
       operations: { 'access-points.index': accessPointsDependency.operations['access-points.index'], 'access-points.show': accessPointsDependency.operations['access-points.show'] },
     });
-    expect(written()).toBe(`{\n  "dependencies": [\n    ${JSON.stringify(result.dependency, null, 2).replace(/\n/g, '\n    ')}\n  ],\n  "permissions": ["view_access_points"]\n}\n`);
+    expect(written()).toBe(`{\n  "dependencies": [\n    ${JSON.stringify(result.dependency, null, 2).replace(/\n/g, '\n    ')}\n  ]\n}\n`);
   });
 
   it('will not take an identifier already used, and offers a free one', async () => {

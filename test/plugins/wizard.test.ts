@@ -7,6 +7,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { CliError } from '../../src/cli/commands.js';
 import { createCallApi } from '../../src/plugins/toolkit/call-api.js';
 import { parseManifestText } from '../../src/plugins/toolkit/manifest.js';
+import { scaffoldFiles } from '../../src/plugins/scaffold/templates.js';
+import type { PluginManifest } from '../../src/plugins/toolkit/types.js';
 import { runAddDependency } from '../../src/plugins/wizard/index.js';
 import { client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { runCli } from '../helpers/process.js';
@@ -49,10 +51,10 @@ const dependencyOf = (text: string, identifier: string) => {
   return parsed.manifest.dependencies.find((d) => d.identifier === identifier);
 };
 
-/** The text with the `dependencies` and `permissions` values cut out: the rest must not change. */
+/** The text with the `dependencies` value cut out: the rest must not change. */
 function outsideEdits(text: string): string {
   const root = parseTree(text)!;
-  const cuts = ['dependencies', 'permissions'].map((key) => findNodeAtLocation(root, [key])!).sort((a, b) => b.offset - a.offset);
+  const cuts = ['dependencies'].map((key) => findNodeAtLocation(root, [key])!).sort((a, b) => b.offset - a.offset);
   return cuts.reduce((out, node) => `${out.slice(0, node.offset)}<cut>${out.slice(node.offset + node.length)}`, text);
 }
 
@@ -102,11 +104,11 @@ describe('plugin wizard, non-interactive (--tag)', () => {
 
     const text = written();
     expect(dependencyOf(text, 'access_points')).toEqual(accessPointsDependency);
-    expect(result).toEqual({ file: file(), dependency: accessPointsDependency, replaced: false, permissionsAdded: ['view_access_points', 'manage_access_points'] });
+    expect(result).toEqual({ file: file(), dependency: accessPointsDependency, replaced: false, warnings: [] });
     expect(outsideEdits(text)).toBe(outsideEdits(MANIFEST));
     expect(text).toContain(EXISTING); // the dependency that was there, untouched
-    // callApi refuses a dependency whose permissions the plugin lacks: they are added, on the array's one line.
-    expect(text).toContain('    "permissions": ["camera", "view_access_points", "manage_access_points"],\n');
+    // The manifest's permissions are device capabilities (spec: "Manifest top level"): left as they were.
+    expect(text).toContain('    "permissions": ["camera"],\n');
     // Inserted in the file's own style: four spaces, keys in the spec's order.
     expect(text).toContain(
       '        },\n        {\n            "identifier": "access_points",\n            "model": "AccessPoint",\n            "permissionKey": "access_points",\n            "permissions": [\n                "view_access_points",',
@@ -118,11 +120,11 @@ describe('plugin wizard, non-interactive (--tag)', () => {
     await runAddDependency([dir, '--url', gh.url, '--tag', 'access_points', '--operations', 'all']);
     const parsed = parseManifestText(written());
     if (!parsed.ok) throw new Error('invalid');
-    const { dependencies, permissions } = parsed.manifest;
+    const { dependencies } = parsed.manifest;
     const token = await gh.token();
     const callApi = createCallApi(
       () => ({ baseUrl: gh.url, teamSlug: 'default', projectSlug: 'default', token }),
-      () => ({ dependencies, hasPermission: (name) => permissions.includes(name) }),
+      () => ({ dependencies }),
     );
     const zone = (await client(gh, token).post('/api/v1/projects/default/default/access-zones', { name: 'Hall' })).body.data.id as number;
 
@@ -154,6 +156,33 @@ describe('plugin wizard, non-interactive (--tag)', () => {
     expect(dependencyOf(written(), 'gateways')).toEqual(dependency);
   });
 
+  it('writes the dependencies `plugin init` and the example kiosk ship as it would write them: the same permissionKey, permissions and names', async () => {
+    const scaffold = JSON.parse(scaffoldFiles({ name: 'p', checkout: '.', vueVersion: '*', piniaVersion: '*' })['app-manifest.json']!) as PluginManifest;
+    const kiosk = JSON.parse(readFileSync('examples/door-kiosk/app-manifest.json', 'utf8')) as PluginManifest;
+    const shipped = [...scaffold.dependencies, ...kiosk.dependencies];
+    expect(shipped.map((d) => d.permissionKey)).toEqual(['access_points', 'access_points', 'access_zones']);
+    for (const expected of shipped) {
+      writeFileSync(file(), '{}');
+      const events = Object.keys(expected.events).join(',') || 'none';
+      const { dependency } = await runAddDependency([
+        dir,
+        '--url',
+        gh.url,
+        '--tag',
+        expected.model,
+        '--operations',
+        Object.keys(expected.operations).join(','),
+        '--events',
+        events,
+        '--identifier',
+        expected.identifier,
+      ]);
+      expect(dependency).toEqual(expected);
+    }
+    // Their manifests' permissions are device capabilities: none of the dependencies' permissions.
+    expect([scaffold.permissions, kiosk.permissions]).toEqual([[], []]);
+  });
+
   it('writes what --operations, --events and --identifier name; a read-only dependency asks only for view_', async () => {
     const { dependency } = await runAddDependency([
       dir,
@@ -179,7 +208,7 @@ describe('plugin wizard, non-interactive (--tag)', () => {
     const { dependency: quiet } = await runAddDependency([dir, '--url', gh.url, '--tag', 'Access zones', '--operations', 'access-zones.capacity', '--events', 'none', '--identifier', 'capacity']);
     expect(quiet.events).toEqual({});
     expect(quiet.operations).toEqual({ 'access-zones.capacity': 'get:/v1/projects/{teamSlug}/{projectSlug}/access-zones/{access_zone}/capacity' });
-    expect(written()).toContain('"permissions": ["camera", "view_access_events", "view_access_zones"]');
+    expect(written()).toContain('"permissions": ["camera"],'); // device capabilities: the dependencies' permissions are theirs
   });
 
   it('names non-project path parameters readably, never {teamSlug}/{projectSlug} that callApi would fill from the context', async () => {

@@ -113,7 +113,10 @@ describe('pusher-js and laravel-echo against the appliance', () => {
     await subscribed(pusher, 'private-console.project.default.default.occupancy');
     const api = client(gh, admin);
     const side = (await api.post(`${A}/access-points`, { name: 'Side door', access_zone_id: zone })).body.data;
+    await api.post(`${A}/readers`, { identifier: 'SIDE-1', type: 'qr', access_point_id: side.id });
+    // The event carries the access point as REST shows it: its readers with gateway_id and status.
     const renamed = (await api.put(`${A}/access-points/${side.id}`, { name: 'Side door 2' })).body.data;
+    expect(renamed.readers).toEqual([expect.objectContaining({ identifier: 'SIDE-1', gateway_id: null, status: expect.objectContaining({ status: 'unknown', errors: 0 }) })]);
     await api.del(`${A}/access-points/${side.id}`);
     expect(await deleted).toEqual({ id: side.id });
     expect(updates.slice(0, 2)).toEqual([side, renamed]);

@@ -1,11 +1,10 @@
 import type { Venue } from '../../venue/index.js';
-import { accessPointSchema, createAccessPointBody, updateAccessPointBody } from '../../venue/access-points.js';
+import { createAccessPointBody, updateAccessPointBody } from '../../venue/access-points.js';
 import { createZoneBody, updateZoneBody, zoneResource, zoneSchema, type AccessZoneRow } from '../../venue/access-zones.js';
 import type { Occupancy } from '../../access/occupancy.js';
-import { createReaderBody, readerResource, readerSchema, updateReaderBody, type ReaderResource } from '../../venue/readers.js';
-import { readerHealthSchema, readerStatusSchema } from '../../devices/reader-state.js';
+import { createReaderBody, readerResource, updateReaderBody } from '../../venue/readers.js';
+import { accessPointViewSchema, readerViews, readerViewSchema } from '../../devices/reader-view.js';
 import type { DeviceDeps } from '../deps.js';
-import { z } from 'zod';
 import { createTimeRestrictionBody, timeRestrictionResource, timeRestrictionSchema, updateTimeRestrictionBody } from '../../venue/time-restrictions.js';
 import { blocklistResource, blocklistSchema, createBlocklistBody, updateBlocklistBody } from '../../venue/blocklist.js';
 import { defineRoute, type AnyRoute } from '../route.js';
@@ -18,12 +17,10 @@ import { crudRoutes, PROJECT_PATH, withId } from './crud.js';
 const capacitySchema = zoneSchema.pick({ id: true, name: true, capacity: true, current_count: true, available: true });
 
 // Readers over REST carry their live state (docs/mqtt.md: reader state) with their refused scans,
-// and the gateway fronting them; the versioned resource that sync and the bus carry does not.
-export const readerViewSchema = readerSchema.extend({ gateway_id: z.number().int().nullable(), status: readerStatusSchema.extend(readerHealthSchema.shape) });
-const accessPointViewSchema = accessPointSchema.extend({ readers: z.array(readerViewSchema) });
+// and the gateway fronting them (devices/reader-view.ts); AccessPointUpdated carries the same.
 
 export function accessControlRoutes({ venue, occupancy, devices }: { venue: Venue; occupancy: Occupancy; devices: Pick<DeviceDeps, 'readerStates'> }): AnyRoute[] {
-  const readerView = (r: ReaderResource & { id: number }) => ({ ...r, gateway_id: venue.readers.gatewayOf(r.id), status: { ...devices.readerStates.of(r.id), ...devices.readerStates.health(r.id) } });
+  const views = readerViews(venue.readers, devices.readerStates);
   // Zones show the live occupancy the engine keeps.
   const zoneView = (row: AccessZoneRow) => zoneResource(row, occupancy.count(row.id));
   const access = { read: 'access:read' as const, write: 'access:write' as const };
@@ -42,10 +39,7 @@ export function accessControlRoutes({ venue, occupancy, devices }: { venue: Venu
       create: (p, input) => venue.accessPoints.create(p, input),
       update: (p, id, input) => venue.accessPoints.update(p, id, input),
       destroy: (p, id) => venue.accessPoints.delete(p, id),
-      resource: (row) => {
-        const resource = venue.accessPoints.resource(row);
-        return { ...resource, readers: resource.readers.map(readerView) };
-      },
+      resource: (row) => views.accessPoint(venue.accessPoints.resource(row)),
     }),
     ...crudRoutes({
       ...access,
@@ -95,7 +89,7 @@ export function accessControlRoutes({ venue, occupancy, devices }: { venue: Venu
       create: (p, input) => venue.readers.create(p, input),
       update: (p, id, input) => venue.readers.update(p, id, input),
       destroy: (p, id) => venue.readers.delete(p, id),
-      resource: (row) => readerView(readerResource(row)),
+      resource: (row) => views.reader(readerResource(row)),
     }),
     ...crudRoutes({
       ...access,

@@ -25,7 +25,7 @@ export function attendeeRoutes({ venue }: { venue: Venue }): AnyRoute[] {
       createBody: createAttendeeBody,
       updateBody: updateAttendeeBody,
       filters: attendeeQuery,
-      indexRateClass: 'search',
+      searchQuery: ['search'],
       list: (p, o, l, filters) => venue.attendees.search(p, attendeeQuery.parse(filters), o, l),
       get: (p, id) => venue.attendees.get(p, id),
       create: (p, input) => venue.attendees.create(p, input),

@@ -30,8 +30,8 @@ interface CrudSpec<Row, C extends z.ZodType, U extends z.ZodType> {
   inUseBy?: string;
   /** Further refusals of a deletion, by status (a zone attendee types grant: 422). */
   deleteRefusals?: Record<number, ResponseSpec>;
-  /** Rate class of the index (attendee search is `search`); the rest are standard. */
-  indexRateClass?: 'standard' | 'search';
+  /** Query parameters that make the index a search (the search rate class); the rest is standard. */
+  searchQuery?: readonly string[];
   list(projectId: number, offset: number, limit: number, filters: Record<string, unknown>): { items: Row[]; total: number };
   get(projectId: number, id: number): Row;
   create(projectId: number, input: z.output<C>): Row;
@@ -57,7 +57,8 @@ export function crudRoutes<Row, C extends z.ZodType, U extends z.ZodType>(spec: 
       operationId: `${spec.name}.index`,
       summary: `List ${spec.label}s`,
       ability: spec.read,
-      rateClass: spec.indexRateClass ?? 'standard',
+      rateClass: 'standard',
+      ...(spec.searchQuery ? { searchQuery: spec.searchQuery } : {}),
       params: projectParams,
       query: spec.filters ? pageQuery.extend(spec.filters.shape) : pageQuery,
       responses: { 200: { description: `A page of ${spec.label}s`, schema: collectionSchema(spec.schema) } },

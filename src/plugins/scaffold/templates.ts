@@ -1,4 +1,4 @@
-// The files `gatehouse plugin init` writes (issue 28, item 10): a plugin that installs and builds on
+// The files `gatehouse plugin init` writes (docs/plugins.md "Scaffold"): a plugin that installs and builds on
 // a fresh machine, its toolkit resolved from this checkout (`gatehouse` as a file: dependency).
 
 export interface ScaffoldInput {
@@ -37,13 +37,15 @@ export function scaffoldFiles(input: ScaffoldInput): Record<string, string> {
         {
           identifier: 'access_points',
           model: 'AccessPoint',
-          permissionKey: 'access_point',
+          permissionKey: 'access_points',
           permissions: ['view_access_points'],
           operations: { 'access-points.index': 'get:/v1/projects/{teamSlug}/{projectSlug}/access-points' },
           events: { AccessPointUpdated: 'AccessPointUpdated', AccessPointDeleted: 'AccessPointDeleted' },
         },
       ],
-      permissions: ['view_access_points'],
+      // Device capabilities the plugin needs (spec: "Manifest top level": camera, bluetooth,
+      // notifications); what its token may do over the API is the appliance's to answer.
+      permissions: [],
     }),
     'index.html': `<!doctype html>
 <html lang="en">

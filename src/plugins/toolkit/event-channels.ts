@@ -59,22 +59,13 @@ export type Plan = Map<string, Map<string, { name: string; dependencies: string[
 
 /**
  * The channels the dependencies' events need, each once, and what was skipped and why: an event the
- * appliance does not publish, or a dependency whose permissions the plugin lacks (as callApi refuses it).
+ * appliance does not publish. Whether the token may join a channel is the appliance's to answer
+ * (channel authorization, 403): the manifest's `permissions` are device capabilities, not abilities.
  */
-export function planSubscriptions(
-  dependencies: readonly PluginDependency[],
-  teamSlug: string,
-  projectSlug: string,
-  hasPermission: (name: string) => boolean = () => true,
-): { plan: Plan; skipped: string[] } {
+export function planSubscriptions(dependencies: readonly PluginDependency[], teamSlug: string, projectSlug: string): { plan: Plan; skipped: string[] } {
   const plan: Plan = new Map();
   const skipped: string[] = [];
   for (const dependency of dependencies) {
-    const lacking = dependency.permissions.filter((p) => !hasPermission(p));
-    if (lacking.length > 0 && Object.keys(dependency.events).length > 0) {
-      skipped.push(`${dependency.identifier}: needs the permission ${lacking.map((p) => `"${p}"`).join(', ')}, which the plugin does not have`);
-      continue;
-    }
     for (const [socketEvent, name] of Object.entries(dependency.events)) {
       const topic = topicOf(socketEvent);
       if (!topic) {

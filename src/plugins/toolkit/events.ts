@@ -1,4 +1,4 @@
-// Socket events for plugins (issue 28 item 5; spec: "Dependency object" `events`): the events the
+// Socket events for plugins (spec: "Dependency object" `events`; docs/plugins.md "Socket events"): the events the
 // manifest's dependencies list arrive over the appliance's Pusher-protocol WebSocket (real
 // pusher-js: its node build under Node, its web build in a browser bundle) and are handed to the
 // plugin. A dependency's `events` maps the event the socket sends (bare, or under
@@ -40,7 +40,7 @@ export interface EventConnection {
   socketId: string | null;
   /** Channel name to its subscription. */
   channels: Record<string, ChannelStatus>;
-  /** What the manifest lists but is not subscribed, and why: an event the appliance does not publish, a permission the plugin lacks. */
+  /** What the manifest lists but is not subscribed, and why: an event the appliance does not publish. A channel the token may not join is `refused` in `channels`. */
   skipped: string[];
   /** The latest problem, kept until the next connect. */
   error: SocketProblem | null;
@@ -79,8 +79,6 @@ const Pusher = PusherModule as unknown as PusherConstructor;
 export interface EventSocketOptions {
   context: PluginContext;
   dependencies: readonly PluginDependency[];
-  /** The manifest's permissions: a dependency's events are subscribed only with all its permissions. */
-  hasPermission?: (name: string) => boolean;
   /** Each listed event, once per name the dependencies hand it over under. */
   deliver(event: PluginEvent): void;
   /** Every change of the connection's status. */
@@ -134,8 +132,8 @@ export class EventSocket {
   /** Subscribes the channels the dependencies' events need (each once) and leaves the ones no longer needed. */
   setDependencies(dependencies: readonly PluginDependency[]): void {
     this.#dependencies = dependencies;
-    const { context, hasPermission } = this.options;
-    const { plan, skipped } = planSubscriptions(dependencies, context.teamSlug, context.projectSlug, hasPermission);
+    const { context } = this.options;
+    const { plan, skipped } = planSubscriptions(dependencies, context.teamSlug, context.projectSlug);
     this.#plan = plan;
     const channels: Record<string, ChannelStatus> = {};
     for (const [name, events] of plan) channels[name] = { ...(this.#status.channels[name] ?? { state: 'pending', status: null, message: null }), events: [...events.keys()] };

@@ -1,7 +1,7 @@
 // The plugin's client-side store (../shared/spec/plugin-toolkit.md: "What the service does" 2, "Store operations").
 // Bound elements (dom.ts, directives.ts) read it through the get* actions, so the fallback rule lives here only.
 // It also keeps each dependency's resources by id (`records`), filled by callApi's GET answers and kept
-// current by the socket's <Model>Created/Updated/Deleted events (events.ts, issue 28 item 5).
+// current by the socket's <Model>Created/Updated/Deleted events (events.ts; docs/plugins.md "Socket events").
 import { defineStore } from 'pinia';
 import { markRaw, type Ref, ref, shallowRef, toRaw } from 'vue';
 import { type CallApiOptions, createCallApi, PluginApiError, type PluginContext } from './call-api.js';
@@ -125,8 +125,9 @@ export const usePluginStore = defineStore('gatehouse-plugin', () => {
     return permissions.value.includes(name);
   }
 
-  // callApi (spec: "Endpoints"; call-api.ts): the manifest's dependencies and permissions as they
-  // are now (a reloaded manifest applies at once), the plugin's context set by its host.
+  // callApi (spec: "Endpoints"; call-api.ts): the manifest's dependencies as they are now (a reloaded
+  // manifest applies at once), the plugin's context set by its host. The manifest's `permissions`
+  // are device capabilities (hasPermission); what the token may do is the appliance's to answer.
   const context = shallowRef<PluginContext | null>(null);
   // Each dependency's resources by id, as the appliance last showed or announced them.
   const records = ref<Record<string, Record<string, PluginRecord>>>({});
@@ -161,11 +162,11 @@ export const usePluginStore = defineStore('gatehouse-plugin', () => {
       if (!context.value) throw new PluginApiError('network', 'callApi before the plugin has its context (setContext: the appliance, project and token).');
       return context.value;
     },
-    () => ({ dependencies: dependencies.value, hasPermission }),
+    () => ({ dependencies: dependencies.value }),
   );
   async function callApi<T = unknown>(operationId: string, identifier: string, additionalData: Record<string, unknown> = {}, options: CallApiOptions = {}): Promise<T> {
     const answer = await call<T>(operationId, identifier, additionalData, options);
-    // A GET answer (a page of resources or one) fills the records; changes arrive as events.
+    // A GET answer (a list, a page of one, or one resource) fills the records; changes arrive as events.
     if (dependencies.value.find((d) => d.identifier === identifier)?.operations[operationId]?.startsWith('get:')) {
       const data: unknown = options.envelope && typeof answer === 'object' && answer !== null ? (answer as { data?: unknown }).data : answer;
       for (const item of Array.isArray(data) ? data : [data]) if (isRecord(item)) upsertRecord(identifier, item);
@@ -227,7 +228,6 @@ export const usePluginStore = defineStore('gatehouse-plugin', () => {
     const current: EventSocket = new EventSocket({
       context: context.value,
       dependencies: toRaw(dependencies.value),
-      hasPermission,
       deliver,
       status: (status) => {
         if (socket === current) connection.value = status;

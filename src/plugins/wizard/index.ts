@@ -1,6 +1,5 @@
 // `gatehouse plugin add-dependency [<dir>] [--url U] [--token T] [--tag TAG --operations a,b
-// --events E,F --identifier ID] [--replace]` (issue 28 item 9; ../shared/spec/plugin-toolkit.md:
-// "Dependency object"): loads the appliance's OpenAPI and AsyncAPI documents, has the user choose
+// --events E,F --identifier ID] [--replace]` (docs/plugins.md "The wizard"; spec: "Dependency object"): loads the appliance's OpenAPI and AsyncAPI documents, has the user choose
 // (prompts, or the flags when --tag is given) and writes the dependency into app-manifest.json.
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -27,8 +26,8 @@ export interface AddDependencyResult {
   dependency: PluginDependency;
   /** A dependency with this identifier was there and was replaced (--replace). */
   replaced: boolean;
-  /** The dependency's permissions the manifest's `permissions` did not list, now added. */
-  permissionsAdded: string[];
+  /** What looks mismatched in the manifest and was left as it is (write-manifest.ts); never a refusal. */
+  warnings: string[];
 }
 
 const options = {
@@ -69,7 +68,7 @@ export async function runAddDependency(args: string[], io: WizardIo = {}): Promi
   const choices = interactive && prompts ? await asked(catalogue, prompts, taken, replace) : fromFlags(catalogue, values, taken, replace);
   const dependency = generateDependency(catalogue, choices);
   const written = await writeDependency(dir, dependency, replace);
-  return { file: written.file, dependency, replaced: written.replaced, permissionsAdded: written.permissionsAdded };
+  return { file: written.file, dependency, replaced: written.replaced, warnings: written.warnings };
 }
 
 /** The non-interactive form, for scripts and CI: --tag alone takes all its operations and its model's events. */

@@ -1,6 +1,8 @@
 // Puts a dependency into app-manifest.json as a person would edit it: only the `dependencies` array
-// (and `permissions`, below) is edited (json-edits.ts), so every other key, the key order, the
-// indent and the line ends stay byte for byte. The result is validated with the toolkit's own parser
+// is edited (json-edits.ts), so every other key, the key order, the indent and the line ends stay
+// byte for byte. The top-level `permissions` are the device capabilities the plugin needs (spec:
+// "Manifest top level": camera, bluetooth, notifications), not a copy of a dependency's: what a
+// token may do is the appliance's to answer, so they are left alone; a copy there is only warned of. The result is validated with the toolkit's own parser
 // before anything is written, and written to a temporary file renamed over the manifest, so a
 // crash or a full disk never leaves half a manifest behind.
 import { randomBytes } from 'node:crypto';
@@ -22,8 +24,8 @@ export interface ManifestFile {
 export interface Edited {
   text: string;
   replaced: boolean;
-  /** Added to the manifest's `permissions`: callApi refuses a dependency whose permissions the plugin does not hold. */
-  permissionsAdded: string[];
+  /** What looks mismatched and is left as it is: the dependency's permissions repeated in the manifest's `permissions`. */
+  warnings: string[];
 }
 
 export async function readManifestFile(dir: string): Promise<ManifestFile> {
@@ -48,9 +50,16 @@ export function withDependency(source: string, manifest: PluginManifest, depende
   const index = manifest.dependencies.findIndex((d) => d.identifier === dependency.identifier);
   if (index >= 0 && !replace) throw new CliError(`a dependency "${dependency.identifier}" is already in ${MANIFEST_FILE} (pass --replace to replace it)`);
   text = index >= 0 ? replaceInArray(text, 'dependencies', index, dependency, style) : appendToArray(text, 'dependencies', dependency, style);
-  const missing = dependency.permissions.filter((p) => !manifest.permissions.includes(p));
-  for (const permission of missing) text = appendToArray(text, 'permissions', permission, style);
-  return { text: bom + text, replaced: index >= 0, permissionsAdded: missing };
+  return { text: bom + text, replaced: index >= 0, warnings: permissionWarnings(manifest, dependency) };
+}
+
+/** A warning, never a refusal: the dependency's permissions in the manifest's top-level list (as earlier wizards wrote them) do no harm. */
+function permissionWarnings(manifest: PluginManifest, dependency: PluginDependency): string[] {
+  const repeated = dependency.permissions.filter((p) => manifest.permissions.includes(p));
+  if (repeated.length === 0) return [];
+  return [
+    `${MANIFEST_FILE}'s "permissions" lists ${repeated.map((p) => `"${p}"`).join(', ')} of the dependency "${dependency.identifier}": that list is the device capabilities the plugin needs (camera, bluetooth, notifications); what the token may do is the appliance's to answer (401 / 403), so it is not needed there`,
+  ];
 }
 
 /**
@@ -63,7 +72,7 @@ export async function writeDependency(dir: string, dependency: PluginDependency,
   const check = parseManifestText(edited.text);
   if (!check.ok) throw new CliError(`${file} unchanged: the edited manifest would not be valid:\n${check.errors.map((e) => `  ${e.path}: ${e.message}`).join('\n')}`);
   await writeAtomically(file, edited.text);
-  return { file, replaced: edited.replaced, permissionsAdded: edited.permissionsAdded };
+  return { file, replaced: edited.replaced, warnings: edited.warnings };
 }
 
 /** A temporary file next to it (same file system, so the rename is atomic), with the manifest's mode, flushed, then renamed over it. */

@@ -112,6 +112,12 @@ function pusherCases(w: World): Case[] {
     c('pusher.channel', 200, 'a signed request', () => w.pusher('GET', '/channels/news', { info: 'subscription_count' })),
     c('pusher.channel', 401, 'no signature', unsigned('GET', '/channels/news')),
     c('pusher.channel', 404, 'a channel name no channel can have', () => w.pusher('GET', '/channels/no!such')),
+    // A path that names no route under /apps/ answers in the Pusher HTTP API's envelope too.
+    c('pusher.channel', 404, 'a channel name with a slash', () => w.pusher('GET', '/channels/no/such'), { error: 'route_not_found' }),
+    c('pusher.events', 404, 'an empty app id', () => w.pusher('POST', '/events', {}, event, ''), { error: 'route_not_found' }),
+    c('pusher.batch-events', 404, 'an empty app id', () => w.pusher('POST', '/batch_events', {}, batch, ''), { error: 'route_not_found' }),
+    c('pusher.channels', 404, 'an empty app id', () => w.pusher('GET', '/channels', {}, undefined, ''), { error: 'route_not_found' }),
+    c('pusher.channel-users', 404, 'an empty app id', () => w.pusher('GET', '/channels/presence-wire/users', {}, undefined, ''), { error: 'route_not_found' }),
     c('pusher.channel-users', 200, 'a presence channel', () => w.pusher('GET', '/channels/presence-wire/users')),
     c('pusher.channel-users', 400, 'a channel that is not a presence channel', () => w.pusher('GET', '/channels/news/users')),
     c('pusher.channel-users', 401, 'no signature', unsigned('GET', '/channels/presence-wire/users')),

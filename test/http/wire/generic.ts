@@ -22,7 +22,10 @@ function refused(schema: Record<string, unknown>): string | null {
   return null;
 }
 
-export function genericCases(w: World, route: AnyRoute, operation: Operation): Case[] {
+/** The route's path without its last segment when that segment is its id (`.../access-points`), else null. */
+const collectionOf = (path: string, idName: string): string | null => (path.endsWith(`/{${idName}}`) ? path.slice(0, -`/{${idName}}`.length) : null);
+
+export function genericCases(w: World, route: AnyRoute, operation: Operation, routes: readonly AnyRoute[] = []): Case[] {
   const { method } = route;
   const op = route.operationId;
   const path = fill(route.path);
@@ -64,6 +67,12 @@ export function genericCases(w: World, route: AnyRoute, operation: Operation): C
   const ids = operation.spec.parameters as { name: string; in: string; schema: Record<string, unknown> }[];
   const numeric = ids.filter((p) => p.in === 'path' && p.schema.type === 'integer').map((p) => p.name);
   if (numeric.length) add(404, `a non-numeric ${numeric[0]}`, at(fill(route.path, { [numeric[0]!]: 'x' })));
+  // An empty id (`.../blocklist/`, as `.` or `..` for an id also become): the path names no route of
+  // this method. Where the collection path answers the method itself (a GET lists) it is that route's.
+  const last = numeric.at(-1);
+  const collection = last === undefined ? null : collectionOf(route.path, last);
+  if (last !== undefined && collection !== null && !routes.some((r) => r.path === collection && r.method === method))
+    add(404, `an empty ${last} (the path ends in /)`, at(fill(route.path, { [last]: '' })));
   if (route.project) add(404, 'an unknown project', at(fill(route.path, { teamSlug: 'nope', projectSlug: 'nope' })));
   for (const p of ids.filter((q) => q.in === 'query')) {
     const value = refused(p.schema);
