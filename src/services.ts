@@ -303,7 +303,7 @@ export function buildServices(config: Readonly<Config>, store: Store, clock: Clo
       retrySchedule: hook.retrySchedule,
       disableAfterMs: hook.disableAfterHours * 3_600_000,
       batch: 100,
-      pollMs: 1000,
+      pollMs: hook.pollMs,
       busyScansPerSecond: hook.busyScansPerSecond,
       busyDeliveriesPerSecond: hook.busyDeliveriesPerSecond,
     },

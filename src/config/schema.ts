@@ -280,6 +280,9 @@ export const configSchema = z
         // paced at busyDeliveriesPerSecond and catch up afterwards (docs/webhooks-outgoing.md).
         busyScansPerSecond: z.number().int().min(0).max(1_000_000).default(1000),
         busyDeliveriesPerSecond: z.number().int().min(1).max(1_000_000).default(200),
+        // The dispatcher is woken by every change that feeds webhooks; this poll only catches what
+        // another process wrote (the CLI) and subscriptions it changed.
+        pollMs: z.number().int().min(50).max(3_600_000).default(1000),
         // A subscription failing continuously this long is disabled (webhook.endpoint_disabled).
         disableAfterHours: z.number().min(0.001).max(8760).default(120),
         // After a secret rotation the old secret still signs (a second signature) this long.

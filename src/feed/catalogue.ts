@@ -65,6 +65,9 @@ const MAPPERS: { [E in EventName]?: Mapper<E> } = {
   'webhook.endpoint_disabled': (e) => ({ event: 'webhook.endpoint_disabled', projectId: e.projectId, data: { subscription_id: e.subscriptionId, url: e.url, reason: e.reason } }),
 };
 
+/** The domain events that put an entry in the outbox: each wakes the webhook dispatcher once committed. */
+export const OUTBOX_SOURCES = Object.keys(MAPPERS) as EventName[];
+
 /** The outbox entry a domain event makes, or null when it is not in the catalogue. */
 export function outboxEntryOf<E extends EventName>(event: E, payload: DomainEvents[E]): OutboxEntry | null {
   const mapper = MAPPERS[event] as Mapper<E> | undefined;

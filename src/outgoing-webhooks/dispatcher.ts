@@ -1,5 +1,6 @@
 import { type Clock, iso } from '../clock.js';
 import type { EventBus, EventName } from '../events/bus.js';
+import { OUTBOX_SOURCES } from '../feed/catalogue.js';
 import type { Feed, FeedFilter } from '../feed/feed.js';
 import type { Module } from '../lifecycle.js';
 import type { Logger } from '../logger.js';
@@ -41,21 +42,13 @@ export interface DispatchStats {
   failed: number;
 }
 
-/** Bus events that mean the outbox has grown (access events: the journal's ingest wakes it). */
-const WAKERS: readonly EventName[] = [
-  'attendee.created',
-  'attendee.updated',
-  'attendee.deleted',
-  'attendee.imported',
-  'credential.revoked',
-  'access_point.created',
-  'access_point.updated',
-  'access_point.deleted',
-  'gateway.online',
-  'gateway.offline',
-  'webhook.endpoint_disabled',
-  'feed.appended',
-];
+/**
+ * Bus events that mean the outbox has grown: every domain event the catalogue turns into an
+ * outbox entry (feed/catalogue.ts, so a new one cannot be forgotten here: credential.created and
+ * the sync events once were, and waited for the poll), and feed.appended from the observed-state
+ * writer. Access events: the journal's ingest wakes it.
+ */
+const WAKERS: readonly EventName[] = [...OUTBOX_SOURCES, 'feed.appended'];
 
 export class Dispatcher implements Module {
   readonly name = 'webhook dispatcher';
