@@ -18,14 +18,23 @@ const store = new Store({ dataDir, synchronous: 'NORMAL' }, pino({ level: 'warn'
 store.start();
 const db = store.db;
 db.prepare("INSERT INTO teams (name, slug, created_at, updated_at) VALUES ('Bench', 'bench', 'x', 'x')").run();
-db.prepare("INSERT INTO projects (team_id, name, slug, timezone, created_at, updated_at) VALUES (1, 'Bench', 'bench', 'Europe/Berlin', 'x', 'x')").run();
+db.prepare(
+  "INSERT INTO projects (team_id, name, slug, timezone, created_at, updated_at) VALUES (1, 'Bench', 'bench', 'Europe/Berlin', 'x', 'x')",
+).run();
 const start = Date.parse('2026-11-16T00:00:00Z');
 const week = 7 * 24 * 3600_000;
 const insert = db.prepare(
   `INSERT INTO access_events (uuid, project_id, access_point_id, access_zone_id, credential_id, credential_value, attendee_id, granted, reason, movement, counted, from_zone_id, scanned_at, decided_at, source)
    VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'mqtt')`,
 );
-const reasons = ['invalid_credential', 'not_authorized', 'expired', 'capacity_exceeded', 'time_restricted', 'blocklisted'];
+const reasons = [
+  'invalid_credential',
+  'not_authorized',
+  'expired',
+  'capacity_exceeded',
+  'time_restricted',
+  'blocklisted',
+];
 db.transaction(() => {
   for (let i = 0; i < EVENTS; i++) {
     const at = new Date(start + Math.floor((i / EVENTS) * week)).toISOString();
@@ -57,10 +66,16 @@ const time = <T>(fn: () => T): [T, number] => {
 };
 const range = { start, end: start + week };
 const [, countMs] = time(() =>
-  db.prepare('SELECT COUNT(*) FROM access_events WHERE project_id = 1 AND scanned_at >= ? AND scanned_at < ?').get(new Date(range.start).toISOString(), new Date(range.end).toISOString()),
+  db
+    .prepare('SELECT COUNT(*) FROM access_events WHERE project_id = 1 AND scanned_at >= ? AND scanned_at < ?')
+    .get(new Date(range.start).toISOString(), new Date(range.end).toISOString()),
 );
-const [hourly, hourMs] = time(() => zoneOccupancy(db, { zoneId: 1, interval: 'hour', ...range, timeZone: 'Europe/Berlin' }));
-const [, quarterMs] = time(() => zoneOccupancy(db, { zoneId: 1, interval: '15min', ...range, timeZone: 'Europe/Berlin' }));
+const [hourly, hourMs] = time(() =>
+  zoneOccupancy(db, { zoneId: 1, interval: 'hour', ...range, timeZone: 'Europe/Berlin' }),
+);
+const [, quarterMs] = time(() =>
+  zoneOccupancy(db, { zoneId: 1, interval: '15min', ...range, timeZone: 'Europe/Berlin' }),
+);
 const [summary, summaryMs] = time(() => accessSummary(db, { projectId: 1, ...range }));
 if (!hourly || summary.granted + summary.denied !== EVENTS) throw new Error('analytics did not see every event');
 line('analytics.events', EVENTS, 'events');

@@ -17,7 +17,11 @@ export interface ApplianceProcess {
   token: string;
 }
 
-export async function startApplianceProcess(name: string, env: Record<string, string> = {}, options: { nice?: number } = {}): Promise<ApplianceProcess> {
+export async function startApplianceProcess(
+  name: string,
+  env: Record<string, string> = {},
+  options: { nice?: number } = {},
+): Promise<ApplianceProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), `gatehouse-bench-${name}-`));
   const node = [process.execPath, ...nodeFlags(), 'dist/main.js'];
   const [command, ...args] = options.nice === undefined ? node : ['nice', '-n', String(options.nice), ...node];
@@ -60,7 +64,11 @@ export async function startApplianceProcess(name: string, env: Record<string, st
   proc.stderr!.removeAllListeners('data');
   proc.stdout!.resume();
   proc.stderr!.resume();
-  const res = await fetch(`${url}/api/v1/auth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...BENCH_ADMIN, device_name: 'bench' }) });
+  const res = await fetch(`${url}/api/v1/auth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ ...BENCH_ADMIN, device_name: 'bench' }),
+  });
   const token = ((await res.json()) as { token: string }).token;
   return { proc, url, dataDir, token };
 }

@@ -42,28 +42,56 @@ for (let run = 0; run < runs; run++) {
   const url = `http://127.0.0.1:${app.httpPort}`;
   const call = async (path: string, body: string, headers: Record<string, string>) => {
     const started = performance.now();
-    const res = await fetch(url + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+    const res = await fetch(url + path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body,
+    });
     const text = await res.text();
     const ms = performance.now() - started;
     if (!res.ok) throw new Error(`${path}: ${res.status} ${text.slice(0, 300)}`);
     return { ms, body: JSON.parse(text) as Record<string, any> };
   };
-  const { body: tokenBody } = await call('/api/v1/auth/token', JSON.stringify({ email: 'admin@gatehouse.local', password: 'bench password', device_name: 'bench' }), {});
+  const { body: tokenBody } = await call(
+    '/api/v1/auth/token',
+    JSON.stringify({ email: 'admin@gatehouse.local', password: 'bench password', device_name: 'bench' }),
+    {},
+  );
   const bearer = { authorization: `Bearer ${tokenBody.token}` };
-  const { body: source } = await call(`${A}/integrations/webhooks`, JSON.stringify({ kind: 'attendee-sync', name: 'bench', rate_limit_per_minute: 1000 }), bearer);
+  const { body: source } = await call(
+    `${A}/integrations/webhooks`,
+    JSON.stringify({ kind: 'attendee-sync', name: 'bench', rate_limit_per_minute: 1000 }),
+    bearer,
+  );
   // `resend` adds a byte of whitespace: the gate refuses the identical signed body as a replay.
   const sync = (attendees: unknown[], resend = false) => {
-    const body = JSON.stringify({ team_slug: 'default', project_slug: 'default', sync_mode: 'upsert', attendees }) + (resend ? ' ' : '');
+    const body =
+      JSON.stringify({ team_slug: 'default', project_slug: 'default', sync_mode: 'upsert', attendees }) +
+      (resend ? ' ' : '');
     const signature = `sha256=${createHmac('sha256', source.secret).update(body).digest('hex')}`;
     return call('/webhook/v1/attendee-sync', body, { 'X-Svc-Signature': signature });
   };
-  const records = (suffix: string) => Array.from({ length: N }, (_, i) => ({ external_id: `EXT-${i}`, first_name: `First${i}`, last_name: `Last${i}${suffix}`, email: `p${i}@example.test` }));
+  const records = (suffix: string) =>
+    Array.from({ length: N }, (_, i) => ({
+      external_id: `EXT-${i}`,
+      first_name: `First${i}`,
+      last_name: `Last${i}${suffix}`,
+      email: `p${i}@example.test`,
+    }));
   const created = await sync(records(''));
   const updated = await sync(records('-v2'));
   const skipped = await sync(records('-v2'), true);
   if (created.body.results.created !== N || updated.body.results.updated !== N || skipped.body.results.skipped !== N)
-    throw new Error(`unexpected results ${JSON.stringify([created.body.results, updated.body.results, skipped.body.results]).slice(0, 300)}`);
-  const imported = await call(`${A}/attendees/import`, JSON.stringify(Array.from({ length: N }, (_, i) => ({ first_name: `Imp${i}`, last_name: 'Bulk', external_id: `IMP-${i}` }))), bearer);
+    throw new Error(
+      `unexpected results ${JSON.stringify([created.body.results, updated.body.results, skipped.body.results]).slice(0, 300)}`,
+    );
+  const imported = await call(
+    `${A}/attendees/import`,
+    JSON.stringify(
+      Array.from({ length: N }, (_, i) => ({ first_name: `Imp${i}`, last_name: 'Bulk', external_id: `IMP-${i}` })),
+    ),
+    bearer,
+  );
   results.create!.push(created.ms);
   results.update!.push(updated.ms);
   results.skip!.push(skipped.ms);

@@ -58,7 +58,11 @@ const hex10 = (n: number) => n.toString(16).toUpperCase().padStart(10, '0');
 async function start(ptyDir: string): Promise<Appliance> {
   const config = join(ptyDir, 'gatehouse.json');
   writeFileSync(config, JSON.stringify({ bridge: { allowedPaths: [`${ptyDir}/`] } }));
-  const { proc, url, dataDir, token } = await startApplianceProcess('bridge', { GATEHOUSE_BRIDGE_REOPEN_MIN_MS: '50', GATEHOUSE_BRIDGE_REOPEN_MAX_MS: '200', GATEHOUSE_CONFIG: config });
+  const { proc, url, dataDir, token } = await startApplianceProcess('bridge', {
+    GATEHOUSE_BRIDGE_REOPEN_MIN_MS: '50',
+    GATEHOUSE_BRIDGE_REOPEN_MAX_MS: '200',
+    GATEHOUSE_CONFIG: config,
+  });
   procs.push(proc);
   dirs.push(dataDir);
   return { proc, url, token };
@@ -67,7 +71,11 @@ async function start(ptyDir: string): Promise<Appliance> {
 async function request(app: Appliance, method: string, path: string, body?: unknown, expect = 200): Promise<string> {
   const res = await fetch(`${app.url}${P}${path}`, {
     method,
-    headers: { authorization: `Bearer ${app.token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      authorization: `Bearer ${app.token}`,
+      accept: 'application/json',
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
@@ -75,7 +83,13 @@ async function request(app: Appliance, method: string, path: string, body?: unkn
   return text;
 }
 
-async function api<T = Record<string, unknown>>(app: Appliance, method: string, path: string, body?: unknown, expect = 200): Promise<T> {
+async function api<T = Record<string, unknown>>(
+  app: Appliance,
+  method: string,
+  path: string,
+  body?: unknown,
+  expect = 200,
+): Promise<T> {
   const text = await request(app, method, path, body, expect);
   return (text ? JSON.parse(text) : {}) as T;
 }
@@ -92,7 +106,9 @@ async function until(what: string, check: () => Promise<boolean> | boolean, ms =
 async function ptyPair(dir: string, name: string): Promise<{ device: string; lineEnd: string; socat: ChildProcess }> {
   const device = join(dir, `${name}-dev`);
   const lineEnd = join(dir, `${name}-line`);
-  const socat = spawn('socat', [`pty,raw,echo=0,link=${device}`, `pty,raw,echo=0,link=${lineEnd}`], { stdio: 'ignore' });
+  const socat = spawn('socat', [`pty,raw,echo=0,link=${device}`, `pty,raw,echo=0,link=${lineEnd}`], {
+    stdio: 'ignore',
+  });
   socats.push(socat);
   await until(`socat's pty pair ${name}`, () => existsSync(device) && existsSync(lineEnd), 10_000, 20);
   return { device, lineEnd, socat };
@@ -114,20 +130,36 @@ async function main(): Promise<void> {
 
   // The venue: one hall, one door both ways, 1,000 holders of rdm6300 cards.
   const zone = (await api<{ data: { id: number } }>(app, 'POST', '/access-zones', { name: 'Hall' }, 201)).data.id;
-  const door = (await api<{ data: { id: number } }>(app, 'POST', '/access-points', { name: 'Door', access_zone_id: zone, direction: 'both' }, 201)).data.id;
+  const door = (
+    await api<{ data: { id: number } }>(
+      app,
+      'POST',
+      '/access-points',
+      { name: 'Door', access_zone_id: zone, direction: 'both' },
+      201,
+    )
+  ).data.id;
   const credentials = Array.from({ length: ATTENDEES }, (_, i) => hex10(1000 + i));
   const imported = await api<{ data: { imported: number; credentials: number } }>(
     app,
     'POST',
     '/attendees/import',
-    credentials.map((value, i) => ({ first_name: 'Card', last_name: `No${i}`, external_id: `RDM-${i}`, credential_value: value })),
+    credentials.map((value, i) => ({
+      first_name: 'Card',
+      last_name: `No${i}`,
+      external_id: `RDM-${i}`,
+      credential_value: value,
+    })),
   );
-  if (imported.data.imported !== ATTENDEES) throw new Error(`imported ${imported.data.imported} attendees, not ${ATTENDEES}`);
+  if (imported.data.imported !== ATTENDEES)
+    throw new Error(`imported ${imported.data.imported} attendees, not ${ATTENDEES}`);
 
   // What each reader sends, built once: a cycle of 1,000 frames, every tenth one a card nobody holds.
   const known = credentials.map(rdm6300);
   const cycles = Array.from({ length: READERS }, (_, r) =>
-    Array.from({ length: ATTENDEES }, (_, k) => (k % 10 === 9 ? rdm6300(hex10(0xff_0000_0000 + r * ATTENDEES + k)) : known[(r * 50 + k) % ATTENDEES]!)),
+    Array.from({ length: ATTENDEES }, (_, k) =>
+      k % 10 === 9 ? rdm6300(hex10(0xff_0000_0000 + r * ATTENDEES + k)) : known[(r * 50 + k) % ATTENDEES]!,
+    ),
   );
 
   // 20 pty pairs, a bridge device on each.
@@ -151,8 +183,14 @@ async function main(): Promise<void> {
     );
     ids.push(created.data.id);
   }
-  const states = async () => (await api<{ data: (BridgeState & { id: number })[] }>(app, 'GET', '/bridge/devices?per_page=100')).data.filter((d) => ids.includes(d.id));
-  await until('the 20 bridge devices connected', async () => (await states()).filter((d) => d.connected).length === READERS);
+  const states = async () =>
+    (await api<{ data: (BridgeState & { id: number })[] }>(app, 'GET', '/bridge/devices?per_page=100')).data.filter(
+      (d) => ids.includes(d.id),
+    );
+  await until(
+    'the 20 bridge devices connected',
+    async () => (await states()).filter((d) => d.connected).length === READERS,
+  );
 
   // The readers' side: raw fds as tty streams (the pair is raw, no echo: socat set it up so).
   const hist = new Uint32Array(HIST);
@@ -219,7 +257,12 @@ async function main(): Promise<void> {
   // Warm-up, then the window.
   for (const reader of readers) reader.kick();
   await sleep(WARMUP_MS);
-  const cpuBefore = { app: cpuOf(app.proc.pid!), socat: socats.reduce((s, p) => s + cpuOf(p.pid!), 0), bench: process.cpuUsage(), machine: machineBusy() };
+  const cpuBefore = {
+    app: cpuOf(app.proc.pid!),
+    socat: socats.reduce((s, p) => s + cpuOf(p.pid!), 0),
+    bench: process.cpuUsage(),
+    machine: machineBusy(),
+  };
   const started = performance.now();
   measuring = true;
   await sleep(SECONDS * 1000);
@@ -237,7 +280,12 @@ async function main(): Promise<void> {
 
   // Stop sending; the frames in flight get their answers (or are counted as lost).
   running = false;
-  await until('the frames in flight answered', () => readers.every((r) => !r.state.waiting), quick ? 3000 : 10_000, 10).catch(() => {});
+  await until(
+    'the frames in flight answered',
+    () => readers.every((r) => !r.state.waiting),
+    quick ? 3000 : 10_000,
+    10,
+  ).catch(() => {});
   const lost = readers.filter((r) => r.state.waiting).length;
   const sent = readers.reduce((s, r) => s + r.state.sent, 0);
 
@@ -259,7 +307,9 @@ async function main(): Promise<void> {
   console.error(
     `${windowCount} feedback bytes in the window (${READERS} readers, closed loop, after ${WARMUP_MS} ms warm-up), ${latencies} of them timed; p90 ${percentile(0.9).toFixed(2)} ms, p999 ${percentile(0.999).toFixed(2)} ms, max ${msOf(maxBucket).toFixed(2)} ms`,
   );
-  console.error(`in all: ${sent} frames sent, ${feedback} answered (${grants} grants, ${denials} denials), ${lost} unanswered at the end, ${strays} stray feedback bytes`);
+  console.error(
+    `in all: ${sent} frames sent, ${feedback} answered (${grants} grants, ${denials} denials), ${lost} unanswered at the end, ${strays} stray feedback bytes`,
+  );
   const finalStates = await states();
   const sum = (k: keyof BridgeState) => finalStates.reduce((s, d) => s + Number(d[k]), 0);
   console.error(
@@ -271,9 +321,18 @@ async function main(): Promise<void> {
   const rows = csv.split('\r\n').slice(1);
   const bridgeEvents = rows.filter((row) => /,"?bridge"?$/.test(row)).length;
   const off = Math.abs(bridgeEvents - feedback);
-  if (off !== 0) console.error(`WARNING: ${bridgeEvents} access events with source bridge, but ${feedback} feedback bytes received (off by ${off})`);
-  else console.error(`cross-check: ${bridgeEvents} access events with source bridge = ${feedback} feedback bytes received`);
-  if (off > READERS) throw new Error(`access events with source bridge (${bridgeEvents}) and feedback bytes (${feedback}) differ by ${off}, more than the ${READERS} frames in flight`);
+  if (off !== 0)
+    console.error(
+      `WARNING: ${bridgeEvents} access events with source bridge, but ${feedback} feedback bytes received (off by ${off})`,
+    );
+  else
+    console.error(
+      `cross-check: ${bridgeEvents} access events with source bridge = ${feedback} feedback bytes received`,
+    );
+  if (off > READERS)
+    throw new Error(
+      `access events with source bridge (${bridgeEvents}) and feedback bytes (${feedback}) differ by ${off}, more than the ${READERS} frames in flight`,
+    );
 }
 
 try {

@@ -43,21 +43,46 @@ async function main(): Promise<void> {
   const profile = process.env.CPU_PROF_DIR;
   const preload = join(tmpdir(), `gatehouse-cpu-profile-preload-${process.pid}.mjs`);
   if (profile) writeFileSync(preload, PRELOAD);
-  const profiled = (name: string): Record<string, string> => (profile ? { NODE_OPTIONS: `--import=${preload}`, CPU_PROFILE_PREFIX: join(profile, name) } : {});
+  const profiled = (name: string): Record<string, string> =>
+    profile ? { NODE_OPTIONS: `--import=${preload}`, CPU_PROFILE_PREFIX: join(profile, name) } : {};
   const cloud = await startNode('cloud', { GATEHOUSE_ROLE: 'cloud', ...profiled('cloud') }, 19);
   const zone = (await api<{ data: { id: number } }>(cloud, 'POST', '/access-zones', { name: 'Hall' }, 201)).data.id;
-  const entry = (await api<{ data: { id: number } }>(cloud, 'POST', '/access-points', { name: 'Entry', access_zone_id: zone, direction: 'in' }, 201)).data.id;
-  const exit = (await api<{ data: { id: number } }>(cloud, 'POST', '/access-points', { name: 'Exit', access_zone_id: zone, direction: 'out' }, 201)).data.id;
+  const entry = (
+    await api<{ data: { id: number } }>(
+      cloud,
+      'POST',
+      '/access-points',
+      { name: 'Entry', access_zone_id: zone, direction: 'in' },
+      201,
+    )
+  ).data.id;
+  const exit = (
+    await api<{ data: { id: number } }>(
+      cloud,
+      'POST',
+      '/access-points',
+      { name: 'Exit', access_zone_id: zone, direction: 'out' },
+      201,
+    )
+  ).data.id;
   await api(cloud, 'POST', '/attendee-types', { name: 'Guest', zone_ids: [zone] }, 201);
-  for (let i = 1; i <= READERS; i++) await api(cloud, 'POST', '/readers', { identifier: `BENCH-R${i}`, access_point_id: i % 2 ? entry : exit }, 201);
-  const scanners = Array.from({ length: 1000 }, (_, i) => ({ first_name: 'Scan', last_name: `No${i}`, attendee_type: 'guest', external_id: `S-${i}`, credential_value: `S-${i}` }));
+  for (let i = 1; i <= READERS; i++)
+    await api(cloud, 'POST', '/readers', { identifier: `BENCH-R${i}`, access_point_id: i % 2 ? entry : exit }, 201);
+  const scanners = Array.from({ length: 1000 }, (_, i) => ({
+    first_name: 'Scan',
+    last_name: `No${i}`,
+    attendee_type: 'guest',
+    external_id: `S-${i}`,
+    credential_value: `S-${i}`,
+  }));
   await api(cloud, 'POST', '/attendees/import', scanners);
   attendeesOnCloud(cloud, ATTENDEES, 'B1');
   const total = ATTENDEES * 3 + 1000 * 2 + 4 + READERS;
 
   const seconds: number[] = [];
   for (let n = 1; n <= PULLS; n++) {
-    const token = (await api<{ data: { token: string } }>(cloud, 'POST', '/sync/edges', { name: `pull-${n}` }, 201)).data.token;
+    const token = (await api<{ data: { token: string } }>(cloud, 'POST', '/sync/edges', { name: `pull-${n}` }, 201))
+      .data.token;
     const proxy = await LinkProxy.start(Number(new URL(cloud.url).port));
     await proxy.set('cut');
     const edge = await startNode(`edge-${n}`, {

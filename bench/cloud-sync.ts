@@ -20,7 +20,16 @@ import { join } from 'node:path';
 import mqtt from 'mqtt';
 import { cpuOf, line, machineBusy, rssOf, sleep } from './process-stats.js';
 import { stopProcess } from './appliance-process.js';
-import { api, attendeesOnCloud, cleanUp, downloadedRows, LinkProxy, type Node as BaseNode, openDb, startNode } from './sync-bench.js';
+import {
+  api,
+  attendeesOnCloud,
+  cleanUp,
+  downloadedRows,
+  LinkProxy,
+  type Node as BaseNode,
+  openDb,
+  startNode,
+} from './sync-bench.js';
 
 const quick = process.env.BENCH_QUICK === '1';
 const EVENTS = quick ? 10_000 : 100_000;
@@ -47,27 +56,46 @@ async function until(what: string, check: () => Promise<boolean> | boolean, ms =
 }
 
 /** A closed loop of MQTT scans on the edge's readers: each reader sends its next scan when its decision arrives. */
-async function mqttLoop(edge: Node, readers: { username: string; password: string; scans: string; decisions: string }[], credentials: string[]) {
+async function mqttLoop(
+  edge: Node,
+  readers: { username: string; password: string; scans: string; decisions: string }[],
+  credentials: string[],
+) {
   let decisions = 0;
   let running = true;
   const clients = await Promise.all(
     readers.map(
       (r, i) =>
         new Promise<mqtt.MqttClient>((resolve, reject) => {
-          const c = mqtt.connect(`mqtt://127.0.0.1:${edge.mqttPort}`, { clientId: `bench-sync-${i}`, username: r.username, password: r.password, reconnectPeriod: 0 });
+          const c = mqtt.connect(`mqtt://127.0.0.1:${edge.mqttPort}`, {
+            clientId: `bench-sync-${i}`,
+            username: r.username,
+            password: r.password,
+            reconnectPeriod: 0,
+          });
           let n = 0;
           const next = () => {
             if (!running) return;
             n++;
-            c.publish(r.scans, JSON.stringify({ request_id: `${i}-${n}-${Date.now()}`, credential_value: credentials[(i * 7919 + n) % credentials.length], timestamp: new Date().toISOString() }), {
-              qos: 1,
-            });
+            c.publish(
+              r.scans,
+              JSON.stringify({
+                request_id: `${i}-${n}-${Date.now()}`,
+                credential_value: credentials[(i * 7919 + n) % credentials.length],
+                timestamp: new Date().toISOString(),
+              }),
+              {
+                qos: 1,
+              },
+            );
           };
           c.on('message', () => {
             decisions++;
             next();
           });
-          c.once('connect', () => c.subscribe(r.decisions, { qos: 1 }, () => resolve(Object.assign(c, { kick: next }))));
+          c.once('connect', () =>
+            c.subscribe(r.decisions, { qos: 1 }, () => resolve(Object.assign(c, { kick: next }))),
+          );
           c.once('error', reject);
         }),
     ),
@@ -86,20 +114,54 @@ async function main(): Promise<void> {
   const cloud = await start('cloud', { GATEHOUSE_ROLE: 'cloud' });
   // The venue: a hall with an entry and an exit, 8 readers, a type, 1,000 scanning attendees.
   const zone = (await api<{ data: { id: number } }>(cloud, 'POST', '/access-zones', { name: 'Hall' }, 201)).data.id;
-  const entry = (await api<{ data: { id: number } }>(cloud, 'POST', '/access-points', { name: 'Entry', access_zone_id: zone, direction: 'in' }, 201)).data.id;
-  const exit = (await api<{ data: { id: number } }>(cloud, 'POST', '/access-points', { name: 'Exit', access_zone_id: zone, direction: 'out' }, 201)).data.id;
+  const entry = (
+    await api<{ data: { id: number } }>(
+      cloud,
+      'POST',
+      '/access-points',
+      { name: 'Entry', access_zone_id: zone, direction: 'in' },
+      201,
+    )
+  ).data.id;
+  const exit = (
+    await api<{ data: { id: number } }>(
+      cloud,
+      'POST',
+      '/access-points',
+      { name: 'Exit', access_zone_id: zone, direction: 'out' },
+      201,
+    )
+  ).data.id;
   await api(cloud, 'POST', '/attendee-types', { name: 'Guest', zone_ids: [zone] }, 201);
-  for (let i = 1; i <= READERS; i++) await api(cloud, 'POST', '/readers', { identifier: `BENCH-R${i}`, access_point_id: i % 2 ? entry : exit }, 201);
-  const scanners = Array.from({ length: 1000 }, (_, i) => ({ first_name: 'Scan', last_name: `No${i}`, attendee_type: 'guest', external_id: `S-${i}`, credential_value: `S-${i}` }));
+  for (let i = 1; i <= READERS; i++)
+    await api(cloud, 'POST', '/readers', { identifier: `BENCH-R${i}`, access_point_id: i % 2 ? entry : exit }, 201);
+  const scanners = Array.from({ length: 1000 }, (_, i) => ({
+    first_name: 'Scan',
+    last_name: `No${i}`,
+    attendee_type: 'guest',
+    external_id: `S-${i}`,
+    credential_value: `S-${i}`,
+  }));
   await api(cloud, 'POST', '/attendees/import', scanners);
   const credentials = scanners.map((s) => s.credential_value);
 
-  const issue = async (name: string) => (await api<{ data: { token: string } }>(cloud, 'POST', '/sync/edges', { name }, 201)).data.token;
+  const issue = async (name: string) =>
+    (await api<{ data: { token: string } }>(cloud, 'POST', '/sync/edges', { name }, 201)).data.token;
   const proxyA = await LinkProxy.start(Number(new URL(cloud.url).port));
   // A short back-off: the timings start when the link comes back, not when the edge next retries.
-  const edgeEnv = (proxy: LinkProxy, token: string) => ({ GATEHOUSE_ROLE: 'edge', GATEHOUSE_CLOUD_URL: proxy.url, GATEHOUSE_SYNC_TOKEN: token, GATEHOUSE_SYNC_BACKOFF_MAX_MS: '100' });
+  const edgeEnv = (proxy: LinkProxy, token: string) => ({
+    GATEHOUSE_ROLE: 'edge',
+    GATEHOUSE_CLOUD_URL: proxy.url,
+    GATEHOUSE_SYNC_TOKEN: token,
+    GATEHOUSE_SYNC_BACKOFF_MAX_MS: '100',
+  });
   const a = await start('edge-a', edgeEnv(proxyA, await issue('a')));
-  await until('edge a to have the venue', async () => (await status(a)).last_download_at !== null && (await api<{ meta: { total: number } }>(a, 'GET', '/attendees?per_page=1')).meta.total === 1000);
+  await until(
+    'edge a to have the venue',
+    async () =>
+      (await status(a)).last_download_at !== null &&
+      (await api<{ meta: { total: number } }>(a, 'GET', '/attendees?per_page=1')).meta.total === 1000,
+  );
 
   // Readers log in on the edge as they would on site.
   const readers: { username: string; password: string; scans: string; decisions: string }[] = [];
@@ -108,7 +170,11 @@ async function main(): Promise<void> {
   for (let i = 1; i <= READERS; i++) {
     const otp = logins.find((l) => l.reader_identifier === `BENCH-R${i}`)!.otp;
     const { mqtt: m } = (
-      await api<{ data: { mqtt: { port: number; username: string; password: string; scans_topic: string; decisions_topic: string } } }>(a, 'POST', '/api/v1/reader-otp/verify', {
+      await api<{
+        data: {
+          mqtt: { port: number; username: string; password: string; scans_topic: string; decisions_topic: string };
+        };
+      }>(a, 'POST', '/api/v1/reader-otp/verify', {
         otp,
         reader_identifier: `BENCH-R${i}`,
       })
@@ -136,7 +202,9 @@ async function main(): Promise<void> {
         return 0;
       }
     })();
-    console.error(`probe: wal ${(wal / 1e6).toFixed(0)} MB, edge wrote ${(io(a.proc.pid!) / 1e6).toFixed(0)} MB so far`);
+    console.error(
+      `probe: wal ${(wal / 1e6).toFixed(0)} MB, edge wrote ${(io(a.proc.pid!) / 1e6).toFixed(0)} MB so far`,
+    );
     console.error(
       `probe: edge cpu ${((cpuOf(a.proc.pid!) - (cpu[0] as number)) / seconds).toFixed(2)}, cloud ${((cpuOf(cloud.proc.pid!) - (cpu[1] as number)) / seconds).toFixed(2)}, bench ${((used.user + used.system) / 1e6 / seconds).toFixed(2)} cores; ${rate.toFixed(0)}/s`,
     );
@@ -168,7 +236,8 @@ async function main(): Promise<void> {
   };
   let batchNo = 0;
   const attendeesOnCloudNow = (count: number) => attendeesOnCloud(cloud, count, `B${++batchNo}`);
-  const cloudEvents = async () => (await api<{ meta: { total: number } }>(cloud, 'GET', '/access-events?per_page=1')).meta.total;
+  const cloudEvents = async () =>
+    (await api<{ meta: { total: number } }>(cloud, 'GET', '/access-events?per_page=1')).meta.total;
   const downloaded = downloadedRows;
   const cut = async (proxy: LinkProxy, node: Node) => {
     await proxy.set('cut');
@@ -187,7 +256,12 @@ async function main(): Promise<void> {
   // The 300,000 rows the fresh edge below pulls (edge a takes them now, before the idle loop).
   const pulledBefore = await downloaded(a);
   attendeesOnCloudNow(ATTENDEES);
-  await until('edge a to pull the new rows', async () => (await downloaded(a)) - pulledBefore >= ATTENDEES * 3, 600_000, 100);
+  await until(
+    'edge a to pull the new rows',
+    async () => (await downloaded(a)) - pulledBefore >= ATTENDEES * 3,
+    600_000,
+    100,
+  );
 
   // A fresh edge's first pull of the 300,000 rows.
   const proxyB = await LinkProxy.start(Number(new URL(cloud.url).port));
@@ -204,7 +278,13 @@ async function main(): Promise<void> {
     'edge b to have every row',
     async () => {
       const s = await status(b);
-      return s.last_download_at !== null && Number(/^gatehouse_sync_downloaded_rows_total (\S+)$/m.exec(await (await fetch(`${b.url}/metrics`)).text())?.[1] ?? 0) >= total;
+      return (
+        s.last_download_at !== null &&
+        Number(
+          /^gatehouse_sync_downloaded_rows_total (\S+)$/m.exec(await (await fetch(`${b.url}/metrics`)).text())?.[1] ??
+            0,
+        ) >= total
+      );
     },
     600_000,
     100,
@@ -225,7 +305,13 @@ async function main(): Promise<void> {
   await sleep(500);
   const busyFrom = busyLoop.count();
   const busyStarted = performance.now();
-  const busyCpu = [cpuOf(a.proc.pid!), cpuOf(cloud.proc.pid!), cpuOf(proxyA.pid), process.cpuUsage(), machineBusy()] as const;
+  const busyCpu = [
+    cpuOf(a.proc.pid!),
+    cpuOf(cloud.proc.pid!),
+    cpuOf(proxyA.pid),
+    process.cpuUsage(),
+    machineBusy(),
+  ] as const;
   await sleep(quick ? 3000 : 8000);
   const busySeconds = (performance.now() - busyStarted) / 1000;
   const busyUsed = process.cpuUsage(busyCpu[3]);
@@ -257,14 +343,20 @@ async function main(): Promise<void> {
   for (let i = 0; i < 10; i++) {
     const value = `S-${900 + i}`;
     const holder = (await api<{ data: { id: number }[] }>(cloud, 'GET', `/attendees?search=S-${900 + i}`)).data[0]!.id;
-    const credential = (await api<{ data: { id: number }[] }>(cloud, 'GET', `/attendees/${holder}/credentials`)).data[0]!.id;
+    const credential = (await api<{ data: { id: number }[] }>(cloud, 'GET', `/attendees/${holder}/credentials`))
+      .data[0]!.id;
     await sleep(300);
     await api(cloud, 'DELETE', `/credentials/${credential}`);
     const revoked = performance.now();
     await until(
       'the refusal',
       async () => {
-        const answer = await api<{ access_granted?: boolean; data?: { access_granted: boolean } }>(a, 'POST', `/access-points/${exit}/scan`, { credential_value: value });
+        const answer = await api<{ access_granted?: boolean; data?: { access_granted: boolean } }>(
+          a,
+          'POST',
+          `/access-points/${exit}/scan`,
+          { credential_value: value },
+        );
         return (answer.data?.access_granted ?? answer.access_granted) === false;
       },
       30_000,

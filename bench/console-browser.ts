@@ -20,13 +20,22 @@ type Params = Record<string, unknown>;
 export class CdpPage {
   readonly #ws: WebSocket;
   #nextId = 1;
-  readonly #pending = new Map<number, { resolve: (result: unknown) => void; reject: (err: Error) => void; method: string }>();
+  readonly #pending = new Map<
+    number,
+    { resolve: (result: unknown) => void; reject: (err: Error) => void; method: string }
+  >();
   readonly #listeners = new Map<string, ((params: Params) => void)[]>();
 
   private constructor(ws: WebSocket) {
     this.#ws = ws;
     ws.on('message', (data) => {
-      const message = JSON.parse(data.toString()) as { id?: number; result?: unknown; error?: { message: string }; method?: string; params?: Params };
+      const message = JSON.parse(data.toString()) as {
+        id?: number;
+        result?: unknown;
+        error?: { message: string };
+        method?: string;
+        params?: Params;
+      };
       if (message.id !== undefined) {
         const call = this.#pending.get(message.id);
         this.#pending.delete(message.id);
@@ -37,7 +46,8 @@ export class CdpPage {
       for (const listener of this.#listeners.get(message.method ?? '') ?? []) listener(message.params ?? {});
     });
     ws.on('close', () => {
-      for (const call of this.#pending.values()) call.reject(new Error(`${call.method}: the DevTools connection closed`));
+      for (const call of this.#pending.values())
+        call.reject(new Error(`${call.method}: the DevTools connection closed`));
       this.#pending.clear();
     });
   }
@@ -64,12 +74,16 @@ export class CdpPage {
 
   /** The value of `expression` (awaited when a promise); the page's exception as an error. */
   async evaluate<T>(expression: string): Promise<T> {
-    const { result, exceptionDetails } = await this.send<{ result: { value?: T }; exceptionDetails?: { text: string; exception?: { description?: string } } }>('Runtime.evaluate', {
+    const { result, exceptionDetails } = await this.send<{
+      result: { value?: T };
+      exceptionDetails?: { text: string; exception?: { description?: string } };
+    }>('Runtime.evaluate', {
       expression,
       awaitPromise: true,
       returnByValue: true,
     });
-    if (exceptionDetails) throw new Error(`in the page: ${exceptionDetails.exception?.description ?? exceptionDetails.text}`);
+    if (exceptionDetails)
+      throw new Error(`in the page: ${exceptionDetails.exception?.description ?? exceptionDetails.text}`);
     return result.value as T;
   }
 
@@ -94,13 +108,24 @@ export interface ConsoleBrowser {
 
 /** Chromium, and a blank page at `width` × `height` in a context of its own, ours alone. */
 export async function openBrowser(width: number, height: number): Promise<ConsoleBrowser> {
-  if (!existsSync(chromiumPath)) throw new Error(`Chromium is not at ${chromiumPath}: apt-get install chromium, or set CHROMIUM_PATH`);
+  if (!existsSync(chromiumPath))
+    throw new Error(`Chromium is not at ${chromiumPath}: apt-get install chromium, or set CHROMIUM_PATH`);
   const port = await freePort();
-  const browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage', `--remote-debugging-port=${port}`] });
+  const browser = await chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    args: ['--no-sandbox', '--disable-dev-shm-usage', `--remote-debugging-port=${port}`],
+  });
   try {
     const session = await browser.newBrowserCDPSession();
     const { browserContextId } = await session.send('Target.createBrowserContext', { disposeOnDetach: false });
-    const { targetId } = await session.send('Target.createTarget', { url: 'about:blank', browserContextId, width, height, newWindow: true });
+    const { targetId } = await session.send('Target.createTarget', {
+      url: 'about:blank',
+      browserContextId,
+      width,
+      height,
+      newWindow: true,
+    });
     const page = await CdpPage.connect(`ws://127.0.0.1:${port}/devtools/page/${targetId}`);
     await page.send('Emulation.setDeviceMetricsOverride', { width, height, deviceScaleFactor: 1, mobile: false });
     return { browser, page };

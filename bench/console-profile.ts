@@ -17,7 +17,9 @@ export async function profilePage(cdp: CdpPage, file: string, ms: number): Promi
   await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
   await cdp.send('Profiler.start');
   await new Promise((done) => setTimeout(done, ms));
-  const { profile } = await cdp.send<{ profile: { nodes: ProfileNode[]; samples?: number[]; timeDeltas?: number[] } }>('Profiler.stop');
+  const { profile } = await cdp.send<{ profile: { nodes: ProfileNode[]; samples?: number[]; timeDeltas?: number[] } }>(
+    'Profiler.stop',
+  );
   writeFileSync(file, JSON.stringify(profile));
   const nodes = new Map<number, ProfileNode>(profile.nodes.map((n) => [n.id, n]));
   const self = new Map<string, number>();
@@ -29,7 +31,8 @@ export async function profilePage(cdp: CdpPage, file: string, ms: number): Promi
   });
   const total = [...self.values()].reduce((a, b) => a + b, 0);
   console.error(`page CPU profile (${file}), ${(total / 1000).toFixed(1)} s sampled, by self time:`);
-  for (const [key, msSelf] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.error(`  ${msSelf.toFixed(0).padStart(6)} ms  ${key}`);
+  for (const [key, msSelf] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 25))
+    console.error(`  ${msSelf.toFixed(0).padStart(6)} ms  ${key}`);
 }
 
 interface TraceEvent {
@@ -47,11 +50,22 @@ interface TraceEvent {
  * time (complete events by name; nested ones are counted inside their parents as well).
  */
 export async function traceBrowser(browser: Browser, file: string, ms: number): Promise<void> {
-  await browser.startTracing(undefined, { path: file, categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'disabled-by-default-devtools.timeline.frame', 'gpu', 'cc', 'viz'] });
+  await browser.startTracing(undefined, {
+    path: file,
+    categories: [
+      'devtools.timeline',
+      'disabled-by-default-devtools.timeline',
+      'disabled-by-default-devtools.timeline.frame',
+      'gpu',
+      'cc',
+      'viz',
+    ],
+  });
   await new Promise((done) => setTimeout(done, ms));
   const trace = JSON.parse((await browser.stopTracing()).toString('utf8')) as { traceEvents: TraceEvent[] };
   const threadNames = new Map<string, string>();
-  for (const e of trace.traceEvents) if (e.ph === 'M' && e.name === 'thread_name') threadNames.set(`${e.pid}:${e.tid}`, e.args?.name ?? '?');
+  for (const e of trace.traceEvents)
+    if (e.ph === 'M' && e.name === 'thread_name') threadNames.set(`${e.pid}:${e.tid}`, e.args?.name ?? '?');
   const byThread = new Map<string, Map<string, number>>();
   for (const e of trace.traceEvents) {
     if (e.ph !== 'X' || !e.dur) continue;

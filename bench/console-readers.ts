@@ -60,20 +60,32 @@ export class VenueReaders {
   async connect(api: Api, apiNoAuth: Api, mqttHost: string): Promise<void> {
     const identifiers = [...GRANT_READERS, ...DENY_READERS];
     for (const reader_identifier of identifiers) await apiNoAuth('POST', `${A}/readers/login`, { reader_identifier });
-    const logins = (await api<{ data: { reader_identifier: string; otp: string }[] }>('GET', `${A}/readers/logins`)).data;
+    const logins = (await api<{ data: { reader_identifier: string; otp: string }[] }>('GET', `${A}/readers/logins`))
+      .data;
     for (const identifier of identifiers) {
       const otp = logins.find((l) => l.reader_identifier === identifier)?.otp;
       if (!otp) throw new Error(`no pending login for reader ${identifier}`);
       const { mqtt } = (
-        await apiNoAuth<{ data: { mqtt: { port: number; username: string; password: string; scans_topic: string; decisions_topic: string } } }>('POST', '/api/v1/reader-otp/verify', {
+        await apiNoAuth<{
+          data: {
+            mqtt: { port: number; username: string; password: string; scans_topic: string; decisions_topic: string };
+          };
+        }>('POST', '/api/v1/reader-otp/verify', {
           otp,
           reader_identifier: identifier,
         })
       ).data;
-      const client = await LeanMqttClient.connect({ host: mqttHost, port: mqtt.port, clientId: `bench-console-${identifier}`, username: mqtt.username, password: mqtt.password });
+      const client = await LeanMqttClient.connect({
+        host: mqttHost,
+        port: mqtt.port,
+        clientId: `bench-console-${identifier}`,
+        username: mqtt.username,
+        password: mqtt.password,
+      });
       client.onMessage = (_topic, payload) => this.#answer(payload);
       client.onError = () => this.tally.errors++;
-      if ((await client.subscribe(mqtt.decisions_topic, 1)) !== 1) throw new Error(`reader ${identifier}: subscription to its decisions refused`);
+      if ((await client.subscribe(mqtt.decisions_topic, 1)) !== 1)
+        throw new Error(`reader ${identifier}: subscription to its decisions refused`);
       this.#readers.set(identifier, { identifier, client, scans: Buffer.from(mqtt.scans_topic) });
     }
   }
@@ -114,7 +126,11 @@ export class VenueReaders {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.#readers.values()].map((r) => Promise.race([r.client.end(), new Promise((done) => setTimeout(done, 2000))]).finally(() => r.client.destroy())));
+    await Promise.all(
+      [...this.#readers.values()].map((r) =>
+        Promise.race([r.client.end(), new Promise((done) => setTimeout(done, 2000))]).finally(() => r.client.destroy()),
+      ),
+    );
   }
 
   #publish(identifier: string, credential: string): void {
@@ -122,12 +138,19 @@ export class VenueReaders {
     const request_id = `c${this.#seq++}`;
     this.#inFlight.set(request_id, performance.now());
     this.tally.sent++;
-    reader.client.publish(reader.scans, `{"request_id":"${request_id}","credential_value":"${credential}","scan_type":"qr"}`);
+    reader.client.publish(
+      reader.scans,
+      `{"request_id":"${request_id}","credential_value":"${credential}","scan_type":"qr"}`,
+    );
   }
 
   #answer(payload: Buffer): void {
     const now = performance.now();
-    const answer = JSON.parse(payload.toString('utf8')) as { request_id?: string; access_granted?: boolean; error?: unknown };
+    const answer = JSON.parse(payload.toString('utf8')) as {
+      request_id?: string;
+      access_granted?: boolean;
+      error?: unknown;
+    };
     const sentAt = answer.request_id === undefined ? undefined : this.#inFlight.get(answer.request_id);
     if (sentAt === undefined) return;
     this.#inFlight.delete(answer.request_id!);

@@ -116,8 +116,15 @@ async function heapSample(page: CdpPage, t: number): Promise<HeapSample> {
   await page.send('HeapProfiler.collectGarbage');
   const { usedSize } = await page.send<{ usedSize: number }>('Runtime.getHeapUsage');
   const { metrics } = await page.send<{ metrics: { name: string; value: number }[] }>('Performance.getMetrics');
-  const counts = await page.evaluate<{ rows: number; elements: number }>(`({ rows: document.querySelectorAll('[data-testid=feed-row]').length, elements: document.getElementsByTagName('*').length })`);
-  return { t, mb: usedSize / 1024 / 1024, nodes: metrics.find((m) => m.name === 'Nodes')?.value ?? Number.NaN, ...counts };
+  const counts = await page.evaluate<{ rows: number; elements: number }>(
+    `({ rows: document.querySelectorAll('[data-testid=feed-row]').length, elements: document.getElementsByTagName('*').length })`,
+  );
+  return {
+    t,
+    mb: usedSize / 1024 / 1024,
+    nodes: metrics.find((m) => m.name === 'Nodes')?.value ?? Number.NaN,
+    ...counts,
+  };
 }
 
 /** Signs in as staff do, typing into the form (DevTools' Input.insertText into each focused field), and waits for the live doors. */
@@ -133,7 +140,10 @@ async function signIn(page: CdpPage, url: string): Promise<void> {
   }
   await page.evaluate(`document.querySelector('form button[type=submit]').click()`);
   await page.waitFor(`location.pathname === '/doors'`, 'the live doors after sign-in');
-  await page.waitFor(`document.querySelector('[data-testid=live-state]')?.textContent === 'Live' && document.querySelector('[data-testid=zone]')`, 'the live doors connected');
+  await page.waitFor(
+    `document.querySelector('[data-testid=live-state]')?.textContent === 'Live' && document.querySelector('[data-testid=zone]')`,
+    'the live doors connected',
+  );
 }
 
 interface State {
@@ -148,10 +158,17 @@ async function main(state: State): Promise<void> {
   // The demo venue, seeded before the appliance starts, as `npm run demo` does.
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-console-'));
   state.dataDirs.push(dataDir);
-  const seeded = spawnSync(process.execPath, ['dist/main.js', 'demo', 'seed'], { env: { PATH: process.env.PATH ?? '', GATEHOUSE_DATA_DIR: dataDir }, encoding: 'utf8' });
+  const seeded = spawnSync(process.execPath, ['dist/main.js', 'demo', 'seed'], {
+    env: { PATH: process.env.PATH ?? '', GATEHOUSE_DATA_DIR: dataDir },
+    encoding: 'utf8',
+  });
   if (seeded.status !== 0) throw new Error(`demo seed failed: ${seeded.stderr}`);
   const mqttPort = await freePort();
-  const appliance = await startApplianceProcess('console', { GATEHOUSE_DATA_DIR: dataDir, GATEHOUSE_MQTT_PORT: String(mqttPort), GATEHOUSE_READERS_VERIFY_PER_MINUTE: '1000' });
+  const appliance = await startApplianceProcess('console', {
+    GATEHOUSE_DATA_DIR: dataDir,
+    GATEHOUSE_MQTT_PORT: String(mqttPort),
+    GATEHOUSE_READERS_VERIFY_PER_MINUTE: '1000',
+  });
   state.appliance = appliance;
   state.dataDirs.push(appliance.dataDir); // made by startApplianceProcess, unused: ours replaced it
 
@@ -160,7 +177,10 @@ async function main(state: State): Promise<void> {
     async <T>(method: string, path: string, body?: unknown): Promise<T> => {
       const res = await fetch(`${appliance.url}${path}`, {
         method,
-        headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        headers: {
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
@@ -174,22 +194,31 @@ async function main(state: State): Promise<void> {
   state.browser = browser;
   state.page = page;
   const pageErrors: string[] = [];
-  page.on('Runtime.exceptionThrown', (e) => pageErrors.push(`uncaught: ${JSON.stringify(e.exceptionDetails).slice(0, 300)}`));
+  page.on('Runtime.exceptionThrown', (e) =>
+    pageErrors.push(`uncaught: ${JSON.stringify(e.exceptionDetails).slice(0, 300)}`),
+  );
   page.on('Runtime.consoleAPICalled', (e) => {
     if (e.type === 'error') pageErrors.push(`console.error: ${JSON.stringify(e.args).slice(0, 300)}`);
   });
   await page.send('Runtime.enable');
   await page.send('Page.enable'); // Page.addScriptToEvaluateOnNewDocument needs it
-  await page.send('Page.addScriptToEvaluateOnNewDocument', { source: `(${installProbe.toString()})(${JSON.stringify(MARKER_PREFIX)})` });
+  await page.send('Page.addScriptToEvaluateOnNewDocument', {
+    source: `(${installProbe.toString()})(${JSON.stringify(MARKER_PREFIX)})`,
+  });
   await signIn(page, appliance.url);
-  console.error(`Chromium ${browser.version()} (headless), ${await page.evaluate("innerWidth + ' × ' + innerHeight")}; ${RATE} scans/s for ${SECONDS} s, idle baseline ${IDLE} s`);
+  console.error(
+    `Chromium ${browser.version()} (headless), ${await page.evaluate("innerWidth + ' × ' + innerHeight")}; ${RATE} scans/s for ${SECONDS} s, idle baseline ${IDLE} s`,
+  );
 
   // 1. A full window, so the idle page is the page under load minus the arrivals.
   for (let i = 0; i < FEED_WINDOW + 50; i++) {
     readers.scan();
     if (i % 25 === 24) await sleep(100);
   }
-  await page.waitFor(`document.querySelectorAll('[data-testid=feed-row]').length >= ${FEED_WINDOW}`, 'a full window of rows');
+  await page.waitFor(
+    `document.querySelectorAll('[data-testid=feed-row]').length >= ${FEED_WINDOW}`,
+    'a full window of rows',
+  );
   await sleep(2000);
 
   // 2. The idle baseline.
@@ -205,7 +234,11 @@ async function main(state: State): Promise<void> {
   readers.resetTally();
   await page.evaluate('window.__benchProbe.start()');
   const started = performance.now();
-  const cpu0 = { appliance: cpuOf(appliance.proc.pid!), machine: machineBusy(), chromium: chromiumCpu(appliance.proc.pid!) };
+  const cpu0 = {
+    appliance: cpuOf(appliance.proc.pid!),
+    machine: machineBusy(),
+    chromium: chromiumCpu(appliance.proc.pid!),
+  };
   const markers = new Map<string, number>();
   let marked = 0;
   let nextMark = 1000;
@@ -244,7 +277,9 @@ async function main(state: State): Promise<void> {
     chromium: chromium.all - cpu0.chromium.all,
     renderer: chromium.renderer - cpu0.chromium.renderer,
   };
-  const socket = await page.evaluate<{ events: number; messages: number }>('({ events: window.__benchProbe.socketEvents, messages: window.__benchProbe.socketMessages })');
+  const socket = await page.evaluate<{ events: number; messages: number }>(
+    '({ events: window.__benchProbe.socketEvents, messages: window.__benchProbe.socketMessages })',
+  );
   heap.push(await heapSample(page, SECONDS));
   const tally = readers.tally;
   const decided = windows(tally.perWindow, SECONDS);
@@ -257,11 +292,16 @@ async function main(state: State): Promise<void> {
   );
 
   // Details, then the figures.
-  console.error(`idle windows (frames): ${idleFrames.join(' ')}; long tasks ${idleLong.reduce((a, b) => a + b, 0).toFixed(0)} ms`);
+  console.error(
+    `idle windows (frames): ${idleFrames.join(' ')}; long tasks ${idleLong.reduce((a, b) => a + b, 0).toFixed(0)} ms`,
+  );
   console.error(`load windows (frames): ${frames.join(' ')}`);
   console.error(`load windows (long-task ms): ${longTasks.map((ms) => ms.toFixed(0)).join(' ')}`);
   console.error(`load windows (decisions received): ${decided.join(' ')}`);
-  for (const s of heap) console.error(`heap at ${s.t} s: ${s.mb.toFixed(2)} MB; ${s.rows} feed rows, ${s.elements} elements in the document, ${s.nodes} DOM nodes alive (CDP)`);
+  for (const s of heap)
+    console.error(
+      `heap at ${s.t} s: ${s.mb.toFixed(2)} MB; ${s.rows} feed rows, ${s.elements} elements in the document, ${s.nodes} DOM nodes alive (CDP)`,
+    );
   const lags: number[] = [];
   const missing: string[] = [];
   for (const [credential, sentAt] of markers) {
@@ -269,7 +309,9 @@ async function main(state: State): Promise<void> {
     if (shown === undefined) missing.push(credential);
     else lags.push(shown - sentAt);
   }
-  console.error(`markers: ${markers.size} sent; lags ${lags.map((ms) => ms.toFixed(0)).join(' ')} ms${missing.length ? `; missing ${missing.join(' ')}` : ''}`);
+  console.error(
+    `markers: ${markers.size} sent; lags ${lags.map((ms) => ms.toFixed(0)).join(' ')} ms${missing.length ? `; missing ${missing.join(' ')}` : ''}`,
+  );
   console.error(
     `scans: ${tally.sent} sent, ${tally.answered} answered (${tally.granted} granted, ${tally.denied} denied), ${readers.inFlight} unanswered ${GRACE_MS / 1000} s after, ${tally.errors} errors; the page's socket: ${(socket.messages / loadSeconds).toFixed(0)} messages/s in all, ${shown.live} at the end; the Arena at the end: ${shown.arena}`,
   );
@@ -278,16 +320,36 @@ async function main(state: State): Promise<void> {
   const fps = quantile(frames, 0.5);
   const idleFps = quantile(idleFrames, 0.5);
   line('console.scans_per_second', fixed(tally.sent / loadSeconds, 0), `/s (target ${RATE}/s, ${SECONDS} s)`);
-  line('console.events_per_second', fixed(decided.reduce((a, b) => a + b, 0) / SECONDS, 0), `/s (decisions received; slowest window ${Math.min(...decided)}/s)`);
-  line('console.page_events_per_second', fixed(socket.events / loadSeconds, 0), '/s (AccessGranted/AccessDenied messages on the page socket)');
+  line(
+    'console.events_per_second',
+    fixed(decided.reduce((a, b) => a + b, 0) / SECONDS, 0),
+    `/s (decisions received; slowest window ${Math.min(...decided)}/s)`,
+  );
+  line(
+    'console.page_events_per_second',
+    fixed(socket.events / loadSeconds, 0),
+    '/s (AccessGranted/AccessDenied messages on the page socket)',
+  );
   line('console.decision_p50_ms', fixed(quantile(tally.latencies, 0.5)), 'ms');
   line('console.decision_p99_ms', fixed(quantile(tally.latencies, 0.99)), 'ms');
   line('console.fps', fixed(fps), 'frames/s (median 1-s window under load)');
-  line('console.fps_p5', fixed(quantile(frames, 0.05)), `frames/s (5th percentile window; lowest ${Math.min(...frames)})`);
+  line(
+    'console.fps_p5',
+    fixed(quantile(frames, 0.05)),
+    `frames/s (5th percentile window; lowest ${Math.min(...frames)})`,
+  );
   line('console.fps_idle_baseline', fixed(idleFps), 'frames/s (median 1-s window, no scans)');
   line('console.fps_ratio', fixed(fps / idleFps, 2), 'x (load / idle)');
-  line('console.long_task_ms_per_s', fixed(longTasks.reduce((a, b) => a + b, 0) / SECONDS), 'ms/s (long tasks under load)');
-  line('console.latest_lag_ms', fixed(quantile(lags, 0.5), 0), `ms (marker publish -> its row in the document, median of ${lags.length})`);
+  line(
+    'console.long_task_ms_per_s',
+    fixed(longTasks.reduce((a, b) => a + b, 0) / SECONDS),
+    'ms/s (long tasks under load)',
+  );
+  line(
+    'console.latest_lag_ms',
+    fixed(quantile(lags, 0.5), 0),
+    `ms (marker publish -> its row in the document, median of ${lags.length})`,
+  );
   line('console.latest_lag_max_ms', fixed(Math.max(...lags), 0), 'ms');
   line('console.markers_missing', missing.length, `markers (of ${markers.size})`);
   line('console.heap_start_mb', fixed(heap[0]!.mb, 2), 'MB');
@@ -304,12 +366,24 @@ async function main(state: State): Promise<void> {
     ),
     `MB/min (${heap.length} samples)`,
   );
-  line('console.feed_rows', Math.max(...heap.map((s) => s.rows)), `rows (most at any sample; feedWindow ${FEED_WINDOW})`);
+  line(
+    'console.feed_rows',
+    Math.max(...heap.map((s) => s.rows)),
+    `rows (most at any sample; feedWindow ${FEED_WINDOW})`,
+  );
   line('console.dom_nodes', heap[heap.length - 1]!.elements, 'elements (in the document at the end)');
   line('console.dom_nodes_max', Math.max(...heap.map((s) => s.elements)), 'elements (most at any sample)');
   line('console.appliance_cpu_pct', fixed((100 * cpu.appliance) / loadSeconds, 0), '% of one core');
-  line('console.chromium_cpu_pct', fixed((100 * cpu.chromium) / loadSeconds, 0), `% of one core (all its processes; the page's renderer ${fixed((100 * cpu.renderer) / loadSeconds, 0)} %)`);
-  line('console.machine_busy_cores', fixed(cpu.machine / loadSeconds, 2), 'cores (of 2; Chromium, the appliance, this bench, and whatever else ran)');
+  line(
+    'console.chromium_cpu_pct',
+    fixed((100 * cpu.chromium) / loadSeconds, 0),
+    `% of one core (all its processes; the page's renderer ${fixed((100 * cpu.renderer) / loadSeconds, 0)} %)`,
+  );
+  line(
+    'console.machine_busy_cores',
+    fixed(cpu.machine / loadSeconds, 2),
+    'cores (of 2; Chromium, the appliance, this bench, and whatever else ran)',
+  );
   line('console.page_errors', pageErrors.length, 'errors');
 }
 

@@ -20,7 +20,13 @@ const pct = (sorted: Float64Array, p: number) => sorted[Math.min(sorted.length -
 
 const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-engine-'));
 const config = loadConfig({
-  env: { GATEHOUSE_DATA_DIR: dataDir, GATEHOUSE_HTTP_HOST: '127.0.0.1', GATEHOUSE_HTTP_PORT: '0', GATEHOUSE_MQTT_PORT: '0', GATEHOUSE_ADMIN_PASSWORD: 'bench password' },
+  env: {
+    GATEHOUSE_DATA_DIR: dataDir,
+    GATEHOUSE_HTTP_HOST: '127.0.0.1',
+    GATEHOUSE_HTTP_PORT: '0',
+    GATEHOUSE_MQTT_PORT: '0',
+    GATEHOUSE_ADMIN_PASSWORD: 'bench password',
+  },
   flags: [],
 });
 const log = pino({ level: 'warn' });
@@ -133,8 +139,16 @@ line('engine.durable_decisions_per_s', Math.round(D / durableSeconds), '/s');
 line('engine.durable_offered_per_s', RATE, '/s');
 line('engine.durable_p50_ms', pct(latencies, 0.5).toFixed(3), 'ms');
 line('engine.durable_p99_ms', pct(latencies, 0.99).toFixed(3), 'ms');
-line('engine.durable_gc_pauses', pauses.length, `(total ${pauses.reduce((a, b) => a + b, 0).toFixed(0)} ms, longest ${Math.max(0, ...pauses).toFixed(1)} ms, while measuring the p99)`);
-line('engine.durable_events_per_commit', (app.deps.scans.eventLogStats.events / app.deps.scans.eventLogStats.batches).toFixed(1), 'events');
+line(
+  'engine.durable_gc_pauses',
+  pauses.length,
+  `(total ${pauses.reduce((a, b) => a + b, 0).toFixed(0)} ms, longest ${Math.max(0, ...pauses).toFixed(1)} ms, while measuring the p99)`,
+);
+line(
+  'engine.durable_events_per_commit',
+  (app.deps.scans.eventLogStats.events / app.deps.scans.eventLogStats.batches).toFixed(1),
+  'events',
+);
 line('engine.memory_to_durable_ratio', (N / memorySeconds / (D / durableSeconds)).toFixed(1), 'x');
 line('engine.start_200k_credentials_s', startSeconds.toFixed(2), 's');
 await app.stop();

@@ -29,12 +29,15 @@ const store = new Store({ dataDir, synchronous: 'NORMAL', autoCheckpoint: false 
 store.start();
 const db = store.db;
 db.prepare("INSERT INTO teams (name, slug, created_at, updated_at) VALUES ('Bench', 'bench', 'x', 'x')").run();
-db.prepare("INSERT INTO projects (team_id, name, slug, timezone, created_at, updated_at) VALUES (1, 'Festival', 'festival', 'Europe/Berlin', 'x', 'x')").run();
+db.prepare(
+  "INSERT INTO projects (team_id, name, slug, timezone, created_at, updated_at) VALUES (1, 'Festival', 'festival', 'Europe/Berlin', 'x', 'x')",
+).run();
 
 /** Bytes of the pages in use, the WAL folded back first. */
 const used = () => {
   db.pragma('wal_checkpoint(TRUNCATE)');
-  const pages = (db.pragma('page_count', { simple: true }) as number) - (db.pragma('freelist_count', { simple: true }) as number);
+  const pages =
+    (db.pragma('page_count', { simple: true }) as number) - (db.pragma('freelist_count', { simple: true }) as number);
   return pages * (db.pragma('page_size', { simple: true }) as number);
 };
 const fileBytes = () => {
@@ -114,14 +117,25 @@ try {
 // Retention: the first two days go (older than 30 days by now), the newest always stays.
 db.prepare('UPDATE zone_presence_mark SET last_event_id = (SELECT MAX(id) FROM access_events) WHERE id = 1').run();
 const sizeBefore = fileBytes();
-const retention = new EventRetention(db, { now: () => start + 32 * DAY }, { role: 'standalone', sync: { edgeRetentionDays: 30, retentionDays: 30 } }, log, null, CHUNK ? { chunkRows: CHUNK } : {});
+const retention = new EventRetention(
+  db,
+  { now: () => start + 32 * DAY },
+  { role: 'standalone', sync: { edgeRetentionDays: 30, retentionDays: 30 } },
+  log,
+  null,
+  CHUNK ? { chunkRows: CHUNK } : {},
+);
 const t1 = performance.now();
 const pruned = await retention.prune();
 const pruneMs = performance.now() - t1;
 if (pruned !== EVENTS / 2) throw new Error(`pruned ${pruned} events, expected ${EVENTS / 2}`);
 line('event_disk.pruned_events', pruned, 'events');
 line('event_disk.prune_events_per_s', Math.round(pruned / (pruneMs / 1000)), 'events/s');
-line('event_disk.prune_mean_transaction_ms', (retention.stats.lastWriteMs / retention.stats.lastChunks).toFixed(2), 'ms');
+line(
+  'event_disk.prune_mean_transaction_ms',
+  (retention.stats.lastWriteMs / retention.stats.lastChunks).toFixed(2),
+  'ms',
+);
 line('event_disk.prune_longest_transaction_ms', retention.stats.lastLongestChunkMs.toFixed(1), 'ms');
 line('event_disk.file_after_prune_bytes', fileBytes() - sizeBefore, 'bytes');
 insertEvents(pruned, start + 4 * DAY, 2 * DAY);

@@ -14,7 +14,8 @@ const { url, token, stop } = await startAppliance();
 
 async function load(path, headers = {}) {
   const result = await autocannon({ url: url + path, connections, duration, headers });
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${path}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`${path}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   return { rps: result.requests.average, p99: result.latency.p99 };
 }
 

@@ -6,17 +6,28 @@ import { startAppliance } from './appliance.mjs';
 
 const rows = process.env.BENCH_QUICK === '1' ? 20_000 : 100_000;
 const lines = ['first_name,last_name,email,external_id,credential_value,credential_kind,company'];
-for (let n = 1; n <= rows; n++) lines.push(`First${n},Last${n},person${n}@example.test,ext-${n},CRED-${String(n).padStart(8, '0')},qr,Company ${n % 97}`);
+for (let n = 1; n <= rows; n++)
+  lines.push(
+    `First${n},Last${n},person${n}@example.test,ext-${n},CRED-${String(n).padStart(8, '0')},qr,Company ${n % 97}`,
+  );
 const csv = lines.join('\n');
 const bad = csv.replace(/@example\.test/g, '@');
 
 const { url, token, stop } = await startAppliance();
 const auth = { authorization: `Bearer ${token}` };
-await fetch(`${url}/api/v1/projects`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Second', slug: 'second' }) });
+await fetch(`${url}/api/v1/projects`, {
+  method: 'POST',
+  headers: { ...auth, 'content-type': 'application/json' },
+  body: JSON.stringify({ name: 'Second', slug: 'second' }),
+});
 
 async function post(project, body, query = '') {
   const started = process.hrtime.bigint();
-  const res = await fetch(`${url}/api/v1/projects/default/${project}/attendees/import${query}`, { method: 'POST', headers: { ...auth, 'content-type': 'text/csv' }, body });
+  const res = await fetch(`${url}/api/v1/projects/default/${project}/attendees/import${query}`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'text/csv' },
+    body,
+  });
   const report = await res.json();
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   return { seconds, report };

@@ -59,7 +59,14 @@ export class LeanMqttClient {
     return new Promise((resolve, reject) => {
       client.#connack = { resolve: () => resolve(client), reject };
       socket.once('connect', () => {
-        const connect: mqttPacket.IConnectPacket = { cmd: 'connect', protocolId: 'MQTT', protocolVersion: 4, clean: true, clientId: options.clientId, keepalive };
+        const connect: mqttPacket.IConnectPacket = {
+          cmd: 'connect',
+          protocolId: 'MQTT',
+          protocolVersion: 4,
+          clean: true,
+          clientId: options.clientId,
+          keepalive,
+        };
         if (options.username !== undefined) connect.username = options.username;
         if (options.password !== undefined) connect.password = Buffer.from(options.password);
         client.#send(mqttPacket.generate(connect));

@@ -36,14 +36,33 @@ if (process.argv[2] === '--child') {
   const store = new Store({ dataDir, synchronous: 'NORMAL' }, log);
   store.start();
   store.db.prepare("INSERT INTO teams (name, slug, created_at, updated_at) VALUES ('Bench', 'bench', 'x', 'x')").run();
-  store.db.prepare("INSERT INTO projects (team_id, name, slug, timezone, created_at, updated_at) VALUES (1, 'Bench', 'bench', 'UTC', 'x', 'x')").run();
+  store.db
+    .prepare(
+      "INSERT INTO projects (team_id, name, slug, timezone, created_at, updated_at) VALUES (1, 'Bench', 'bench', 'UTC', 'x', 'x')",
+    )
+    .run();
   seedVenue(store.db, 1, credentials / 2, 2, { keepValues: false });
   store.stop();
-  const child = spawnSync(process.execPath, [...(process.env.BENCH_CHILD_FLAGS ? process.env.BENCH_CHILD_FLAGS.split(' ') : []), '--expose-gc', process.argv[1]!, '--child', dataDir], {
-    encoding: 'utf8',
-  });
+  const child = spawnSync(
+    process.execPath,
+    [
+      ...(process.env.BENCH_CHILD_FLAGS ? process.env.BENCH_CHILD_FLAGS.split(' ') : []),
+      '--expose-gc',
+      process.argv[1]!,
+      '--child',
+      dataDir,
+    ],
+    {
+      encoding: 'utf8',
+    },
+  );
   if (child.status !== 0) throw new Error(child.stderr);
-  const result = JSON.parse(child.stdout.trim().split('\n').pop()!) as { seconds: number; before: number; after: number; credentials: number };
+  const result = JSON.parse(child.stdout.trim().split('\n').pop()!) as {
+    seconds: number;
+    before: number;
+    after: number;
+    credentials: number;
+  };
   if (result.credentials !== credentials) throw new Error(`loaded ${result.credentials} of ${credentials}`);
   const tag = '1m'; // same names in quick mode (DESIGN); engine.load_credentials says how many
   line('engine.load_credentials', credentials, 'credentials');

@@ -83,7 +83,20 @@ import type { Client as AedesClient } from 'aedes';
 import { MqttClient, type IClientOptions } from 'mqtt';
 import { canReplyDirectly, writeReply } from '../src/mqtt/reply-writer.js';
 import { LeanMqttClient } from './lean-mqtt.js';
-import { line, sleep, wallNow, HIST, bucketOf, msOf, newestMtime, nodeFlags, cpuOf, machineBusy, freePort, waitUntilReady } from './process-stats.js';
+import {
+  line,
+  sleep,
+  wallNow,
+  HIST,
+  bucketOf,
+  msOf,
+  newestMtime,
+  nodeFlags,
+  cpuOf,
+  machineBusy,
+  freePort,
+  waitUntilReady,
+} from './process-stats.js';
 
 const A = '/api/v1/projects/default/default';
 const PREFIX = 'gatehouse/default/default/readers';
@@ -113,8 +126,17 @@ interface RunSpec {
 }
 
 type ClientKind = 'lean' | 'mqttjs';
-type ToClients = { cmd: 'connect'; url: string; clients: ClientSpec[]; firstIndex: number; kind: ClientKind } | ({ cmd: 'run' } & RunSpec) | { cmd: 'disconnect' } | { cmd: 'close' };
-type ToEcho = { cmd: 'connect'; url: string; filter: string; kind: ClientKind } | { cmd: 'mark' } | { cmd: 'stats' } | { cmd: 'disconnect' } | { cmd: 'close' };
+type ToClients =
+  | { cmd: 'connect'; url: string; clients: ClientSpec[]; firstIndex: number; kind: ClientKind }
+  | ({ cmd: 'run' } & RunSpec)
+  | { cmd: 'disconnect' }
+  | { cmd: 'close' };
+type ToEcho =
+  | { cmd: 'connect'; url: string; filter: string; kind: ClientKind }
+  | { cmd: 'mark' }
+  | { cmd: 'stats' }
+  | { cmd: 'disconnect' }
+  | { cmd: 'close' };
 
 interface RunReport {
   sent: number;
@@ -189,7 +211,8 @@ async function openConnection(
     client.on('error', onError);
     client.on('message', onMessage);
     const granted = await client.subscribeAsync(filter, { qos: 1 });
-    if (granted[0]?.qos !== 1) throw new Error(`${who.clientId}: subscription to ${filter} refused (${JSON.stringify(granted)})`);
+    if (granted[0]?.qos !== 1)
+      throw new Error(`${who.clientId}: subscription to ${filter} refused (${JSON.stringify(granted)})`);
     const acked = (err?: Error) => err && onError(err);
     return {
       publisherTo: (topic) => (payload) => client.publish(topic, payload as Buffer, { qos: 1 }, acked),
@@ -198,7 +221,13 @@ async function openConnection(
     };
   }
   const { hostname, port } = new URL(url);
-  const client = await LeanMqttClient.connect({ host: hostname, port: Number(port), clientId: who.clientId, username: who.username, password: who.password });
+  const client = await LeanMqttClient.connect({
+    host: hostname,
+    port: Number(port),
+    clientId: who.clientId,
+    username: who.username,
+    password: who.password,
+  });
   client.onMessage = onMessage;
   client.onError = onError;
   const granted = await client.subscribe(filter, 1);
@@ -228,7 +257,14 @@ async function clientWorker(): Promise<void> {
   let inFlight = 0;
   let errors = 0;
   let firstError = '';
-  let run: { spec: RunSpec; start: number; end: number; report: RunReport; draining: boolean; done: () => void } | null = null;
+  let run: {
+    spec: RunSpec;
+    start: number;
+    end: number;
+    report: RunReport;
+    draining: boolean;
+    done: () => void;
+  } | null = null;
 
   const noteError = (err: Error | undefined) => {
     if (!err) return;
@@ -277,10 +313,15 @@ async function clientWorker(): Promise<void> {
       if (msg.cmd === 'connect') {
         specs = msg.clients;
         seq = seq.length === specs.length ? seq : new Uint32Array(specs.length);
-        rng = rng.length === specs.length ? rng : Uint32Array.from(specs, (_, c) => 0x9e3779b9 ^ Math.imul(msg.firstIndex + c + 1, 2654435761));
+        rng =
+          rng.length === specs.length
+            ? rng
+            : Uint32Array.from(specs, (_, c) => 0x9e3779b9 ^ Math.imul(msg.firstIndex + c + 1, 2654435761));
         outstanding = specs.map(() => new Map());
         inFlight = 0;
-        clients = await Promise.all(specs.map((spec, c) => openConnection(msg.kind, msg.url, spec, spec.replies, onMessage(c), noteError)));
+        clients = await Promise.all(
+          specs.map((spec, c) => openConnection(msg.kind, msg.url, spec, spec.replies, onMessage(c), noteError)),
+        );
         publishers = clients.map((client, c) => client.publisherTo(specs[c]!.scans));
         port.postMessage({ type: 'connected' });
       } else if (msg.cmd === 'run') {
@@ -387,7 +428,8 @@ async function echoWorker(): Promise<void> {
         const echo = (topic: string, payload: Buffer) => {
           echoed++;
           let publish = publishers.get(topic);
-          if (!publish) publishers.set(topic, (publish = client!.publisherTo(`${topic.slice(0, -'scans'.length)}decisions`)));
+          if (!publish)
+            publishers.set(topic, (publish = client!.publisherTo(`${topic.slice(0, -'scans'.length)}decisions`)));
           publish(payload);
         };
         client = await openConnection(msg.kind, msg.url, { clientId: 'bench-echo' }, msg.filter, echo, noteError);
@@ -442,7 +484,17 @@ async function echoBroker(port: number, mode: EchoMode): Promise<void> {
     // aedes' own path: it acknowledges the scan, then a QoS 1 publish from the broker to the decisions topic.
     broker.on('publish', (packet, client) => {
       if (!client || !packet.topic.endsWith('/scans')) return;
-      broker.publish({ cmd: 'publish', topic: `${packet.topic.slice(0, -'scans'.length)}decisions`, payload: packet.payload, qos: 1, retain: false, dup: false }, () => {});
+      broker.publish(
+        {
+          cmd: 'publish',
+          topic: `${packet.topic.slice(0, -'scans'.length)}decisions`,
+          payload: packet.payload,
+          qos: 1,
+          retain: false,
+          dup: false,
+        },
+        () => {},
+      );
     });
   }
   const server = createServer({ noDelay: true }, (socket) => broker.handle(socket));
@@ -527,7 +579,10 @@ async function main(): Promise<void> {
   const self = fileURLToPath(import.meta.url);
 
   // The appliance: built first when missing or stale, seeded with the demo venue, in its own process.
-  if (!process.env.BENCH_MQTT_SERVER && (!existsSync('dist/main.js') || statSync('dist/main.js').mtimeMs < newestMtime('src'))) {
+  if (
+    !process.env.BENCH_MQTT_SERVER &&
+    (!existsSync('dist/main.js') || statSync('dist/main.js').mtimeMs < newestMtime('src'))
+  ) {
     const built = spawnSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' });
     if (built.status !== 0) throw new Error('node scripts/build.mjs failed');
   }
@@ -556,10 +611,14 @@ async function main(): Promise<void> {
   const seeded = spawnSync(process.execPath, [entry, 'demo', 'seed'], { env: serverEnv, encoding: 'utf8' });
   if (seeded.status !== 0) throw new Error(`demo seed failed: ${seeded.stderr}`);
   const demo = JSON.parse(seeded.stdout) as { readers: string[]; attendees: number };
-  if (demo.attendees !== ATTENDEES) throw new Error(`the demo seeded ${demo.attendees} attendees, the bench expects ${ATTENDEES}`);
+  if (demo.attendees !== ATTENDEES)
+    throw new Error(`the demo seeded ${demo.attendees} attendees, the bench expects ${ATTENDEES}`);
 
   const serverFlags = process.env.BENCH_MQTT_SERVER_FLAGS ? process.env.BENCH_MQTT_SERVER_FLAGS.split(' ') : [];
-  const server = spawn(process.execPath, [...nodeFlags(), ...serverFlags, entry], { env: serverEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const server = spawn(process.execPath, [...nodeFlags(), ...serverFlags, entry], {
+    env: serverEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const serverOutput: string[] = [];
   const keep = (chunk: Buffer) => serverOutput.push(chunk.toString('utf8'));
   server.stdout!.on('data', keep);
@@ -585,34 +644,73 @@ async function main(): Promise<void> {
   try {
     await waitUntilReady(base, server, fail);
     const pid = server.pid!;
-    const api = async <T>(method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: T }> => {
+    const api = async <T>(
+      method: string,
+      path: string,
+      body?: unknown,
+      token?: string,
+    ): Promise<{ status: number; body: T }> => {
       const res = await fetch(`${base}${path}`, {
         method,
-        headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        headers: {
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       const text = await res.text();
-      return { status: res.status, body: (text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text) as T };
+      return {
+        status: res.status,
+        body: (text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text) as T,
+      };
     };
-    const must = async <T>(method: string, path: string, body: unknown, token: string | undefined, status: number): Promise<T> => {
+    const must = async <T>(
+      method: string,
+      path: string,
+      body: unknown,
+      token: string | undefined,
+      status: number,
+    ): Promise<T> => {
       const res = await api<T>(method, path, body, token);
       if (res.status !== status) throw fail(`${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
       return res.body;
     };
-    const { token } = await must<{ token: string }>('POST', '/api/v1/auth/token', { ...ADMIN, device_name: 'bench-mqtt' }, undefined, 201);
+    const { token } = await must<{ token: string }>(
+      'POST',
+      '/api/v1/auth/token',
+      { ...ADMIN, device_name: 'bench-mqtt' },
+      undefined,
+      201,
+    );
     // BENCH_MQTT_WEBHOOK_SUBS: that many subscriptions to access.* (bench:webhooks), to a receiver in its own process.
     if (webhookSubs > 0) {
       const receiver = fork('bench/webhook-receiver.mjs', [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
       others.push(receiver);
-      const port = await new Promise<number>((resolve) => receiver.once('message', (m: { port: number }) => resolve(m.port)));
+      const port = await new Promise<number>((resolve) =>
+        receiver.once('message', (m: { port: number }) => resolve(m.port)),
+      );
       const projectId = (await must<{ data: { id: number } }>('GET', A, undefined, token, 200)).data.id;
       for (let i = 0; i < webhookSubs; i++) {
-        await must('POST', '/api/v1/webhook/subscribe', { url: `http://127.0.0.1:${port}/hook`, events: ['access.granted', 'access.denied'], project_id: projectId }, token, 201);
+        await must(
+          'POST',
+          '/api/v1/webhook/subscribe',
+          { url: `http://127.0.0.1:${port}/hook`, events: ['access.granted', 'access.denied'], project_id: projectId },
+          token,
+          201,
+        );
       }
     }
 
     // Readers: the demo's, then more on the main gates (in and out alternately) up to clientCount.
-    const points = (await must<{ data: { id: number; name: string }[] }>('GET', `${A}/access-points?per_page=100`, undefined, token, 200)).data;
+    const points = (
+      await must<{ data: { id: number; name: string }[] }>(
+        'GET',
+        `${A}/access-points?per_page=100`,
+        undefined,
+        token,
+        200,
+      )
+    ).data;
     const gateIn = points.find((p) => p.name === 'Main Gate In')?.id;
     const gateOut = points.find((p) => p.name === 'Main Gate Out')?.id;
     if (!gateIn || !gateOut) throw fail(`the demo venue has no Main Gate In/Out: ${JSON.stringify(points)}`);
@@ -624,35 +722,93 @@ async function main(): Promise<void> {
     }
 
     // Each reader logs in as one would: login -> staff read the OTP -> verify -> MQTT credentials.
-    for (const reader_identifier of identifiers) await must('POST', `${A}/readers/login`, { reader_identifier }, undefined, 202);
-    const logins = (await must<{ data: { reader_identifier: string; otp: string }[] }>('GET', `${A}/readers/logins`, undefined, token, 200)).data;
-    type Mqtt = { port: number; username: string; password: string; scans_topic: string; decisions_topic: string; qos: number };
+    for (const reader_identifier of identifiers)
+      await must('POST', `${A}/readers/login`, { reader_identifier }, undefined, 202);
+    const logins = (
+      await must<{ data: { reader_identifier: string; otp: string }[] }>(
+        'GET',
+        `${A}/readers/logins`,
+        undefined,
+        token,
+        200,
+      )
+    ).data;
+    type Mqtt = {
+      port: number;
+      username: string;
+      password: string;
+      scans_topic: string;
+      decisions_topic: string;
+      qos: number;
+    };
     const readerSpecs: ClientSpec[] = [];
     for (const reader_identifier of identifiers) {
       const otp = logins.find((l) => l.reader_identifier === reader_identifier)?.otp;
       if (!otp) throw fail(`no pending login for ${reader_identifier}`);
-      const { mqtt } = (await must<{ data: { mqtt: Mqtt } }>('POST', '/api/v1/reader-otp/verify', { otp, reader_identifier }, undefined, 200)).data;
+      const { mqtt } = (
+        await must<{ data: { mqtt: Mqtt } }>(
+          'POST',
+          '/api/v1/reader-otp/verify',
+          { otp, reader_identifier },
+          undefined,
+          200,
+        )
+      ).data;
       if (mqtt.port !== mqttPort || mqtt.qos !== 1) throw fail(`unexpected MQTT settings ${JSON.stringify(mqtt)}`);
-      readerSpecs.push({ clientId: `bench-${reader_identifier}`, username: mqtt.username, password: mqtt.password, scans: mqtt.scans_topic, replies: mqtt.decisions_topic });
+      readerSpecs.push({
+        clientId: `bench-${reader_identifier}`,
+        username: mqtt.username,
+        password: mqtt.password,
+        scans: mqtt.scans_topic,
+        replies: mqtt.decisions_topic,
+      });
     }
     const setupSeconds = (performance.now() - began) / 1000;
     // The bare brokers get the same topics, with no credentials.
     const bareSpecs: ClientSpec[] = readerSpecs.map(({ clientId, scans, replies }) => ({ clientId, scans, replies }));
 
     // Client threads.
-    for (let w = 0; w < workerCount; w++) clientThreads.push(new Worker(new URL(import.meta.url), { workerData: { role: 'clients' } }));
+    for (let w = 0; w < workerCount; w++)
+      clientThreads.push(new Worker(new URL(import.meta.url), { workerData: { role: 'clients' } }));
     const slices = clientThreads.map((_, w) => {
       const from = Math.floor((w * clientCount) / workerCount);
       return { from, to: Math.floor(((w + 1) * clientCount) / workerCount) };
     });
     const connectAll = (url: string, specs: ClientSpec[]) =>
-      Promise.all(clientThreads.map((t, w) => ask(t, { cmd: 'connect', url, clients: specs.slice(slices[w]!.from, slices[w]!.to), firstIndex: slices[w]!.from, kind }, 'connected')));
+      Promise.all(
+        clientThreads.map((t, w) =>
+          ask(
+            t,
+            {
+              cmd: 'connect',
+              url,
+              clients: specs.slice(slices[w]!.from, slices[w]!.to),
+              firstIndex: slices[w]!.from,
+              kind,
+            },
+            'connected',
+          ),
+        ),
+      );
     const disconnectAll = () => Promise.all(clientThreads.map((t) => ask(t, { cmd: 'disconnect' }, 'disconnected')));
     const runAll = async (mode: 'closed' | 'open', ms: number, serverPid: number): Promise<Measured> => {
       const startAt = wallNow() + 50;
       const reports = Promise.all(
         clientThreads.map((t, w) =>
-          ask<{ report: RunReport }>(t, { cmd: 'run', mode, startAt, ms, perClientRate: openRate / clientCount, firstIndex: slices[w]!.from, total: clientCount, drainMs }, 'report'),
+          ask<{ report: RunReport }>(
+            t,
+            {
+              cmd: 'run',
+              mode,
+              startAt,
+              ms,
+              perClientRate: openRate / clientCount,
+              firstIndex: slices[w]!.from,
+              total: clientCount,
+              drainMs,
+            },
+            'report',
+          ),
         ),
       );
       await sleep(startAt - wallNow());
@@ -683,14 +839,35 @@ async function main(): Promise<void> {
       };
       let busyMax = 0;
       for (const { report } of await reports) {
-        for (const key of ['sent', 'replied', 'inWindow', 'granted', 'denied', 'failures', 'unexpected', 'lost', 'errors', 'stalls', 'stallMs'] as const) merged[key] += report[key];
+        for (const key of [
+          'sent',
+          'replied',
+          'inWindow',
+          'granted',
+          'denied',
+          'failures',
+          'unexpected',
+          'lost',
+          'errors',
+          'stalls',
+          'stallMs',
+        ] as const)
+          merged[key] += report[key];
         merged.firstError ||= report.firstError;
         report.hist.forEach((n, i) => {
           merged.hist[i]! += n;
         });
         busyMax = Math.max(busyMax, report.busy);
       }
-      return { report: merged, seconds: ms / 1000, serverCpu, machineCpu, benchCpu: (bench.user + bench.system) / 1e6, busyMax, kernelMonitor };
+      return {
+        report: merged,
+        seconds: ms / 1000,
+        serverCpu,
+        machineCpu,
+        benchCpu: (bench.user + bench.system) / 1e6,
+        busyMax,
+        kernelMonitor,
+      };
     };
     /** Warm-up, then the measured closed-loop run. */
     const closedLoop = async (serverPid: number) => {
@@ -715,9 +892,12 @@ async function main(): Promise<void> {
     const answered = applianceWarm.report.replied + decisions.report.replied + open.report.replied;
     const scansSent = applianceWarm.report.sent + decisions.report.sent + open.report.sent;
     await sleep(200);
-    const eventsInLog = (await must<{ meta: { total: number } }>('GET', `${A}/access-events?per_page=1`, undefined, token, 200)).meta.total;
+    const eventsInLog = (
+      await must<{ meta: { total: number } }>('GET', `${A}/access-events?per_page=1`, undefined, token, 200)
+    ).meta.total;
     const metrics = await api<string>('GET', '/metrics', undefined, token);
-    const counted = (what: string) => Number(new RegExp(`gatehouse_mqtt_messages_total\\{what="${what}"\\} (\\d+)`).exec(metrics.body)?.[1] ?? 0);
+    const counted = (what: string) =>
+      Number(new RegExp(`gatehouse_mqtt_messages_total\\{what="${what}"\\} (\\d+)`).exec(metrics.body)?.[1] ?? 0);
     const serverScans = counted('scans');
     const serverDecisions = counted('decisions');
     server.kill('SIGTERM');
@@ -726,7 +906,9 @@ async function main(): Promise<void> {
     // 2. Bare aedes in its own process: the in-broker echo (the baseline), then the echo subscriber.
     const startBare = async (mode: EchoMode) => {
       const port = await freePort();
-      const proc = spawn(process.execPath, [self, 'echo-broker', String(port), mode], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const proc = spawn(process.execPath, [self, 'echo-broker', String(port), mode], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       others.push(proc);
       const output: string[] = [];
       proc.stdout!.on('data', (c: Buffer) => output.push(c.toString()));
@@ -808,19 +990,35 @@ async function main(): Promise<void> {
       `(client errors ${m.report.errors}, error answers ${m.report.failures}, unexpected answers ${m.report.unexpected}${m.report.firstError ? `: ${m.report.firstError}` : ''})`;
 
     line('mqtt.readers', clientCount, `clients (${workerCount} client threads)`);
-    line('mqtt.client', kind, kind === 'lean' ? '(bench/lean-mqtt.ts; BENCH_MQTT_CLIENT=mqttjs for mqtt.js)' : '(mqtt.js)');
+    line(
+      'mqtt.client',
+      kind,
+      kind === 'lean' ? '(bench/lean-mqtt.ts; BENCH_MQTT_CLIENT=mqttjs for mqtt.js)' : '(mqtt.js)',
+    );
     line('mqtt.attendees', ATTENDEES, 'credentials');
     line('mqtt.decisions_per_s', rate(decisions), '/s');
     line('mqtt.p50_ms', ms(p50(decisions)), 'ms');
     line('mqtt.p99_ms', ms(p99(decisions)), 'ms');
     line('mqtt.max_ms', ms(maxOf(decisions.report.hist)), 'ms');
-    line('mqtt.granted_pct', ((100 * decisions.report.granted) / Math.max(1, decisions.report.replied)).toFixed(0), '% of decisions');
+    line(
+      'mqtt.granted_pct',
+      ((100 * decisions.report.granted) / Math.max(1, decisions.report.replied)).toFixed(0),
+      '% of decisions',
+    );
     line('mqtt.server_cpu_pct', pct(decisions.serverCpu, decisions), '% of one core');
-    line('mqtt.server_cpu_us_per_decision', ((decisions.serverCpu * 1e6) / Math.max(1, decisions.report.replied)).toFixed(1), 'us');
+    line(
+      'mqtt.server_cpu_us_per_decision',
+      ((decisions.serverCpu * 1e6) / Math.max(1, decisions.report.replied)).toFixed(1),
+      'us',
+    );
     line('mqtt.bench_cpu_pct', pct(decisions.benchCpu, decisions), '% of one core');
     line('mqtt.machine_cpu_pct', pct(decisions.machineCpu, decisions), '% (2 cores = 200)');
     // Whatever else ran on the box meanwhile (the noise): machine busy time minus server and bench.
-    line('mqtt.other_cpu_pct', pct(Math.max(0, decisions.machineCpu - decisions.serverCpu - decisions.benchCpu), decisions), '% of one core (neither server nor bench)');
+    line(
+      'mqtt.other_cpu_pct',
+      pct(Math.max(0, decisions.machineCpu - decisions.serverCpu - decisions.benchCpu), decisions),
+      '% of one core (neither server nor bench)',
+    );
     line('mqtt.client_thread_busy_pct', (100 * decisions.busyMax).toFixed(0), '% (busiest client thread)');
     line('mqtt.lost_decisions', decisions.report.lost, `scans unanswered after ${drainMs / 1000} s`);
     line('mqtt.errors', troubles(decisions), `errors ${trouble(decisions)}`);
@@ -831,11 +1029,23 @@ async function main(): Promise<void> {
     line('mqtt.decisions_per_s_at_5k_per_s', rate(open), '/s');
     line('mqtt.server_cpu_pct_at_5k_per_s', pct(open.serverCpu, open), '% of one core');
     line('mqtt.machine_cpu_pct_at_5k_per_s', pct(open.machineCpu, open), '% (2 cores = 200)');
-    line('mqtt.other_cpu_pct_at_5k_per_s', pct(Math.max(0, open.machineCpu - open.serverCpu - open.benchCpu), open), '% of one core (neither server nor bench)');
+    line(
+      'mqtt.other_cpu_pct_at_5k_per_s',
+      pct(Math.max(0, open.machineCpu - open.serverCpu - open.benchCpu), open),
+      '% of one core (neither server nor bench)',
+    );
     line('mqtt.lost_decisions_at_5k_per_s', open.report.lost, `scans unanswered after ${drainMs / 1000} s`);
     line('mqtt.errors_at_5k_per_s', troubles(open), `errors ${trouble(open)}`);
-    line('mqtt.client_stall_ms_at_5k_per_s', (open.report.stallMs / open.seconds).toFixed(1), `ms a second (${open.report.stalls} stalls of the bench's client thread over 3 ms)`);
-    line('mqtt.kdamond_cpu_ms_at_5k_per_s', ((1000 * open.kernelMonitor) / open.seconds).toFixed(1), "ms a second (the kernel's DAMON monitor, taking a core in bursts)");
+    line(
+      'mqtt.client_stall_ms_at_5k_per_s',
+      (open.report.stallMs / open.seconds).toFixed(1),
+      `ms a second (${open.report.stalls} stalls of the bench's client thread over 3 ms)`,
+    );
+    line(
+      'mqtt.kdamond_cpu_ms_at_5k_per_s',
+      ((1000 * open.kernelMonitor) / open.seconds).toFixed(1),
+      "ms a second (the kernel's DAMON monitor, taking a core in bursts)",
+    );
 
     line('mqtt.scans_sent', scansSent, 'scans (warm-up, closed and open loop)');
     line('mqtt.decisions_received', answered, 'decisions');
@@ -844,32 +1054,68 @@ async function main(): Promise<void> {
     line('mqtt.server_decisions', serverDecisions, 'decisions (its /metrics)');
 
     const serverLines = serverOutput.join('').split('\n').filter(Boolean);
-    line('mqtt.server_log_lines', serverLines.length, `lines at warn or above${serverLines[0] ? ` (first: ${serverLines[0].slice(0, 160)})` : ''}`);
+    line(
+      'mqtt.server_log_lines',
+      serverLines.length,
+      `lines at warn or above${serverLines[0] ? ` (first: ${serverLines[0].slice(0, 160)})` : ''}`,
+    );
 
     const bareEcho = aedesEcho.measured;
-    line('mqtt.bare_broker_round_trips_per_s', rate(bareEcho), "/s (aedes with no decision, echo subscriber: the issue's baseline)");
+    line(
+      'mqtt.bare_broker_round_trips_per_s',
+      rate(bareEcho),
+      "/s (aedes with no decision, echo subscriber: the issue's baseline)",
+    );
     line('mqtt.bare_broker_p50_ms', ms(p50(bareEcho)), 'ms');
     line('mqtt.bare_broker_p99_ms', ms(p99(bareEcho)), 'ms');
     line('mqtt.ratio_to_bare_broker', (p99(decisions) / p99(bareEcho)).toFixed(2), 'x (p99)');
     line('mqtt.ratio_p50_to_bare_broker', (p50(decisions) / p50(bareEcho)).toFixed(2), 'x (p50)');
-    line('mqtt.throughput_of_bare_broker', ((100 * rate(decisions)) / rate(bareEcho)).toFixed(0), '% (decisions/s over round trips/s)');
+    line(
+      'mqtt.throughput_of_bare_broker',
+      ((100 * rate(decisions)) / rate(bareEcho)).toFixed(0),
+      '% (decisions/s over round trips/s)',
+    );
 
-    line('mqtt.in_broker_echo_round_trips_per_s', rate(inBroker), '/s (aedes answering each scan itself as the appliance does, no decision: the stricter baseline)');
+    line(
+      'mqtt.in_broker_echo_round_trips_per_s',
+      rate(inBroker),
+      '/s (aedes answering each scan itself as the appliance does, no decision: the stricter baseline)',
+    );
     line('mqtt.in_broker_echo_p50_ms', ms(p50(inBroker)), 'ms');
     line('mqtt.in_broker_echo_p99_ms', ms(p99(inBroker)), 'ms');
     line('mqtt.in_broker_echo_cpu_pct', pct(inBroker.serverCpu, inBroker), '% of one core');
-    line('mqtt.in_broker_echo_lost', inBroker.report.lost, `round trips; errors ${troubles(inBroker)} ${trouble(inBroker)}`);
-    line('mqtt.in_broker_echo_p50_ms_at_5k_per_s', ms(p50(bareOpen!)), `ms (${openRate} scans/s scheduled, the appliance's open loop on this echo)`);
+    line(
+      'mqtt.in_broker_echo_lost',
+      inBroker.report.lost,
+      `round trips; errors ${troubles(inBroker)} ${trouble(inBroker)}`,
+    );
+    line(
+      'mqtt.in_broker_echo_p50_ms_at_5k_per_s',
+      ms(p50(bareOpen!)),
+      `ms (${openRate} scans/s scheduled, the appliance's open loop on this echo)`,
+    );
     line('mqtt.in_broker_echo_p99_ms_at_5k_per_s', ms(p99(bareOpen!)), 'ms');
     line('mqtt.in_broker_echo_max_ms_at_5k_per_s', ms(maxOf(bareOpen!.report.hist)), 'ms');
-    line('mqtt.in_broker_echo_client_stall_ms_at_5k_per_s', (bareOpen!.report.stallMs / bareOpen!.seconds).toFixed(1), `ms a second (${bareOpen!.report.stalls} stalls over 3 ms)`);
+    line(
+      'mqtt.in_broker_echo_client_stall_ms_at_5k_per_s',
+      (bareOpen!.report.stallMs / bareOpen!.seconds).toFixed(1),
+      `ms a second (${bareOpen!.report.stalls} stalls over 3 ms)`,
+    );
     line('mqtt.ratio_to_in_broker_echo', (p99(decisions) / p99(inBroker)).toFixed(2), 'x (p99)');
     line('mqtt.ratio_p50_to_in_broker_echo', (p50(decisions) / p50(inBroker)).toFixed(2), 'x (p50)');
-    line('mqtt.stock_aedes_echo_round_trips_per_s', rate(stockEcho), "/s (aedes, in-broker echo through aedes' own publish path)");
+    line(
+      'mqtt.stock_aedes_echo_round_trips_per_s',
+      rate(stockEcho),
+      "/s (aedes, in-broker echo through aedes' own publish path)",
+    );
     line('mqtt.stock_aedes_echo_p50_ms', ms(p50(stockEcho)), 'ms');
     line('mqtt.stock_aedes_echo_p99_ms', ms(p99(stockEcho)), 'ms');
     line('mqtt.stock_aedes_echo_cpu_pct', pct(stockEcho.serverCpu, stockEcho), '% of one core');
-    line('mqtt.stock_aedes_echo_lost', stockEcho.report.lost, `round trips; errors ${troubles(stockEcho)} ${trouble(stockEcho)}`);
+    line(
+      'mqtt.stock_aedes_echo_lost',
+      stockEcho.report.lost,
+      `round trips; errors ${troubles(stockEcho)} ${trouble(stockEcho)}`,
+    );
     line('mqtt.ratio_to_stock_aedes_echo', (p99(decisions) / p99(stockEcho)).toFixed(2), 'x (p99)');
 
     const echoLines = (name: string, run: Awaited<ReturnType<typeof echoLoop>>) => {
@@ -877,14 +1123,30 @@ async function main(): Promise<void> {
       line(`mqtt.${name}_echo_p50_ms`, ms(p50(run.measured)), 'ms');
       line(`mqtt.${name}_echo_p99_ms`, ms(p99(run.measured)), 'ms');
       line(`mqtt.${name}_echo_broker_cpu_pct`, pct(run.measured.serverCpu, run.measured), '% of one core');
-      line(`mqtt.${name}_echo_subscriber_busy_pct`, (100 * run.echo.busy).toFixed(0), `% (its thread; ${run.echo.errors} errors)`);
-      line(`mqtt.${name}_echo_lost`, run.measured.report.lost, `round trips; errors ${troubles(run.measured)} ${trouble(run.measured)}`);
+      line(
+        `mqtt.${name}_echo_subscriber_busy_pct`,
+        (100 * run.echo.busy).toFixed(0),
+        `% (its thread; ${run.echo.errors} errors)`,
+      );
+      line(
+        `mqtt.${name}_echo_lost`,
+        run.measured.report.lost,
+        `round trips; errors ${troubles(run.measured)} ${trouble(run.measured)}`,
+      );
     };
     echoLines('aedes', aedesEcho);
     if (mosquittoEcho) {
       echoLines('mosquitto', mosquittoEcho);
-      line('mqtt.ratio_aedes_to_mosquitto_echo', (p99(aedesEcho.measured) / p99(mosquittoEcho.measured)).toFixed(2), 'x (p99)');
-      line('mqtt.ratio_aedes_to_mosquitto_echo_throughput', (rate(aedesEcho.measured) / rate(mosquittoEcho.measured)).toFixed(2), 'x (round trips/s)');
+      line(
+        'mqtt.ratio_aedes_to_mosquitto_echo',
+        (p99(aedesEcho.measured) / p99(mosquittoEcho.measured)).toFixed(2),
+        'x (p99)',
+      );
+      line(
+        'mqtt.ratio_aedes_to_mosquitto_echo_throughput',
+        (rate(aedesEcho.measured) / rate(mosquittoEcho.measured)).toFixed(2),
+        'x (round trips/s)',
+      );
     } else {
       line('mqtt.ratio_aedes_to_mosquitto_echo', 'skipped', `(no ${MOSQUITTO}: apt-get install mosquitto)`);
     }
@@ -893,7 +1155,9 @@ async function main(): Promise<void> {
   } finally {
     if (echoThread) echoThread.postMessage({ cmd: 'close' } satisfies ToEcho);
     for (const worker of clientThreads) worker.postMessage({ cmd: 'close' } satisfies ToClients);
-    await Promise.all([...clientThreads, ...(echoThread ? [echoThread] : [])].map((w) => new Promise((r) => w.once('exit', r))));
+    await Promise.all(
+      [...clientThreads, ...(echoThread ? [echoThread] : [])].map((w) => new Promise((r) => w.once('exit', r))),
+    );
     for (const proc of others) if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
     if (server.exitCode === null && server.signalCode === null) {
       server.kill('SIGTERM');

@@ -32,9 +32,17 @@ const PAGE_DIR = resolve('bench/plugin-page');
 
 type Measured = Exclude<PageResult, { error: string }>;
 
-const CONTENT_TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.png': 'image/png' };
+const CONTENT_TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.png': 'image/png',
+};
 // The assets the fixture's <img> elements point at (/img/*.png): one transparent pixel, so no load fails.
-const PIXEL = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+const PIXEL = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+  'base64',
+);
 
 async function buildPage(outDir: string): Promise<void> {
   await build({
@@ -46,7 +54,11 @@ async function buildPage(outDir: string): Promise<void> {
     mode: 'production',
     resolve: { dedupe: ['vue', 'pinia'] },
     // Vue's esm-bundler feature flags, as a plugin's production build sets them.
-    define: { __VUE_OPTIONS_API__: 'true', __VUE_PROD_DEVTOOLS__: 'false', __VUE_PROD_HYDRATION_MISMATCH_DETAILS__: 'false' },
+    define: {
+      __VUE_OPTIONS_API__: 'true',
+      __VUE_PROD_DEVTOOLS__: 'false',
+      __VUE_PROD_HYDRATION_MISMATCH_DETAILS__: 'false',
+    },
     build: { outDir, emptyOutDir: true, reportCompressedSize: false },
   });
 }
@@ -55,7 +67,11 @@ async function buildPage(outDir: string): Promise<void> {
 function serve(dir: string): Promise<{ server: Server; url: string }> {
   const server = createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url ?? '/', 'http://localhost').pathname);
-    const headers = { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp', 'cache-control': 'no-store' };
+    const headers = {
+      'cross-origin-opener-policy': 'same-origin',
+      'cross-origin-embedder-policy': 'require-corp',
+      'cache-control': 'no-store',
+    };
     if (path.startsWith('/img/')) {
       res.writeHead(200, { ...headers, 'content-type': 'image/png' }).end(PIXEL);
       return;
@@ -64,14 +80,18 @@ function serve(dir: string): Promise<{ server: Server; url: string }> {
     try {
       if (!file.startsWith(dir)) throw new Error('outside');
       const body = readFileSync(file);
-      res.writeHead(200, { ...headers, 'content-type': CONTENT_TYPES[extname(file)] ?? 'application/octet-stream' }).end(body);
+      res
+        .writeHead(200, { ...headers, 'content-type': CONTENT_TYPES[extname(file)] ?? 'application/octet-stream' })
+        .end(body);
     } catch {
       res.writeHead(404, headers).end();
     }
   });
   return new Promise((done, fail) => {
     server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => done({ server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}` }));
+    server.listen(0, '127.0.0.1', () =>
+      done({ server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}` }),
+    );
   });
 }
 
@@ -117,12 +137,19 @@ function bundleBytes(dir: string): number {
 async function main(outDir: string, state: { server?: Server; browser?: Browser }): Promise<void> {
   const builtAt = performance.now();
   await buildPage(outDir);
-  console.error(`page built in ${((performance.now() - builtAt) / 1000).toFixed(1)} s: ${(bundleBytes(outDir) / 1024).toFixed(0)} KiB of JavaScript (minified)`);
+  console.error(
+    `page built in ${((performance.now() - builtAt) / 1000).toFixed(1)} s: ${(bundleBytes(outDir) / 1024).toFixed(0)} KiB of JavaScript (minified)`,
+  );
   const { server, url } = await serve(outDir);
   state.server = server;
-  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true });
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    headless: true,
+  });
   state.browser = browser;
-  console.error(`Chromium ${browser.version()} (headless), ${LOADS} loads per mode, ${UPDATES} updates of each kind per load`);
+  console.error(
+    `Chromium ${browser.version()} (headless), ${LOADS} loads per mode, ${UPDATES} updates of each kind per load`,
+  );
 
   const results: Record<PageMode, Measured[]> = { vue: [], dom: [], bind: [], 'vue-plain': [] };
   const busyBefore = machineBusy();
@@ -130,7 +157,8 @@ async function main(outDir: string, state: { server?: Server; browser?: Browser 
   for (let n = 0; n < LOADS; n++) {
     for (const mode of ['vue', 'dom', 'bind', 'vue-plain'] as const) {
       const result = await load(browser, url, mode);
-      if (!result.crossOriginIsolated) console.error('WARNING: the page is not cross-origin isolated: performance.now() has 100 us steps');
+      if (!result.crossOriginIsolated)
+        console.error('WARNING: the page is not cross-origin isolated: performance.now() has 100 us steps');
       results[mode].push(result);
       if (mode === 'vue-plain') {
         console.error(`load ${n + 1} ${mode}: app.mount() without the toolkit ${ms(result.mountMs)} ms`);

@@ -14,7 +14,8 @@ export const wallNow = () => performance.timeOrigin + performance.now();
 // Latency histogram: 10 us buckets up to 100 ms, then 1 ms buckets up to 120 s.
 export const FINE = 10_000;
 export const HIST = FINE + 120_000;
-export const bucketOf = (ms: number) => (ms < 0 ? 0 : ms < 100 ? Math.floor(ms * 100) : Math.min(HIST - 1, FINE + Math.floor(ms - 100)));
+export const bucketOf = (ms: number) =>
+  ms < 0 ? 0 : ms < 100 ? Math.floor(ms * 100) : Math.min(HIST - 1, FINE + Math.floor(ms - 100));
 export const msOf = (bucket: number) => (bucket < FINE ? (bucket + 0.5) / 100 : 100 + (bucket - FINE) + 0.5);
 
 /** The V8 flags the appliance runs with (scripts/node-flags.json; npm start, the Dockerfile and main.ts's hashbang say the same). */
@@ -50,7 +51,11 @@ export function cpuOf(pid: number): number {
 
 /** Busy CPU seconds of the whole machine, all cores (/proc/stat: user nice system irq softirq steal). */
 export function machineBusy(): number {
-  const [, user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).map(Number);
+  const [, user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8')
+    .split('\n')[0]!
+    .trim()
+    .split(/\s+/)
+    .map(Number);
   return (user! + nice! + system! + irq! + softirq! + steal!) / 100;
 }
 
@@ -63,7 +68,11 @@ export const freePort = () =>
   });
 
 /** Waits until the appliance at `base` answers /ready (15 s at most), or throws `fail`'s error. */
-export async function waitUntilReady(base: string, server: ChildProcess, fail: (message: string) => Error): Promise<void> {
+export async function waitUntilReady(
+  base: string,
+  server: ChildProcess,
+  fail: (message: string) => Error,
+): Promise<void> {
   for (let i = 0; ; i++) {
     try {
       if ((await fetch(`${base}/ready`)).ok) return;

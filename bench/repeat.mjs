@@ -51,7 +51,9 @@ function runOnce(k) {
       }
     });
     child.on('error', reject);
-    child.on('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`run ${k} ended with ${signal ?? `exit code ${code}`}`))));
+    child.on('exit', (code, signal) =>
+      code === 0 ? resolve() : reject(new Error(`run ${k} ended with ${signal ?? `exit code ${code}`}`)),
+    );
   });
 }
 

@@ -10,7 +10,16 @@ import { basename } from 'node:path';
 
 const [entry, ...args] = process.argv.slice(2);
 const outfile = `dist/bench-${basename(entry, '.ts')}.mjs`;
-await build({ entryPoints: [entry], outfile, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', logLevel: 'warning' });
+await build({
+  entryPoints: [entry],
+  outfile,
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  packages: 'external',
+  logLevel: 'warning',
+});
 // The appliance's own V8 flags (scripts/node-flags.json), as benches run it in-process.
 const nodeFlags = JSON.parse(readFileSync('scripts/node-flags.json', 'utf8'));
 const result = spawnSync(process.execPath, ['--expose-gc', ...nodeFlags, outfile, ...args], { stdio: 'inherit' });

@@ -10,7 +10,11 @@ import { PerformanceObserver, constants } from 'node:perf_hooks';
 const oldObjects = process.argv[2];
 if (oldObjects === undefined) {
   for (const n of [0, 2_000_000]) {
-    const run = spawnSync(process.execPath, ['--max-semi-space-size=64', '--min-semi-space-size=64', new URL(import.meta.url).pathname, String(n)], { encoding: 'utf8' });
+    const run = spawnSync(
+      process.execPath,
+      ['--max-semi-space-size=64', '--min-semi-space-size=64', new URL(import.meta.url).pathname, String(n)],
+      { encoding: 'utf8' },
+    );
     if (run.status !== 0) throw new Error(run.stderr);
     process.stdout.write(run.stdout);
   }
@@ -19,7 +23,8 @@ if (oldObjects === undefined) {
   for (let i = 0; i < Number(oldObjects); i++) old.push({ a: `x${i}`, b: i, c: [i] });
   const pauses = [];
   new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) if (entry.detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) pauses.push(entry.duration);
+    for (const entry of list.getEntries())
+      if (entry.detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) pauses.push(entry.duration);
   }).observe({ entryTypes: ['gc'] });
   let keep = null;
   const end = Date.now() + 3000;
@@ -30,7 +35,9 @@ if (oldObjects === undefined) {
       setTimeout(() => {
         pauses.sort((a, b) => a - b);
         const name = oldObjects === '0' ? 'empty_old_generation' : `old_generation_${oldObjects}_objects`;
-        console.log(`gc.scavenge_median_ms_${name}: ${(pauses[pauses.length >> 1] ?? 0).toFixed(2)} ms (${pauses.length} scavenges, ${old.length + (keep ? 0 : 0)} old objects)`);
+        console.log(
+          `gc.scavenge_median_ms_${name}: ${(pauses[pauses.length >> 1] ?? 0).toFixed(2)} ms (${pauses.length} scavenges, ${old.length + (keep ? 0 : 0)} old objects)`,
+        );
       }, 10);
   };
   spin();

@@ -23,7 +23,11 @@ const dirs: string[] = [];
 
 /** An appliance process; `nice` 19 for a cloud standing in for a machine elsewhere. */
 export async function startNode(name: string, env: Record<string, string>, nice?: number): Promise<Node> {
-  const started = await startApplianceProcess(`sync-${name}`, { GATEHOUSE_READERS_VERIFY_PER_MINUTE: '100000', ...env }, nice === undefined ? {} : { nice });
+  const started = await startApplianceProcess(
+    `sync-${name}`,
+    { GATEHOUSE_READERS_VERIFY_PER_MINUTE: '100000', ...env },
+    nice === undefined ? {} : { nice },
+  );
   procs.push(started.proc);
   dirs.push(started.dataDir);
   return { name, ...started };
@@ -36,10 +40,20 @@ export async function cleanUp(): Promise<void> {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 }
 
-export async function api<T = Record<string, unknown>>(node: Node, method: string, path: string, body?: unknown, expect = 200): Promise<T> {
+export async function api<T = Record<string, unknown>>(
+  node: Node,
+  method: string,
+  path: string,
+  body?: unknown,
+  expect = 200,
+): Promise<T> {
   const res = await fetch(`${node.url}${path.startsWith('/api') ? path : P + path}`, {
     method,
-    headers: { authorization: `Bearer ${node.token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      authorization: `Bearer ${node.token}`,
+      accept: 'application/json',
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
@@ -54,7 +68,10 @@ export function openDb(node: Node): Database.Database {
 }
 
 /** Rows the edge has pulled, from its /metrics. */
-export const downloadedRows = async (node: Node): Promise<number> => Number(/^gatehouse_sync_downloaded_rows_total (\S+)$/m.exec(await (await fetch(`${node.url}/metrics`)).text())?.[1] ?? 0);
+export const downloadedRows = async (node: Node): Promise<number> =>
+  Number(
+    /^gatehouse_sync_downloaded_rows_total (\S+)$/m.exec(await (await fetch(`${node.url}/metrics`)).text())?.[1] ?? 0,
+  );
 
 /**
  * `count` attendees of the `guest` type with two credentials each (`<tag>-<i>-a`, `-b`), written
@@ -67,15 +84,23 @@ export function attendeesOnCloud(cloud: Node, count: number, tag: string): void 
   const typeId = db.prepare("SELECT id FROM attendee_types WHERE slug = 'guest'").pluck().get() as number;
   db.transaction(() => {
     const rows = count * 3;
-    const end = (db.prepare('UPDATE change_sequence SET value = value + ? WHERE id = 1 RETURNING value').get(rows) as { value: number }).value;
+    const end = (
+      db.prepare('UPDATE change_sequence SET value = value + ? WHERE id = 1 RETURNING value').get(rows) as {
+        value: number;
+      }
+    ).value;
     let version = end - rows + 1;
-    const firstAttendee = ((db.prepare('SELECT MAX(id) FROM attendees WHERE id < 4294967296').pluck().get() as number | null) ?? 0) + 1;
-    const firstCredential = ((db.prepare('SELECT MAX(id) FROM credentials WHERE id < 4294967296').pluck().get() as number | null) ?? 0) + 1;
+    const firstAttendee =
+      ((db.prepare('SELECT MAX(id) FROM attendees WHERE id < 4294967296').pluck().get() as number | null) ?? 0) + 1;
+    const firstCredential =
+      ((db.prepare('SELECT MAX(id) FROM credentials WHERE id < 4294967296').pluck().get() as number | null) ?? 0) + 1;
     const now = new Date().toISOString();
     const addAttendee = db.prepare(
       "INSERT INTO attendees (id, project_id, attendee_type_id, first_name, last_name, email, external_id, status, extra, version, created_at, updated_at) VALUES (?, ?, ?, 'Bulk', ?, ?, ?, 'active', '{}', ?, ?, ?)",
     );
-    const addCredential = db.prepare("INSERT INTO credentials (id, project_id, attendee_id, value, kind, status, version, created_at, updated_at) VALUES (?, ?, ?, ?, 'barcode', 'active', ?, ?, ?)");
+    const addCredential = db.prepare(
+      "INSERT INTO credentials (id, project_id, attendee_id, value, kind, status, version, created_at, updated_at) VALUES (?, ?, ?, ?, 'barcode', 'active', ?, ?, ?)",
+    );
     for (let i = 0; i < count; i++) {
       const id = firstAttendee + i;
       addAttendee.run(id, projectC, typeId, `No${i}`, `${tag}-${i}@bench.test`, `${tag}-${i}`, version++, now, now);
@@ -112,9 +137,13 @@ export class LinkProxy {
       packages: 'external',
       logLevel: 'warning',
     });
-    const child = fork('dist/bench-tcp-proxy-child.mjs', [String(targetPort)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork('dist/bench-tcp-proxy-child.mjs', [String(targetPort)], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     procs.push(child);
-    const { port } = await new Promise<{ port: number }>((resolve) => child.once('message', (m) => resolve(m as { port: number })));
+    const { port } = await new Promise<{ port: number }>((resolve) =>
+      child.once('message', (m) => resolve(m as { port: number })),
+    );
     return new LinkProxy(child, `http://127.0.0.1:${port}`);
   }
 

@@ -53,14 +53,42 @@ function probe(url: string, during: () => boolean) {
 async function main(): Promise<void> {
   const cloud = await startNode('cloud', { GATEHOUSE_ROLE: 'cloud' });
   const zone = (await api<{ data: { id: number } }>(cloud, 'POST', '/access-zones', { name: 'Hall' }, 201)).data.id;
-  const entry = (await api<{ data: { id: number } }>(cloud, 'POST', '/access-points', { name: 'Entry', access_zone_id: zone, direction: 'in' }, 201)).data.id;
-  const exit = (await api<{ data: { id: number } }>(cloud, 'POST', '/access-points', { name: 'Exit', access_zone_id: zone, direction: 'out' }, 201)).data.id;
+  const entry = (
+    await api<{ data: { id: number } }>(
+      cloud,
+      'POST',
+      '/access-points',
+      { name: 'Entry', access_zone_id: zone, direction: 'in' },
+      201,
+    )
+  ).data.id;
+  const exit = (
+    await api<{ data: { id: number } }>(
+      cloud,
+      'POST',
+      '/access-points',
+      { name: 'Exit', access_zone_id: zone, direction: 'out' },
+      201,
+    )
+  ).data.id;
   await api(cloud, 'POST', '/attendee-types', { name: 'Guest', zone_ids: [zone] }, 201);
-  const rows = Array.from({ length: ATTENDEES }, (_, i) => ({ first_name: 'Guest', last_name: `No${i}`, attendee_type: 'guest', external_id: `G-${i}`, credential_value: `G-${i}` }));
+  const rows = Array.from({ length: ATTENDEES }, (_, i) => ({
+    first_name: 'Guest',
+    last_name: `No${i}`,
+    attendee_type: 'guest',
+    external_id: `G-${i}`,
+    credential_value: `G-${i}`,
+  }));
   await api(cloud, 'POST', '/attendees/import', rows);
   const attendees: number[] = [];
-  for (let page = 1; attendees.length < ATTENDEES; page++) attendees.push(...(await api<{ data: { id: number }[] }>(cloud, 'GET', `/attendees?per_page=100&page=${page}`)).data.map((a) => a.id));
-  const token = (await api<{ data: { token: string } }>(cloud, 'POST', '/sync/edges', { name: 'bench' }, 201)).data.token;
+  for (let page = 1; attendees.length < ATTENDEES; page++)
+    attendees.push(
+      ...(await api<{ data: { id: number }[] }>(cloud, 'GET', `/attendees?per_page=100&page=${page}`)).data.map(
+        (a) => a.id,
+      ),
+    );
+  const token = (await api<{ data: { token: string } }>(cloud, 'POST', '/sync/edges', { name: 'bench' }, 201)).data
+    .token;
 
   let clock = Date.now() - 3_600_000;
   /** A maximal batch, serialised before it is timed: each item padded (its credential value) so the body fills BYTES. */

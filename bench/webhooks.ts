@@ -20,7 +20,13 @@ const line = (name: string, value: string | number, unit: string) => console.log
 const now = () => performance.timeOrigin + performance.now();
 
 type Report = { count: number; arrivals: [string, number][] };
-async function startReceiver(): Promise<{ url: string; ask(): Promise<Report>; reset(): void; stop(): void; proc: ChildProcess }> {
+async function startReceiver(): Promise<{
+  url: string;
+  ask(): Promise<Report>;
+  reset(): void;
+  stop(): void;
+  proc: ChildProcess;
+}> {
   const proc = fork('bench/webhook-receiver.mjs', [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const port = await new Promise<number>((resolve) => proc.once('message', (m: { port: number }) => resolve(m.port)));
   return {
@@ -54,15 +60,28 @@ const receiver = await startReceiver();
 try {
   const { outgoing, store, venue } = app.services;
   const projectId = store.db.prepare("SELECT id FROM projects WHERE slug = 'default'").pluck().get() as number;
-  const subscribe = (n: number, events: string[]) => Array.from({ length: n }, () => outgoing.subscriptions.create({ projectId, userId: null, url: receiver.url, events, scheme: 'sha256' }).row.id);
+  const subscribe = (n: number, events: string[]) =>
+    Array.from(
+      { length: n },
+      () =>
+        outgoing.subscriptions.create({ projectId, userId: null, url: receiver.url, events, scheme: 'sha256' }).row.id,
+    );
   const dropAll = () => {
     for (const row of outgoing.subscriptions.all()) outgoing.subscriptions.delete(row.id);
   };
   /** `n` outbox rows at once, as n committed changes would leave them. */
   const fillOutbox = (n: number) => {
-    const insert = store.db.prepare("INSERT INTO domain_events (uuid, project_id, event, data, created_at) VALUES (?, ?, 'attendee.updated', ?, ?)");
+    const insert = store.db.prepare(
+      "INSERT INTO domain_events (uuid, project_id, event, data, created_at) VALUES (?, ?, 'attendee.updated', ?, ?)",
+    );
     store.db.transaction(() => {
-      for (let i = 0; i < n; i++) insert.run(crypto.randomUUID(), projectId, JSON.stringify({ attendee_id: i, first_name: 'Bench', last_name: `No${i}` }), new Date().toISOString());
+      for (let i = 0; i < n; i++)
+        insert.run(
+          crypto.randomUUID(),
+          projectId,
+          JSON.stringify({ attendee_id: i, first_name: 'Bench', last_name: `No${i}` }),
+          new Date().toISOString(),
+        );
     })();
   };
   const throughput = async (subscriptions: number, events: number) => {
@@ -118,10 +137,12 @@ try {
   }
   // Event id -> attendee id, from the outbox.
   const byEvent = new Map(
-    (store.db.prepare("SELECT uuid, data FROM domain_events WHERE event = 'attendee.created'").all() as { uuid: string; data: string }[]).map((r) => [
-      r.uuid,
-      (JSON.parse(r.data) as { attendee_id: number }).attendee_id,
-    ]),
+    (
+      store.db.prepare("SELECT uuid, data FROM domain_events WHERE event = 'attendee.created'").all() as {
+        uuid: string;
+        data: string;
+      }[]
+    ).map((r) => [r.uuid, (JSON.parse(r.data) as { attendee_id: number }).attendee_id]),
   );
   const latencies = arrivals
     .map(([id, at]) => at - ids.get(byEvent.get(id)!)!)
@@ -138,7 +159,12 @@ try {
 // MQTT throughput with and without 50 subscriptions to access.* (bench/mqtt.ts in its own processes).
 const mqttRate = (subs: number) => {
   const out = spawnSync(process.execPath, ['bench/run-ts.mjs', 'bench/mqtt.ts'], {
-    env: { ...process.env, BENCH_MQTT_WEBHOOK_SUBS: String(subs), BENCH_MQTT_SECONDS: quick ? '2' : '5', BENCH_MQTT_ONLY_APPLIANCE: '1' },
+    env: {
+      ...process.env,
+      BENCH_MQTT_WEBHOOK_SUBS: String(subs),
+      BENCH_MQTT_SECONDS: quick ? '2' : '5',
+      BENCH_MQTT_ONLY_APPLIANCE: '1',
+    },
     encoding: 'utf8',
     maxBuffer: 64 << 20,
   });

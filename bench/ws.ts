@@ -50,13 +50,28 @@ import { performance } from 'node:perf_hooks';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import Pusher from 'pusher';
 import WebSocket from 'ws';
-import { line, sleep, wallNow, HIST, bucketOf, msOf, newestMtime, nodeFlags, rssOf, cpuOf, machineBusy, freePort, waitUntilReady } from './process-stats.js';
+import {
+  line,
+  sleep,
+  wallNow,
+  HIST,
+  bucketOf,
+  msOf,
+  newestMtime,
+  nodeFlags,
+  rssOf,
+  cpuOf,
+  machineBusy,
+  freePort,
+  waitUntilReady,
+} from './process-stats.js';
 
 const APP = { appId: '424242', key: 'benchkey', secret: 'bench-secret-0123456789abcdef' };
 const CHANNEL = 'private-dashboard.project.default.access';
 const EVENT = 'BenchEvent';
 
-const sign = (socketId: string) => `${APP.key}:${createHmac('sha256', APP.secret).update(`${socketId}:${CHANNEL}`).digest('hex')}`;
+const sign = (socketId: string) =>
+  `${APP.key}:${createHmac('sha256', APP.secret).update(`${socketId}:${CHANNEL}`).digest('hex')}`;
 
 type ToWorker = { cmd: 'count' } | { cmd: 'report' } | { cmd: 'close' };
 type ClientKind = 'lean' | 'ws';
@@ -115,7 +130,13 @@ async function clientWorker(): Promise<void> {
   };
 
   /** Every frame that is not a bench event, as JSON (a few per client: connection_established, subscription_succeeded, pusher:ping). */
-  const control = (i: number, text: string, send: (text: string) => void, subscribed: () => void, reject: (err: Error) => void) => {
+  const control = (
+    i: number,
+    text: string,
+    send: (text: string) => void,
+    subscribed: () => void,
+    reject: (err: Error) => void,
+  ) => {
     const frame = JSON.parse(text) as { event: string; data?: string };
     if (frame.event === 'pusher:connection_established') {
       const socketId = (JSON.parse(frame.data!) as { socket_id: string }).socket_id;
@@ -157,7 +178,15 @@ async function clientWorker(): Promise<void> {
           const now = wallNow();
           const s = text.indexOf(SEQ);
           const t = text.indexOf(TIME, s);
-          if (!deliver(i, Number.parseInt(text.slice(s + SEQ.length), 10), Number.parseFloat(text.slice(t + TIME.length)), now)) throw new Error(`client ${i}: unexpected frame ${text}`);
+          if (
+            !deliver(
+              i,
+              Number.parseInt(text.slice(s + SEQ.length), 10),
+              Number.parseFloat(text.slice(t + TIME.length)),
+              now,
+            )
+          )
+            throw new Error(`client ${i}: unexpected frame ${text}`);
           return;
         }
         control(i, text, send, done, reject);
@@ -207,10 +236,14 @@ async function clientWorker(): Promise<void> {
    */
   const benchEvent = (i: number, buf: Buffer, view: DataView, start: number, end: number, now: number) => {
     if (end - start < prefixBytes.length) return false;
-    for (let k = 0; k < prefixWords.length; k++) if (view.getInt32(start + 4 * k, true) !== prefixWords[k]) return false;
-    for (let k = prefixWords.length * 4; k < prefixBytes.length; k++) if (buf[start + k] !== prefixBytes[k]) return false;
+    for (let k = 0; k < prefixWords.length; k++)
+      if (view.getInt32(start + 4 * k, true) !== prefixWords[k]) return false;
+    for (let k = prefixWords.length * 4; k < prefixBytes.length; k++)
+      if (buf[start + k] !== prefixBytes[k]) return false;
     // {"event":"BenchEvent","channel":"...","data":"{\"s\":123,\"t\":1732...}"}: read s and t only.
-    let p = marker(buf, start + seqAt, end, seqBytes) ? start + seqAt : find(buf, seqBytes, start + prefixBytes.length, end);
+    let p = marker(buf, start + seqAt, end, seqBytes)
+      ? start + seqAt
+      : find(buf, seqBytes, start + prefixBytes.length, end);
     let seq = Number.NaN;
     let at = Number.NaN;
     if (p >= 0) {
@@ -222,7 +255,8 @@ async function clientWorker(): Promise<void> {
       const t = buf[p] === 0x2c && marker(buf, p + 1, end, timeBytes) ? p + 1 : find(buf, timeBytes, p, end);
       if (t >= 0) at = timeAt(buf, t + timeBytes.length, end);
     }
-    if (Number.isNaN(at) || !deliver(i, seq, at, now)) throw new Error(`client ${i}: unexpected frame ${buf.toString('latin1', start, end)}`);
+    if (Number.isNaN(at) || !deliver(i, seq, at, now))
+      throw new Error(`client ${i}: unexpected frame ${buf.toString('latin1', start, end)}`);
     return true;
   };
 
@@ -257,7 +291,8 @@ async function clientWorker(): Promise<void> {
 
   /** One complete message (text or binary, like `ws`'s 'message') of client c, in buf[start, end). */
   const message = (c: LeanClient, buf: Buffer, view: DataView, start: number, end: number, now: number) => {
-    if (!benchEvent(c.i, buf, view, start, end, now)) control(c.i, buf.toString('utf8', start, end), c.sendText, c.subscribed, c.reject);
+    if (!benchEvent(c.i, buf, view, start, end, now))
+      control(c.i, buf.toString('utf8', start, end), c.sendText, c.subscribed, c.reject);
   };
 
   class LeanClient {
@@ -282,10 +317,16 @@ async function clientWorker(): Promise<void> {
       const key = randomBytes(16).toString('base64');
       this.accept = createHash('sha1').update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64');
       this.timer = setTimeout(() => reject(new Error(`client ${i}: not subscribed within 20 s`)), 20_000);
-      this.socket = connect({ host: hostname, port: Number(tcpPort), noDelay: true, onread: { buffer: readBuffer, callback: (n: number) => (this.read(n), true) } });
+      this.socket = connect({
+        host: hostname,
+        port: Number(tcpPort),
+        noDelay: true,
+        onread: { buffer: readBuffer, callback: (n: number) => (this.read(n), true) },
+      });
       this.socket.on('connect', () =>
         this.socket.write(
-          `GET ${pathname}${search} HTTP/1.1\r\nHost: ${hostname}:${tcpPort}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` + `Sec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+          `GET ${pathname}${search} HTTP/1.1\r\nHost: ${hostname}:${tcpPort}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+            `Sec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
         ),
       );
       this.socket.on('error', (err) => {
@@ -377,9 +418,12 @@ async function clientWorker(): Promise<void> {
       let wrong = '';
       if (!/^HTTP\/1\.1 101 /.test(status!)) wrong = `answered ${status}`;
       else if (headers.get('upgrade')?.toLowerCase() !== 'websocket') wrong = `Upgrade: ${headers.get('upgrade')}`;
-      else if (!/(^|,)\s*upgrade\s*(,|$)/i.test(headers.get('connection') ?? '')) wrong = `Connection: ${headers.get('connection')}`;
-      else if (headers.get('sec-websocket-accept') !== this.accept) wrong = `Sec-WebSocket-Accept ${headers.get('sec-websocket-accept')}, expected ${this.accept}`;
-      else if (headers.has('sec-websocket-extensions') || headers.has('sec-websocket-protocol')) wrong = 'an extension or subprotocol nobody asked for';
+      else if (!/(^|,)\s*upgrade\s*(,|$)/i.test(headers.get('connection') ?? ''))
+        wrong = `Connection: ${headers.get('connection')}`;
+      else if (headers.get('sec-websocket-accept') !== this.accept)
+        wrong = `Sec-WebSocket-Accept ${headers.get('sec-websocket-accept')}, expected ${this.accept}`;
+      else if (headers.has('sec-websocket-extensions') || headers.has('sec-websocket-protocol'))
+        wrong = 'an extension or subprotocol nobody asked for';
       if (wrong) {
         this.socket.destroy();
         this.reject(new Error(`client ${this.i}: handshake: ${wrong}`));
@@ -437,7 +481,9 @@ async function clientWorker(): Promise<void> {
         } else if ((opcode === 0x1 || opcode === 0x2) && this.fragments === null) {
           this.fragments = [Buffer.from(buf.subarray(start, off))];
         } else {
-          return (this.fail(1002, `unexpected opcode ${opcode}${this.fragments ? ' inside a fragmented message' : ''}`), end);
+          return (
+            this.fail(1002, `unexpected opcode ${opcode}${this.fragments ? ' inside a fragmented message' : ''}`), end
+          );
         }
         if (this.state === 2) return end;
       }
@@ -445,7 +491,8 @@ async function clientWorker(): Promise<void> {
     }
   }
 
-  const openLean = (i: number) => new Promise<void>((resolve, reject) => (leanSockets[i] = new LeanClient(i, resolve, reject)));
+  const openLean = (i: number) =>
+    new Promise<void>((resolve, reject) => (leanSockets[i] = new LeanClient(i, resolve, reject)));
 
   // Connect 50 at a time (a burst of 1,000 handshakes would only measure the accept queue).
   const open = client === 'lean' ? openLean : openWs;
@@ -466,7 +513,16 @@ async function clientWorker(): Promise<void> {
         min = Math.min(min, n);
         max = Math.max(max, n);
       }
-      const report: WorkerReport = { received: total, minPerClient: min, maxPerClient: max, duplicates, closed, closeCodes, lastReceiveAt, hist };
+      const report: WorkerReport = {
+        received: total,
+        minPerClient: min,
+        maxPerClient: max,
+        duplicates,
+        closed,
+        closeCodes,
+        lastReceiveAt,
+        hist,
+      };
       port.postMessage({ type: 'report', report }, [hist.buffer]);
     } else if (msg.cmd === 'close') {
       for (const ws of wsSockets) ws.terminate();
@@ -495,7 +551,10 @@ async function main(): Promise<void> {
   const batchEveryMs = (1000 * BATCH) / rate;
 
   // The server: the built appliance in its own process (built first when missing or stale).
-  if (!process.env.BENCH_WS_SERVER && (!existsSync('dist/main.js') || statSync('dist/main.js').mtimeMs < newestMtime('src'))) {
+  if (
+    !process.env.BENCH_WS_SERVER &&
+    (!existsSync('dist/main.js') || statSync('dist/main.js').mtimeMs < newestMtime('src'))
+  ) {
     const built = spawnSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' });
     if (built.status !== 0) throw new Error('node scripts/build.mjs failed');
   }
@@ -543,15 +602,21 @@ async function main(): Promise<void> {
     const { token } = (await tokenRes.json()) as { token: string };
     const bearer = { authorization: `Bearer ${token}` };
     const configRes = await fetch(`${base}/api/v1/broadcasting/config`, { headers: bearer });
-    const { data: clientConfig } = (await configRes.json()) as { data: { key: string; ws_port: number; ws_path: string } };
-    if (clientConfig.key !== APP.key || clientConfig.ws_port !== port) throw fail(`unexpected client config ${JSON.stringify(clientConfig)}`);
+    const { data: clientConfig } = (await configRes.json()) as {
+      data: { key: string; ws_port: number; ws_path: string };
+    };
+    if (clientConfig.key !== APP.key || clientConfig.ws_port !== port)
+      throw fail(`unexpected client config ${JSON.stringify(clientConfig)}`);
     const url = `ws://127.0.0.1:${port}${clientConfig.ws_path}/app/${clientConfig.key}?protocol=7&client=bench&version=8.4.0&flash=false`;
     await checkAuthEndpoint(url, base, bearer);
 
     // Warm the publish route, with nobody subscribed yet, then the baseline.
     const agent = new Agent({ keepAlive: true, maxSockets: 4 });
     const pusher = new Pusher({ ...APP, host: '127.0.0.1', port: String(port), useTLS: false, agent });
-    for (let i = 0; i < 50; i++) await pusher.triggerBatch(Array.from({ length: 10 }, () => ({ channel: CHANNEL, name: EVENT, data: { s: -1, t: wallNow() } })));
+    for (let i = 0; i < 50; i++)
+      await pusher.triggerBatch(
+        Array.from({ length: 10 }, () => ({ channel: CHANNEL, name: EVENT, data: { s: -1, t: wallNow() } })),
+      );
     await sleep(500);
     const baselineRss = rssOf(pid);
 
@@ -559,7 +624,9 @@ async function main(): Promise<void> {
     const ready: Promise<void>[] = [];
     for (let w = 0; w < workers; w++) {
       const count = Math.floor(clients / workers) + (w < clients % workers ? 1 : 0);
-      const worker = new Worker(new URL(import.meta.url), { workerData: { url, clients: count, events: batches * BATCH, client } satisfies WorkerInit });
+      const worker = new Worker(new URL(import.meta.url), {
+        workerData: { url, clients: count, events: batches * BATCH, client } satisfies WorkerInit,
+      });
       workerThreads.push(worker);
       ready.push(
         new Promise<void>((resolve, reject) => {
@@ -581,7 +648,11 @@ async function main(): Promise<void> {
         worker.on('message', on);
         worker.postMessage(cmd);
       });
-    const receivedSoFar = async () => (await Promise.all(workerThreads.map((w) => ask<{ received: number }>(w, { cmd: 'count' }, 'count')))).reduce((a, c) => a + c.received, 0);
+    const receivedSoFar = async () =>
+      (await Promise.all(workerThreads.map((w) => ask<{ received: number }>(w, { cmd: 'count' }, 'count')))).reduce(
+        (a, c) => a + c.received,
+        0,
+      );
     await sleep(300);
     const connectedRss = rssOf(pid);
 
@@ -604,7 +675,11 @@ async function main(): Promise<void> {
       if (wait > 0) await sleep(wait); // timers fire up to ~1 ms late: ws.publish_lag_p99_ms; t is the due time regardless
       lag[k] = performance.now() - due;
       const t = performance.timeOrigin + due;
-      const batch = Array.from({ length: BATCH }, (_, j) => ({ channel: CHANNEL, name: EVENT, data: { s: k * BATCH + j, t } }));
+      const batch = Array.from({ length: BATCH }, (_, j) => ({
+        channel: CHANNEL,
+        name: EVENT,
+        data: { s: k * BATCH + j, t },
+      }));
       publishes.push(
         pusher.triggerBatch(batch).then(
           () => {
@@ -623,7 +698,10 @@ async function main(): Promise<void> {
     // (which counts), up to 15 s (quick) or 120 s (full) after the last publish.
     const deadline = publishEnd + (quick ? 15_000 : 120_000);
     let deadlineTimer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.all(publishes), new Promise((r) => (deadlineTimer = setTimeout(r, deadline - performance.now())))]);
+    await Promise.race([
+      Promise.all(publishes),
+      new Promise((r) => (deadlineTimer = setTimeout(r, deadline - performance.now()))),
+    ]);
     clearTimeout(deadlineTimer);
     const answeredAt = performance.now();
 
@@ -644,7 +722,9 @@ async function main(): Promise<void> {
     const benchCpu = process.cpuUsage(benchCpuBefore);
     const drainedAt = performance.now();
 
-    const reports = await Promise.all(workerThreads.map((w) => ask<{ report: WorkerReport }>(w, { cmd: 'report' }, 'report')));
+    const reports = await Promise.all(
+      workerThreads.map((w) => ask<{ report: WorkerReport }>(w, { cmd: 'report' }, 'report')),
+    );
     const hist = new Uint32Array(HIST);
     let received = 0;
     let duplicates = 0;
@@ -665,7 +745,10 @@ async function main(): Promise<void> {
       maxPerClient = Math.max(maxPerClient, report.maxPerClient);
       for (const [code, n] of Object.entries(report.closeCodes)) closeCodes[code] = (closeCodes[code] ?? 0) + n;
     }
-    if (received === 0) throw fail(`no event reached any client (${sent} sent, ${accepted} accepted, ${publishErrors} refused: ${firstError})`);
+    if (received === 0)
+      throw fail(
+        `no event reached any client (${sent} sent, ${accepted} accepted, ${publishErrors} refused: ${firstError})`,
+      );
     const percentile = (p: number) => {
       const rank = Math.ceil(received * p);
       let seen = 0;
@@ -696,10 +779,18 @@ async function main(): Promise<void> {
     // clients on the same two cores, the end-to-end rate above is bounded by the clients' side.
     line('ws.server_cpu_us_per_delivery', ((serverCpu * 1e6) / received).toFixed(2), 'us');
     line('ws.server_core_capacity_per_s', Math.round(received / serverCpu), 'deliveries/s');
-    line('ws.bench_cpu_pct', ((100 * (benchCpu.user + benchCpu.system)) / 1000 / (drainedAt - start)).toFixed(0), '% of one core');
+    line(
+      'ws.bench_cpu_pct',
+      ((100 * (benchCpu.user + benchCpu.system)) / 1000 / (drainedAt - start)).toFixed(0),
+      '% of one core',
+    );
     // Whatever else ran on the box meanwhile (the noise): machine busy time minus server and bench.
     const benchSeconds = (benchCpu.user + benchCpu.system) / 1e6;
-    line('ws.other_cpu_pct', Math.max(0, (100 * (machineCpu - serverCpu - benchSeconds)) / ((drainedAt - start) / 1000)).toFixed(0), '% of one core');
+    line(
+      'ws.other_cpu_pct',
+      Math.max(0, (100 * (machineCpu - serverCpu - benchSeconds)) / ((drainedAt - start) / 1000)).toFixed(0),
+      '% of one core',
+    );
     line('ws.publish_lag_p99_ms', lag[Math.floor(batches * 0.99)]!.toFixed(2), 'ms');
     line('ws.publish_answer_p50_ms', answer[Math.floor(batches * 0.5)]!.toFixed(2), 'ms');
     line('ws.publish_answer_p99_ms', answer[Math.floor(batches * 0.99)]!.toFixed(2), 'ms');
@@ -711,7 +802,8 @@ async function main(): Promise<void> {
     line('ws.duplicates', duplicates, 'deliveries');
     line('ws.closed_clients', closed, `clients${closed ? ` ${JSON.stringify(closeCodes)}` : ''}`);
     if (publishErrors > 0) line('ws.publish_errors', publishErrors, `events (${firstError})`);
-    if (sent - accepted - publishErrors > 0) line('ws.unanswered_at_deadline', sent - accepted - publishErrors, 'events');
+    if (sent - accepted - publishErrors > 0)
+      line('ws.unanswered_at_deadline', sent - accepted - publishErrors, 'events');
     agent.destroy();
   } finally {
     for (const worker of workerThreads) worker.postMessage({ cmd: 'close' } satisfies ToWorker);

@@ -3,7 +3,13 @@ import { ScanError } from '../src/access/engine.js';
 import { type ReaderScans, scanErrorRefusal } from '../src/access/reader-scan.js';
 import type { ScanService } from '../src/access/scan-service.js';
 import { readerKey, type VenueIndex } from '../src/access/venue-index.js';
-import { type BridgeDevice, type BridgeDeviceState, type BridgeDevices, IDLE_STATE, isHid } from '../src/devices/bridge-devices.js';
+import {
+  type BridgeDevice,
+  type BridgeDeviceState,
+  type BridgeDevices,
+  IDLE_STATE,
+  isHid,
+} from '../src/devices/bridge-devices.js';
 import type { BridgePaths } from '../src/devices/bridge-paths.js';
 import type { ReaderStates } from '../src/devices/reader-state.js';
 import type { EventBus } from '../src/events/bus.js';
@@ -124,7 +130,11 @@ export class FirmwareBridge {
       const refused = device.path === null ? null : this.deps.paths.problem(device.path, device.framing);
       if (refused) {
         // Not looked for either: its last_error is the same whether such a file exists or not.
-        Object.assign(state, { connected: false, opened_path: null, last_error: `${device.path} is ${refused}: not opened` });
+        Object.assign(state, {
+          connected: false,
+          opened_path: null,
+          last_error: `${device.path} is ${refused}: not opened`,
+        });
         this.deps.log.warn({ device_id: id, path: device.path }, 'bridge device path not allowed; not opened');
         return;
       }
@@ -150,9 +160,16 @@ export class FirmwareBridge {
 
   /** The reader-scan translation every transport shares, source `bridge`; the device's access point when it names one. */
   readonly #decide: Decide = async (device, value) => {
-    const located = this.deps.readerScans.locate({ projectId: device.projectId, identifier: device.reader_identifier, credentialValue: value, requestId: null, source: 'bridge' });
+    const located = this.deps.readerScans.locate({
+      projectId: device.projectId,
+      identifier: device.reader_identifier,
+      credentialValue: value,
+      requestId: null,
+      source: 'bridge',
+    });
     if (!located.ok) return { refused: located.refusal.message };
-    const request = device.access_point_id === null ? located.request : { ...located.request, accessPointId: device.access_point_id };
+    const request =
+      device.access_point_id === null ? located.request : { ...located.request, accessPointId: device.access_point_id };
     try {
       const outcome = await this.deps.scans.scan(request);
       return { granted: outcome.granted };
@@ -167,7 +184,15 @@ export class FirmwareBridge {
     if (reader) this.deps.readerStates.bridged(device.projectId, reader.id, connected);
     const event = {
       projectId: device.projectId,
-      device: { id: device.id, name: device.name, reader_identifier: device.reader_identifier, framing: device.framing, connected, opened_path: state.opened_path, last_error: state.last_error },
+      device: {
+        id: device.id,
+        name: device.name,
+        reader_identifier: device.reader_identifier,
+        framing: device.framing,
+        connected,
+        opened_path: state.opened_path,
+        last_error: state.last_error,
+      },
     };
     this.deps.bus.emit(connected ? 'bridge.device_connected' : 'bridge.device_disconnected', event);
   }

@@ -34,7 +34,8 @@ interface Decoder {
 
 function decoderFor(device: BridgeDevice): Decoder {
   if (device.framing === 'hid_pos') return posScannerDecoder();
-  if (device.framing === 'hid_keyboard') return keyboardDecoder({ layout: device.keyboard_layout, ...(device.keymap ? { keymap: device.keymap } : {}) });
+  if (device.framing === 'hid_keyboard')
+    return keyboardDecoder({ layout: device.keyboard_layout, ...(device.keymap ? { keymap: device.keymap } : {}) });
   return createParser(device.framing as SerialFraming);
 }
 

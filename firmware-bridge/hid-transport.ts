@@ -63,11 +63,21 @@ export class HidTransport implements Transport {
     } catch (err) {
       return { absent: `cannot list USB HID devices: ${(err as Error).message}` };
     }
-    if (device.path !== null) return list.some((d) => d.path === device.path) ? { path: device.path } : { absent: `${device.path} is not there` };
+    if (device.path !== null)
+      return list.some((d) => d.path === device.path)
+        ? { path: device.path }
+        : { absent: `${device.path} is not there` };
     const m = device.match!;
     // POS scanners expose several interfaces; prefer the one on the HID POS usage page (0x8C).
-    const candidates = list.filter((d) => d.path && sameUsbId(d.vendorId, m.vendor_id) && sameUsbId(d.productId, m.product_id) && (!m.serial_number || d.serialNumber === m.serial_number));
-    const chosen = (device.framing === 'hid_pos' ? candidates.find((d) => d.usagePage === 0x8c) : undefined) ?? candidates[0];
+    const candidates = list.filter(
+      (d) =>
+        d.path &&
+        sameUsbId(d.vendorId, m.vendor_id) &&
+        sameUsbId(d.productId, m.product_id) &&
+        (!m.serial_number || d.serialNumber === m.serial_number),
+    );
+    const chosen =
+      (device.framing === 'hid_pos' ? candidates.find((d) => d.usagePage === 0x8c) : undefined) ?? candidates[0];
     return chosen ? { path: chosen.path! } : { absent: `no USB HID device with ${describeMatch(m)}` };
   }
 

@@ -73,7 +73,10 @@ export function createFirmwareBridge(d: FirmwareBridgeDeps): FirmwareBridgeParts
     const wanted = d.config.bridge.devices.map(({ project, ...body }) => {
       const [team, slug] = project.split('/') as [string, string];
       const found = d.projects.findBySlugs(team, slug);
-      if (!found) throw new AppError('conflict', { detail: `bridge.devices: "${body.name}" names project "${project}", which does not exist.` });
+      if (!found)
+        throw new AppError('conflict', {
+          detail: `bridge.devices: "${body.name}" names project "${project}", which does not exist.`,
+        });
       return { projectId: found.id, body };
     });
     devices.applyConfig(wanted);
@@ -85,7 +88,12 @@ export function createFirmwareBridge(d: FirmwareBridgeDeps): FirmwareBridgeParts
 function ensureReader({ config, venue, index }: FirmwareBridgeDeps): EnsureReader {
   return (projectId, identifier, accessPointId, framing) => {
     if (index.readers.has(readerKey(projectId, identifier))) return;
-    if (config.role === 'edge') throw validationError({ reader_identifier: ['No reader has this identifier. On an edge, readers come from the cloud: create it there first.'] });
+    if (config.role === 'edge')
+      throw validationError({
+        reader_identifier: [
+          'No reader has this identifier. On an edge, readers come from the cloud: create it there first.',
+        ],
+      });
     const type = framing === 'line' || framing === 'hid_pos' || framing === 'hid_keyboard' ? 'barcode' : 'rfid';
     venue.readers.create(projectId, { identifier, type, access_point_id: accessPointId });
   };

@@ -13,7 +13,8 @@ const serialport = () => (loaded ??= import('serialport'));
 
 export class SerialTransport implements Transport {
   async locate(device: BridgeDevice): Promise<{ path: string } | { absent: string }> {
-    if (device.path !== null) return existsSync(device.path) ? { path: device.path } : { absent: `${device.path} is not there` };
+    if (device.path !== null)
+      return existsSync(device.path) ? { path: device.path } : { absent: `${device.path} is not there` };
     const match = device.match!;
     let ports: Awaited<ReturnType<SerialPortModule['SerialPort']['list']>>;
     try {
@@ -21,13 +22,25 @@ export class SerialTransport implements Transport {
     } catch (err) {
       return { absent: `cannot list serial ports to find ${describeMatch(match)}: ${(err as Error).message}` };
     }
-    const port = ports.find((p) => sameUsbId(p.vendorId, match.vendor_id) && sameUsbId(p.productId, match.product_id) && (!match.serial_number || p.serialNumber === match.serial_number));
+    const port = ports.find(
+      (p) =>
+        sameUsbId(p.vendorId, match.vendor_id) &&
+        sameUsbId(p.productId, match.product_id) &&
+        (!match.serial_number || p.serialNumber === match.serial_number),
+    );
     return port ? { path: port.path } : { absent: `no serial port with ${describeMatch(match)}` };
   }
 
   async open(path: string, device: BridgeDevice, events: PortEvents): Promise<OpenedPort> {
     const { SerialPort } = await serialport();
-    const port = new SerialPort({ path, baudRate: device.baud_rate, dataBits: device.data_bits, stopBits: device.stop_bits, parity: device.parity, autoOpen: false });
+    const port = new SerialPort({
+      path,
+      baudRate: device.baud_rate,
+      dataBits: device.data_bits,
+      stopBits: device.stop_bits,
+      parity: device.parity,
+      autoOpen: false,
+    });
     await new Promise<void>((resolve, reject) => port.open((err) => (err ? reject(err) : resolve())));
     let closing = false;
     port.on('data', (chunk: Buffer) => events.data(chunk));
@@ -46,7 +59,8 @@ export class SerialTransport implements Transport {
       path,
       // Handed to the OS, not drained: waiting for a beep's bytes to leave the wire would cost
       // another trip through libuv's thread pool per scan (bench:bridge) and tells nothing more.
-      write: (bytes) => new Promise<void>((resolve, reject) => port.write(bytes, (err) => (err ? reject(err) : resolve()))),
+      write: (bytes) =>
+        new Promise<void>((resolve, reject) => port.write(bytes, (err) => (err ? reject(err) : resolve()))),
       close: () =>
         new Promise<void>((resolve) => {
           if (closing || !port.isOpen) {

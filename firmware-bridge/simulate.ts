@@ -80,10 +80,17 @@ class Api {
     if (this.token) headers.authorization = `Bearer ${this.token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
     try {
-      return await fetch(this.base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(10_000) });
+      return await fetch(this.base + path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(10_000),
+      });
     } catch (err) {
       const cause = (err as Error & { cause?: Error }).cause;
-      throw new CliError(`cannot reach the appliance at ${this.base} (is it running? --url): ${cause?.message ?? (err as Error).message}`);
+      throw new CliError(
+        `cannot reach the appliance at ${this.base} (is it running? --url): ${cause?.message ?? (err as Error).message}`,
+      );
     }
   }
 
@@ -98,7 +105,9 @@ class Api {
     if (!res.ok) {
       // A 422 message names the first problem only ("(and N more errors)"): then all of them.
       const all = parsed?.errors && Object.keys(parsed.errors).length > 1 ? ` ${JSON.stringify(parsed.errors)}` : '';
-      throw new CliError(`${method} ${path} answered ${res.status}: ${parsed?.message ?? (text.slice(0, 200) || res.statusText)}${all}`);
+      throw new CliError(
+        `${method} ${path} answered ${res.status}: ${parsed?.message ?? (text.slice(0, 200) || res.statusText)}${all}`,
+      );
     }
     return parsed as T;
   }
@@ -123,20 +132,26 @@ class ReaderEnd {
     this.dir = simulatorFolder(this.dataDir);
     const line = join(this.dir, 'line');
     let stderr = '';
-    const proc = spawn(socat, [`pty,raw,echo=0,link=${this.device}`, `pty,raw,echo=0,link=${line}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const proc = spawn(socat, [`pty,raw,echo=0,link=${this.device}`, `pty,raw,echo=0,link=${line}`], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     this.#socat = proc;
     proc.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
     const spawned = { error: '' };
     proc.on('error', (err) => (spawned.error = err.message));
     const deadline = Date.now() + CONNECT_MS;
     while (!(existsSync(this.device) && existsSync(line))) {
-      if (spawned.error || proc.exitCode !== null) throw new CliError(`socat made no pty pair: ${spawned.error || stderr.trim()}`);
-      if (Date.now() > deadline) throw new CliError(`socat made no pty pair in ${this.dir} within ${CONNECT_MS / 1000} s`);
+      if (spawned.error || proc.exitCode !== null)
+        throw new CliError(`socat made no pty pair: ${spawned.error || stderr.trim()}`);
+      if (Date.now() > deadline)
+        throw new CliError(`socat made no pty pair in ${this.dir} within ${CONNECT_MS / 1000} s`);
       await sleep(20);
     }
     const { SerialPort } = await import('serialport'); // loaded on use, like serial-transport.ts
     const port = new SerialPort({ path: line, baudRate: 9600, autoOpen: false });
-    await new Promise<void>((resolve, reject) => port.open((err) => (err ? reject(new CliError(`cannot open ${line}: ${err.message}`)) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      port.open((err) => (err ? reject(new CliError(`cannot open ${line}: ${err.message}`)) : resolve())),
+    );
     port.on('data', (chunk: Buffer) => this.#answer.push(...chunk));
     port.on('error', () => {});
     this.#port = port;
@@ -146,7 +161,9 @@ class ReaderEnd {
   async scan(frame: Buffer, ms: number, signal: AbortSignal): Promise<number | null> {
     const port = this.#port!;
     this.#answer = []; // a late answer to the previous frame is not this one's
-    await new Promise<void>((resolve, reject) => port.write(frame, (err) => (err ? reject(err) : port.drain((e) => (e ? reject(e) : resolve())))));
+    await new Promise<void>((resolve, reject) =>
+      port.write(frame, (err) => (err ? reject(err) : port.drain((e) => (e ? reject(e) : resolve())))),
+    );
     const deadline = Date.now() + ms;
     while (this.#answer.length === 0 && Date.now() < deadline && !signal.aborted) await sleep(10);
     return this.#answer[0] ?? null;
@@ -185,21 +202,33 @@ function findSocat(): string {
     .split(delimiter)
     .map((dir) => join(dir, 'socat'))
     .find((p) => p.startsWith('/') && existsSync(p));
-  if (!found) throw new CliError('socat is not on PATH: install socat (e.g. apt-get install socat); the simulator makes its pseudo-terminal pair with it');
+  if (!found)
+    throw new CliError(
+      'socat is not on PATH: install socat (e.g. apt-get install socat); the simulator makes its pseudo-terminal pair with it',
+    );
   return found;
 }
 
 const list = <T>(body: { data: T[] }) => body.data;
 
 /** `gatehouse bridge simulate ...`: plays the scans and answers what to print as JSON. */
-export async function runSimulator(args: string[], config: Readonly<Config>, print: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<SimulationSummary> {
+export async function runSimulator(
+  args: string[],
+  config: Readonly<Config>,
+  print: (line: string) => void = (l) => process.stdout.write(`${l}\n`),
+): Promise<SimulationSummary> {
   const { values: o, positionals } = parseArgs({ args, options, allowPositionals: true, strict: true });
-  if (positionals.join(' ') !== 'simulate') throw new CliError(`unknown command: bridge ${positionals.join(' ')}\n${usage}`);
+  if (positionals.join(' ') !== 'simulate')
+    throw new CliError(`unknown command: bridge ${positionals.join(' ')}\n${usage}`);
   const framing = o.framing as SerialFraming;
-  if (!SERIAL_FRAMINGS.includes(framing)) throw new CliError(`--framing must be one of ${SERIAL_FRAMINGS.join(', ')}${o.framing ? ` (not ${o.framing})` : ''}`);
+  if (!SERIAL_FRAMINGS.includes(framing))
+    throw new CliError(
+      `--framing must be one of ${SERIAL_FRAMINGS.join(', ')}${o.framing ? ` (not ${o.framing})` : ''}`,
+    );
   const given = o.values?.split(',').map((v) => encodeScan(framing, v.trim()));
   const intervalMs = Number(o['interval-ms'] ?? 1000);
-  if (!Number.isInteger(intervalMs) || intervalMs < 0) throw new CliError('--interval-ms must be a whole number of milliseconds');
+  if (!Number.isInteger(intervalMs) || intervalMs < 0)
+    throw new CliError('--interval-ms must be a whole number of milliseconds');
   const [team, slug, extra] = (o.project ?? 'default/default').split('/');
   if (!team || !slug || extra !== undefined) throw new CliError(`--project ${o.project} must be written TEAM/PROJECT`);
   const url = o.url ?? `http://localhost:${config.http.port}`;
@@ -207,14 +236,19 @@ export async function runSimulator(args: string[], config: Readonly<Config>, pri
   if ((o.email === undefined) !== (o.password === undefined)) throw new CliError('--email and --password go together');
   // Flags before the environment: --email and --password win over a GATEHOUSE_TOKEN left exported.
   const token = o.token ?? (o.email ? null : (process.env.GATEHOUSE_TOKEN ?? null));
-  if (!token && !o.email) throw new CliError('a token is needed: --token T (or GATEHOUSE_TOKEN), or --email E --password P');
+  if (!token && !o.email)
+    throw new CliError('a token is needed: --token T (or GATEHOUSE_TOKEN), or --email E --password P');
   const socat = findSocat();
 
   const api = new Api(url.replace(/\/+$/, ''), token);
   const P = `/api/v1/projects/${encodeURIComponent(team)}/${encodeURIComponent(slug)}`;
   let ownToken = false;
   if (!token) {
-    const made = await api.call<{ token: string }>('POST', '/api/v1/auth/token', { email: o.email, password: o.password, device_name: 'gatehouse bridge simulate' });
+    const made = await api.call<{ token: string }>('POST', '/api/v1/auth/token', {
+      email: o.email,
+      password: o.password,
+      device_name: 'gatehouse bridge simulate',
+    });
     api.token = made.token;
     ownToken = true;
   }
@@ -242,13 +276,22 @@ export async function runSimulator(args: string[], config: Readonly<Config>, pri
       (err: Error) => {
         // The appliance runs with another data directory than the one this command was given.
         if (/answered 422: The path is not a serial port/.test(err.message))
-          throw new CliError(`${err.message} The appliance does not use ${resolve(end.dataDir)} as its data directory: run the simulator with its config (dataDir, GATEHOUSE_DATA_DIR).`);
+          throw new CliError(
+            `${err.message} The appliance does not use ${resolve(end.dataDir)} as its data directory: run the simulator with its config (dataDir, GATEHOUSE_DATA_DIR).`,
+          );
         throw err;
       },
     );
     await connected(api, `${P}/bridge/devices/${deviceId}`, end.device, stop.signal);
 
-    const summary: SimulationSummary = { device_id: deviceId, path: end.device, scans: 0, granted: 0, denied: 0, unanswered: 0 };
+    const summary: SimulationSummary = {
+      device_id: deviceId,
+      path: end.device,
+      scans: 0,
+      granted: 0,
+      denied: 0,
+      unanswered: 0,
+    };
     const width = Math.max(...scans.map((s) => s.value.length));
     for (const [i, scan] of scans.entries()) {
       if (stop.signal.aborted) break;
@@ -256,7 +299,14 @@ export async function runSimulator(args: string[], config: Readonly<Config>, pri
       if (stop.signal.aborted) break;
       const answer = await end.scan(scan.frame, ANSWER_MS, stop.signal);
       summary.scans++;
-      const said = answer === GRANT ? 'granted' : answer === DENY ? 'denied' : answer === null ? 'no answer' : `unexpected answer 0x${answer.toString(16).padStart(2, '0')}`;
+      const said =
+        answer === GRANT
+          ? 'granted'
+          : answer === DENY
+            ? 'denied'
+            : answer === null
+              ? 'no answer'
+              : `unexpected answer 0x${answer.toString(16).padStart(2, '0')}`;
       if (answer === GRANT) summary.granted++;
       else if (answer === DENY) summary.denied++;
       else summary.unanswered++;
@@ -288,17 +338,23 @@ async function pickAccessPoint(api: Api, P: string, project: string, given: stri
     return (await api.call<{ data: { id: number } }>('GET', `${P}/access-points/${given}`)).data.id;
   }
   const first = list(await api.call<{ data: { id: number }[] }>('GET', `${P}/access-points?per_page=1`))[0];
-  if (!first) throw new CliError(`the project ${project} has no access points: run \`npm run demo\` first, or name one with --access-point`);
+  if (!first)
+    throw new CliError(
+      `the project ${project} has no access points: run \`npm run demo\` first, or name one with --access-point`,
+    );
   return first.id;
 }
 
 /** When --values is not given: what each framing can carry that the demo venue (or any) decides. */
 async function defaultScans(api: Api, P: string, framing: SerialFraming): Promise<Scan[]> {
-  if (framing === 'rdm6300' || framing === 'id12') return ['0000000001', '62E3086CED'].map((v) => encodeScan(framing, v));
+  if (framing === 'rdm6300' || framing === 'id12')
+    return ['0000000001', '62E3086CED'].map((v) => encodeScan(framing, v));
   if (framing !== 'line') return ['123:45678', '1:1'].map((v) => encodeScan(framing, v));
   const values: string[] = [];
   for (const attendee of list(await api.call<{ data: { id: number }[] }>('GET', `${P}/attendees?per_page=3`))) {
-    const credentials = list(await api.call<{ data: { value: string; status: string }[] }>('GET', `${P}/attendees/${attendee.id}/credentials`));
+    const credentials = list(
+      await api.call<{ data: { value: string; status: string }[] }>('GET', `${P}/attendees/${attendee.id}/credentials`),
+    );
     const active = credentials.find((c) => c.status === 'active');
     if (active) values.push(active.value);
   }
@@ -315,7 +371,9 @@ async function connected(api: Api, path: string, device: string, signal: AbortSi
     if (signal.aborted) throw new CliError('interrupted before the appliance opened the device');
     if (Date.now() > deadline) {
       const why = data.last_error ? ` (last_error: ${data.last_error})` : '';
-      throw new CliError(`the appliance did not open ${device} within ${CONNECT_MS / 1000} s${why}; it must run on this machine with the bridge on (bridge.enabled)`);
+      throw new CliError(
+        `the appliance did not open ${device} within ${CONNECT_MS / 1000} s${why}; it must run on this machine with the bridge on (bridge.enabled)`,
+      );
     }
     await sleep(delay);
     delay = Math.min(1000, delay * 2); // a dozen requests in all, well inside the standard rate limit

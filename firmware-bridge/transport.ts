@@ -25,8 +25,10 @@ export interface Transport {
 }
 
 /** "vendor 0403, product 6001, serial A1" for messages. */
-export const describeMatch = (m: NonNullable<BridgeDevice['match']>): string => `USB ${m.vendor_id}:${m.product_id}${m.serial_number ? ` serial ${m.serial_number}` : ''}`;
+export const describeMatch = (m: NonNullable<BridgeDevice['match']>): string =>
+  `USB ${m.vendor_id}:${m.product_id}${m.serial_number ? ` serial ${m.serial_number}` : ''}`;
 
 /** Same USB ids (hex, any case, with or without 0x or padding). */
 export const sameUsbId = (a: string | number | undefined, b: string): boolean =>
-  a !== undefined && Number.parseInt(String(a).replace(/^0x/i, ''), typeof a === 'number' ? 10 : 16) === Number.parseInt(b, 16);
+  a !== undefined &&
+  Number.parseInt(String(a).replace(/^0x/i, ''), typeof a === 'number' ? 10 : 16) === Number.parseInt(b, 16);

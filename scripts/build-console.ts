@@ -14,7 +14,13 @@ import { join, relative } from 'node:path';
 import { checkoutRoot } from '../src/plugins/checkout.js';
 import { gatehouse } from '../src/plugins/vite/index.js';
 
-const INPUTS = ['console', 'src/plugins/toolkit', 'src/plugins/vite/index.ts', 'scripts/build-console.ts', 'package-lock.json'];
+const INPUTS = [
+  'console',
+  'src/plugins/toolkit',
+  'src/plugins/vite/index.ts',
+  'scripts/build-console.ts',
+  'package-lock.json',
+];
 const STAMP = '.build-stamp';
 
 function files(path: string): string[] {
@@ -40,7 +46,13 @@ export async function buildConsole(options: { force?: boolean } = {}): Promise<b
   const outDir = join(root, 'dist/console');
   const stamp = inputsHash(root);
   const stampFile = join(outDir, STAMP);
-  if (!options.force && existsSync(join(outDir, 'index.html')) && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) return false;
+  if (
+    !options.force &&
+    existsSync(join(outDir, 'index.html')) &&
+    existsSync(stampFile) &&
+    readFileSync(stampFile, 'utf8') === stamp
+  )
+    return false;
   const [{ build }, { default: vue }] = await Promise.all([import('vite'), import('@vitejs/plugin-vue')]);
   // Built aside and swapped in with two renames: an appliance serving dist/console meanwhile (another
   // test run, npm start) never sees a half-written folder.

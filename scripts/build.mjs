@@ -14,7 +14,14 @@ export const entryPoints = {
   'workers/parallel-read': 'src/workers/parallel-read.ts',
 };
 
-const common = { bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', logLevel: 'warning' };
+const common = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  packages: 'external',
+  logLevel: 'warning',
+};
 
 await build({ ...common, entryPoints, outdir: 'dist', sourcemap: true });
 

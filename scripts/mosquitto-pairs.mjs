@@ -44,7 +44,8 @@ const appliance = spawn(process.execPath, ['--max-semi-space-size=64', 'dist/mai
   stdio: ['ignore', 'pipe', 'pipe'],
 });
 const log = [];
-for (const stream of [appliance.stdout, appliance.stderr]) stream.on('data', (d) => log.push(...d.toString().split('\n').filter(Boolean)));
+for (const stream of [appliance.stdout, appliance.stderr])
+  stream.on('data', (d) => log.push(...d.toString().split('\n').filter(Boolean)));
 const stop = () => {
   appliance.kill('SIGTERM');
   appliance.once('exit', () => rmSync(dataDir, { recursive: true, force: true }));
@@ -64,17 +65,29 @@ const mqttPort = String((await logged(/mqtt listening/)).port);
 const request = async (method, path, body, token) => {
   const res = await fetch(`http://127.0.0.1:${httpPort}${path}`, {
     method,
-    headers: { accept: 'application/json', 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    headers: {
+      accept: 'application/json',
+      'content-type': 'application/json',
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return res.json();
 };
 const A = '/api/v1/projects/default/default';
-const token = (await request('POST', '/api/v1/auth/token', { email: EMAIL, password: PASSWORD, device_name: 'pairs' })).token;
+const token = (await request('POST', '/api/v1/auth/token', { email: EMAIL, password: PASSWORD, device_name: 'pairs' }))
+  .token;
 const zone = (await request('POST', `${A}/access-zones`, { name: 'Arena' }, token)).data.id;
-const gate = (await request('POST', `${A}/access-points`, { name: 'Gate', access_zone_id: zone, direction: 'both' }, token)).data.id;
+const gate = (
+  await request('POST', `${A}/access-points`, { name: 'Gate', access_zone_id: zone, direction: 'both' }, token)
+).data.id;
 await request('POST', `${A}/readers`, { identifier: 'PAIR-1', access_point_id: gate }, token);
-await request('POST', `${A}/attendees/import`, [{ first_name: 'Ada', last_name: 'Lovelace', credential_value: 'TICKET-1' }], token);
+await request(
+  'POST',
+  `${A}/attendees/import`,
+  [{ first_name: 'Ada', last_name: 'Lovelace', credential_value: 'TICKET-1' }],
+  token,
+);
 await request('POST', `${A}/readers/login`, { reader_identifier: 'PAIR-1' });
 const otp = (await request('GET', `${A}/readers/logins`, undefined, token)).data[0].otp;
 const mqtt = (await request('POST', '/api/v1/reader-otp/verify', { otp, reader_identifier: 'PAIR-1' })).data.mqtt;
@@ -87,7 +100,9 @@ const start = (args, timeoutMs) => {
   proc.stdout.on('data', (d) => (seen.out += d));
   proc.stderr.on('data', (d) => (seen.err += d));
   const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
-  const done = new Promise((resolve) => proc.on('close', (code) => (clearTimeout(timer), resolve({ code, ms: performance.now() - started, ...seen }))));
+  const done = new Promise((resolve) =>
+    proc.on('close', (code) => (clearTimeout(timer), resolve({ code, ms: performance.now() - started, ...seen }))),
+  );
   return { proc, seen, done };
 };
 const base = ['-h', '127.0.0.1', '-p', mqttPort, '-V', 'mqttv311', '-u', mqtt.username, '-P', mqtt.password];
@@ -95,10 +110,24 @@ const ids = MODE === 'same-id' || MODE === 'takeover' ? ['-i', 'pairs-same-id'] 
 /** mosquitto_sub line-buffered, so its SUBACK shows as it comes; resolves once subscribed. */
 const subscriber = async (count, seconds) => {
   const sub = start(
-    ['stdbuf', '-oL', 'mosquitto_sub', ...base, ...ids, '-d', '-t', mqtt.decisions_topic, '-q', '1', '-v', ...(count ? ['-C', String(count), '-W', String(seconds)] : [])],
+    [
+      'stdbuf',
+      '-oL',
+      'mosquitto_sub',
+      ...base,
+      ...ids,
+      '-d',
+      '-t',
+      mqtt.decisions_topic,
+      '-q',
+      '1',
+      '-v',
+      ...(count ? ['-C', String(count), '-W', String(seconds)] : []),
+    ],
     (seconds + 5) * 1000,
   );
-  while (!sub.seen.out.includes('received SUBACK') && sub.proc.exitCode === null) await new Promise((r) => setTimeout(r, 5));
+  while (!sub.seen.out.includes('received SUBACK') && sub.proc.exitCode === null)
+    await new Promise((r) => setTimeout(r, 5));
   return sub;
 };
 
@@ -109,7 +138,20 @@ const times = [];
 for (let round = 0; round < ROUNDS; round++) {
   const requestId = RETRY ? `pair-${process.pid}-${round - (round % 2)}` : `pair-${process.pid}-${round}`;
   const sub = MODE === 'fresh' || MODE === 'same-id' ? await subscriber(1, Math.ceil(HANG_MS / 1000) + 2) : null;
-  const pub = start(['mosquitto_pub', ...base, ...ids, '-t', mqtt.scans_topic, '-q', '1', '-m', JSON.stringify({ request_id: requestId, credential_value: 'TICKET-1' })], HANG_MS);
+  const pub = start(
+    [
+      'mosquitto_pub',
+      ...base,
+      ...ids,
+      '-t',
+      mqtt.scans_topic,
+      '-q',
+      '1',
+      '-m',
+      JSON.stringify({ request_id: requestId, credential_value: 'TICKET-1' }),
+    ],
+    HANG_MS,
+  );
   if (MODE === 'takeover') {
     await new Promise((r) => setTimeout(r, TAKEOVER_MS));
     start(['mosquitto_sub', ...base, ...ids, '-t', mqtt.decisions_topic, '-W', '1'], 3000);
@@ -123,13 +165,26 @@ for (let round = 0; round < ROUNDS; round++) {
   else if (missed) unseen++;
   if (published.code !== 0 || missed)
     console.log(
-      JSON.stringify({ round, requestId, pub: { code: published.code, ms: Math.round(published.ms), err: published.err.trim() }, sub: followed && { code: followed.code, err: followed.err.trim() } }),
+      JSON.stringify({
+        round,
+        requestId,
+        pub: { code: published.code, ms: Math.round(published.ms), err: published.err.trim() },
+        sub: followed && { code: followed.code, err: followed.err.trim() },
+      }),
     );
 }
 longSub?.proc.kill();
 times.sort((a, b) => a - b);
 console.log(
-  JSON.stringify({ mode: MODE, retry: RETRY, rounds: ROUNDS, withoutPuback: hung, decisionsNotSeen: unseen, pubMsP50: Math.round(times[ROUNDS >> 1]), pubMsMax: Math.round(times[ROUNDS - 1]) }),
+  JSON.stringify({
+    mode: MODE,
+    retry: RETRY,
+    rounds: ROUNDS,
+    withoutPuback: hung,
+    decisionsNotSeen: unseen,
+    pubMsP50: Math.round(times[ROUNDS >> 1]),
+    pubMsMax: Math.round(times[ROUNDS - 1]),
+  }),
 );
 for (const line of log) if (/"level":[45]\d/.test(line)) console.log(line);
 stop();

@@ -30,7 +30,9 @@ const write = process.argv.includes('--write');
 process.argv[2] = dataDir;
 const rows = [];
 const print = console.log;
-if (write) console.log = (line) => rows.push(String(line).replace('| `auth.session.store` | none |', '| `auth.session.store` | none (CSRF) |'));
+if (write)
+  console.log = (line) =>
+    rows.push(String(line).replace('| `auth.session.store` | none |', '| `auth.session.store` | none (CSRF) |'));
 await import(out);
 console.log = print;
 if (write) {

@@ -46,7 +46,15 @@ export class Gatehouse {
   ) {
     this.log = options.log ?? createLogger(config.log);
     this.clock = options.clock ?? systemClock;
-    this.store = new Store({ dataDir: config.dataDir, synchronous: config.store.synchronous, autoCheckpoint: false, busyTimeoutMs: config.store.busyTimeoutMs }, this.log.child({ module: 'store' }));
+    this.store = new Store(
+      {
+        dataDir: config.dataDir,
+        synchronous: config.store.synchronous,
+        autoCheckpoint: false,
+        busyTimeoutMs: config.store.busyTimeoutMs,
+      },
+      this.log.child({ module: 'store' }),
+    );
     this.#lifecycle = new Lifecycle(this.log.child({ module: 'lifecycle' }));
     this.#overrides = options.overrides ?? {};
   }
@@ -102,10 +110,16 @@ export class Gatehouse {
     await this.#lifecycle.start([{ name: 'store', start: () => this.store.start(), stop: () => this.store.stop() }]);
     const services = buildServices(this.config, this.store, this.clock, this.log, this.#overrides);
     this.#services = services;
-    this.#deps = httpDepsOf(services, { mqttPorts: () => this.#mqtt?.broker.ports ?? { tcp: 0, tls: null }, isReady: () => this.#ready });
+    this.#deps = httpDepsOf(services, {
+      mqttPorts: () => this.#mqtt?.broker.ports ?? { tcp: 0, tls: null },
+      isReady: () => this.#ready,
+    });
     this.#mqtt = createMqtt(services);
     await this.#lifecycle.start(this.#modules(services, this.#mqtt));
-    this.log.info({ url: this.url, role: this.config.role, dataDir: this.config.dataDir }, `Gatehouse ready at ${this.url}`);
+    this.log.info(
+      { url: this.url, role: this.config.role, dataDir: this.config.dataDir },
+      `Gatehouse ready at ${this.url}`,
+    );
   }
 
   /** Stops every module in the reverse of the start order. */
@@ -143,7 +157,10 @@ export class Gatehouse {
       webhooks.log,
       webhooks.receipts,
       module('first run', () =>
-        bootstrapFirstRun({ ...accounts, log: this.log.child({ module: 'bootstrap' }) }, { adminEmail: config.admin.email, adminPassword: config.admin.password, timezone: config.defaults.timezone }),
+        bootstrapFirstRun(
+          { ...accounts, log: this.log.child({ module: 'bootstrap' }) },
+          { adminEmail: config.admin.email, adminPassword: config.admin.password, timezone: config.defaults.timezone },
+        ),
       ),
       module('venue index', () => this.#loadIndex(s)),
       module(
@@ -216,7 +233,15 @@ export class Gatehouse {
     access.index.load();
     access.scans.loadRequestKeys();
     const replayed = access.presence.restore();
-    log.info({ module: 'access', credentials: access.index.credentialCount, replayedEvents: replayed, ms: Date.now() - started }, 'venue index and occupancy loaded');
+    log.info(
+      {
+        module: 'access',
+        credentials: access.index.credentialCount,
+        replayedEvents: replayed,
+        ms: Date.now() - started,
+      },
+      'venue index and occupancy loaded',
+    );
   }
 
   /** The delivery log by age and rows; outbox rows every consumer has read, by age. */
@@ -232,7 +257,12 @@ export class Gatehouse {
     const upgrades = new UpgradeRouter();
     upgrades.add('/app/', (req, socket, head) => s.realtime.server.handleUpgrade(req, socket, head));
     upgrades.add('/mqtt', (req, socket, head) => mqtt.broker.handleUpgrade(req, socket, head));
-    this.#http = new HttpServer(this.config, createHttpApp(deps, this.#routes).callback(), this.log.child({ module: 'http' }), upgrades.handle);
+    this.#http = new HttpServer(
+      this.config,
+      createHttpApp(deps, this.#routes).callback(),
+      this.log.child({ module: 'http' }),
+      upgrades.handle,
+    );
     await this.#http.start();
   }
 }

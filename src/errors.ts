@@ -7,66 +7,142 @@ import type { z } from 'zod';
 
 export const errorCatalogue = {
   malformed_json: { status: 400, message: 'The request body is not valid JSON: {detail}' },
-  not_a_token: { status: 400, message: 'This request is not made with a token; end a cookie session with DELETE /api/v1/auth/session.' },
-  not_a_session: { status: 400, message: 'This request is not made with a cookie session; revoke a token with DELETE /api/v1/auth/token.' },
+  not_a_token: {
+    status: 400,
+    message: 'This request is not made with a token; end a cookie session with DELETE /api/v1/auth/session.',
+  },
+  not_a_session: {
+    status: 400,
+    message: 'This request is not made with a cookie session; revoke a token with DELETE /api/v1/auth/token.',
+  },
   unauthenticated: { status: 401, message: 'Unauthenticated.' },
   // An edge whose issuer lost access to its project, until an administrator re-confirms it
   // (docs/sync.md: edges and their issuers); the body adds code and reason.
   edge_suspended: { status: 401, message: 'Unauthenticated.' },
   unable_to_authenticate: { status: 401, message: 'Unable to authenticate' },
   invalid_signature: { status: 401, message: '{detail}' },
-  missing_signature: { status: 401, message: 'The {header} header is missing: sign the raw body with the source secret (sha256=<hex HMAC-SHA256>).' },
+  missing_signature: {
+    status: 401,
+    message: 'The {header} header is missing: sign the raw body with the source secret (sha256=<hex HMAC-SHA256>).',
+  },
   stale_timestamp: { status: 401, message: '{detail}' },
   address_not_allowed: { status: 403, message: 'The address {address} is not in the allowlist of the webhook source.' },
   // Only while the first request with the same signed body is still being handled: a retry of an
   // answered one gets that answer again (issue 22 item 1; webhooks/replay-window.ts).
-  request_in_progress: { status: 409, message: 'An identical signed request is still being handled; send it again shortly to get its answer.' },
+  request_in_progress: {
+    status: 409,
+    message: 'An identical signed request is still being handled; send it again shortly to get its answer.',
+  },
   // Before anything else, for an address whose webhook requests failed too often (issue 23 item 10; webhooks/failure-throttle.ts).
-  too_many_failures: { status: 429, message: 'Too many failed webhook requests from {address}; try again in {seconds} s.' },
+  too_many_failures: {
+    status: 429,
+    message: 'Too many failed webhook requests from {address}; try again in {seconds} s.',
+  },
   invalid_ability: { status: 403, message: 'Invalid ability provided.' },
   missing_ability: { status: 401, message: 'Unauthenticated.' },
-  metrics_loopback_only: { status: 403, message: 'Metrics are served to clients on this box only (metrics.access is "loopback").' },
+  metrics_loopback_only: {
+    status: 403,
+    message: 'Metrics are served to clients on this box only (metrics.access is "loopback").',
+  },
   forbidden: { status: 403, message: 'This action is unauthorized.' },
   channel_forbidden: { status: 403, message: 'This action is unauthorized.' },
   unknown_app: { status: 404, message: 'No app with id {appId} on this server.' },
   route_not_found: { status: 404, message: 'The route {path} could not be found.' },
   not_found: { status: 404, message: '{resource} not found.' },
-  method_not_allowed: { status: 405, message: 'The {method} method is not supported for route {path}. Supported methods: {allowed}.' },
+  method_not_allowed: {
+    status: 405,
+    message: 'The {method} method is not supported for route {path}. Supported methods: {allowed}.',
+  },
   request_timeout: { status: 408, message: 'The request body did not arrive within {seconds} s.' },
   conflict: { status: 409, message: '{detail}' },
   unknown_reader: { status: 404, message: 'No reader has the identifier "{identifier}".' },
-  reader_unassigned: { status: 409, message: 'The reader "{identifier}" is not assigned to an access point: scans there are not decided.' },
-  ambiguous_reader: { status: 409, message: 'The reader identifier "{identifier}" is used in more than one project; sign the request with a webhook source of one project.' },
+  reader_unassigned: {
+    status: 409,
+    message: 'The reader "{identifier}" is not assigned to an access point: scans there are not decided.',
+  },
+  ambiguous_reader: {
+    status: 409,
+    message:
+      'The reader identifier "{identifier}" is used in more than one project; sign the request with a webhook source of one project.',
+  },
   unknown_project: { status: 404, message: 'No project "{identifier}": team_slug and project_slug name none.' },
-  source_project_mismatch: { status: 403, message: 'The webhook source that signed this request belongs to another project.' },
-  project_required: { status: 409, message: 'More than one project exists: sign the request with a webhook source, which names its project.' },
-  unknown_registration: { status: 404, message: 'No attendee has the registration id "{identifier}"; the event was not applied or recorded.' },
-  registration_exists: { status: 409, message: 'The registration "{identifier}" already has an attendee; send registration.updated to change it.' },
+  source_project_mismatch: {
+    status: 403,
+    message: 'The webhook source that signed this request belongs to another project.',
+  },
+  project_required: {
+    status: 409,
+    message: 'More than one project exists: sign the request with a webhook source, which names its project.',
+  },
+  unknown_registration: {
+    status: 404,
+    message: 'No attendee has the registration id "{identifier}"; the event was not applied or recorded.',
+  },
+  registration_exists: {
+    status: 409,
+    message: 'The registration "{identifier}" already has an attendee; send registration.updated to change it.',
+  },
   unknown_gateway: { status: 404, message: 'No gateway has the identifier "{identifier}".' },
-  ambiguous_gateway: { status: 409, message: 'The gateway identifier "{identifier}" is used in more than one project; sign the request with a webhook source of one project.' },
+  ambiguous_gateway: {
+    status: 409,
+    message:
+      'The gateway identifier "{identifier}" is used in more than one project; sign the request with a webhook source of one project.',
+  },
   payload_too_large: { status: 413, message: 'The request body exceeds the limit of {limit} bytes.' },
   unsupported_media_type: { status: 415, message: 'Unsupported content type "{type}": send {expected}.' },
   token_mismatch: { status: 419, message: 'Token Mismatch' },
   validation_failed: { status: 422, message: 'The given data was invalid.' },
   // Deleting a zone would end the access of the types that grant it: the operator learns which
   // first (docs/venue.md: access zones; errors.attendee_types names each type).
-  zone_granted: { status: 422, message: 'The access zone is still granted by the attendee types {types}: take it out of their zone_ids first.' },
+  zone_granted: {
+    status: 422,
+    message: 'The access zone is still granted by the attendee types {types}: take it out of their zone_ids first.',
+  },
   too_many_requests: { status: 429, message: 'Too Many Attempts.' },
   login_locked: { status: 429, message: 'Too many failed logins for this account: try again in {seconds} s.' },
   server_error: { status: 500, message: 'Server Error' },
   not_ready: { status: 503, message: 'Service Unavailable' },
   // GET / before scripts/build.mjs wrote dist/console (docs/console.md).
-  console_not_built: { status: 503, message: 'The staff console is not built on this appliance: run npm run build (npm start does), then reload this page.' },
-  store_busy: { status: 503, message: 'The store is busy with other writes and this change could not be made within {seconds} s; nothing of it was written. Try again shortly.' },
-  scan_answer_timeout: { status: 503, message: 'The scan was not answered within {seconds} s (it was waiting on {detail}); send it again with the same request_id after Retry-After.' },
-  sync_not_linked: { status: 503, message: 'This edge has not reached its cloud yet, so it cannot number new attendees or credentials; try again once it has (GET .../sync/status).' },
-  id_space_exhausted: { status: 503, message: 'No id is left for a new row of {table} on this appliance; nothing was written.' },
-  sync_not_cloud: { status: 404, message: 'This appliance is not a cloud: it serves no sync edges (GATEHOUSE_ROLE=cloud).' },
+  console_not_built: {
+    status: 503,
+    message:
+      'The staff console is not built on this appliance: run npm run build (npm start does), then reload this page.',
+  },
+  store_busy: {
+    status: 503,
+    message:
+      'The store is busy with other writes and this change could not be made within {seconds} s; nothing of it was written. Try again shortly.',
+  },
+  scan_answer_timeout: {
+    status: 503,
+    message:
+      'The scan was not answered within {seconds} s (it was waiting on {detail}); send it again with the same request_id after Retry-After.',
+  },
+  sync_not_linked: {
+    status: 503,
+    message:
+      'This edge has not reached its cloud yet, so it cannot number new attendees or credentials; try again once it has (GET .../sync/status).',
+  },
+  id_space_exhausted: {
+    status: 503,
+    message: 'No id is left for a new row of {table} on this appliance; nothing was written.',
+  },
+  sync_not_cloud: {
+    status: 404,
+    message: 'This appliance is not a cloud: it serves no sync edges (GATEHOUSE_ROLE=cloud).',
+  },
   sync_protocol_unsupported: { status: 409, message: '{detail}' },
   // Before the body is read (docs/sync.md: limits): the edge sends the batch again after Retry-After.
-  sync_upload_busy: { status: 503, message: 'The cloud cannot take this batch now: {detail}. Nothing of it was read; send it again after Retry-After.' },
+  sync_upload_busy: {
+    status: 503,
+    message: 'The cloud cannot take this batch now: {detail}. Nothing of it was read; send it again after Retry-After.',
+  },
   edge_read_only: { status: 409, message: 'This edge replicates {resource} from its cloud: change them on the cloud.' },
-  event_log_behind: { status: 503, message: 'Some answered scans are not in the access-event log yet (its journal has been behind for {seconds} s or more); try again shortly.' },
+  event_log_behind: {
+    status: 503,
+    message:
+      'Some answered scans are not in the access-event log yet (its journal has been behind for {seconds} s or more); try again shortly.',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

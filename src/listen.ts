@@ -34,9 +34,19 @@ function listenError(err: NodeJS.ErrnoException, port: number, host: string | un
   const move = leaf ? `set ${leaf.env} (or ${setting} in the config file, or --${leaf.flag})` : `set ${setting}`;
   const where = `port ${port}${host ? ` on ${host}` : ''}`;
   if (err.code === 'EADDRINUSE') {
-    return new ListenError(`${where} is already in use (${setting}): another Gatehouse may be running here, or another server holds it; stop it, or ${move} to another port`, port, setting);
+    return new ListenError(
+      `${where} is already in use (${setting}): another Gatehouse may be running here, or another server holds it; stop it, or ${move} to another port`,
+      port,
+      setting,
+    );
   }
-  if (err.code === 'EACCES') return new ListenError(`${where} may not be opened by this user (${setting}): ${move} to a port above 1023`, port, setting);
-  if (err.code === 'EADDRNOTAVAIL') return new ListenError(`${where}: no interface of this machine has that address (http.host)`, port, setting);
+  if (err.code === 'EACCES')
+    return new ListenError(
+      `${where} may not be opened by this user (${setting}): ${move} to a port above 1023`,
+      port,
+      setting,
+    );
+  if (err.code === 'EADDRNOTAVAIL')
+    return new ListenError(`${where}: no interface of this machine has that address (http.host)`, port, setting);
   return err;
 }

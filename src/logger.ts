@@ -10,8 +10,18 @@ export function createLogger(log: Config['log'], destination?: NodeJS.WritableSt
     level: log.level,
     base: { app: 'gatehouse' },
     // Never log secrets, wherever they show up in a logged object.
-    redact: ['password', '*.password', 'token', '*.token', 'secret', '*.secret', 'req.headers.authorization', 'req.headers.cookie'],
+    redact: [
+      'password',
+      '*.password',
+      'token',
+      '*.token',
+      'secret',
+      '*.secret',
+      'req.headers.authorization',
+      'req.headers.cookie',
+    ],
   };
-  if (pretty) return pino({ ...options, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:standard' } } });
+  if (pretty)
+    return pino({ ...options, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:standard' } } });
   return destination ? pino(options, destination as never) : pino(options);
 }

@@ -30,7 +30,8 @@ function splitArgs(argv: string[]): { configFlags: string[]; rest: string[] } {
     const takesValue = !arg.includes('=') && leaf?.kind !== 'boolean';
     const next = argv[i + 1];
     if (takesValue && next !== undefined) configFlags.push(argv[++i]!);
-    else if (!arg.includes('=') && leaf?.kind === 'boolean' && next !== undefined && /^(true|false|1|0)$/.test(next)) configFlags.push(argv[++i]!);
+    else if (!arg.includes('=') && leaf?.kind === 'boolean' && next !== undefined && /^(true|false|1|0)$/.test(next))
+      configFlags.push(argv[++i]!);
   }
   return { configFlags, rest };
 }
@@ -107,7 +108,8 @@ main(process.argv.slice(2)).then(
   },
   (err: unknown) => {
     if (err instanceof ConfigError || err instanceof CliError) process.stderr.write(`gatehouse: ${err.message}\n`);
-    else if (err instanceof Error && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS')) process.stderr.write(`gatehouse: ${err.message}\n${usage}\n`);
+    else if (err instanceof Error && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))
+      process.stderr.write(`gatehouse: ${err.message}\n${usage}\n`);
     else process.stderr.write(`gatehouse: ${(err as Error)?.stack ?? String(err)}\n`);
     process.exitCode = 2;
   },

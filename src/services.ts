@@ -1,4 +1,9 @@
-import { createFirmwareBridge, type FirmwareBridgeParts, type HidBackend, registerBridgeMetrics } from '../firmware-bridge/index.js';
+import {
+  createFirmwareBridge,
+  type FirmwareBridgeParts,
+  type HidBackend,
+  registerBridgeMetrics,
+} from '../firmware-bridge/index.js';
 import { join } from 'node:path';
 import { AccessEngine } from './access/engine.js';
 import { EventJournal } from './access/event-journal.js';
@@ -104,7 +109,14 @@ export interface Services {
     retention: EventRetention;
   };
   devices: { logins: ReaderLogins; tokens: DeviceTokens; gateways: Gateways; readerStates: ReaderStates };
-  realtime: { server: PusherServer; credentials: PusherCredentials; cipher: ChannelCipher; grants: ChannelGrants; broadcaster: Broadcaster; accessWatch: RealtimeAccessWatch };
+  realtime: {
+    server: PusherServer;
+    credentials: PusherCredentials;
+    cipher: ChannelCipher;
+    grants: ChannelGrants;
+    broadcaster: Broadcaster;
+    accessWatch: RealtimeAccessWatch;
+  };
   /** The durable feed and what reads it: outgoing webhooks (issue 25). */
   outgoing: {
     feed: Feed;
@@ -137,7 +149,13 @@ export interface ServiceOverrides {
   hidBackend?: HidBackend | { unavailable: string };
 }
 
-export function buildServices(config: Readonly<Config>, store: Store, clock: Clock, log: Logger, overrides: ServiceOverrides = {}): Services {
+export function buildServices(
+  config: Readonly<Config>,
+  store: Store,
+  clock: Clock,
+  log: Logger,
+  overrides: ServiceOverrides = {},
+): Services {
   const db = store.db;
   const bus = new EventBus(log.child({ module: 'bus' }));
   const metrics = new HttpMetrics();
@@ -155,7 +173,10 @@ export function buildServices(config: Readonly<Config>, store: Store, clock: Clo
     teams: new TeamRepository(db, clock),
     projects,
     memberships: new MembershipRepository(db, clock, bus),
-    loginThrottle: new LoginThrottle({ failuresPerAccount: config.auth.loginFailuresPerAccount, windowSeconds: config.auth.loginFailureWindowSeconds }),
+    loginThrottle: new LoginThrottle({
+      failuresPerAccount: config.auth.loginFailuresPerAccount,
+      windowSeconds: config.auth.loginFailureWindowSeconds,
+    }),
   };
 
   const venue = createVenue(db, clock, bus);
@@ -166,7 +187,13 @@ export function buildServices(config: Readonly<Config>, store: Store, clock: Clo
   const engine = new AccessEngine(index, occupancy);
   const journal = new EventJournal(
     db,
-    { dir: join(store.dir, 'journal'), dbFile: store.file, synchronous: config.store.synchronous, segmentBytes: config.store.journalSegmentBytes, intervalMs: config.store.ingestIntervalMs },
+    {
+      dir: join(store.dir, 'journal'),
+      dbFile: store.file,
+      synchronous: config.store.synchronous,
+      segmentBytes: config.store.journalSegmentBytes,
+      intervalMs: config.store.ingestIntervalMs,
+    },
     log.child({ module: 'event-journal' }),
   );
   const eventLog = new AccessEventLog(journal, config.store.maxBatch);
@@ -181,7 +208,16 @@ export function buildServices(config: Readonly<Config>, store: Store, clock: Clo
     journal,
     eventLog,
     deadlines,
-    scans: new ScanService(db, clock, bus, engine, index, eventLog, deadlines, config.role === 'edge' ? clockOffset : null),
+    scans: new ScanService(
+      db,
+      clock,
+      bus,
+      engine,
+      index,
+      eventLog,
+      deadlines,
+      config.role === 'edge' ? clockOffset : null,
+    ),
     readerScans: new ReaderScans(index, readerStates, () => clock.now()),
     presence: new PresenceSnapshots(db, occupancy, (id) => index.attendees.has(id), log.child({ module: 'presence' })),
     // Venue changes by other processes (the CLI, any tool writing the store).
@@ -228,7 +264,13 @@ export function buildServices(config: Readonly<Config>, store: Store, clock: Clo
       cipher,
       accessPointView: readerViews(venue.readers, readerStates).accessPoint,
     }),
-    accessWatch: new RealtimeAccessWatch(server, grants, bus, pusher.accessRecheckIntervalMs, log.child({ module: 'realtime' })),
+    accessWatch: new RealtimeAccessWatch(
+      server,
+      grants,
+      bus,
+      pusher.accessRecheckIntervalMs,
+      log.child({ module: 'realtime' }),
+    ),
   };
 
   const incoming = config.incomingWebhooks;
@@ -243,19 +285,31 @@ export function buildServices(config: Readonly<Config>, store: Store, clock: Clo
   const receipts = new WebhookReceipts(
     db,
     clock,
-    { receiptDays: incoming.receiptDays, maxRows: incoming.receiptMaxRows, maxAnswerBytes: incoming.replayMaxAnswerBytes },
+    {
+      receiptDays: incoming.receiptDays,
+      maxRows: incoming.receiptMaxRows,
+      maxAnswerBytes: incoming.replayMaxAnswerBytes,
+    },
     log.child({ module: 'webhooks' }),
   );
   const webhooks = {
     sources,
     replays,
-    log: new IncomingWebhookLog(db, clock, { days: incoming.logRetentionDays, maxRows: incoming.logMaxRows, maxNotAppliedRows: incoming.logMaxNotAppliedRows }),
+    log: new IncomingWebhookLog(db, clock, {
+      days: incoming.logRetentionDays,
+      maxRows: incoming.logMaxRows,
+      maxNotAppliedRows: incoming.logMaxNotAppliedRows,
+    }),
     receipts,
     throttle: new FailureThrottle(incoming.failuresPerMinute, log.child({ module: 'webhooks' })),
     gate: new SignedWebhookGate(
       sources,
       clock,
-      { headerPrefix: incoming.headerPrefix, toleranceSeconds: incoming.timestampToleranceSeconds, allowUnsigned: incoming.allowUnsigned },
+      {
+        headerPrefix: incoming.headerPrefix,
+        toleranceSeconds: incoming.timestampToleranceSeconds,
+        allowUnsigned: incoming.allowUnsigned,
+      },
       replays,
       receipts,
     ),
@@ -288,7 +342,13 @@ export function buildServices(config: Readonly<Config>, store: Store, clock: Clo
   });
   registerSyncMetrics(metrics.registry, sync);
   // Edges and subscriptions stand on their issuer's access to the project (docs/security.md "Credentials outlive their issuer").
-  const issuerAccess = new IssuerAccess(bus, users, projects, { edges: sync.edges, subscriptions }, log.child({ module: 'issuer-access' }));
+  const issuerAccess = new IssuerAccess(
+    bus,
+    users,
+    projects,
+    { edges: sync.edges, subscriptions },
+    log.child({ module: 'issuer-access' }),
+  );
   const dispatcher = new Dispatcher(
     db,
     clock,
@@ -312,7 +372,14 @@ export function buildServices(config: Readonly<Config>, store: Store, clock: Clo
     (row) => issuerAccess.subscriptionHolds(row),
   );
   journal.onIngest(() => dispatcher.wake()); // new access events in access_events
-  const outgoing = { feed, policy, subscriptions, deliveries, dispatcher, observed: new ObservedEvents(db, bus, index, occupancy, log.child({ module: 'feed' })) };
+  const outgoing = {
+    feed,
+    policy,
+    subscriptions,
+    deliveries,
+    dispatcher,
+    observed: new ObservedEvents(db, bus, index, occupancy, log.child({ module: 'feed' })),
+  };
   registerOutgoingMetrics(metrics.registry, subscriptions, deliveries, dispatcher);
   const bridge = createFirmwareBridge({
     db,
@@ -337,6 +404,27 @@ export function buildServices(config: Readonly<Config>, store: Store, clock: Clo
   registerReceiptMetrics(metrics.registry, receipts);
   registerThrottleMetrics(metrics.registry, webhooks.throttle);
 
-  const checkpointer = new Checkpointer({ file: store.file, synchronous: config.store.synchronous, intervalMs: config.store.checkpointIntervalMs }, log.child({ module: 'checkpoint' }));
-  return { config, log, clock, store, bus, metrics, checkpointer, accounts, issuerAccess, venue, access, devices, realtime, outgoing, sync, bridge, webhooks };
+  const checkpointer = new Checkpointer(
+    { file: store.file, synchronous: config.store.synchronous, intervalMs: config.store.checkpointIntervalMs },
+    log.child({ module: 'checkpoint' }),
+  );
+  return {
+    config,
+    log,
+    clock,
+    store,
+    bus,
+    metrics,
+    checkpointer,
+    accounts,
+    issuerAccess,
+    venue,
+    access,
+    devices,
+    realtime,
+    outgoing,
+    sync,
+    bridge,
+    webhooks,
+  };
 }

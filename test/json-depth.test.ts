@@ -22,7 +22,11 @@ const DEEP = 150_000;
 const arrays = (depth: number, inner = '1') => `${'['.repeat(depth)}${inner}${']'.repeat(depth)}`;
 const objects = (depth: number, inner = '1') => `${'{"a":'.repeat(depth)}${inner}${'}'.repeat(depth)}`;
 const DEPTH_MESSAGE = /nests arrays and objects deeper than 64 levels/;
-const PUSHER = { GATEHOUSE_PUSHER_APP_ID: 'depth', GATEHOUSE_PUSHER_KEY: 'depth-key', GATEHOUSE_PUSHER_SECRET: 'depth-secret' };
+const PUSHER = {
+  GATEHOUSE_PUSHER_APP_ID: 'depth',
+  GATEHOUSE_PUSHER_KEY: 'depth-key',
+  GATEHOUSE_PUSHER_SECRET: 'depth-secret',
+};
 
 describe('nestsDeeperThan', () => {
   it('counts arrays and objects inside one another, not brackets in strings or escaped quotes', () => {
@@ -65,9 +69,24 @@ describe('deeply nested JSON', () => {
     });
     token = await gh.token();
     const zone = (await gh.request('POST', `${A}/access-zones`, { token, body: { name: 'Hall' } })).body.data.id;
-    const door = (await gh.request('POST', `${A}/access-points`, { token, body: { name: 'Door', access_zone_id: zone, direction: 'both' } })).body.data.id;
-    expect((await gh.request('POST', `${A}/readers`, { token, body: { identifier: 'DEEP-R', access_point_id: door } })).status).toBe(201);
-    expect((await gh.request('POST', `${A}/attendees/import`, { token, body: [{ first_name: 'Ada', last_name: 'Deep', credential_value: 'TICKET-1' }] })).status).toBeLessThan(300);
+    const door = (
+      await gh.request('POST', `${A}/access-points`, {
+        token,
+        body: { name: 'Door', access_zone_id: zone, direction: 'both' },
+      })
+    ).body.data.id;
+    expect(
+      (await gh.request('POST', `${A}/readers`, { token, body: { identifier: 'DEEP-R', access_point_id: door } }))
+        .status,
+    ).toBe(201);
+    expect(
+      (
+        await gh.request('POST', `${A}/attendees/import`, {
+          token,
+          body: [{ first_name: 'Ada', last_name: 'Deep', credential_value: 'TICKET-1' }],
+        })
+      ).status,
+    ).toBeLessThan(300);
   }, 90_000);
   afterAll(() => gh?.destroy());
 
@@ -79,33 +98,64 @@ describe('deeply nested JSON', () => {
     ] as const) {
       const res = await raw('POST', `${A}/attendees`, body);
       expect(res.status, what).toBe(400);
-      expect(res.body, what).toEqual({ message: 'The request body is not valid JSON: it nests arrays and objects deeper than 64 levels.' });
+      expect(res.body, what).toEqual({
+        message: 'The request body is not valid JSON: it nests arrays and objects deeper than 64 levels.',
+      });
     }
-    const imported = await raw('POST', `${A}/attendees/import`, `[{"first_name":"A","last_name":"B","extra_field":${arrays(DEEP)}}]`);
+    const imported = await raw(
+      'POST',
+      `${A}/attendees/import`,
+      `[{"first_name":"A","last_name":"B","extra_field":${arrays(DEEP)}}]`,
+    );
     expect(imported.status).toBe(400);
     expect(imported.body.message).toMatch(DEPTH_MESSAGE);
     // Brackets inside strings are text, not nesting.
     const text = `${'['.repeat(DEEP / 10)}`;
-    const inString = await gh.request('POST', `${A}/attendees`, { token, body: { first_name: 'Text', last_name: 'Brackets', extra: { note: text } } });
+    const inString = await gh.request('POST', `${A}/attendees`, {
+      token,
+      body: { first_name: 'Text', last_name: 'Brackets', extra: { note: text } },
+    });
     expect(inString.status, inString.text).toBe(201);
     await alive();
     // 64 levels: the body, extra and 62 arrays inside it, stored and read back.
-    const sixtyFour = await raw('POST', `${A}/attendees`, `{"first_name":"Deep","last_name":"Enough","extra":{"x":${arrays(62)}}}`);
+    const sixtyFour = await raw(
+      'POST',
+      `${A}/attendees`,
+      `{"first_name":"Deep","last_name":"Enough","extra":{"x":${arrays(62)}}}`,
+    );
     expect(sixtyFour.status, sixtyFour.text).toBe(201);
     const stored = (await gh.request('GET', `${A}/attendees/${sixtyFour.body.data.id}`, { token })).body.data.extra.x;
     expect(JSON.stringify(stored)).toBe(arrays(62));
   });
 
   it('answers a signed webhook nested too deep 400 {error, message}, then applies the next one', async () => {
-    const source = await gh.request('POST', `${A}/integrations/webhooks`, { token, body: { kind: 'attendee-sync', name: 'Partner' } });
+    const source = await gh.request('POST', `${A}/integrations/webhooks`, {
+      token,
+      body: { kind: 'attendee-sync', name: 'Partner' },
+    });
     const secret = source.body.secret as string;
     const post = async (body: string) =>
-      gh.request('POST', '/webhook/v1/attendee-sync', { rawBody: body, headers: { 'content-type': 'application/json', 'X-Svc-Signature': await sign(secret, body) } });
-    const deep = await post(`{"project_slug":"default","team_slug":"default","sync_mode":"upsert","attendees":[{"external_id":"E1","first_name":${arrays(DEEP)}}]}`);
+      gh.request('POST', '/webhook/v1/attendee-sync', {
+        rawBody: body,
+        headers: { 'content-type': 'application/json', 'X-Svc-Signature': await sign(secret, body) },
+      });
+    const deep = await post(
+      `{"project_slug":"default","team_slug":"default","sync_mode":"upsert","attendees":[{"external_id":"E1","first_name":${arrays(DEEP)}}]}`,
+    );
     expect(deep.status).toBe(400);
-    expect(deep.body).toEqual({ error: 'malformed_json', message: 'The request body is not valid JSON: it nests arrays and objects deeper than 64 levels.' });
+    expect(deep.body).toEqual({
+      error: 'malformed_json',
+      message: 'The request body is not valid JSON: it nests arrays and objects deeper than 64 levels.',
+    });
     await alive();
-    const good = await post(JSON.stringify({ project_slug: 'default', team_slug: 'default', sync_mode: 'upsert', attendees: [{ external_id: 'E1', first_name: 'Eve' }] }));
+    const good = await post(
+      JSON.stringify({
+        project_slug: 'default',
+        team_slug: 'default',
+        sync_mode: 'upsert',
+        attendees: [{ external_id: 'E1', first_name: 'Eve' }],
+      }),
+    );
     expect(good.status, good.text).toBe(200);
   });
 
@@ -121,48 +171,85 @@ describe('deeply nested JSON', () => {
       });
     const deep = await upload(`{"x":${arrays(DEEP)}}`, base + 1);
     expect(deep.status).toBe(400);
-    expect(deep.body.message).toMatch(/^The request body is not valid JSON: it nests arrays and objects deeper than 128 levels\.$/);
+    expect(deep.body.message).toMatch(
+      /^The request body is not valid JSON: it nests arrays and objects deeper than 128 levels\.$/,
+    );
     await alive();
     // An extra 63 levels deep (the most a 64-level REST body holds), inside the protocol's envelope.
     const held = await upload(`{"x":${arrays(62)}}`, base + 2);
     expect(held.status, held.text).toBe(200);
     expect(held.body.data).toMatchObject({ accepted: 1, refused: 0 });
-    expect(JSON.stringify((await gh.request('GET', `${A}/attendees/${base + 2}`, { token })).body.data.extra.x)).toBe(arrays(62));
+    expect(JSON.stringify((await gh.request('GET', `${A}/attendees/${base + 2}`, { token })).body.data.extra.x)).toBe(
+      arrays(62),
+    );
   });
 
   it('answers an MQTT scan nested too deep on the decisions topic, and decides the next one', async () => {
     const creds = await readerLogin(gh as unknown as TestAppliance, token, A, 'DEEP-R');
     const { client: reader, inbox: box } = await connectReader(null, creds, {}, `mqtt://127.0.0.1:${creds.mqtt.port}`);
     try {
-      await reader.publishAsync(creds.mqtt.scans_topic, `{"request_id":"deep-1","credential_value":${arrays(DEEP, '"TICKET-1"')}}`, { qos: 1 });
+      await reader.publishAsync(
+        creds.mqtt.scans_topic,
+        `{"request_id":"deep-1","credential_value":${arrays(DEEP, '"TICKET-1"')}}`,
+        { qos: 1 },
+      );
       expect((await box.next((m) => m.payload.request_id === 'deep-1', 10_000)).payload).toEqual({
         request_id: 'deep-1',
         error: 'malformed_json',
         message: 'The scan is not valid JSON: it nests arrays and objects deeper than 64 levels.',
       });
       await alive();
-      await reader.publishAsync(creds.mqtt.scans_topic, JSON.stringify({ request_id: 'deep-2', credential_value: 'TICKET-1' }), { qos: 1 });
-      expect((await box.next((m) => m.payload.request_id === 'deep-2', 10_000)).payload).toMatchObject({ request_id: 'deep-2', access_granted: true });
+      await reader.publishAsync(
+        creds.mqtt.scans_topic,
+        JSON.stringify({ request_id: 'deep-2', credential_value: 'TICKET-1' }),
+        { qos: 1 },
+      );
+      expect((await box.next((m) => m.payload.request_id === 'deep-2', 10_000)).payload).toMatchObject({
+        request_id: 'deep-2',
+        access_granted: true,
+      });
     } finally {
       await reader.endAsync();
     }
 
     // A gateway's status report, the other JSON the broker reads.
-    const gw = await gh.request('POST', `${A}/gateways`, { token, body: { identifier: 'GW-DEEP', name: 'Deep gateway', reader_ids: [] } });
-    const gateway = await connect(`mqtt://127.0.0.1:${creds.mqtt.port}`, { username: 'GW-DEEP', password: gw.body.token });
+    const gw = await gh.request('POST', `${A}/gateways`, {
+      token,
+      body: { identifier: 'GW-DEEP', name: 'Deep gateway', reader_ids: [] },
+    });
+    const gateway = await connect(`mqtt://127.0.0.1:${creds.mqtt.port}`, {
+      username: 'GW-DEEP',
+      password: gw.body.token,
+    });
     try {
-      await gateway.publishAsync(`${T}/gateways/GW-DEEP/status`, `{"gateway_id":"GW-DEEP","status":"online","readers":${arrays(DEEP)}}`, { qos: 1 });
+      await gateway.publishAsync(
+        `${T}/gateways/GW-DEEP/status`,
+        `{"gateway_id":"GW-DEEP","status":"online","readers":${arrays(DEEP)}}`,
+        { qos: 1 },
+      );
       await alive();
-      await gateway.publishAsync(`${T}/gateways/GW-DEEP/status`, JSON.stringify({ gateway_id: 'GW-DEEP', status: 'online' }), { qos: 1 });
-      await expect.poll(async () => (await gh.request('GET', `${A}/gateways/${gw.body.data.id}`, { token })).body.data.status, { timeout: 10_000 }).toBe('online');
-      expect((await gh.request('GET', `${A}/gateways/${gw.body.data.id}`, { token })).body.data.last_report).toMatchObject({ gateway_id: 'GW-DEEP', status: 'online' });
+      await gateway.publishAsync(
+        `${T}/gateways/GW-DEEP/status`,
+        JSON.stringify({ gateway_id: 'GW-DEEP', status: 'online' }),
+        { qos: 1 },
+      );
+      await expect
+        .poll(async () => (await gh.request('GET', `${A}/gateways/${gw.body.data.id}`, { token })).body.data.status, {
+          timeout: 10_000,
+        })
+        .toBe('online');
+      expect(
+        (await gh.request('GET', `${A}/gateways/${gw.body.data.id}`, { token })).body.data.last_report,
+      ).toMatchObject({ gateway_id: 'GW-DEEP', status: 'online' });
     } finally {
       await gateway.endAsync();
     }
   });
 
   it('answers a WebSocket message nested too deep with pusher:error and keeps the connection', async () => {
-    const ws = new WebSocket(`${gh.url.replace('http', 'ws')}/app/${PUSHER.GATEHOUSE_PUSHER_KEY}?protocol=7&client=js&version=8.4.0`);
+    const ws = new WebSocket(
+      `${gh.url.replace('http', 'ws')}/app/${PUSHER.GATEHOUSE_PUSHER_KEY}?protocol=7&client=js&version=8.4.0`,
+    );
     const frames: { event: string; data: unknown }[] = [];
     const next = async (event: string) => {
       const deadline = Date.now() + 10_000;
@@ -177,10 +264,18 @@ describe('deeply nested JSON', () => {
     await next('pusher:connection_established');
     try {
       ws.send(`{"event":"pusher:ping","data":${arrays(DEEP)}}`);
-      expect((await next('pusher:error')).data).toEqual({ code: null, message: 'Messages must not nest arrays and objects deeper than 64 levels' });
+      expect((await next('pusher:error')).data).toEqual({
+        code: null,
+        message: 'Messages must not nest arrays and objects deeper than 64 levels',
+      });
       // JSON inside the data string, as pusher-js sends a subscription's data.
-      ws.send(JSON.stringify({ event: 'pusher:subscribe', data: `{"channel":"public-x","auth":${arrays(DEEP, '""')}}` }));
-      expect((await next('pusher:error')).data).toEqual({ code: null, message: 'Messages must not nest arrays and objects deeper than 64 levels' });
+      ws.send(
+        JSON.stringify({ event: 'pusher:subscribe', data: `{"channel":"public-x","auth":${arrays(DEEP, '""')}}` }),
+      );
+      expect((await next('pusher:error')).data).toEqual({
+        code: null,
+        message: 'Messages must not nest arrays and objects deeper than 64 levels',
+      });
       await alive();
       ws.send(JSON.stringify({ event: 'pusher:ping', data: {} }));
       await next('pusher:pong');

@@ -69,7 +69,9 @@ describe('the lifecycle', () => {
     ]);
     await lifecycle.stop();
     expect(stopped).toEqual(['c', 'a']);
-    expect(lines.filter((l) => l.level === 50)).toEqual([expect.objectContaining({ module: 'b', msg: 'module failed to stop' })]);
+    expect(lines.filter((l) => l.level === 50)).toEqual([
+      expect.objectContaining({ module: 'b', msg: 'module failed to stop' }),
+    ]);
   });
 
   it('stops what started, in reverse, when a module fails to start, and throws its error', async () => {
@@ -116,7 +118,13 @@ describe('the appliance lifecycle', () => {
     const taken = (blocker.address() as { port: number }).port;
     const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-lifecycle-'));
     const config = loadConfig({
-      env: { GATEHOUSE_DATA_DIR: dataDir, GATEHOUSE_HTTP_HOST: '127.0.0.1', GATEHOUSE_HTTP_PORT: '0', GATEHOUSE_MQTT_PORT: String(taken), GATEHOUSE_ADMIN_PASSWORD: 'correct horse battery' },
+      env: {
+        GATEHOUSE_DATA_DIR: dataDir,
+        GATEHOUSE_HTTP_HOST: '127.0.0.1',
+        GATEHOUSE_HTTP_PORT: '0',
+        GATEHOUSE_MQTT_PORT: String(taken),
+        GATEHOUSE_ADMIN_PASSWORD: 'correct horse battery',
+      },
     });
     const app = new Gatehouse(config, { log: pino({ level: 'silent' }) });
     try {

@@ -57,31 +57,71 @@ export function buildFixture(): Fixture {
     const n = Math.floor(other++ / 4);
     if (kind === 0) {
       sharedElements.push(specs.length);
-      specs.push({ tag: 'span', directive: 'svc-string', key: SHARED_KEY, modifier: null, fallback: 'Doors open soon', expected: strings[SHARED_KEY]! });
+      specs.push({
+        tag: 'span',
+        directive: 'svc-string',
+        key: SHARED_KEY,
+        modifier: null,
+        fallback: 'Doors open soon',
+        expected: strings[SHARED_KEY]!,
+      });
     } else if (kind === 1) {
       const key = `v${pad(n, 3)}`;
       const value = n % 3 === 0 ? n : n % 3 === 1 ? `Gate ${n}` : n % 2 === 0;
       settings[key] = value;
-      specs.push({ tag: 'span', directive: 'svc-string', key, modifier: 'svc-settings', fallback: `setting ${n}`, expected: String(value) });
+      specs.push({
+        tag: 'span',
+        directive: 'svc-string',
+        key,
+        modifier: 'svc-settings',
+        fallback: `setting ${n}`,
+        expected: String(value),
+      });
     } else if (kind === 2) {
       const key = `t${pad(n, 3)}`;
       const value = n % 10 === 2 ? null : n % 2 === 0 ? n * 7 : `State ${n}`;
       triggerState[key] = value;
-      specs.push({ tag: 'span', directive: 'svc-string', key, modifier: 'svc-state', fallback: `state ${n}`, expected: value === null ? '' : String(value) });
+      specs.push({
+        tag: 'span',
+        directive: 'svc-string',
+        key,
+        modifier: 'svc-state',
+        fallback: `state ${n}`,
+        expected: value === null ? '' : String(value),
+      });
     } else {
       const key = `a${pad(n, 3)}`;
       assets[key] = `/img/${key}.png`;
-      specs.push({ tag: 'img', directive: 'svc-src', key, modifier: null, fallback: FALLBACK_SRC, expected: assets[key]! });
+      specs.push({
+        tag: 'img',
+        directive: 'svc-src',
+        key,
+        modifier: null,
+        fallback: FALLBACK_SRC,
+        expected: assets[key]!,
+      });
     }
   }
   function pushString(): void {
     const key = `s${pad(s, 4)}`;
     strings[key] = `Label ${s}: Entrance ${s % 12} → Hall ${String.fromCharCode(65 + (s % 6))}`;
     singleKeys.push(specs.length);
-    specs.push({ tag: 'span', directive: 'svc-string', key, modifier: null, fallback: `fallback ${s}`, expected: strings[key]! });
+    specs.push({
+      tag: 'span',
+      directive: 'svc-string',
+      key,
+      modifier: null,
+      fallback: `fallback ${s}`,
+      expected: strings[key]!,
+    });
     s++;
   }
-  return { specs, manifest: { settings, strings: { default: strings }, assets, triggerState }, singleKeys, sharedElements };
+  return {
+    specs,
+    manifest: { settings, strings: { default: strings }, assets, triggerState },
+    singleKeys,
+    sharedElements,
+  };
 }
 
 /** What an element shows now, in BoundSpec.expected's terms. */

@@ -17,7 +17,15 @@
 // checked in the timed span. At the end every element is checked again against what it should show.
 import { createPinia } from 'pinia';
 import { createApp, h, nextTick, type VNode } from 'vue';
-import { type PluginManifest, type PluginStore, parseManifest, processSvcSrcs, processSvcStrings, svcToolkit, usePluginStore } from '../../src/plugins/toolkit/index.js';
+import {
+  type PluginManifest,
+  type PluginStore,
+  parseManifest,
+  processSvcSrcs,
+  processSvcStrings,
+  svcToolkit,
+  usePluginStore,
+} from '../../src/plugins/toolkit/index.js';
 import { type BoundSpec, buildFixture, type Fixture, PER_ROW, SHARED_KEY, shown } from './fixture.js';
 
 export type PageMode = 'vue' | 'dom' | 'bind' | 'vue-plain';
@@ -102,11 +110,20 @@ function rowsOf<T>(items: T[]): T[][] {
 
 function vnodeOf(spec: BoundSpec): VNode {
   if (spec.tag === 'img') return h('img', { 'svc-src': spec.key, src: spec.fallback });
-  return h('span', spec.modifier ? { 'svc-string': spec.key, [spec.modifier]: '' } : { 'svc-string': spec.key }, spec.fallback);
+  return h(
+    'span',
+    spec.modifier ? { 'svc-string': spec.key, [spec.modifier]: '' } : { 'svc-string': spec.key },
+    spec.fallback,
+  );
 }
 
 /** Waits until every element shows what it should (checked each time), from `started`: when it first held, and when the microtasks queued by then had run. */
-async function firstRendered(root: Element, fixture: Fixture, expected: string[], started: number): Promise<{ settled: Settled; at: number; elements: Element[]; settledMs: number }> {
+async function firstRendered(
+  root: Element,
+  fixture: Fixture,
+  expected: string[],
+  started: number,
+): Promise<{ settled: Settled; at: number; elements: Element[]; settledMs: number }> {
   let elements: Element[] = [];
   const { settled, at } = await reflected(
     () => firstWrong((elements = boundElements(root)), fixture.specs, expected) < 0,
@@ -146,9 +163,16 @@ interface Mounted {
   update(key: string, value: string): void;
 }
 
-async function mountVue(root: Element, fixture: Fixture, manifest: PluginManifest, expected: string[]): Promise<Mounted> {
+async function mountVue(
+  root: Element,
+  fixture: Fixture,
+  manifest: PluginManifest,
+  expected: string[],
+): Promise<Mounted> {
   const bindErrors: string[] = [];
-  const app = createApp({ render: () => rowsOf(fixture.specs).map((row) => h('div', { class: 'row' }, row.map(vnodeOf))) });
+  const app = createApp({
+    render: () => rowsOf(fixture.specs).map((row) => h('div', { class: 'row' }, row.map(vnodeOf))),
+  });
   app.use(createPinia()).use(svcToolkit, { onError: (e) => bindErrors.push(e.message) });
   const store: PluginStore = app.runWithContext(() => usePluginStore());
   store.applyManifest(manifest);
@@ -158,7 +182,14 @@ async function mountVue(root: Element, fixture: Fixture, manifest: PluginManifes
   const mountMs = performance.now() - started;
   const { settled, at, elements, settledMs } = await firstRendered(root, fixture, expected, started);
   if (bindErrors.length > 0) throw new Error(`binding errors: ${bindErrors.slice(0, 3).join('; ')}`);
-  return { firstRenderMs: at - started, settledMs, mountMs, settled, elements, update: (key, value) => store.updateString(key, value) };
+  return {
+    firstRenderMs: at - started,
+    settledMs,
+    mountMs,
+    settled,
+    elements,
+    update: (key, value) => store.updateString(key, value),
+  };
 }
 
 /**
@@ -166,7 +197,9 @@ async function mountVue(root: Element, fixture: Fixture, manifest: PluginManifes
  * itself costs to put 2,000 elements on the page, the baseline of the vue mode's first render. Only mountMs.
  */
 function mountVuePlain(root: Element, fixture: Fixture): number {
-  const app = createApp({ render: () => rowsOf(fixture.specs).map((row) => h('div', { class: 'row' }, row.map(vnodeOf))) });
+  const app = createApp({
+    render: () => rowsOf(fixture.specs).map((row) => h('div', { class: 'row' }, row.map(vnodeOf))),
+  });
   const started = performance.now();
   app.mount(root);
   return performance.now() - started;
@@ -178,7 +211,12 @@ function mountVuePlain(root: Element, fixture: Fixture): number {
  * processSvcStrings / processSvcSrcs (rule 6: the same bindElement the directives use) until every element
  * shows its store value.
  */
-async function mountBind(root: Element, fixture: Fixture, manifest: PluginManifest, expected: string[]): Promise<Mounted> {
+async function mountBind(
+  root: Element,
+  fixture: Fixture,
+  manifest: PluginManifest,
+  expected: string[],
+): Promise<Mounted> {
   appendElements(root, fixture, (spec) => spec.fallback); // not timed: the page's markup
   const app = createApp({ render: () => null }).use(createPinia());
   const store: PluginStore = app.runWithContext(() => usePluginStore());
@@ -190,17 +228,30 @@ async function mountBind(root: Element, fixture: Fixture, manifest: PluginManife
   processSvcSrcs(root, store);
   const mountMs = performance.now() - started;
   const { settled, at, elements, settledMs } = await firstRendered(root, fixture, expected, started);
-  return { firstRenderMs: at - started, settledMs, mountMs, settled, elements, update: (key, value) => store.updateString(key, value) };
+  return {
+    firstRenderMs: at - started,
+    settledMs,
+    mountMs,
+    settled,
+    elements,
+    update: (key, value) => store.updateString(key, value),
+  };
 }
 
-async function mountDom(root: Element, fixture: Fixture, manifest: PluginManifest, expected: string[]): Promise<Mounted> {
+async function mountDom(
+  root: Element,
+  fixture: Fixture,
+  manifest: PluginManifest,
+  expected: string[],
+): Promise<Mounted> {
   const byKey = new Map<string, Element[]>();
   const started = performance.now();
   appendElements(root, fixture, (spec) => manifestValue(manifest, spec));
   const { settled, at, elements, settledMs } = await firstRendered(root, fixture, expected, started);
   // What plain code keeps to update a string: its elements (not timed; the toolkit's equivalent is its bindings).
   fixture.specs.forEach((spec, i) => {
-    if (spec.directive === 'svc-string' && spec.modifier === null) byKey.set(spec.key, [...(byKey.get(spec.key) ?? []), elements[i]!]);
+    if (spec.directive === 'svc-string' && spec.modifier === null)
+      byKey.set(spec.key, [...(byKey.get(spec.key) ?? []), elements[i]!]);
   });
   const update = (key: string, value: string) => {
     for (const el of byKey.get(key) ?? []) el.textContent = value;
@@ -238,7 +289,10 @@ async function timeUpdates(
 async function run(mode: PageMode, updates: number): Promise<PageResult> {
   const fixture = buildFixture();
   const parsed = parseManifest(fixture.manifest);
-  if (!parsed.ok) throw new Error(`the fixture's manifest is invalid: ${parsed.errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`);
+  if (!parsed.ok)
+    throw new Error(
+      `the fixture's manifest is invalid: ${parsed.errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`,
+    );
   const expected = fixture.specs.map((spec) => spec.expected);
   const root = document.getElementById('app')!;
   if (mode === 'vue-plain') {
@@ -256,7 +310,12 @@ async function run(mode: PageMode, updates: number): Promise<PageResult> {
       crossOriginIsolated: window.crossOriginIsolated,
     };
   }
-  const page = await (mode === 'vue' ? mountVue : mode === 'bind' ? mountBind : mountDom)(root, fixture, parsed.manifest, expected);
+  const page = await (mode === 'vue' ? mountVue : mode === 'bind' ? mountBind : mountDom)(
+    root,
+    fixture,
+    parsed.manifest,
+    expected,
+  );
 
   const updateSettled: Record<Settled, number> = { 'at once': 0, 'next tick': 0, later: 0 };
   const singles = fixture.singleKeys;
@@ -272,13 +331,31 @@ async function run(mode: PageMode, updates: number): Promise<PageResult> {
     'update',
     updateSettled,
   );
-  const updateManyMs = await timeUpdates(page, expected, updates, () => ({ key: SHARED_KEY, indexes: fixture.sharedElements }), 'shared update', updateSettled);
+  const updateManyMs = await timeUpdates(
+    page,
+    expected,
+    updates,
+    () => ({ key: SHARED_KEY, indexes: fixture.sharedElements }),
+    'shared update',
+    updateSettled,
+  );
 
   await idle();
   const elements = boundElements(root);
-  if (firstWrong(elements, fixture.specs, expected) >= 0) throw new Error(`after the updates: ${describeWrong(elements, fixture.specs, expected)}`);
+  if (firstWrong(elements, fixture.specs, expected) >= 0)
+    throw new Error(`after the updates: ${describeWrong(elements, fixture.specs, expected)}`);
   const { firstRenderMs, settledMs, mountMs, settled: firstRenderSettled } = page;
-  return { mode, firstRenderMs, settledMs, mountMs, firstRenderSettled, updateMs, updateManyMs, updateSettled, crossOriginIsolated: window.crossOriginIsolated };
+  return {
+    mode,
+    firstRenderMs,
+    settledMs,
+    mountMs,
+    firstRenderSettled,
+    updateMs,
+    updateManyMs,
+    updateSettled,
+    crossOriginIsolated: window.crossOriginIsolated,
+  };
 }
 
 const params = new URLSearchParams(location.search);
@@ -286,5 +363,6 @@ const modes: PageMode[] = ['vue', 'dom', 'bind', 'vue-plain'];
 const mode = modes.find((m) => m === params.get('mode')) ?? 'vue';
 run(mode, Number(params.get('updates') ?? '200')).then(
   (result) => (window.benchResult = result),
-  (error: unknown) => (window.benchResult = { error: error instanceof Error ? (error.stack ?? error.message) : String(error) }),
+  (error: unknown) =>
+    (window.benchResult = { error: error instanceof Error ? (error.stack ?? error.message) : String(error) }),
 );

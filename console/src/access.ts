@@ -102,14 +102,21 @@ export function toBody(fields: readonly FieldSpec[], values: FormValues): Record
 }
 
 /** Only what changed, for a PUT (fields not sent stay as they are). */
-export function changedBody(fields: readonly FieldSpec[], row: Record<string, unknown>, values: FormValues): Record<string, unknown> {
+export function changedBody(
+  fields: readonly FieldSpec[],
+  row: Record<string, unknown>,
+  values: FormValues,
+): Record<string, unknown> {
   const before = toBody(fields, formValues(fields, row));
   const after = toBody(fields, values);
   return Object.fromEntries(Object.entries(after).filter(([k, v]) => before[k] !== v));
 }
 
 /** Field errors of a 422 under the form's own keys; what names no field of the form goes to the form's message. */
-export function splitErrors(fields: readonly FieldSpec[] | readonly string[], errors: Record<string, string[]>): { byField: Record<string, string>; other: string[] } {
+export function splitErrors(
+  fields: readonly FieldSpec[] | readonly string[],
+  errors: Record<string, string[]>,
+): { byField: Record<string, string>; other: string[] } {
   const keys = new Set(fields.map((f) => (typeof f === 'string' ? f : f.key)));
   const byField: Record<string, string> = {};
   const other: string[] = [];
@@ -137,7 +144,11 @@ export function blocklistIndex(entries: readonly BlocklistEntry[], now = Date.no
  * zones, access points, readers and the blocklist are a venue's few dozen rows. callApi answers a
  * page's `data` only, so a short page is the last.
  */
-export async function listAll<T>(page: (n: number, perPage: number) => Promise<T[]>, maxPages = 10, perPage = 100): Promise<{ items: T[]; complete: boolean }> {
+export async function listAll<T>(
+  page: (n: number, perPage: number) => Promise<T[]>,
+  maxPages = 10,
+  perPage = 100,
+): Promise<{ items: T[]; complete: boolean }> {
   const items: T[] = [];
   for (let n = 1; n <= maxPages; n++) {
     const batch = await page(n, perPage);

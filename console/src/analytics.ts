@@ -44,14 +44,26 @@ export interface Range {
 /** Today's date in a time zone, as a date input holds it. */
 export function todayIn(timeZone: string | undefined, now = new Date()): string {
   try {
-    return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(now);
+    return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(
+      now,
+    );
   } catch {
     return new Intl.DateTimeFormat('en-CA', { year: 'numeric', month: '2-digit', day: '2-digit' }).format(now);
   }
 }
 
-export const occupancyRequest = (zoneId: number, interval: Interval, range: Range) => ({ metric: 'zone_occupancy', zone_id: zoneId, interval, start_date: range.from, end_date: range.to });
-export const summaryRequest = (range: Range) => ({ metric: 'access_summary', start_date: range.from, end_date: range.to });
+export const occupancyRequest = (zoneId: number, interval: Interval, range: Range) => ({
+  metric: 'zone_occupancy',
+  zone_id: zoneId,
+  interval,
+  start_date: range.from,
+  end_date: range.to,
+});
+export const summaryRequest = (range: Range) => ({
+  metric: 'access_summary',
+  start_date: range.from,
+  end_date: range.to,
+});
 
 /**
  * A bucket's label: its local clock time ("09:15"), with the date ("11-26 09:15") when the range
@@ -63,7 +75,8 @@ export function bucketLabel(bucket: string, withDate: boolean): string {
   return withDate ? `${bucket.slice(5, 10)} ${time}` : time;
 }
 
-export const spansDays = (series: readonly OccupancyBucket[]) => series.length > 0 && series[0]!.bucket.slice(0, 10) !== series[series.length - 1]!.bucket.slice(0, 10);
+export const spansDays = (series: readonly OccupancyBucket[]) =>
+  series.length > 0 && series[0]!.bucket.slice(0, 10) !== series[series.length - 1]!.bucket.slice(0, 10);
 
 export interface OccupancyRow extends OccupancyBucket {
   label: string;
@@ -93,7 +106,13 @@ export interface ChartColours {
   granted: string;
   denied: string;
 }
-export const COLOURS: ChartColours = { occupancy: '#1d4ed8', entries: '#15803d', exits: '#b45309', granted: '#15803d', denied: '#b91c1c' };
+export const COLOURS: ChartColours = {
+  occupancy: '#1d4ed8',
+  entries: '#15803d',
+  exits: '#b45309',
+  granted: '#15803d',
+  denied: '#b91c1c',
+};
 
 export interface SeriesNames {
   occupancy: string;
@@ -101,12 +120,31 @@ export interface SeriesNames {
   exits: string;
 }
 /** Entries and exits as bars, the count inside as a line over them. */
-export function occupancyChart(rows: readonly OccupancyRow[], names: SeriesNames, colours = COLOURS): ChartData<'bar' | 'line'> {
+export function occupancyChart(
+  rows: readonly OccupancyRow[],
+  names: SeriesNames,
+  colours = COLOURS,
+): ChartData<'bar' | 'line'> {
   return {
     labels: rows.map((r) => r.label),
     datasets: [
-      { type: 'line', label: names.occupancy, data: rows.map((r) => r.occupancy), borderColor: colours.occupancy, backgroundColor: colours.occupancy, pointRadius: 0, borderWidth: 2, order: 0 },
-      { type: 'bar', label: names.entries, data: rows.map((r) => r.entries), backgroundColor: colours.entries, order: 1 },
+      {
+        type: 'line',
+        label: names.occupancy,
+        data: rows.map((r) => r.occupancy),
+        borderColor: colours.occupancy,
+        backgroundColor: colours.occupancy,
+        pointRadius: 0,
+        borderWidth: 2,
+        order: 0,
+      },
+      {
+        type: 'bar',
+        label: names.entries,
+        data: rows.map((r) => r.entries),
+        backgroundColor: colours.entries,
+        order: 1,
+      },
       { type: 'bar', label: names.exits, data: rows.map((r) => r.exits), backgroundColor: colours.exits, order: 1 },
     ],
   };
@@ -117,9 +155,24 @@ export interface SummaryRow extends Counts {
   name: string;
 }
 /** Per access point (or zone) rows, named: a point or zone deleted since is named by its id. */
-export function summaryRows(summary: AccessSummary, by: 'access_point' | 'zone', unnamed: (id: number | null) => string): SummaryRow[] {
-  if (by === 'zone') return summary.by_zone.map((z) => ({ key: `z${z.access_zone_id}`, name: z.name ?? unnamed(z.access_zone_id), granted: z.granted, denied: z.denied }));
-  return summary.by_access_point.map((p) => ({ key: `p${p.access_point_id}`, name: p.name ?? unnamed(p.access_point_id), granted: p.granted, denied: p.denied }));
+export function summaryRows(
+  summary: AccessSummary,
+  by: 'access_point' | 'zone',
+  unnamed: (id: number | null) => string,
+): SummaryRow[] {
+  if (by === 'zone')
+    return summary.by_zone.map((z) => ({
+      key: `z${z.access_zone_id}`,
+      name: z.name ?? unnamed(z.access_zone_id),
+      granted: z.granted,
+      denied: z.denied,
+    }));
+  return summary.by_access_point.map((p) => ({
+    key: `p${p.access_point_id}`,
+    name: p.name ?? unnamed(p.access_point_id),
+    granted: p.granted,
+    denied: p.denied,
+  }));
 }
 
 /** Denials by reason, the reasons that happened first (then the catalogue's order). */
@@ -130,7 +183,11 @@ export function reasonRows(summary: AccessSummary): { reason: string; count: num
 }
 
 /** Granted and denied per row, stacked. */
-export function summaryChart(rows: readonly SummaryRow[], names: { granted: string; denied: string }, colours = COLOURS): ChartData<'bar'> {
+export function summaryChart(
+  rows: readonly SummaryRow[],
+  names: { granted: string; denied: string },
+  colours = COLOURS,
+): ChartData<'bar'> {
   return {
     labels: rows.map((r) => r.name),
     datasets: [

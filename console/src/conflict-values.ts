@@ -37,7 +37,15 @@ const fieldValue = (v: unknown): string => (typeof v === 'string' ? `“${v}”`
 export function rowText(v: unknown): string {
   if (!isRecord(v)) return v === null || v === undefined ? '—' : fieldValue(v);
   const parts = Object.entries(v)
-    .filter(([k, x]) => !HIDDEN.has(k) && !(k === 'attendee_id' && x === v.id) && x !== null && x !== undefined && x !== '' && !(isRecord(x) && Object.keys(x).length === 0))
+    .filter(
+      ([k, x]) =>
+        !HIDDEN.has(k) &&
+        !(k === 'attendee_id' && x === v.id) &&
+        x !== null &&
+        x !== undefined &&
+        x !== '' &&
+        !(isRecord(x) && Object.keys(x).length === 0),
+    )
     .map(([k, x]) => `${k} ${fieldValue(x)}`);
   return parts.length ? parts.join(', ') : '—';
 }
@@ -56,7 +64,12 @@ export function eventReferences(v: unknown): { entity: string; id: number }[] {
 /** unknown_reference's cloud side: each reference the edge's project never held. */
 export function unknownReferences(v: unknown): { entity: string; id: number }[] {
   if (!Array.isArray(v)) return [];
-  return v.filter((u): u is { entity: string; id: number } => isRecord(u) && typeof u.entity === 'string' && typeof u.id === 'number').map((u) => ({ entity: u.entity, id: u.id }));
+  return v
+    .filter(
+      (u): u is { entity: string; id: number } =>
+        isRecord(u) && typeof u.entity === 'string' && typeof u.id === 'number',
+    )
+    .map((u) => ({ entity: u.entity, id: u.id }));
 }
 
 /** deleted_reference's cloud side: each reference gone. */

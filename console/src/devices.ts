@@ -115,16 +115,22 @@ export function applyReaderStatus(readers: readonly Reader[], e: ReaderStatusCha
 
 /** A gateway resource from GatewayOnline / GatewayOffline replaces the listed one, or joins the list. */
 export function applyGateway(gateways: readonly Gateway[], g: Gateway): Gateway[] {
-  return gateways.some((x) => x.id === g.id) ? gateways.map((x) => (x.id === g.id ? { ...x, ...g } : x)) : [...gateways, g];
+  return gateways.some((x) => x.id === g.id)
+    ? gateways.map((x) => (x.id === g.id ? { ...x, ...g } : x))
+    : [...gateways, g];
 }
 
 export function applyBridgeEvent(devices: readonly BridgeDevice[], e: BridgeDeviceEvent): BridgeDevice[] {
-  return devices.map((d) => (d.id === e.id ? { ...d, connected: e.connected, opened_path: e.opened_path, last_error: e.last_error } : d));
+  return devices.map((d) =>
+    d.id === e.id ? { ...d, connected: e.connected, opened_path: e.opened_path, last_error: e.last_error } : d,
+  );
 }
 
 /** Logins still valid at `now`, newest first (the OTP staff read out is the latest one). */
 export function pendingLogins(logins: readonly PendingLogin[], now: number): PendingLogin[] {
-  return logins.filter((l) => Date.parse(l.expires_at) > now).sort((a, b) => Date.parse(b.created_at) - Date.parse(a.created_at) || b.id - a.id);
+  return logins
+    .filter((l) => Date.parse(l.expires_at) > now)
+    .sort((a, b) => Date.parse(b.created_at) - Date.parse(a.created_at) || b.id - a.id);
 }
 
 /** Whole minutes and seconds left, "9:41"; "0:00" once past. */
@@ -148,7 +154,8 @@ export function gatewayState(status: string): OnlineState {
 export function deviceWhere(d: BridgeDevice): string {
   if (d.opened_path) return d.opened_path;
   if (d.path) return d.path;
-  if (d.match) return `USB ${d.match.vendor_id}:${d.match.product_id}${d.match.serial_number ? ` (${d.match.serial_number})` : ''}`;
+  if (d.match)
+    return `USB ${d.match.vendor_id}:${d.match.product_id}${d.match.serial_number ? ` (${d.match.serial_number})` : ''}`;
   return '';
 }
 
@@ -194,6 +201,14 @@ export function throttled(
 }
 
 /** The framings a plugged-in reader may use (docs/bridge.md), serial ones first. */
-export const BRIDGE_FRAMINGS = ['line', 'rdm6300', 'id12', 'wiegand26', 'wiegand34', 'hid_pos', 'hid_keyboard'] as const;
+export const BRIDGE_FRAMINGS = [
+  'line',
+  'rdm6300',
+  'id12',
+  'wiegand26',
+  'wiegand34',
+  'hid_pos',
+  'hid_keyboard',
+] as const;
 /** Serial framings take a baud rate; the USB HID ones do not. */
 export const isSerialFraming = (framing: string): boolean => !framing.startsWith('hid_');

@@ -58,7 +58,8 @@ export interface FeedRow {
   at: string;
 }
 
-const rowKey = (granted: boolean, accessPointId: number, credential: string | number | null, at: string) => `${granted ? 'g' : 'd'}|${accessPointId}|${credential}|${Date.parse(at)}`;
+const rowKey = (granted: boolean, accessPointId: number, credential: string | number | null, at: string) =>
+  `${granted ? 'g' : 'd'}|${accessPointId}|${credential}|${Date.parse(at)}`;
 
 export function fromLog(e: AccessEvent): FeedRow {
   return {
@@ -139,7 +140,11 @@ export function framesEvery(ms: number, now: () => number = () => performance.no
 export const UPDATE_EVERY_MS = 100;
 
 /** Collects rows and hands them over in one batch per scheduled run: once per frame by default (a burst of events is one update of the page). */
-export function batcher(flush: (rows: FeedRow[]) => void, limit: number, schedule: (run: () => void) => void = (run) => requestAnimationFrame(run)) {
+export function batcher(
+  flush: (rows: FeedRow[]) => void,
+  limit: number,
+  schedule: (run: () => void) => void = (run) => requestAnimationFrame(run),
+) {
   let pending: FeedRow[] = [];
   let scheduled = false;
   return (row: FeedRow) => {
@@ -170,7 +175,10 @@ export interface ZoneMove {
  * sends hundreds a second, and applying each at once rendered the page for each. Bounded by the number
  * of zones while no frame runs.
  */
-export function zoneMover(flush: (latest: Map<number, ZoneMove>) => void, schedule: (run: () => void) => void = (run) => requestAnimationFrame(run)) {
+export function zoneMover(
+  flush: (latest: Map<number, ZoneMove>) => void,
+  schedule: (run: () => void) => void = (run) => requestAnimationFrame(run),
+) {
   let pending = new Map<number, ZoneMove>();
   let scheduled = false;
   return (move: ZoneMove) => {
@@ -202,7 +210,9 @@ export function upsertZone(zones: readonly Zone[], zone: Zone): Zone[] {
   const next: Zone = { id: zone.id, name: zone.name, current_count: zone.current_count, capacity: zone.capacity };
   const at = zones.findIndex((z) => z.id >= zone.id);
   if (at === -1) return [...zones, next];
-  return zones[at]!.id === zone.id ? zones.map((z, i) => (i === at ? next : z)) : [...zones.slice(0, at), next, ...zones.slice(at)];
+  return zones[at]!.id === zone.id
+    ? zones.map((z, i) => (i === at ? next : z))
+    : [...zones.slice(0, at), next, ...zones.slice(at)];
 }
 
 /** A zone deleted (AccessZoneDeleted {id}). */
@@ -235,7 +245,10 @@ export function denialSpikes(rows: readonly FeedRow[], now: number, seconds: num
  * date with it otherwise (a box that was off overnight shows yesterday's log on top). `timeZone`
  * undefined: the browser's. One instance per time zone; its `format` runs for every new row.
  */
-export function eventTimes(timeZone: string | undefined, locale?: string): { format(at: string, now?: number): string; zoneName: string } {
+export function eventTimes(
+  timeZone: string | undefined,
+  locale?: string,
+): { format(at: string, now?: number): string; zoneName: string } {
   const make = (options: Intl.DateTimeFormatOptions) => {
     try {
       return new Intl.DateTimeFormat(locale, { ...options, timeZone });

@@ -12,15 +12,45 @@ export function createConsoleRouter(session: Session) {
     history: createWebHistory('/'),
     routes: [
       { path: '/', redirect: '/doors' },
-      { path: '/signin', name: 'signin', component: () => import('./views/SignIn.vue'), meta: { public: true, title: 'Sign in' } },
-      { path: '/doors', name: 'doors', component: () => import('./views/LiveDoors.vue'), meta: { title: 'Live doors' } },
+      {
+        path: '/signin',
+        name: 'signin',
+        component: () => import('./views/SignIn.vue'),
+        meta: { public: true, title: 'Sign in' },
+      },
+      {
+        path: '/doors',
+        name: 'doors',
+        component: () => import('./views/LiveDoors.vue'),
+        meta: { title: 'Live doors' },
+      },
       { path: '/devices', name: 'devices', component: () => import('./views/Devices.vue'), meta: { title: 'Devices' } },
       { path: '/sync', name: 'sync', component: () => import('./views/Sync.vue'), meta: { title: 'Sync' } },
-      { path: '/webhooks', name: 'webhooks', component: () => import('./views/Webhooks.vue'), meta: { title: 'Webhooks' } },
+      {
+        path: '/webhooks',
+        name: 'webhooks',
+        component: () => import('./views/Webhooks.vue'),
+        meta: { title: 'Webhooks' },
+      },
       { path: '/access', name: 'access', component: () => import('./views/Access.vue'), meta: { title: 'Access' } },
-      { path: '/analytics', name: 'analytics', component: () => import('./views/Analytics.vue'), meta: { title: 'Analytics' } },
-      { path: '/settings/tokens', name: 'tokens', component: () => import('./views/ApiTokens.vue'), meta: { title: 'API tokens' } },
-      { path: '/:rest(.*)*', name: 'not-found', component: () => import('./views/NotFound.vue'), meta: { title: 'Page not found' } },
+      {
+        path: '/analytics',
+        name: 'analytics',
+        component: () => import('./views/Analytics.vue'),
+        meta: { title: 'Analytics' },
+      },
+      {
+        path: '/settings/tokens',
+        name: 'tokens',
+        component: () => import('./views/ApiTokens.vue'),
+        meta: { title: 'API tokens' },
+      },
+      {
+        path: '/:rest(.*)*',
+        name: 'not-found',
+        component: () => import('./views/NotFound.vue'),
+        meta: { title: 'Page not found' },
+      },
     ],
   });
 

@@ -27,7 +27,8 @@ export interface Project {
 const SIGNED_IN = 'gatehouse.console.signedIn';
 const PROJECT = 'gatehouse.console.project';
 
-export const isSessionEnd = (err: unknown): boolean => err instanceof PluginApiError && (err.status === 401 || err.status === 419);
+export const isSessionEnd = (err: unknown): boolean =>
+  err instanceof PluginApiError && (err.status === 401 || err.status === 419);
 
 function storage(): Storage | null {
   try {
@@ -77,8 +78,12 @@ export function createSession(store: PluginStore) {
   }
 
   async function signIn(email: string, password: string): Promise<void> {
-    const cookie = await fetch('/sanctum/csrf-cookie', { credentials: 'same-origin', headers: { accept: 'application/json' } });
-    if (!cookie.ok) throw new PluginApiError('api', `GET /sanctum/csrf-cookie answered ${cookie.status}`, cookie.status);
+    const cookie = await fetch('/sanctum/csrf-cookie', {
+      credentials: 'same-origin',
+      headers: { accept: 'application/json' },
+    });
+    if (!cookie.ok)
+      throw new PluginApiError('api', `GET /sanctum/csrf-cookie answered ${cookie.status}`, cookie.status);
     store.setContext({ baseUrl: '', teamSlug: '', projectSlug: '', token: null });
     await store.callApi<User>('auth.session.store', 'session', { email, password });
     await loadMe();
@@ -136,7 +141,12 @@ export function createSession(store: PluginStore) {
   }
 
   /** callApi for the views: a session that ended on the appliance sends the page to sign-in. */
-  async function api<T = unknown>(operationId: string, identifier: string, data: Record<string, unknown> = {}, options: CallApiOptions = {}): Promise<T> {
+  async function api<T = unknown>(
+    operationId: string,
+    identifier: string,
+    data: Record<string, unknown> = {},
+    options: CallApiOptions = {},
+  ): Promise<T> {
     try {
       return await store.callApi<T>(operationId, identifier, data, options);
     } catch (err) {

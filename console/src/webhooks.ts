@@ -2,8 +2,19 @@
 // the tests can read it: the shapes the appliance answers, the log filters as the API takes them,
 // the allowlist as typed and its 422s under the field, the outgoing event catalogue.
 
-export type SourceKind = 'access-event' | 'gateway-status' | 'registration-partner' | 'attendee-sync' | 'upload-finalized';
-export const SOURCE_KINDS: readonly SourceKind[] = ['access-event', 'gateway-status', 'registration-partner', 'attendee-sync', 'upload-finalized'];
+export type SourceKind =
+  | 'access-event'
+  | 'gateway-status'
+  | 'registration-partner'
+  | 'attendee-sync'
+  | 'upload-finalized';
+export const SOURCE_KINDS: readonly SourceKind[] = [
+  'access-event',
+  'gateway-status',
+  'registration-partner',
+  'attendee-sync',
+  'upload-finalized',
+];
 
 /** docs/webhooks-incoming.md "Sources": the endpoint each kind signs for. */
 export const ENDPOINTS: Record<SourceKind, string> = {
@@ -122,7 +133,10 @@ export function parseAllowlist(text: string): string[] {
  * A 422's field errors keyed by the form's fields: `ip_allowlist.1` and `events.0` are the
  * allowlist's and the events' (each message naming the entry it is about, as typed).
  */
-export function formErrors(errors: Record<string, string[]>, entries: Record<string, readonly string[]> = {}): Record<string, string[]> {
+export function formErrors(
+  errors: Record<string, string[]>,
+  entries: Record<string, readonly string[]> = {},
+): Record<string, string[]> {
   const out: Record<string, string[]> = {};
   for (const [key, messages] of Object.entries(errors)) {
     const [field, index] = key.split('.', 2) as [string, string | undefined];
@@ -144,10 +158,22 @@ export interface LogFilters {
   to: string;
 }
 
-export const noLogFilters = (): LogFilters => ({ endpoint: '', sourceId: '', result: '', status: '', from: '', to: '' });
+export const noLogFilters = (): LogFilters => ({
+  endpoint: '',
+  sourceId: '',
+  result: '',
+  status: '',
+  from: '',
+  to: '',
+});
 
 /** GET .../incoming-webhooks's query for the filters (docs/webhooks-incoming.md "The request log"). */
-export function logQuery(f: LogFilters, timeZone: string | undefined, page: number, perPage: number): Record<string, string | number> {
+export function logQuery(
+  f: LogFilters,
+  timeZone: string | undefined,
+  page: number,
+  perPage: number,
+): Record<string, string | number> {
   const q: Record<string, string | number> = { page, per_page: perPage };
   if (f.endpoint) q.endpoint = f.endpoint;
   if (f.sourceId) q.source_id = Number(f.sourceId);
@@ -171,7 +197,9 @@ function zoneOffset(at: number, timeZone: string): number {
     second: '2-digit',
   }).formatToParts(at);
   const n = (type: string) => Number(parts.find((p) => p.type === type)?.value);
-  return Date.UTC(n('year'), n('month') - 1, n('day'), n('hour'), n('minute'), n('second')) - Math.floor(at / 1000) * 1000;
+  return (
+    Date.UTC(n('year'), n('month') - 1, n('day'), n('hour'), n('minute'), n('second')) - Math.floor(at / 1000) * 1000
+  );
 }
 
 /**
@@ -181,7 +209,14 @@ function zoneOffset(at: number, timeZone: string): number {
 export function zonedToIso(local: string, timeZone?: string): string {
   const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(local);
   if (!m) throw new Error(`not a date and time: ${local}`);
-  const [y, mo, d, h, mi, s] = m.slice(1).map((v) => Number(v ?? 0)) as [number, number, number, number, number, number];
+  const [y, mo, d, h, mi, s] = m.slice(1).map((v) => Number(v ?? 0)) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   if (!timeZone) return new Date(y, mo - 1, d, h, mi, s).toISOString();
   const wall = Date.UTC(y, mo - 1, d, h, mi, s);
   let at = wall - zoneOffset(wall, timeZone);
@@ -218,7 +253,14 @@ export const pretty = (value: unknown) => JSON.stringify(value, null, 2);
 
 /** A date-time formatter in the project's time zone (the browser's when the zone is unknown to it). */
 export function dateTimeFormat(timeZone: string | undefined): Intl.DateTimeFormat {
-  const options: Intl.DateTimeFormatOptions = { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' };
+  const options: Intl.DateTimeFormatOptions = {
+    year: 'numeric',
+    month: 'short',
+    day: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  };
   try {
     return new Intl.DateTimeFormat(undefined, { ...options, timeZone });
   } catch {
@@ -227,7 +269,10 @@ export function dateTimeFormat(timeZone: string | undefined): Intl.DateTimeForma
 }
 
 /** What went wrong with a write, for the page: the message, and a 422's errors keyed by the form's fields. */
-export function explain(err: unknown, entries: Record<string, readonly string[]> = {}): { message: string; errors: Record<string, string[]> } {
+export function explain(
+  err: unknown,
+  entries: Record<string, readonly string[]> = {},
+): { message: string; errors: Record<string, string[]> } {
   const e = err as { status?: number; errors?: Record<string, string[]>; message?: string } | null;
   const errors = e?.status === 422 && e.errors ? formErrors(e.errors, entries) : {};
   return { message: e?.message ?? String(err), errors };
@@ -235,6 +280,7 @@ export function explain(err: unknown, entries: Record<string, readonly string[]>
 
 /** Focuses the form's first invalid field (after a 422), or else its alert. */
 export function focusProblem(form: HTMLElement | null): void {
-  const target = form?.querySelector<HTMLElement>('[aria-invalid="true"]') ?? form?.querySelector<HTMLElement>('[role="alert"]');
+  const target =
+    form?.querySelector<HTMLElement>('[aria-invalid="true"]') ?? form?.querySelector<HTMLElement>('[role="alert"]');
   target?.focus();
 }

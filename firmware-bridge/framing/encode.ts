@@ -32,22 +32,28 @@ export function wiegandBits(bits: 26 | 34, facility: number, card: number): stri
 
 /** One credential value as a frame of `framing`; an EncodeError saying what the framing carries when it cannot. */
 export function encodeScan(framing: SerialFraming, raw: string): EncodedScan {
-  const bad = (carries: string) => new EncodeError(`${JSON.stringify(raw)} cannot be sent as ${framing}, which carries ${carries}`);
+  const bad = (carries: string) =>
+    new EncodeError(`${JSON.stringify(raw)} cannot be sent as ${framing}, which carries ${carries}`);
   if (framing === 'rdm6300' || framing === 'id12') {
     if (!/^[0-9A-Fa-f]{10}$/.test(raw)) throw bad('10 hex digits (e.g. 62E3086CED)');
     const value = raw.toUpperCase();
-    return { value, frame: Buffer.from(`\x02${value}${xorChecksum(value)}${framing === 'id12' ? '\r\n' : ''}\x03`, 'latin1') };
+    return {
+      value,
+      frame: Buffer.from(`\x02${value}${xorChecksum(value)}${framing === 'id12' ? '\r\n' : ''}\x03`, 'latin1'),
+    };
   }
   if (framing === 'wiegand26' || framing === 'wiegand34') {
     const bits = framing === 'wiegand26' ? 26 : 34;
     const facilityMax = bits === 26 ? 255 : 65535;
     const m = /^(\d{1,5}):(\d{1,5})$/.exec(raw);
     const [facility, card] = m ? [Number(m[1]), Number(m[2])] : [Number.NaN, Number.NaN];
-    if (!(facility <= facilityMax && card <= 65535)) throw bad(`facility:card in decimal, facility 0-${facilityMax}, card 0-65535 (e.g. 123:45678)`);
+    if (!(facility <= facilityMax && card <= 65535))
+      throw bad(`facility:card in decimal, facility 0-${facilityMax}, card 0-65535 (e.g. 123:45678)`);
     return { value: `${facility}:${card}`, frame: Buffer.from(`${wiegandBits(bits, facility, card)}\r\n`, 'latin1') };
   }
   // line: the parser trims spaces and tabs and ends a line at CR or LF (framing/line.ts).
   const control = [...raw].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
-  if (raw.trim() !== raw || raw === '' || control || Buffer.byteLength(raw) > 256) throw bad('one line of text (no control characters, no spaces around it, at most 256 bytes)');
+  if (raw.trim() !== raw || raw === '' || control || Buffer.byteLength(raw) > 256)
+    throw bad('one line of text (no control characters, no spaces around it, at most 256 bytes)');
   return { value: raw, frame: Buffer.from(`${raw}\r\n`, 'utf8') };
 }

@@ -98,7 +98,8 @@ export function decodeText(buf: Buffer, start: number, end: number): Frame {
   let ascii = true;
   for (let i = start; i < end; i++) {
     const byte = buf[i]!;
-    if ((byte < SPACE && byte !== TAB) || byte === DEL) return badFrame('not_text', `control byte 0x${hex2(byte)} in line`);
+    if ((byte < SPACE && byte !== TAB) || byte === DEL)
+      return badFrame('not_text', `control byte 0x${hex2(byte)} in line`);
     if (byte > DEL) ascii = false;
   }
   if (!ascii && !isUtf8(buf.subarray(start, end))) return badFrame('not_text', 'line is not valid UTF-8');

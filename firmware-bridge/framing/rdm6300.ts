@@ -42,7 +42,12 @@ export function stxFraming(trailer: readonly number[]): FrameParser {
   function endGarbage(out: Frame[]): void {
     if (garbage === 0) return;
     const quoted = [...sample.subarray(0, Math.min(garbage, SAMPLE_BYTES))].map(hex2).join(' ');
-    out.push(badFrame('garbage', `${garbage} stray byte${garbage === 1 ? '' : 's'} outside a frame: ${quoted}${garbage > SAMPLE_BYTES ? ' …' : ''}`));
+    out.push(
+      badFrame(
+        'garbage',
+        `${garbage} stray byte${garbage === 1 ? '' : 's'} outside a frame: ${quoted}${garbage > SAMPLE_BYTES ? ' …' : ''}`,
+      ),
+    );
     garbage = 0;
   }
 
@@ -54,7 +59,8 @@ export function stxFraming(trailer: readonly number[]): FrameParser {
         return null;
       }
       state = byte === ETX ? 'idle' : 'skipping';
-      if (byte === ETX || byte === trailer[0]) return badFrame('malformed', `${byteName(byte)} after ${got} hex characters, expected ${HEX_CHARS}`);
+      if (byte === ETX || byte === trailer[0])
+        return badFrame('malformed', `${byteName(byte)} after ${got} hex characters, expected ${HEX_CHARS}`);
       return badFrame('malformed', `${byteName(byte)} at hex character ${got + 1} is not hex`);
     }
     const expected = trailer[got - HEX_CHARS]!;
@@ -74,7 +80,8 @@ export function stxFraming(trailer: readonly number[]): FrameParser {
       for (let i = 0; i < chunk.length; i++) {
         const byte = chunk[i]!;
         if (byte === STX) {
-          if (state === 'open') out.push(badFrame('partial', `frame cut by a new STX after ${1 + got} of ${frameBytes} bytes`));
+          if (state === 'open')
+            out.push(badFrame('partial', `frame cut by a new STX after ${1 + got} of ${frameBytes} bytes`));
           endGarbage(out);
           state = 'open';
           got = 0;

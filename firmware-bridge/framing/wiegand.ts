@@ -48,12 +48,15 @@ export function decodeWiegand(bits: WiegandBits, buf: Buffer, start: number, end
   const last = value % 2; // bit `bits`
   const data = Math.floor(value / 2) % 2 ** (bits - 2); // bits 2 .. bits-1
   const wrong: string[] = [];
-  if ((first + ones(Math.floor(data / 2 ** half))) % 2 !== 0) wrong.push(`even parity (bit 1 over bits 2-${half + 1}) wrong`);
-  if ((last + ones(data % 2 ** half)) % 2 !== 1) wrong.push(`odd parity (bit ${bits} over bits ${half + 2}-${bits - 1}) wrong`);
+  if ((first + ones(Math.floor(data / 2 ** half))) % 2 !== 0)
+    wrong.push(`even parity (bit 1 over bits 2-${half + 1}) wrong`);
+  if ((last + ones(data % 2 ** half)) % 2 !== 1)
+    wrong.push(`odd parity (bit ${bits} over bits ${half + 2}-${bits - 1}) wrong`);
   if (wrong.length > 0) return badFrame('parity', wrong.join('; '));
   const facility = Math.floor(data / 2 ** CARD_BITS);
   const card = data % 2 ** CARD_BITS;
   return { ok: true, value: `${facility}:${card}` };
 }
 
-export const createWiegandParser = (bits: WiegandBits): FrameParser => splitLines((buf, start, end) => decodeWiegand(bits, buf, start, end));
+export const createWiegandParser = (bits: WiegandBits): FrameParser =>
+  splitLines((buf, start, end) => decodeWiegand(bits, buf, start, end));

@@ -74,7 +74,8 @@ const hex = (code: number) => `0x${code.toString(16).padStart(2, '0')}`;
 
 function layoutKeys(name: KeyboardLayoutName): Map<number, readonly [string, string]> {
   const rows = ROWS[name];
-  if (rows === undefined) throw new RangeError(`unknown keyboard layout ${JSON.stringify(name)}: one of ${KEYBOARD_LAYOUTS.join(', ')}`);
+  if (rows === undefined)
+    throw new RangeError(`unknown keyboard layout ${JSON.stringify(name)}: one of ${KEYBOARD_LAYOUTS.join(', ')}`);
   const table = new Map<number, readonly [string, string]>();
   for (const [first, plain, shifted] of rows) {
     const upper = [...shifted];
@@ -93,8 +94,10 @@ function keyTable(options: KeyboardOptions): KeyTable {
   const table = layoutKeys(options.layout ?? 'us');
   for (const [key, pair] of Object.entries(options.keymap ?? {})) {
     const code = /^0x[0-9a-f]{1,2}$/i.test(key) ? Number.parseInt(key.slice(2), 16) : Number.NaN;
-    if (!(code > 0x03) || code === ENTER || code === KEYPAD_ENTER) throw new RangeError(`keymap key ${JSON.stringify(key)}: a keycode from "0x04" to "0xff", not Enter`);
-    if (!Array.isArray(pair) || pair.length !== 2 || !pair.every(isOneChar)) throw new TypeError(`keymap ${key}: [unshifted, shifted], one printable character each`);
+    if (!(code > 0x03) || code === ENTER || code === KEYPAD_ENTER)
+      throw new RangeError(`keymap key ${JSON.stringify(key)}: a keycode from "0x04" to "0xff", not Enter`);
+    if (!Array.isArray(pair) || pair.length !== 2 || !pair.every(isOneChar))
+      throw new TypeError(`keymap ${key}: [unshifted, shifted], one printable character each`);
     table.set(code, [pair[0], pair[1]]);
   }
   return table;
@@ -130,7 +133,8 @@ export function keyboardDecoder(options: KeyboardOptions = {}): ReportDecoder {
   const press = (code: number, modifiers: number): HidScan[] => {
     if (code === ENTER || code === KEYPAD_ENTER) return finish();
     if (fault !== undefined) return [];
-    if ((modifiers & CTRL_ALT_GUI) !== 0) return spoil('not_text', `key ${hex(code)} pressed with ctrl, alt or GUI (modifiers ${hex(modifiers)})`, false);
+    if ((modifiers & CTRL_ALT_GUI) !== 0)
+      return spoil('not_text', `key ${hex(code)} pressed with ctrl, alt or GUI (modifiers ${hex(modifiers)})`, false);
     const pair = table.get(code);
     if (pair === undefined) return spoil('garbage', `keycode ${hex(code)} is not in the keyboard table`, false);
     if (chars === MAX_SCAN_CHARS) return spoil('overlong', `more than ${MAX_SCAN_CHARS} characters before Enter`, true);
@@ -144,7 +148,8 @@ export function keyboardDecoder(options: KeyboardOptions = {}): ReportDecoder {
       if (report[0] !== 0x01) return [];
       report = report.subarray(1);
     }
-    if (report.length !== KEYS + 2) return spoil('malformed', `report of ${report.length} bytes, not an 8-byte boot keyboard report`, true);
+    if (report.length !== KEYS + 2)
+      return spoil('malformed', `report of ${report.length} bytes, not an 8-byte boot keyboard report`, true);
     const down = new Set(report.subarray(2).filter((code) => code !== 0));
     if ([...down].some((code) => code <= 0x03)) return [];
     const modifiers = report[0]!;
@@ -157,7 +162,9 @@ export function keyboardDecoder(options: KeyboardOptions = {}): ReportDecoder {
     const pending = fault === undefined ? text !== '' : !fault.told;
     held = new Set();
     [fault, text, chars] = [undefined, '', 0];
-    return pending ? [{ ok: false, reason: 'partial', detail: 'device went away in the middle of a scan, before its Enter' }] : [];
+    return pending
+      ? [{ ok: false, reason: 'partial', detail: 'device went away in the middle of a scan, before its Enter' }]
+      : [];
   };
 
   return { push, reset };

@@ -37,7 +37,8 @@ export function posScannerDecoder(): ReportDecoder {
     if (problem !== undefined) {
       // The code in progress cannot be trusted any more; if this report says more follows, its
       // tail must not be taken for a new code.
-      const dropped = state.kind === 'collecting' ? `; the ${state.bytes} bytes of the code in progress were dropped` : '';
+      const dropped =
+        state.kind === 'collecting' ? `; the ${state.bytes} bytes of the code in progress were dropped` : '';
       state = continues ? { kind: 'discarding' } : { kind: 'idle' };
       return [{ ok: false, reason: 'malformed', detail: problem + dropped }];
     }
@@ -66,7 +67,13 @@ export function posScannerDecoder(): ReportDecoder {
     const pending = state.kind === 'collecting' ? state.bytes : undefined;
     state = { kind: 'idle' };
     if (pending === undefined) return [];
-    return [{ ok: false, reason: 'partial', detail: `device went away after ${pending} bytes of a code that was to continue` }];
+    return [
+      {
+        ok: false,
+        reason: 'partial',
+        detail: `device went away after ${pending} bytes of a code that was to continue`,
+      },
+    ];
   };
 
   return { push, reset };
@@ -74,10 +81,12 @@ export function posScannerDecoder(): ReportDecoder {
 
 /** Why a Scanned Data Report cannot be read, or undefined when its header holds. */
 function headerProblem(report: Buffer): string | undefined {
-  if (report.length < HEADER_BYTES) return `report of ${report.length} bytes, shorter than its ${HEADER_BYTES}-byte header`;
+  if (report.length < HEADER_BYTES)
+    return `report of ${report.length} bytes, shorter than its ${HEADER_BYTES}-byte header`;
   const length = report[1]!;
   if (length > MAX_DATA_BYTES) return `data length ${length} over the ${MAX_DATA_BYTES} a report holds`;
-  if (HEADER_BYTES + length > report.length) return `data length ${length} runs past the end of a ${report.length}-byte report`;
+  if (HEADER_BYTES + length > report.length)
+    return `data length ${length} runs past the end of a ${report.length}-byte report`;
   return undefined;
 }
 
@@ -99,7 +108,12 @@ function finish(data: Buffer, symbology: string | undefined): HidScan | undefine
   if (text === '') return undefined;
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
-    if (code < 0x20) return { ok: false, reason: 'not_text', detail: `control character 0x${code.toString(16).padStart(2, '0')} at offset ${i}` };
+    if (code < 0x20)
+      return {
+        ok: false,
+        reason: 'not_text',
+        detail: `control character 0x${code.toString(16).padStart(2, '0')} at offset ${i}`,
+      };
   }
   const chars = [...text].length;
   if (chars > MAX_SCAN_CHARS) return overlong(`${chars} characters, over ${MAX_SCAN_CHARS}`);

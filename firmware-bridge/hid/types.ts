@@ -1,5 +1,7 @@
 /** What a decoder makes of the reports of one scan: the scanned text, or why there is none. */
-export type HidScan = { ok: true; value: string; symbology?: string } | { ok: false; reason: 'garbage' | 'partial' | 'overlong' | 'not_text' | 'malformed'; detail: string };
+export type HidScan =
+  | { ok: true; value: string; symbology?: string }
+  | { ok: false; reason: 'garbage' | 'partial' | 'overlong' | 'not_text' | 'malformed'; detail: string };
 
 /** Turns a device's input reports, in the order they came, into scans. One decoder per device. */
 export interface ReportDecoder {

@@ -32,7 +32,10 @@ export interface OccupancySeries {
   series: OccupancyBucket[];
 }
 
-export function zoneOccupancy(db: Database, q: { zoneId: number; interval: BucketInterval; start: number; end: number; timeZone: string }): OccupancySeries | null {
+export function zoneOccupancy(
+  db: Database,
+  q: { zoneId: number; interval: BucketInterval; start: number; end: number; timeZone: string },
+): OccupancySeries | null {
   const bounds = bucketBoundaries(q.start, q.end, q.interval, q.timeZone, MAX_BUCKETS);
   if (!bounds) return null;
   const first = isoUtc(bounds[0]!);
@@ -52,7 +55,10 @@ export function zoneOccupancy(db: Database, q: { zoneId: number; interval: Bucke
        FROM access_events INDEXED BY access_events_zone_moves
       WHERE access_zone_id = @zone AND granted = 1 AND movement IN ('in', 'out') AND scanned_at >= @lo AND scanned_at < @hi`,
   );
-  const moves = statement(db, 'SELECT COUNT(*) AS n FROM access_events INDEXED BY access_events_from_zone WHERE from_zone_id = @zone AND scanned_at >= @lo AND scanned_at < @hi');
+  const moves = statement(
+    db,
+    'SELECT COUNT(*) AS n FROM access_events INDEXED BY access_events_from_zone WHERE from_zone_id = @zone AND scanned_at >= @lo AND scanned_at < @hi',
+  );
   type Passes = { entries: number; out_passes: number; counted_in: number; counted_out: number };
   const byBucket = new Map<number, Passes>();
   const movedOut = new Map<number, number>();
@@ -68,7 +74,12 @@ export function zoneOccupancy(db: Database, q: { zoneId: number; interval: Bucke
     const p = byBucket.get(i);
     const moved = movedOut.get(i) ?? 0;
     occupancy += (p?.counted_in ?? 0) - (p?.counted_out ?? 0) - moved;
-    return { bucket: localIso(lo, q.timeZone), entries: p?.entries ?? 0, exits: (p?.out_passes ?? 0) + moved, occupancy };
+    return {
+      bucket: localIso(lo, q.timeZone),
+      entries: p?.entries ?? 0,
+      exits: (p?.out_passes ?? 0) + moved,
+      occupancy,
+    };
   });
   return { start: localIso(bounds[0]!, q.timeZone), end: localIso(bounds[bounds.length - 1]!, q.timeZone), series };
 }
@@ -89,14 +100,34 @@ export function accessSummary(db: Database, q: { projectId: number; start: numbe
     `SELECT granted, reason, access_zone_id, access_point_id, COUNT(*) AS n FROM access_events
       WHERE project_id = @project AND scanned_at >= @from AND scanned_at < @to
       GROUP BY granted, reason, access_zone_id, access_point_id`,
-  ).all(params) as { granted: number; reason: DenialReason | null; access_zone_id: number | null; access_point_id: number; n: number }[];
+  ).all(params) as {
+    granted: number;
+    reason: DenialReason | null;
+    access_zone_id: number | null;
+    access_point_id: number;
+    n: number;
+  }[];
   const { unique } = statement(
     db,
     `SELECT COUNT(DISTINCT attendee_id) AS "unique" FROM access_events
       WHERE project_id = @project AND scanned_at >= @from AND scanned_at < @to AND granted = 1 AND attendee_id IS NOT NULL`,
   ).get(params) as { unique: number };
-  const zoneNames = new Map((statement(db, 'SELECT id, name FROM access_zones WHERE project_id = ?').all(q.projectId) as { id: number; name: string }[]).map((z) => [z.id, z.name]));
-  const pointNames = new Map((statement(db, 'SELECT id, name FROM access_points WHERE project_id = ?').all(q.projectId) as { id: number; name: string }[]).map((p) => [p.id, p.name]));
+  const zoneNames = new Map(
+    (
+      statement(db, 'SELECT id, name FROM access_zones WHERE project_id = ?').all(q.projectId) as {
+        id: number;
+        name: string;
+      }[]
+    ).map((z) => [z.id, z.name]),
+  );
+  const pointNames = new Map(
+    (
+      statement(db, 'SELECT id, name FROM access_points WHERE project_id = ?').all(q.projectId) as {
+        id: number;
+        name: string;
+      }[]
+    ).map((p) => [p.id, p.name]),
+  );
 
   const summary: AccessSummary = {
     granted: 0,
@@ -113,13 +144,32 @@ export function accessSummary(db: Database, q: { projectId: number; start: numbe
     summary[key] += g.n;
     if (g.granted !== 1 && g.reason) summary.denied_by_reason[g.reason] += g.n;
     let zone = zones.get(g.access_zone_id);
-    if (!zone) zones.set(g.access_zone_id, (zone = { access_zone_id: g.access_zone_id, name: g.access_zone_id === null ? null : (zoneNames.get(g.access_zone_id) ?? null), granted: 0, denied: 0 }));
+    if (!zone)
+      zones.set(
+        g.access_zone_id,
+        (zone = {
+          access_zone_id: g.access_zone_id,
+          name: g.access_zone_id === null ? null : (zoneNames.get(g.access_zone_id) ?? null),
+          granted: 0,
+          denied: 0,
+        }),
+      );
     zone[key] += g.n;
     let point = points.get(g.access_point_id);
-    if (!point) points.set(g.access_point_id, (point = { access_point_id: g.access_point_id, name: pointNames.get(g.access_point_id) ?? null, granted: 0, denied: 0 }));
+    if (!point)
+      points.set(
+        g.access_point_id,
+        (point = {
+          access_point_id: g.access_point_id,
+          name: pointNames.get(g.access_point_id) ?? null,
+          granted: 0,
+          denied: 0,
+        }),
+      );
     point[key] += g.n;
   }
-  const byId = <T extends { granted: number; denied: number }>(a: T, b: T, id: (x: T) => number | null) => (id(a) ?? 0) - (id(b) ?? 0);
+  const byId = <T extends { granted: number; denied: number }>(a: T, b: T, id: (x: T) => number | null) =>
+    (id(a) ?? 0) - (id(b) ?? 0);
   summary.by_zone = [...zones.values()].sort((a, b) => byId(a, b, (x) => x.access_zone_id));
   summary.by_access_point = [...points.values()].sort((a, b) => byId(a, b, (x) => x.access_point_id));
   return summary;

@@ -91,12 +91,37 @@ export class ChangedRows {
   ) {
     const as = <R>(resource: (row: R) => object) => resource as unknown as (row: Row) => Record<string, unknown>;
     this.#announced = [
-      { table: 'access_zones', created: 'access_zone.created', updated: 'access_zone.updated', resource: as((r: AccessZoneRow) => zoneResource(r)) },
-      { table: 'access_points', created: 'access_point.created', updated: 'access_point.updated', resource: as((r: AccessPointRow) => venue.accessPoints.resource(r)) },
+      {
+        table: 'access_zones',
+        created: 'access_zone.created',
+        updated: 'access_zone.updated',
+        resource: as((r: AccessZoneRow) => zoneResource(r)),
+      },
+      {
+        table: 'access_points',
+        created: 'access_point.created',
+        updated: 'access_point.updated',
+        resource: as((r: AccessPointRow) => venue.accessPoints.resource(r)),
+      },
       { table: 'readers', created: 'reader.created', updated: 'reader.updated', resource: as(readerResource) },
-      { table: 'attendee_types', created: 'attendee_type.created', updated: 'attendee_type.updated', resource: as((r: AttendeeTypeRow) => venue.attendeeTypes.resource(r)) },
-      { table: 'time_restrictions', created: 'time_restriction.created', updated: 'time_restriction.updated', resource: as((r: TimeRestrictionRow) => timeRestrictionResource(r)) },
-      { table: 'blocklist_entries', created: 'blocklist_entry.created', updated: 'blocklist_entry.updated', resource: as((r: BlocklistRow) => blocklistResource(r)) },
+      {
+        table: 'attendee_types',
+        created: 'attendee_type.created',
+        updated: 'attendee_type.updated',
+        resource: as((r: AttendeeTypeRow) => venue.attendeeTypes.resource(r)),
+      },
+      {
+        table: 'time_restrictions',
+        created: 'time_restriction.created',
+        updated: 'time_restriction.updated',
+        resource: as((r: TimeRestrictionRow) => timeRestrictionResource(r)),
+      },
+      {
+        table: 'blocklist_entries',
+        created: 'blocklist_entry.created',
+        updated: 'blocklist_entry.updated',
+        resource: as((r: BlocklistRow) => blocklistResource(r)),
+      },
     ];
   }
 
@@ -104,14 +129,21 @@ export class ChangedRows {
   async apply(projectId: number, ranges: readonly VersionRange[], stopped: () => boolean): Promise<Applied> {
     const applied: Applied = { rows: 0, deletions: 0 };
     const inRanges = (version: number) => ranges.some(([from, to]) => version >= from && version <= to);
-    for await (const tombstones of this.#chunks('SELECT entity, entity_id AS id, version FROM tombstones', projectId, ranges, stopped)) {
+    for await (const tombstones of this.#chunks(
+      'SELECT entity, entity_id AS id, version FROM tombstones',
+      projectId,
+      ranges,
+      stopped,
+    )) {
       for (const t of tombstones) {
         const deletion = DELETIONS[t.entity as string];
         if (!deletion) continue;
         // The id taken again (SQLite reuses the highest rowid): a new row read below follows the
         // deletion as it happened; one written outside these ranges is what the index already
         // holds (the appliance's own) or will read next time, and must not be dropped.
-        const again = statement(this.db, `SELECT version FROM ${deletion.table} WHERE id = ?`).get(t.id) as { version: number } | undefined;
+        const again = statement(this.db, `SELECT version FROM ${deletion.table} WHERE id = ?`).get(t.id) as
+          | { version: number }
+          | undefined;
         if (again && !inRanges(again.version)) continue;
         this.#emit(deletion.event, { projectId, id: t.id, version: t.version });
         applied.deletions++;
@@ -127,7 +159,12 @@ export class ChangedRows {
    * order written. Nothing else can have been decided on in between: deletions and the holders'
    * rows are in the index before this yields; the other tables' rows (read back) follow.
    */
-  async applyWritten(projectId: number, range: VersionRange, changes: readonly WrittenChange[], stopped: () => boolean): Promise<void> {
+  async applyWritten(
+    projectId: number,
+    range: VersionRange,
+    changes: readonly WrittenChange[],
+    stopped: () => boolean,
+  ): Promise<void> {
     let announced = false;
     let holders = false;
     for (const change of changes) {
@@ -178,7 +215,12 @@ export class ChangedRows {
       for (const row of rows) this.index.putAttendee(row);
       count += rows.length;
     }
-    for await (const rows of this.#chunks(`SELECT ${CREDENTIAL_COLUMNS} FROM credentials`, projectId, ranges, stopped)) {
+    for await (const rows of this.#chunks(
+      `SELECT ${CREDENTIAL_COLUMNS} FROM credentials`,
+      projectId,
+      ranges,
+      stopped,
+    )) {
       for (const row of rows) this.index.putCredential(row);
       count += rows.length;
     }
@@ -190,9 +232,17 @@ export class ChangedRows {
   }
 
   /** The rows of `select` with versions in the ranges, by version, CHUNK at a time with a turn of the event loop between. */
-  async *#chunks(select: string, projectId: number, ranges: readonly VersionRange[], stopped: () => boolean): AsyncGenerator<Row[]> {
+  async *#chunks(
+    select: string,
+    projectId: number,
+    ranges: readonly VersionRange[],
+    stopped: () => boolean,
+  ): AsyncGenerator<Row[]> {
     // Versions are unique per table (each write takes its own), so the last one read is a sound place to go on from.
-    const query = statement(this.db, `${select} WHERE project_id = ? AND version >= ? AND version <= ? ORDER BY version LIMIT ${CHUNK}`);
+    const query = statement(
+      this.db,
+      `${select} WHERE project_id = ? AND version >= ? AND version <= ? ORDER BY version LIMIT ${CHUNK}`,
+    );
     for (const [from, to] of ranges) {
       let next = from;
       for (;;) {

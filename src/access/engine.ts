@@ -15,7 +15,14 @@ import { localWeekdayAndMinute } from './local-time.js';
 //   5. no blocklist entry applies                         blocklisted
 // Everything is read from memory (VenueIndex); docs/engine.md has the rules in full.
 
-export const DENIAL_REASONS = ['invalid_credential', 'not_authorized', 'expired', 'capacity_exceeded', 'time_restricted', 'blocklisted'] as const;
+export const DENIAL_REASONS = [
+  'invalid_credential',
+  'not_authorized',
+  'expired',
+  'capacity_exceeded',
+  'time_restricted',
+  'blocklisted',
+] as const;
 export type DenialReason = (typeof DENIAL_REASONS)[number];
 
 /**
@@ -23,7 +30,12 @@ export type DenialReason = (typeof DENIAL_REASONS)[number];
  * reasons stay the reasons; these only tell apart what the spec's one meaning of not_authorized
  * ("attendee type lacks access to the zone") no longer covers alone. null for every other denial.
  */
-export const REASON_DETAILS = ['type_not_permitted', 'already_inside', 'access_point_inactive', 'access_point_without_zone'] as const;
+export const REASON_DETAILS = [
+  'type_not_permitted',
+  'already_inside',
+  'access_point_inactive',
+  'access_point_without_zone',
+] as const;
 export type ReasonDetail = (typeof REASON_DETAILS)[number];
 
 export interface ScanInput {
@@ -83,24 +95,31 @@ export class AccessEngine {
     if (!zone) return denied(null, 'not_authorized', 'access_point_without_zone', credential, attendee);
 
     // 1. valid and assigned
-    if (!credential || !attendee || attendee.status !== 'active') return denied(zone.id, 'invalid_credential', null, credential, attendee);
-    if (credential.validUntil !== null && scan.at > credential.validUntil) return denied(zone.id, 'expired', null, credential, attendee);
+    if (!credential || !attendee || attendee.status !== 'active')
+      return denied(zone.id, 'invalid_credential', null, credential, attendee);
+    if (credential.validUntil !== null && scan.at > credential.validUntil)
+      return denied(zone.id, 'expired', null, credential, attendee);
     if (credential.status === 'revoked') return denied(zone.id, 'invalid_credential', null, credential, attendee);
-    if (credential.validFrom !== null && scan.at < credential.validFrom) return denied(zone.id, 'expired', null, credential, attendee);
+    if (credential.validFrom !== null && scan.at < credential.validFrom)
+      return denied(zone.id, 'expired', null, credential, attendee);
 
     const inside = this.occupancy.zoneOf(attendee.id) === zone.id;
     const movement: 'in' | 'out' = point.direction === 'out' || (point.direction === 'both' && inside) ? 'out' : 'in';
     if (movement === 'in') {
       // 2. permission, and the zone's anti-passback (a re-entry is let in, uncounted, where the zone does not ask for it)
-      if (!this.mayEnter(attendee, zone)) return denied(zone.id, 'not_authorized', 'type_not_permitted', credential, attendee);
+      if (!this.mayEnter(attendee, zone))
+        return denied(zone.id, 'not_authorized', 'type_not_permitted', credential, attendee);
       if (zone.antiPassback && inside) return denied(zone.id, 'not_authorized', 'already_inside', credential, attendee);
       // 3. capacity
-      if (zone.capacity !== null && this.occupancy.count(zone.id) >= zone.capacity) return denied(zone.id, 'capacity_exceeded', null, credential, attendee);
+      if (zone.capacity !== null && this.occupancy.count(zone.id) >= zone.capacity)
+        return denied(zone.id, 'capacity_exceeded', null, credential, attendee);
       // 4. time windows
-      if (!this.withinWindows(attendee, zone, scan)) return denied(zone.id, 'time_restricted', null, credential, attendee);
+      if (!this.withinWindows(attendee, zone, scan))
+        return denied(zone.id, 'time_restricted', null, credential, attendee);
     }
     // 5. blocklist (leaving is never refused for it: a blocked person should get out)
-    if (movement === 'in' && this.blocked(attendee.id, credential.id, scan.at)) return denied(zone.id, 'blocklisted', null, credential, attendee);
+    if (movement === 'in' && this.blocked(attendee.id, credential.id, scan.at))
+      return denied(zone.id, 'blocklisted', null, credential, attendee);
 
     if (movement === 'in') {
       const counted = !inside;
@@ -154,6 +173,12 @@ export class AccessEngine {
   }
 }
 
-function denied(zoneId: number | null, reason: DenialReason, detail: ReasonDetail | null, credential: CredentialEntry | null, attendee: AttendeeEntry | null): Decision {
+function denied(
+  zoneId: number | null,
+  reason: DenialReason,
+  detail: ReasonDetail | null,
+  credential: CredentialEntry | null,
+  attendee: AttendeeEntry | null,
+): Decision {
   return { granted: false, zoneId, reason, detail, credential, attendee };
 }

@@ -15,7 +15,10 @@ const pool = Buffer.alloc(POOL_BYTES);
 let poolOffset = POOL_BYTES;
 const text = Buffer.alloc(36);
 /** Where each of the 32 hex digits goes in the 36-character form. */
-const DIGIT_AT = Uint8Array.from({ length: 32 }, (_, i) => i + (i >= 8 ? 1 : 0) + (i >= 12 ? 1 : 0) + (i >= 16 ? 1 : 0) + (i >= 20 ? 1 : 0));
+const DIGIT_AT = Uint8Array.from(
+  { length: 32 },
+  (_, i) => i + (i >= 8 ? 1 : 0) + (i >= 12 ? 1 : 0) + (i >= 16 ? 1 : 0) + (i >= 20 ? 1 : 0),
+);
 for (const dash of [8, 13, 18, 23]) text[dash] = 0x2d;
 
 /** A new UUIDv7 for an event at `ms` (ms since the epoch; defaults to now). */

@@ -1,4 +1,15 @@
-import { closeSync, existsSync, fdatasyncSync, ftruncateSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fdatasyncSync,
+  ftruncateSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../logger.js';
@@ -6,7 +17,17 @@ import type { Database } from '../store/database.js';
 import { writeTransaction } from '../store/transactions.js';
 import { emptyTightened, privateDirectory, reportTightened } from '../store/private-files.js';
 import type { AccessEventRow } from './event-log.js';
-import { INSERT_EVENT_SQL, journalLine, journalValues, MARK_SQL, POSITION_SQL, SEGMENT_FILE, SLOT, SLOTS, segmentName } from './journal-format.js';
+import {
+  INSERT_EVENT_SQL,
+  journalLine,
+  journalValues,
+  MARK_SQL,
+  POSITION_SQL,
+  SEGMENT_FILE,
+  SLOT,
+  SLOTS,
+  segmentName,
+} from './journal-format.js';
 import type { IngestMessage, IngestWorkerData } from './journal-ingest.js';
 import { workerFile } from '../workers/worker-file.js';
 
@@ -99,13 +120,19 @@ export class EventJournal {
       while (at < bytes.length) {
         const newline = bytes.indexOf(0x0a, at);
         if (newline === -1) {
-          this.log.warn({ segment, offset: at }, 'access-event journal ends in a partial line (never answered); ignored');
+          this.log.warn(
+            { segment, offset: at },
+            'access-event journal ends in a partial line (never answered); ignored',
+          );
           break;
         }
         try {
           rows.push(JSON.parse(bytes.toString('utf8', at, newline)) as unknown[]);
         } catch {
-          this.log.warn({ segment, offset: at }, 'access-event journal line unreadable; the rest of the segment is ignored');
+          this.log.warn(
+            { segment, offset: at },
+            'access-event journal line unreadable; the rest of the segment is ignored',
+          );
           break;
         }
         at = newline + 1;
@@ -121,7 +148,8 @@ export class EventJournal {
     this.#firstSegment = this.#segment;
     this.#ingestedSegment = this.#segment;
     this.#ingestedOffset = 0;
-    if (recovered > 0) this.log.info({ events: recovered, segments: segments.length }, 'access events recovered from the journal');
+    if (recovered > 0)
+      this.log.info({ events: recovered, segments: segments.length }, 'access events recovered from the journal');
     return recovered;
   }
 
@@ -143,7 +171,8 @@ export class EventJournal {
     let written = 0;
     try {
       written = writeSync(this.#fd, text);
-      if (written !== Buffer.byteLength(text)) throw new Error(`short write to the access-event journal (${written} bytes)`);
+      if (written !== Buffer.byteLength(text))
+        throw new Error(`short write to the access-event journal (${written} bytes)`);
       if (this.options.synchronous === 'FULL') fdatasyncSync(this.#fd);
     } catch (err) {
       if (written > 0) ftruncateSync(this.#fd, before); // take back a partial line
@@ -183,7 +212,10 @@ export class EventJournal {
       Atomics.notify(this.#state, SLOT.writes);
       Atomics.notify(this.#state, SLOT.stop);
       let timer: NodeJS.Timeout | undefined;
-      const timedOut = await Promise.race([exited.then(() => false), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs)))]);
+      const timedOut = await Promise.race([
+        exited.then(() => false),
+        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs))),
+      ]);
       clearTimeout(timer);
       if (timedOut) this.log.error('access-event journal not fully ingested at stop; the next start ingests it');
       await worker.terminate();
@@ -191,7 +223,9 @@ export class EventJournal {
     }
     if (this.#fd !== -1) closeSync(this.#fd);
     this.#fd = -1;
-    if (!this.lagging) for (let segment = this.#firstSegment; segment <= this.#segment; segment++) rmSync(join(this.options.dir, segmentName(segment)), { force: true });
+    if (!this.lagging)
+      for (let segment = this.#firstSegment; segment <= this.#segment; segment++)
+        rmSync(join(this.options.dir, segmentName(segment)), { force: true });
   }
 
   #open(): void {
@@ -223,7 +257,10 @@ export class EventJournal {
       if (message.ok) this.#ingested(message.segment, message.offset, message.events);
       else {
         this.stats.ingestFailures++;
-        this.log.warn({ error: message.error }, 'access events not ingested yet; retrying (they are safe in the journal)');
+        this.log.warn(
+          { error: message.error },
+          'access events not ingested yet; retrying (they are safe in the journal)',
+        );
       }
     });
     worker.on('error', (err) => this.log.error({ err }, 'access-event ingest worker failed'));
@@ -243,12 +280,17 @@ export class EventJournal {
     this.#ingestedOffset = offset;
     this.stats.ingested += events;
     this.stats.transactions++;
-    for (let old = segment - 1; old >= this.#firstSegment && existsSync(join(this.options.dir, segmentName(old))); old--) {
+    for (
+      let old = segment - 1;
+      old >= this.#firstSegment && existsSync(join(this.options.dir, segmentName(old)));
+      old--
+    ) {
       rmSync(join(this.options.dir, segmentName(old)), { force: true });
     }
     for (const listener of this.#ingestListeners) listener();
     if (this.#waiters.length > 0) {
-      const done = (w: { segment: number; offset: number }) => w.segment < segment || (w.segment === segment && w.offset <= offset);
+      const done = (w: { segment: number; offset: number }) =>
+        w.segment < segment || (w.segment === segment && w.offset <= offset);
       const ready = this.#waiters.filter(done);
       this.#waiters = this.#waiters.filter((w) => !done(w));
       for (const w of ready) w.resolve();

@@ -34,7 +34,9 @@ export const accessEventSchema = z.object({
   reason_detail: z
     .enum(REASON_DETAILS)
     .nullable()
-    .describe('which cause of not_authorized refused it: type_not_permitted, already_inside, access_point_inactive, access_point_without_zone (the last two: no access_zone_id); null otherwise'),
+    .describe(
+      'which cause of not_authorized refused it: type_not_permitted, already_inside, access_point_inactive, access_point_without_zone (the last two: no access_zone_id); null otherwise',
+    ),
   movement: z.string().nullable(),
   scanned_at: z.string(),
   decided_at: z.string(),
@@ -46,24 +48,42 @@ export const accessEventSchema = z.object({
     .number()
     .int()
     .nullable()
-    .describe("an edge's event (on the edge and on its cloud): cloud time minus the edge's clock in force when it decided (never applied to scanned_at); null elsewhere"),
-  clock_unsynchronised: z.boolean().nullable().describe("true when the edge's clock was not known to be within tolerance when it decided"),
+    .describe(
+      "an edge's event (on the edge and on its cloud): cloud time minus the edge's clock in force when it decided (never applied to scanned_at); null elsewhere",
+    ),
+  clock_unsynchronised: z
+    .boolean()
+    .nullable()
+    .describe("true when the edge's clock was not known to be within tolerance when it decided"),
   effective_at: z
     .string()
     .describe(
       "scanned_at on the cloud's clock: corrected by clock_offset_ms where the edge's clock was off (clock_unsynchronised), else scanned_at itself; what orders a holder's movements across edges",
     ),
   duplicate_of: z.string().nullable().describe('a duplicate entry: the uuid of the entry at another edge it repeats'),
-  review: z.string().nullable().describe("flagged for review: revoked_credential or blocklisted at the scan time; unknown_reference: it names what its edge's project never held (it moved no one)"),
+  review: z
+    .string()
+    .nullable()
+    .describe(
+      "flagged for review: revoked_credential or blocklisted at the scan time; unknown_reference: it names what its edge's project never held (it moved no one)",
+    ),
   deleted_reference: z
     .string()
     .nullable()
-    .describe('what it names that the cloud no longer has (deleted meanwhile, or never known): reader, access_point, access_zone, comma-separated; such an event moved no one'),
+    .describe(
+      'what it names that the cloud no longer has (deleted meanwhile, or never known): reader, access_point, access_zone, comma-separated; such an event moved no one',
+    ),
 });
 
 export type AccessEventResource = z.infer<typeof accessEventSchema>;
 
-export function queryAccessEvents(db: Database, projectId: number, f: AccessEventFilters, offset: number, limit: number) {
+export function queryAccessEvents(
+  db: Database,
+  projectId: number,
+  f: AccessEventFilters,
+  offset: number,
+  limit: number,
+) {
   const where = ['project_id = @projectId'];
   const params: Record<string, string | number> = { projectId, offset, limit };
   const add = (clause: string, key: string, value: string | number | undefined) => {
@@ -79,11 +99,18 @@ export function queryAccessEvents(db: Database, projectId: number, f: AccessEven
   add('scanned_at >= @from', 'from', f.from);
   add('scanned_at < @to', 'to', f.to);
   const sqlWhere = where.join(' AND ');
-  const rows = statement(db, `SELECT * FROM access_events WHERE ${sqlWhere} ORDER BY scanned_at DESC, id DESC LIMIT @limit OFFSET @offset`).all(params) as Record<string, unknown>[];
+  const rows = statement(
+    db,
+    `SELECT * FROM access_events WHERE ${sqlWhere} ORDER BY scanned_at DESC, id DESC LIMIT @limit OFFSET @offset`,
+  ).all(params) as Record<string, unknown>[];
   const { n } = statement(db, `SELECT COUNT(*) AS n FROM access_events WHERE ${sqlWhere}`).get(params) as { n: number };
   const items = rows.map(
     ({ project_id: _p, request_key: _k, counted: _c, from_zone_id: _f, granted, clock_unsynchronised, ...rest }) =>
-      ({ ...rest, granted: granted === 1, clock_unsynchronised: clock_unsynchronised === null ? null : clock_unsynchronised === 1 }) as AccessEventResource,
+      ({
+        ...rest,
+        granted: granted === 1,
+        clock_unsynchronised: clock_unsynchronised === null ? null : clock_unsynchronised === 1,
+      }) as AccessEventResource,
   );
   return { items, total: n };
 }

@@ -29,11 +29,15 @@ export const RETRY_WINDOW_MS = PAST_LIMIT_MS + 86_400_000;
 
 /** The highest access-event id the cloud has acknowledged (the edge's upload cursor); 0 when none is. */
 export function acknowledgedAccessEventId(db: Database): number {
-  const id = statement(db, 'SELECT access_event_id FROM feed_cursors WHERE consumer = ?').pluck().get(SYNC_UPLOAD_CONSUMER) as number | undefined;
+  const id = statement(db, 'SELECT access_event_id FROM feed_cursors WHERE consumer = ?')
+    .pluck()
+    .get(SYNC_UPLOAD_CONSUMER) as number | undefined;
   return id ?? 0;
 }
 
-export type RetentionConfig = Pick<Config, 'role'> & { sync: Pick<Config['sync'], 'edgeRetentionDays' | 'retentionDays'> };
+export type RetentionConfig = Pick<Config, 'role'> & {
+  sync: Pick<Config['sync'], 'edgeRetentionDays' | 'retentionDays'>;
+};
 
 export interface RetentionOptions {
   /** The first round this long after start, then one every intervalMs. */
@@ -71,7 +75,16 @@ const CANDIDATES_SQL = `SELECT id, scanned_at FROM access_events WHERE project_i
 
 export class EventRetention {
   readonly name = 'access-event retention';
-  readonly stats: RetentionStats = { prunedRows: 0, rounds: 0, lastRunAt: 0, lastRows: 0, lastMs: 0, lastChunks: 0, lastWriteMs: 0, lastLongestChunkMs: 0 };
+  readonly stats: RetentionStats = {
+    prunedRows: 0,
+    rounds: 0,
+    lastRunAt: 0,
+    lastRows: 0,
+    lastMs: 0,
+    lastChunks: 0,
+    lastWriteMs: 0,
+    lastLongestChunkMs: 0,
+  };
   readonly #options: RetentionOptions;
   #timer: NodeJS.Timeout | null = null;
   #running: Promise<number> | null = null;
@@ -88,9 +101,21 @@ export class EventRetention {
     this.#options = { ...DEFAULTS, ...options };
     if (registry) {
       const gauge = gaugesIn(registry);
-      gauge('gatehouse_access_events_pruned_total', 'Access events removed by retention (sync.retentionDays, sync.edgeRetentionDays) since start', () => this.stats.prunedRows);
-      gauge('gatehouse_access_events_prune_last_run_timestamp_seconds', 'When the last access-event retention round ended (0: none yet)', () => this.stats.lastRunAt / 1000);
-      gauge('gatehouse_access_events_prune_last_run_duration_seconds', 'How long the last access-event retention round took, yields included', () => this.stats.lastMs / 1000);
+      gauge(
+        'gatehouse_access_events_pruned_total',
+        'Access events removed by retention (sync.retentionDays, sync.edgeRetentionDays) since start',
+        () => this.stats.prunedRows,
+      );
+      gauge(
+        'gatehouse_access_events_prune_last_run_timestamp_seconds',
+        'When the last access-event retention round ended (0: none yet)',
+        () => this.stats.lastRunAt / 1000,
+      );
+      gauge(
+        'gatehouse_access_events_prune_last_run_duration_seconds',
+        'How long the last access-event retention round took, yields included',
+        () => this.stats.lastMs / 1000,
+      );
     }
   }
 
@@ -161,7 +186,13 @@ export class EventRetention {
         let from = '';
         let offset = 0;
         while (!this.#stopped) {
-          const candidates = statement(this.db, CANDIDATES_SQL).all(projectId, from, scannedBefore, this.#options.chunkRows, offset) as Candidate[];
+          const candidates = statement(this.db, CANDIDATES_SQL).all(
+            projectId,
+            from,
+            scannedBefore,
+            this.#options.chunkRows,
+            offset,
+          ) as Candidate[];
           if (candidates.length === 0) break;
           // Only a chunk with something that may go takes the write lock (an edge offline for
           // weeks has many old events the cloud has not acknowledged: they are only read).
@@ -214,12 +245,29 @@ export class EventRetention {
     return deleted;
   }
 
-  #ended(rows: number, started: number, writes: { chunks: number; ms: number; longest: number }, busy: boolean): number {
+  #ended(
+    rows: number,
+    started: number,
+    writes: { chunks: number; ms: number; longest: number },
+    busy: boolean,
+  ): number {
     const ms = Math.round(performance.now() - started);
     const s = this.stats;
-    Object.assign(s, { prunedRows: s.prunedRows + rows, rounds: s.rounds + 1, lastRunAt: this.clock.now(), lastRows: rows, lastMs: ms });
+    Object.assign(s, {
+      prunedRows: s.prunedRows + rows,
+      rounds: s.rounds + 1,
+      lastRunAt: this.clock.now(),
+      lastRows: rows,
+      lastMs: ms,
+    });
     Object.assign(s, { lastChunks: writes.chunks, lastWriteMs: writes.ms, lastLongestChunkMs: writes.longest });
-    const fields = { rows, ms, transactions: writes.chunks, longestTransactionMs: Math.round(writes.longest * 10) / 10, days: this.days };
+    const fields = {
+      rows,
+      ms,
+      transactions: writes.chunks,
+      longestTransactionMs: Math.round(writes.longest * 10) / 10,
+      days: this.days,
+    };
     if (busy) this.log.info(fields, 'access-event retention: store busy, the next round goes on');
     else if (rows > 0) this.log.info(fields, 'access events pruned');
     else this.log.debug(fields, 'access-event retention: nothing to prune');

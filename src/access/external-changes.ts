@@ -105,7 +105,10 @@ export class ExternalChanges {
     try {
       await this.#rows.applyWritten(projectId, [from, to], changes, () => this.#stopped);
     } catch (err) {
-      this.log.error({ err, from, to }, 'taking written venue changes into the decision index failed; read back at the next poll');
+      this.log.error(
+        { err, from, to },
+        'taking written venue changes into the decision index failed; read back at the next poll',
+      );
       return;
     }
     this.#local.add(from, to);
@@ -115,7 +118,10 @@ export class ExternalChanges {
     const started = Date.now();
     const total = { rows: 0, deletions: 0 };
     try {
-      const projects = statement(this.db, 'SELECT id, timezone FROM projects ORDER BY id').all() as { id: number; timezone: string }[];
+      const projects = statement(this.db, 'SELECT id, timezone FROM projects ORDER BY id').all() as {
+        id: number;
+        timezone: string;
+      }[];
       for (const { id, timezone } of projects) {
         if (this.index.timezones.get(id) !== timezone) this.bus.emit('project.saved', { projectId: id, timezone });
       }
@@ -134,7 +140,10 @@ export class ExternalChanges {
     this.stats.reads++;
     this.stats.rows += total.rows;
     this.stats.deletions += total.deletions;
-    this.log.info({ ranges, ...total, ms: Date.now() - started }, 'venue changes made by another process read into the decision index');
+    this.log.info(
+      { ranges, ...total, ms: Date.now() - started },
+      'venue changes made by another process read into the decision index',
+    );
   }
 
   #advance(upTo: number): void {
@@ -150,7 +159,19 @@ export class ExternalChanges {
 /** /metrics: venue changes made by another process (docs/engine.md). */
 export function registerExternalChangeMetrics(registry: Registry, changes: ExternalChanges): void {
   const gauge = gaugesIn(registry);
-  gauge('gatehouse_venue_external_reads_total', 'Polls that read venue changes made by another process', () => changes.stats.reads);
-  gauge('gatehouse_venue_external_rows_total', 'Venue rows written by another process read into the decision index', () => changes.stats.rows);
-  gauge('gatehouse_venue_external_deletions_total', 'Venue deletions by another process applied to the decision index', () => changes.stats.deletions);
+  gauge(
+    'gatehouse_venue_external_reads_total',
+    'Polls that read venue changes made by another process',
+    () => changes.stats.reads,
+  );
+  gauge(
+    'gatehouse_venue_external_rows_total',
+    'Venue rows written by another process read into the decision index',
+    () => changes.stats.rows,
+  );
+  gauge(
+    'gatehouse_venue_external_deletions_total',
+    'Venue deletions by another process applied to the decision index',
+    () => changes.stats.deletions,
+  );
 }

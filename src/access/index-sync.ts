@@ -18,7 +18,10 @@ export class IndexSync implements Module {
 
   start(): void {
     const { bus, index } = this;
-    const withProject = (projectId: number, resource: Record<string, unknown>) => ({ ...resource, project_id: projectId });
+    const withProject = (projectId: number, resource: Record<string, unknown>) => ({
+      ...resource,
+      project_id: projectId,
+    });
     bus.on(this, 'project.saved', (e) => index.setTimezone(e.projectId, e.timezone));
     bus.on(this, 'access_zone.created', (e) => index.putZone(withProject(e.projectId, e.resource)));
     bus.on(this, 'access_zone.updated', (e) => index.putZone(withProject(e.projectId, e.resource)));

@@ -29,7 +29,9 @@ export interface IngestWorkerData extends IngestOptions {
   intervalMs: number;
 }
 
-export type IngestMessage = { ok: true; segment: number; offset: number; events: number } | { ok: false; error: string };
+export type IngestMessage =
+  | { ok: true; segment: number; offset: number; events: number }
+  | { ok: false; error: string };
 
 /** idle: nothing new; done: all taken; more: a full transaction, more waiting; failed: see the message. */
 export type IngestOutcome = 'idle' | 'done' | 'more' | 'failed';
@@ -120,7 +122,11 @@ export class JournalIngest {
       closeSync(fd);
     }
     let at = 0;
-    for (let newline = buffer.indexOf(10, 0); newline !== -1 && newline < got && room > 0; newline = buffer.indexOf(10, at), room--) {
+    for (
+      let newline = buffer.indexOf(10, 0);
+      newline !== -1 && newline < got && room > 0;
+      newline = buffer.indexOf(10, at), room--
+    ) {
       rows.push(JSON.parse(buffer.toString('utf8', at, newline)) as unknown[]);
       at = newline + 1;
     }
@@ -137,7 +143,12 @@ export class JournalIngest {
  * short); a failed step retried every second (the rows stay in the journal). Ends once stopping
  * and everything written is in.
  */
-export function ingestLoop(ingest: JournalIngest, state: Int32Array, intervalMs: number, post: (message: IngestMessage) => void): void {
+export function ingestLoop(
+  ingest: JournalIngest,
+  state: Int32Array,
+  intervalMs: number,
+  post: (message: IngestMessage) => void,
+): void {
   for (;;) {
     const seen = Atomics.load(state, SLOT.writes);
     const stop = Atomics.load(state, SLOT.stop) === 1;

@@ -19,7 +19,13 @@ export function localWeekdayAndMinute(at: number, timeZone: string): { weekday: 
 function computeWeekdayAndMinute(at: number, timeZone: string): { weekday: number; minute: number } {
   let format = formatters.get(timeZone);
   if (!format) {
-    format = new Intl.DateTimeFormat('en-US', { timeZone, weekday: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      weekday: 'short',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    });
     formatters.set(timeZone, format);
   }
   let weekday = 1;

@@ -22,12 +22,21 @@ export class PresenceSnapshots {
 
   /** Loads the snapshot and replays the log after it; answers how many events were replayed. */
   restore(): number {
-    const { last_event_id: mark } = this.db.prepare('SELECT last_event_id FROM zone_presence_mark WHERE id = 1').get() as { last_event_id: number };
-    for (const row of this.db.prepare('SELECT attendee_id, access_zone_id FROM zone_presence').iterate() as Iterable<{ attendee_id: number; access_zone_id: number }>) {
+    const { last_event_id: mark } = this.db
+      .prepare('SELECT last_event_id FROM zone_presence_mark WHERE id = 1')
+      .get() as { last_event_id: number };
+    for (const row of this.db.prepare('SELECT attendee_id, access_zone_id FROM zone_presence').iterate() as Iterable<{
+      attendee_id: number;
+      access_zone_id: number;
+    }>) {
       if (this.attendeeExists(row.attendee_id)) this.occupancy.enter(row.attendee_id, row.access_zone_id);
     }
     let replayed = 0;
-    const events = this.db.prepare('SELECT attendee_id, access_zone_id, movement FROM access_events WHERE id > ? AND counted = 1 ORDER BY id').iterate(mark) as Iterable<{
+    const events = this.db
+      .prepare(
+        'SELECT attendee_id, access_zone_id, movement FROM access_events WHERE id > ? AND counted = 1 ORDER BY id',
+      )
+      .iterate(mark) as Iterable<{
       attendee_id: number;
       access_zone_id: number;
       movement: 'in' | 'out';

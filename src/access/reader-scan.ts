@@ -42,7 +42,9 @@ export interface ReaderScanRefusal {
   params?: Record<string, string>;
 }
 
-export type Located = { ok: true; reader: ReaderEntry; request: ScanRequest } | { ok: false; refusal: ReaderScanRefusal };
+export type Located =
+  | { ok: true; reader: ReaderEntry; request: ScanRequest }
+  | { ok: false; refusal: ReaderScanRefusal };
 
 export class ReaderScans {
   constructor(
@@ -53,9 +55,14 @@ export class ReaderScans {
 
   /** The ScanRequest of a reader's scan, or why it cannot be decided. Marks the reader seen once it is found. */
   locate(scan: ReaderScan): Located {
-    const timestamp = typeof scan.timestamp === 'number' ? new Date(scan.timestamp * 1000).toISOString() : scan.timestamp;
+    const timestamp =
+      typeof scan.timestamp === 'number' ? new Date(scan.timestamp * 1000).toISOString() : scan.timestamp;
     const instant = scanInstant(timestamp, this.now());
-    if (!instant.ok) return { ok: false, refusal: { code: 'validation_failed', message: instant.message, errors: { timestamp: [instant.message] } } };
+    if (!instant.ok)
+      return {
+        ok: false,
+        refusal: { code: 'validation_failed', message: instant.message, errors: { timestamp: [instant.message] } },
+      };
     const found = this.#reader(scan.projectId, scan.identifier);
     if ('code' in found) return { ok: false, refusal: found };
     const reader = found;
@@ -83,7 +90,8 @@ export class ReaderScans {
   }
 
   #reader(projectId: number | null, identifier: string): ReaderEntry | ReaderScanRefusal {
-    if (projectId !== null) return this.index.readers.get(readerKey(projectId, identifier)) ?? refusal('unknown_reader', identifier);
+    if (projectId !== null)
+      return this.index.readers.get(readerKey(projectId, identifier)) ?? refusal('unknown_reader', identifier);
     const readers = this.index.readersWithIdentifier(identifier);
     if (readers.length === 0) return refusal('unknown_reader', identifier);
     if (readers.length > 1) return refusal('ambiguous_reader', identifier);
@@ -96,6 +104,9 @@ export function scanErrorRefusal(identifier: string): ReaderScanRefusal {
   return refusal('reader_unassigned', identifier);
 }
 
-function refusal(code: 'unknown_reader' | 'ambiguous_reader' | 'reader_unassigned', identifier: string): ReaderScanRefusal {
+function refusal(
+  code: 'unknown_reader' | 'ambiguous_reader' | 'reader_unassigned',
+  identifier: string,
+): ReaderScanRefusal {
   return { code, message: errorCatalogue[code].message.replace('{identifier}', identifier), params: { identifier } };
 }

@@ -100,7 +100,12 @@ export class RecentOutcomes<T> {
    * Remembers a scan being decided: `settle` its outcome when it is durable, `forget` it when it
    * failed (a retry is then decided anew). Answers the oldest entry when it made room for this one.
    */
-  remember(projectId: number, scope: number, requestId: string, pending: Promise<T>): { slot: number; sequence: number; evicted: Evicted | null } {
+  remember(
+    projectId: number,
+    scope: number,
+    requestId: string,
+    pending: Promise<T>,
+  ): { slot: number; sequence: number; evicted: Evicted | null } {
     const sequence = this.#next++;
     const slot = sequence % this.capacity;
     let evicted: Evicted | null = null;

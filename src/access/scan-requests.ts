@@ -93,10 +93,15 @@ export class ScanRequests {
   #knownKeys(): Set<string> | null {
     if (this.#knownLoaded) return this.#known;
     this.#knownLoaded = true;
-    const { n } = statement(this.db, 'SELECT count(*) AS n FROM access_events WHERE request_key IS NOT NULL').get() as { n: number };
+    const { n } = statement(this.db, 'SELECT count(*) AS n FROM access_events WHERE request_key IS NOT NULL').get() as {
+      n: number;
+    };
     if (n > KNOWN_KEYS_LIMIT) return (this.#known = null);
     const known = new Set<string>();
-    for (const row of statement(this.db, 'SELECT project_id, request_key FROM access_events WHERE request_key IS NOT NULL').iterate() as Iterable<{ project_id: number; request_key: string }>) {
+    for (const row of statement(
+      this.db,
+      'SELECT project_id, request_key FROM access_events WHERE request_key IS NOT NULL',
+    ).iterate() as Iterable<{ project_id: number; request_key: string }>) {
       known.add(`${row.project_id}:${row.request_key}`);
     }
     return (this.#known = known);
@@ -106,7 +111,18 @@ export class ScanRequests {
   #replay(r: RememberedOutcome): ScanOutcome {
     const entry = r.attendeeId === null ? undefined : this.index.attendees.get(r.attendeeId);
     const attendee = entry ? { id: entry.id, first_name: entry.firstName, last_name: entry.lastName } : null;
-    return outcome(r.uuid, r.granted, r.reason, r.reasonDetail, r.accessPointId, r.zoneId, r.decidedAtMs, iso(r.decidedAtMs), attendee, true);
+    return outcome(
+      r.uuid,
+      r.granted,
+      r.reason,
+      r.reasonDetail,
+      r.accessPointId,
+      r.zoneId,
+      r.decidedAtMs,
+      iso(r.decidedAtMs),
+      attendee,
+      true,
+    );
   }
 
   /** The decision stored for this request key by an earlier run (beyond the in-memory window). */
@@ -129,7 +145,18 @@ export class ScanRequests {
     if (!row) return null;
     const entry = row.attendee_id === null ? undefined : this.index.attendees.get(row.attendee_id);
     const attendee = entry ? { id: entry.id, first_name: entry.firstName, last_name: entry.lastName } : null;
-    return outcome(row.uuid, row.granted === 1, row.reason, row.reason_detail, row.access_point_id, row.access_zone_id, Date.parse(row.decided_at), row.decided_at, attendee, true);
+    return outcome(
+      row.uuid,
+      row.granted === 1,
+      row.reason,
+      row.reason_detail,
+      row.access_point_id,
+      row.access_zone_id,
+      Date.parse(row.decided_at),
+      row.decided_at,
+      attendee,
+      true,
+    );
   }
 }
 

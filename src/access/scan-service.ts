@@ -95,7 +95,12 @@ export class ScanService {
   async #decide(request: ScanRequest, requestKey: string | null): Promise<ScanOutcome> {
     const now = this.clock.now();
     const scannedAt = request.scannedAt ?? now;
-    const decision = this.engine.decide({ projectId: request.projectId, accessPointId: request.accessPointId, credentialValue: request.credentialValue, at: scannedAt });
+    const decision = this.engine.decide({
+      projectId: request.projectId,
+      accessPointId: request.accessPointId,
+      credentialValue: request.credentialValue,
+      at: scannedAt,
+    });
     const uuid = eventId(now); // time-ordered: the uuid index grows at its end, like the log
     const decidedAt = iso(now);
     const timestamp = scannedAt === now ? decidedAt : iso(scannedAt);
@@ -143,14 +148,22 @@ export class ScanService {
     } else {
       this.bus.emit('AccessDenied', {
         projectId: request.projectId,
-        payload: { credential_value: request.credentialValue, access_point_id: request.accessPointId, reason: decision.reason, reason_detail: decision.detail, timestamp },
+        payload: {
+          credential_value: request.credentialValue,
+          access_point_id: request.accessPointId,
+          reason: decision.reason,
+          reason_detail: decision.detail,
+          timestamp,
+        },
       });
     }
     if (decision.granted && decision.counted) {
       const zoneIds = decision.fromZoneId === null ? [decision.zoneId] : [decision.zoneId, decision.fromZoneId];
       this.bus.emit('zone.occupancy_changed', { projectId: request.projectId, zoneIds, timestamp });
     }
-    const attendee = decision.attendee ? { id: decision.attendee.id, first_name: decision.attendee.firstName, last_name: decision.attendee.lastName } : null;
+    const attendee = decision.attendee
+      ? { id: decision.attendee.id, first_name: decision.attendee.firstName, last_name: decision.attendee.lastName }
+      : null;
     return outcome(
       uuid,
       decision.granted,

@@ -118,9 +118,12 @@ export class VenueIndex {
         after = rows[rows.length - 1]![0] as number;
       }
     };
-    const credentialSql = 'SELECT id, project_id, attendee_id, value, status, valid_from, valid_until, revoked_at FROM credentials';
+    const credentialSql =
+      'SELECT id, project_id, attendee_id, value, status, valid_from, valid_until, revoked_at FROM credentials';
     const attendeeSql = 'SELECT id, project_id, attendee_type_id, first_name, last_name, status FROM attendees';
-    const { lo, hi } = db.prepare('SELECT coalesce(min(id), 0) AS lo, coalesce(max(id), 0) AS hi FROM credentials').get() as { lo: number; hi: number };
+    const { lo, hi } = db
+      .prepare('SELECT coalesce(min(id), 0) AS lo, coalesce(max(id), 0) AS hi FROM credentials')
+      .get() as { lo: number; hi: number };
     const split = db.memory ? hi : lo - 1 + Math.floor((hi - lo + 1) * 0.4);
     const worker = db.memory
       ? { rows: (index: number) => (index === 0 ? raw(credentialSql, split) : raw(attendeeSql, 0)) }
@@ -152,7 +155,8 @@ export class VenueIndex {
       });
     }
     for (const r of all('SELECT id FROM attendee_types')) this.typeZones.set(r.id as number, new Set());
-    for (const r of all('SELECT * FROM attendee_type_zones')) this.typeZones.get(r.attendee_type_id as number)?.add(r.access_zone_id as number);
+    for (const r of all('SELECT * FROM attendee_type_zones'))
+      this.typeZones.get(r.attendee_type_id as number)?.add(r.access_zone_id as number);
     for (const r of all('SELECT * FROM access_zones')) this.putZone(r);
     for (const r of all('SELECT * FROM access_points')) this.putAccessPoint(r);
     for (const r of all('SELECT * FROM readers')) this.putReader(r);
@@ -255,7 +259,12 @@ export class VenueIndex {
 
   putReader(r: Row): void {
     this.dropReader(r.id as number);
-    const entry: ReaderEntry = { id: r.id as number, projectId: r.project_id as number, identifier: r.identifier as string, accessPointId: (r.access_point_id as number | null) ?? null };
+    const entry: ReaderEntry = {
+      id: r.id as number,
+      projectId: r.project_id as number,
+      identifier: r.identifier as string,
+      accessPointId: (r.access_point_id as number | null) ?? null,
+    };
     this.readers.set(readerKey(entry.projectId, entry.identifier), entry);
     this.#readersById.set(entry.id, entry);
     const same = this.#readersByIdentifier.get(entry.identifier) ?? new Set();
@@ -284,7 +293,8 @@ export class VenueIndex {
 
   putWindow(r: Row): void {
     this.dropWindow(r.id as number);
-    const days = typeof r.days_of_week === 'string' ? (JSON.parse(r.days_of_week) as number[]) : (r.days_of_week as number[]);
+    const days =
+      typeof r.days_of_week === 'string' ? (JSON.parse(r.days_of_week) as number[]) : (r.days_of_week as number[]);
     const entry: WindowEntry = {
       id: r.id as number,
       zoneId: r.access_zone_id as number,
@@ -332,16 +342,23 @@ export class VenueIndex {
 
   /** Whether an entry naming this attendee or this credential is in force at `at` (allocates nothing: it runs per scan). */
   isBlocked(attendeeId: number, credentialId: number, at: number): boolean {
-    return inForce(this.#blocksByAttendee.get(attendeeId), at) || inForce(this.#blocksByCredential.get(credentialId), at);
+    return (
+      inForce(this.#blocksByAttendee.get(attendeeId), at) || inForce(this.#blocksByCredential.get(credentialId), at)
+    );
   }
 
   #blockSubject(entry: BlockEntry): [Map<number, Set<BlockEntry>>, number] {
-    return entry.attendeeId !== null ? [this.#blocksByAttendee, entry.attendeeId] : [this.#blocksByCredential, entry.credentialId!];
+    return entry.attendeeId !== null
+      ? [this.#blocksByAttendee, entry.attendeeId]
+      : [this.#blocksByCredential, entry.credentialId!];
   }
 
   /** Rows written by a bulk import or an attendee sync, read back by their version range; answers how many. */
   loadImported(projectId: number, fromVersion: number, toVersion: number): number {
-    const range = (table: string) => this.db.prepare(`SELECT * FROM ${table} WHERE project_id = ? AND version BETWEEN ? AND ?`).all(projectId, fromVersion, toVersion) as Row[];
+    const range = (table: string) =>
+      this.db
+        .prepare(`SELECT * FROM ${table} WHERE project_id = ? AND version BETWEEN ? AND ?`)
+        .all(projectId, fromVersion, toVersion) as Row[];
     const attendees = range('attendees');
     const credentials = range('credentials');
     for (const r of attendees) this.putAttendee(r);

@@ -8,7 +8,16 @@ const DAY = 24 * HOUR;
 function formatter(timeZone: string): Intl.DateTimeFormat {
   let f = formatters.get(timeZone);
   if (!f) {
-    f = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    });
     formatters.set(timeZone, f);
   }
   return f;
@@ -26,7 +35,14 @@ export interface WallTime {
 export function wallTime(at: number, timeZone: string): WallTime {
   const parts: Record<string, number> = {};
   for (const p of formatter(timeZone).formatToParts(at)) if (p.type !== 'literal') parts[p.type] = Number(p.value);
-  return { year: parts.year!, month: parts.month!, day: parts.day!, hour: parts.hour!, minute: parts.minute!, second: parts.second! };
+  return {
+    year: parts.year!,
+    month: parts.month!,
+    day: parts.day!,
+    hour: parts.hour!,
+    minute: parts.minute!,
+    second: parts.second!,
+  };
 }
 
 /** Local time minus UTC at that instant, in ms (whole seconds). */
@@ -55,7 +71,13 @@ export function localIso(at: number, timeZone: string): string {
 export type BucketInterval = '15min' | 'hour' | 'day';
 
 /** Bucket boundaries covering [start, end): the first at or before start, the last at or after end. */
-export function bucketBoundaries(start: number, end: number, interval: BucketInterval, timeZone: string, max: number): number[] | null {
+export function bucketBoundaries(
+  start: number,
+  end: number,
+  interval: BucketInterval,
+  timeZone: string,
+  max: number,
+): number[] | null {
   const out: number[] = [];
   if (interval === 'day') {
     const w = wallTime(start, timeZone);

@@ -33,14 +33,21 @@ async function ensureAdministrator({ users, log }: BootstrapDeps, options: Boots
   }
   const email = options.adminEmail.toLowerCase();
   if (users.emailTaken(email)) {
-    log.error({ email }, 'no administrator exists and the administrator email belongs to another user; set GATEHOUSE_ADMIN_EMAIL');
+    log.error(
+      { email },
+      'no administrator exists and the administrator email belongs to another user; set GATEHOUSE_ADMIN_EMAIL',
+    );
     return;
   }
   const password = options.adminPassword ?? generatePassword();
   const admin = await users.create({ name: 'Administrator', email, password, is_admin: true });
   if (options.adminPassword) log.info({ email: admin.email }, 'administrator created');
   // Shown this once only; it is stored as a scrypt hash.
-  else log.warn({ email: admin.email, generatedPassword: password }, `administrator created with generated password: ${password}`);
+  else
+    log.warn(
+      { email: admin.email, generatedPassword: password },
+      `administrator created with generated password: ${password}`,
+    );
 }
 
 /** The default team, and a default project in it when there is no project at all. */

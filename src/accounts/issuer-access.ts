@@ -51,7 +51,12 @@ export interface IssuedCredentials {
 }
 
 /** The changes that can take a user's access to a project away (a revoked token or an ended session leaves the user's own access as it was). */
-const LOSSES: ReadonlySet<AccessChangeReason> = new Set(['user_deactivated', 'user_demoted', 'user_deleted', 'membership_removed']);
+const LOSSES: ReadonlySet<AccessChangeReason> = new Set([
+  'user_deactivated',
+  'user_demoted',
+  'user_deleted',
+  'membership_removed',
+]);
 
 export class IssuerAccess implements Module {
   readonly name = 'issuer access';
@@ -85,7 +90,10 @@ export class IssuerAccess implements Module {
     if (edge.suspended_at !== null) return edge.suspended_reason ?? 'issuer_lost_access';
     if (this.holds(edge.issued_by, edge.project_id)) return null;
     this.issued.edges.suspend(edge, 'issuer_lost_access');
-    this.log.warn({ edge: edge.id, issuer: edge.issued_by, project: edge.project_id }, 'edge suspended: its issuer lost access to the project; an administrator re-confirms it');
+    this.log.warn(
+      { edge: edge.id, issuer: edge.issued_by, project: edge.project_id },
+      'edge suspended: its issuer lost access to the project; an administrator re-confirms it',
+    );
     return 'issuer_lost_access';
   }
 
@@ -93,7 +101,10 @@ export class IssuerAccess implements Module {
   subscriptionHolds(row: OwnedSubscription): boolean {
     if (this.holds(row.user_id, row.project_id)) return true;
     if (row.active === 1 && this.issued.subscriptions.disable(row, 'owner_lost_access')) {
-      this.log.warn({ subscription: row.id, owner: row.user_id, project: row.project_id }, 'webhook subscription disabled: its owner lost access to the project');
+      this.log.warn(
+        { subscription: row.id, owner: row.user_id, project: row.project_id },
+        'webhook subscription disabled: its owner lost access to the project',
+      );
     }
     return false;
   }

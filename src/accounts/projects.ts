@@ -56,12 +56,21 @@ export class ProjectRepository {
 
   /** Whether the user may reach the project (a member of its team or of it, or an administrator). */
   reachable(projectId: number, reach: Reach): boolean {
-    return statement(this.db, `SELECT 1 FROM projects p WHERE p.id = @projectId AND ${REACH_FILTER}`).get({ projectId, userId: reach.userId, isAdmin: reach.isAdmin ? 1 : 0 }) !== undefined;
+    return (
+      statement(this.db, `SELECT 1 FROM projects p WHERE p.id = @projectId AND ${REACH_FILTER}`).get({
+        projectId,
+        userId: reach.userId,
+        isAdmin: reach.isAdmin ? 1 : 0,
+      }) !== undefined
+    );
   }
 
   /** The project when it exists and the user may reach it; null otherwise (callers answer 404 either way). */
   findReachable(teamSlug: string, projectSlug: string, reach: Reach): Project | null {
-    const row = statement(this.db, `${SELECT} WHERE t.slug = @teamSlug AND p.slug = @projectSlug AND ${REACH_FILTER}`).get({
+    const row = statement(
+      this.db,
+      `${SELECT} WHERE t.slug = @teamSlug AND p.slug = @projectSlug AND ${REACH_FILTER}`,
+    ).get({
       teamSlug,
       projectSlug,
       userId: reach.userId,
@@ -79,13 +88,23 @@ export class ProjectRepository {
 
   listReachable(reach: Reach, offset: number, limit: number): { items: Project[]; total: number } {
     const params = { userId: reach.userId, isAdmin: reach.isAdmin ? 1 : 0, limit, offset };
-    const items = statement(this.db, `${SELECT} WHERE ${REACH_FILTER} ORDER BY p.id LIMIT @limit OFFSET @offset`).all(params) as Project[];
-    const { n } = statement(this.db, `SELECT COUNT(*) AS n FROM projects p WHERE ${REACH_FILTER}`).get(params) as { n: number };
+    const items = statement(this.db, `${SELECT} WHERE ${REACH_FILTER} ORDER BY p.id LIMIT @limit OFFSET @offset`).all(
+      params,
+    ) as Project[];
+    const { n } = statement(this.db, `SELECT COUNT(*) AS n FROM projects p WHERE ${REACH_FILTER}`).get(params) as {
+      n: number;
+    };
     return { items, total: n };
   }
 
   slugTaken(teamId: number, slug: string, exceptId = -1): boolean {
-    return statement(this.db, 'SELECT 1 FROM projects WHERE team_id = ? AND slug = ? AND id != ?').get(teamId, slug, exceptId) !== undefined;
+    return (
+      statement(this.db, 'SELECT 1 FROM projects WHERE team_id = ? AND slug = ? AND id != ?').get(
+        teamId,
+        slug,
+        exceptId,
+      ) !== undefined
+    );
   }
 
   create(input: { teamId: number; name: string; slug?: string | undefined; timezone: string }): Project {
@@ -93,21 +112,20 @@ export class ProjectRepository {
     const project = writeTransaction(this.db, () => {
       const slug = input.slug ?? uniqueSlug(slugify(input.name), (s) => this.slugTaken(input.teamId, s));
       const now = iso(this.clock.now());
-      const result = statement(this.db, 'INSERT INTO projects (team_id, name, slug, timezone, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)').run(
-        input.teamId,
-        input.name,
-        slug,
-        input.timezone,
-        now,
-        now,
-      );
+      const result = statement(
+        this.db,
+        'INSERT INTO projects (team_id, name, slug, timezone, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
+      ).run(input.teamId, input.name, slug, input.timezone, now, now);
       return this.find(Number(result.lastInsertRowid))!;
     });
     this.bus?.emit('project.saved', { projectId: project.id, timezone: project.timezone });
     return project;
   }
 
-  update(id: number, changes: { name?: string | undefined; slug?: string | undefined; timezone?: string | undefined }): Project | null {
+  update(
+    id: number,
+    changes: { name?: string | undefined; slug?: string | undefined; timezone?: string | undefined },
+  ): Project | null {
     const updated = writeTransaction(this.db, () => {
       const current = this.find(id);
       if (!current) return null;

@@ -34,13 +34,18 @@ export class SettingsStore {
   }
 
   update(changes: Partial<RuntimeSettings>): RuntimeSettings {
-    const upsert = statement(this.db, 'INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at');
+    const upsert = statement(
+      this.db,
+      'INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
+    );
     const now = iso(this.clock.now());
     writeTransaction(this.db, () => {
-      for (const [key, value] of Object.entries(changes)) if (value !== undefined) upsert.run(key, JSON.stringify(value), now);
+      for (const [key, value] of Object.entries(changes))
+        if (value !== undefined) upsert.run(key, JSON.stringify(value), now);
     });
     this.#cache = null;
-    if (changes.token_expiry_minutes !== undefined) this.bus?.emit('access.changed', { userId: null, reason: 'token_expiry_changed' });
+    if (changes.token_expiry_minutes !== undefined)
+      this.bus?.emit('access.changed', { userId: null, reason: 'token_expiry_changed' });
     return this.get();
   }
 }

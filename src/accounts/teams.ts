@@ -40,7 +40,10 @@ export class TeamRepository {
     return writeTransaction(this.db, () => {
       const chosen = slug ?? uniqueSlug(slugify(name), (s) => this.findBySlug(s) !== null);
       const now = iso(this.clock.now());
-      const result = statement(this.db, 'INSERT INTO teams (name, slug, created_at, updated_at) VALUES (?, ?, ?, ?)').run(name, chosen, now, now);
+      const result = statement(
+        this.db,
+        'INSERT INTO teams (name, slug, created_at, updated_at) VALUES (?, ?, ?, ?)',
+      ).run(name, chosen, now, now);
       return this.find(Number(result.lastInsertRowid))!;
     });
   }

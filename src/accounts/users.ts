@@ -77,7 +77,9 @@ export class UserRepository {
   }
 
   emailTaken(email: string, exceptId?: number): boolean {
-    return statement(this.db, 'SELECT 1 FROM users WHERE email = ? AND id != ?').get(email, exceptId ?? -1) !== undefined;
+    return (
+      statement(this.db, 'SELECT 1 FROM users WHERE email = ? AND id != ?').get(email, exceptId ?? -1) !== undefined
+    );
   }
 
   list(offset: number, limit: number): { items: User[]; total: number } {

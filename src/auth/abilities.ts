@@ -3,7 +3,17 @@
 // `sync:edges` (issuing an edge: a sync token that acts without its issuer, docs/auth.md), is
 // not in `*` for everyone: an administrator's `*` covers it; anyone else's token must name it.
 
-export const scopes = ['*', 'read', 'attendees:read', 'attendees:write', 'forms:read', 'forms:write', 'access:read', 'access:write', 'sync:edges'] as const;
+export const scopes = [
+  '*',
+  'read',
+  'attendees:read',
+  'attendees:write',
+  'forms:read',
+  'forms:write',
+  'access:read',
+  'access:write',
+  'sync:edges',
+] as const;
 
 export type Scope = (typeof scopes)[number];
 
@@ -25,7 +35,11 @@ export const namedOnly: readonly Scope[] = ['sync:edges'];
  */
 export function effectiveAbilities(user: { read_only: boolean }, abilities: readonly string[]): string[] {
   if (!user.read_only) return [...abilities];
-  return [...new Set(abilities.flatMap((a) => (a === '*' ? ['read'] : (readScopes as readonly string[]).includes(a) ? [a] : [])))];
+  return [
+    ...new Set(
+      abilities.flatMap((a) => (a === '*' ? ['read'] : (readScopes as readonly string[]).includes(a) ? [a] : [])),
+    ),
+  ];
 }
 
 /** Whether a principal holding `held` may give a token `scope` (no token gets more than its maker has). */
@@ -35,10 +49,16 @@ export function mayGrant(held: readonly string[], scope: string): boolean {
 }
 
 /** Whether `abilities` reach a route requiring `required`; `isAdmin`: the holder is an administrator now (their `*` brings the named-only scopes). */
-export function abilitiesAllow(abilities: readonly string[], method: string, required: RouteAbility, isAdmin = false): boolean {
+export function abilitiesAllow(
+  abilities: readonly string[],
+  method: string,
+  required: RouteAbility,
+  isAdmin = false,
+): boolean {
   if (required === 'public' || required === 'authenticated') return true;
   if (required === 'sync') return false;
-  if ((namedOnly as readonly string[]).includes(required)) return abilities.includes(required) || (isAdmin && abilities.includes('*'));
+  if ((namedOnly as readonly string[]).includes(required))
+    return abilities.includes(required) || (isAdmin && abilities.includes('*'));
   if (abilities.includes('*')) return true;
   if ((method === 'GET' || method === 'HEAD') && abilities.includes('read')) return true;
   return abilities.includes(required);

@@ -26,7 +26,14 @@ export class LoginThrottle {
   readonly #limiter: RateLimiterMemory | null;
 
   constructor(private readonly settings: LoginThrottleSettings) {
-    this.#limiter = settings.failuresPerAccount > 0 ? new RateLimiterMemory({ points: settings.failuresPerAccount, duration: settings.windowSeconds, keyPrefix: 'login-account' }) : null;
+    this.#limiter =
+      settings.failuresPerAccount > 0
+        ? new RateLimiterMemory({
+            points: settings.failuresPerAccount,
+            duration: settings.windowSeconds,
+            keyPrefix: 'login-account',
+          })
+        : null;
   }
 
   /** Takes one attempt for the account; 429 when it is locked. Call succeeded() when the login succeeds. */

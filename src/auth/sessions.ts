@@ -54,16 +54,24 @@ export class SessionService {
   }
 
   /** A new session (anonymous until login); answers the cookie value to hand out. */
-  start(userId: number | null = null, csrfToken = randomBytes(30).toString('base64url')): { id: string; record: SessionRecord } {
+  start(
+    userId: number | null = null,
+    csrfToken = randomBytes(30).toString('base64url'),
+  ): { id: string; record: SessionRecord } {
     const id = randomBytes(30).toString('base64url');
     const now = this.clock.now();
-    statement(this.db, 'INSERT INTO sessions (id_hash, user_id, csrf_token, created_at, expires_at) VALUES (?, ?, ?, ?, ?)').run(sha256(id), userId, csrfToken, iso(now), iso(now + this.lifetimeMs));
+    statement(
+      this.db,
+      'INSERT INTO sessions (id_hash, user_id, csrf_token, created_at, expires_at) VALUES (?, ?, ?, ?, ?)',
+    ).run(sha256(id), userId, csrfToken, iso(now), iso(now + this.lifetimeMs));
     return { id, record: this.find(id)! };
   }
 
   /** The live session a cookie names; extends its lifetime, writing at most once a minute. */
   find(id: string): SessionRecord | null {
-    const row = statement(this.db, 'SELECT * FROM sessions WHERE id_hash = ?').get(sha256(id)) as SessionRow | undefined;
+    const row = statement(this.db, 'SELECT * FROM sessions WHERE id_hash = ?').get(sha256(id)) as
+      | SessionRow
+      | undefined;
     if (!row) return null;
     const now = this.clock.now();
     const expires = Date.parse(row.expires_at);
@@ -73,9 +81,17 @@ export class SessionService {
     }
     if (now + this.lifetimeMs - expires >= SLIDE_STEP_MS) {
       row.expires_at = iso(now + this.lifetimeMs);
-      bookkeeping(() => statement(this.db, 'UPDATE sessions SET expires_at = ? WHERE id_hash = ?').run(row.expires_at, row.id_hash));
+      bookkeeping(() =>
+        statement(this.db, 'UPDATE sessions SET expires_at = ? WHERE id_hash = ?').run(row.expires_at, row.id_hash),
+      );
     }
-    return { idHash: row.id_hash, userId: row.user_id, csrfToken: row.csrf_token, createdAt: row.created_at, expiresAt: row.expires_at };
+    return {
+      idHash: row.id_hash,
+      userId: row.user_id,
+      csrfToken: row.csrf_token,
+      createdAt: row.created_at,
+      expiresAt: row.expires_at,
+    };
   }
 
   /** Logging in issues a fresh session id (no fixation) that keeps the CSRF token. */
@@ -86,17 +102,21 @@ export class SessionService {
 
   destroy(record: SessionRecord): void {
     const ended = statement(this.db, 'DELETE FROM sessions WHERE id_hash = ?').run(record.idHash).changes > 0;
-    if (ended && record.userId !== null) this.bus?.emit('access.changed', { userId: record.userId, reason: 'session_ended' });
+    if (ended && record.userId !== null)
+      this.bus?.emit('access.changed', { userId: record.userId, reason: 'session_ended' });
   }
 
   destroyAllOf(userId: number): void {
-    if (statement(this.db, 'DELETE FROM sessions WHERE user_id = ?').run(userId).changes > 0) this.bus?.emit('access.changed', { userId, reason: 'session_ended' });
+    if (statement(this.db, 'DELETE FROM sessions WHERE user_id = ?').run(userId).changes > 0)
+      this.bus?.emit('access.changed', { userId, reason: 'session_ended' });
   }
 
   /** Whether the session is still there and unexpired, without extending it: connections that
    * outlive a request re-check with this (a WebSocket is not a use of the session). */
   isLive(idHash: Buffer): boolean {
-    const row = statement(this.db, 'SELECT expires_at FROM sessions WHERE id_hash = ?').get(idHash) as { expires_at: string } | undefined;
+    const row = statement(this.db, 'SELECT expires_at FROM sessions WHERE id_hash = ?').get(idHash) as
+      | { expires_at: string }
+      | undefined;
     return row !== undefined && Date.parse(row.expires_at) > this.clock.now();
   }
 

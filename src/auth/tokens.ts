@@ -125,7 +125,9 @@ export class TokenService {
 
   /** The user's tokens, newest first, with the last use as known now (written at most once a minute). */
   listOf(userId: number): TokenRecord[] {
-    const rows = statement(this.db, 'SELECT * FROM personal_access_tokens WHERE user_id = ? ORDER BY id DESC').all(userId) as TokenRow[];
+    const rows = statement(this.db, 'SELECT * FROM personal_access_tokens WHERE user_id = ? ORDER BY id DESC').all(
+      userId,
+    ) as TokenRow[];
     return rows.map((row) => {
       const record = this.toRecord(row);
       const used = this.#lastUsed.get(row.id);

@@ -72,15 +72,25 @@ const commands: Record<string, (repos: Repos, v: Values, positionals: string[]) 
     if (r.users.emailTaken(email)) throw new CliError(`the email ${email} is already taken`);
     const password = v.password ?? generatePassword();
     if (password.length < 8) throw new CliError('--password must have at least 8 characters');
-    if (v.admin && v['read-only']) throw new CliError('an administrator cannot be read-only: give --admin or --read-only');
-    const user = await r.users.create({ name: v.name ?? email, email, password, is_admin: v.admin ?? false, read_only: v['read-only'] ?? false });
+    if (v.admin && v['read-only'])
+      throw new CliError('an administrator cannot be read-only: give --admin or --read-only');
+    const user = await r.users.create({
+      name: v.name ?? email,
+      email,
+      password,
+      is_admin: v.admin ?? false,
+      read_only: v['read-only'] ?? false,
+    });
     return v.password ? user : { ...user, generated_password: password };
   },
   'users:update': async (r, v, [ref]) => {
     const user = findUser(r, ref ?? v.email);
-    if (v.password !== undefined && v.password.length < 8) throw new CliError('--password must have at least 8 characters');
-    if ((v.admin || user.is_admin) && !v['no-admin'] && v['read-only']) throw new CliError('an administrator cannot be read-only: give --no-admin as well');
-    if (v.admin && (user.read_only || v['read-only']) && !v['no-read-only']) throw new CliError('a read-only account cannot be an administrator: give --no-read-only as well');
+    if (v.password !== undefined && v.password.length < 8)
+      throw new CliError('--password must have at least 8 characters');
+    if ((v.admin || user.is_admin) && !v['no-admin'] && v['read-only'])
+      throw new CliError('an administrator cannot be read-only: give --no-admin as well');
+    if (v.admin && (user.read_only || v['read-only']) && !v['no-read-only'])
+      throw new CliError('a read-only account cannot be an administrator: give --no-read-only as well');
     return r.users.update(user.id, {
       name: v.name,
       password: v.password,
@@ -106,7 +116,8 @@ const commands: Record<string, (repos: Repos, v: Values, positionals: string[]) 
   },
   'teams:create': (r, v) => {
     const slug = v.slug;
-    if (slug && (!SLUG_PATTERN.test(slug) || r.teams.findBySlug(slug))) throw new CliError(`--slug ${slug} is invalid or taken`);
+    if (slug && (!SLUG_PATTERN.test(slug) || r.teams.findBySlug(slug)))
+      throw new CliError(`--slug ${slug} is invalid or taken`);
     return r.teams.create(need(v.name, 'name'), slug);
   },
   'attendees:import': (r, v, [file]) => {
@@ -129,7 +140,10 @@ const commands: Record<string, (repos: Repos, v: Values, positionals: string[]) 
     }
     const importer = new AttendeeImporter(r.db, systemClock, new EventBus(r.log));
     const report = importer.run(project.id, rows, v.partial ? 'partial' : 'all');
-    if (report.imported === 0 && report.failed > 0) throw new CliError(`nothing imported: ${report.failed} bad row(s)\n${JSON.stringify(report.errors.slice(0, 20), null, 2)}`);
+    if (report.imported === 0 && report.failed > 0)
+      throw new CliError(
+        `nothing imported: ${report.failed} bad row(s)\n${JSON.stringify(report.errors.slice(0, 20), null, 2)}`,
+      );
     return report;
   },
   'demo:seed': (r, v) => {
@@ -147,7 +161,8 @@ const commands: Record<string, (repos: Repos, v: Values, positionals: string[]) 
   'projects:create': (r, v, _p, config?: Readonly<Config>) => {
     const team = r.teams.findBySlug(v.team ?? DEFAULT_TEAM_SLUG);
     if (!team) throw new CliError(`no team ${v.team ?? DEFAULT_TEAM_SLUG}`);
-    if (v.slug && (!SLUG_PATTERN.test(v.slug) || r.projects.slugTaken(team.id, v.slug))) throw new CliError(`--slug ${v.slug} is invalid or taken`);
+    if (v.slug && (!SLUG_PATTERN.test(v.slug) || r.projects.slugTaken(team.id, v.slug)))
+      throw new CliError(`--slug ${v.slug} is invalid or taken`);
     const timezone = v.timezone ?? config?.defaults.timezone ?? 'UTC';
     if (!isTimeZone(timezone)) throw new CliError(`--timezone ${timezone} is not an IANA time zone`);
     return r.projects.create({ teamId: team.id, name: need(v.name, 'name'), slug: v.slug, timezone });
@@ -175,12 +190,20 @@ export const usage = `Usage: gatehouse [config flags]                 start the 
 Config flags (any command): --data-dir DIR, --config FILE, ... (docs/config.md); --help after any command prints this`;
 
 /** Runs one administration command against the store; returns what to print. */
-export async function runCommand(config: Readonly<Config>, log: Logger, group: string, args: string[]): Promise<unknown> {
+export async function runCommand(
+  config: Readonly<Config>,
+  log: Logger,
+  group: string,
+  args: string[],
+): Promise<unknown> {
   const { values, positionals } = parseArgs({ args, options: cliOptions, allowPositionals: true, strict: true });
   const [action, ...rest] = positionals;
   const command = commands[`${group}:${action}`];
   if (!command) throw new CliError(`unknown command: ${group} ${action ?? ''}\n${usage}`);
-  const store = new Store({ dataDir: config.dataDir, synchronous: config.store.synchronous, busyTimeoutMs: config.store.busyTimeoutMs }, log);
+  const store = new Store(
+    { dataDir: config.dataDir, synchronous: config.store.synchronous, busyTimeoutMs: config.store.busyTimeoutMs },
+    log,
+  );
   store.start();
   try {
     const repos: Repos = {
@@ -195,7 +218,12 @@ export async function runCommand(config: Readonly<Config>, log: Logger, group: s
     ensureDefaultProject({ ...repos, log }, config.defaults.timezone);
     // Venue data written here takes change versions: an appliance running on this store reads
     // them into its index within about a second (access/external-changes.ts).
-    return await (command as (r: Repos, v: Values, p: string[], c: Readonly<Config>) => unknown)(repos, values, rest, config);
+    return await (command as (r: Repos, v: Values, p: string[], c: Readonly<Config>) => unknown)(
+      repos,
+      values,
+      rest,
+      config,
+    );
   } finally {
     store.stop();
   }

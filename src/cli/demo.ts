@@ -10,7 +10,28 @@ import { createVenue } from '../venue/index.js';
 // the first minute: zones with capacities, gates in and out, readers, attendee types,
 // 5,000 attendees with credentials, a blocklisted attendee and time-restricted zones.
 
-const FIRST = ['Ada', 'Ben', 'Chloe', 'Dev', 'Elena', 'Femi', 'Grace', 'Hugo', 'Ines', 'Jon', 'Kira', 'Luca', 'Mia', 'Noah', 'Olga', 'Priya', 'Quinn', 'Rosa', 'Sam', 'Tariq'];
+const FIRST = [
+  'Ada',
+  'Ben',
+  'Chloe',
+  'Dev',
+  'Elena',
+  'Femi',
+  'Grace',
+  'Hugo',
+  'Ines',
+  'Jon',
+  'Kira',
+  'Luca',
+  'Mia',
+  'Noah',
+  'Olga',
+  'Priya',
+  'Quinn',
+  'Rosa',
+  'Sam',
+  'Tariq',
+];
 const LAST = [
   'Okafor',
   'Schmidt',
@@ -48,17 +69,21 @@ export class DemoExistsError extends Error {}
 
 export function seedDemo(db: Database, clock: Clock, log: Logger, project: Project, count = 5000): DemoSummary {
   if (statement(db, 'SELECT 1 FROM access_zones WHERE project_id = ?').get(project.id)) {
-    throw new DemoExistsError(`the project ${project.team_slug}/${project.slug} already has a venue; seed another project (--project TEAM/PROJECT)`);
+    throw new DemoExistsError(
+      `the project ${project.team_slug}/${project.slug} already has a venue; seed another project (--project TEAM/PROJECT)`,
+    );
   }
   const venue = createVenue(db, clock, new EventBus(log));
   const p = project.id;
-  const zone = (name: string, capacity: number | null, requires_ticket = false, anti_passback = false) => venue.zones.create(p, { name, capacity, requires_ticket, anti_passback }).id;
+  const zone = (name: string, capacity: number | null, requires_ticket = false, anti_passback = false) =>
+    venue.zones.create(p, { name, capacity, requires_ticket, anti_passback }).id;
   const arena = zone('Arena', 5000);
   const vip = zone('VIP Lounge', 150, true);
   const backstage = zone('Backstage', 60, true);
   // The press room refuses re-entry (a pass handed back out of the door): the demo's one zone with anti-passback.
   const press = zone('Press Room', 40, false, true);
-  const point = (name: string, location: string, access_zone_id: number, direction: 'in' | 'out' | 'both') => venue.accessPoints.create(p, { name, location, access_zone_id, direction }).id;
+  const point = (name: string, location: string, access_zone_id: number, direction: 'in' | 'out' | 'both') =>
+    venue.accessPoints.create(p, { name, location, access_zone_id, direction }).id;
   const gateIn = point('Main Gate In', 'North entrance, lanes 1-4', arena, 'in');
   const gateOut = point('Main Gate Out', 'North entrance, exit lanes', arena, 'out');
   const vipDoor = point('VIP Door', 'Level 2, east stairs', vip, 'both');
@@ -72,15 +97,29 @@ export function seedDemo(db: Database, clock: Clock, log: Logger, project: Proje
     ['BACKSTAGE-1', 'rfid', backDoor],
     ['PRESS-1', 'qr', pressDoor],
   ];
-  for (const [identifier, type, access_point_id] of readers) venue.readers.create(p, { identifier, type, access_point_id });
-  const type = (name: string, slug: string, zone_ids: number[]) => venue.attendeeTypes.create(p, { name, slug, zone_ids });
+  for (const [identifier, type, access_point_id] of readers)
+    venue.readers.create(p, { identifier, type, access_point_id });
+  const type = (name: string, slug: string, zone_ids: number[]) =>
+    venue.attendeeTypes.create(p, { name, slug, zone_ids });
   type('General admission', 'general', [arena]);
   type('VIP', 'vip', [arena, vip]);
   type('Crew', 'crew', [arena, vip, backstage, press]);
   const pressType = type('Press', 'press', [arena, press]);
   const vipType = venue.attendeeTypes.bySlug(p, 'vip')!;
-  venue.timeRestrictions.create(p, { access_zone_id: press, attendee_type_id: pressType.id, days_of_week: [1, 2, 3, 4, 5, 6, 7], start_time: '08:00', end_time: '20:00' });
-  venue.timeRestrictions.create(p, { access_zone_id: vip, attendee_type_id: vipType.id, days_of_week: [5, 6], start_time: '18:00', end_time: '02:00' });
+  venue.timeRestrictions.create(p, {
+    access_zone_id: press,
+    attendee_type_id: pressType.id,
+    days_of_week: [1, 2, 3, 4, 5, 6, 7],
+    start_time: '08:00',
+    end_time: '20:00',
+  });
+  venue.timeRestrictions.create(p, {
+    access_zone_id: vip,
+    attendee_type_id: vipType.id,
+    days_of_week: [5, 6],
+    start_time: '18:00',
+    end_time: '02:00',
+  });
 
   const kinds = ['general', 'general', 'general', 'general', 'general', 'general', 'vip', 'crew', 'press', 'general'];
   const rows = Array.from({ length: count }, (_, i) => {
@@ -99,7 +138,9 @@ export function seedDemo(db: Database, clock: Clock, log: Logger, project: Proje
     };
   });
   const report = venue.importer.run(p, rows, 'all');
-  const blocked = statement(db, "SELECT id FROM attendees WHERE project_id = ? AND external_id = 'DEMO-00013'").pluck().get(p) as number;
+  const blocked = statement(db, "SELECT id FROM attendees WHERE project_id = ? AND external_id = 'DEMO-00013'")
+    .pluck()
+    .get(p) as number;
   venue.blocklist.create(p, { attendee_id: blocked, reason: 'Demo: ejected for climbing the lighting rig' });
   return {
     project: `${project.team_slug}/${project.slug}`,
@@ -112,7 +153,8 @@ export function seedDemo(db: Database, clock: Clock, log: Logger, project: Proje
       'GH-000001': 'general admission: granted at GATE-IN-1',
       'GH-000007': 'VIP: Arena, and the VIP Lounge on Friday and Saturday evenings',
       'GH-000008': 'crew: everywhere, RFID at BACKSTAGE-1',
-      'GH-000009': 'press: Press Room 08:00-20:00 only, and not twice in a row (the room refuses re-entry: already_inside)',
+      'GH-000009':
+        'press: Press Room 08:00-20:00 only, and not twice in a row (the room refuses re-entry: already_inside)',
       'GH-000013': 'blocklisted attendee: denied everywhere',
       'NOT-A-TICKET': 'unknown credential: invalid_credential',
     },

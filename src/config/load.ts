@@ -118,7 +118,10 @@ export function loadConfig(sources: ConfigSources = {}): Readonly<Config> {
       const value = getPath(raw, issue.path);
       const from = origin.get(key);
       const keys = 'keys' in issue ? ` ${(issue.keys as string[]).join(', ')}` : '';
-      const shown = typeof value === 'string' && SECRET.test(String(issue.path.at(-1))) ? `(hidden, ${value.length} characters)` : JSON.stringify(value);
+      const shown =
+        typeof value === 'string' && SECRET.test(String(issue.path.at(-1)))
+          ? `(hidden, ${value.length} characters)`
+          : JSON.stringify(value);
       problems.push(`${key}${keys} = ${shown ?? '(not set)'}${from ? ` (from ${from})` : ''}: ${issue.message}`);
     }
   }

@@ -30,7 +30,12 @@ export const REMOVED_SETTINGS: readonly RemovedSetting[] = [
  * the environment and the flags, layered as load.ts layers the rest. Answers a problem for each
  * whose final value is not its harmless one, and the flags left for the other settings.
  */
-export function takeRemoved(file: Record<string, unknown>, fileName: string | undefined, env: NodeJS.ProcessEnv, flags: readonly string[]): { problems: string[]; flags: string[] } {
+export function takeRemoved(
+  file: Record<string, unknown>,
+  fileName: string | undefined,
+  env: NodeJS.ProcessEnv,
+  flags: readonly string[],
+): { problems: string[]; flags: string[] } {
   const problems: string[] = [];
   let rest = [...flags];
   for (const setting of REMOVED_SETTINGS) {
@@ -54,7 +59,9 @@ export function takeRemoved(file: Record<string, unknown>, fileName: string | un
       from = `--${setting.flag}`;
     }
     if (from === undefined || value === setting.harmless) continue;
-    problems.push(`${setting.path.join('.')} = ${JSON.stringify(value)}${from ? ` (from ${from})` : ''}: removed: ${setting.instead}`);
+    problems.push(
+      `${setting.path.join('.')} = ${JSON.stringify(value)}${from ? ` (from ${from})` : ''}: removed: ${setting.instead}`,
+    );
   }
   return { problems, flags: rest };
 }

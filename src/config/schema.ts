@@ -8,7 +8,8 @@ import { z } from 'zod';
 
 const port = z.number().int().min(0).max(65535);
 const perMinute = z.number().int().min(0);
-const isBase64Of32Bytes = (value: string) => /^[A-Za-z0-9+/]+={0,2}$/.test(value) && value.length % 4 === 0 && Buffer.from(value, 'base64').length === 32;
+const isBase64Of32Bytes = (value: string) =>
+  /^[A-Za-z0-9+/]+={0,2}$/.test(value) && value.length % 4 === 0 && Buffer.from(value, 'base64').length === 32;
 
 export const configSchema = z
   .strictObject({
@@ -229,7 +230,11 @@ export const configSchema = z
         secret: z.string().min(1).nullable().default(null),
         // private-encrypted- channels (issue 22, item 4): base64 of 32 bytes, as the official server
         // libraries take it (encryptionMasterKeyBase64); generated and kept when unset.
-        encryptionMasterKey: z.string().refine(isBase64Of32Bytes, 'must be base64 of exactly 32 bytes (make one with: openssl rand -base64 32)').nullable().default(null),
+        encryptionMasterKey: z
+          .string()
+          .refine(isBase64Of32Bytes, 'must be base64 of exactly 32 bytes (make one with: openssl rand -base64 32)')
+          .nullable()
+          .default(null),
         activityTimeoutSeconds: z.number().int().min(1).max(3600).default(30),
         pongTimeoutSeconds: z.number().int().min(1).max(600).default(30),
         maxConnections: z.number().int().min(1).default(10_000),
@@ -275,7 +280,11 @@ export const configSchema = z
         // Deliveries in flight at once, over all subscriptions (one per subscription: in order).
         concurrency: z.number().int().min(1).max(1000).default(32),
         // Seconds before each retry after the first attempt (jittered by up to 10 %); past the last, failed.
-        retrySchedule: z.array(z.number().int().min(0)).min(0).max(50).default([5, 300, 1800, 7200, 18_000, 36_000, 36_000]),
+        retrySchedule: z
+          .array(z.number().int().min(0))
+          .min(0)
+          .max(50)
+          .default([5, 300, 1800, 7200, 18_000, 36_000, 36_000]),
         // The scan path first: while scans come faster than busyScansPerSecond, deliveries are
         // paced at busyDeliveriesPerSecond and catch up afterwards (docs/webhooks-outgoing.md).
         busyScansPerSecond: z.number().int().min(0).max(1_000_000).default(1000),
@@ -351,18 +360,33 @@ export const configSchema = z
   })
   .superRefine((config, ctx) => {
     if (config.metrics.access === 'token' && !config.metrics.token) {
-      ctx.addIssue({ code: 'custom', path: ['metrics', 'token'], message: 'required when metrics.access is "token" (the bearer token scrapers send)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['metrics', 'token'],
+        message: 'required when metrics.access is "token" (the bearer token scrapers send)',
+      });
     }
     // The file's devices name what REST devices may (docs/bridge.md: Device paths).
     const paths = new BridgePaths(config.bridge.allowedPaths, config.dataDir);
     for (const [i, device] of config.bridge.devices.entries()) {
-      const problem = device.path === null || device.path === undefined ? null : paths.problem(device.path, device.framing);
+      const problem =
+        device.path === null || device.path === undefined ? null : paths.problem(device.path, device.framing);
       if (problem) ctx.addIssue({ code: 'custom', path: ['bridge', 'devices', i, 'path'], message: problem });
     }
     // DESIGN: Cloud sync. An edge needs the cloud's URL and its sync token.
     if (config.role !== 'edge') return;
-    if (!config.cloud.url) ctx.addIssue({ code: 'custom', path: ['cloud', 'url'], message: 'required when role is "edge" (the URL of the cloud instance)' });
-    if (!config.sync.token) ctx.addIssue({ code: 'custom', path: ['sync', 'token'], message: 'required when role is "edge" (the token the cloud issued for this edge)' });
+    if (!config.cloud.url)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['cloud', 'url'],
+        message: 'required when role is "edge" (the URL of the cloud instance)',
+      });
+    if (!config.sync.token)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['sync', 'token'],
+        message: 'required when role is "edge" (the token the cloud issued for this edge)',
+      });
   });
 
 export type Config = z.infer<typeof configSchema>;

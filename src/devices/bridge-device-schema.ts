@@ -9,14 +9,21 @@ export const HID_FRAMINGS = ['hid_pos', 'hid_keyboard'] as const;
 export const BRIDGE_FRAMINGS = [...SERIAL_FRAMINGS, ...HID_FRAMINGS] as const;
 export type BridgeFraming = (typeof BRIDGE_FRAMINGS)[number];
 export const KEYBOARD_LAYOUTS = ['us', 'uk', 'de', 'fr'] as const;
-export const BAUD_RATES = [300, 600, 1200, 2400, 4800, 9600, 14400, 19200, 38400, 57600, 115200, 230400, 460800, 921600] as const;
+export const BAUD_RATES = [
+  300, 600, 1200, 2400, 4800, 9600, 14400, 19200, 38400, 57600, 115200, 230400, 460800, 921600,
+] as const;
 
 export const isHid = (framing: BridgeFraming): boolean => (HID_FRAMINGS as readonly string[]).includes(framing);
 
 /** A USB vendor or product id: a number or hex text ("0x0403", "0403"), kept as 4 lower-case hex digits. */
 const usbId = z
-  .union([z.number().int().min(0).max(0xffff), z.string().regex(/^(0x)?[0-9a-fA-F]{1,4}$/, 'a USB id: 1 to 4 hex digits, e.g. "0x0403"')])
-  .transform((v) => (typeof v === 'number' ? v : Number.parseInt(v.replace(/^0x/, ''), 16)).toString(16).padStart(4, '0'));
+  .union([
+    z.number().int().min(0).max(0xffff),
+    z.string().regex(/^(0x)?[0-9a-fA-F]{1,4}$/, 'a USB id: 1 to 4 hex digits, e.g. "0x0403"'),
+  ])
+  .transform((v) =>
+    (typeof v === 'number' ? v : Number.parseInt(v.replace(/^0x/, ''), 16)).toString(16).padStart(4, '0'),
+  );
 
 /** Bytes written back after a decision: hex pairs, spaces or colons between them allowed ("07", "02 41 03"). */
 const hexBytes = z
@@ -27,13 +34,32 @@ const hexBytes = z
 /** Every setting, none required: the create body adds what is required, an update merges what it names. */
 const fields = {
   name: z.string().trim().min(1).max(100),
-  path: z.string().min(1).max(4096).regex(/^\//, 'an absolute path, e.g. /dev/ttyUSB0 or /dev/hidraw0').nullable().describe('where the device is; or match'),
-  match: z
-    .strictObject({ vendor_id: usbId, product_id: usbId, serial_number: z.string().min(1).max(128).nullable().optional() })
+  path: z
+    .string()
+    .min(1)
+    .max(4096)
+    .regex(/^\//, 'an absolute path, e.g. /dev/ttyUSB0 or /dev/hidraw0')
     .nullable()
-    .describe('the USB ids the device is found by on whatever path it appears (re-plugged elsewhere, it is found again); or path'),
-  reader_identifier: identifierField.describe('the reader the device acts as; created with access_point_id when missing (not on an edge)'),
-  access_point_id: z.number().int().positive().nullable().describe("where its scans are decided; null: the reader's access point"),
+    .describe('where the device is; or match'),
+  match: z
+    .strictObject({
+      vendor_id: usbId,
+      product_id: usbId,
+      serial_number: z.string().min(1).max(128).nullable().optional(),
+    })
+    .nullable()
+    .describe(
+      'the USB ids the device is found by on whatever path it appears (re-plugged elsewhere, it is found again); or path',
+    ),
+  reader_identifier: identifierField.describe(
+    'the reader the device acts as; created with access_point_id when missing (not on an edge)',
+  ),
+  access_point_id: z
+    .number()
+    .int()
+    .positive()
+    .nullable()
+    .describe("where its scans are decided; null: the reader's access point"),
   framing: z.enum(BRIDGE_FRAMINGS),
   baud_rate: z
     .number()
@@ -42,11 +68,21 @@ const fields = {
   data_bits: z.union([z.literal(5), z.literal(6), z.literal(7), z.literal(8)]),
   stop_bits: z.union([z.literal(1), z.literal(2)]),
   parity: z.enum(['none', 'even', 'odd']),
-  feedback: z.strictObject({ grant: hexBytes.nullable().optional(), deny: hexBytes.nullable().optional() }).describe('bytes written to the device after a grant or a denial (hex)'),
-  debounce_ms: z.number().int().min(0).max(600_000).describe('the same credential from this device within this many ms is one scan'),
+  feedback: z
+    .strictObject({ grant: hexBytes.nullable().optional(), deny: hexBytes.nullable().optional() })
+    .describe('bytes written to the device after a grant or a denial (hex)'),
+  debounce_ms: z
+    .number()
+    .int()
+    .min(0)
+    .max(600_000)
+    .describe('the same credential from this device within this many ms is one scan'),
   keyboard_layout: z.enum(KEYBOARD_LAYOUTS).describe('hid_keyboard: the layout the scanner types in'),
   keymap: z
-    .record(z.string().regex(/^0x[0-9a-fA-F]{2}$/, 'a keycode, e.g. "0x1c"'), z.tuple([z.string().min(1).max(2), z.string().min(1).max(2)]))
+    .record(
+      z.string().regex(/^0x[0-9a-fA-F]{2}$/, 'a keycode, e.g. "0x1c"'),
+      z.tuple([z.string().min(1).max(2), z.string().min(1).max(2)]),
+    )
     .nullable()
     .describe('hid_keyboard: keycodes mapped to [unshifted, shifted], over the layout'),
   enabled: z.boolean(),
@@ -68,7 +104,12 @@ export const DEVICE_DEFAULTS = {
 } as const;
 
 const { name, reader_identifier, framing, ...optionalFields } = fields;
-export const createBridgeDeviceBody = z.strictObject({ name, reader_identifier, framing, ...partialOf(optionalFields) });
+export const createBridgeDeviceBody = z.strictObject({
+  name,
+  reader_identifier,
+  framing,
+  ...partialOf(optionalFields),
+});
 export const updateBridgeDeviceBody = z.strictObject(partialOf(fields));
 export type CreateBridgeDevice = z.output<typeof createBridgeDeviceBody>;
 export type UpdateBridgeDevice = z.output<typeof updateBridgeDeviceBody>;
@@ -126,7 +167,17 @@ export const bridgeDeviceStateSchema = z.object({
   last_error: z.string().nullable(),
 });
 
-export const IDLE_STATE: BridgeDeviceState = { connected: false, opened_path: null, last_frame_at: null, last_scan_at: null, frames: 0, bad_frames: 0, debounced: 0, errors: 0, last_error: null };
+export const IDLE_STATE: BridgeDeviceState = {
+  connected: false,
+  opened_path: null,
+  last_frame_at: null,
+  last_scan_at: null,
+  frames: 0,
+  bad_frames: 0,
+  debounced: 0,
+  errors: 0,
+  last_error: null,
+};
 
 export const bridgeDeviceSchema = z
   .object({
@@ -158,7 +209,9 @@ export function bridgeDeviceResource(d: BridgeDevice, state: BridgeDeviceState):
     id: d.id,
     name: d.name,
     path: d.path,
-    match: d.match ? { vendor_id: d.match.vendor_id, product_id: d.match.product_id, serial_number: d.match.serial_number ?? null } : null,
+    match: d.match
+      ? { vendor_id: d.match.vendor_id, product_id: d.match.product_id, serial_number: d.match.serial_number ?? null }
+      : null,
     reader_identifier: d.reader_identifier,
     access_point_id: d.access_point_id,
     framing: d.framing,
@@ -179,5 +232,7 @@ export function bridgeDeviceResource(d: BridgeDevice, state: BridgeDeviceState):
 }
 
 function partialOf<S extends Record<string, z.ZodType>>(shape: S): { [K in keyof S]: z.ZodOptional<S[K]> } {
-  return Object.fromEntries(Object.entries(shape).map(([k, v]) => [k, v.optional()])) as { [K in keyof S]: z.ZodOptional<S[K]> };
+  return Object.fromEntries(Object.entries(shape).map(([k, v]) => [k, v.optional()])) as {
+    [K in keyof S]: z.ZodOptional<S[K]>;
+  };
 }

@@ -1,5 +1,12 @@
 import type { Clock } from '../clock.js';
-import { type BridgeDevice, type BridgeDeviceSettings, type BridgeFraming, type CreateBridgeDevice, DEVICE_DEFAULTS, type UpdateBridgeDevice } from './bridge-device-schema.js';
+import {
+  type BridgeDevice,
+  type BridgeDeviceSettings,
+  type BridgeFraming,
+  type CreateBridgeDevice,
+  DEVICE_DEFAULTS,
+  type UpdateBridgeDevice,
+} from './bridge-device-schema.js';
 import type { BridgePaths } from './bridge-paths.js';
 import { iso } from '../clock.js';
 import { AppError, found, validationError } from '../errors.js';
@@ -25,7 +32,12 @@ interface Row {
 }
 
 /** Creates the device's reader when it is missing (Readers.create, or a refusal on an edge). */
-export type EnsureReader = (projectId: number, identifier: string, accessPointId: number | null, framing: BridgeFraming) => void;
+export type EnsureReader = (
+  projectId: number,
+  identifier: string,
+  accessPointId: number | null,
+  framing: BridgeFraming,
+) => void;
 
 export class BridgeDevices {
   constructor(
@@ -42,13 +54,26 @@ export class BridgeDevices {
   list(projectId: number | null, offset = 0, limit = 1_000_000): { items: BridgeDevice[]; total: number } {
     const where = projectId === null ? '' : 'WHERE project_id = ?';
     const args = projectId === null ? [] : [projectId];
-    const rows = statement(this.db, `SELECT * FROM bridge_devices ${where} ORDER BY id LIMIT ? OFFSET ?`).all(...args, limit, offset) as Row[];
-    const total = (statement(this.db, `SELECT count(*) AS n FROM bridge_devices ${where}`).get(...args) as { n: number }).n;
+    const rows = statement(this.db, `SELECT * FROM bridge_devices ${where} ORDER BY id LIMIT ? OFFSET ?`).all(
+      ...args,
+      limit,
+      offset,
+    ) as Row[];
+    const total = (
+      statement(this.db, `SELECT count(*) AS n FROM bridge_devices ${where}`).get(...args) as { n: number }
+    ).n;
     return { items: rows.map(deviceOf), total };
   }
 
   get(projectId: number, id: number): BridgeDevice {
-    return deviceOf(found(statement(this.db, 'SELECT * FROM bridge_devices WHERE project_id = ? AND id = ?').get(projectId, id) as Row | undefined, 'Bridge device'));
+    return deviceOf(
+      found(
+        statement(this.db, 'SELECT * FROM bridge_devices WHERE project_id = ? AND id = ?').get(projectId, id) as
+          | Row
+          | undefined,
+        'Bridge device',
+      ),
+    );
   }
 
   byId(id: number): BridgeDevice | null {
@@ -62,14 +87,10 @@ export class BridgeDevices {
     this.#check(projectId, body.name, settings, null);
     return commit(this.db, this.bus, (work) => {
       const now = iso(this.clock.now());
-      const { lastInsertRowid } = statement(this.db, 'INSERT INTO bridge_devices (project_id, name, settings, managed_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)').run(
-        projectId,
-        body.name,
-        JSON.stringify(settings),
-        managedBy,
-        now,
-        now,
-      );
+      const { lastInsertRowid } = statement(
+        this.db,
+        'INSERT INTO bridge_devices (project_id, name, settings, managed_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
+      ).run(projectId, body.name, JSON.stringify(settings), managedBy, now, now);
       const device = this.get(projectId, Number(lastInsertRowid));
       work.emit('bridge.device_saved', { projectId, id: device.id });
       return device;
@@ -86,7 +107,12 @@ export class BridgeDevices {
     const settings = complete({ ...settingsOf(current), ...changes, feedback } as BridgeDeviceSettings);
     this.#check(projectId, deviceName, settings, id);
     return commit(this.db, this.bus, (work) => {
-      statement(this.db, 'UPDATE bridge_devices SET name = ?, settings = ?, updated_at = ? WHERE id = ?').run(deviceName, JSON.stringify(settings), iso(this.clock.now()), id);
+      statement(this.db, 'UPDATE bridge_devices SET name = ?, settings = ?, updated_at = ? WHERE id = ?').run(
+        deviceName,
+        JSON.stringify(settings),
+        iso(this.clock.now()),
+        id,
+      );
       work.emit('bridge.device_saved', { projectId, id });
       return this.get(projectId, id);
     });
@@ -105,9 +131,17 @@ export class BridgeDevices {
   applyConfig(devices: readonly { projectId: number; body: CreateBridgeDevice }[]): void {
     const keep = new Set<number>();
     for (const { projectId, body } of devices) {
-      const existing = statement(this.db, 'SELECT * FROM bridge_devices WHERE project_id = ? AND name = ?').get(projectId, body.name) as Row | undefined;
-      if (existing && existing.managed_by === 'api') throw new AppError('conflict', { detail: `Bridge device "${body.name}" in the config file already exists over REST: rename one of them.` });
-      const device = existing ? this.update(projectId, existing.id, { ...DEVICE_DEFAULTS, ...body }, 'config') : this.create(projectId, body, 'config');
+      const existing = statement(this.db, 'SELECT * FROM bridge_devices WHERE project_id = ? AND name = ?').get(
+        projectId,
+        body.name,
+      ) as Row | undefined;
+      if (existing && existing.managed_by === 'api')
+        throw new AppError('conflict', {
+          detail: `Bridge device "${body.name}" in the config file already exists over REST: rename one of them.`,
+        });
+      const device = existing
+        ? this.update(projectId, existing.id, { ...DEVICE_DEFAULTS, ...body }, 'config')
+        : this.create(projectId, body, 'config');
       keep.add(device.id);
     }
     for (const row of statement(this.db, "SELECT * FROM bridge_devices WHERE managed_by = 'config'").all() as Row[]) {
@@ -118,9 +152,18 @@ export class BridgeDevices {
   #check(projectId: number, deviceName: string, s: BridgeDeviceSettings, id: number | null): void {
     const pathProblem = s.path === null ? null : this.paths.problem(s.path, s.framing);
     if (pathProblem) throw validationError({ path: [`The path is ${pathProblem}.`] });
-    const taken = statement(this.db, 'SELECT id FROM bridge_devices WHERE project_id = ? AND name = ?').get(projectId, deviceName) as { id: number } | undefined;
+    const taken = statement(this.db, 'SELECT id FROM bridge_devices WHERE project_id = ? AND name = ?').get(
+      projectId,
+      deviceName,
+    ) as { id: number } | undefined;
     if (taken && taken.id !== id) throw validationError({ name: ['The name has already been taken.'] });
-    if (s.access_point_id !== null && !statement(this.db, 'SELECT 1 FROM access_points WHERE project_id = ? AND id = ?').get(projectId, s.access_point_id)) {
+    if (
+      s.access_point_id !== null &&
+      !statement(this.db, 'SELECT 1 FROM access_points WHERE project_id = ? AND id = ?').get(
+        projectId,
+        s.access_point_id,
+      )
+    ) {
       throw validationError({ access_point_id: ['The selected access point id is invalid.'] });
     }
     const problem = this.checkDecoder(s);
@@ -150,11 +193,21 @@ function settingsOf(d: BridgeDevice): BridgeDeviceSettings {
 
 function deviceOf(row: Row): BridgeDevice {
   const settings = JSON.parse(row.settings) as BridgeDeviceSettings;
-  return { ...settings, id: row.id, projectId: row.project_id, name: row.name, managedBy: row.managed_by, createdAt: row.created_at, updatedAt: row.updated_at };
+  return {
+    ...settings,
+    id: row.id,
+    projectId: row.project_id,
+    name: row.name,
+    managedBy: row.managed_by,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
 }
 
 function stripUndefined<T extends object>(o: T): { [K in keyof T]: Exclude<T[K], undefined> } {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as { [K in keyof T]: Exclude<T[K], undefined> };
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as {
+    [K in keyof T]: Exclude<T[K], undefined>;
+  };
 }
 
 export * from './bridge-device-schema.js';

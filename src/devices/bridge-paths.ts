@@ -10,13 +10,21 @@ import { type BridgeFraming, isHid } from './bridge-device-schema.js';
 // config file's bridge.allowedPaths adds; nothing else is ever opened, or even looked for, so
 // last_error tells nothing about files outside them.
 
-export const SERIAL_PATHS = ['/dev/ttyUSB*', '/dev/ttyACM*', '/dev/ttyS*', '/dev/ttyAMA*', '/dev/serial/by-id/*', '/dev/serial/by-path/*'] as const;
+export const SERIAL_PATHS = [
+  '/dev/ttyUSB*',
+  '/dev/ttyACM*',
+  '/dev/ttyS*',
+  '/dev/ttyAMA*',
+  '/dev/serial/by-id/*',
+  '/dev/serial/by-path/*',
+] as const;
 export const HID_PATHS = ['/dev/hidraw*'] as const;
 /** Under the data directory (0700: only the appliance's own user makes files there): `gatehouse bridge simulate` makes its pty pairs here. */
 export const SIMULATOR_DIR = 'bridge-simulator';
 
 /** Absolute, and nothing to resolve: no `.` or `..` segment, no `//`, no trailing `/` (so no prefix can be climbed out of). */
-export const isCleanPath = (path: string): boolean => path.startsWith('/') && path.length > 1 && posix.normalize(path) === path && !path.endsWith('/');
+export const isCleanPath = (path: string): boolean =>
+  path.startsWith('/') && path.length > 1 && posix.normalize(path) === path && !path.endsWith('/');
 
 /** A bridge.allowedPaths entry: `/dir/` (anything below the folder) or a whole path where `*` stands for any characters but `/`. */
 export const allowedPathEntry = z

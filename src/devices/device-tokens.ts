@@ -50,21 +50,23 @@ export class DeviceTokens {
    * once this commits. Inside another unit of work, pass it: the announcement waits for that
    * one's commit.
    */
-  issue(kind: DeviceKind, deviceId: number, projectId: number, ttlDays: number | null, outer?: Work): { plainText: string; token: DeviceToken } {
+  issue(
+    kind: DeviceKind,
+    deviceId: number,
+    projectId: number,
+    ttlDays: number | null,
+    outer?: Work,
+  ): { plainText: string; token: DeviceToken } {
     const secret = randomBytes(30).toString('base64url');
     const now = this.clock.now();
     const expiresAt = ttlDays === null ? null : iso(now + ttlDays * 86_400_000);
     const id = this.#unit(outer, (work) => {
       this.#revoke(kind, deviceId, work);
       return Number(
-        statement(this.db, 'INSERT INTO device_tokens (kind, device_id, project_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)').run(
-          kind,
-          deviceId,
-          projectId,
-          sha256(secret),
-          iso(now),
-          expiresAt,
-        ).lastInsertRowid,
+        statement(
+          this.db,
+          'INSERT INTO device_tokens (kind, device_id, project_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
+        ).run(kind, deviceId, projectId, sha256(secret), iso(now), expiresAt).lastInsertRowid,
       );
     });
     return { plainText: `${kind}:${id}:${secret}`, token: this.#record(this.#row(id)!) };
@@ -90,7 +92,10 @@ export class DeviceTokens {
 
   /** The device's live token, without its secret. */
   current(kind: DeviceKind, deviceId: number): DeviceToken | null {
-    const row = statement(this.db, 'SELECT * FROM device_tokens WHERE kind = ? AND device_id = ? ORDER BY id DESC LIMIT 1').get(kind, deviceId) as Row | undefined;
+    const row = statement(
+      this.db,
+      'SELECT * FROM device_tokens WHERE kind = ? AND device_id = ? ORDER BY id DESC LIMIT 1',
+    ).get(kind, deviceId) as Row | undefined;
     return row ? this.#record(row) : null;
   }
 
@@ -113,6 +118,13 @@ export class DeviceTokens {
   }
 
   #record(row: Row): DeviceToken {
-    return { id: row.id, kind: row.kind, deviceId: row.device_id, projectId: row.project_id, createdAt: row.created_at, expiresAt: row.expires_at };
+    return {
+      id: row.id,
+      kind: row.kind,
+      deviceId: row.device_id,
+      projectId: row.project_id,
+      createdAt: row.created_at,
+      expiresAt: row.expires_at,
+    };
   }
 }

@@ -70,7 +70,8 @@ export const gatewaySchema = z.object({
 export type GatewayResource = z.infer<typeof gatewaySchema>;
 
 /** Unix seconds or an ISO string to epoch ms; null when absent. */
-export const instantOf = (value: string | number | null | undefined): number | null => (value === null || value === undefined ? null : typeof value === 'number' ? value * 1000 : Date.parse(value));
+export const instantOf = (value: string | number | null | undefined): number | null =>
+  value === null || value === undefined ? null : typeof value === 'number' ? value * 1000 : Date.parse(value);
 
 export class Gateways {
   constructor(
@@ -81,13 +82,24 @@ export class Gateways {
   ) {}
 
   list(projectId: number, offset: number, limit: number): { items: GatewayRow[]; total: number } {
-    const items = statement(this.db, 'SELECT * FROM gateways WHERE project_id = ? ORDER BY id LIMIT ? OFFSET ?').all(projectId, limit, offset) as GatewayRow[];
-    const total = (statement(this.db, 'SELECT count(*) AS n FROM gateways WHERE project_id = ?').get(projectId) as { n: number }).n;
+    const items = statement(this.db, 'SELECT * FROM gateways WHERE project_id = ? ORDER BY id LIMIT ? OFFSET ?').all(
+      projectId,
+      limit,
+      offset,
+    ) as GatewayRow[];
+    const total = (
+      statement(this.db, 'SELECT count(*) AS n FROM gateways WHERE project_id = ?').get(projectId) as { n: number }
+    ).n;
     return { items, total };
   }
 
   get(projectId: number, id: number): GatewayRow {
-    return found(statement(this.db, 'SELECT * FROM gateways WHERE project_id = ? AND id = ?').get(projectId, id) as GatewayRow | undefined, 'Gateway');
+    return found(
+      statement(this.db, 'SELECT * FROM gateways WHERE project_id = ? AND id = ?').get(projectId, id) as
+        | GatewayRow
+        | undefined,
+      'Gateway',
+    );
   }
 
   byId(id: number): GatewayRow | null {
@@ -96,12 +108,18 @@ export class Gateways {
 
   /** Gateways with this identifier: in one project when given, else in any (unsigned webhooks). */
   withIdentifier(identifier: string, projectId: number | null): GatewayRow[] {
-    if (projectId !== null) return statement(this.db, 'SELECT * FROM gateways WHERE project_id = ? AND identifier = ?').all(projectId, identifier) as GatewayRow[];
+    if (projectId !== null)
+      return statement(this.db, 'SELECT * FROM gateways WHERE project_id = ? AND identifier = ?').all(
+        projectId,
+        identifier,
+      ) as GatewayRow[];
     return statement(this.db, 'SELECT * FROM gateways WHERE identifier = ?').all(identifier) as GatewayRow[];
   }
 
   readerIds(gatewayId: number): number[] {
-    return (statement(this.db, 'SELECT id FROM readers WHERE gateway_id = ? ORDER BY id').all(gatewayId) as { id: number }[]).map((r) => r.id);
+    return (
+      statement(this.db, 'SELECT id FROM readers WHERE gateway_id = ? ORDER BY id').all(gatewayId) as { id: number }[]
+    ).map((r) => r.id);
   }
 
   resource(row: GatewayRow): z.infer<typeof gatewaySchema> {
@@ -120,11 +138,14 @@ export class Gateways {
 
   create(projectId: number, input: z.output<typeof createGatewayBody>): GatewayRow {
     return commit(this.db, this.bus, (work) => {
-      if (this.withIdentifier(input.identifier, projectId).length) throw validationError({ identifier: ['The identifier has already been taken.'] });
+      if (this.withIdentifier(input.identifier, projectId).length)
+        throw validationError({ identifier: ['The identifier has already been taken.'] });
       const now = iso(this.clock.now());
       const id = Number(
-        statement(this.db, 'INSERT INTO gateways (project_id, identifier, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?)').run(projectId, input.identifier, input.name ?? null, now, now)
-          .lastInsertRowid,
+        statement(
+          this.db,
+          'INSERT INTO gateways (project_id, identifier, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
+        ).run(projectId, input.identifier, input.name ?? null, now, now).lastInsertRowid,
       );
       if (input.reader_ids) this.#assignReaders(projectId, id, input.reader_ids, work);
       return this.get(projectId, id);
@@ -135,7 +156,11 @@ export class Gateways {
   update(projectId: number, id: number, input: z.output<typeof updateGatewayBody>): GatewayRow {
     return commit(this.db, this.bus, (work) => {
       const row = this.get(projectId, id);
-      if (input.identifier !== undefined && input.identifier !== row.identifier && this.withIdentifier(input.identifier, projectId).length) {
+      if (
+        input.identifier !== undefined &&
+        input.identifier !== row.identifier &&
+        this.withIdentifier(input.identifier, projectId).length
+      ) {
         throw validationError({ identifier: ['The identifier has already been taken.'] });
       }
       statement(this.db, 'UPDATE gateways SET identifier = ?, name = ?, updated_at = ? WHERE id = ?').run(
@@ -160,8 +185,11 @@ export class Gateways {
   }
 
   #assignReaders(projectId: number, gatewayId: number, readerIds: readonly number[], work: Work): void {
-    const unknown = readerIds.filter((r) => !statement(this.db, 'SELECT 1 FROM readers WHERE project_id = ? AND id = ?').get(projectId, r));
-    if (unknown.length) throw validationError({ reader_ids: [`The selected reader ids are invalid: ${unknown.join(', ')}.`] });
+    const unknown = readerIds.filter(
+      (r) => !statement(this.db, 'SELECT 1 FROM readers WHERE project_id = ? AND id = ?').get(projectId, r),
+    );
+    if (unknown.length)
+      throw validationError({ reader_ids: [`The selected reader ids are invalid: ${unknown.join(', ')}.`] });
     const wanted = new Set(readerIds);
     this.#setGateway(
       projectId,
@@ -178,13 +206,10 @@ export class Gateways {
    */
   #setGateway(projectId: number, readerIds: readonly number[], gatewayId: number | null, work: Work): void {
     for (const id of readerIds) {
-      const changed = statement(this.db, 'UPDATE readers SET gateway_id = ?, version = ?, updated_at = ? WHERE id = ? AND gateway_id IS NOT ?').run(
-        gatewayId,
-        nextVersion(this.db),
-        iso(this.clock.now()),
-        id,
-        gatewayId,
-      ).changes;
+      const changed = statement(
+        this.db,
+        'UPDATE readers SET gateway_id = ?, version = ?, updated_at = ? WHERE id = ? AND gateway_id IS NOT ?',
+      ).run(gatewayId, nextVersion(this.db), iso(this.clock.now()), id, gatewayId).changes;
       if (changed === 0) continue;
       const row = statement(this.db, 'SELECT * FROM readers WHERE id = ?').get(id) as ReaderRow;
       work.emit('reader.updated', { projectId, resource: readerResource(row), version: row.version });
@@ -197,21 +222,31 @@ export class Gateways {
    * gateway's project; identifiers it does not know are answered back, not an error).
    * Announces gateway.online / gateway.offline when the status changed.
    */
-  report(gateway: GatewayRow, report: Pick<GatewayReport, 'status' | 'readers' | 'timestamp'>): { gateway: GatewayRow; unknownReaders: string[] } {
+  report(
+    gateway: GatewayRow,
+    report: Pick<GatewayReport, 'status' | 'readers' | 'timestamp'>,
+  ): { gateway: GatewayRow; unknownReaders: string[] } {
     const now = this.clock.now();
     const status = report.status.toLowerCase();
     const stored = { gateway_id: gateway.identifier, ...report, status, received_at: iso(now) };
     const unknownReaders: string[] = [];
     const updated = commit(this.db, this.bus, (work) => {
-      statement(this.db, 'UPDATE gateways SET status = ?, last_seen = ?, last_report = ?, updated_at = ? WHERE id = ?').run(status, iso(now), JSON.stringify(stored), iso(now), gateway.id);
+      statement(
+        this.db,
+        'UPDATE gateways SET status = ?, last_seen = ?, last_report = ?, updated_at = ? WHERE id = ?',
+      ).run(status, iso(now), JSON.stringify(stored), iso(now), gateway.id);
       const row = this.byId(gateway.id)!;
       const event = { projectId: row.project_id, gateway: this.resource(row), timestamp: iso(now) };
-      if (status !== gateway.status && (status === 'online' || status === 'offline')) work.emit(status === 'online' ? 'gateway.online' : 'gateway.offline', event);
+      if (status !== gateway.status && (status === 'online' || status === 'offline'))
+        work.emit(status === 'online' ? 'gateway.online' : 'gateway.offline', event);
       work.emit('gateway.reported', event);
       return row;
     });
     for (const r of report.readers ?? []) {
-      const reader = statement(this.db, 'SELECT id FROM readers WHERE project_id = ? AND identifier = ?').get(gateway.project_id, r.reader_id) as { id: number } | undefined;
+      const reader = statement(this.db, 'SELECT id FROM readers WHERE project_id = ? AND identifier = ?').get(
+        gateway.project_id,
+        r.reader_id,
+      ) as { id: number } | undefined;
       if (!reader) unknownReaders.push(r.reader_id);
       else this.readerStates.reported(gateway.project_id, reader.id, r.status.toLowerCase(), instantOf(r.last_scan));
     }

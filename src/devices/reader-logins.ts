@@ -69,9 +69,15 @@ export class ReaderLogins {
   /** A new pending login for the reader, superseding any pending one; answers it with its OTP. */
   request(reader: LoginReader, ip: string | null, now = this.clock.now()): ReaderLoginRow {
     return commit(this.db, this.bus, (work) => {
-      statement(this.db, "UPDATE reader_logins SET status = 'superseded', otp = NULL WHERE reader_id = ? AND status = 'pending'").run(reader.id);
+      statement(
+        this.db,
+        "UPDATE reader_logins SET status = 'superseded', otp = NULL WHERE reader_id = ? AND status = 'pending'",
+      ).run(reader.id);
       const otp = String(randomInt(0, 1_000_000)).padStart(6, '0');
-      const id = statement(this.db, 'INSERT INTO reader_logins (project_id, reader_id, otp, requested_ip, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)').run(
+      const id = statement(
+        this.db,
+        'INSERT INTO reader_logins (project_id, reader_id, otp, requested_ip, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
+      ).run(
         reader.projectId,
         reader.id,
         otp,
@@ -80,7 +86,12 @@ export class ReaderLogins {
         iso(now + this.settings.otpTtlMinutes * 60_000),
       ).lastInsertRowid;
       const login = this.#row(Number(id))!;
-      work.emit('reader.login_requested', { projectId: reader.projectId, readerId: reader.id, identifier: reader.identifier, expiresAt: login.expires_at });
+      work.emit('reader.login_requested', {
+        projectId: reader.projectId,
+        readerId: reader.id,
+        identifier: reader.identifier,
+        expiresAt: login.expires_at,
+      });
       return login;
     });
   }
@@ -95,7 +106,10 @@ export class ReaderLogins {
       // leaves expired logins out either way); the next listing marks them.
       if (!isStoreBusy(err)) throw err;
     }
-    return statement(this.db, "SELECT * FROM reader_logins WHERE project_id = ? AND status = 'pending' AND expires_at > ? ORDER BY id DESC").all(projectId, now) as ReaderLoginRow[];
+    return statement(
+      this.db,
+      "SELECT * FROM reader_logins WHERE project_id = ? AND status = 'pending' AND expires_at > ? ORDER BY id DESC",
+    ).all(projectId, now) as ReaderLoginRow[];
   }
 
   /**
@@ -112,13 +126,18 @@ export class ReaderLogins {
     const outcome = commit(this.db, this.bus, (work): VerifiedLogin | string => {
       const logins = readers.flatMap((r) => this.#latest(r.id));
       const given = Buffer.from(otp.padEnd(6, ' ').slice(0, 6));
-      const matching = logins.find((l) => l.otp !== null && l.otp.length === 6 && otp.length === 6 && timingSafeEqual(Buffer.from(l.otp), given));
+      const matching = logins.find(
+        (l) => l.otp !== null && l.otp.length === 6 && otp.length === 6 && timingSafeEqual(Buffer.from(l.otp), given),
+      );
       if (!matching) {
         const pending = logins.filter((l) => l.status === 'pending');
         if (pending.length === 0) {
-          if (logins.some((l) => l.status === 'locked')) return 'Too many wrong one-time passwords: request a new reader login.';
-          if (logins.some((l) => l.status === 'expired')) return 'The one-time password has expired: request a new reader login.';
-          if (logins.some((l) => l.status === 'used')) return 'The one-time password has already been used: request a new reader login.';
+          if (logins.some((l) => l.status === 'locked'))
+            return 'Too many wrong one-time passwords: request a new reader login.';
+          if (logins.some((l) => l.status === 'expired'))
+            return 'The one-time password has expired: request a new reader login.';
+          if (logins.some((l) => l.status === 'used'))
+            return 'The one-time password has already been used: request a new reader login.';
           return 'No reader login is pending for this reader: request one first.';
         }
         for (const login of pending) this.#wrongAttempt(login);
@@ -129,11 +148,20 @@ export class ReaderLogins {
         return 'The one-time password has expired: request a new reader login.';
       }
       // Used: the OTP is blanked; trying it again finds the used login and says so.
-      statement(this.db, "UPDATE reader_logins SET status = 'used', otp = NULL, used_at = ? WHERE id = ?").run(iso(now), matching.id);
+      statement(this.db, "UPDATE reader_logins SET status = 'used', otp = NULL, used_at = ? WHERE id = ?").run(
+        iso(now),
+        matching.id,
+      );
       const previous = this.tokens.current('reader', matching.reader_id);
       const replaced = previous && this.tokens.isLive(previous.id) ? previous : null;
       // The earlier token's connections are closed; a live one replaced is announced (staff must see a takeover).
-      const { plainText, token } = this.tokens.issue('reader', matching.reader_id, matching.project_id, this.settings.tokenTtlDays, work);
+      const { plainText, token } = this.tokens.issue(
+        'reader',
+        matching.reader_id,
+        matching.project_id,
+        this.settings.tokenTtlDays,
+        work,
+      );
       const reader = readers.find((r) => r.id === matching.reader_id)!;
       if (replaced) {
         work.emit('reader.token_replaced', {
@@ -153,18 +181,28 @@ export class ReaderLogins {
 
   #wrongAttempt(login: ReaderLoginRow): void {
     const attempts = login.attempts + 1;
-    if (attempts >= this.settings.otpMaxAttempts) statement(this.db, "UPDATE reader_logins SET attempts = ?, status = 'locked', otp = NULL WHERE id = ?").run(attempts, login.id);
+    if (attempts >= this.settings.otpMaxAttempts)
+      statement(this.db, "UPDATE reader_logins SET attempts = ?, status = 'locked', otp = NULL WHERE id = ?").run(
+        attempts,
+        login.id,
+      );
     else statement(this.db, 'UPDATE reader_logins SET attempts = ? WHERE id = ?').run(attempts, login.id);
   }
 
   /** The reader's most recent login (the one an OTP can still refer to). */
   #latest(readerId: number): ReaderLoginRow[] {
-    const row = statement(this.db, "SELECT * FROM reader_logins WHERE reader_id = ? AND status != 'superseded' ORDER BY id DESC LIMIT 1").get(readerId) as ReaderLoginRow | undefined;
+    const row = statement(
+      this.db,
+      "SELECT * FROM reader_logins WHERE reader_id = ? AND status != 'superseded' ORDER BY id DESC LIMIT 1",
+    ).get(readerId) as ReaderLoginRow | undefined;
     return row ? [row] : [];
   }
 
   #expire(now: string): void {
-    statement(this.db, "UPDATE reader_logins SET status = 'expired', otp = NULL WHERE status = 'pending' AND expires_at <= ?").run(now);
+    statement(
+      this.db,
+      "UPDATE reader_logins SET status = 'expired', otp = NULL WHERE status = 'pending' AND expires_at <= ?",
+    ).run(now);
   }
 
   #row(id: number): ReaderLoginRow | undefined {

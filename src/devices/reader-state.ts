@@ -23,8 +23,14 @@ export const readerStatusSchema = z.object({
  * their shape.
  */
 export const readerHealthSchema = z.object({
-  errors: z.number().int().describe('scans refused before a decision since start (malformed, too large, not decidable)'),
-  last_error: z.string().nullable().describe("the latest refusal's error code (docs/mqtt.md: malformed scans), e.g. malformed_json"),
+  errors: z
+    .number()
+    .int()
+    .describe('scans refused before a decision since start (malformed, too large, not decidable)'),
+  last_error: z
+    .string()
+    .nullable()
+    .describe("the latest refusal's error code (docs/mqtt.md: malformed scans), e.g. malformed_json"),
   last_error_at: z.string().nullable(),
 });
 export type ReaderHealth = z.infer<typeof readerHealthSchema>;
@@ -51,7 +57,13 @@ interface Entry {
   lastErrorAt: number | null;
 }
 
-const UNKNOWN: ReaderStatus = { status: 'unknown', connected_via: null, gateway_status: null, last_seen: null, last_scan: null };
+const UNKNOWN: ReaderStatus = {
+  status: 'unknown',
+  connected_via: null,
+  gateway_status: null,
+  last_seen: null,
+  last_scan: null,
+};
 const HEALTHY: ReaderHealth = { errors: 0, last_error: null, last_error_at: null };
 
 export class ReaderStates {
@@ -65,11 +77,13 @@ export class ReaderStates {
   of(readerId: number): ReaderStatus {
     const e = this.#entries.get(readerId);
     if (!e) return UNKNOWN;
-    const online = e.mqttConnections > 0 || e.bridgeDevices > 0 || e.gatewayStatus === 'connected' || e.gatewayStatus === 'online';
+    const online =
+      e.mqttConnections > 0 || e.bridgeDevices > 0 || e.gatewayStatus === 'connected' || e.gatewayStatus === 'online';
     const known = online || e.gatewayStatus !== null || e.lastSeen !== null;
     return {
       status: online ? 'online' : known ? 'offline' : 'unknown',
-      connected_via: e.mqttConnections > 0 ? 'mqtt' : e.bridgeDevices > 0 ? 'bridge' : e.gatewayStatus !== null ? 'gateway' : null,
+      connected_via:
+        e.mqttConnections > 0 ? 'mqtt' : e.bridgeDevices > 0 ? 'bridge' : e.gatewayStatus !== null ? 'gateway' : null,
       gateway_status: e.gatewayStatus,
       last_seen: e.lastSeen === null ? null : iso(e.lastSeen),
       last_scan: e.lastScan === null ? null : iso(e.lastScan),
@@ -80,7 +94,11 @@ export class ReaderStates {
   health(readerId: number): ReaderHealth {
     const e = this.#entries.get(readerId);
     if (!e || e.errors === 0) return HEALTHY;
-    return { errors: e.errors, last_error: e.lastError, last_error_at: e.lastErrorAt === null ? null : iso(e.lastErrorAt) };
+    return {
+      errors: e.errors,
+      last_error: e.lastError,
+      last_error_at: e.lastErrorAt === null ? null : iso(e.lastErrorAt),
+    };
   }
 
   /** A scan of the reader refused before a decision (`error`: the code answered on its decisions topic). Not announced. */
@@ -143,7 +161,21 @@ export class ReaderStates {
 
   #entry(projectId: number, readerId: number): Entry {
     let e = this.#entries.get(readerId);
-    if (!e) this.#entries.set(readerId, (e = { projectId, mqttConnections: 0, bridgeDevices: 0, gatewayStatus: null, lastSeen: null, lastScan: null, errors: 0, lastError: null, lastErrorAt: null }));
+    if (!e)
+      this.#entries.set(
+        readerId,
+        (e = {
+          projectId,
+          mqttConnections: 0,
+          bridgeDevices: 0,
+          gatewayStatus: null,
+          lastSeen: null,
+          lastScan: null,
+          errors: 0,
+          lastError: null,
+          lastErrorAt: null,
+        }),
+      );
     return e;
   }
 
@@ -152,8 +184,17 @@ export class ReaderStates {
     const before = this.of(readerId);
     apply(this.#entry(projectId, readerId));
     const after = this.of(readerId);
-    if (before.status !== after.status || before.connected_via !== after.connected_via || before.gateway_status !== after.gateway_status) {
-      this.bus.emit('reader.status_changed', { projectId, readerId, status: { ...after }, timestamp: iso(this.clock.now()) });
+    if (
+      before.status !== after.status ||
+      before.connected_via !== after.connected_via ||
+      before.gateway_status !== after.gateway_status
+    ) {
+      this.bus.emit('reader.status_changed', {
+        projectId,
+        readerId,
+        status: { ...after },
+        timestamp: iso(this.clock.now()),
+      });
     }
   }
 }

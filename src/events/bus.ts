@@ -38,7 +38,14 @@ export interface GatewayEvent {
   timestamp: string;
 }
 
-export type AccessChangeReason = 'user_deactivated' | 'user_demoted' | 'user_deleted' | 'membership_removed' | 'token_revoked' | 'session_ended' | 'token_expiry_changed';
+export type AccessChangeReason =
+  | 'user_deactivated'
+  | 'user_demoted'
+  | 'user_deleted'
+  | 'membership_removed'
+  | 'token_revoked'
+  | 'session_ended'
+  | 'token_expiry_changed';
 
 /** Every domain event and its payload. Later modules (WebSocket, webhooks, sync) subscribe. */
 /** Fields of an access event uploaded from an edge, as the cloud announces it (docs/sync.md). */
@@ -116,7 +123,14 @@ export interface DomainEvents {
   'reader.login_requested': { projectId: number; readerId: number; identifier: string; expiresAt: string };
   /** A reader was provisioned (OTP verify) while it had a live token, which the new one replaced:
    * a takeover for staff to notice (issue 23, item 2). */
-  'reader.token_replaced': { projectId: number; readerId: number; identifier: string; replacedTokenCreatedAt: string; ip: string | null; timestamp: string };
+  'reader.token_replaced': {
+    projectId: number;
+    readerId: number;
+    identifier: string;
+    replacedTokenCreatedAt: string;
+    ip: string | null;
+    timestamp: string;
+  };
   /** A reader's or gateway's MQTT credentials were revoked or replaced: whoever used them is disconnected. */
   'device.credentials_revoked': { kind: 'reader' | 'gateway'; deviceId: number };
   /** What a user may reach or act with has changed, or a credential of theirs ended (issue 23,
@@ -124,15 +138,31 @@ export interface DomainEvents {
    * again at once. userId null: anyone's (the token expiry setting changed). */
   'access.changed': { userId: number | null; reason: AccessChangeReason };
   /** An outgoing webhook subscription was disabled: its receiver answered 410 Gone, it failed for outgoingWebhooks.disableAfterHours, or its owner lost access to its project. */
-  'webhook.endpoint_disabled': { projectId: number; subscriptionId: number; url: string; reason: 'gone' | 'failing' | 'owner_lost_access' };
+  'webhook.endpoint_disabled': {
+    projectId: number;
+    subscriptionId: number;
+    url: string;
+    reason: 'gone' | 'failing' | 'owner_lost_access';
+  };
   /** A state observed (not committed) was written to the outbox: its consumers may read it. */
   'feed.appended': { event: string };
   /** A subscription was created, changed or deleted (for the console). */
   'webhook_subscription.changed': { projectId: number; id: number; deleted: boolean };
   /** A delivery was attempted (for the console). */
-  'webhook_delivery.attempted': { projectId: number; id: number; subscriptionId: number; status: 'pending' | 'delivered' | 'failed' };
+  'webhook_delivery.attempted': {
+    projectId: number;
+    id: number;
+    subscriptionId: number;
+    status: 'pending' | 'delivered' | 'failed';
+  };
   /** One bulk import: attendees and credentials written with versions fromVersion..toVersion. */
-  'attendee.imported': { projectId: number; count: number; credentials: number; fromVersion: number; toVersion: number };
+  'attendee.imported': {
+    projectId: number;
+    count: number;
+    credentials: number;
+    fromVersion: number;
+    toVersion: number;
+  };
 }
 
 export type EventName = keyof DomainEvents;

@@ -43,26 +43,64 @@ type Mapper<E extends EventName> = (payload: DomainEvents[E]) => OutboxEntry | n
 // (AccessPointUpdated): subscribers keep one picture of each access point.
 const MAPPERS: { [E in EventName]?: Mapper<E> } = {
   // spec: Outgoing webhooks, attendee.created data: attendee_id, first_name, last_name (and the rest of the attendee).
-  'attendee.created': (e) => ({ event: 'attendee.created', projectId: e.projectId, data: { attendee_id: e.resource.id, ...e.resource } }),
+  'attendee.created': (e) => ({
+    event: 'attendee.created',
+    projectId: e.projectId,
+    data: { attendee_id: e.resource.id, ...e.resource },
+  }),
   // previous_attributes (as Stripe names it): the changed fields' values before the change.
-  'attendee.updated': (e) => ({ event: 'attendee.updated', projectId: e.projectId, data: { attendee_id: e.resource.id, ...e.resource, previous_attributes: e.previous ?? {} } }),
-  'attendee.deleted': (e) => ({ event: 'attendee.deleted', projectId: e.projectId, data: { attendee_id: e.id, id: e.id, ...(e.previous ? { previous_attributes: e.previous } : {}) } }),
+  'attendee.updated': (e) => ({
+    event: 'attendee.updated',
+    projectId: e.projectId,
+    data: { attendee_id: e.resource.id, ...e.resource, previous_attributes: e.previous ?? {} },
+  }),
+  'attendee.deleted': (e) => ({
+    event: 'attendee.deleted',
+    projectId: e.projectId,
+    data: { attendee_id: e.id, id: e.id, ...(e.previous ? { previous_attributes: e.previous } : {}) },
+  }),
   'attendee.imported': (e) => ({
     event: 'attendee.imported',
     projectId: e.projectId,
-    data: { count: e.count, credentials: e.credentials, from_version: e.fromVersion, to_version: e.toVersion, changed: `attendees?changed_since=${e.fromVersion - 1}` },
+    data: {
+      count: e.count,
+      credentials: e.credentials,
+      from_version: e.fromVersion,
+      to_version: e.toVersion,
+      changed: `attendees?changed_since=${e.fromVersion - 1}`,
+    },
   }),
   'credential.created': (e) => ({ event: 'credential.created', projectId: e.projectId, data: { ...e.resource } }),
   'credential.revoked': (e) => ({ event: 'credential.revoked', projectId: e.projectId, data: { ...e.resource } }),
   'access_point.created': (e) => ({ event: 'access_point.updated', projectId: e.projectId, data: { ...e.resource } }),
   'access_point.updated': (e) => ({ event: 'access_point.updated', projectId: e.projectId, data: { ...e.resource } }),
   'access_point.deleted': (e) => ({ event: 'access_point.deleted', projectId: e.projectId, data: { id: e.id } }),
-  'gateway.online': (e) => ({ event: 'gateway.online', projectId: e.projectId, data: { ...e.gateway, timestamp: e.timestamp } }),
-  'gateway.offline': (e) => ({ event: 'gateway.offline', projectId: e.projectId, data: { ...e.gateway, timestamp: e.timestamp } }),
-  'sync.link_down': (e) => ({ event: 'sync.link_down', projectId: e.projectId, data: { edge_id: e.edgeId, reason: e.reason, since: e.since } }),
-  'sync.link_up': (e) => ({ event: 'sync.link_up', projectId: e.projectId, data: { edge_id: e.edgeId, down_since: e.downSince, at: e.at } }),
+  'gateway.online': (e) => ({
+    event: 'gateway.online',
+    projectId: e.projectId,
+    data: { ...e.gateway, timestamp: e.timestamp },
+  }),
+  'gateway.offline': (e) => ({
+    event: 'gateway.offline',
+    projectId: e.projectId,
+    data: { ...e.gateway, timestamp: e.timestamp },
+  }),
+  'sync.link_down': (e) => ({
+    event: 'sync.link_down',
+    projectId: e.projectId,
+    data: { edge_id: e.edgeId, reason: e.reason, since: e.since },
+  }),
+  'sync.link_up': (e) => ({
+    event: 'sync.link_up',
+    projectId: e.projectId,
+    data: { edge_id: e.edgeId, down_since: e.downSince, at: e.at },
+  }),
   'sync.conflict': (e) => ({ event: 'sync.conflict', projectId: e.projectId, data: { ...e.conflict } }),
-  'webhook.endpoint_disabled': (e) => ({ event: 'webhook.endpoint_disabled', projectId: e.projectId, data: { subscription_id: e.subscriptionId, url: e.url, reason: e.reason } }),
+  'webhook.endpoint_disabled': (e) => ({
+    event: 'webhook.endpoint_disabled',
+    projectId: e.projectId,
+    data: { subscription_id: e.subscriptionId, url: e.url, reason: e.reason },
+  }),
 };
 
 /** The domain events that put an entry in the outbox: each wakes the webhook dispatcher once committed. */

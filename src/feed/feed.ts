@@ -75,7 +75,13 @@ interface DomainRow {
 }
 
 function domainItem(r: DomainRow): Omit<FeedItem, 'after'> {
-  return { id: r.uuid, event: r.event as CatalogueEvent, projectId: r.project_id, timestamp: r.created_at, data: JSON.parse(r.data) as Record<string, unknown> };
+  return {
+    id: r.uuid,
+    event: r.event as CatalogueEvent,
+    projectId: r.project_id,
+    timestamp: r.created_at,
+    data: JSON.parse(r.data) as Record<string, unknown>,
+  };
 }
 
 /** The access event as the real-time channel shows it (spec: Real-time events), plus its uuid. */
@@ -90,7 +96,14 @@ function accessItem(r: AccessRow): Omit<FeedItem, 'after'> {
         credential_id: r.credential_id,
         timestamp: r.scanned_at,
       }
-    : { uuid: r.uuid, credential_value: r.credential_value, access_point_id: r.access_point_id, reason: r.reason, reason_detail: r.reason_detail, timestamp: r.scanned_at };
+    : {
+        uuid: r.uuid,
+        credential_value: r.credential_value,
+        access_point_id: r.access_point_id,
+        reason: r.reason,
+        reason_detail: r.reason_detail,
+        timestamp: r.scanned_at,
+      };
   // Uploaded from an edge (on the cloud): where and when it was decided, when it arrived, and its flags (docs/sync.md).
   if (r.edge_id !== null) {
     Object.assign(data, {
@@ -103,7 +116,13 @@ function accessItem(r: AccessRow): Omit<FeedItem, 'after'> {
       deleted_reference: r.deleted_reference,
     });
   }
-  return { id: r.uuid, event: r.granted ? 'access.granted' : 'access.denied', projectId: r.project_id, timestamp: r.decided_at, data };
+  return {
+    id: r.uuid,
+    event: r.granted ? 'access.granted' : 'access.denied',
+    projectId: r.project_id,
+    timestamp: r.decided_at,
+    data,
+  };
 }
 
 export class Feed {
@@ -116,7 +135,10 @@ export class Feed {
 
   /** The consumer's cursor, or null when it has none yet. */
   cursor(consumer: string): FeedCursor | null {
-    const row = statement(this.db, 'SELECT access_event_id AS a, domain_event_seq AS d FROM feed_cursors WHERE consumer = ?').get(consumer) as { a: number; d: number } | undefined;
+    const row = statement(
+      this.db,
+      'SELECT access_event_id AS a, domain_event_seq AS d FROM feed_cursors WHERE consumer = ?',
+    ).get(consumer) as { a: number; d: number } | undefined;
     return row ? { accessEventId: row.a, domainEventSeq: row.d } : null;
   }
 
@@ -145,13 +167,22 @@ export class Feed {
   read(from: FeedCursor, filter: FeedFilter, limit: number): { items: FeedItem[]; cursor: FeedCursor } {
     return readSnapshot(this.db, () => {
       const head = this.#head();
-      const wantsAccess = filter.events === '*' || filter.events.has('access.granted') || filter.events.has('access.denied');
-      const onlyGranted = filter.events !== '*' && filter.events.has('access.granted') !== filter.events.has('access.denied');
+      const wantsAccess =
+        filter.events === '*' || filter.events.has('access.granted') || filter.events.has('access.denied');
+      const onlyGranted =
+        filter.events !== '*' && filter.events.has('access.granted') !== filter.events.has('access.denied');
       const accessRows = wantsAccess
-        ? this.#accessRows(from.accessEventId, filter.projectId, onlyGranted ? (filter.events as ReadonlySet<string>).has('access.granted') : null, limit, filter.names ?? true)
+        ? this.#accessRows(
+            from.accessEventId,
+            filter.projectId,
+            onlyGranted ? (filter.events as ReadonlySet<string>).has('access.granted') : null,
+            limit,
+            filter.names ?? true,
+          )
         : [];
       const outboxEvents = filter.events === '*' ? null : [...filter.events].filter((e) => !e.startsWith('access.'));
-      const domainRows = outboxEvents?.length === 0 ? [] : this.#domainRows(from.domainEventSeq, filter.projectId, outboxEvents, limit);
+      const domainRows =
+        outboxEvents?.length === 0 ? [] : this.#domainRows(from.domainEventSeq, filter.projectId, outboxEvents, limit);
       // A source that filled its limit may have more rows: once its read rows are all taken, the
       // merge stops, since its next row may come before the other source's next.
       const accessFull = accessRows.length === limit;
@@ -174,7 +205,11 @@ export class Feed {
         if (takeAccess) {
           accessAt = access!.id;
           a++;
-          items.push({ ...accessItem(access!), row: access!, after: { accessEventId: accessAt, domainEventSeq: domainAt } });
+          items.push({
+            ...accessItem(access!),
+            row: access!,
+            after: { accessEventId: accessAt, domainEventSeq: domainAt },
+          });
         } else {
           domainAt = domain!.seq;
           d++;
@@ -182,8 +217,10 @@ export class Feed {
         }
       }
       const cursor = {
-        accessEventId: !accessFull && a === accessRows.length ? Math.max(head.accessEventId, from.accessEventId) : accessAt,
-        domainEventSeq: !domainFull && d === domainRows.length ? Math.max(head.domainEventSeq, from.domainEventSeq) : domainAt,
+        accessEventId:
+          !accessFull && a === accessRows.length ? Math.max(head.accessEventId, from.accessEventId) : accessAt,
+        domainEventSeq:
+          !domainFull && d === domainRows.length ? Math.max(head.domainEventSeq, from.domainEventSeq) : domainAt,
       };
       return { items, cursor };
     });

@@ -42,7 +42,12 @@ export class ObservedEvents implements Module {
         }
         if (this.#full.has(zoneId)) continue;
         this.#full.add(zoneId);
-        this.#record('zone.capacity_reached', e.projectId, { zone_id: zoneId, capacity: zone.capacity, current_count: count, timestamp: e.timestamp });
+        this.#record('zone.capacity_reached', e.projectId, {
+          zone_id: zoneId,
+          capacity: zone.capacity,
+          current_count: count,
+          timestamp: e.timestamp,
+        });
       }
     });
     this.bus.on(this, 'reader.status_changed', (e) => {

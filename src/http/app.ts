@@ -21,15 +21,27 @@ function errorEnvelope(deps: HttpDeps, envelopeOfPath: (path: string) => Envelop
     ctx.set('X-Request-Id', reqId);
     try {
       await next();
-      if (!ctx.state.route && ctx.status === 404 && ctx.body === undefined) throw new AppError('route_not_found', { path: ctx.path });
+      if (!ctx.state.route && ctx.status === 404 && ctx.body === undefined)
+        throw new AppError('route_not_found', { path: ctx.path });
     } catch (err) {
-      respondWithError(ctx, storeBusyAsAppError(ctx, err, deps), log, (ctx.state.route as AnyRoute | undefined)?.envelope ?? envelopeOfPath(ctx.path));
+      respondWithError(
+        ctx,
+        storeBusyAsAppError(ctx, err, deps),
+        log,
+        (ctx.state.route as AnyRoute | undefined)?.envelope ?? envelopeOfPath(ctx.path),
+      );
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       // The console's files (console-files.ts) are one label, not a label per file or page.
       const route = (ctx.state.route as AnyRoute | undefined)?.path ?? (ctx.state.console ? 'console' : 'unmatched');
       deps.metrics.observe(ctx.method, route, ctx.status, seconds);
-      const fields = { method: ctx.method, url: ctx.url, status: ctx.status, ms: Math.round(seconds * 1e4) / 10, ip: ctx.ip };
+      const fields = {
+        method: ctx.method,
+        url: ctx.url,
+        status: ctx.status,
+        ms: Math.round(seconds * 1e4) / 10,
+        ip: ctx.ip,
+      };
       if (ctx.status >= 500) log.error(fields, 'request failed');
       // Probes and scrapes every few seconds would drown the log, and so would each page's files
       // and the sync protocol's requests (every edge makes several a second).
@@ -121,7 +133,8 @@ function incomingWebhookLog(deps: HttpDeps) {
         const replayed = admission?.replay != null;
         const raw = ctx.state.rawBody as Buffer | undefined;
         const error = (ctx.body as { error?: unknown } | undefined)?.error;
-        if (failed && admission?.sourceId == null && !SOURCE_REFUSALS.has(String(error))) deps.webhookThrottle.failed(ctx.ip);
+        if (failed && admission?.sourceId == null && !SOURCE_REFUSALS.has(String(error)))
+          deps.webhookThrottle.failed(ctx.ip);
         // A store_busy answer is not logged here: writing it would wait busy_timeout for the
         // same lock again; the app log and gatehouse_store_busy_total have it (docs/storage.md).
         if (!ctx.state.storeBusy)
@@ -165,7 +178,11 @@ function methodNotAllowed(router: Router) {
       return;
     }
     if (ctx.path.length > 1 && ctx.path.endsWith('/')) throw new AppError('route_not_found', { path: ctx.path });
-    throw new AppError('method_not_allowed', { method: ctx.method, path: ctx.path, allowed: allowed.join(', ') }, { headers: { Allow: allowed.join(', ') } });
+    throw new AppError(
+      'method_not_allowed',
+      { method: ctx.method, path: ctx.path, allowed: allowed.join(', ') },
+      { headers: { Allow: allowed.join(', ') } },
+    );
   };
 }
 

@@ -5,7 +5,12 @@ import { STATUS_WORD } from '../mqtt/service.js';
 import { gatewayStatusTopic, projectPrefix, readerTopic } from '../mqtt/topics.js';
 import { publishedName } from '../realtime/broadcaster.js';
 import { PROJECT_TOPICS, projectChannels, type ProjectTopic } from '../realtime/channel-access.js';
-import { BROADCAST_EVENTS, type BroadcastEvent, PRESENCE_EVENTS, sealedEventSchema } from '../realtime/event-schemas.js';
+import {
+  BROADCAST_EVENTS,
+  type BroadcastEvent,
+  PRESENCE_EVENTS,
+  sealedEventSchema,
+} from '../realtime/event-schemas.js';
 
 // GET /api/v1/asyncapi.json (issue 28, item 6): the WebSocket (Pusher protocol) channels and
 // events and the MQTT topics, AsyncAPI 3.0.0. Payloads come from the zod schemas the code
@@ -19,7 +24,11 @@ type JsonSchema = Record<string, unknown>;
 const ref = (path: string) => ({ $ref: `#/${path}` });
 
 function draft7(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-7' }) as JsonSchema;
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, {
+    io,
+    unrepresentable: 'any',
+    target: 'draft-7',
+  }) as JsonSchema;
   return rest;
 }
 
@@ -58,19 +67,60 @@ function payloadsOf(): Record<string, JsonSchema> {
 
 function messages(namespace: string | null) {
   const p = payloadsOf();
-  const json = (name: string, title: string, summary: string, payload: JsonSchema) => ({ name, title, summary, contentType: 'application/json', payload });
+  const json = (name: string, title: string, summary: string, payload: JsonSchema) => ({
+    name,
+    title,
+    summary,
+    contentType: 'application/json',
+    payload,
+  });
   const out: Record<string, unknown> = {};
   for (const [event, spec] of Object.entries(BROADCAST_EVENTS)) {
     const name = publishedName(namespace, event);
     out[event] = json(name, event, spec.summary, p[event]!);
-    out[`${event}Sealed`] = json(name, `${event} (sealed)`, `${spec.summary} Sealed: {nonce, ciphertext}, base64; the opened JSON is ${event}'s payload.`, p.sealed!);
+    out[`${event}Sealed`] = json(
+      name,
+      `${event} (sealed)`,
+      `${spec.summary} Sealed: {nonce, ciphertext}, base64; the opened JSON is ${event}'s payload.`,
+      p.sealed!,
+    );
   }
-  out.MemberAdded = json('pusher_internal:member_added', 'Member added', PRESENCE_EVENTS['pusher_internal:member_added'].summary, p['pusher_internal:member_added']!);
-  out.MemberRemoved = json('pusher_internal:member_removed', 'Member removed', PRESENCE_EVENTS['pusher_internal:member_removed'].summary, p['pusher_internal:member_removed']!);
-  out.ReaderScan = json('scan', 'Reader scan', 'A credential presented at a reader; request_id is unique per reader (a retry with the same one gets the first decision).', p.scan!);
-  out.ScanDecision = json('decision', 'Scan decision', 'The decision on a scan, once its access event is durable; event_id is the access event uuid.', p.decision!);
-  out.ScanFailure = json('scan_failure', 'Scan refused', 'A scan refused before any decision (too large, not JSON, invalid, unknown or unassigned reader).', p.scanFailure!);
-  out.GatewayStatusReport = json('gateway_status', 'Gateway status report', "The gateway's status and its readers', retained; the payload of POST /webhook/v1/mqtt-gateway-status.", p.gatewayReport!);
+  out.MemberAdded = json(
+    'pusher_internal:member_added',
+    'Member added',
+    PRESENCE_EVENTS['pusher_internal:member_added'].summary,
+    p['pusher_internal:member_added']!,
+  );
+  out.MemberRemoved = json(
+    'pusher_internal:member_removed',
+    'Member removed',
+    PRESENCE_EVENTS['pusher_internal:member_removed'].summary,
+    p['pusher_internal:member_removed']!,
+  );
+  out.ReaderScan = json(
+    'scan',
+    'Reader scan',
+    'A credential presented at a reader; request_id is unique per reader (a retry with the same one gets the first decision).',
+    p.scan!,
+  );
+  out.ScanDecision = json(
+    'decision',
+    'Scan decision',
+    'The decision on a scan, once its access event is durable; event_id is the access event uuid.',
+    p.decision!,
+  );
+  out.ScanFailure = json(
+    'scan_failure',
+    'Scan refused',
+    'A scan refused before any decision (too large, not JSON, invalid, unknown or unassigned reader).',
+    p.scanFailure!,
+  );
+  out.GatewayStatusReport = json(
+    'gateway_status',
+    'Gateway status report',
+    "The gateway's status and its readers', retained; the payload of POST /webhook/v1/mqtt-gateway-status.",
+    p.gatewayReport!,
+  );
   out.GatewayStatusWord = {
     name: 'gateway_status_word',
     title: 'Gateway status word',
@@ -87,14 +137,22 @@ const capitalized = (s: string) => s.replace(/(^|[-:])([a-z])/g, (_m, _sep, c: s
 function pusherChannels() {
   const channels: Record<string, unknown> = {};
   const operations: Record<string, unknown> = {};
-  const add = (id: string, address: string, params: Record<string, unknown>, events: Record<string, string>, description: string) => {
+  const add = (
+    id: string,
+    address: string,
+    params: Record<string, unknown>,
+    events: Record<string, string>,
+    description: string,
+  ) => {
     channels[id] = {
       address,
       title: address,
       description,
       parameters: params,
       servers: [ref('servers/pusher')],
-      messages: Object.fromEntries(Object.entries(events).map(([key, message]) => [key, ref(`components/messages/${message}`)])),
+      messages: Object.fromEntries(
+        Object.entries(events).map(([key, message]) => [key, ref(`components/messages/${message}`)]),
+      ),
     };
     operations[`send${capitalized(id)}`] = {
       action: 'send',
@@ -107,7 +165,9 @@ function pusherChannels() {
   const bare = { slug: ref('components/parameters/slug') };
   const qualified = { team: ref('components/parameters/team'), project: ref('components/parameters/project') };
   for (const topic of Object.keys(PROJECT_TOPICS) as ProjectTopic[]) {
-    const events = (Object.keys(BROADCAST_EVENTS) as BroadcastEvent[]).filter((e) => BROADCAST_EVENTS[e].topic === topic);
+    const events = (Object.keys(BROADCAST_EVENTS) as BroadcastEvent[]).filter(
+      (e) => BROADCAST_EVENTS[e].topic === topic,
+    );
     const names = [
       ...projectChannels({ slug: '{slug}', team_slug: '{team}' }, topic).filter((n) => !n.includes('{team}')),
       ...projectChannels({ slug: '{project}', team_slug: '{team}' }, topic).filter((n) => n.includes('{team}')),
@@ -119,12 +179,21 @@ function pusherChannels() {
       const how = encrypted
         ? 'End-to-end encrypted: each event is sealed for this channel (its key is the shared_secret POST /broadcasting/auth answers).'
         : 'Private: join with the auth string POST /broadcasting/auth answers.';
-      const which = byTeam ? 'Team-qualified name: always names one project.' : "Bare slug: refused once the slug names projects in several teams; a subscription carries only its project's events.";
-      add(id, address, byTeam ? qualified : bare, Object.fromEntries(events.map((e) => [e, encrypted ? `${e}Sealed` : e])), `${how} ${which}`);
+      const which = byTeam
+        ? 'Team-qualified name: always names one project.'
+        : "Bare slug: refused once the slug names projects in several teams; a subscription carries only its project's events.";
+      add(
+        id,
+        address,
+        byTeam ? qualified : bare,
+        Object.fromEntries(events.map((e) => [e, encrypted ? `${e}Sealed` : e])),
+        `${how} ${which}`,
+      );
     }
   }
   const presence = { 'pusher_internal:member_added': 'MemberAdded', 'pusher_internal:member_removed': 'MemberRemoved' };
-  const staff = 'Staff who have the console open; a member is a user, not a connection. Join with the auth string and channel_data POST /broadcasting/auth answers.';
+  const staff =
+    'Staff who have the console open; a member is a user, not a connection. Join with the auth string and channel_data POST /broadcasting/auth answers.';
   add('consolePresence', 'presence-console.project.{slug}', bare, presence, staff);
   add('consolePresenceByTeam', 'presence-console.project.{team}.{project}', qualified, presence, staff);
   return { channels, operations };
@@ -134,9 +203,16 @@ function pusherChannels() {
 function mqttChannels(servers: string[]) {
   const on = servers.map((s) => ref(`servers/${s}`));
   const prefix = projectPrefix('{team}', '{project}');
-  const params = (identifier: string) => ({ team: ref('components/parameters/team'), project: ref('components/parameters/project'), identifier: ref(`components/parameters/${identifier}`) });
+  const params = (identifier: string) => ({
+    team: ref('components/parameters/team'),
+    project: ref('components/parameters/project'),
+    identifier: ref(`components/parameters/${identifier}`),
+  });
   const qos1 = (retain: boolean) => ({ mqtt: { qos: 1, retain, bindingVersion: '0.2.0' } });
-  const decisions = [ref('channels/readerDecisions/messages/decision'), ref('channels/readerDecisions/messages/failure')];
+  const decisions = [
+    ref('channels/readerDecisions/messages/decision'),
+    ref('channels/readerDecisions/messages/failure'),
+  ];
   const channels = {
     readerScans: {
       address: readerTopic(prefix, '{identifier}', 'scans'),
@@ -147,17 +223,22 @@ function mqttChannels(servers: string[]) {
     },
     readerDecisions: {
       address: readerTopic(prefix, '{identifier}', 'decisions'),
-      description: "Read by the reader, its gateway (`readers/+/decisions`: only its readers') and staff with *, read or access:read on the project.",
+      description:
+        "Read by the reader, its gateway (`readers/+/decisions`: only its readers') and staff with *, read or access:read on the project.",
       parameters: params('readerIdentifier'),
       servers: on,
       messages: { decision: ref('components/messages/ScanDecision'), failure: ref('components/messages/ScanFailure') },
     },
     gatewayStatus: {
       address: gatewayStatusTopic(prefix, '{identifier}'),
-      description: 'Published retained by the gateway on connect and whenever it changes, and as its last will. Readable by staff.',
+      description:
+        'Published retained by the gateway on connect and whenever it changes, and as its last will. Readable by staff.',
       parameters: params('gatewayIdentifier'),
       servers: on,
-      messages: { report: ref('components/messages/GatewayStatusReport'), word: ref('components/messages/GatewayStatusWord') },
+      messages: {
+        report: ref('components/messages/GatewayStatusReport'),
+        word: ref('components/messages/GatewayStatusWord'),
+      },
     },
   };
   const tags = [{ name: 'MQTT' }];
@@ -206,7 +287,13 @@ function servers(ctx: AsyncApiContext) {
         'Connect to /app/{key}?protocol=7 with pusher-js or laravel-echo. Every event arrives as {event, channel, data} with data a JSON-encoded string of the payload described here. Private, encrypted and presence channels are joined with POST /broadcasting/auth.',
       variables: { key: { description: 'pusher.key, as GET /api/v1/broadcasting/config answers it' } },
     },
-    mqtt: { host: `${ctx.mqttHost}:${ctx.mqttPorts.tcp}`, protocol: 'mqtt', protocolVersion: '3.1.1', title: 'MQTT over TCP', security: credentials },
+    mqtt: {
+      host: `${ctx.mqttHost}:${ctx.mqttPorts.tcp}`,
+      protocol: 'mqtt',
+      protocolVersion: '3.1.1',
+      title: 'MQTT over TCP',
+      security: credentials,
+    },
     mqttWebSocket: {
       host: ctx.origin.host,
       protocol: ws,
@@ -217,7 +304,14 @@ function servers(ctx: AsyncApiContext) {
       security: credentials,
     },
   };
-  if (ctx.mqttPorts.tls !== null) out.mqttTls = { host: `${ctx.mqttHost}:${ctx.mqttPorts.tls}`, protocol: 'secure-mqtt', protocolVersion: '3.1.1', title: 'MQTT over TLS', security: credentials };
+  if (ctx.mqttPorts.tls !== null)
+    out.mqttTls = {
+      host: `${ctx.mqttHost}:${ctx.mqttPorts.tls}`,
+      protocol: 'secure-mqtt',
+      protocolVersion: '3.1.1',
+      title: 'MQTT over TLS',
+      security: credentials,
+    };
   return out;
 }
 
@@ -251,7 +345,8 @@ export function buildAsyncApi(ctx: AsyncApiContext) {
       securitySchemes: {
         mqttCredentials: {
           type: 'userPassword',
-          description: 'Readers: identifier and reader token (OTP verify). Gateways: identifier and gateway token. Staff (read only): any user name and a personal access token.',
+          description:
+            'Readers: identifier and reader token (OTP verify). Gateways: identifier and gateway token. Staff (read only): any user name and a personal access token.',
         },
       },
     },
@@ -260,7 +355,11 @@ export function buildAsyncApi(ctx: AsyncApiContext) {
 
 /** Where this caller reached the box, as broadcasting/config and OTP verify work it out. */
 export function asyncApiContext(
-  config: { http: { publicUrl: string | null }; mqtt: { publicHost: string | null }; pusher: { eventNamespace: string | null } },
+  config: {
+    http: { publicUrl: string | null };
+    mqtt: { publicHost: string | null };
+    pusher: { eventNamespace: string | null };
+  },
   mqttPorts: AsyncApiContext['mqttPorts'],
   request: { protocol: string; host: string; hostname: string },
 ): AsyncApiContext {

@@ -38,7 +38,9 @@ function fromBearer(header: string, { tokens, users }: Deps): AuthOutcome {
   const user = users.find(record.userId);
   if (!user?.is_active) return { error: new AppError('unauthenticated') };
   const token = tokens.touch(record);
-  return { principal: { user, kind: 'token', token, session: null, abilities: effectiveAbilities(user, token.abilities) } };
+  return {
+    principal: { user, kind: 'token', token, session: null, abilities: effectiveAbilities(user, token.abilities) },
+  };
 }
 
 function fromSession(ctx: Context, sessionId: string, { sessions, users }: Deps): AuthOutcome {

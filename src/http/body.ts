@@ -28,7 +28,11 @@ async function rawBodyWithin(ctx: Context, limit: number, timeoutMs: number): Pr
   const reading = getRawBody(ctx.req, { limit, length: ctx.get('content-length') || undefined });
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new AppError('request_timeout', { seconds: timeoutMs / 1000 }, { headers: { Connection: 'close' } })), timeoutMs);
+    timer = setTimeout(
+      () =>
+        reject(new AppError('request_timeout', { seconds: timeoutMs / 1000 }, { headers: { Connection: 'close' } })),
+      timeoutMs,
+    );
   });
   reading.catch(() => undefined); // after the deadline, the socket's end rejects it: nobody waits for it then
   try {
@@ -41,7 +45,14 @@ async function rawBodyWithin(ctx: Context, limit: number, timeoutMs: number): Pr
 /** Reads and parses the body a route accepts: 415 for a content type it does not take, 413
  * over the limit, 408 when it does not arrive within `timeoutMs`, 400 for JSON that does not
  * parse or nests deeper than `maxDepth` (src/json-depth.ts). An absent body parses as undefined. */
-export async function readBody(ctx: Context, kind: BodyKind, limit: number, timeoutMs: number, beforeParse?: (raw: Buffer) => Promise<BeforeParse>, maxDepth = MAX_JSON_DEPTH): Promise<ParsedBody> {
+export async function readBody(
+  ctx: Context,
+  kind: BodyKind,
+  limit: number,
+  timeoutMs: number,
+  beforeParse?: (raw: Buffer) => Promise<BeforeParse>,
+  maxDepth = MAX_JSON_DEPTH,
+): Promise<ParsedBody> {
   if (!hasBody(ctx)) {
     await beforeParse?.(Buffer.alloc(0));
     return { raw: Buffer.alloc(0), value: undefined };
@@ -49,7 +60,10 @@ export async function readBody(ctx: Context, kind: BodyKind, limit: number, time
   const type = (ctx.get('content-type').split(';')[0] ?? '').trim().toLowerCase();
   const other = kind === 'form' ? 'application/x-www-form-urlencoded' : kind === 'json-or-csv' ? 'text/csv' : null;
   if (!isJsonType(type) && type !== other) {
-    throw new AppError('unsupported_media_type', { type: type || '(none)', expected: other ? `application/json or ${other}` : 'application/json' });
+    throw new AppError('unsupported_media_type', {
+      type: type || '(none)',
+      expected: other ? `application/json or ${other}` : 'application/json',
+    });
   }
   let raw: Buffer;
   try {
@@ -68,6 +82,8 @@ export async function readBody(ctx: Context, kind: BodyKind, limit: number, time
     // A leading BOM is tolerated in parsing; `raw` keeps it for signature checks.
     return { raw, value: parseJson(raw.toString('utf8').replace(/^\uFEFF/, ''), maxDepth) };
   } catch (err) {
-    throw new AppError('malformed_json', { detail: err instanceof JsonDepthError ? `${err.message}.` : (err as Error).message });
+    throw new AppError('malformed_json', {
+      detail: err instanceof JsonDepthError ? `${err.message}.` : (err as Error).message,
+    });
   }
 }

@@ -88,7 +88,10 @@ export interface HttpDeps {
 }
 
 /** The routes' view of the services; `mqttPorts` and `isReady` come from the app. */
-export function httpDepsOf(s: Services, app: { mqttPorts(): { tcp: number; tls: number | null }; isReady(): boolean }): HttpDeps {
+export function httpDepsOf(
+  s: Services,
+  app: { mqttPorts(): { tcp: number; tls: number | null }; isReady(): boolean },
+): HttpDeps {
   const { accounts, access, webhooks, devices } = s;
   return {
     config: s.config,

@@ -30,7 +30,8 @@ export function isLoopback(address: string | undefined): boolean {
 export function metricsGuard(settings: MetricsAccessSettings): (ctx: Context) => void {
   const expected = settings.token ? sha256(settings.token) : null;
   return (ctx) => {
-    if (settings.access === 'loopback' && !isLoopback(ctx.req.socket.remoteAddress)) throw new AppError('metrics_loopback_only');
+    if (settings.access === 'loopback' && !isLoopback(ctx.req.socket.remoteAddress))
+      throw new AppError('metrics_loopback_only');
     if (settings.access !== 'token') return;
     const match = /^Bearer (\S+)$/.exec(ctx.get('authorization'));
     // Hashes have one length, so timingSafeEqual compares without telling the token's length.

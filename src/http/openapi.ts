@@ -12,7 +12,11 @@ import type { AnyRoute } from './route.js';
 type JsonSchema = Record<string, unknown>;
 
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, {
+    io,
+    unrepresentable: 'any',
+    target: 'draft-2020-12',
+  }) as JsonSchema;
   return rest;
 }
 
@@ -50,7 +54,14 @@ function headerParameters(route: AnyRoute, context: ResponseContext) {
       },
     );
   }
-  if (route.csrf) out.push({ name: 'X-XSRF-TOKEN', in: 'header', required: true, description: 'the XSRF-TOKEN cookie set by GET /sanctum/csrf-cookie', schema: { type: 'string' } });
+  if (route.csrf)
+    out.push({
+      name: 'X-XSRF-TOKEN',
+      in: 'header',
+      required: true,
+      description: 'the XSRF-TOKEN cookie set by GET /sanctum/csrf-cookie',
+      schema: { type: 'string' },
+    });
   return out;
 }
 
@@ -59,7 +70,8 @@ function requestBody(route: AnyRoute) {
   const schema = jsonSchema(route.body, 'input');
   const content: Record<string, { schema: JsonSchema }> = { 'application/json': { schema } };
   if (route.bodyKind === 'form') content['application/x-www-form-urlencoded'] = { schema };
-  if (route.bodyKind === 'json-or-csv') content['text/csv'] = { schema: { type: 'string', description: 'CSV with a header row' } };
+  if (route.bodyKind === 'json-or-csv')
+    content['text/csv'] = { schema: { type: 'string', description: 'CSV with a header row' } };
   return { required: route.bodyRequired ?? !route.body.safeParse(undefined).success, content };
 }
 
@@ -69,14 +81,20 @@ function responses(route: AnyRoute, context: ResponseContext) {
     const content: Record<string, { schema: JsonSchema }> = {};
     if (answer.schema) content['application/json'] = { schema: jsonSchema(answer.schema, 'output') };
     if (answer.text) content[answer.text] = { schema: { type: 'string' } };
-    const headers = Object.fromEntries([...answer.headers].map(([name, required]) => [name, { ...headerSpec(name), required }]));
+    const headers = Object.fromEntries(
+      [...answer.headers].map(([name, required]) => [name, { ...headerSpec(name), required }]),
+    );
     out[status] = { description: answer.description, headers, ...(Object.keys(content).length ? { content } : {}) };
   }
   return out;
 }
 
 /** The document; `webhooks`: what the box sends to subscribers (OpenAPI 3.1 webhooks). */
-export function buildOpenApi(routes: readonly AnyRoute[], context: ResponseContext, webhooks: Record<string, unknown> = {}) {
+export function buildOpenApi(
+  routes: readonly AnyRoute[],
+  context: ResponseContext,
+  webhooks: Record<string, unknown> = {},
+) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const operation = {
@@ -84,10 +102,19 @@ export function buildOpenApi(routes: readonly AnyRoute[], context: ResponseConte
       tags: route.tags,
       summary: route.summary,
       ...(route.description ? { description: route.description } : {}),
-      parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query'), ...headerParameters(route, context)],
+      parameters: [
+        ...parameters(route.params, 'path'),
+        ...parameters(route.query, 'query'),
+        ...headerParameters(route, context),
+      ],
       ...(route.body ? { requestBody: requestBody(route) } : {}),
       responses: responses(route, context),
-      security: route.ability === 'public' ? [] : route.ability === 'sync' ? [{ syncToken: [] }] : [{ bearerAuth: [] }, { cookieSession: [] }],
+      security:
+        route.ability === 'public'
+          ? []
+          : route.ability === 'sync'
+            ? [{ syncToken: [] }]
+            : [{ bearerAuth: [] }, { cookieSession: [] }],
       'x-ability': route.ability,
       'x-rate-class': route.rateClass,
       ...(route.searchQuery ? { 'x-rate-class-search-when': route.searchQuery } : {}),
@@ -113,8 +140,18 @@ export function buildOpenApi(routes: readonly AnyRoute[], context: ResponseConte
     components: {
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'Personal access token <id>|<secret>' },
-        syncToken: { type: 'http', scheme: 'bearer', description: "An edge's sync token <edge id>|<secret> (POST .../sync/edges); opens the sync protocol's routes of its project only" },
-        cookieSession: { type: 'apiKey', in: 'cookie', name: 'gatehouse_session', description: 'After GET /sanctum/csrf-cookie; send X-XSRF-TOKEN on state-changing requests' },
+        syncToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            "An edge's sync token <edge id>|<secret> (POST .../sync/edges); opens the sync protocol's routes of its project only",
+        },
+        cookieSession: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'gatehouse_session',
+          description: 'After GET /sanctum/csrf-cookie; send X-XSRF-TOKEN on state-changing requests',
+        },
       },
     },
   };

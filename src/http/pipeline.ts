@@ -31,14 +31,19 @@ function authorize(route: AnyRoute, method: string, principal: Principal | null)
     // A token made without the ability is refused as unauthenticated, as the spec says, naming
     // what it lacks; a read-only account, or a cookie session (which holds every ability its
     // account has: a 401 would end it), is forbidden the action (docs/auth.md: abilities).
-    if (principal.kind === 'token' && !principal.user.read_only) throw new AppError('missing_ability', {}, { body: { missing_ability: route.ability } });
+    if (principal.kind === 'token' && !principal.user.read_only)
+      throw new AppError('missing_ability', {}, { body: { missing_ability: route.ability } });
     throw new AppError('invalid_ability');
   }
   if (route.admin && !principal.user.is_admin) throw new AppError('forbidden');
   return principal;
 }
 
-function parse<S extends z.ZodType>(schema: S | undefined, input: unknown, onError: (e: z.ZodError) => AppError): unknown {
+function parse<S extends z.ZodType>(
+  schema: S | undefined,
+  input: unknown,
+  onError: (e: z.ZodError) => AppError,
+): unknown {
   if (!schema) return undefined;
   const result = schema.safeParse(input);
   if (!result.success) throw onError(result.error);
@@ -57,19 +62,25 @@ function respondAgain(ctx: Context, replay: RepeatedResponse): void {
 async function authenticateEdge(route: AnyRoute, ctx: Context, deps: HttpDeps): Promise<Project> {
   // Only a cloud takes sync tokens: a box whose role changed since it issued them refuses them all.
   const header = ctx.get('authorization');
-  const edge = header.startsWith('Bearer ') && deps.config.role === 'cloud' ? deps.sync.edges.authenticate(header.slice(7).trim()) : null;
+  const edge =
+    header.startsWith('Bearer ') && deps.config.role === 'cloud'
+      ? deps.sync.edges.authenticate(header.slice(7).trim())
+      : null;
   const refusal = edgeRefusal(deps, edge);
   if (refusal) throw refusal;
   ctx.state.edge = edge;
   ctx.set((await deps.rateLimits.consume(route.rateClass, `edge:${edge!.id}`)).headers);
   const project = deps.projects.find(edge!.project_id)!;
   const { teamSlug, projectSlug } = ctx.params as Record<string, string | undefined>;
-  if (teamSlug !== undefined && (projectSlug !== project.slug || teamSlug !== deps.teams.find(project.team_id)?.slug)) throw new AppError('not_found', { resource: 'Project' });
+  if (teamSlug !== undefined && (projectSlug !== project.slug || teamSlug !== deps.teams.find(project.team_id)?.slug))
+    throw new AppError('not_found', { resource: 'Project' });
   const spoken = Number(ctx.get(PROTOCOL_HEADER));
   if (!SUPPORTED_PROTOCOLS.includes(spoken)) {
     throw new AppError(
       'sync_protocol_unsupported',
-      { detail: `This cloud speaks sync protocol ${SUPPORTED_PROTOCOLS.join(', ')}; the request names ${ctx.get(PROTOCOL_HEADER) || 'none'} in ${PROTOCOL_HEADER}. Update the edge or the cloud.` },
+      {
+        detail: `This cloud speaks sync protocol ${SUPPORTED_PROTOCOLS.join(', ')}; the request names ${ctx.get(PROTOCOL_HEADER) || 'none'} in ${PROTOCOL_HEADER}. Update the edge or the cloud.`,
+      },
       { body: { code: 'sync_protocol_unsupported', supported_protocols: SUPPORTED_PROTOCOLS } },
     );
   }
@@ -93,7 +104,10 @@ export function routeMiddleware(route: AnyRoute, deps: HttpDeps) {
     let project = null;
     if (route.project) {
       const { teamSlug, projectSlug } = ctx.params as Record<string, string>;
-      project = deps.projects.findReachable(teamSlug!, projectSlug!, { userId: principal!.user.id, isAdmin: principal!.user.is_admin });
+      project = deps.projects.findReachable(teamSlug!, projectSlug!, {
+        userId: principal!.user.id,
+        isAdmin: principal!.user.is_admin,
+      });
       if (!project) throw new AppError('not_found', { resource: 'Project' });
       ctx.state.project = project;
     }
@@ -106,19 +120,30 @@ export function routeMiddleware(route: AnyRoute, deps: HttpDeps) {
             return (await deps.webhookGate.check(route.webhook!, ctx, raw)).replay ? 'answered' : 'parse';
           }
         : undefined;
-      const parsed = await readBody(ctx, route.bodyKind ?? 'json', route.bodyLimitBytes ?? deps.config.http.bodyLimitBytes, deps.config.http.bodyTimeoutMs, gate);
+      const parsed = await readBody(
+        ctx,
+        route.bodyKind ?? 'json',
+        route.bodyLimitBytes ?? deps.config.http.bodyLimitBytes,
+        deps.config.http.bodyTimeoutMs,
+        gate,
+      );
       ctx.state.rawBody = parsed.raw;
       const replay = route.webhook ? admissionOf(ctx)?.replay : null;
       if (replay) return respondAgain(ctx, replay);
       body = parse(route.body, parsed.value, (e) => validationError(fieldErrorsFromZod(e)));
     }
 
-    if (project && route.method !== 'GET' && deps.sync.readOnlyOnEdge(project.id, route.path)) throw new AppError('edge_read_only', { resource: deps.sync.readOnlyOnEdge(project.id, route.path)! });
+    if (project && route.method !== 'GET' && deps.sync.readOnlyOnEdge(project.id, route.path))
+      throw new AppError('edge_read_only', { resource: deps.sync.readOnlyOnEdge(project.id, route.path)! });
     await handle(route, ctx, { params, query, body, principal, project });
   };
 }
 
-async function handle(route: AnyRoute, ctx: Context, request: Omit<Parameters<AnyRoute['handler']>[0], 'koa'>): Promise<void> {
+async function handle(
+  route: AnyRoute,
+  ctx: Context,
+  request: Omit<Parameters<AnyRoute['handler']>[0], 'koa'>,
+): Promise<void> {
   const reply = await route.handler({ ...request, koa: ctx });
   if (reply.headers) ctx.set(reply.headers);
   ctx.status = reply.status ?? 200;
@@ -134,7 +159,14 @@ async function syncRoute(route: AnyRoute, deps: HttpDeps, ctx: Context): Promise
     let body: unknown;
     if (route.body) {
       // The protocol's envelope holds stored values as deep as REST took them (src/json-depth.ts).
-      const parsed = await readBody(ctx, 'json', route.bodyLimitBytes ?? deps.config.http.bodyLimitBytes, deps.config.http.bodyTimeoutMs, undefined, SYNC_JSON_DEPTH);
+      const parsed = await readBody(
+        ctx,
+        'json',
+        route.bodyLimitBytes ?? deps.config.http.bodyLimitBytes,
+        deps.config.http.bodyTimeoutMs,
+        undefined,
+        SYNC_JSON_DEPTH,
+      );
       body = parse(route.body, parsed.value, (e) => validationError(fieldErrorsFromZod(e)));
     }
     await handle(route, ctx, { params, query, body, principal: null, project });

@@ -29,7 +29,8 @@ export class RateLimits {
     for (const cls of ['standard', 'bulk', 'search', 'sync'] as const) {
       const limit = settings[cls];
       const duration = cls === 'sync' ? settings.syncWindowSeconds : settings.windowSeconds;
-      if (limit > 0) this.#limiters.set(cls, { limit, limiter: new RateLimiterMemory({ points: limit, duration, keyPrefix: cls }) });
+      if (limit > 0)
+        this.#limiters.set(cls, { limit, limiter: new RateLimiterMemory({ points: limit, duration, keyPrefix: cls }) });
     }
   }
 
@@ -43,7 +44,9 @@ export class RateLimits {
     if (!entry) return { headers: {} };
     try {
       const res = await entry.limiter.consume(key);
-      return { headers: { 'X-RateLimit-Limit': String(entry.limit), 'X-RateLimit-Remaining': String(res.remainingPoints) } };
+      return {
+        headers: { 'X-RateLimit-Limit': String(entry.limit), 'X-RateLimit-Remaining': String(res.remainingPoints) },
+      };
     } catch (rejection) {
       throw tooManyRequests(rejection, entry.limit);
     }
@@ -51,7 +54,10 @@ export class RateLimits {
 }
 
 /** The budget a request counts against: search when it searches (a non-empty parameter of the route's `searchQuery`), else the route's class. */
-export function rateClassOf(route: Pick<AnyRoute, 'rateClass' | 'searchQuery'>, query: Record<string, unknown>): RateClass {
+export function rateClassOf(
+  route: Pick<AnyRoute, 'rateClass' | 'searchQuery'>,
+  query: Record<string, unknown>,
+): RateClass {
   const searching = route.searchQuery?.some((name) => {
     const value = query[name];
     return (Array.isArray(value) ? value : [value]).some((v) => typeof v === 'string' && v.trim() !== '');
@@ -60,7 +66,8 @@ export function rateClassOf(route: Pick<AnyRoute, 'rateClass' | 'searchQuery'>, 
 }
 
 /** Every budget a route's requests may count against (the 429 and X-RateLimit-* it can answer). */
-export const rateClassesOf = (route: Pick<AnyRoute, 'rateClass' | 'searchQuery'>): RateClass[] => (route.searchQuery?.length ? [route.rateClass, 'search'] : [route.rateClass]);
+export const rateClassesOf = (route: Pick<AnyRoute, 'rateClass' | 'searchQuery'>): RateClass[] =>
+  route.searchQuery?.length ? [route.rateClass, 'search'] : [route.rateClass];
 
 /** One attempt against a limiter of `limit` points; past it, the 429 below. */
 export async function consumeOrThrow(limiter: RateLimiterMemory, key: string, limit: number): Promise<void> {

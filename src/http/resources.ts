@@ -12,7 +12,10 @@ const timestamp = z.string().describe('ISO 8601 timestamp in UTC');
 export const messageSchema = z.object({ message: z.string() });
 /** Incoming webhooks answer errors as {error, message} (spec: Errors; the rest of their envelope: http/responses.ts). */
 export const webhookError = z.object({ error: z.string(), message: z.string() });
-export const validationErrorSchema = z.object({ message: z.string(), errors: z.record(z.string(), z.array(z.string())) });
+export const validationErrorSchema = z.object({
+  message: z.string(),
+  errors: z.record(z.string(), z.array(z.string())),
+});
 
 export const single = <T extends z.ZodType>(item: T) => z.object({ data: item });
 
@@ -37,7 +40,12 @@ export const projectResource = (p: Project): z.infer<typeof projectSchema> => ({
 });
 
 export const teamSchema = z.object({ id: z.number().int(), name: z.string(), slug: z.string(), created_at: timestamp });
-export const teamResource = (t: Team): z.infer<typeof teamSchema> => ({ id: t.id, name: t.name, slug: t.slug, created_at: t.created_at });
+export const teamResource = (t: Team): z.infer<typeof teamSchema> => ({
+  id: t.id,
+  name: t.name,
+  slug: t.slug,
+  created_at: t.created_at,
+});
 
 export const userSchema = z.object({
   id: z.number().int(),
@@ -65,7 +73,11 @@ export const userResource = (u: User, grants: Grants): z.infer<typeof userSchema
   updated_at: u.updated_at,
 });
 
-export const tokenResultSchema = z.object({ token: z.string(), token_type: z.literal('Bearer'), expires_at: timestamp.nullable() });
+export const tokenResultSchema = z.object({
+  token: z.string(),
+  token_type: z.literal('Bearer'),
+  expires_at: timestamp.nullable(),
+});
 
 export const meSchema = z.object({
   id: z.number().int(),

@@ -18,9 +18,18 @@ import { rateClassesOf } from './rate-limit.js';
 
 /** The response headers the document declares (a header is declared where responsesOf() puts it). */
 export const responseHeaders = {
-  'X-Content-Type-Options': { description: '`nosniff`, on every answer (issue 23 item 12)', schema: { type: 'string', enum: ['nosniff'] } },
-  'X-Frame-Options': { description: '`DENY`, on every answer: no page of the box is framed (issue 23 item 12)', schema: { type: 'string', enum: ['DENY'] } },
-  'X-Request-Id': { description: 'the X-Request-Id sent, or one made for the request; it names the request in the log', schema: { type: 'string' } },
+  'X-Content-Type-Options': {
+    description: '`nosniff`, on every answer (issue 23 item 12)',
+    schema: { type: 'string', enum: ['nosniff'] },
+  },
+  'X-Frame-Options': {
+    description: '`DENY`, on every answer: no page of the box is framed (issue 23 item 12)',
+    schema: { type: 'string', enum: ['DENY'] },
+  },
+  'X-Request-Id': {
+    description: 'the X-Request-Id sent, or one made for the request; it names the request in the log',
+    schema: { type: 'string' },
+  },
   'Retry-After': { description: 'seconds to wait before trying again', schema: { type: 'integer', minimum: 1 } },
   'X-RateLimit-Limit': { description: 'requests allowed per window', schema: { type: 'integer', minimum: 1 } },
   'X-RateLimit-Remaining': { description: 'requests left in the window', schema: { type: 'integer', minimum: 0 } },
@@ -29,14 +38,16 @@ export const responseHeaders = {
 
 /** The replay header of incoming webhooks, named by incomingWebhooks.headerPrefix (X-Svc-Replayed). */
 export const replayedHeader = {
-  description: '`true` when this is the kept answer of an identical signed body accepted before (a retry): it was not applied again',
+  description:
+    '`true` when this is the kept answer of an identical signed body accepted before (a retry): it was not applied again',
   schema: { type: 'string', enum: ['true'] },
 } as const;
 
 export type ResponseHeader = keyof typeof responseHeaders;
 
 /** The description and schema of a response header: one of responseHeaders, or the webhook replay header. */
-export const headerSpec = (name: string): { description: string; schema: object } => (name in responseHeaders ? responseHeaders[name as ResponseHeader] : replayedHeader);
+export const headerSpec = (name: string): { description: string; schema: object } =>
+  name in responseHeaders ? responseHeaders[name as ResponseHeader] : replayedHeader;
 
 /** An error a route can answer: its code gives its status and message (errors.ts). */
 export interface Condition {
@@ -47,18 +58,31 @@ export interface Condition {
   headers?: readonly ResponseHeader[];
 }
 
-const RATE_LIMITED: readonly ResponseHeader[] = ['Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
+const RATE_LIMITED: readonly ResponseHeader[] = [
+  'Retry-After',
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+];
 
 /** Conditions shared by routes: a route names those its handler can meet in `conditions`. */
 export const conditions = {
   serverError: { code: 'server_error', when: 'an unexpected failure (a bug); the details go to the log only' },
-  eventLogBehind: { code: 'event_log_behind', when: 'answered scans are not all in the access-event log yet (its ingest is behind for longer than store.readWaitMs)', headers: ['Retry-After'] },
+  eventLogBehind: {
+    code: 'event_log_behind',
+    when: 'answered scans are not all in the access-event log yet (its ingest is behind for longer than store.readWaitMs)',
+    headers: ['Retry-After'],
+  },
   scanAnswerTimeout: {
     code: 'scan_answer_timeout',
     when: 'the scan was not answered within mqtt.answerTimeoutMs (it goes on: send it again with the same request_id after Retry-After)',
     headers: ['Retry-After'],
   },
-  storeBusy: { code: 'store_busy', when: "SQLite's write lock stayed held by another connection past store.busyTimeoutMs; nothing was written", headers: ['Retry-After'] },
+  storeBusy: {
+    code: 'store_busy',
+    when: "SQLite's write lock stayed held by another connection past store.busyTimeoutMs; nothing was written",
+    headers: ['Retry-After'],
+  },
 } satisfies Record<string, Condition>;
 
 /** Too many failed logins for one account (auth/login-throttle.ts): 429 with Retry-After. */
@@ -94,10 +118,14 @@ function paramsCanFail(route: AnyRoute): boolean {
   return !route.params.safeParse(Object.fromEntries(names.map((n) => [n, '!']))).success;
 }
 
-const hasFields = (schema: z.ZodType): boolean => Object.keys((z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { properties?: object }).properties ?? {}).length > 0;
+const hasFields = (schema: z.ZodType): boolean =>
+  Object.keys(
+    (z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { properties?: object }).properties ?? {},
+  ).length > 0;
 
 /** The route's requests are counted by a rate limiter (its class is limited). */
-const counted = (route: AnyRoute, context: ResponseContext): boolean => route.rateClass !== 'none' && context.rateLimit(route.rateClass) > 0;
+const counted = (route: AnyRoute, context: ResponseContext): boolean =>
+  route.rateClass !== 'none' && context.rateLimit(route.rateClass) > 0;
 
 /** The budgets the route's requests count against (all), and those with a limit on this appliance (on). */
 function budgets(route: AnyRoute, context: ResponseContext): { all: RateClass[]; on: RateClass[] } {
@@ -107,18 +135,30 @@ function budgets(route: AnyRoute, context: ResponseContext): { all: RateClass[];
 
 /** When the 429 comes: over the route's class, or over the search budget when the request searches. */
 function overBudget(route: AnyRoute, on: readonly RateClass[]): string {
-  const when = (c: RateClass) => (c === 'search' && route.rateClass !== 'search' ? `the search rate limit when it searches (a non-empty ${route.searchQuery!.join(' or ')})` : `the ${c} rate limit`);
+  const when = (c: RateClass) =>
+    c === 'search' && route.rateClass !== 'search'
+      ? `the search rate limit when it searches (a non-empty ${route.searchQuery!.join(' or ')})`
+      : `the ${c} rate limit`;
   return `over ${on.map(when).join(', or ')} (per token, session or client address)`;
 }
 
 /** The conditions the pipeline answers for this route, in the order it checks them, then the route's own. */
 export function conditionsOf(route: AnyRoute, context: ResponseContext): Condition[] {
   const out: Condition[] = [];
-  const add = (code: ErrorCode, when: string, headers?: readonly ResponseHeader[]) => out.push({ code, when, ...(headers ? { headers } : {}) });
+  const add = (code: ErrorCode, when: string, headers?: readonly ResponseHeader[]) =>
+    out.push({ code, when, ...(headers ? { headers } : {}) });
   if (route.ability === 'sync') {
-    add('unauthenticated', 'no sync token, or one that is malformed, unknown or revoked (an edge revoked on the cloud is refused at its next request), or this appliance is not a cloud');
+    add(
+      'unauthenticated',
+      'no sync token, or one that is malformed, unknown or revoked (an edge revoked on the cloud is refused at its next request), or this appliance is not a cloud',
+    );
     // Counted per edge, so once its token is known (pipeline.ts).
-    if (counted(route, context)) add('too_many_requests', 'over rateLimit.sync requests of this edge in rateLimit.syncWindowSeconds (all four protocol routes together)', RATE_LIMITED);
+    if (counted(route, context))
+      add(
+        'too_many_requests',
+        'over rateLimit.sync requests of this edge in rateLimit.syncWindowSeconds (all four protocol routes together)',
+        RATE_LIMITED,
+      );
     if (route.project) add('not_found', "the path names another project than the token's");
     add('sync_protocol_unsupported', 'the Gatehouse-Sync-Protocol header names a version this cloud does not speak');
     if (route.query && hasFields(route.query)) add('validation_failed', 'a query parameter fails validation');
@@ -137,19 +177,32 @@ export function conditionsOf(route: AnyRoute, context: ResponseContext): Conditi
   const { on } = budgets(route, context);
   if (on.length > 0) add('too_many_requests', overBudget(route, on), RATE_LIMITED);
   if (route.ability !== 'public') {
-    add('unauthenticated', 'no bearer token or session, or one that is malformed, unknown, revoked or expired; a deactivated user');
-    if (!SAFE.has(route.method)) add('token_mismatch', 'a cookie session (or an XSRF-TOKEN) without a matching X-XSRF-TOKEN header');
+    add(
+      'unauthenticated',
+      'no bearer token or session, or one that is malformed, unknown, revoked or expired; a deactivated user',
+    );
+    if (!SAFE.has(route.method))
+      add('token_mismatch', 'a cookie session (or an XSRF-TOKEN) without a matching X-XSRF-TOKEN header');
   }
   if (route.ability !== 'public' && route.ability !== 'authenticated') {
     add('missing_ability', `a token made without the ability ${route.ability} (its name in missing_ability)`);
     // Forbidden only where an account's own limits can bite: a write (or a read of secrets) by a
     // read-only account, or a named-only ability a cookie session's account lacks.
     const writeLike = route.revealsSecrets || (!SAFE.has(route.method) && !route.readOnly);
-    if (writeLike || (namedOnly as readonly string[]).includes(route.ability)) add('invalid_ability', `a read-only account, or a cookie session whose account lacks the ability ${route.ability}`);
+    if (writeLike || (namedOnly as readonly string[]).includes(route.ability))
+      add(
+        'invalid_ability',
+        `a read-only account, or a cookie session whose account lacks the ability ${route.ability}`,
+      );
   }
   if (route.admin) add('forbidden', 'the account is not an administrator');
-  if (route.csrf) add('token_mismatch', 'no CSRF session (GET /sanctum/csrf-cookie first), or X-XSRF-TOKEN missing or wrong');
-  if (paramsCanFail(route)) add('route_not_found', 'a path parameter that names nothing (a non-numeric id), or an empty one (the path then names no route)');
+  if (route.csrf)
+    add('token_mismatch', 'no CSRF session (GET /sanctum/csrf-cookie first), or X-XSRF-TOKEN missing or wrong');
+  if (paramsCanFail(route))
+    add(
+      'route_not_found',
+      'a path parameter that names nothing (a non-numeric id), or an empty one (the path then names no route)',
+    );
   if (route.project) add('not_found', 'no such project, or the account cannot reach it');
   if (route.query && hasFields(route.query)) add('validation_failed', 'a query parameter fails validation');
   if (route.body) {
@@ -164,9 +217,17 @@ export function conditionsOf(route: AnyRoute, context: ResponseContext): Conditi
     add('address_not_allowed', "the client address is outside the matched source's allowlist");
     add('stale_timestamp', `${timestamp} is not integer Unix seconds within the tolerance`);
     // Only a handler that waits (route.ts) is ever seen in flight by another request.
-    if (route.waits) add('request_in_progress', 'an identical signed body from the same source is still being handled past incomingWebhooks.replayWaitMs');
+    if (route.waits)
+      add(
+        'request_in_progress',
+        'an identical signed body from the same source is still being handled past incomingWebhooks.replayWaitMs',
+      );
     add('too_many_requests', "over the matched source's rate_limit_per_minute", RATE_LIMITED);
-    add('too_many_failures', 'the client address failed more than incomingWebhooks.failuresPerMinute times in a minute (answered before the body is read, not logged)', ['Retry-After']);
+    add(
+      'too_many_failures',
+      'the client address failed more than incomingWebhooks.failuresPerMinute times in a minute (answered before the body is read, not logged)',
+      ['Retry-After'],
+    );
   }
   if (route.body) {
     add('malformed_json', 'a JSON body that does not parse, or nests arrays and objects deeper than 64 levels');
@@ -174,7 +235,10 @@ export function conditionsOf(route: AnyRoute, context: ResponseContext): Conditi
   }
   // Checked after the body, just before the handler (pipeline.ts).
   if (route.project && route.method !== 'GET' && cloudOwnedResource(route.path)) {
-    add('edge_read_only', `on an edge (GATEHOUSE_ROLE=edge), in the project it replicates: ${cloudOwnedResource(route.path)} come from the cloud and are changed there`);
+    add(
+      'edge_read_only',
+      `on an edge (GATEHOUSE_ROLE=edge), in the project it replicates: ${cloudOwnedResource(route.path)} come from the cloud and are changed there`,
+    );
   }
   out.push(...(route.conditions ?? []));
   // Any write may find SQLite's write lock held past store.busyTimeoutMs (errors.ts store_busy).
@@ -184,7 +248,8 @@ export function conditionsOf(route: AnyRoute, context: ResponseContext): Conditi
 }
 
 /** Incoming webhooks (and the Pusher HTTP API) answer {error, message}, and validation with 400 (spec: Errors; http/app.ts). */
-export const statusOf = (code: ErrorCode, envelope: AnyRoute['envelope']): number => (code === 'validation_failed' && envelope === 'webhook' ? 400 : errorCatalogue[code].status);
+export const statusOf = (code: ErrorCode, envelope: AnyRoute['envelope']): number =>
+  code === 'validation_failed' && envelope === 'webhook' ? 400 : errorCatalogue[code].status;
 
 const fieldErrors = z.record(z.string(), z.array(z.string())).describe('messages per field, keyed by dotted path');
 /** Fields some codes add to the envelope. */
@@ -193,14 +258,21 @@ const EXTRA: Partial<Record<ErrorCode, Record<string, z.ZodType>>> = {
   too_many_requests: { retry_after: z.number().int().min(1).describe('seconds until a request is served again') },
   too_many_failures: { retry_after: z.number().int().min(1).describe('seconds until the address is served again') },
   login_locked: { retry_after: z.number().int().min(1).describe('seconds until the account takes logins again') },
-  scan_answer_timeout: { retry_after: z.number().int().min(1).describe('seconds before sending the scan again with the same request_id') },
+  scan_answer_timeout: {
+    retry_after: z.number().int().min(1).describe('seconds before sending the scan again with the same request_id'),
+  },
   store_busy: { retry_after: z.number().int().min(1).describe('seconds until the write may succeed') },
   sync_upload_busy: { retry_after: z.number().int().min(1).describe('seconds before sending the batch again') },
   channel_forbidden: { reason: z.string().describe('why the channel is refused') },
-  missing_ability: { missing_ability: z.string().describe('the ability the route needs, which the token was not made with') },
+  missing_ability: {
+    missing_ability: z.string().describe('the ability the route needs, which the token was not made with'),
+  },
 };
 
-const base = (envelope: AnyRoute['envelope']): Record<string, z.ZodType> => (envelope === 'webhook' ? { error: z.string().describe('the error code'), message: z.string() } : { message: z.string() });
+const base = (envelope: AnyRoute['envelope']): Record<string, z.ZodType> =>
+  envelope === 'webhook'
+    ? { error: z.string().describe('the error code'), message: z.string() }
+    : { message: z.string() };
 
 /** The error body of a status: the envelope, plus the fields its codes add (optional unless every cause of the status adds them). */
 export function errorBody(envelope: AnyRoute['envelope'], codes: readonly ErrorCode[]): z.ZodObject {
@@ -238,7 +310,13 @@ export function responsesOf(route: AnyRoute, context: ResponseContext): Map<numb
   // any budget counts it (http/app.ts).
   const { all, on } = budgets(route, context);
   const countedAt = (status: number): boolean | null =>
-    route.ability === 'sync' ? (counted(route, context) && status !== 401 ? true : null) : on.length === 0 ? null : on.length === all.length && status !== 404;
+    route.ability === 'sync'
+      ? counted(route, context) && status !== 401
+        ? true
+        : null
+      : on.length === 0
+        ? null
+        : on.length === all.length && status !== 404;
   const causes = new Map<number, Condition[]>();
   for (const c of conditionsOf(route, context)) {
     const status = statusOf(c.code, route.envelope);
@@ -253,10 +331,13 @@ export function responsesOf(route: AnyRoute, context: ResponseContext): Map<numb
     const description = lines.length === 1 ? lines[0]! : lines.map((l) => `- ${l}`).join('\n');
     const headers = new Map(always);
     const rateHeaders = countedAt(status);
-    if (rateHeaders !== null) for (const h of ['X-RateLimit-Limit', 'X-RateLimit-Remaining'] as const) headers.set(h, rateHeaders);
+    if (rateHeaders !== null)
+      for (const h of ['X-RateLimit-Limit', 'X-RateLimit-Remaining'] as const) headers.set(h, rateHeaders);
     // A retried signed webhook gets its first (2xx) answer again, marked (webhooks/replay-window.ts).
-    if (route.webhook && status >= 200 && status < 300) headers.set(context.webhookHeaders(route.webhook).replayed, false);
-    for (const name of new Set(met.flatMap((c) => c.headers ?? []))) headers.set(name, met.every((c) => c.headers?.includes(name)) || (headers.get(name) ?? false));
+    if (route.webhook && status >= 200 && status < 300)
+      headers.set(context.webhookHeaders(route.webhook).replayed, false);
+    for (const name of new Set(met.flatMap((c) => c.headers ?? [])))
+      headers.set(name, met.every((c) => c.headers?.includes(name)) || (headers.get(name) ?? false));
     const schema =
       status < 400
         ? declared?.schema
@@ -265,7 +346,12 @@ export function responsesOf(route: AnyRoute, context: ResponseContext): Map<numb
             route.envelope,
             met.map((c) => c.code),
           ));
-    out.set(status, { description, headers, ...(schema ? { schema } : {}), ...(declared?.text ? { text: declared.text } : {}) });
+    out.set(status, {
+      description,
+      headers,
+      ...(schema ? { schema } : {}),
+      ...(declared?.text ? { text: declared.text } : {}),
+    });
   }
   return out;
 }

@@ -55,7 +55,11 @@ export interface ResponseSpec {
   text?: 'text/plain' | 'text/csv';
 }
 
-export interface RouteSpec<P extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined, B extends z.ZodType | undefined = undefined> {
+export interface RouteSpec<
+  P extends z.ZodType | undefined = undefined,
+  Q extends z.ZodType | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+> {
   method: HttpMethod;
   /** OpenAPI-style path: /api/v1/users/{userId} */
   path: string;
@@ -121,7 +125,11 @@ export interface RouteSpec<P extends z.ZodType | undefined = undefined, Q extend
 export type AnyRoute = RouteSpec<any, any, any>;
 
 /** Identity function that lets TypeScript infer the handler's request types from the schemas. */
-export function defineRoute<P extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined, B extends z.ZodType | undefined = undefined>(spec: RouteSpec<P, Q, B>): AnyRoute {
+export function defineRoute<
+  P extends z.ZodType | undefined = undefined,
+  Q extends z.ZodType | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+>(spec: RouteSpec<P, Q, B>): AnyRoute {
   return spec as AnyRoute;
 }
 

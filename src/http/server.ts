@@ -46,7 +46,13 @@ export class HttpServer {
       this.servers.push(createHttps({ cert: readFileSync(https.certFile), key: readFileSync(https.keyFile) }, counted));
     }
     if (this.upgrade) for (const server of this.servers) server.on('upgrade', this.upgrade);
-    await Promise.all(this.servers.map((server, i) => (i === 0 ? listen(server, http.port, http.host, 'http.port') : listen(server, https.port, http.host, 'https.port'))));
+    await Promise.all(
+      this.servers.map((server, i) =>
+        i === 0
+          ? listen(server, http.port, http.host, 'http.port')
+          : listen(server, https.port, http.host, 'https.port'),
+      ),
+    );
     this.log.info({ port: this.port(0), httpsPort: this.servers[1] ? this.port(1) : undefined }, 'http listening');
   }
 

@@ -11,7 +11,9 @@ export class UpgradeRouter {
 
   /** `prefix` ending in `/` matches everything under it; otherwise the exact path. */
   add(prefix: string, handler: UpgradeHandler): void {
-    const matches = prefix.endsWith('/') ? (path: string) => path.startsWith(prefix) && path.length > prefix.length : (path: string) => path === prefix;
+    const matches = prefix.endsWith('/')
+      ? (path: string) => path.startsWith(prefix) && path.length > prefix.length
+      : (path: string) => path === prefix;
     this.#routes.push({ matches, handler });
   }
 
@@ -19,6 +21,8 @@ export class UpgradeRouter {
     const path = (req.url ?? '/').split('?')[0]!;
     const route = this.#routes.find((r) => r.matches(path));
     if (route && (req.headers.upgrade ?? '').toLowerCase() === 'websocket') return route.handler(req, socket, head);
-    socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Type: application/json\r\nX-Content-Type-Options: nosniff\r\n\r\n{"message":"No WebSocket endpoint at this path."}');
+    socket.end(
+      'HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Type: application/json\r\nX-Content-Type-Options: nosniff\r\n\r\n{"message":"No WebSocket endpoint at this path."}',
+    );
   };
 }

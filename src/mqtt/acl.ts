@@ -28,21 +28,34 @@ export function mayPublish(deps: AclDeps, who: MqttIdentity, topic: string): Ver
   if (who.kind === 'reader') return topic === who.scansTopic ? ok : no(`a reader publishes only to ${who.scansTopic}`);
   if (topic === gatewayStatusTopic(who.prefix, who.identifier)) return ok;
   const parsed = parseTopic(topic);
-  if (parsed && parsed.kind === 'readers' && parsed.leaf === 'scans' && topic.startsWith(`${who.prefix}/`) && deps.gatewayOfReader(who.projectId, parsed.identifier) === who.gatewayId) return ok;
+  if (
+    parsed &&
+    parsed.kind === 'readers' &&
+    parsed.leaf === 'scans' &&
+    topic.startsWith(`${who.prefix}/`) &&
+    deps.gatewayOfReader(who.projectId, parsed.identifier) === who.gatewayId
+  )
+    return ok;
   return no('a gateway publishes only its status topic and the scans topics of the readers it fronts');
 }
 
 export function maySubscribe(deps: AclDeps, who: MqttIdentity, filter: string): Verdict {
-  if (who.kind === 'reader') return filter === who.decisionsTopic ? ok : no(`a reader subscribes only to ${who.decisionsTopic}`);
+  if (who.kind === 'reader')
+    return filter === who.decisionsTopic ? ok : no(`a reader subscribes only to ${who.decisionsTopic}`);
   const parsed = parseTopic(filter);
   if (!parsed) return no('not a topic of this broker');
   if (who.kind === 'gateway') {
-    if (!filter.startsWith(`${who.prefix}/`) || parsed.kind !== 'readers' || parsed.leaf !== 'decisions') return no('a gateway subscribes only to the decisions of its readers');
-    if (parsed.identifier === '+' || deps.gatewayOfReader(who.projectId, parsed.identifier) === who.gatewayId) return ok;
+    if (!filter.startsWith(`${who.prefix}/`) || parsed.kind !== 'readers' || parsed.leaf !== 'decisions')
+      return no('a gateway subscribes only to the decisions of its readers');
+    if (parsed.identifier === '+' || deps.gatewayOfReader(who.projectId, parsed.identifier) === who.gatewayId)
+      return ok;
     return no(`the reader ${parsed.identifier} is not fronted by this gateway`);
   }
   if (parsed.leaf === 'scans') return no('scans are not readable');
-  const project = deps.projects.findReachable(parsed.teamSlug, parsed.projectSlug, { userId: who.userId, isAdmin: who.isAdmin });
+  const project = deps.projects.findReachable(parsed.teamSlug, parsed.projectSlug, {
+    userId: who.userId,
+    isAdmin: who.isAdmin,
+  });
   if (!project) return no('no such project for this user');
   if (!abilitiesAllow(who.abilities, 'GET', 'access:read')) return no('the token lacks access:read');
   return ok;

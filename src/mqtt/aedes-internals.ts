@@ -56,7 +56,8 @@ const inner = (client: Client) => client as unknown as ClientInternals & Client;
 
 export const parserOf = (client: Client): PacketParser => inner(client)._parser;
 export const connackSent = (client: Client): boolean => inner(client).connackSent;
-export const subscriptionsOf = (client: Client): Record<string, { qos: number } | undefined> => inner(client).subscriptions ?? {};
+export const subscriptionsOf = (client: Client): Record<string, { qos: number } | undefined> =>
+  inner(client).subscriptions ?? {};
 
 /** Whether `client` can be written to: its CONNACK sent, and neither closed nor errored. */
 export function writable(client: Client): boolean {
@@ -94,7 +95,8 @@ export function endReadBatch(client: Client, err?: Error): void {
 }
 
 /** The persistence the sessions live in (aedes' own default, in memory). */
-export const sessionStoreOf = (aedes: Aedes): SessionStore => (aedes as unknown as { persistence: SessionStore }).persistence;
+export const sessionStoreOf = (aedes: Aedes): SessionStore =>
+  (aedes as unknown as { persistence: SessionStore }).persistence;
 
 /** aedes' version as installed (its package.json; aedes does not export it). */
 export function aedesVersion(): string {
@@ -114,7 +116,10 @@ export function shapeProblems(aedes: Aedes, client: Client): string[] {
   const parser = c._parser as Record<string, unknown> | undefined;
   expect('client._parser.parse()', typeof parser?.parse === 'function');
   expect('client._parser.packet', typeof parser?.packet === 'object' && parser.packet !== null);
-  expect('client._parser._list.length', typeof (parser?._list as { length?: unknown } | undefined)?.length === 'number');
+  expect(
+    'client._parser._list.length',
+    typeof (parser?._list as { length?: unknown } | undefined)?.length === 'number',
+  );
   expect('client.connackSent', typeof c.connackSent === 'boolean');
   expect('client.errored', typeof c.errored === 'boolean');
   expect('client.subscriptions', typeof c.subscriptions === 'object' && c.subscriptions !== null);
@@ -125,7 +130,8 @@ export function shapeProblems(aedes: Aedes, client: Client): string[] {
   expect('client._keepaliveTimer', '_keepaliveTimer' in c);
   expect('client.waitForDrain()', typeof c.waitForDrain === 'function');
   const store = (aedes as unknown as { persistence?: Record<string, unknown> }).persistence;
-  for (const name of ['subscriptionsByClient', 'cleanSubscriptions', 'outgoingStream', 'outgoingClearMessageId']) expect(`aedes.persistence.${name}()`, typeof store?.[name] === 'function');
+  for (const name of ['subscriptionsByClient', 'cleanSubscriptions', 'outgoingStream', 'outgoingClearMessageId'])
+    expect(`aedes.persistence.${name}()`, typeof store?.[name] === 'function');
   return problems;
 }
 

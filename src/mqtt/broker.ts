@@ -96,7 +96,10 @@ export class MqttBroker {
       heartbeatInterval: 60_000,
       preConnect: (client, _packet, done) => {
         if (this.aedes.connectedClients >= options.maxConnections) {
-          this.log.warn({ clientId: client.id, max: options.maxConnections }, 'mqtt connection refused: over mqtt.maxConnections');
+          this.log.warn(
+            { clientId: client.id, max: options.maxConnections },
+            'mqtt connection refused: over mqtt.maxConnections',
+          );
           hooks.refused('connect');
           return done(new Error('over mqtt.maxConnections'), false);
         }
@@ -105,14 +108,22 @@ export class MqttBroker {
       authenticate: (client, username, password, done) => {
         const outcome = identify(deps, username, password);
         if ('refused' in outcome) {
-          this.log.warn({ clientId: client.id, username, reason: outcome.reason, address: this.#address(client) }, 'mqtt connection refused');
+          this.log.warn(
+            { clientId: client.id, username, reason: outcome.reason, address: this.#address(client) },
+            'mqtt connection refused',
+          );
           hooks.refused('connect');
           return done(Object.assign(new Error(outcome.reason), { returnCode: outcome.refused }), false);
         }
         const admitted = this.#sessions.admit(client, outcome.identity);
         if (!admitted.ok) {
           this.log.warn(
-            { clientId: client.id, who: describeIdentity(outcome.identity), reason: admitted.reason, address: this.#address(client) },
+            {
+              clientId: client.id,
+              who: describeIdentity(outcome.identity),
+              reason: admitted.reason,
+              address: this.#address(client),
+            },
             'mqtt connection refused: over the connections of its identity',
           );
           hooks.refused('connect');
@@ -129,15 +140,33 @@ export class MqttBroker {
           if (!this.#replies.replyToPublish(client, identity, packet, done)) done(null);
           return;
         }
-        this.log.warn({ clientId: client.id, who: describeIdentity(identity), topic: packet.topic.slice(0, 200), reason: verdict.reason }, 'mqtt publish refused, disconnecting');
+        this.log.warn(
+          {
+            clientId: client.id,
+            who: describeIdentity(identity),
+            topic: packet.topic.slice(0, 200),
+            reason: verdict.reason,
+          },
+          'mqtt publish refused, disconnecting',
+        );
         hooks.refused('publish');
         done(new Error(verdict.reason));
       },
       authorizeSubscribe: (client, subscription, done) => {
         const identity = this.#identities.get(client);
-        const verdict = identity ? maySubscribe(deps, identity, subscription.topic) : { ok: false as const, reason: 'no identity' };
+        const verdict = identity
+          ? maySubscribe(deps, identity, subscription.topic)
+          : { ok: false as const, reason: 'no identity' };
         if (verdict.ok) return done(null, subscription);
-        this.log.warn({ clientId: client.id, who: identity && describeIdentity(identity), topic: subscription.topic.slice(0, 200), reason: verdict.reason }, 'mqtt subscription refused');
+        this.log.warn(
+          {
+            clientId: client.id,
+            who: identity && describeIdentity(identity),
+            topic: subscription.topic.slice(0, 200),
+            reason: verdict.reason,
+          },
+          'mqtt subscription refused',
+        );
         hooks.refused('subscribe');
         done(null, null); // SUBACK 0x80 for this filter; the connection stays
       },
@@ -171,8 +200,12 @@ export class MqttBroker {
       this.log.info({ clientId: client.id, who: describeIdentity(identity) }, 'mqtt client disconnected');
       hooks.disconnected(identity);
     });
-    this.aedes.on('clientError', (client, err) => this.log.debug({ clientId: client.id, err: err.message }, 'mqtt client error'));
-    this.aedes.on('connectionError', (client, err) => this.log.debug({ clientId: client.id, err: err.message }, 'mqtt connection error'));
+    this.aedes.on('clientError', (client, err) =>
+      this.log.debug({ clientId: client.id, err: err.message }, 'mqtt client error'),
+    );
+    this.aedes.on('connectionError', (client, err) =>
+      this.log.debug({ clientId: client.id, err: err.message }, 'mqtt connection error'),
+    );
     this.aedes.on('keepaliveTimeout', (client) => this.log.info({ clientId: client.id }, 'mqtt keepalive timeout'));
     this.aedes.on('publish', (packet, client) => {
       const identity = client ? this.#identities.get(client) : undefined;
@@ -183,7 +216,10 @@ export class MqttBroker {
   #connected(client: Client, identity: MqttIdentity): void {
     this.#announced.set(client, 'up');
     this.#replies.connected(client, identity);
-    this.log.info({ clientId: client.id, who: describeIdentity(identity), address: this.#address(client) }, 'mqtt client connected');
+    this.log.info(
+      { clientId: client.id, who: describeIdentity(identity), address: this.#address(client) },
+      'mqtt client connected',
+    );
     this.hooks.connected(identity);
   }
 
@@ -217,12 +253,21 @@ export class MqttBroker {
     const { options } = this;
     this.#servers.push(createServer({ noDelay: true }, (socket) => this.#handle(socket)));
     if (options.tls.certFile && options.tls.keyFile) {
-      const tls = createTlsServer({ cert: readFileSync(options.tls.certFile), key: readFileSync(options.tls.keyFile) }, (socket) => this.#handle(socket));
+      const tls = createTlsServer(
+        { cert: readFileSync(options.tls.certFile), key: readFileSync(options.tls.keyFile) },
+        (socket) => this.#handle(socket),
+      );
       tls.on('secureConnection', (socket) => socket.setNoDelay(true));
       tls.on('tlsClientError', (err) => this.log.debug({ err: err.message }, 'mqtt tls handshake failed'));
       this.#servers.push(tls);
     }
-    await Promise.all(this.#servers.map((server, i) => (i === 0 ? listen(server, options.port, options.host, 'mqtt.port') : listen(server, options.tls.port, options.host, 'mqtt.tls.port'))));
+    await Promise.all(
+      this.#servers.map((server, i) =>
+        i === 0
+          ? listen(server, options.port, options.host, 'mqtt.port')
+          : listen(server, options.tls.port, options.host, 'mqtt.tls.port'),
+      ),
+    );
     this.log.info({ port: this.ports.tcp, tlsPort: this.ports.tls ?? undefined, wsPath: '/mqtt' }, 'mqtt listening');
     // Revocations and access changes made here disconnect at once (MqttService); this is the
     // backstop for the rest: tokens expiring with time, changes made by the CLI in another process.
@@ -254,12 +299,18 @@ export class MqttBroker {
 
   /** Closes every connection of this reader or gateway (credentials revoked, device deleted), and drops its persistent sessions. */
   disconnect(kind: 'reader' | 'gateway', deviceId: number): number {
-    const ofDevice = (who: MqttIdentity) => (kind === 'reader' ? who.kind === 'reader' && who.readerId === deviceId : who.kind === 'gateway' && who.gatewayId === deviceId);
+    const ofDevice = (who: MqttIdentity) =>
+      kind === 'reader'
+        ? who.kind === 'reader' && who.readerId === deviceId
+        : who.kind === 'gateway' && who.gatewayId === deviceId;
     let closed = 0;
     for (const client of this.#clients()) {
       const who = this.#identities.get(client);
       if (!who || !ofDevice(who)) continue;
-      this.log.info({ clientId: client.id, who: describeIdentity(who) }, 'mqtt client disconnected: credentials revoked');
+      this.log.info(
+        { clientId: client.id, who: describeIdentity(who) },
+        'mqtt client disconnected: credentials revoked',
+      );
       client.close();
       closed++;
     }
@@ -282,7 +333,10 @@ export class MqttBroker {
       const filters = Object.keys(subscriptionsOf(client));
       const verdict = connectionHolds(this.deps, who, filters);
       if (verdict.ok) continue;
-      this.log.info({ clientId: client.id, who: describeIdentity(who), reason, why: verdict.reason }, 'mqtt client disconnected: its access ended');
+      this.log.info(
+        { clientId: client.id, who: describeIdentity(who), reason, why: verdict.reason },
+        'mqtt client disconnected: its access ended',
+      );
       if (!client.clean) void this.#sessions.drop(client.id);
       client.close();
       closed++;
@@ -323,7 +377,10 @@ export class MqttBroker {
     const parse = parser.parse.bind(parser);
     const limit = this.options.maxPacketBytes;
     const oversize = (length: number) => {
-      this.log.warn({ clientId: client.id || undefined, length, limit }, 'mqtt packet over mqtt.maxPacketBytes, closing the connection');
+      this.log.warn(
+        { clientId: client.id || undefined, length, limit },
+        'mqtt packet over mqtt.maxPacketBytes, closing the connection',
+      );
       this.hooks.refused('oversize');
       stream.destroy();
     };
@@ -337,7 +394,16 @@ export class MqttBroker {
     parser.parse = (buf: Buffer) => {
       if (frames === null && connackSent(client) && parser._list.length === 0) {
         const identity = this.#identities.get(client);
-        frames = identity?.kind === 'reader' ? new ReaderFrames(this.#replies.frameTaker(client, identity), guarded, limit, oversize, () => client.closed || stream.destroyed) : false;
+        frames =
+          identity?.kind === 'reader'
+            ? new ReaderFrames(
+                this.#replies.frameTaker(client, identity),
+                guarded,
+                limit,
+                oversize,
+                () => client.closed || stream.destroyed,
+              )
+            : false;
       }
       if (!frames) return guarded(buf);
       frames.feed(buf);

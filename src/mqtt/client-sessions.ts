@@ -45,7 +45,12 @@ export interface ConnectionLimits {
 export type Admission = { ok: true } | { ok: false; reason: string };
 
 /** Who a client id space belongs to: the reader, the gateway, or the staff user (not the token). */
-export const identityKey = (who: MqttIdentity): string => (who.kind === 'staff' ? `staff:${who.userId}` : who.kind === 'reader' ? `reader:${who.readerId}` : `gateway:${who.gatewayId}`);
+export const identityKey = (who: MqttIdentity): string =>
+  who.kind === 'staff'
+    ? `staff:${who.userId}`
+    : who.kind === 'reader'
+      ? `reader:${who.readerId}`
+      : `gateway:${who.gatewayId}`;
 
 export class ClientSessions {
   /** Admitted connections by identity key, until they close. */
@@ -75,7 +80,8 @@ export class ClientSessions {
       else if (c.id !== id) others++; // the same id is taken over, not added
     }
     const limit = this.limits[who.kind];
-    if (others >= limit) return { ok: false, reason: `${limit} connections open already (mqtt.maxConnectionsPerIdentity.${who.kind})` };
+    if (others >= limit)
+      return { ok: false, reason: `${limit} connections open already (mqtt.maxConnectionsPerIdentity.${who.kind})` };
     (client as { id: string }).id = id;
     open.add(client);
     return { ok: true };
@@ -104,7 +110,11 @@ export class ClientSessions {
    * The persistent sessions of matching identities whose client is away, checked with the filters
    * they keep (issue 23, item 1): dropped when `holds` refuses them, forgotten when they keep none.
    */
-  recheckAway(match: (who: MqttIdentity) => boolean, holds: (who: MqttIdentity, filters: string[]) => Verdict, reason: string): void {
+  recheckAway(
+    match: (who: MqttIdentity) => boolean,
+    holds: (who: MqttIdentity, filters: string[]) => Verdict,
+    reason: string,
+  ): void {
     for (const [clientId, who] of this.persistent(match)) {
       if (this.#isConnected(clientId)) continue;
       this.#store.subscriptionsByClient({ id: clientId }).then(
@@ -115,7 +125,10 @@ export class ClientSessions {
             subs.map((s) => s.topic),
           );
           if (verdict.ok || this.#isConnected(clientId)) return;
-          this.log.info({ clientId, who: describeIdentity(who), reason, why: verdict.reason }, 'mqtt persistent session dropped: its access ended');
+          this.log.info(
+            { clientId, who: describeIdentity(who), reason, why: verdict.reason },
+            'mqtt persistent session dropped: its access ended',
+          );
           return this.drop(clientId);
         },
         (err: Error) => this.log.warn({ clientId, err: err.message }, 'mqtt session could not be read'),

@@ -37,7 +37,11 @@ export interface MqttReply {
 }
 
 /** `deadline`: the scan's ticket in the answer deadlines (0: none), for the scan service to note what it waits on. */
-export type ReplyHook = (identity: MqttIdentity, packet: PublishPacket, deadline: number) => Promise<MqttReply | null> | null;
+export type ReplyHook = (
+  identity: MqttIdentity,
+  packet: PublishPacket,
+  deadline: number,
+) => Promise<MqttReply | null> | null;
 
 export class DirectReplies {
   /** Connections that may hear a reader's decisions besides the reader itself: staff; per project, gateways; per reader, its connections. */
@@ -60,7 +64,12 @@ export class DirectReplies {
    * before its frames are split here): answered and acknowledged as below, then `done`. False:
    * not a publish the box answers.
    */
-  replyToPublish(client: Client, identity: MqttIdentity, packet: PublishPacket, done: (err?: Error | null) => void): boolean {
+  replyToPublish(
+    client: Client,
+    identity: MqttIdentity,
+    packet: PublishPacket,
+    done: (err?: Error | null) => void,
+  ): boolean {
     const deadlines = this.deadlines;
     const ticket = deadlines ? deadlines.begin(this.#waiterOf(client, identity), 'mqtt') : 0;
     const answering = this.reply(identity, packet, ticket);
@@ -138,7 +147,12 @@ export class DirectReplies {
       if (type !== 3 || qos > 1 || end - start < 2) return false;
       const topicEnd = start + 2 + buf.readUInt16BE(start);
       const payloadStart = topicEnd + (qos === 1 ? 2 : 0);
-      if (topicEnd - start - 2 !== scans.length || payloadStart > end || buf.compare(scans, 0, scans.length, start + 2, topicEnd) !== 0) return false;
+      if (
+        topicEnd - start - 2 !== scans.length ||
+        payloadStart > end ||
+        buf.compare(scans, 0, scans.length, start + 2, topicEnd) !== 0
+      )
+        return false;
       const packet = {
         cmd: 'publish',
         topic: identity.scansTopic,
@@ -174,13 +188,20 @@ export class DirectReplies {
   /** An answer the connection could not take (closed or errored under it): closed, should it still be open. */
   #written(client: Client, written: boolean): void {
     if (written || client.closed) return;
-    this.log.warn({ clientId: client.id }, 'mqtt answer could not be written, closing the connection so the scan is sent again');
+    this.log.warn(
+      { clientId: client.id },
+      'mqtt answer could not be written, closing the connection so the scan is sent again',
+    );
     client.close();
   }
 
   #waiterOf(client: Client, identity: MqttIdentity): ConnectionWaiter {
     let waiter = this.#waiters.get(client);
-    if (!waiter) this.#waiters.set(client, (waiter = new ConnectionWaiter(client, identity, this.log, this.deadlines?.timeoutMs ?? 0)));
+    if (!waiter)
+      this.#waiters.set(
+        client,
+        (waiter = new ConnectionWaiter(client, identity, this.log, this.deadlines?.timeoutMs ?? 0)),
+      );
     return waiter;
   }
 
@@ -188,14 +209,22 @@ export class DirectReplies {
   #othersMayHear(identity: MqttIdentity): boolean {
     if ((this.#listeners.get('staff') ?? 0) > 0) return true;
     if (identity.kind !== 'reader') return true;
-    return (this.#listeners.get(`gateways:${identity.projectId}`) ?? 0) > 0 || (this.#listeners.get(`reader:${identity.readerId}`) ?? 0) > 1;
+    return (
+      (this.#listeners.get(`gateways:${identity.projectId}`) ?? 0) > 0 ||
+      (this.#listeners.get(`reader:${identity.readerId}`) ?? 0) > 1
+    );
   }
 
   #count(client: Client, identity: MqttIdentity, step: 1 | -1): void {
     if ((step === 1) === this.#counted.has(client)) return;
     if (step === 1) this.#counted.add(client);
     else this.#counted.delete(client);
-    const key = identity.kind === 'staff' ? 'staff' : identity.kind === 'gateway' ? `gateways:${identity.projectId}` : `reader:${identity.readerId}`;
+    const key =
+      identity.kind === 'staff'
+        ? 'staff'
+        : identity.kind === 'gateway'
+          ? `gateways:${identity.projectId}`
+          : `reader:${identity.readerId}`;
     const n = (this.#listeners.get(key) ?? 0) + step;
     if (n > 0) this.#listeners.set(key, n);
     else this.#listeners.delete(key);
@@ -214,7 +243,13 @@ class ConnectionWaiter implements ScanWaiter {
   deadlinePassed(waitingOn: WaitingOn, waitedMs: number): void {
     if (this.client.closed) return;
     this.log.warn(
-      { clientId: this.client.id, who: describeIdentity(this.identity), waitingOn, waitedMs, timeoutMs: this.timeoutMs },
+      {
+        clientId: this.client.id,
+        who: describeIdentity(this.identity),
+        waitingOn,
+        waitedMs,
+        timeoutMs: this.timeoutMs,
+      },
       'mqtt scan not answered within mqtt.answerTimeoutMs, closing the connection unacknowledged so it is sent again',
     );
     this.client.close();

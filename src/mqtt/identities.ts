@@ -13,14 +13,25 @@ import { projectPrefix, readerTopic } from './topics.js';
 // their identifier as the username, so a swapped configuration fails loudly at CONNECT.
 
 export type MqttIdentity =
-  | { kind: 'reader'; projectId: number; readerId: number; identifier: string; prefix: string; tokenId: number; scansTopic: string; decisionsTopic: string }
+  | {
+      kind: 'reader';
+      projectId: number;
+      readerId: number;
+      identifier: string;
+      prefix: string;
+      tokenId: number;
+      scansTopic: string;
+      decisionsTopic: string;
+    }
   | { kind: 'gateway'; projectId: number; gatewayId: number; identifier: string; prefix: string; tokenId: number }
   | { kind: 'staff'; userId: number; isAdmin: boolean; abilities: readonly string[]; tokenId: number; email: string };
 
 /** CONNACK return codes of MQTT 3.1.1 (table 3.1). */
 export const ConnackCode = { serverUnavailable: 3, badUsernameOrPassword: 4, notAuthorized: 5 } as const;
 
-export type AuthOutcome = { identity: MqttIdentity } | { refused: (typeof ConnackCode)[keyof typeof ConnackCode]; reason: string };
+export type AuthOutcome =
+  | { identity: MqttIdentity }
+  | { refused: (typeof ConnackCode)[keyof typeof ConnackCode]; reason: string };
 
 export interface IdentityDeps {
   deviceTokens: DeviceTokens;
@@ -33,14 +44,24 @@ export interface IdentityDeps {
 
 export function identify(deps: IdentityDeps, username: string | undefined, password: Buffer | undefined): AuthOutcome {
   const secret = password?.toString('utf8') ?? '';
-  if (!secret) return { refused: ConnackCode.badUsernameOrPassword, reason: 'no password (a reader, gateway or API token)' };
+  if (!secret)
+    return { refused: ConnackCode.badUsernameOrPassword, reason: 'no password (a reader, gateway or API token)' };
   if (secret.startsWith('reader:') || secret.startsWith('gateway:')) return device(deps, username, secret);
   const record = deps.tokens.verify(secret);
   if (!record) return { refused: ConnackCode.badUsernameOrPassword, reason: 'unknown, revoked or expired token' };
   const user = deps.users.find(record.userId);
   if (!user?.is_active) return { refused: ConnackCode.badUsernameOrPassword, reason: 'the token owner is inactive' };
   deps.tokens.touch(record);
-  return { identity: { kind: 'staff', userId: user.id, isAdmin: user.is_admin, abilities: effectiveAbilities(user, record.abilities), tokenId: record.id, email: user.email } };
+  return {
+    identity: {
+      kind: 'staff',
+      userId: user.id,
+      isAdmin: user.is_admin,
+      abilities: effectiveAbilities(user, record.abilities),
+      tokenId: record.id,
+      email: user.email,
+    },
+  };
 }
 
 function device(deps: IdentityDeps, username: string | undefined, secret: string): AuthOutcome {
@@ -52,14 +73,44 @@ function device(deps: IdentityDeps, username: string | undefined, secret: string
   if (token.kind === 'reader') {
     const reader = deps.index.readerById(token.deviceId);
     if (!reader) return { refused: ConnackCode.notAuthorized, reason: 'the reader is gone' };
-    if (username !== reader.identifier) return { refused: ConnackCode.badUsernameOrPassword, reason: `the username must be the reader identifier ${reader.identifier}` };
-    const topics = { scansTopic: readerTopic(prefix, reader.identifier, 'scans'), decisionsTopic: readerTopic(prefix, reader.identifier, 'decisions') };
-    return { identity: { kind: 'reader', projectId: project.id, readerId: reader.id, identifier: reader.identifier, prefix, tokenId: token.id, ...topics } };
+    if (username !== reader.identifier)
+      return {
+        refused: ConnackCode.badUsernameOrPassword,
+        reason: `the username must be the reader identifier ${reader.identifier}`,
+      };
+    const topics = {
+      scansTopic: readerTopic(prefix, reader.identifier, 'scans'),
+      decisionsTopic: readerTopic(prefix, reader.identifier, 'decisions'),
+    };
+    return {
+      identity: {
+        kind: 'reader',
+        projectId: project.id,
+        readerId: reader.id,
+        identifier: reader.identifier,
+        prefix,
+        tokenId: token.id,
+        ...topics,
+      },
+    };
   }
   const gateway = deps.gateways.byId(token.deviceId);
   if (!gateway) return { refused: ConnackCode.notAuthorized, reason: 'the gateway is gone' };
-  if (username !== gateway.identifier) return { refused: ConnackCode.badUsernameOrPassword, reason: `the username must be the gateway identifier ${gateway.identifier}` };
-  return { identity: { kind: 'gateway', projectId: project.id, gatewayId: gateway.id, identifier: gateway.identifier, prefix, tokenId: token.id } };
+  if (username !== gateway.identifier)
+    return {
+      refused: ConnackCode.badUsernameOrPassword,
+      reason: `the username must be the gateway identifier ${gateway.identifier}`,
+    };
+  return {
+    identity: {
+      kind: 'gateway',
+      projectId: project.id,
+      gatewayId: gateway.id,
+      identifier: gateway.identifier,
+      prefix,
+      tokenId: token.id,
+    },
+  };
 }
 
 /** Whether the credentials a connection was admitted with still hold (revoked, expired, user deactivated). */
@@ -69,4 +120,5 @@ export function stillValid(deps: IdentityDeps, who: MqttIdentity): boolean {
 }
 
 /** A short description for logs (never the token). */
-export const describeIdentity = (i: MqttIdentity) => (i.kind === 'staff' ? `staff ${i.email}` : i.kind === 'reader' ? `reader ${i.identifier}` : `gateway ${i.identifier}`);
+export const describeIdentity = (i: MqttIdentity) =>
+  i.kind === 'staff' ? `staff ${i.email}` : i.kind === 'reader' ? `reader ${i.identifier}` : `gateway ${i.identifier}`;

@@ -36,13 +36,19 @@ const PUBLISH = 0x30;
  * of `payload` on `topic` at the client's subscription QoS (at most 1), in one write. False when
  * the connection cannot be written to (closed or errored): nothing was written.
  */
-export function writeReply(client: Client, ackMessageId: number | null, answer: { topic: string; payload: Buffer } | null): boolean {
+export function writeReply(
+  client: Client,
+  ackMessageId: number | null,
+  answer: { topic: string; payload: Buffer } | null,
+): boolean {
   if (ackMessageId === null && !answer) return true;
   if (!writable(client)) return false;
   const qos = answer ? Math.min(subscriptionsOf(client)[answer.topic]?.qos ?? 0, 1) : 0;
   const topicBytes = answer ? Buffer.byteLength(answer.topic) : 0;
   const body = answer ? 2 + topicBytes + (qos === 1 ? 2 : 0) + answer.payload.length : 0;
-  const buf = Buffer.allocUnsafe((ackMessageId === null ? 0 : 4) + (answer ? 1 + remainingLengthBytes(body) + body : 0));
+  const buf = Buffer.allocUnsafe(
+    (ackMessageId === null ? 0 : 4) + (answer ? 1 + remainingLengthBytes(body) + body : 0),
+  );
   let at = 0;
   if (ackMessageId !== null) {
     buf[at++] = PUBACK;

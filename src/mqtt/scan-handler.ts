@@ -1,6 +1,12 @@
 import { z } from 'zod';
 import { DENIAL_REASONS, REASON_DETAILS, ScanError } from '../access/engine.js';
-import { MAX_CREDENTIAL_VALUE, MAX_REQUEST_ID, type ReaderScanRefusalCode, type ReaderScans, scanErrorRefusal } from '../access/reader-scan.js';
+import {
+  MAX_CREDENTIAL_VALUE,
+  MAX_REQUEST_ID,
+  type ReaderScanRefusalCode,
+  type ReaderScans,
+  scanErrorRefusal,
+} from '../access/reader-scan.js';
 import type { ScanService } from '../access/scan-service.js';
 import { fieldErrorsFromZod, type FieldErrors } from '../errors.js';
 import { JsonDepthError, parseJson } from '../json-depth.js';
@@ -16,7 +22,9 @@ export const scanSchema = z.object({
   request_id: z.string().min(1).max(MAX_REQUEST_ID),
   credential_value: z.string().min(1).max(MAX_CREDENTIAL_VALUE),
   scan_type: z.string().max(32).optional(),
-  timestamp: z.union([z.iso.datetime({ offset: true }), z.number().int().nonnegative().describe('Unix seconds')]).optional(),
+  timestamp: z
+    .union([z.iso.datetime({ offset: true }), z.number().int().nonnegative().describe('Unix seconds')])
+    .optional(),
 });
 
 /** The decision a reader is sent on its decisions topic (docs/mqtt.md); the engine's own is access/engine.ts's Decision. */
@@ -52,16 +60,36 @@ export interface ScanHandlerDeps {
   maxPayloadBytes: number;
 }
 
-export type ScanResult = { ok: true; decision: MqttDecision } | { ok: false; reason: MalformedReason; failure: ScanFailure };
+export type ScanResult =
+  | { ok: true; decision: MqttDecision }
+  | { ok: false; reason: MalformedReason; failure: ScanFailure };
 
 /** Decides one scan payload from the reader `identifier` of project `projectId`. Never throws for bad input. `deadline`: its ticket in the answer deadlines (0: none). */
-export async function handleScan(deps: ScanHandlerDeps, projectId: number, identifier: string, payload: Buffer, deadline = 0): Promise<ScanResult> {
-  const fail = (reason: MalformedReason, requestId: string | null, error: string, message: string, errors?: FieldErrors): ScanResult => ({
+export async function handleScan(
+  deps: ScanHandlerDeps,
+  projectId: number,
+  identifier: string,
+  payload: Buffer,
+  deadline = 0,
+): Promise<ScanResult> {
+  const fail = (
+    reason: MalformedReason,
+    requestId: string | null,
+    error: string,
+    message: string,
+    errors?: FieldErrors,
+  ): ScanResult => ({
     ok: false,
     reason,
     failure: { request_id: requestId, error, message, ...(errors ? { errors } : {}) },
   });
-  if (payload.length > deps.maxPayloadBytes) return fail('too_large', sniffRequestId(payload), 'payload_too_large', `The scan exceeds the limit of ${deps.maxPayloadBytes} bytes.`);
+  if (payload.length > deps.maxPayloadBytes)
+    return fail(
+      'too_large',
+      sniffRequestId(payload),
+      'payload_too_large',
+      `The scan exceeds the limit of ${deps.maxPayloadBytes} bytes.`,
+    );
   let json: unknown;
   try {
     json = parseJson(payload.toString('utf8'));
@@ -72,9 +100,19 @@ export async function handleScan(deps: ScanHandlerDeps, projectId: number, ident
   let scan = wellFormed(json);
   if (!scan) {
     // Only a scan the quick check refuses pays for zod, which says what is wrong.
-    const requestId = typeof (json as { request_id?: unknown })?.request_id === 'string' ? (json as { request_id: string }).request_id.slice(0, MAX_REQUEST_ID) || null : null;
+    const requestId =
+      typeof (json as { request_id?: unknown })?.request_id === 'string'
+        ? (json as { request_id: string }).request_id.slice(0, MAX_REQUEST_ID) || null
+        : null;
     const parsed = scanSchema.safeParse(json);
-    if (!parsed.success) return fail('invalid_payload', requestId, 'validation_failed', 'The scan fails validation.', fieldErrorsFromZod(parsed.error));
+    if (!parsed.success)
+      return fail(
+        'invalid_payload',
+        requestId,
+        'validation_failed',
+        'The scan fails validation.',
+        fieldErrorsFromZod(parsed.error),
+      );
     scan = parsed.data;
   }
   const located = deps.readerScans.locate({
@@ -92,7 +130,13 @@ export async function handleScan(deps: ScanHandlerDeps, projectId: number, ident
   }
   try {
     const outcome = await deps.scans.scan(located.request);
-    const decision: MqttDecision = { request_id: scan.request_id, access_granted: outcome.granted, access_point_id: outcome.accessPointId, decided_at: outcome.decidedAt, event_id: outcome.uuid };
+    const decision: MqttDecision = {
+      request_id: scan.request_id,
+      access_granted: outcome.granted,
+      access_point_id: outcome.accessPointId,
+      decided_at: outcome.decidedAt,
+      event_id: outcome.uuid,
+    };
     if (outcome.reason) {
       decision.reason = outcome.reason;
       decision.reason_detail = outcome.reasonDetail;
@@ -122,14 +166,25 @@ function wellFormed(json: unknown): z.output<typeof scanSchema> | null {
   if (typeof json !== 'object' || json === null) return null;
   const { request_id, credential_value, scan_type, timestamp } = json as Record<string, unknown>;
   if (typeof request_id !== 'string' || request_id.length < 1 || request_id.length > MAX_REQUEST_ID) return null;
-  if (typeof credential_value !== 'string' || credential_value.length < 1 || credential_value.length > MAX_CREDENTIAL_VALUE) return null;
+  if (
+    typeof credential_value !== 'string' ||
+    credential_value.length < 1 ||
+    credential_value.length > MAX_CREDENTIAL_VALUE
+  )
+    return null;
   if (scan_type !== undefined && (typeof scan_type !== 'string' || scan_type.length > 32)) return null;
   if (timestamp !== undefined) {
     if (typeof timestamp === 'number') {
       if (!Number.isInteger(timestamp) || timestamp < 0) return null;
-    } else if (typeof timestamp !== 'string' || !ISO_INSTANT.test(timestamp) || Number.isNaN(Date.parse(timestamp))) return null;
+    } else if (typeof timestamp !== 'string' || !ISO_INSTANT.test(timestamp) || Number.isNaN(Date.parse(timestamp)))
+      return null;
   }
-  return { request_id, credential_value, ...(scan_type === undefined ? {} : { scan_type }), ...(timestamp === undefined ? {} : { timestamp }) } as z.output<typeof scanSchema>;
+  return {
+    request_id,
+    credential_value,
+    ...(scan_type === undefined ? {} : { scan_type }),
+    ...(timestamp === undefined ? {} : { timestamp }),
+  } as z.output<typeof scanSchema>;
 }
 
 /** A request_id out of a payload that is not JSON or too large to parse, when one is plainly there. */

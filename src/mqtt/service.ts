@@ -18,7 +18,13 @@ import { parseTopic, readerTopic } from './topics.js';
 // mark readers online and offline. Malformed traffic is counted by reason in /metrics and
 // logged, never a crash and never an access event.
 
-export type TrafficCounter = MalformedReason | 'invalid_status' | 'refused_connect' | 'refused_publish' | 'refused_subscribe' | 'oversize_packet';
+export type TrafficCounter =
+  | MalformedReason
+  | 'invalid_status'
+  | 'refused_connect'
+  | 'refused_publish'
+  | 'refused_subscribe'
+  | 'oversize_packet';
 
 export class MqttService {
   readonly counts = new Map<TrafficCounter | 'scans' | 'decisions' | 'status_reports', number>();
@@ -63,10 +69,19 @@ export class MqttService {
   /** A scan (on a reader's scans topic): its decision, or its error when a request_id can be read; null for any other publish. */
   reply(identity: MqttIdentity, packet: PublishPacket, deadline = 0): Promise<MqttReply | null> | null {
     if (identity.kind === 'staff') return null; // the ACL lets staff publish nothing
-    if (identity.kind === 'reader') return packet.topic === identity.scansTopic ? this.#scan(identity, identity.identifier, identity.decisionsTopic, packet.payload as Buffer, deadline) : null;
+    if (identity.kind === 'reader')
+      return packet.topic === identity.scansTopic
+        ? this.#scan(identity, identity.identifier, identity.decisionsTopic, packet.payload as Buffer, deadline)
+        : null;
     const topic = parseTopic(packet.topic);
     if (topic?.kind !== 'readers' || topic.leaf !== 'scans') return null;
-    return this.#scan(identity, topic.identifier, readerTopic(identity.prefix, topic.identifier, 'decisions'), packet.payload as Buffer, deadline);
+    return this.#scan(
+      identity,
+      topic.identifier,
+      readerTopic(identity.prefix, topic.identifier, 'decisions'),
+      packet.payload as Buffer,
+      deadline,
+    );
   }
 
   published(identity: MqttIdentity, packet: AedesPublishPacket): void {
@@ -75,7 +90,13 @@ export class MqttService {
     if (topic?.kind === 'gateways') this.#status(identity, packet.payload as Buffer);
   }
 
-  async #scan(identity: Exclude<MqttIdentity, { kind: 'staff' }>, identifier: string, topic: string, payload: Buffer, deadline: number): Promise<MqttReply | null> {
+  async #scan(
+    identity: Exclude<MqttIdentity, { kind: 'staff' }>,
+    identifier: string,
+    topic: string,
+    payload: Buffer,
+    deadline: number,
+  ): Promise<MqttReply | null> {
     this.count('scans');
     try {
       const result = await handleScan(this.scanDeps, identity.projectId, identifier, payload, deadline);
@@ -85,9 +106,20 @@ export class MqttService {
       }
       this.count(result.reason);
       // Counted on the reader too, for staff (GET .../readers: status.errors); a gateway's scan for a reader the project lacks has no reader to count on.
-      const readerId = identity.kind === 'reader' ? identity.readerId : this.scanDeps.readerScans.find(identity.projectId, identifier)?.id;
+      const readerId =
+        identity.kind === 'reader'
+          ? identity.readerId
+          : this.scanDeps.readerScans.find(identity.projectId, identifier)?.id;
       if (readerId !== undefined) this.readerStates.failed(identity.projectId, readerId, result.failure.error);
-      this.log.warn({ reader: identifier, reason: result.reason, error: result.failure.message, requestId: result.failure.request_id }, 'mqtt scan refused');
+      this.log.warn(
+        {
+          reader: identifier,
+          reason: result.reason,
+          error: result.failure.message,
+          requestId: result.failure.request_id,
+        },
+        'mqtt scan refused',
+      );
       return result.failure.request_id === null ? null : { topic, payload: result.failure };
     } catch (err) {
       // The access event could not be written to the journal: nothing was decided. The broker
@@ -119,7 +151,14 @@ export class MqttService {
 }
 
 type StatusParse =
-  | { ok: true; value: { status: string; readers?: { reader_id: string; status: string; last_scan?: string | number | null | undefined }[]; timestamp?: string | number } }
+  | {
+      ok: true;
+      value: {
+        status: string;
+        readers?: { reader_id: string; status: string; last_scan?: string | number | null | undefined }[];
+        timestamp?: string | number;
+      };
+    }
   | { ok: false; message: string };
 
 /** A status without readers, as a bare word (a last will's `offline`); anything else is the webhook's JSON. */
@@ -134,11 +173,16 @@ export function parseStatus(payload: Buffer, identifier: string): StatusParse {
   try {
     json = parseJson(text);
   } catch (err) {
-    return { ok: false, message: err instanceof JsonDepthError ? `JSON that ${err.message}` : 'neither JSON nor a status word' };
+    return {
+      ok: false,
+      message: err instanceof JsonDepthError ? `JSON that ${err.message}` : 'neither JSON nor a status word',
+    };
   }
   const parsed = gatewayReportSchema.safeParse(json);
-  if (!parsed.success) return { ok: false, message: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') };
-  if (parsed.data.gateway_id !== identifier) return { ok: false, message: `gateway_id ${parsed.data.gateway_id} is not this gateway (${identifier})` };
+  if (!parsed.success)
+    return { ok: false, message: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') };
+  if (parsed.data.gateway_id !== identifier)
+    return { ok: false, message: `gateway_id ${parsed.data.gateway_id} is not this gateway (${identifier})` };
   return { ok: true, value: parsed.data };
 }
 

@@ -10,7 +10,11 @@ import { stillValid, type IdentityDeps, type MqttIdentity } from './identities.j
 // dropped, so that nothing is queued for it either.
 
 export function connectionHolds(deps: IdentityDeps & AclDeps, who: MqttIdentity, filters: readonly string[]): Verdict {
-  if (!stillValid(deps, who)) return { ok: false, reason: 'its credentials no longer hold (revoked, expired, or the user deactivated or deleted)' };
+  if (!stillValid(deps, who))
+    return {
+      ok: false,
+      reason: 'its credentials no longer hold (revoked, expired, or the user deactivated or deleted)',
+    };
   if (who.kind !== 'staff') return { ok: true };
   const user = deps.users.find(who.userId);
   if (!user) return { ok: false, reason: 'the user was deleted' };

@@ -18,7 +18,8 @@ export interface ParsedTopic {
 }
 
 export const projectPrefix = (teamSlug: string, projectSlug: string) => `${ROOT}/${teamSlug}/${projectSlug}`;
-export const readerTopic = (prefix: string, identifier: string, leaf: 'scans' | 'decisions') => `${prefix}/readers/${identifier}/${leaf}`;
+export const readerTopic = (prefix: string, identifier: string, leaf: 'scans' | 'decisions') =>
+  `${prefix}/readers/${identifier}/${leaf}`;
 export const gatewayStatusTopic = (prefix: string, identifier: string) => `${prefix}/gateways/${identifier}/status`;
 
 /** A topic (or a subscription filter with `+` in the identifier place) of the tree; null for anything else. */
@@ -26,9 +27,19 @@ export function parseTopic(topic: string): ParsedTopic | null {
   const parts = topic.split('/');
   if (parts.length !== 6 || parts[0] !== ROOT) return null;
   const [, teamSlug, projectSlug, kind, identifier, leaf] = parts as [string, string, string, string, string, string];
-  if (!teamSlug || !projectSlug || !identifier || teamSlug.includes('+') || projectSlug.includes('+') || teamSlug.includes('#') || projectSlug.includes('#')) return null;
+  if (
+    !teamSlug ||
+    !projectSlug ||
+    !identifier ||
+    teamSlug.includes('+') ||
+    projectSlug.includes('+') ||
+    teamSlug.includes('#') ||
+    projectSlug.includes('#')
+  )
+    return null;
   if (identifier !== '+' && /[+#]/.test(identifier)) return null;
-  if (kind === 'readers' && (leaf === 'scans' || leaf === 'decisions')) return { teamSlug, projectSlug, kind, identifier, leaf };
+  if (kind === 'readers' && (leaf === 'scans' || leaf === 'decisions'))
+    return { teamSlug, projectSlug, kind, identifier, leaf };
   if (kind === 'gateways' && leaf === 'status') return { teamSlug, projectSlug, kind, identifier, leaf };
   return null;
 }

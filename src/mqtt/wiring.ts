@@ -16,14 +16,28 @@ export interface Mqtt extends Module {
 export function createMqtt(s: Services): Mqtt {
   const { config, devices, access, accounts } = s;
   const log = s.log.child({ module: 'mqtt' });
-  const service = new MqttService({ scans: access.scans, readerScans: access.readerScans, maxPayloadBytes: config.mqtt.maxPayloadBytes }, devices.gateways, devices.readerStates, s.bus, log);
+  const service = new MqttService(
+    { scans: access.scans, readerScans: access.readerScans, maxPayloadBytes: config.mqtt.maxPayloadBytes },
+    devices.gateways,
+    devices.readerStates,
+    s.bus,
+    log,
+  );
   const gatewayOfReader = (projectId: number, identifier: string) => {
     const reader = access.index.readers.get(readerKey(projectId, identifier));
     return reader ? s.venue.readers.gatewayOf(reader.id) : null;
   };
   const broker = new MqttBroker(
     { host: config.http.host, ...config.mqtt },
-    { deviceTokens: devices.tokens, tokens: accounts.tokens, users: accounts.users, projects: accounts.projects, gateways: devices.gateways, index: access.index, gatewayOfReader },
+    {
+      deviceTokens: devices.tokens,
+      tokens: accounts.tokens,
+      users: accounts.users,
+      projects: accounts.projects,
+      gateways: devices.gateways,
+      index: access.index,
+      gatewayOfReader,
+    },
     {
       reply: (identity, packet, deadline) => service.reply(identity, packet, deadline),
       published: (identity, packet) => service.published(identity, packet),

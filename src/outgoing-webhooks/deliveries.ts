@@ -40,7 +40,12 @@ export interface Attempt {
   error: string | null;
 }
 
-export const attemptSchema = z.object({ at: z.string(), status_code: z.number().int().nullable(), duration_ms: z.number().int(), error: z.string().nullable() });
+export const attemptSchema = z.object({
+  at: z.string(),
+  status_code: z.number().int().nullable(),
+  duration_ms: z.number().int(),
+  error: z.string().nullable(),
+});
 export const deliverySchema = z.object({
   id: z.number().int(),
   delivery_id: z.string().describe('X-Svc-Delivery-ID / webhook-id: the same on every attempt'),
@@ -99,21 +104,27 @@ export class Deliveries {
   }
 
   get(id: number): DeliveryRow | null {
-    return (statement(this.db, 'SELECT * FROM webhook_deliveries WHERE id = ?').get(id) as DeliveryRow | undefined) ?? null;
+    return (
+      (statement(this.db, 'SELECT * FROM webhook_deliveries WHERE id = ?').get(id) as DeliveryRow | undefined) ?? null
+    );
   }
 
   /** The subscription's oldest pending delivery: the head of its queue (test events are not queued). */
   head(subscriptionId: number): DeliveryRow | null {
     return (
-      (statement(this.db, "SELECT * FROM webhook_deliveries WHERE subscription_id = ? AND status = 'pending' AND event != 'webhook.test' ORDER BY id LIMIT 1").get(subscriptionId) as
-        | DeliveryRow
-        | undefined) ?? null
+      (statement(
+        this.db,
+        "SELECT * FROM webhook_deliveries WHERE subscription_id = ? AND status = 'pending' AND event != 'webhook.test' ORDER BY id LIMIT 1",
+      ).get(subscriptionId) as DeliveryRow | undefined) ?? null
     );
   }
 
   /** Pending rows per subscription (for /metrics). */
   pendingCounts(): Map<number, { pending: number; oldest: string | null }> {
-    const rows = statement(this.db, "SELECT subscription_id AS s, COUNT(*) AS n, MIN(created_at) AS oldest FROM webhook_deliveries WHERE status = 'pending' GROUP BY subscription_id").all() as {
+    const rows = statement(
+      this.db,
+      "SELECT subscription_id AS s, COUNT(*) AS n, MIN(created_at) AS oldest FROM webhook_deliveries WHERE status = 'pending' GROUP BY subscription_id",
+    ).all() as {
       s: number;
       n: number;
       oldest: string | null;
@@ -130,7 +141,13 @@ export class Deliveries {
     );
     return writeTransaction(this.db, () => {
       for (const item of items) {
-        const payload = JSON.stringify({ id: item.id, event: item.event, timestamp: item.timestamp, project_id: item.projectId, data: item.data });
+        const payload = JSON.stringify({
+          id: item.id,
+          event: item.event,
+          timestamp: item.timestamp,
+          project_id: item.projectId,
+          data: item.data,
+        });
         insert.run(randomUUID(), subscriptionId, item.projectId, item.event, item.id, payload, now, now, now);
       }
       this.feed.saveCursor(consumerOf(subscriptionId), cursor);
@@ -184,17 +201,26 @@ export class Deliveries {
     const total = statement(this.db, `SELECT COUNT(*) FROM webhook_deliveries WHERE ${clause}`)
       .pluck()
       .get(...args) as number;
-    const items = statement(this.db, `SELECT * FROM webhook_deliveries WHERE ${clause} ORDER BY id DESC LIMIT ? OFFSET ?`).all(...args, limit, offset) as DeliveryRow[];
+    const items = statement(
+      this.db,
+      `SELECT * FROM webhook_deliveries WHERE ${clause} ORDER BY id DESC LIMIT ? OFFSET ?`,
+    ).all(...args, limit, offset) as DeliveryRow[];
     return { items, total };
   }
 
   /** Delivered and failed rows older than `before`, then the oldest past maxRows, go (pending ones stay: they are work). */
   prune(before: string, maxRows: number): number {
     return writeTransaction(this.db, () => {
-      let removed = statement(this.db, "DELETE FROM webhook_deliveries WHERE created_at < ? AND status != 'pending'").run(before).changes;
+      let removed = statement(
+        this.db,
+        "DELETE FROM webhook_deliveries WHERE created_at < ? AND status != 'pending'",
+      ).run(before).changes;
       const count = statement(this.db, 'SELECT COUNT(*) FROM webhook_deliveries').pluck().get() as number;
       if (count > maxRows) {
-        removed += statement(this.db, "DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries WHERE status != 'pending' ORDER BY id LIMIT ?)").run(count - maxRows).changes;
+        removed += statement(
+          this.db,
+          "DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries WHERE status != 'pending' ORDER BY id LIMIT ?)",
+        ).run(count - maxRows).changes;
       }
       return removed;
     });

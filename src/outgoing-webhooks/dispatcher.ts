@@ -163,7 +163,9 @@ export class Dispatcher implements Module {
       if (this.#running.has(subscription.id)) continue;
       const generation = this.#generation;
       const run = this.#run(subscription.id)
-        .catch((err: unknown) => this.log.error({ err, subscription: subscription.id }, 'webhook dispatch failed; retried at the next poll'))
+        .catch((err: unknown) =>
+          this.log.error({ err, subscription: subscription.id }, 'webhook dispatch failed; retried at the next poll'),
+        )
         .finally(() => {
           this.#running.delete(subscription.id);
           // Woken while it ran (new feed items it may have missed), or a slot for one left out.
@@ -196,10 +198,14 @@ export class Dispatcher implements Module {
     const consumer = consumerOf(subscription.id);
     const from = this.feed.cursor(consumer) ?? this.feed.head();
     const events = JSON.parse(subscription.events) as string[];
-    const filter: FeedFilter = { projectId: subscription.project_id, events: events.includes('*') ? '*' : new Set(events) };
+    const filter: FeedFilter = {
+      projectId: subscription.project_id,
+      events: events.includes('*') ? '*' : new Set(events),
+    };
     const { items, cursor } = this.feed.read(from, filter, this.options.batch);
     if (items.length === 0) {
-      if (cursor.accessEventId !== from.accessEventId || cursor.domainEventSeq !== from.domainEventSeq) this.feed.saveCursor(consumer, cursor);
+      if (cursor.accessEventId !== from.accessEventId || cursor.domainEventSeq !== from.domainEventSeq)
+        this.feed.saveCursor(consumer, cursor);
       return null;
     }
     this.deliveries.take(subscription.id, items, items.at(-1)!.after);
@@ -208,34 +214,58 @@ export class Dispatcher implements Module {
 
   async #attempt(subscription: SubscriptionRow, row: DeliveryRow, queued: boolean): Promise<DeliveryRow> {
     const now = this.clock.now();
-    const headers = signatureHeaders(subscription.signature_scheme, this.options.headerPrefix, this.subscriptions.secrets(subscription), {
-      deliveryId: row.uuid,
-      event: row.event,
-      timestamp: Math.floor(now / 1000),
-      body: row.payload,
-    });
+    const headers = signatureHeaders(
+      subscription.signature_scheme,
+      this.options.headerPrefix,
+      this.subscriptions.secrets(subscription),
+      {
+        deliveryId: row.uuid,
+        event: row.event,
+        timestamp: Math.floor(now / 1000),
+        body: row.payload,
+      },
+    );
     this.#attempts++;
     const result = await this.sender.send(subscription.url, headers, row.payload);
-    const attempt: Attempt = { at: iso(this.clock.now()), status_code: result.statusCode, duration_ms: result.durationMs, error: result.error };
+    const attempt: Attempt = {
+      at: iso(this.clock.now()),
+      status_code: result.statusCode,
+      duration_ms: result.durationMs,
+      error: result.error,
+    };
     if (result.error === null) {
       this.stats.delivered++;
       const done = this.deliveries.record(row.id, attempt, 'delivered', null);
       if (subscription.failing_since !== null) this.#setFailingSince(subscription.id, null);
-      this.bus.emit('webhook_delivery.attempted', { projectId: row.project_id, id: row.id, subscriptionId: subscription.id, status: 'delivered' });
+      this.bus.emit('webhook_delivery.attempted', {
+        projectId: row.project_id,
+        id: row.id,
+        subscriptionId: subscription.id,
+        status: 'delivered',
+      });
       return done;
     }
     this.stats.failedAttempts++;
-    this.log.info({ subscription: subscription.id, delivery: row.id, status: result.statusCode, error: result.error }, 'webhook delivery attempt failed');
+    this.log.info(
+      { subscription: subscription.id, delivery: row.id, status: result.statusCode, error: result.error },
+      'webhook delivery attempt failed',
+    );
     const next = queued ? nextAttemptAt(this.options.retrySchedule, row.attempts + 1, this.clock.now()) : null;
     const status = next === null ? 'failed' : 'pending';
     if (status === 'failed') this.stats.failed++;
     const updated = this.deliveries.record(row.id, attempt, status, next === null ? null : iso(next));
-    this.bus.emit('webhook_delivery.attempted', { projectId: row.project_id, id: row.id, subscriptionId: subscription.id, status });
+    this.bus.emit('webhook_delivery.attempted', {
+      projectId: row.project_id,
+      id: row.id,
+      subscriptionId: subscription.id,
+      status,
+    });
     const failingSince = subscription.failing_since ?? attempt.at;
     if (subscription.failing_since === null) this.#setFailingSince(subscription.id, failingSince);
     // Svix: 410 Gone disables at once; failing without a break for disableAfter, too.
     if (result.statusCode === 410) this.#disable(subscription, 'gone');
-    else if (this.clock.now() - Date.parse(failingSince) >= this.options.disableAfterMs) this.#disable(subscription, 'failing');
+    else if (this.clock.now() - Date.parse(failingSince) >= this.options.disableAfterMs)
+      this.#disable(subscription, 'failing');
     if (status === 'pending' && next !== null) this.#dueAt(next);
     return updated;
   }

@@ -6,7 +6,12 @@ import type { Subscriptions } from './subscriptions.js';
 // Outgoing webhooks in /metrics (issue 25 item 7): what was sent, each subscription's state and
 // backlog, and how old the oldest waiting delivery is. Read when scraped.
 
-export function registerOutgoingMetrics(registry: Registry, subscriptions: Subscriptions, deliveries: Deliveries, dispatcher: Dispatcher): void {
+export function registerOutgoingMetrics(
+  registry: Registry,
+  subscriptions: Subscriptions,
+  deliveries: Deliveries,
+  dispatcher: Dispatcher,
+): void {
   new Counter({
     name: 'gatehouse_webhook_deliveries_total',
     help: 'Outgoing webhook attempts by result: delivered, failed_attempt (retried), failed (gave up)',
@@ -53,7 +58,8 @@ export function registerOutgoingMetrics(registry: Registry, subscriptions: Subsc
     registers: [registry],
     collect() {
       let oldest: string | null = null;
-      for (const { oldest: o } of deliveries.pendingCounts().values()) if (o !== null && (oldest === null || o < oldest)) oldest = o;
+      for (const { oldest: o } of deliveries.pendingCounts().values())
+        if (o !== null && (oldest === null || o < oldest)) oldest = o;
       this.set(oldest === null ? 0 : Math.max(0, (Date.now() - Date.parse(oldest)) / 1000));
     },
   });

@@ -30,7 +30,8 @@ function blockListOf(cidrs: readonly string[]): BlockList {
 }
 
 /** An IPv4-mapped IPv6 address (::ffff:10.0.0.5) is checked as the IPv4 address it is. */
-const unmapped = (address: string): string => (/^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(address) ? address.slice(7) : address);
+const unmapped = (address: string): string =>
+  /^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(address) ? address.slice(7) : address;
 
 export class ReceiverPolicy {
   readonly #refused: BlockList;
@@ -50,13 +51,17 @@ export class ReceiverPolicy {
       return 'The url must be an absolute URL.';
     }
     if (url.protocol !== 'https:' && !(url.protocol === 'http:' && this.options.allowInsecure)) {
-      return this.options.allowInsecure ? 'The url must use https or http.' : 'The url must use https (plain http needs webhook.allowInsecure).';
+      return this.options.allowInsecure
+        ? 'The url must use https or http.'
+        : 'The url must use https (plain http needs webhook.allowInsecure).';
     }
     if (url.username || url.password) return 'The url must not carry credentials.';
     if (url.hash) return 'The url must not have a fragment.';
     const host = url.hostname.replace(/^\[|\]$/g, '');
-    if (isIP(host) && this.addressProblem(host)) return `The url's address ${host} is not allowed (${this.addressProblem(host)}).`;
-    if (!isIP(host) && (host === 'localhost' || host.endsWith('.localhost')) && !this.options.allowInsecure) return 'The url must not name this box (localhost).';
+    if (isIP(host) && this.addressProblem(host))
+      return `The url's address ${host} is not allowed (${this.addressProblem(host)}).`;
+    if (!isIP(host) && (host === 'localhost' || host.endsWith('.localhost')) && !this.options.allowInsecure)
+      return 'The url must not name this box (localhost).';
     return null;
   }
 
@@ -66,20 +71,31 @@ export class ReceiverPolicy {
     const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
     if (this.#allowed.check(address, family)) return null;
     if (!this.#refused.check(address, family)) return null;
-    return blockListOf(METADATA).check(address, family) ? 'a cloud metadata address' : 'a loopback, link-local, multicast or unspecified address';
+    return blockListOf(METADATA).check(address, family)
+      ? 'a cloud metadata address'
+      : 'a loopback, link-local, multicast or unspecified address';
   }
 
   /**
    * A dns.lookup for the HTTP client's connections: resolves as usual and refuses the
    * connection when an address the name resolves to is not allowed.
    */
-  readonly lookup = (hostname: string, options: { all?: boolean; family?: number } | number, callback: (...args: unknown[]) => void): void => {
+  readonly lookup = (
+    hostname: string,
+    options: { all?: boolean; family?: number } | number,
+    callback: (...args: unknown[]) => void,
+  ): void => {
     const opts = typeof options === 'number' ? { family: options } : options;
     dnsLookup(hostname, { ...opts, all: true, verbatim: true }, (err, addresses: LookupAddress[]) => {
       if (err) return callback(err);
       const refused = addresses.find((a) => this.addressProblem(a.address));
       if (refused) {
-        const error = Object.assign(new Error(`receiver ${hostname} resolves to ${refused.address}: ${this.addressProblem(refused.address)}, not allowed`), { code: 'EADDRNOTALLOWED' });
+        const error = Object.assign(
+          new Error(
+            `receiver ${hostname} resolves to ${refused.address}: ${this.addressProblem(refused.address)}, not allowed`,
+          ),
+          { code: 'EADDRNOTALLOWED' },
+        );
         return callback(error);
       }
       if (opts.all) return callback(null, addresses);

@@ -4,7 +4,12 @@
 // box at once; past the schedule's end the delivery has failed.
 
 /** The time of the next attempt after `attempts` failed ones, or null when there is none. */
-export function nextAttemptAt(schedule: readonly number[], attempts: number, now: number, random: () => number = Math.random): number | null {
+export function nextAttemptAt(
+  schedule: readonly number[],
+  attempts: number,
+  now: number,
+  random: () => number = Math.random,
+): number | null {
   const seconds = schedule[attempts - 1];
   if (seconds === undefined) return null;
   const jitter = 1 + (random() * 2 - 1) * 0.1;

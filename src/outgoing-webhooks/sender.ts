@@ -42,7 +42,13 @@ export class Sender {
     const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
     // An address in the URL itself is never looked up: checked here.
     const problem = isIP(host) ? this.policy.addressProblem(host) : null;
-    if (problem) return { statusCode: null, durationMs: 0, error: `receiver address ${host} is ${problem}, not allowed`, body: '' };
+    if (problem)
+      return {
+        statusCode: null,
+        durationMs: 0,
+        error: `receiver address ${host} is ${problem}, not allowed`,
+        body: '',
+      };
     try {
       const response = await request(url, {
         method: 'POST',
@@ -53,11 +59,18 @@ export class Sender {
       });
       const text = await readBounded(response.body, this.options.maxResponseBytes);
       const ok = response.statusCode >= 200 && response.statusCode < 300;
-      const error = ok ? null : response.statusCode >= 300 && response.statusCode < 400 ? `redirect (${response.statusCode}) not followed` : `receiver answered ${response.statusCode}`;
+      const error = ok
+        ? null
+        : response.statusCode >= 300 && response.statusCode < 400
+          ? `redirect (${response.statusCode}) not followed`
+          : `receiver answered ${response.statusCode}`;
       return { statusCode: response.statusCode, durationMs: took(), error, body: text };
     } catch (err) {
       const e = err as Error & { code?: string; cause?: Error & { code?: string } };
-      const reason = e.name === 'TimeoutError' || e.name === 'AbortError' ? `no answer within ${this.options.timeoutMs} ms` : (e.cause?.message ?? e.message);
+      const reason =
+        e.name === 'TimeoutError' || e.name === 'AbortError'
+          ? `no answer within ${this.options.timeoutMs} ms`
+          : (e.cause?.message ?? e.message);
       return { statusCode: null, durationMs: took(), error: reason, body: '' };
     }
   }

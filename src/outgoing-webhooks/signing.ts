@@ -26,9 +26,15 @@ export interface SigningSecrets {
   previous: string | null;
 }
 
-const standardKey = (secret: string): Buffer => Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64');
+const standardKey = (secret: string): Buffer =>
+  Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64');
 
-export function signatureHeaders(scheme: SignatureScheme, prefix: string, secrets: SigningSecrets, request: SignedRequest): Record<string, string> {
+export function signatureHeaders(
+  scheme: SignatureScheme,
+  prefix: string,
+  secrets: SigningSecrets,
+  request: SignedRequest,
+): Record<string, string> {
   if (scheme === 'standard') {
     const signed = `${request.deliveryId}.${request.timestamp}.${request.body}`;
     const sign = (secret: string) => `v1,${createHmac('sha256', standardKey(secret)).update(signed).digest('base64')}`;

@@ -21,7 +21,9 @@ import type { SignatureScheme, SigningSecrets } from './signing.js';
 export type DisabledReason = 'manual' | 'gone' | 'failing' | 'owner_lost_access';
 
 export const eventsField = z
-  .array(z.enum([...CATALOGUE, '*'] as [string, ...string[]], { message: `must be "*" or one of: ${CATALOGUE.join(', ')}` }))
+  .array(
+    z.enum([...CATALOGUE, '*'] as [string, ...string[]], { message: `must be "*" or one of: ${CATALOGUE.join(', ')}` }),
+  )
   .min(1)
   .max(CATALOGUE.length + 1);
 
@@ -30,9 +32,19 @@ export const subscriptionSchema = z.object({
   url: z.string(),
   events: z.array(z.string()).describe('catalogue event names, or ["*"]'),
   project_id: z.number().int(),
-  active: z.boolean().describe('false once disabled (by an administrator, a 410 Gone, failing for webhook.disableAfterHours, or its owner losing access to the project)'),
+  active: z
+    .boolean()
+    .describe(
+      'false once disabled (by an administrator, a 410 Gone, failing for webhook.disableAfterHours, or its owner losing access to the project)',
+    ),
   disabled_reason: z.enum(['manual', 'gone', 'failing', 'owner_lost_access']).nullable(),
-  owner_id: z.number().int().nullable().describe('the user whose access it stands on: who made it, or last re-enabled it; null once that user is deleted (docs/webhooks-outgoing.md: disabling)'),
+  owner_id: z
+    .number()
+    .int()
+    .nullable()
+    .describe(
+      'the user whose access it stands on: who made it, or last re-enabled it; null once that user is deleted (docs/webhooks-outgoing.md: disabling)',
+    ),
   signature_scheme: z.enum(['sha256', 'standard']),
   failing_since: z.string().nullable().describe('the first failed attempt of the current run of failures'),
   secret_rotated_until: z.string().nullable().describe('until then the previous secret signs too'),
@@ -93,7 +105,10 @@ export class Subscriptions {
   }
 
   get(id: number): SubscriptionRow | null {
-    return (statement(this.db, 'SELECT * FROM webhook_subscriptions WHERE id = ?').get(id) as SubscriptionRow | undefined) ?? null;
+    return (
+      (statement(this.db, 'SELECT * FROM webhook_subscriptions WHERE id = ?').get(id) as SubscriptionRow | undefined) ??
+      null
+    );
   }
 
   all(): SubscriptionRow[] {
@@ -102,12 +117,18 @@ export class Subscriptions {
 
   /** Every subscription that may deliver (the dispatcher's list). */
   active(): SubscriptionRow[] {
-    return statement(this.db, 'SELECT * FROM webhook_subscriptions WHERE active = 1 ORDER BY id').all() as SubscriptionRow[];
+    return statement(
+      this.db,
+      'SELECT * FROM webhook_subscriptions WHERE active = 1 ORDER BY id',
+    ).all() as SubscriptionRow[];
   }
 
   /** The active subscriptions owned by this user, or by nobody (their owner was deleted). */
   activeOwnedBy(userId: number | null): SubscriptionRow[] {
-    return statement(this.db, 'SELECT * FROM webhook_subscriptions WHERE (user_id = ? OR user_id IS NULL) AND active = 1 ORDER BY id').all(userId) as SubscriptionRow[];
+    return statement(
+      this.db,
+      'SELECT * FROM webhook_subscriptions WHERE (user_id = ? OR user_id IS NULL) AND active = 1 ORDER BY id',
+    ).all(userId) as SubscriptionRow[];
   }
 
   /** The subscriptions of these projects, oldest first. */
@@ -117,17 +138,26 @@ export class Subscriptions {
     const total = statement(this.db, `SELECT COUNT(*) FROM webhook_subscriptions WHERE project_id IN (${marks})`)
       .pluck()
       .get(...projectIds) as number;
-    const items = statement(this.db, `SELECT * FROM webhook_subscriptions WHERE project_id IN (${marks}) ORDER BY id LIMIT ? OFFSET ?`).all(...projectIds, limit, offset) as SubscriptionRow[];
+    const items = statement(
+      this.db,
+      `SELECT * FROM webhook_subscriptions WHERE project_id IN (${marks}) ORDER BY id LIMIT ? OFFSET ?`,
+    ).all(...projectIds, limit, offset) as SubscriptionRow[];
     return { items, total };
   }
 
-  create(input: { projectId: number; userId: number | null; url: string; events: string[]; scheme: SignatureScheme }): { row: SubscriptionRow; secret: string } {
+  create(input: { projectId: number; userId: number | null; url: string; events: string[]; scheme: SignatureScheme }): {
+    row: SubscriptionRow;
+    secret: string;
+  } {
     this.#checkUrl(input.url);
     const secret = newSecret(input.scheme);
     const now = iso(this.clock.now());
     const row = commit(this.db, this.bus, (work) => {
       const id = Number(
-        statement(this.db, 'INSERT INTO webhook_subscriptions (project_id, user_id, url, events, signature_scheme, secret, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
+        statement(
+          this.db,
+          'INSERT INTO webhook_subscriptions (project_id, user_id, url, events, signature_scheme, secret, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        ).run(
           input.projectId,
           input.userId,
           input.url,
@@ -150,13 +180,20 @@ export class Subscriptions {
    * Changes url, events, active; re-enabling clears the failure run, resumes from where it stopped
    * and makes `by` (a user with access to the project) its owner.
    */
-  update(id: number, changes: { url?: string | undefined; events?: string[] | undefined; active?: boolean | undefined }, by: number | null = null): SubscriptionRow {
+  update(
+    id: number,
+    changes: { url?: string | undefined; events?: string[] | undefined; active?: boolean | undefined },
+    by: number | null = null,
+  ): SubscriptionRow {
     if (changes.url !== undefined) this.#checkUrl(changes.url);
     return commit(this.db, this.bus, (work) => {
       const row = found(this.get(id), 'Webhook subscription');
       const active = changes.active ?? row.active === 1;
       const reenabled = active && row.active === 0;
-      statement(this.db, 'UPDATE webhook_subscriptions SET url = ?, events = ?, active = ?, disabled_reason = ?, failing_since = ?, user_id = ?, updated_at = ? WHERE id = ?').run(
+      statement(
+        this.db,
+        'UPDATE webhook_subscriptions SET url = ?, events = ?, active = ?, disabled_reason = ?, failing_since = ?, user_id = ?, updated_at = ? WHERE id = ?',
+      ).run(
         changes.url ?? row.url,
         changes.events ? JSON.stringify(normalised(changes.events)) : row.events,
         active ? 1 : 0,
@@ -167,7 +204,11 @@ export class Subscriptions {
         id,
       );
       // Re-enabled: its held head is tried now, not at the retry time it had.
-      if (reenabled) statement(this.db, "UPDATE webhook_deliveries SET next_attempt_at = NULL WHERE subscription_id = ? AND status = 'pending'").run(id);
+      if (reenabled)
+        statement(
+          this.db,
+          "UPDATE webhook_deliveries SET next_attempt_at = NULL WHERE subscription_id = ? AND status = 'pending'",
+        ).run(id);
       work.emit('webhook_subscription.changed', { projectId: row.project_id, id, deleted: false });
       return this.get(id)!;
     });
@@ -177,9 +218,17 @@ export class Subscriptions {
   disable(row: Pick<SubscriptionRow, 'id' | 'project_id' | 'url'>, reason: Exclude<DisabledReason, 'manual'>): boolean {
     return commit(this.db, this.bus, (work) => {
       const changed =
-        statement(this.db, 'UPDATE webhook_subscriptions SET active = 0, disabled_reason = ?, updated_at = ? WHERE id = ? AND active = 1').run(reason, iso(this.clock.now()), row.id).changes > 0;
+        statement(
+          this.db,
+          'UPDATE webhook_subscriptions SET active = 0, disabled_reason = ?, updated_at = ? WHERE id = ? AND active = 1',
+        ).run(reason, iso(this.clock.now()), row.id).changes > 0;
       if (!changed) return false;
-      work.emit('webhook.endpoint_disabled', { projectId: row.project_id, subscriptionId: row.id, url: row.url, reason });
+      work.emit('webhook.endpoint_disabled', {
+        projectId: row.project_id,
+        subscriptionId: row.id,
+        url: row.url,
+        reason,
+      });
       work.emit('webhook_subscription.changed', { projectId: row.project_id, id: row.id, deleted: false });
       return true;
     });
@@ -200,7 +249,10 @@ export class Subscriptions {
       const row = found(this.get(id), 'Webhook subscription');
       const secret = newSecret(row.signature_scheme);
       const now = this.clock.now();
-      statement(this.db, 'UPDATE webhook_subscriptions SET secret = ?, previous_secret = ?, previous_secret_until = ?, updated_at = ? WHERE id = ?').run(
+      statement(
+        this.db,
+        'UPDATE webhook_subscriptions SET secret = ?, previous_secret = ?, previous_secret_until = ?, updated_at = ? WHERE id = ?',
+      ).run(
         secret,
         this.secretGraceMs > 0 ? row.secret : null,
         this.secretGraceMs > 0 ? iso(now + this.secretGraceMs) : null,
@@ -214,7 +266,10 @@ export class Subscriptions {
 
   /** The secrets that sign now. */
   secrets(row: SubscriptionRow): SigningSecrets {
-    const graced = row.previous_secret !== null && row.previous_secret_until !== null && Date.parse(row.previous_secret_until) > this.clock.now();
+    const graced =
+      row.previous_secret !== null &&
+      row.previous_secret_until !== null &&
+      Date.parse(row.previous_secret_until) > this.clock.now();
     return { current: row.secret, previous: graced ? row.previous_secret : null };
   }
 

@@ -17,7 +17,8 @@ function findCheckout(from: string): string {
   let dir = dirname(fileURLToPath(from));
   for (;;) {
     const file = join(dir, 'package.json');
-    if (existsSync(file) && (JSON.parse(readFileSync(file, 'utf8')) as { name?: string }).name === 'gatehouse') return dir;
+    if (existsSync(file) && (JSON.parse(readFileSync(file, 'utf8')) as { name?: string }).name === 'gatehouse')
+      return dir;
     const up = dirname(dir);
     if (up === dir) throw new Error(`gatehouse: no gatehouse checkout above ${fileURLToPath(from)}`);
     dir = up;

@@ -40,7 +40,10 @@ export class RealtimeAccessWatch implements Module {
   recheck(userId: number | null, reason: string): number {
     const endings = this.grants.recheck(userId);
     for (const { socketId, code, message } of endings) {
-      this.log.info({ socketId, userId: userId ?? undefined, reason, code, message }, 'websocket access ended, closing the connection');
+      this.log.info(
+        { socketId, userId: userId ?? undefined, reason, code, message },
+        'websocket access ended, closing the connection',
+      );
       this.server.end(socketId, code, message);
     }
     return endings.length;

@@ -58,11 +58,19 @@ export class Broadcaster implements Module {
     // GET .../access-points and merges the event keeps its readers' gateway_id and status.
     bus.on(this, 'access_point.created', (e) => this.#publishAccessPoint(e.projectId, e.resource));
     bus.on(this, 'access_point.updated', (e) => this.#publishAccessPoint(e.projectId, e.resource));
-    bus.on(this, 'access_point.deleted', (e) => this.publish(e.projectId, 'dashboard:access-points', 'AccessPointDeleted', { id: e.id }));
+    bus.on(this, 'access_point.deleted', (e) =>
+      this.publish(e.projectId, 'dashboard:access-points', 'AccessPointDeleted', { id: e.id }),
+    );
     // Zones on the occupancy channel, so a page of live counts learns of a new or renamed zone.
-    bus.on(this, 'access_zone.created', (e) => this.publish(e.projectId, 'console:occupancy', 'AccessZoneUpdated', this.#zoneNow(e.resource)));
-    bus.on(this, 'access_zone.updated', (e) => this.publish(e.projectId, 'console:occupancy', 'AccessZoneUpdated', this.#zoneNow(e.resource)));
-    bus.on(this, 'access_zone.deleted', (e) => this.publish(e.projectId, 'console:occupancy', 'AccessZoneDeleted', { id: e.id }));
+    bus.on(this, 'access_zone.created', (e) =>
+      this.publish(e.projectId, 'console:occupancy', 'AccessZoneUpdated', this.#zoneNow(e.resource)),
+    );
+    bus.on(this, 'access_zone.updated', (e) =>
+      this.publish(e.projectId, 'console:occupancy', 'AccessZoneUpdated', this.#zoneNow(e.resource)),
+    );
+    bus.on(this, 'access_zone.deleted', (e) =>
+      this.publish(e.projectId, 'console:occupancy', 'AccessZoneDeleted', { id: e.id }),
+    );
     bus.on(this, 'zone.occupancy_changed', (e) => {
       if (!this.#anySubscriber(e.projectId, 'console:occupancy')) return; // no payloads built for nobody
       for (const zoneId of e.zoneIds) {
@@ -72,10 +80,20 @@ export class Broadcaster implements Module {
     });
     bus.on(this, 'gateway.online', (e) => this.publish(e.projectId, 'console:devices', 'GatewayOnline', e.gateway));
     bus.on(this, 'gateway.offline', (e) => this.publish(e.projectId, 'console:devices', 'GatewayOffline', e.gateway));
-    bus.on(this, 'reader.status_changed', (e) => this.publish(e.projectId, 'console:devices', 'ReaderStatusChanged', { reader_id: e.readerId, ...e.status, timestamp: e.timestamp }));
+    bus.on(this, 'reader.status_changed', (e) =>
+      this.publish(e.projectId, 'console:devices', 'ReaderStatusChanged', {
+        reader_id: e.readerId,
+        ...e.status,
+        timestamp: e.timestamp,
+      }),
+    );
     // Never the OTP: a read-only account may join this channel (issue 23, item 2).
     bus.on(this, 'reader.login_requested', (e) =>
-      this.publish(e.projectId, 'console:devices', 'ReaderLoginRequested', { reader_id: e.readerId, reader_identifier: e.identifier, expires_at: e.expiresAt }),
+      this.publish(e.projectId, 'console:devices', 'ReaderLoginRequested', {
+        reader_id: e.readerId,
+        reader_identifier: e.identifier,
+        expires_at: e.expiresAt,
+      }),
     );
     bus.on(this, 'reader.token_replaced', (e) =>
       this.publish(e.projectId, 'console:devices', 'ReaderTokenReplaced', {
@@ -87,10 +105,26 @@ export class Broadcaster implements Module {
       }),
     );
     // Cloud sync (docs/sync.md): the link on the edge's console, conflicts on the cloud's.
-    bus.on(this, 'bridge.device_connected', (e) => this.publish(e.projectId, 'console:devices', 'BridgeDeviceConnected', e.device));
-    bus.on(this, 'bridge.device_disconnected', (e) => this.publish(e.projectId, 'console:devices', 'BridgeDeviceDisconnected', e.device));
-    bus.on(this, 'sync.link_down', (e) => this.publish(e.projectId, 'console:devices', 'SyncLinkDown', { edge_id: e.edgeId, reason: e.reason, since: e.since }));
-    bus.on(this, 'sync.link_up', (e) => this.publish(e.projectId, 'console:devices', 'SyncLinkUp', { edge_id: e.edgeId, down_since: e.downSince, at: e.at }));
+    bus.on(this, 'bridge.device_connected', (e) =>
+      this.publish(e.projectId, 'console:devices', 'BridgeDeviceConnected', e.device),
+    );
+    bus.on(this, 'bridge.device_disconnected', (e) =>
+      this.publish(e.projectId, 'console:devices', 'BridgeDeviceDisconnected', e.device),
+    );
+    bus.on(this, 'sync.link_down', (e) =>
+      this.publish(e.projectId, 'console:devices', 'SyncLinkDown', {
+        edge_id: e.edgeId,
+        reason: e.reason,
+        since: e.since,
+      }),
+    );
+    bus.on(this, 'sync.link_up', (e) =>
+      this.publish(e.projectId, 'console:devices', 'SyncLinkUp', {
+        edge_id: e.edgeId,
+        down_since: e.downSince,
+        at: e.at,
+      }),
+    );
     bus.on(this, 'sync.conflict', (e) => this.publish(e.projectId, 'console:devices', 'SyncConflict', e.conflict));
     bus.on(this, 'project.saved', (e) => this.#channels.delete(e.projectId));
   }
@@ -109,7 +143,11 @@ export class Broadcaster implements Module {
   /** The zone resource with its count as the occupancy tracker has it now. */
   #zoneNow(zone: ZoneResource): ZoneResource {
     const count = this.occupancy.count(zone.id);
-    return { ...zone, current_count: count, available: zone.capacity === null ? null : Math.max(0, zone.capacity - count) };
+    return {
+      ...zone,
+      current_count: count,
+      available: zone.capacity === null ? null : Math.max(0, zone.capacity - count),
+    };
   }
 
   /** One zone's count as it is now, with the time of the change that last moved it. */
@@ -132,7 +170,12 @@ export class Broadcaster implements Module {
     return publishedName(this.options.eventNamespace, name);
   }
 
-  publish<N extends BroadcastEvent>(projectId: number, topic: BroadcastTopic<N>, name: N, payload: BroadcastPayload<N>): void {
+  publish<N extends BroadcastEvent>(
+    projectId: number,
+    topic: BroadcastTopic<N>,
+    name: N,
+    payload: BroadcastPayload<N>,
+  ): void {
     if (!this.#anySubscriber(projectId, topic)) return;
     const names = this.#channelsOf(projectId, topic)!;
     const event = this.eventName(name);
@@ -141,7 +184,11 @@ export class Broadcaster implements Module {
     for (const channel of names) {
       // Only to channels bound to this project: a bare name authorized for a same-named project
       // of another team never carries this one's events (issue 23, item 3).
-      if (this.server.registry.subscriberCount(channel) === 0 || this.server.registry.boundProject(channel) !== projectId) continue;
+      if (
+        this.server.registry.subscriberCount(channel) === 0 ||
+        this.server.registry.boundProject(channel) !== projectId
+      )
+        continue;
       if (!isEncryptedChannel(channel)) {
         plain.push(channel);
         continue;
@@ -178,4 +225,5 @@ export class Broadcaster implements Module {
 }
 
 /** An event's name on the wire: bare, or under pusher.eventNamespace (`App\Events\AccessGranted`). */
-export const publishedName = (namespace: string | null, name: string): string => (namespace ? `${namespace}\\${name}` : name);
+export const publishedName = (namespace: string | null, name: string): string =>
+  namespace ? `${namespace}\\${name}` : name;

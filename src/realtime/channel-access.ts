@@ -63,7 +63,10 @@ export function parseChannel(name: string): ChannelTarget | null {
  * somebody has joined (subscribers pick any). */
 export function projectChannels(project: Pick<Project, 'slug' | 'team_slug'>, topic: ProjectTopic): string[] {
   const [area, suffix] = topic.split(':') as [string, string];
-  const names = [`${area}.project.${project.slug}.${suffix}`, `${area}.project.${project.team_slug}.${project.slug}.${suffix}`];
+  const names = [
+    `${area}.project.${project.slug}.${suffix}`,
+    `${area}.project.${project.team_slug}.${project.slug}.${suffix}`,
+  ];
   return [...names.map((n) => `private-${n}`), ...names.map((n) => `private-encrypted-${n}`)];
 }
 
@@ -73,7 +76,8 @@ export type ChannelVerdict = { ok: true; project: Project } | { ok: false; statu
 
 /** The projects a channel's name names now: one for a team-qualified name, every project with the slug for a bare one. */
 export function namedProjects(target: ChannelTarget, projects: ProjectRepository): Project[] {
-  if (target.teamSlug !== null) return [projects.findBySlugs(target.teamSlug, target.projectSlug)].filter((p): p is Project => p !== null);
+  if (target.teamSlug !== null)
+    return [projects.findBySlugs(target.teamSlug, target.projectSlug)].filter((p): p is Project => p !== null);
   return projects.findAllBySlug(target.projectSlug);
 }
 
@@ -82,7 +86,8 @@ export function namesProject(target: ChannelTarget, project: Pick<Project, 'slug
   return project.slug === target.projectSlug && (target.teamSlug === null || target.teamSlug === project.team_slug);
 }
 
-export const AMBIGUOUS = (slug: string) => `The slug ${slug} names projects in several teams: use the team-qualified channel name (…project.{teamSlug}.${slug}…)`;
+export const AMBIGUOUS = (slug: string) =>
+  `The slug ${slug} names projects in several teams: use the team-qualified channel name (…project.{teamSlug}.${slug}…)`;
 
 /**
  * May this user, acting with these abilities, subscribe to the channel? A subscription is bound
@@ -90,13 +95,20 @@ export const AMBIGUOUS = (slug: string) => `The slug ${slug} names projects in s
  * names projects in several teams is refused, to administrators too, since it would not say
  * which project's events the subscriber means.
  */
-export function mayJoin(channel: string, user: User, abilities: readonly string[], projects: ProjectRepository): ChannelVerdict {
+export function mayJoin(
+  channel: string,
+  user: User,
+  abilities: readonly string[],
+  projects: ProjectRepository,
+): ChannelVerdict {
   const target = parseChannel(channel);
   if (!target) return { ok: false, status: 404, reason: 'No such channel on this server' };
-  if (!abilities.some((a) => READ_ABILITIES.includes(a))) return { ok: false, status: 403, reason: 'The token may not read access events (needs *, read or access:read)' };
+  if (!abilities.some((a) => READ_ABILITIES.includes(a)))
+    return { ok: false, status: 403, reason: 'The token may not read access events (needs *, read or access:read)' };
   const named = namedProjects(target, projects);
   if (named.length > 1) return { ok: false, status: 403, reason: AMBIGUOUS(target.projectSlug) };
   const project = named[0];
-  if (!project || !projects.reachable(project.id, { userId: user.id, isAdmin: user.is_admin })) return { ok: false, status: 403, reason: 'The user may not read this project' };
+  if (!project || !projects.reachable(project.id, { userId: user.id, isAdmin: user.is_admin }))
+    return { ok: false, status: 403, reason: 'The user may not read this project' };
   return { ok: true, project };
 }

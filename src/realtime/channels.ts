@@ -96,7 +96,16 @@ export class ChannelRegistry {
   subscribe(name: string, subscriber: Subscriber, member?: Member, projectId?: number): JoinResult {
     let channel = this.#channels.get(name);
     if (!channel) {
-      channel = { subscribers: new Map(), frames: [], base: 0, next: new Map(), pass: null, passFrom: 0, joined: new Map(), joinedHead: 0 };
+      channel = {
+        subscribers: new Map(),
+        frames: [],
+        base: 0,
+        next: new Map(),
+        pass: null,
+        passFrom: 0,
+        joined: new Map(),
+        joinedHead: 0,
+      };
       if (member) Object.assign(channel, { members: new Map(), userOf: new Map() });
       this.#channels.set(name, channel);
     }
@@ -227,7 +236,10 @@ export class ChannelRegistry {
     }
     let buf = channel.joined.get(from);
     if (!buf) {
-      buf = head - from === 1 ? channel.frames[from - channel.base]! : Buffer.concat(channel.frames.slice(from - channel.base));
+      buf =
+        head - from === 1
+          ? channel.frames[from - channel.base]!
+          : Buffer.concat(channel.frames.slice(from - channel.base));
       channel.joined.set(from, buf);
     }
     return buf;

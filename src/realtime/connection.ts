@@ -65,7 +65,10 @@ export class Connection {
   #writable(): boolean {
     if (this.#closing) return false;
     if (this.ws.bufferedAmount <= this.options.maxBufferedBytes) return true;
-    this.hooks.log({ socketId: this.socketId, buffered: this.ws.bufferedAmount }, 'websocket client not reading, closing');
+    this.hooks.log(
+      { socketId: this.socketId, buffered: this.ws.bufferedAmount },
+      'websocket client not reading, closing',
+    );
     this.close(CloseCode.overCapacity, 'Over capacity: the client is not reading', true);
     return false;
   }
@@ -95,10 +98,19 @@ export class Connection {
         this.send(errorFrame(null, 'Messages must be JSON objects with an event'));
         return;
       }
-      data = (typeof message.data === 'string' ? dataJson(message.data) : message.data) as Record<string, unknown> | undefined;
+      data = (typeof message.data === 'string' ? dataJson(message.data) : message.data) as
+        | Record<string, unknown>
+        | undefined;
     } catch (err) {
       // src/json-depth.ts: the message, or JSON in its data string, nests too deep to be walked.
-      this.send(errorFrame(null, err instanceof JsonDepthError ? `Messages must not nest arrays and objects deeper than ${MAX_JSON_DEPTH} levels` : 'Messages must be JSON'));
+      this.send(
+        errorFrame(
+          null,
+          err instanceof JsonDepthError
+            ? `Messages must not nest arrays and objects deeper than ${MAX_JSON_DEPTH} levels`
+            : 'Messages must be JSON',
+        ),
+      );
       return;
     }
     switch (message.event) {
@@ -146,12 +158,19 @@ export class Connection {
       }
       if (kind === 'presence') {
         const parsed = safeJson(channelData as string) as { user_id?: unknown; user_info?: unknown } | undefined;
-        if (!parsed || (typeof parsed.user_id !== 'string' && typeof parsed.user_id !== 'number') || String(parsed.user_id) === '') {
+        if (
+          !parsed ||
+          (typeof parsed.user_id !== 'string' && typeof parsed.user_id !== 'number') ||
+          String(parsed.user_id) === ''
+        ) {
           this.#refuse(channel, 'channel_data must be JSON with a user_id (a string or a number)', 400);
           return;
         }
         // The id keeps its JSON type (Laravel gives integers), as Soketi and Reverb keep it.
-        member = { user_id: parsed.user_id, ...(parsed.user_info !== undefined ? { user_info: parsed.user_info } : {}) };
+        member = {
+          user_id: parsed.user_id,
+          ...(parsed.user_info !== undefined ? { user_info: parsed.user_info } : {}),
+        };
       }
       // A valid signature is not enough for the appliance's channels: the access it was issued
       // for must still hold, and binds the subscription to one project (issue 23, items 1 and 3).
@@ -171,9 +190,14 @@ export class Connection {
     if (kind === 'presence') {
       const members = this.registry.members(channel);
       // ids keep each id's type; hash keys are strings, as JSON object keys must be.
-      const presence = { ids: members.map((m) => m.user_id), hash: Object.fromEntries(members.map((m) => [String(m.user_id), m.user_info ?? null])), count: members.length };
+      const presence = {
+        ids: members.map((m) => m.user_id),
+        hash: Object.fromEntries(members.map((m) => [String(m.user_id), m.user_info ?? null])),
+        count: members.length,
+      };
       this.send(frame('pusher_internal:subscription_succeeded', { presence }, channel));
-      if (firstConnection) this.registry.broadcast(channel, frame('pusher_internal:member_added', member!, channel), this.socketId);
+      if (firstConnection)
+        this.registry.broadcast(channel, frame('pusher_internal:member_added', member!, channel), this.socketId);
     } else {
       this.send(frame('pusher_internal:subscription_succeeded', {}, channel));
     }
@@ -190,7 +214,8 @@ export class Connection {
   #refuse(channel: string, error: string, status: number): void {
     this.send(frame('pusher:subscription_error', { type: 'AuthError', error, status }, channel));
     this.hooks.log({ socketId: this.socketId, channel, error }, 'websocket subscription refused');
-    if (++this.#failedSubscriptions > this.options.maxFailedSubscriptions) this.close(CloseCode.unauthorized, 'Too many refused subscriptions');
+    if (++this.#failedSubscriptions > this.options.maxFailedSubscriptions)
+      this.close(CloseCode.unauthorized, 'Too many refused subscriptions');
   }
 
   #unsubscribe(data: Record<string, unknown>): void {
@@ -201,7 +226,8 @@ export class Connection {
     this.channels.delete(channel);
     this.hooks.left(channel);
     const { left } = this.registry.unsubscribe(channel, this.socketId);
-    if (left) this.registry.broadcast(channel, frame('pusher_internal:member_removed', { user_id: left.user_id }, channel));
+    if (left)
+      this.registry.broadcast(channel, frame('pusher_internal:member_removed', { user_id: left.user_id }, channel));
   }
 
   #clientEvent(event: string, channel: unknown, data: unknown): void {
@@ -210,7 +236,9 @@ export class Connection {
       return;
     }
     if (typeof channel !== 'string' || channelKind(channel) === 'public' || !this.channels.has(channel)) {
-      this.send(errorFrame(null, 'Client events go to a private or presence channel this connection has subscribed to'));
+      this.send(
+        errorFrame(null, 'Client events go to a private or presence channel this connection has subscribed to'),
+      );
       return;
     }
     // Pusher: client events are not supported on encrypted channels (pusher-js refuses to send

@@ -75,5 +75,8 @@ export function looksSealed(data: unknown): boolean {
   if (typeof parsed !== 'object' || parsed === null) return false;
   const { nonce, ciphertext } = parsed as { nonce?: unknown; ciphertext?: unknown };
   if (typeof nonce !== 'string' || typeof ciphertext !== 'string') return false;
-  return Buffer.from(nonce, 'base64').length === NONCE_BYTES && Buffer.from(ciphertext, 'base64').length >= nacl.secretbox.overheadLength;
+  return (
+    Buffer.from(nonce, 'base64').length === NONCE_BYTES &&
+    Buffer.from(ciphertext, 'base64').length >= nacl.secretbox.overheadLength
+  );
 }

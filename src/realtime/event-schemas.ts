@@ -54,7 +54,15 @@ export const accessDeniedSchema = z.object({
 export type AccessDeniedPayload = z.infer<typeof accessDeniedSchema>;
 
 /** A device plugged into the box, as the console's devices channel shows it (docs/bridge.md). */
-export const bridgeDeviceEventSchema = bridgeDeviceSchema.pick({ id: true, name: true, reader_identifier: true, framing: true, connected: true, opened_path: true, last_error: true });
+export const bridgeDeviceEventSchema = bridgeDeviceSchema.pick({
+  id: true,
+  name: true,
+  reader_identifier: true,
+  framing: true,
+  connected: true,
+  opened_path: true,
+  last_error: true,
+});
 export type BridgeDeviceEvent = z.infer<typeof bridgeDeviceEventSchema>;
 
 const zoneOccupancySchema = z.object({
@@ -65,8 +73,16 @@ const zoneOccupancySchema = z.object({
   timestamp: z.string(),
 });
 
-const readerStatusChangedSchema = z.object({ reader_id: z.number().int(), ...readerStatusSchema.shape, timestamp: z.string() });
-const readerLoginRequestedSchema = z.object({ reader_id: z.number().int(), reader_identifier: z.string(), expires_at: z.string() });
+const readerStatusChangedSchema = z.object({
+  reader_id: z.number().int(),
+  ...readerStatusSchema.shape,
+  timestamp: z.string(),
+});
+const readerLoginRequestedSchema = z.object({
+  reader_id: z.number().int(),
+  reader_identifier: z.string(),
+  expires_at: z.string(),
+});
 const readerTokenReplacedSchema = z.object({
   reader_id: z.number().int(),
   reader_identifier: z.string(),
@@ -75,7 +91,11 @@ const readerTokenReplacedSchema = z.object({
   timestamp: z.string(),
 });
 const syncLinkDownSchema = z.object({ edge_id: z.number().int().nullable(), reason: z.string(), since: z.string() });
-const syncLinkUpSchema = z.object({ edge_id: z.number().int().nullable(), down_since: z.string().nullable(), at: z.string() });
+const syncLinkUpSchema = z.object({
+  edge_id: z.number().int().nullable(),
+  down_since: z.string().nullable(),
+  at: z.string(),
+});
 
 interface BroadcastEventSpec {
   topic: ProjectTopic;
@@ -85,40 +105,94 @@ interface BroadcastEventSpec {
 
 /** Every event the broadcaster publishes: its channel topic, payload and when it is sent. */
 export const BROADCAST_EVENTS = {
-  AccessGranted: { topic: 'dashboard:access', payload: accessGrantedSchema, summary: 'A scan was granted (after its access event is stored).' },
-  AccessDenied: { topic: 'dashboard:access', payload: accessDeniedSchema, summary: 'A scan was denied (after its access event is stored).' },
+  AccessGranted: {
+    topic: 'dashboard:access',
+    payload: accessGrantedSchema,
+    summary: 'A scan was granted (after its access event is stored).',
+  },
+  AccessDenied: {
+    topic: 'dashboard:access',
+    payload: accessDeniedSchema,
+    summary: 'A scan was denied (after its access event is stored).',
+  },
   AccessPointUpdated: {
     topic: 'dashboard:access-points',
     payload: accessPointViewSchema,
     summary:
       "An access point was created or changed: the resource as REST shows it, each reader with its gateway_id and its status as of the change (ReaderStatusChanged tells the status's later changes).",
   },
-  AccessPointDeleted: { topic: 'dashboard:access-points', payload: z.object({ id: z.number().int() }), summary: 'An access point was deleted.' },
+  AccessPointDeleted: {
+    topic: 'dashboard:access-points',
+    payload: z.object({ id: z.number().int() }),
+    summary: 'An access point was deleted.',
+  },
   AccessZoneUpdated: {
     topic: 'console:occupancy',
     payload: zoneSchema,
-    summary: 'An access zone was created or changed (name, capacity): the resource as REST shows it. Its count moves by ZoneOccupancyChanged.',
+    summary:
+      'An access zone was created or changed (name, capacity): the resource as REST shows it. Its count moves by ZoneOccupancyChanged.',
   },
-  AccessZoneDeleted: { topic: 'console:occupancy', payload: z.object({ id: z.number().int() }), summary: 'An access zone was deleted.' },
+  AccessZoneDeleted: {
+    topic: 'console:occupancy',
+    payload: z.object({ id: z.number().int() }),
+    summary: 'An access zone was deleted.',
+  },
   ZoneOccupancyChanged: {
     topic: 'console:occupancy',
     payload: zoneOccupancySchema,
-    summary: "A grant changed a zone's count (both zones of a move): at once, then at most once per 100 ms per zone while it keeps moving, with the count then.",
+    summary:
+      "A grant changed a zone's count (both zones of a move): at once, then at most once per 100 ms per zone while it keeps moving, with the count then.",
   },
-  GatewayOnline: { topic: 'console:devices', payload: gatewaySchema, summary: "A gateway's status changed to online: the gateway resource." },
-  GatewayOffline: { topic: 'console:devices', payload: gatewaySchema, summary: "A gateway's status changed to offline (its report, last will or the gateway-status webhook)." },
-  ReaderStatusChanged: { topic: 'console:devices', payload: readerStatusChangedSchema, summary: 'A reader connected, disconnected or was reported by its gateway.' },
+  GatewayOnline: {
+    topic: 'console:devices',
+    payload: gatewaySchema,
+    summary: "A gateway's status changed to online: the gateway resource.",
+  },
+  GatewayOffline: {
+    topic: 'console:devices',
+    payload: gatewaySchema,
+    summary: "A gateway's status changed to offline (its report, last will or the gateway-status webhook).",
+  },
+  ReaderStatusChanged: {
+    topic: 'console:devices',
+    payload: readerStatusChangedSchema,
+    summary: 'A reader connected, disconnected or was reported by its gateway.',
+  },
   ReaderLoginRequested: {
     topic: 'console:devices',
     payload: readerLoginRequestedSchema,
     summary: 'A reader asked for a login. Never the OTP: staff with access:write read it from GET .../readers/logins.',
   },
-  ReaderTokenReplaced: { topic: 'console:devices', payload: readerTokenReplacedSchema, summary: 'A reader was provisioned while it had a live token, which stopped working: a possible takeover.' },
-  BridgeDeviceConnected: { topic: 'console:devices', payload: bridgeDeviceEventSchema, summary: 'A device plugged into the box was opened.' },
-  BridgeDeviceDisconnected: { topic: 'console:devices', payload: bridgeDeviceEventSchema, summary: 'A device plugged into the box went away (unplugged, a read error).' },
-  SyncLinkDown: { topic: 'console:devices', payload: syncLinkDownSchema, summary: "The edge's link to its cloud went down (on the edge)." },
-  SyncLinkUp: { topic: 'console:devices', payload: syncLinkUpSchema, summary: "The edge's link to its cloud is up again (on the edge)." },
-  SyncConflict: { topic: 'console:devices', payload: conflictSchema, summary: 'Sync flagged an uploaded access event or recorded a field conflict (on the cloud).' },
+  ReaderTokenReplaced: {
+    topic: 'console:devices',
+    payload: readerTokenReplacedSchema,
+    summary: 'A reader was provisioned while it had a live token, which stopped working: a possible takeover.',
+  },
+  BridgeDeviceConnected: {
+    topic: 'console:devices',
+    payload: bridgeDeviceEventSchema,
+    summary: 'A device plugged into the box was opened.',
+  },
+  BridgeDeviceDisconnected: {
+    topic: 'console:devices',
+    payload: bridgeDeviceEventSchema,
+    summary: 'A device plugged into the box went away (unplugged, a read error).',
+  },
+  SyncLinkDown: {
+    topic: 'console:devices',
+    payload: syncLinkDownSchema,
+    summary: "The edge's link to its cloud went down (on the edge).",
+  },
+  SyncLinkUp: {
+    topic: 'console:devices',
+    payload: syncLinkUpSchema,
+    summary: "The edge's link to its cloud is up again (on the edge).",
+  },
+  SyncConflict: {
+    topic: 'console:devices',
+    payload: conflictSchema,
+    summary: 'Sync flagged an uploaded access event or recorded a field conflict (on the cloud).',
+  },
 } as const satisfies Record<string, BroadcastEventSpec>;
 
 export type BroadcastEvent = keyof typeof BROADCAST_EVENTS;
@@ -132,7 +206,10 @@ export const PRESENCE_EVENTS = {
     payload: z.object({ user_id: userId, user_info: z.unknown().optional() }),
     summary: "A user's first connection joined (the appliance's channel_data: {user_id, user_info: {name}}).",
   },
-  'pusher_internal:member_removed': { payload: z.object({ user_id: userId }), summary: "A user's last connection left." },
+  'pusher_internal:member_removed': {
+    payload: z.object({ user_id: userId }),
+    summary: "A user's last connection left.",
+  },
 } as const;
 
 /** An event's data on a `private-encrypted-` channel: base64 of a 24-byte nonce and of NaCl secretbox

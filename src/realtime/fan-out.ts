@@ -51,7 +51,8 @@ export function sendEach(ws: WebSocket, frames: Buffer): boolean {
   let at = 0;
   while (at < frames.length) {
     const short = frames[at + 1]!;
-    const [headerLength, length] = short < 126 ? [2, short] : short === 126 ? [4, frames.readUInt16BE(at + 2)] : [10, frames.readUInt32BE(at + 6)];
+    const [headerLength, length] =
+      short < 126 ? [2, short] : short === 126 ? [4, frames.readUInt16BE(at + 2)] : [10, frames.readUInt32BE(at + 6)];
     ws.send(frames.subarray(at + headerLength, at + headerLength + length), { binary: false });
     at += headerLength + length;
   }

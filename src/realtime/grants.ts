@@ -42,7 +42,10 @@ export interface GrantDeps {
 export const MAX_PER_SOCKET = 100;
 
 const ended = (message: string) => ({ code: CloseCode.accessEnded, message: `Access ended: ${message}` });
-const changed = (message: string) => ({ code: CloseCode.accessChanged, message: `Access changed: ${message}; authorize again` });
+const changed = (message: string) => ({
+  code: CloseCode.accessChanged,
+  message: `Access changed: ${message}; authorize again`,
+});
 type Failure = { code: number; message: string };
 
 export class ChannelGrants {
@@ -117,11 +120,16 @@ export class ChannelGrants {
     const user = lookups.user(grant.userId);
     if (!user) return ended('the user was deleted');
     if (!user.is_active) return ended('the user was deactivated');
-    if (grant.credential.kind === 'token' ? !lookups.tokenLive(grant.credential.id) : !lookups.sessionLive(grant.credential.idHash)) {
+    if (
+      grant.credential.kind === 'token'
+        ? !lookups.tokenLive(grant.credential.id)
+        : !lookups.sessionLive(grant.credential.idHash)
+    ) {
       return ended(grant.credential.kind === 'token' ? 'the token was revoked or has expired' : 'the session ended');
     }
     const project = lookups.project(grant.projectId);
-    if (!project || !namesProject(target, project)) return changed('the channel no longer names the project it was authorized for');
+    if (!project || !namesProject(target, project))
+      return changed('the channel no longer names the project it was authorized for');
     if (!lookups.reachable(user, project.id)) return changed('the user may no longer read this project');
     return null;
   }
@@ -154,7 +162,9 @@ class Lookups {
   }
 
   reachable(user: User, projectId: number): boolean {
-    return memo(this.#reach, `${user.id}:${projectId}`, () => this.deps.projects.reachable(projectId, { userId: user.id, isAdmin: user.is_admin }));
+    return memo(this.#reach, `${user.id}:${projectId}`, () =>
+      this.deps.projects.reachable(projectId, { userId: user.id, isAdmin: user.is_admin }),
+    );
   }
 }
 

@@ -16,7 +16,12 @@ export interface SignedRequest {
 export const TIMESTAMP_TOLERANCE_SECONDS = 600;
 
 /** null when the request is signed with this key and secret; otherwise why not. */
-export function verifyPusherSignature(request: SignedRequest, key: string, secret: string, nowMs: number): string | null {
+export function verifyPusherSignature(
+  request: SignedRequest,
+  key: string,
+  secret: string,
+  nowMs: number,
+): string | null {
   const param = (name: string) => {
     const value = request.query[name];
     return Array.isArray(value) ? value[0] : value;
@@ -29,7 +34,8 @@ export function verifyPusherSignature(request: SignedRequest, key: string, secre
   if (param('auth_version') !== undefined && param('auth_version') !== '1.0') return 'auth_version must be 1.0';
   // An integer, checked before the range: NaN would pass a naive comparison.
   if (!/^\d{1,12}$/.test(timestamp)) return 'auth_timestamp must be Unix seconds';
-  if (Math.abs(nowMs / 1000 - Number(timestamp)) > TIMESTAMP_TOLERANCE_SECONDS) return `auth_timestamp is more than ${TIMESTAMP_TOLERANCE_SECONDS} s away from the server's time`;
+  if (Math.abs(nowMs / 1000 - Number(timestamp)) > TIMESTAMP_TOLERANCE_SECONDS)
+    return `auth_timestamp is more than ${TIMESTAMP_TOLERANCE_SECONDS} s away from the server's time`;
   if (request.body.length > 0) {
     const md5 = createHash('md5').update(request.body).digest('hex');
     const sent = param('body_md5');

@@ -51,7 +51,8 @@ export function frame(event: string, data: unknown, channel?: string, userId?: s
 }
 
 /** `pusher:error`: the client logs it; with a 4xxx code it also decides about reconnecting. */
-export const errorFrame = (code: number | null, message: string) => JSON.stringify({ event: 'pusher:error', data: { code, message } });
+export const errorFrame = (code: number | null, message: string) =>
+  JSON.stringify({ event: 'pusher:error', data: { code, message } });
 
 /** Socket ids look like `1234.5678`: pusher-js and the auth signature expect digits.digits. */
 export function newSocketId(): string {
@@ -83,7 +84,8 @@ export function sign(secret: string, socketId: string, channel: string, channelD
 }
 
 /** `key:signature`, as /broadcasting/auth answers it and pusher:subscribe carries it. */
-export const authString = (key: string, secret: string, socketId: string, channel: string, channelData?: string) => `${key}:${sign(secret, socketId, channel, channelData)}`;
+export const authString = (key: string, secret: string, socketId: string, channel: string, channelData?: string) =>
+  `${key}:${sign(secret, socketId, channel, channelData)}`;
 
 /** Constant-time comparison of two strings (lengths checked first: timingSafeEqual throws otherwise). */
 export function safeEqual(a: string, b: string): boolean {

@@ -51,11 +51,22 @@ export class PusherServer implements Module {
     readonly grants: ChannelGrants,
   ) {
     // No compression: frames are small, and a deflate context per socket costs memory (ws docs).
-    this.#wss = new WebSocketServer({ noServer: true, clientTracking: false, perMessageDeflate: false, maxPayload: options.maxMessageBytes });
+    this.#wss = new WebSocketServer({
+      noServer: true,
+      clientTracking: false,
+      perMessageDeflate: false,
+      maxPayload: options.maxMessageBytes,
+    });
   }
 
   get stats(): RealtimeStats {
-    return { connections: this.#connections.size, channels: this.registry.channelCount, subscriptions: this.registry.subscriptionCount, messagesIn: this.#messagesIn, messagesOut: this.#messagesOut };
+    return {
+      connections: this.#connections.size,
+      channels: this.registry.channelCount,
+      subscriptions: this.registry.subscriptionCount,
+      messagesIn: this.#messagesIn,
+      messagesOut: this.#messagesOut,
+    };
   }
 
   start(): void {
@@ -130,7 +141,12 @@ export class PusherServer implements Module {
       this.#bySocketId.delete(connection.socketId);
       this.grants.closed(connection.socketId);
     });
-    connection.send(frame('pusher:connection_established', { socket_id: connection.socketId, activity_timeout: this.options.activityTimeoutSeconds }));
+    connection.send(
+      frame('pusher:connection_established', {
+        socket_id: connection.socketId,
+        activity_timeout: this.options.activityTimeoutSeconds,
+      }),
+    );
   }
 
   /** Publishes one event to channels; `except` skips the socket that caused it (Pusher's socket_id). Returns frames sent. */
@@ -157,7 +173,8 @@ export class PusherServer implements Module {
     const pongMs = this.options.pongTimeoutSeconds * 1000;
     for (const connection of this.#connections.values()) {
       if (connection.pingSentAt !== null) {
-        if (now - connection.pingSentAt > pongMs) connection.close(CloseCode.pongTimeout, 'Pong reply not received in time', true);
+        if (now - connection.pingSentAt > pongMs)
+          connection.close(CloseCode.pongTimeout, 'Pong reply not received in time', true);
       } else if (now - connection.lastActivity > idleMs) {
         connection.send(frame('pusher:ping', {}));
         connection.pingSentAt = now;
@@ -168,8 +185,11 @@ export class PusherServer implements Module {
   /** Closes every connection with 4200 (clients reconnect at once, to the next server up). */
   async stop(): Promise<void> {
     if (this.#sweep) clearInterval(this.#sweep);
-    const closed = [...this.#connections.keys()].map((ws) => new Promise<void>((resolve) => ws.once('close', () => resolve())));
-    for (const connection of this.#connections.values()) connection.close(CloseCode.shuttingDown, 'Server shutting down', true);
+    const closed = [...this.#connections.keys()].map(
+      (ws) => new Promise<void>((resolve) => ws.once('close', () => resolve())),
+    );
+    for (const connection of this.#connections.values())
+      connection.close(CloseCode.shuttingDown, 'Server shutting down', true);
     await Promise.race([Promise.all(closed), new Promise((resolve) => setTimeout(resolve, 1500).unref())]);
     this.#wss.close();
   }

@@ -344,6 +344,11 @@ const coreMigrations: readonly Migration[] = [
 ];
 
 // Each subject's file keeps its own migrations; they run in version order.
-export const migrations: readonly Migration[] = [...coreMigrations, ...deviceAndWebhookMigrations, ...feedMigrations, ...syncMigrations, ...bridgeMigrations, ...accountMigrations].sort(
-  (a, b) => a.version - b.version,
-);
+export const migrations: readonly Migration[] = [
+  ...coreMigrations,
+  ...deviceAndWebhookMigrations,
+  ...feedMigrations,
+  ...syncMigrations,
+  ...bridgeMigrations,
+  ...accountMigrations,
+].sort((a, b) => a.version - b.version);

@@ -56,7 +56,8 @@ export function readInParallel(file: string, queries: ParallelQuery[], timeoutMs
           port1.close();
           throw new Error(`reading in a worker failed: ${message.error}`);
         } else {
-          if (message.end !== index) throw new Error(`parallel read: rows of query ${message.end} taken as query ${index}`);
+          if (message.end !== index)
+            throw new Error(`parallel read: rows of query ${message.end} taken as query ${index}`);
           if (index === queries.length - 1) port1.close();
           return;
         }

@@ -53,6 +53,11 @@ export function privateIfExists(file: string, report: Tightened): void {
 
 /** One log line for what was tightened, one for what could not be. */
 export function reportTightened(log: Logger, report: Tightened): void {
-  if (report.tightened.length) log.warn({ paths: report.tightened }, 'data directory permissions tightened: group and others had access (now 0700 / 0600)');
-  if (report.failed.length) log.error({ paths: report.failed }, 'data directory permissions could not be tightened: others may read them');
+  if (report.tightened.length)
+    log.warn(
+      { paths: report.tightened },
+      'data directory permissions tightened: group and others had access (now 0700 / 0600)',
+    );
+  if (report.failed.length)
+    log.error({ paths: report.failed }, 'data directory permissions could not be tightened: others may read them');
 }

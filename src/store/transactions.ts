@@ -56,7 +56,11 @@ export function everyUnlessBusy(work: () => unknown, ms: number): NodeJS.Timeout
  * 0, and when the store is busy yields a few milliseconds and tries again, for up to
  * `maxWaitMs`; then the busy error is thrown. `fn` may run more than once: it must only write.
  */
-export async function writeWhenFree<T>(db: Database, fn: () => T, options: { maxWaitMs?: number; foreignKeys?: boolean } = {}): Promise<T> {
+export async function writeWhenFree<T>(
+  db: Database,
+  fn: () => T,
+  options: { maxWaitMs?: number; foreignKeys?: boolean } = {},
+): Promise<T> {
   const started = performance.now();
   for (let pause = 1; ; pause = Math.min(pause * 2, 20)) {
     const wait = db.pragma('busy_timeout', { simple: true }) as number;

@@ -47,7 +47,11 @@ export class WalCheckpoints {
   /** One PASSIVE checkpoint: never takes the writer's lock; reports how much it folded back. */
   run(): CheckpointResult {
     try {
-      const [result] = this.#db.pragma('wal_checkpoint(PASSIVE)') as { busy: number; log: number; checkpointed: number }[];
+      const [result] = this.#db.pragma('wal_checkpoint(PASSIVE)') as {
+        busy: number;
+        log: number;
+        checkpointed: number;
+      }[];
       return { ok: true, busy: result!.busy, log: result!.log, checkpointed: result!.checkpointed };
     } catch (err) {
       return { ok: false, error: err instanceof Error ? err.message : String(err) };

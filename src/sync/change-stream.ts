@@ -68,20 +68,31 @@ export class ChangeStream {
    * page's last version from the versions alone (each table's (project_id, version) index
    * covers them), then the rows in (after, last]: no row is read that the page does not send.
    */
-  page(projectId: number, after: number, limit: number, only?: 'revocations'): { changes: Change[]; last: number; hasMore: boolean } {
+  page(
+    projectId: number,
+    after: number,
+    limit: number,
+    only?: 'revocations',
+  ): { changes: Change[]; last: number; hasMore: boolean } {
     return readSnapshot(this.db, () => {
       const entities = only ? (['credential', 'blocklist_entry'] as const) : ENTITIES;
       const revokedOnly = (entity: Entity) => (only && entity === 'credential' ? " AND status = 'revoked'" : '');
       const versions: number[] = [];
       for (const entity of entities) {
         const { table } = REPLICATED[entity];
-        const found = statement(this.db, `SELECT version FROM ${table} WHERE project_id = ? AND version > ?${revokedOnly(entity)} ORDER BY version LIMIT ?`)
+        const found = statement(
+          this.db,
+          `SELECT version FROM ${table} WHERE project_id = ? AND version > ?${revokedOnly(entity)} ORDER BY version LIMIT ?`,
+        )
           .pluck()
           .all(projectId, after, limit + 1) as number[];
         for (const v of found) versions.push(v);
       }
       if (!only) {
-        const found = statement(this.db, `SELECT version FROM tombstones WHERE project_id = ? AND version > ? AND entity IN (${TOMBSTONE_ENTITIES}) ORDER BY version LIMIT ?`)
+        const found = statement(
+          this.db,
+          `SELECT version FROM tombstones WHERE project_id = ? AND version > ? AND entity IN (${TOMBSTONE_ENTITIES}) ORDER BY version LIMIT ?`,
+        )
           .pluck()
           .all(projectId, after, limit + 1) as number[];
         for (const v of found) versions.push(v);
@@ -101,7 +112,14 @@ export class ChangeStream {
             .raw(true)
             .all(projectId, after, last) as unknown[][];
           const keys = ['created_at', 'updated_at', ...columns];
-          for (const row of rows) changes.push({ entity, op: 'upsert', id: row[0] as number, version: row[1] as number, data: this.#data(entity, row, keys) });
+          for (const row of rows)
+            changes.push({
+              entity,
+              op: 'upsert',
+              id: row[0] as number,
+              version: row[1] as number,
+              data: this.#data(entity, row, keys),
+            });
         }
         if (!only) {
           const tombs = statement(
@@ -138,7 +156,8 @@ export class ChangeStream {
 
   /** Ends the project's long polls (only those of `edgeId`, when given). */
   #wake(projectId: number, edgeId?: number): void {
-    for (const waiter of [...(this.#waiters.get(projectId) ?? [])]) if (edgeId === undefined || waiter.edgeId === edgeId) waiter.done();
+    for (const waiter of [...(this.#waiters.get(projectId) ?? [])])
+      if (edgeId === undefined || waiter.edgeId === edgeId) waiter.done();
   }
 
   /** A raw row (id, version, then `keys`) as a change's data: created_at, updated_at, the columns; an attendee type also zone_ids. */
@@ -146,7 +165,12 @@ export class ChangeStream {
     const data: Record<string, string | number | null | number[]> = {};
     for (let i = 0; i < keys.length; i++) data[keys[i]!] = row[i + 2] as string | number | null;
     if (entity === 'attendee_type') {
-      data.zone_ids = statement(this.db, 'SELECT access_zone_id FROM attendee_type_zones WHERE attendee_type_id = ? ORDER BY access_zone_id').pluck().all(row[0]) as number[];
+      data.zone_ids = statement(
+        this.db,
+        'SELECT access_zone_id FROM attendee_type_zones WHERE attendee_type_id = ? ORDER BY access_zone_id',
+      )
+        .pluck()
+        .all(row[0]) as number[];
     }
     return data;
   }

@@ -26,23 +26,36 @@ export interface Rollback {
 }
 
 /** Null when the cloud holds everything the edge sent and knows every version the edge read. */
-export function cloudBehind(link: LinkPosition, uploadCursor: FeedCursor, hello: Pick<Hello, 'uploaded' | 'cloud'>): Rollback | null {
+export function cloudBehind(
+  link: LinkPosition,
+  uploadCursor: FeedCursor,
+  hello: Pick<Hello, 'uploaded' | 'cloud'>,
+): Rollback | null {
   const reasons: string[] = [];
   // A cloud that does not say (an older one) is taken at its word: nothing is found behind.
   if (hello.uploaded !== undefined && link.acked_access_event_id !== null && link.acked_domain_event_seq !== null) {
     const held = hello.uploaded ?? { access_event_id: 0, domain_event_seq: 0 };
     if (link.acked_access_event_id > held.access_event_id || link.acked_domain_event_seq > held.domain_event_seq) {
-      reasons.push(`the cloud holds this edge's feed up to (${held.access_event_id}, ${held.domain_event_seq}), it had acknowledged (${link.acked_access_event_id}, ${link.acked_domain_event_seq})`);
+      reasons.push(
+        `the cloud holds this edge's feed up to (${held.access_event_id}, ${held.domain_event_seq}), it had acknowledged (${link.acked_access_event_id}, ${link.acked_domain_event_seq})`,
+      );
     }
   }
   if (hello.cloud !== undefined) {
-    const read = Math.max(decodeCursor(link.download_cursor ?? undefined) ?? 0, decodeCursor(link.revocation_cursor ?? undefined) ?? 0);
-    if (read > hello.cloud.high_water) reasons.push(`the cloud's versions end at ${hello.cloud.high_water}, this edge has read up to ${read}`);
+    const read = Math.max(
+      decodeCursor(link.download_cursor ?? undefined) ?? 0,
+      decodeCursor(link.revocation_cursor ?? undefined) ?? 0,
+    );
+    if (read > hello.cloud.high_water)
+      reasons.push(`the cloud's versions end at ${hello.cloud.high_water}, this edge has read up to ${read}`);
   }
   if (reasons.length === 0) return null;
   const held = hello.uploaded ?? { access_event_id: 0, domain_event_seq: 0 };
   return {
-    uploadFrom: { accessEventId: Math.min(uploadCursor.accessEventId, held.access_event_id), domainEventSeq: Math.min(uploadCursor.domainEventSeq, held.domain_event_seq) },
+    uploadFrom: {
+      accessEventId: Math.min(uploadCursor.accessEventId, held.access_event_id),
+      domainEventSeq: Math.min(uploadCursor.domainEventSeq, held.domain_event_seq),
+    },
     reasons,
   };
 }

@@ -53,13 +53,20 @@ export const conflictSchema = z.object({
     .describe(
       "attendee_field, refused_change: the cloud's value (kept); id_conflict: the row the cloud holds under that id (null: none in this project); deleted_row: {deleted_at} when the cloud deleted, its row as the edge's deletion found it otherwise; deleted_reference: [{entity, id, deleted_at}] of what is gone (deleted_at null: never known here); unknown_reference: [{entity, id}] of what the edge's project never held",
     ),
-  detail: z.string().nullable().describe('refused_change, id_conflict, deleted_row, deleted_reference, unknown_reference: what happened, in words'),
+  detail: z
+    .string()
+    .nullable()
+    .describe(
+      'refused_change, id_conflict, deleted_row, deleted_reference, unknown_reference: what happened, in words',
+    ),
   created_at: z.string(),
   reviewed_at: z.string().nullable(),
   cleared_at: z
     .string()
     .nullable()
-    .describe('a flag a later arrival explained (a double entry whose missing exit arrived, or that now repeats a late entry landed just before it): kept for the record'),
+    .describe(
+      'a flag a later arrival explained (a double entry whose missing exit arrived, or that now repeats a late entry landed just before it): kept for the record',
+    ),
 });
 export type SyncConflictResource = z.infer<typeof conflictSchema>;
 
@@ -126,16 +133,19 @@ export class SyncConflicts {
 
   /** Inside the caller's transaction: the event's standing conflicts of this kind, marked cleared (a later arrival explained them) and kept; answers them as cleared. */
   clear(projectId: number, kind: ConflictKind, eventUuid: string): SyncConflictResource[] {
-    const rows = statement(this.db, 'UPDATE sync_conflicts SET cleared_at = ? WHERE event_uuid = ? AND kind = ? AND project_id = ? AND cleared_at IS NULL RETURNING *').all(
-      iso(this.clock.now()),
-      eventUuid,
-      kind,
-      projectId,
-    ) as ConflictRow[];
+    const rows = statement(
+      this.db,
+      'UPDATE sync_conflicts SET cleared_at = ? WHERE event_uuid = ? AND kind = ? AND project_id = ? AND cleared_at IS NULL RETURNING *',
+    ).all(iso(this.clock.now()), eventUuid, kind, projectId) as ConflictRow[];
     return rows.sort((x, y) => x.id - y.id).map((r) => this.resource(r));
   }
 
-  list(projectId: number, filter: { kind?: ConflictKind | undefined; reviewed?: boolean | undefined }, offset: number, limit: number): { items: SyncConflictResource[]; total: number } {
+  list(
+    projectId: number,
+    filter: { kind?: ConflictKind | undefined; reviewed?: boolean | undefined },
+    offset: number,
+    limit: number,
+  ): { items: SyncConflictResource[]; total: number } {
     const where = ['project_id = ?'];
     const args: (string | number)[] = [projectId];
     if (filter.kind) {
@@ -144,7 +154,11 @@ export class SyncConflicts {
     }
     if (filter.reviewed !== undefined) where.push(filter.reviewed ? 'reviewed_at IS NOT NULL' : 'reviewed_at IS NULL');
     const sql = `FROM sync_conflicts WHERE ${where.join(' AND ')}`;
-    const rows = statement(this.db, `SELECT * ${sql} ORDER BY id LIMIT ? OFFSET ?`).all(...args, limit, offset) as ConflictRow[];
+    const rows = statement(this.db, `SELECT * ${sql} ORDER BY id LIMIT ? OFFSET ?`).all(
+      ...args,
+      limit,
+      offset,
+    ) as ConflictRow[];
     const total = statement(this.db, `SELECT COUNT(*) ${sql}`)
       .pluck()
       .get(...args) as number;
@@ -157,7 +171,12 @@ export class SyncConflicts {
   }
 
   markReviewed(projectId: number, id: number): SyncConflictResource | null {
-    writeTransaction(this.db, () => statement(this.db, 'UPDATE sync_conflicts SET reviewed_at = COALESCE(reviewed_at, ?) WHERE id = ? AND project_id = ?').run(iso(this.clock.now()), id, projectId));
+    writeTransaction(this.db, () =>
+      statement(
+        this.db,
+        'UPDATE sync_conflicts SET reviewed_at = COALESCE(reviewed_at, ?) WHERE id = ? AND project_id = ?',
+      ).run(iso(this.clock.now()), id, projectId),
+    );
     return this.get(projectId, id);
   }
 

@@ -35,22 +35,46 @@ export class DeletedRows {
   /** An edge's attendee.created or .updated for an attendee the cloud deleted: recorded, not applied. Answers whether it was one. */
   editOfDeleted(edge: EdgeRow, projectId: number, c: UploadedChange, id: number, announce: Emit[]): boolean {
     if (statement(this.db, 'SELECT 1 FROM attendees WHERE id = ? AND project_id = ?').get(id, projectId)) return false;
-    const deletedAt = statement(this.db, "SELECT deleted_at FROM tombstones WHERE project_id = ? AND entity = 'attendee' AND entity_id = ? ORDER BY version DESC LIMIT 1").pluck().get(projectId, id) as
-      | string
-      | undefined;
+    const deletedAt = statement(
+      this.db,
+      "SELECT deleted_at FROM tombstones WHERE project_id = ? AND entity = 'attendee' AND entity_id = ? ORDER BY version DESC LIMIT 1",
+    )
+      .pluck()
+      .get(projectId, id) as string | undefined;
     if (deletedAt === undefined) return false;
-    this.#record(edge, projectId, id, c, { deleted_at: deletedAt }, `deleted on the cloud at ${deletedAt}; the edge's ${c.event} was not applied: the deletion wins`, announce);
+    this.#record(
+      edge,
+      projectId,
+      id,
+      c,
+      { deleted_at: deletedAt },
+      `deleted on the cloud at ${deletedAt}; the edge's ${c.event} was not applied: the deletion wins`,
+      announce,
+    );
     return true;
   }
 
   /** An edge's credential.revoked for a credential the cloud deleted (with its attendee): recorded, nothing to apply. Answers whether it was one. */
   revocationOfDeleted(edge: EdgeRow, projectId: number, c: UploadedChange, id: number, announce: Emit[]): boolean {
-    if (statement(this.db, 'SELECT 1 FROM credentials WHERE id = ? AND project_id = ?').get(id, projectId)) return false;
-    const deletedAt = statement(this.db, "SELECT deleted_at FROM tombstones WHERE project_id = ? AND entity = 'credential' AND entity_id = ? ORDER BY version DESC LIMIT 1")
+    if (statement(this.db, 'SELECT 1 FROM credentials WHERE id = ? AND project_id = ?').get(id, projectId))
+      return false;
+    const deletedAt = statement(
+      this.db,
+      "SELECT deleted_at FROM tombstones WHERE project_id = ? AND entity = 'credential' AND entity_id = ? ORDER BY version DESC LIMIT 1",
+    )
       .pluck()
       .get(projectId, id) as string | undefined;
     if (deletedAt === undefined) return false;
-    this.#record(edge, projectId, id, c, { deleted_at: deletedAt }, `deleted on the cloud at ${deletedAt}; the edge's revocation had nothing left to revoke`, announce, 'credential');
+    this.#record(
+      edge,
+      projectId,
+      id,
+      c,
+      { deleted_at: deletedAt },
+      `deleted on the cloud at ${deletedAt}; the edge's revocation had nothing left to revoke`,
+      announce,
+      'credential',
+    );
     return true;
   }
 
@@ -59,31 +83,58 @@ export class DeletedRows {
    * leaving a tombstone (docs/venue.md: attendees). Every statement is this project's. Answers
    * false when the project never held the attendee (the caller refuses the change).
    */
-  deleteAttendee(edge: EdgeRow, projectId: number, id: number, c: UploadedChange, resourceOf: (id: number) => Record<string, unknown>, announce: Emit[]): boolean {
-    const row = statement(this.db, 'SELECT * FROM attendees WHERE id = ? AND project_id = ?').get(id, projectId) as Record<string, unknown> | undefined;
+  deleteAttendee(
+    edge: EdgeRow,
+    projectId: number,
+    id: number,
+    c: UploadedChange,
+    resourceOf: (id: number) => Record<string, unknown>,
+    announce: Emit[],
+  ): boolean {
+    const row = statement(this.db, 'SELECT * FROM attendees WHERE id = ? AND project_id = ?').get(id, projectId) as
+      | Record<string, unknown>
+      | undefined;
     if (!row) return this.#heldBefore(projectId, 'attendee', id); // deleted here too: both sides agree
     const resource = resourceOf(id);
     this.#deletionOfEdited(edge, projectId, c, row, resource, announce);
     const now = iso(this.clock.now());
-    const tomb = statement(this.db, 'INSERT INTO tombstones (project_id, entity, entity_id, version, deleted_at) VALUES (?, ?, ?, ?, ?)');
-    const blocks = statement(this.db, 'SELECT id FROM blocklist_entries WHERE project_id = ? AND (attendee_id = ? OR credential_id IN (SELECT id FROM credentials WHERE attendee_id = ?))');
+    const tomb = statement(
+      this.db,
+      'INSERT INTO tombstones (project_id, entity, entity_id, version, deleted_at) VALUES (?, ?, ?, ?, ?)',
+    );
+    const blocks = statement(
+      this.db,
+      'SELECT id FROM blocklist_entries WHERE project_id = ? AND (attendee_id = ? OR credential_id IN (SELECT id FROM credentials WHERE attendee_id = ?))',
+    );
     for (const entry of blocks.pluck().all(projectId, id, id) as number[]) {
       statement(this.db, 'DELETE FROM blocklist_entries WHERE id = ? AND project_id = ?').run(entry, projectId);
       tomb.run(projectId, 'blocklist_entry', entry, nextVersion(this.db), now);
     }
-    for (const credential of statement(this.db, 'SELECT id FROM credentials WHERE attendee_id = ? AND project_id = ?').pluck().all(id, projectId) as number[]) {
+    for (const credential of statement(this.db, 'SELECT id FROM credentials WHERE attendee_id = ? AND project_id = ?')
+      .pluck()
+      .all(id, projectId) as number[]) {
       statement(this.db, 'DELETE FROM credentials WHERE id = ? AND project_id = ?').run(credential, projectId);
       tomb.run(projectId, 'credential', credential, nextVersion(this.db), now);
     }
     statement(this.db, 'DELETE FROM attendees WHERE id = ? AND project_id = ?').run(id, projectId);
     tomb.run(projectId, 'attendee', id, nextVersion(this.db), now);
-    appendToOutbox(this.db, { event: 'attendee.deleted', projectId, data: { attendee_id: id, id, previous_attributes: resource } });
+    appendToOutbox(this.db, {
+      event: 'attendee.deleted',
+      projectId,
+      data: { attendee_id: id, id, previous_attributes: resource },
+    });
     return true;
   }
 
   /** Whether this project held the row and deleted it (its tombstone). */
   #heldBefore(projectId: number, entity: 'attendee' | 'credential', id: number): boolean {
-    return statement(this.db, 'SELECT 1 FROM tombstones WHERE project_id = ? AND entity = ? AND entity_id = ?').get(projectId, entity, id) !== undefined;
+    return (
+      statement(this.db, 'SELECT 1 FROM tombstones WHERE project_id = ? AND entity = ? AND entity_id = ?').get(
+        projectId,
+        entity,
+        id,
+      ) !== undefined
+    );
   }
 
   /**
@@ -92,7 +143,14 @@ export class DeletedRows {
    * meanwhile and the conflict keeps the cloud's row. Without a readable base (an older edge,
    * a malformed one) nothing can be told and nothing is recorded.
    */
-  #deletionOfEdited(edge: EdgeRow, projectId: number, c: UploadedChange, row: Record<string, unknown>, resource: Record<string, unknown>, announce: Emit[]): void {
+  #deletionOfEdited(
+    edge: EdgeRow,
+    projectId: number,
+    c: UploadedChange,
+    row: Record<string, unknown>,
+    resource: Record<string, unknown>,
+    announce: Emit[],
+  ): void {
     const seen = c.data.previous_attributes;
     if (seen === null || typeof seen !== 'object' || Array.isArray(seen)) return;
     const base = seen as Record<string, unknown>;
@@ -102,8 +160,25 @@ export class DeletedRows {
     this.#record(edge, projectId, Number(row.id), c, resource, detail, announce);
   }
 
-  #record(edge: EdgeRow, projectId: number, id: number, c: UploadedChange, cloudValue: unknown, detail: string, announce: Emit[], entity: 'attendee' | 'credential' = 'attendee'): void {
-    const conflict = this.conflicts.record(projectId, { kind: 'deleted_row', edgeId: edge.id, entity, entityId: id, edgeValue: { event: c.event, data: c.data }, cloudValue, detail });
+  #record(
+    edge: EdgeRow,
+    projectId: number,
+    id: number,
+    c: UploadedChange,
+    cloudValue: unknown,
+    detail: string,
+    announce: Emit[],
+    entity: 'attendee' | 'credential' = 'attendee',
+  ): void {
+    const conflict = this.conflicts.record(projectId, {
+      kind: 'deleted_row',
+      edgeId: edge.id,
+      entity,
+      entityId: id,
+      edgeValue: { event: c.event, data: c.data },
+      cloudValue,
+      detail,
+    });
     appendToOutbox(this.db, outboxEntryOf('sync.conflict', { projectId, conflict })!);
     announce.push(() => this.bus.emit('sync.conflict', { projectId, conflict }));
   }

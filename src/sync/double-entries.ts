@@ -45,8 +45,12 @@ export class DoubleEntries {
   prepare(): void {
     // A holder's movements in the cloud's time (effective_at: the scan time corrected by the edge's clock offset).
     this.db.exec('DROP INDEX IF EXISTS access_events_holder_time');
-    this.db.exec('CREATE INDEX IF NOT EXISTS access_events_holder_effective ON access_events(attendee_id, effective_at) WHERE attendee_id IS NOT NULL AND granted = 1');
-    this.db.exec('CREATE INDEX IF NOT EXISTS sync_conflicts_event ON sync_conflicts(event_uuid) WHERE event_uuid IS NOT NULL');
+    this.db.exec(
+      'CREATE INDEX IF NOT EXISTS access_events_holder_effective ON access_events(attendee_id, effective_at) WHERE attendee_id IS NOT NULL AND granted = 1',
+    );
+    this.db.exec(
+      'CREATE INDEX IF NOT EXISTS sync_conflicts_event ON sync_conflicts(event_uuid) WHERE event_uuid IS NOT NULL',
+    );
   }
 
   /** The holder's granted movement just before (or after) the one at (effective time, id) in the project: ties by id. */
@@ -93,9 +97,18 @@ export class DoubleEntries {
         if (!arrived.has(event.id) && !(i > 0 && arrived.has(history[i - 1]!.id))) continue;
         const repeats = repeatOf(event, i > 0 ? history[i - 1]! : null);
         if (repeats === event.duplicate_of) continue;
-        if (event.duplicate_of !== null) settled.conflicts.push(...this.conflicts.clear(projectId, 'duplicate_entry', event.uuid));
+        if (event.duplicate_of !== null)
+          settled.conflicts.push(...this.conflicts.clear(projectId, 'duplicate_entry', event.uuid));
         statement(this.db, 'UPDATE access_events SET duplicate_of = ? WHERE id = ?').run(repeats, event.id);
-        if (repeats !== null) settled.conflicts.push(this.conflicts.record(projectId, { kind: 'duplicate_entry', edgeId: event.edge_id, eventUuid: event.uuid, relatedUuid: repeats }));
+        if (repeats !== null)
+          settled.conflicts.push(
+            this.conflicts.record(projectId, {
+              kind: 'duplicate_entry',
+              edgeId: event.edge_id,
+              eventUuid: event.uuid,
+              relatedUuid: repeats,
+            }),
+          );
         settled.flags.set(event.id, repeats);
       }
     }

@@ -54,7 +54,13 @@ export class EdgeDownload {
       const caughtUp = row.last_download_at !== null && this.#caughtUp;
       page = await this.#fetch(row.download_cursor ?? encodeCursor(0), caughtUp ? d.config.sync.longPollSeconds : 0);
     }
-    if (decodeCursor(page.cursor) === null) throw new LinkError(`the cloud answered a cursor this edge cannot read: ${page.cursor.slice(0, 100)}`, 'http', 409, { code: 'sync_protocol_unsupported' });
+    if (decodeCursor(page.cursor) === null)
+      throw new LinkError(
+        `the cloud answered a cursor this edge cannot read: ${page.cursor.slice(0, 100)}`,
+        'http',
+        409,
+        { code: 'sync_protocol_unsupported' },
+      );
     // More to come: ask for the next page now, so the cloud reads it while this one is written here.
     if (page.has_more) {
       const next = this.#fetch(page.cursor, 0);
@@ -64,7 +70,9 @@ export class EdgeDownload {
       // for tens of milliseconds, and the cloud would otherwise hear of the request only after it.
       await new Promise((r) => setImmediate(r));
     }
-    const applied = await d.replica.apply(row.project_id, page.changes, () => state.downloaded(page.cursor, page.has_more ? null : iso(d.clock.now()))); // an empty round counts: "had everything as of then"
+    const applied = await d.replica.apply(row.project_id, page.changes, () =>
+      state.downloaded(page.cursor, page.has_more ? null : iso(d.clock.now())),
+    ); // an empty round counts: "had everything as of then"
     this.#caughtUp = !page.has_more;
     if (!page.has_more) this.#pageCap = Number.POSITIVE_INFINITY;
     if (!page.has_more && state.row()!.resync_pending) await this.#sweep();
@@ -80,7 +88,12 @@ export class EdgeDownload {
     const row = state.row()!;
     const cursor = row.revocation_cursor ?? encodeCursor(0);
     const wait = d.config.sync.longPollSeconds;
-    const page = await link.call('GET', `${state.path('revocations')}?cursor=${encodeURIComponent(cursor)}&wait=${wait}`, changePageSchema, { waitMs: wait * 1000, signal: this.run.signal() });
+    const page = await link.call(
+      'GET',
+      `${state.path('revocations')}?cursor=${encodeURIComponent(cursor)}&wait=${wait}`,
+      changePageSchema,
+      { waitMs: wait * 1000, signal: this.run.signal() },
+    );
     const applied = await d.replica.apply(row.project_id, page.changes, () => state.revocationsRead(page.cursor));
     stats.revocations += page.changes.length;
     stats.staleChanges += applied.skipped;
@@ -91,7 +104,12 @@ export class EdgeDownload {
     const { d, link, state } = this.run;
     const limit = Math.min(paced(this.pacer, d.config.sync.pageSize), this.#pageCap);
     return link
-      .call('GET', `${state.path('changes')}?cursor=${encodeURIComponent(cursor)}&limit=${limit}&wait=${wait}`, changePageSchema, { waitMs: wait * 1000, signal: this.run.signal() })
+      .call(
+        'GET',
+        `${state.path('changes')}?cursor=${encodeURIComponent(cursor)}&limit=${limit}&wait=${wait}`,
+        changePageSchema,
+        { waitMs: wait * 1000, signal: this.run.signal() },
+      )
       .catch((err: unknown) => {
         // Rows too large for a page this size: the next asks for a quarter (a cloud that answers too much whatever is asked keeps failing, and it shows).
         if (err instanceof LinkError && err.kind === 'too_large') this.#pageCap = Math.max(1, Math.floor(limit / 4));

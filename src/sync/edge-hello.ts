@@ -32,7 +32,12 @@ export class EdgeHello {
     // The version first: a hello of another version may have another shape.
     const answer = await link.call('GET', HELLO, spoken, { signal: this.run.signal() });
     if (answer.protocol !== PROTOCOL_VERSION) {
-      throw new LinkError(`the cloud speaks sync protocol ${answer.protocol}, this edge ${PROTOCOL_VERSION}`, 'http', 409, { code: 'sync_protocol_unsupported' });
+      throw new LinkError(
+        `the cloud speaks sync protocol ${answer.protocol}, this edge ${PROTOCOL_VERSION}`,
+        'http',
+        409,
+        { code: 'sync_protocol_unsupported' },
+      );
     }
     const hello = followingProtocol(helloSchema, answer, `GET ${HELLO}`);
     if (!state.row()) this.#enrol(hello);
@@ -42,12 +47,22 @@ export class EdgeHello {
 
   #enrol(hello: Hello): void {
     const { d, state } = this.run;
-    const team = d.teams.findBySlug(hello.project.team_slug) ?? d.teams.create(hello.project.team_slug, hello.project.team_slug);
+    const team =
+      d.teams.findBySlug(hello.project.team_slug) ?? d.teams.create(hello.project.team_slug, hello.project.team_slug);
     const project =
-      d.projects.findBySlugs(team.slug, hello.project.slug) ?? d.projects.create({ teamId: team.id, name: hello.project.name, slug: hello.project.slug, timezone: hello.project.timezone });
+      d.projects.findBySlugs(team.slug, hello.project.slug) ??
+      d.projects.create({
+        teamId: team.id,
+        name: hello.project.name,
+        slug: hello.project.slug,
+        timezone: hello.project.timezone,
+      });
     writeTransaction(d.db, () => state.enrol(hello.edge.id, project.id, hello.project.id, hello.highest_ids));
     setIdBlock(d.db, blockOfEdge(hello.edge.id));
-    d.log.info({ edgeId: hello.edge.id, project: `${team.slug}/${project.slug}` }, 'linked to the cloud: this edge hosts its project');
+    d.log.info(
+      { edgeId: hello.edge.id, project: `${team.slug}/${project.slug}` },
+      'linked to the cloud: this edge hosts its project',
+    );
   }
 
   /** A cloud behind this edge (restored from a backup): send again what it lacks, pull everything again. */
@@ -61,9 +76,16 @@ export class EdgeHello {
     await writeWhenFree(d.db, () => {
       d.feed.saveCursor(CONSUMER, behind.uploadFrom);
       d.replica.forgetVersions();
-      state.cloudBehind(behind.uploadFrom, iso(d.clock.now()), unsynced(d.db, behind.uploadFrom, link.project_id).backlog - before);
+      state.cloudBehind(
+        behind.uploadFrom,
+        iso(d.clock.now()),
+        unsynced(d.db, behind.uploadFrom, link.project_id).backlog - before,
+      );
     });
     this.pullAgain();
-    d.log.warn({ reasons: behind.reasons, uploadFrom: behind.uploadFrom }, 'the cloud is behind this edge (restored from a backup?): sending again what it lacks, pulling everything again');
+    d.log.warn(
+      { reasons: behind.reasons, uploadFrom: behind.uploadFrom },
+      'the cloud is behind this edge (restored from a backup?): sending again what it lacks, pulling everything again',
+    );
   }
 }

@@ -43,7 +43,15 @@ export interface SyncStatus {
 }
 
 export class EdgeSync {
-  readonly stats: EdgeStats = { uploadedItems: 0, uploadBatches: 0, downloadedRows: 0, downloadedDeletions: 0, staleChanges: 0, revocations: 0, failures: 0 };
+  readonly stats: EdgeStats = {
+    uploadedItems: 0,
+    uploadBatches: 0,
+    downloadedRows: 0,
+    downloadedDeletions: 0,
+    staleChanges: 0,
+    revocations: 0,
+    failures: 0,
+  };
   readonly #link: CloudLink;
   readonly #state: LinkState;
   readonly #health: LinkHealth;
@@ -77,7 +85,14 @@ export class EdgeSync {
       onCloud: (cloud) => this.#met(cloud),
     });
     this.#state = new LinkState(d.db, d.projects);
-    const run: EdgeRun = { d, link: this.#link, state: this.#state, stats: this.stats, signal: () => this.#abort.signal, sleep: (ms) => this.#sleep(ms) };
+    const run: EdgeRun = {
+      d,
+      link: this.#link,
+      state: this.#state,
+      stats: this.stats,
+      signal: () => this.#abort.signal,
+      sleep: (ms) => this.#sleep(ms),
+    };
     this.#upload = new EdgeUpload(run);
     this.#download = new EdgeDownload(run, () => this.#upload.drained(() => this.#stopped || this.#linkDown));
     this.#hello = new EdgeHello(run, () => this.#download.reset());
@@ -96,10 +111,20 @@ export class EdgeSync {
   start(): void {
     const row = this.#state.row();
     setIdBlock(this.d.db, row ? blockOfEdge(row.edge_id) : null);
-    if (row?.clock_offset_ms !== null && row?.clock_offset_ms !== undefined) this.d.clockOffset.carryOver(row.clock_offset_ms);
+    if (row?.clock_offset_ms !== null && row?.clock_offset_ms !== undefined)
+      this.d.clockOffset.carryOver(row.clock_offset_ms);
     const poke = () => this.#upload.poke();
     this.d.journal.onIngest(poke);
-    for (const event of ['attendee.created', 'attendee.updated', 'attendee.deleted', 'credential.created', 'credential.revoked', 'attendee.imported', 'gateway.online', 'gateway.offline'] as const) {
+    for (const event of [
+      'attendee.created',
+      'attendee.updated',
+      'attendee.deleted',
+      'credential.created',
+      'credential.revoked',
+      'attendee.imported',
+      'gateway.online',
+      'gateway.offline',
+    ] as const) {
       this.d.bus.on(this, event, poke);
     }
     this.#upload.pacer.start();
@@ -137,7 +162,13 @@ export class EdgeSync {
       clock_offset_ms: clock.offsetMs,
       clock_synchronised: clock.synchronised,
       latency_ms: this.#link.lastLatencyMs,
-      cloud_rollback: row?.cloud_rollback_at ? { detected_at: row.cloud_rollback_at, resent_items: row.cloud_rollback_resent ?? 0, pulled_from_start: row.cloud_rollback_pulled === 1 } : null,
+      cloud_rollback: row?.cloud_rollback_at
+        ? {
+            detected_at: row.cloud_rollback_at,
+            resent_items: row.cloud_rollback_resent ?? 0,
+            pulled_from_start: row.cloud_rollback_pulled === 1,
+          }
+        : null,
     };
   }
 
@@ -224,7 +255,9 @@ export class EdgeSync {
     const row = this.#state.row();
     if (!row) return;
     try {
-      commit(this.d.db, this.d.bus, (w) => w.emit(event, { projectId: row.project_id, edgeId: row.edge_id, ...fields } as never));
+      commit(this.d.db, this.d.bus, (w) =>
+        w.emit(event, { projectId: row.project_id, edgeId: row.edge_id, ...fields } as never),
+      );
     } catch (err) {
       this.d.log.warn({ err }, `${event} not recorded`);
     }

@@ -29,8 +29,12 @@ interface PreparedBatch {
   parts: ReturnType<typeof uploadParts>;
 }
 
-const sameCursor = (a: FeedCursor, b: FeedCursor) => a.accessEventId === b.accessEventId && a.domainEventSeq === b.domainEventSeq;
-const position = (c: FeedCursor): FeedPosition => ({ access_event_id: c.accessEventId, domain_event_seq: c.domainEventSeq });
+const sameCursor = (a: FeedCursor, b: FeedCursor) =>
+  a.accessEventId === b.accessEventId && a.domainEventSeq === b.domainEventSeq;
+const position = (c: FeedCursor): FeedPosition => ({
+  access_event_id: c.accessEventId,
+  domain_event_seq: c.domainEventSeq,
+});
 
 export class EdgeUpload {
   /** The doors first: items per second while scans are busy (access/scan-pacer.ts). */
@@ -67,7 +71,8 @@ export class EdgeUpload {
       const prepared = this.#next && sameCursor(this.#next.from, from) ? this.#next : this.#read(from);
       this.#next = null;
       if (prepared.items === 0) {
-        if (!sameCursor(prepared.cursor, from)) await writeWhenFree(d.db, () => d.feed.saveCursor(CONSUMER, prepared.cursor));
+        if (!sameCursor(prepared.cursor, from))
+          await writeWhenFree(d.db, () => d.feed.saveCursor(CONSUMER, prepared.cursor));
         return this.#pending ? 'again' : 'idle';
       }
       const feed = { from: state.acked(), to: position(prepared.cursor) };
@@ -136,14 +141,21 @@ export class EdgeUpload {
     const { link, state } = this.run;
     for (const [i, items] of prepared.parts.entries()) {
       const last = i === prepared.parts.length - 1;
-      await link.call('POST', state.path('upload'), uploadResultSchema, { body: { ...prepared.body, items, ...(last ? { feed } : {}) }, signal: this.run.signal() });
+      await link.call('POST', state.path('upload'), uploadResultSchema, {
+        body: { ...prepared.body, items, ...(last ? { feed } : {}) },
+        signal: this.run.signal(),
+      });
     }
   }
 
   #read(from: FeedCursor): PreparedBatch {
     const { d, state } = this.run;
     const row = state.row()!;
-    const { items, cursor } = d.feed.read(from, { projectId: row.project_id, events: FEED_EVENTS, names: false }, paced(this.pacer, d.config.sync.uploadBatch));
+    const { items, cursor } = d.feed.read(
+      from,
+      { projectId: row.project_id, events: FEED_EVENTS, names: false },
+      paced(this.pacer, d.config.sync.uploadBatch),
+    );
     if (items.length === 0) return { from, cursor, items: 0, body: null, parts: [] };
     const { offsetMs, synchronised } = d.clockOffset.now();
     const maxId = statement(d.db, 'SELECT COALESCE(MAX(id), 0) FROM access_events').pluck().get() as number;

@@ -48,12 +48,29 @@ export const edgeSchema = z.object({
   last_contact_at: z.string().nullable(),
   last_upload_at: z.string().nullable(),
   revoked_at: z.string().nullable(),
-  protocol_version: z.number().int().nullable().describe('the sync protocol version the edge spoke at its last contact'),
+  protocol_version: z
+    .number()
+    .int()
+    .nullable()
+    .describe('the sync protocol version the edge spoke at its last contact'),
   app_version: z.string().nullable(),
   backlog: z.number().int().nullable().describe('events waiting on the edge, as it reported at its last upload'),
-  clock_offset_ms: z.number().int().nullable().describe("cloud time minus the edge's clock, measured at the last contact"),
-  issued_by: z.number().int().nullable().describe('the user who issued the edge (or last re-confirmed it); null once that user is deleted'),
-  suspended_at: z.string().nullable().describe('set when the issuer lost access to the project: the edge is refused until an administrator re-confirms it'),
+  clock_offset_ms: z
+    .number()
+    .int()
+    .nullable()
+    .describe("cloud time minus the edge's clock, measured at the last contact"),
+  issued_by: z
+    .number()
+    .int()
+    .nullable()
+    .describe('the user who issued the edge (or last re-confirmed it); null once that user is deleted'),
+  suspended_at: z
+    .string()
+    .nullable()
+    .describe(
+      'set when the issuer lost access to the project: the edge is refused until an administrator re-confirms it',
+    ),
   suspended_reason: z.enum(['issuer_lost_access']).nullable(),
 });
 export type EdgeResource = z.infer<typeof edgeSchema>;
@@ -89,13 +106,10 @@ export class SyncEdges {
   create(projectId: number, name: string, issuedBy: number): { edge: EdgeRow; token: string } {
     const secret = randomBytes(30).toString('base64url');
     const id = writeTransaction(this.db, () => {
-      const result = statement(this.db, 'INSERT INTO sync_edges (project_id, name, token_hash, created_at, issued_by) VALUES (?, ?, ?, ?, ?)').run(
-        projectId,
-        name,
-        sha256(secret),
-        iso(this.clock.now()),
-        issuedBy,
-      );
+      const result = statement(
+        this.db,
+        'INSERT INTO sync_edges (project_id, name, token_hash, created_at, issued_by) VALUES (?, ?, ?, ?, ?)',
+      ).run(projectId, name, sha256(secret), iso(this.clock.now()), issuedBy);
       return Number(result.lastInsertRowid);
     });
     return { edge: this.get(id)!, token: `${id}|${secret}` };
@@ -110,7 +124,12 @@ export class SyncEdges {
   }
 
   revoke(id: number): EdgeRow {
-    writeTransaction(this.db, () => statement(this.db, 'UPDATE sync_edges SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?').run(iso(this.clock.now()), id));
+    writeTransaction(this.db, () =>
+      statement(this.db, 'UPDATE sync_edges SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?').run(
+        iso(this.clock.now()),
+        id,
+      ),
+    );
     const edge = this.get(id)!;
     this.bus.emit('sync.edge_refused', { projectId: edge.project_id, edgeId: id, refusal: 'revoked' });
     return edge;
@@ -118,7 +137,10 @@ export class SyncEdges {
 
   /** The live edges (not revoked, not suspended) standing on this user's access, or on nobody's (issuer deleted). */
   standingOn(userId: number | null): EdgeRow[] {
-    return statement(this.db, 'SELECT * FROM sync_edges WHERE (issued_by = ? OR issued_by IS NULL) AND revoked_at IS NULL AND suspended_at IS NULL ORDER BY id').all(userId) as EdgeRow[];
+    return statement(
+      this.db,
+      'SELECT * FROM sync_edges WHERE (issued_by = ? OR issued_by IS NULL) AND revoked_at IS NULL AND suspended_at IS NULL ORDER BY id',
+    ).all(userId) as EdgeRow[];
   }
 
   /** Suspends a live edge (once: a suspended or revoked one is left as it is); its open long polls end. */
@@ -126,22 +148,33 @@ export class SyncEdges {
     const changed = writeTransaction(
       this.db,
       () =>
-        statement(this.db, 'UPDATE sync_edges SET suspended_at = ?, suspended_reason = ? WHERE id = ? AND suspended_at IS NULL AND revoked_at IS NULL').run(iso(this.clock.now()), reason, edge.id)
-          .changes,
+        statement(
+          this.db,
+          'UPDATE sync_edges SET suspended_at = ?, suspended_reason = ? WHERE id = ? AND suspended_at IS NULL AND revoked_at IS NULL',
+        ).run(iso(this.clock.now()), reason, edge.id).changes,
     );
-    if (changed > 0) this.bus.emit('sync.edge_refused', { projectId: edge.project_id, edgeId: edge.id, refusal: 'suspended' });
+    if (changed > 0)
+      this.bus.emit('sync.edge_refused', { projectId: edge.project_id, edgeId: edge.id, refusal: 'suspended' });
   }
 
   /** An administrator re-confirms an edge: it stands on their access from now on, and a suspension is lifted. */
   confirm(id: number, adminId: number): EdgeRow {
-    writeTransaction(this.db, () => statement(this.db, 'UPDATE sync_edges SET issued_by = ?, suspended_at = NULL, suspended_reason = NULL WHERE id = ?').run(adminId, id));
+    writeTransaction(this.db, () =>
+      statement(
+        this.db,
+        'UPDATE sync_edges SET issued_by = ?, suspended_at = NULL, suspended_reason = NULL WHERE id = ?',
+      ).run(adminId, id),
+    );
     return this.get(id)!;
   }
 
   /** hello's highest_ids: what the cloud holds or held in the edge's block, so the edge numbers above it (docs/sync.md: ids). */
   highestIds(edgeId: number): { attendee: number | null; credential: number | null } {
     const base = blockOfEdge(edgeId);
-    return { attendee: highestInBlock(this.db, 'attendees', base), credential: highestInBlock(this.db, 'credentials', base) };
+    return {
+      attendee: highestInBlock(this.db, 'attendees', base),
+      credential: highestInBlock(this.db, 'credentials', base),
+    };
   }
 
   /**
@@ -155,14 +188,21 @@ export class SyncEdges {
       `UPDATE sync_edges SET uploaded_access_event_id = MAX(COALESCE(uploaded_access_event_id, 0), ?),
          uploaded_domain_event_seq = MAX(COALESCE(uploaded_domain_event_seq, 0), ?)
        WHERE id = ? AND COALESCE(uploaded_access_event_id, 0) >= ? AND COALESCE(uploaded_domain_event_seq, 0) >= ?`,
-    ).run(feed.to.access_event_id, feed.to.domain_event_seq, edgeId, feed.from.access_event_id, feed.from.domain_event_seq);
+    ).run(
+      feed.to.access_event_id,
+      feed.to.domain_event_seq,
+      edgeId,
+      feed.from.access_event_id,
+      feed.from.domain_event_seq,
+    );
   }
 
   /** hello's uploaded: the edge's feed position past the last batch stored here, or null. */
   uploadedPosition(edgeId: number): FeedPosition | null {
-    const row = statement(this.db, 'SELECT uploaded_access_event_id AS a, uploaded_domain_event_seq AS d FROM sync_edges WHERE id = ?').get(edgeId) as
-      | { a: number | null; d: number | null }
-      | undefined;
+    const row = statement(
+      this.db,
+      'SELECT uploaded_access_event_id AS a, uploaded_domain_event_seq AS d FROM sync_edges WHERE id = ?',
+    ).get(edgeId) as { a: number | null; d: number | null } | undefined;
     return row && row.a !== null && row.d !== null ? { access_event_id: row.a, domain_event_seq: row.d } : null;
   }
 
@@ -179,12 +219,24 @@ export class SyncEdges {
   }
 
   /** Notes a request from the edge (at most one write per second per edge: long polls and batches come often). */
-  touch(edge: EdgeRow, fields: { protocol?: number; appVersion?: string; backlog?: number; offsetMs?: number | null; uploaded?: boolean }): void {
+  touch(
+    edge: EdgeRow,
+    fields: { protocol?: number; appVersion?: string; backlog?: number; offsetMs?: number | null; uploaded?: boolean },
+  ): void {
     const now = iso(this.clock.now());
     statement(
       this.db,
       `UPDATE sync_edges SET last_contact_at = ?, protocol_version = COALESCE(?, protocol_version), app_version = COALESCE(?, app_version),
          backlog = COALESCE(?, backlog), clock_offset_ms = COALESCE(?, clock_offset_ms), last_upload_at = CASE WHEN ? THEN ? ELSE last_upload_at END WHERE id = ?`,
-    ).run(now, fields.protocol ?? null, fields.appVersion ?? null, fields.backlog ?? null, fields.offsetMs ?? null, fields.uploaded ? 1 : 0, now, edge.id);
+    ).run(
+      now,
+      fields.protocol ?? null,
+      fields.appVersion ?? null,
+      fields.backlog ?? null,
+      fields.offsetMs ?? null,
+      fields.uploaded ? 1 : 0,
+      now,
+      edge.id,
+    );
   }
 }

@@ -59,9 +59,26 @@ export class SyncServices {
     this.edges = new SyncEdges(d.db, d.clock, d.bus);
     this.conflicts = new SyncConflicts(d.db, d.clock);
     this.changes = new ChangeStream(d.db, d.bus);
-    this.uploads = new UploadApply(d.db, d.clock, d.bus, d.occupancy, d.index, this.conflicts, () => d.externalChanges.catchUp(), this.edges, { busyWaitMs: d.config.store.busyTimeoutMs });
+    this.uploads = new UploadApply(
+      d.db,
+      d.clock,
+      d.bus,
+      d.occupancy,
+      d.index,
+      this.conflicts,
+      () => d.externalChanges.catchUp(),
+      this.edges,
+      { busyWaitMs: d.config.store.busyTimeoutMs },
+    );
     this.uploadGate = new UploadGate(d.config.sync.uploadsAtOnce);
-    this.edge = d.config.role === 'edge' ? new EdgeSync({ ...d, replica: new Replica(d.db, d.clock, d.externalChanges), log: d.log.child({ module: 'sync' }) }) : null;
+    this.edge =
+      d.config.role === 'edge'
+        ? new EdgeSync({
+            ...d,
+            replica: new Replica(d.db, d.clock, d.externalChanges),
+            log: d.log.child({ module: 'sync' }),
+          })
+        : null;
   }
 
   /** Which run of this cloud answers: made anew at each start (docs/sync.md: a cloud restored from a backup). */
@@ -75,7 +92,10 @@ export class SyncServices {
   /** The lifecycle module's start: what the role runs. */
   start(): void {
     const { role } = this.d.config;
-    if (role === 'standalone') this.d.log.info('role: standalone: nothing syncs (set GATEHOUSE_ROLE=edge with GATEHOUSE_CLOUD_URL and GATEHOUSE_SYNC_TOKEN to sync with a cloud)');
+    if (role === 'standalone')
+      this.d.log.info(
+        'role: standalone: nothing syncs (set GATEHOUSE_ROLE=edge with GATEHOUSE_CLOUD_URL and GATEHOUSE_SYNC_TOKEN to sync with a cloud)',
+      );
     if (role === 'cloud') {
       this.uploads.prepare();
       this.changes.start();
@@ -105,7 +125,12 @@ export class SyncServices {
   }
 
   /** GET .../sync/status for a project. */
-  status(projectId: number): (SyncStatus | (Omit<SyncStatus, 'role' | 'state'> & { role: 'cloud' | 'standalone'; state: string })) & { edges?: ReturnType<SyncEdges['resource']>[] } {
+  status(projectId: number): (
+    | SyncStatus
+    | (Omit<SyncStatus, 'role' | 'state'> & { role: 'cloud' | 'standalone'; state: string })
+  ) & {
+    edges?: ReturnType<SyncEdges['resource']>[];
+  } {
     // An edge not linked yet (or never: another protocol, a refused token) answers for every project.
     if (this.edge && (this.edge.projectId === projectId || this.edge.projectId === null)) return this.edge.status();
     const role = this.d.config.role === 'cloud' ? 'cloud' : 'standalone';

@@ -38,7 +38,10 @@ export class LinkHealth {
     if (e?.status === 409 && e.body?.code === 'sync_protocol_unsupported') {
       this.state = 'incompatible';
       this.lastError = message;
-      this.log.error({ err: message }, 'sync stopped: this edge and its cloud speak incompatible sync protocols; update one of them (nothing is uploaded or applied until then)');
+      this.log.error(
+        { err: message },
+        'sync stopped: this edge and its cloud speak incompatible sync protocols; update one of them (nothing is uploaded or applied until then)',
+      );
       return true;
     }
     if (e?.status === 401 && e.body?.code === 'edge_suspended') {
@@ -55,7 +58,9 @@ export class LinkHealth {
     if (e?.status === 401) {
       this.state = 'refused';
       this.lastError = message;
-      this.log.error("sync stopped: the cloud refused this edge's sync token (revoked or wrong); set GATEHOUSE_SYNC_TOKEN to a token the cloud issued and restart");
+      this.log.error(
+        "sync stopped: the cloud refused this edge's sync token (revoked or wrong); set GATEHOUSE_SYNC_TOKEN to a token the cloud issued and restart",
+      );
       return true;
     }
     const streak = e?.kind === 'network' ? 0 : (this.#failing.get(loop) ?? 0) + 1;
@@ -68,7 +73,10 @@ export class LinkHealth {
     if (this.state !== 'offline') {
       this.state = 'offline';
       this.#downSince = this.now();
-      this.log.warn({ reason: message }, 'cloud link down: decisions go on locally, sync resumes when the link is back');
+      this.log.warn(
+        { reason: message },
+        'cloud link down: decisions go on locally, sync resumes when the link is back',
+      );
       this.tell('sync.link_down', { reason: message, since: this.#downSince });
     }
     return false;

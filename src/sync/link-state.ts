@@ -45,8 +45,16 @@ export class LinkState {
   }
 
   /** At the first contact: the edge's id and project; numbered above every id the cloud holds or held in its block (docs/sync.md: ids). */
-  enrol(edgeId: number, projectId: number, cloudProjectId: number, highest: { attendee: number | null; credential: number | null }): void {
-    statement(this.db, 'INSERT OR IGNORE INTO sync_link (id, edge_id, project_id, cloud_project_id) VALUES (1, ?, ?, ?)').run(edgeId, projectId, cloudProjectId);
+  enrol(
+    edgeId: number,
+    projectId: number,
+    cloudProjectId: number,
+    highest: { attendee: number | null; credential: number | null },
+  ): void {
+    statement(
+      this.db,
+      'INSERT OR IGNORE INTO sync_link (id, edge_id, project_id, cloud_project_id) VALUES (1, ?, ?, ?)',
+    ).run(edgeId, projectId, cloudProjectId);
     if (highest.attendee !== null) raiseMark(this.db, 'attendees', highest.attendee);
     if (highest.credential !== null) raiseMark(this.db, 'credentials', highest.credential);
   }
@@ -58,17 +66,18 @@ export class LinkState {
   }
 
   uploaded(at: string, offsetMs: number | null, acked: FeedPosition): void {
-    statement(this.db, 'UPDATE sync_link SET last_upload_at = ?, clock_offset_ms = ?, acked_access_event_id = ?, acked_domain_event_seq = ? WHERE id = 1').run(
-      at,
-      offsetMs,
-      acked.access_event_id,
-      acked.domain_event_seq,
-    );
+    statement(
+      this.db,
+      'UPDATE sync_link SET last_upload_at = ?, clock_offset_ms = ?, acked_access_event_id = ?, acked_domain_event_seq = ? WHERE id = 1',
+    ).run(at, offsetMs, acked.access_event_id, acked.domain_event_seq);
   }
 
   /** A page written: the cursor past it, and when the newest change was reached (null: not yet). */
   downloaded(cursor: string, caughtUpAt: string | null): void {
-    statement(this.db, 'UPDATE sync_link SET download_cursor = ?, last_download_at = COALESCE(?, last_download_at) WHERE id = 1').run(cursor, caughtUpAt);
+    statement(
+      this.db,
+      'UPDATE sync_link SET download_cursor = ?, last_download_at = COALESCE(?, last_download_at) WHERE id = 1',
+    ).run(cursor, caughtUpAt);
   }
 
   revocationsRead(cursor: string): void {

@@ -43,7 +43,12 @@ export function inClear(url: string): boolean {
   const u = new URL(url);
   if (u.protocol !== 'http:') return false;
   const host = u.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  const loopback = host === 'localhost' || host.endsWith('.localhost') || /^127\./.test(host) || host === '::1' || /^::ffff:7f[0-9a-f]{2}:/.test(host);
+  const loopback =
+    host === 'localhost' ||
+    host.endsWith('.localhost') ||
+    /^127\./.test(host) ||
+    host === '::1' ||
+    /^::ffff:7f[0-9a-f]{2}:/.test(host);
   return !loopback;
 }
 
@@ -90,7 +95,12 @@ export class CloudLink {
   constructor(private readonly options: LinkOptions) {
     this.#base = options.url.replace(/\/+$/, '');
     const ca = options.caFile ? [...rootCertificates, readFileSync(options.caFile, 'utf8')] : undefined;
-    this.#agent = new Agent({ connect: { ...(ca ? { ca } : {}), timeout: options.timeoutMs }, keepAliveTimeout: 30_000, headersTimeout: 0, bodyTimeout: 0 });
+    this.#agent = new Agent({
+      connect: { ...(ca ? { ca } : {}), timeout: options.timeoutMs },
+      keepAliveTimeout: 30_000,
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    });
   }
 
   async close(): Promise<void> {
@@ -98,7 +108,12 @@ export class CloudLink {
   }
 
   /** JSON request; resolves to the answer's `data` as `schema` takes it; throws LinkError. `waitMs`: a long poll's hold. */
-  async call<S extends z.ZodType>(method: 'GET' | 'POST', path: string, schema: S, options: { body?: unknown; waitMs?: number; signal?: AbortSignal } = {}): Promise<z.output<S>> {
+  async call<S extends z.ZodType>(
+    method: 'GET' | 'POST',
+    path: string,
+    schema: S,
+    options: { body?: unknown; waitMs?: number; signal?: AbortSignal } = {},
+  ): Promise<z.output<S>> {
     const what = `${method} ${path}`;
     const started = this.options.now();
     const monoStarted = performance.now();
@@ -128,7 +143,9 @@ export class CloudLink {
     } catch (err) {
       if (err instanceof LinkError) throw err;
       const e = err as Error & { code?: string };
-      const reason = timeout.aborted ? `no answer within ${this.options.timeoutMs + (options.waitMs ?? 0)} ms` : (e.code ?? e.message);
+      const reason = timeout.aborted
+        ? `no answer within ${this.options.timeoutMs + (options.waitMs ?? 0)} ms`
+        : (e.code ?? e.message);
       throw new LinkError(`${what}: ${reason}`, 'network');
     }
     const monoFinished = performance.now();
@@ -138,9 +155,13 @@ export class CloudLink {
       parsed = text ? parseJson(text, SYNC_JSON_DEPTH) : undefined;
     } catch (err) {
       parsed = undefined;
-      if (status >= 200 && status < 300) throw new LinkError(`${what}: the answer is not JSON (${quote((err as Error).message)})`, 'malformed', status);
+      if (status >= 200 && status < 300)
+        throw new LinkError(`${what}: the answer is not JSON (${quote((err as Error).message)})`, 'malformed', status);
     }
-    const record = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : null;
+    const record =
+      typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+        ? (parsed as Record<string, unknown>)
+        : null;
     if (status < 200 || status >= 300) {
       const message = typeof record?.message === 'string' ? quote(record.message) : `HTTP ${status}`;
       const retryAfterMs = status === 429 || status === 503 ? retryAfter(headers['retry-after']) : null;
@@ -168,7 +189,11 @@ export class CloudLink {
 async function bodyWithin(res: Dispatcher.ResponseData, cap: number, what: string): Promise<string> {
   const tooLarge = () => {
     res.body.destroy();
-    return new LinkError(`${what}: the answer is larger than ${cap} bytes (sync.maxAnswerBytes): not read`, 'too_large', res.statusCode);
+    return new LinkError(
+      `${what}: the answer is larger than ${cap} bytes (sync.maxAnswerBytes): not read`,
+      'too_large',
+      res.statusCode,
+    );
   };
   if (Number(res.headers['content-length']) > cap) throw tooLarge();
   const chunks: Buffer[] = [];

@@ -22,7 +22,16 @@ export const UPLOAD_MAX_ITEMS = 1000;
 export const UPLOAD_MAX_BYTES = 4 * 1024 * 1024;
 
 /** Entities replicated to edges, in the order a decision needs them within one version. */
-export const ENTITIES = ['access_zone', 'access_point', 'reader', 'attendee_type', 'attendee', 'credential', 'time_restriction', 'blocklist_entry'] as const;
+export const ENTITIES = [
+  'access_zone',
+  'access_point',
+  'reader',
+  'attendee_type',
+  'attendee',
+  'credential',
+  'time_restriction',
+  'blocklist_entry',
+] as const;
 export type Entity = (typeof ENTITIES)[number];
 
 /**
@@ -30,22 +39,48 @@ export type Entity = (typeof ENTITIES)[number];
  * `absent`: what an edge stores for a column a change does not carry (a cloud of a build from
  * before the column sends none: an edge upgraded first must still apply its rows).
  */
-export const REPLICATED: Record<Entity, { table: string; columns: readonly string[]; absent?: Readonly<Record<string, number>> }> = {
-  access_zone: { table: 'access_zones', columns: ['name', 'slug', 'capacity', 'requires_ticket', 'anti_passback'], absent: { anti_passback: 0 } },
-  access_point: { table: 'access_points', columns: ['access_zone_id', 'name', 'slug', 'location', 'direction', 'is_active'] },
+export const REPLICATED: Record<
+  Entity,
+  { table: string; columns: readonly string[]; absent?: Readonly<Record<string, number>> }
+> = {
+  access_zone: {
+    table: 'access_zones',
+    columns: ['name', 'slug', 'capacity', 'requires_ticket', 'anti_passback'],
+    absent: { anti_passback: 0 },
+  },
+  access_point: {
+    table: 'access_points',
+    columns: ['access_zone_id', 'name', 'slug', 'location', 'direction', 'is_active'],
+  },
   reader: { table: 'readers', columns: ['access_point_id', 'identifier', 'type'] },
   attendee_type: { table: 'attendee_types', columns: ['name', 'slug'] },
-  attendee: { table: 'attendees', columns: ['attendee_type_id', 'first_name', 'last_name', 'email', 'external_id', 'status', 'extra'] },
-  credential: { table: 'credentials', columns: ['attendee_id', 'value', 'kind', 'status', 'valid_from', 'valid_until', 'revoked_at'] },
-  time_restriction: { table: 'time_restrictions', columns: ['access_zone_id', 'attendee_type_id', 'days_of_week', 'start_time', 'end_time'] },
+  attendee: {
+    table: 'attendees',
+    columns: ['attendee_type_id', 'first_name', 'last_name', 'email', 'external_id', 'status', 'extra'],
+  },
+  credential: {
+    table: 'credentials',
+    columns: ['attendee_id', 'value', 'kind', 'status', 'valid_from', 'valid_until', 'revoked_at'],
+  },
+  time_restriction: {
+    table: 'time_restrictions',
+    columns: ['access_zone_id', 'attendee_type_id', 'days_of_week', 'start_time', 'end_time'],
+  },
   blocklist_entry: { table: 'blocklist_entries', columns: ['attendee_id', 'credential_id', 'reason', 'until'] },
 };
 
 /** In every answer of the protocol: which run of the cloud answered, and how far its change versions go. */
 export const cloudStateSchema = z
   .object({
-    incarnation: z.string().describe('made anew at each start of the cloud: an edge seeing a new one checks where it stands (docs/sync.md: a cloud restored from a backup)'),
-    high_water: z.number().int().describe("the cloud's newest change version: a download cursor beyond it means the cloud went back in time"),
+    incarnation: z
+      .string()
+      .describe(
+        'made anew at each start of the cloud: an edge seeing a new one checks where it stands (docs/sync.md: a cloud restored from a backup)',
+      ),
+    high_water: z
+      .number()
+      .int()
+      .describe("the cloud's newest change version: a download cursor beyond it means the cloud went back in time"),
   })
   .describe("the cloud's run and its versions' high-water mark");
 export type CloudState = z.infer<typeof cloudStateSchema>;
@@ -109,7 +144,9 @@ export const uploadedAccessEventSchema = z.strictObject({
     .enum(REASON_DETAILS)
     .nullable()
     .optional()
-    .describe('which cause of not_authorized refused it (docs/engine.md); absent: null (an edge sends it only when set, as an edge from before it never does)'),
+    .describe(
+      'which cause of not_authorized refused it (docs/engine.md); absent: null (an edge sends it only when set, as an edge from before it never does)',
+    ),
   movement: z.enum(['in', 'out']).nullable(),
   scanned_at: iso.describe("the edge's raw scan time (its clock offset is never applied to it)"),
   decided_at: iso,
@@ -121,8 +158,13 @@ export const uploadedAccessEventSchema = z.strictObject({
     .max(10 ** 12)
     .nullable()
     .optional()
-    .describe("cloud time minus the edge's clock in force when it decided this event (null: never measured); absent: the batch's clock"),
-  clock_synchronised: z.boolean().optional().describe("that offset was measured in the edge's current run and within its tolerance; absent: the batch's clock"),
+    .describe(
+      "cloud time minus the edge's clock in force when it decided this event (null: never measured); absent: the batch's clock",
+    ),
+  clock_synchronised: z
+    .boolean()
+    .optional()
+    .describe("that offset was measured in the edge's current run and within its tolerance; absent: the batch's clock"),
 });
 export type UploadedAccessEvent = z.infer<typeof uploadedAccessEventSchema>;
 
@@ -148,7 +190,13 @@ export type UploadedChange = z.infer<typeof uploadedChangeSchema>;
 
 export const uploadBodySchema = z.strictObject({
   clock: z.strictObject({
-    offset_ms: z.number().int().nullable().describe("cloud time minus the edge's clock now; null when never measured (each access event carries the offset in force when it was decided)"),
+    offset_ms: z
+      .number()
+      .int()
+      .nullable()
+      .describe(
+        "cloud time minus the edge's clock now; null when never measured (each access event carries the offset in force when it was decided)",
+      ),
     synchronised: z.boolean().describe('false when never measured or off by more than the edge tolerates'),
   }),
   backlog: z.number().int().min(0).describe('items still waiting on the edge after this batch'),
@@ -165,7 +213,12 @@ export type UploadBody = z.infer<typeof uploadBodySchema>;
 export const uploadResultSchema = z.object({
   accepted: z.number().int().describe('items stored now'),
   duplicates: z.number().int().describe('items stored before (a batch sent again): nothing done'),
-  refused: z.number().int().describe('of the accepted, changes the cloud could not apply as sent: each kept as a refused_change or id_conflict conflict, never sent again'),
+  refused: z
+    .number()
+    .int()
+    .describe(
+      'of the accepted, changes the cloud could not apply as sent: each kept as a refused_change or id_conflict conflict, never sent again',
+    ),
   cloud: cloudStateSchema,
   server_time: z.string(),
 });
@@ -174,14 +227,24 @@ export const helloSchema = z.object({
   protocol: z.number().int(),
   supported_protocols: z.array(z.number().int()),
   edge: z.object({ id: z.number().int(), name: z.string() }),
-  project: z.object({ id: z.number().int(), team_slug: z.string(), slug: z.string(), name: z.string(), timezone: z.string() }),
+  project: z.object({
+    id: z.number().int(),
+    team_slug: z.string(),
+    slug: z.string(),
+    name: z.string(),
+    timezone: z.string(),
+  }),
   highest_ids: z
     .object({ attendee: z.number().int().nullable(), credential: z.number().int().nullable() })
-    .describe("the highest id of each the cloud holds or has held in this edge's block (null: none); the edge numbers what it creates above them, so a box wiped and enrolled again reuses none"),
+    .describe(
+      "the highest id of each the cloud holds or has held in this edge's block (null: none); the edge numbers what it creates above them, so a box wiped and enrolled again reuses none",
+    ),
   uploaded: z
     .object(feedPositionSchema.shape)
     .nullable()
-    .describe("the edge's feed position just past the last batch this cloud stored (null: none): an edge that had a later batch acknowledged sends again from here"),
+    .describe(
+      "the edge's feed position just past the last batch this cloud stored (null: none): an edge that had a later batch acknowledged sends again from here",
+    ),
   cloud: cloudStateSchema,
   server_time: z.string(),
 });

@@ -80,7 +80,8 @@ function asStored(change: Change, version: number): WrittenChange['row'] {
   const row: NonNullable<WrittenChange['row']> = { id: change.id, version };
   for (const [column, type] of indexed) {
     const value = data[column] ?? null;
-    if (value !== null && (type === 'text' ? typeof value !== 'string' : !Number.isSafeInteger(value))) return undefined;
+    if (value !== null && (type === 'text' ? typeof value !== 'string' : !Number.isSafeInteger(value)))
+      return undefined;
     row[column] = value;
   }
   return row;
@@ -103,7 +104,11 @@ export class Replica {
    * index; answers how many rows and deletions it wrote, and how many changes it left alone (not
    * newer than what the edge holds). The write waits for the lock without holding the event loop
    * (store/transactions.ts). */
-  async apply(projectId: number, changes: readonly Change[], afterWrite?: () => void): Promise<{ rows: number; deletions: number; skipped: number }> {
+  async apply(
+    projectId: number,
+    changes: readonly Change[],
+    afterWrite?: () => void,
+  ): Promise<{ rows: number; deletions: number; skipped: number }> {
     const counts = { rows: 0, deletions: 0, skipped: 0 };
     if (changes.length === 0) {
       if (afterWrite) await writeWhenFree(this.db, afterWrite);
@@ -120,7 +125,9 @@ export class Replica {
         written = [];
         const takeNewer = statement(this.db, TAKE_NEWER);
         // One block of the edge's change versions for the page, as a bulk import takes.
-        const end = statement(this.db, 'UPDATE change_sequence SET value = value + ? WHERE id = 1 RETURNING value').pluck().get(changes.length) as number;
+        const end = statement(this.db, 'UPDATE change_sequence SET value = value + ? WHERE id = 1 RETURNING value')
+          .pluck()
+          .get(changes.length) as number;
         first = end - changes.length + 1;
         let version = first;
         const now = iso(this.clock.now());
@@ -180,7 +187,11 @@ export class Replica {
           `INSERT INTO ${table} (id, project_id, ${columns.join(', ')}, version, created_at, updated_at) VALUES (?, ?, ${columns.map(() => '?').join(', ')}, ?, ?, ?)
            ON CONFLICT (id) DO UPDATE SET ${columns.map((c) => `${c} = excluded.${c}`).join(', ')}, version = excluded.version, updated_at = excluded.updated_at`,
         ),
-        dropOther: unique ? this.db.prepare(`DELETE FROM ${table} WHERE project_id = ? AND ${unique} = ? AND id != ? RETURNING id`).pluck() : null,
+        dropOther: unique
+          ? this.db
+              .prepare(`DELETE FROM ${table} WHERE project_id = ? AND ${unique} = ? AND id != ? RETURNING id`)
+              .pluck()
+          : null,
         remove: this.db.prepare(`DELETE FROM ${table} WHERE project_id = ? AND id = ?`),
       };
       this.#statements.set(entity, prepared);
@@ -207,25 +218,39 @@ export class Replica {
     } catch (err) {
       // The cloud's row wins over a different local row holding the same unique value.
       const unique = UNIQUE[table];
-      if ((err as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE' || !prepared.dropOther || data[unique!] == null) throw err;
+      if (
+        (err as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE' ||
+        !prepared.dropOther ||
+        data[unique!] == null
+      )
+        throw err;
       // The index loses it too, before the row that takes its value is put (a credential's value is its key there).
-      for (const other of prepared.dropOther.all(projectId, data[unique!] as string, change.id) as number[]) written.push({ entity: change.entity, op: 'delete', id: other, version });
+      for (const other of prepared.dropOther.all(projectId, data[unique!] as string, change.id) as number[])
+        written.push({ entity: change.entity, op: 'delete', id: other, version });
       prepared.upsert.run(...args);
     }
     written.push({ entity: change.entity, op: 'upsert', id: change.id, version, row: asStored(change, version) });
     if (change.entity === 'attendee_type') {
       statement(this.db, 'DELETE FROM attendee_type_zones WHERE attendee_type_id = ?').run(change.id);
-      const insert = statement(this.db, 'INSERT OR IGNORE INTO attendee_type_zones (attendee_type_id, access_zone_id) VALUES (?, ?)');
+      const insert = statement(
+        this.db,
+        'INSERT OR IGNORE INTO attendee_type_zones (attendee_type_id, access_zone_id) VALUES (?, ?)',
+      );
       for (const zone of (data.zone_ids as number[] | undefined) ?? []) insert.run(change.id, zone);
     }
   }
 
   #delete(projectId: number, change: Change, version: number, now: string, written: WrittenChange[]): void {
     const gone = this.#of(change.entity).remove.run(projectId, change.id).changes;
-    if (change.entity === 'access_zone') statement(this.db, 'DELETE FROM attendee_type_zones WHERE access_zone_id = ?').run(change.id);
-    if (change.entity === 'attendee_type') statement(this.db, 'DELETE FROM attendee_type_zones WHERE attendee_type_id = ?').run(change.id);
+    if (change.entity === 'access_zone')
+      statement(this.db, 'DELETE FROM attendee_type_zones WHERE access_zone_id = ?').run(change.id);
+    if (change.entity === 'attendee_type')
+      statement(this.db, 'DELETE FROM attendee_type_zones WHERE attendee_type_id = ?').run(change.id);
     if (gone === 0) return;
-    statement(this.db, 'INSERT INTO tombstones (project_id, entity, entity_id, version, deleted_at) VALUES (?, ?, ?, ?, ?)').run(projectId, change.entity, change.id, version, now);
+    statement(
+      this.db,
+      'INSERT INTO tombstones (project_id, entity, entity_id, version, deleted_at) VALUES (?, ?, ?, ?, ?)',
+    ).run(projectId, change.entity, change.id, version, now);
     written.push({ entity: change.entity, op: 'delete', id: change.id, version });
   }
 }

@@ -13,7 +13,12 @@ import type { NewConflict, SyncConflictResource, SyncConflicts } from './conflic
 import { type Arrival, DoubleEntries } from './double-entries.js';
 import type { UploadBody, UploadedAccessEvent } from './protocol.js';
 import { UploadChanges } from './upload-changes.js';
-import { deletedReferenceColumn, deletedReferenceConflict, UploadFlags, unknownReferenceConflict } from './upload-flags.js';
+import {
+  deletedReferenceColumn,
+  deletedReferenceConflict,
+  UploadFlags,
+  unknownReferenceConflict,
+} from './upload-flags.js';
 
 // The cloud's side of an upload (issue 26 items 4-6, 11). A batch is applied in slices, each a
 // transaction of its own with the event loop free between two (docs/sync.md: limits):
@@ -126,7 +131,15 @@ export class UploadApply {
   }
 
   /** The slice of the batch's `items` from `from`, in one transaction; once committed, announced. Answers where the next slice begins. */
-  async #slice(edge: EdgeRow, projectId: number, body: UploadBody, items: UploadBody['items'], from: number, now: string, outcome: UploadOutcome): Promise<number> {
+  async #slice(
+    edge: EdgeRow,
+    projectId: number,
+    body: UploadBody,
+    items: UploadBody['items'],
+    from: number,
+    now: string,
+    outcome: UploadOutcome,
+  ): Promise<number> {
     const { sliceItems = SLICE_ITEMS, sliceMs = SLICE_MS, busyWaitMs } = this.slicing;
     let announce: Emit[] = [];
     let undo: (() => void)[] = [];
@@ -149,14 +162,26 @@ export class UploadApply {
           this.#flags.begin();
           const arrivals: Arrivals = { movements: [], flags: new Map() };
           const started = performance.now();
-          while (next < items.length && next - from < sliceItems && (next === from || performance.now() - started < sliceMs)) {
+          while (
+            next < items.length &&
+            next - from < sliceItems &&
+            (next === from || performance.now() - started < sliceMs)
+          ) {
             const item = items[next++]!;
-            const result = item.kind === 'access' ? this.#access(edge, projectId, item, body.clock, now, announce, undo, arrivals) : this.#changes.apply(edge, projectId, item, now, announce);
+            const result =
+              item.kind === 'access'
+                ? this.#access(edge, projectId, item, body.clock, now, announce, undo, arrivals)
+                : this.#changes.apply(edge, projectId, item, now, announce);
             const fresh = result !== false;
             if (fresh) counts.accepted++;
             else counts.duplicates++;
             if (result === 'refused') counts.refused++;
-            if (fresh && item.kind === 'change' && (item.event.startsWith('attendee.') || item.event.startsWith('credential.'))) venueChanged = true;
+            if (
+              fresh &&
+              item.kind === 'change' &&
+              (item.event.startsWith('attendee.') || item.event.startsWith('credential.'))
+            )
+              venueChanged = true;
           }
           this.#settleDoubles(projectId, arrivals, announce);
           // In the last slice's transaction: held exactly when the whole batch is.
@@ -178,7 +203,16 @@ export class UploadApply {
     return next;
   }
 
-  #access(edge: EdgeRow, projectId: number, e: UploadedAccessEvent, clock: UploadBody['clock'], now: string, announce: Emit[], undo: (() => void)[], arrivals: Arrivals): boolean {
+  #access(
+    edge: EdgeRow,
+    projectId: number,
+    e: UploadedAccessEvent,
+    clock: UploadBody['clock'],
+    now: string,
+    announce: Emit[],
+    undo: (() => void)[],
+    arrivals: Arrivals,
+  ): boolean {
     // Stored first (once: the uuid is unique); what it changes is worked out only for a new one.
     // The clock offset in force when the edge decided it, or (an edge that does not stamp events) the batch's.
     const offset = e.clock_offset_ms !== undefined ? e.clock_offset_ms : clock.offset_ms;
@@ -216,7 +250,10 @@ export class UploadApply {
     const gone = this.#flags.goneReferences(projectId, e);
     if (gone.length > 0) {
       flags.deleted_reference = deletedReferenceColumn(gone);
-      statement(this.db, 'UPDATE access_events SET deleted_reference = ? WHERE id = ?').run(flags.deleted_reference, id);
+      statement(this.db, 'UPDATE access_events SET deleted_reference = ? WHERE id = ?').run(
+        flags.deleted_reference,
+        id,
+      );
       conflicts.push(this.#raise(projectId, deletedReferenceConflict(edge.id, e, gone)));
     }
     // Naming what the edge's project never held: kept for review, and nothing more (no count, no name, no flag on anyone's history).
@@ -235,13 +272,22 @@ export class UploadApply {
       // Presence follows the holder's latest movement on the cloud's clock, and never into (or out of) a zone the cloud no longer has.
       if (!zoneGone && !this.#doubles.neighbour(projectId, e.attendee_id, at, id, 'after')) {
         ({ counted, fromZoneId } = this.#move(e.attendee_id, e.access_zone_id, e.movement, undo));
-        if (counted) statement(this.db, 'UPDATE access_events SET counted = 1, from_zone_id = ? WHERE id = ?').run(fromZoneId, id);
+        if (counted)
+          statement(this.db, 'UPDATE access_events SET counted = 1, from_zone_id = ? WHERE id = ?').run(fromZoneId, id);
       }
       const review = e.movement === 'in' ? this.#flags.review(projectId, e, at) : null; // letting someone out needs no review
       if (review) {
         flags.review = review;
         statement(this.db, 'UPDATE access_events SET review = ? WHERE id = ?').run(review, id);
-        conflicts.push(this.#raise(projectId, { kind: review, edgeId: edge.id, eventUuid: e.uuid, entity: 'credential', entityId: e.credential_id ?? undefined }));
+        conflicts.push(
+          this.#raise(projectId, {
+            kind: review,
+            edgeId: edge.id,
+            eventUuid: e.uuid,
+            entity: 'credential',
+            entityId: e.credential_id ?? undefined,
+          }),
+        );
       }
     }
     if (e.granted && e.attendee_id !== null && e.movement !== null) {
@@ -279,7 +325,17 @@ export class UploadApply {
   }
 
   /** `named`: the holder is this project's, so the announcement may carry their name. */
-  #announce(projectId: number, edge: EdgeRow, e: UploadedAccessEvent, now: string, flags: Flags, counted: boolean, fromZoneId: number | null, conflicts: SyncConflictResource[], named: boolean): void {
+  #announce(
+    projectId: number,
+    edge: EdgeRow,
+    e: UploadedAccessEvent,
+    now: string,
+    flags: Flags,
+    counted: boolean,
+    fromZoneId: number | null,
+    conflicts: SyncConflictResource[],
+    named: boolean,
+  ): void {
     const uploaded = { uuid: e.uuid, edge_id: edge.id, uploaded_at: now, ...flags };
     if (e.granted && e.attendee_id !== null && e.credential_id !== null && e.access_zone_id !== null) {
       const holder = named ? this.index.attendees.get(e.attendee_id) : undefined;
@@ -298,20 +354,38 @@ export class UploadApply {
     } else if (!e.granted && e.reason !== null) {
       this.bus.emit('AccessDenied', {
         projectId,
-        payload: { credential_value: e.credential_value, access_point_id: e.access_point_id, reason: e.reason, reason_detail: e.reason_detail ?? null, timestamp: e.scanned_at, ...uploaded },
+        payload: {
+          credential_value: e.credential_value,
+          access_point_id: e.access_point_id,
+          reason: e.reason,
+          reason_detail: e.reason_detail ?? null,
+          timestamp: e.scanned_at,
+          ...uploaded,
+        },
       });
     }
     // Else a grant naming no holder, credential or zone, or a denial with no reason: no edge decides
     // one (engine.ts), so neither payload fits; it is stored as sent, and not announced live.
     if (counted && e.access_zone_id !== null) {
-      this.bus.emit('zone.occupancy_changed', { projectId, zoneIds: fromZoneId === null ? [e.access_zone_id] : [e.access_zone_id, fromZoneId], timestamp: e.scanned_at });
+      this.bus.emit('zone.occupancy_changed', {
+        projectId,
+        zoneIds: fromZoneId === null ? [e.access_zone_id] : [e.access_zone_id, fromZoneId],
+        timestamp: e.scanned_at,
+      });
     }
     for (const conflict of conflicts) this.bus.emit('sync.conflict', { projectId, conflict });
   }
 
-  #move(attendeeId: number, zoneId: number, movement: 'in' | 'out', undo: (() => void)[]): { counted: boolean; fromZoneId: number | null } {
+  #move(
+    attendeeId: number,
+    zoneId: number,
+    movement: 'in' | 'out',
+    undo: (() => void)[],
+  ): { counted: boolean; fromZoneId: number | null } {
     const before = this.occupancy.zoneOf(attendeeId);
-    undo.push(() => (before === undefined ? this.occupancy.forget(attendeeId) : this.occupancy.enter(attendeeId, before)));
+    undo.push(() =>
+      before === undefined ? this.occupancy.forget(attendeeId) : this.occupancy.enter(attendeeId, before),
+    );
     if (movement === 'out') return { counted: this.occupancy.leave(attendeeId, zoneId), fromZoneId: null };
     if (before === zoneId) return { counted: false, fromZoneId: null };
     return { counted: true, fromZoneId: this.occupancy.enter(attendeeId, zoneId) };

@@ -53,8 +53,18 @@ export class UploadChanges {
    * refuses (a constraint, a value it cannot hold) is rolled back alone, in a savepoint, and kept
    * as a refused_change conflict: one bad change must not stop every later upload of its edge.
    */
-  apply(edge: EdgeRow, projectId: number, c: UploadedChange, now: string, announce: Emit[]): 'applied' | 'refused' | false {
-    const fresh = statement(this.db, 'INSERT INTO sync_applied_changes (uuid, edge_id, applied_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(c.uuid, edge.id, now).changes === 1;
+  apply(
+    edge: EdgeRow,
+    projectId: number,
+    c: UploadedChange,
+    now: string,
+    announce: Emit[],
+  ): 'applied' | 'refused' | false {
+    const fresh =
+      statement(
+        this.db,
+        'INSERT INTO sync_applied_changes (uuid, edge_id, applied_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+      ).run(c.uuid, edge.id, now).changes === 1;
     if (!fresh) return false;
     noteUploadedId(this.db, edge, c);
     const clash = idClash(this.db, edge, projectId, c);
@@ -62,7 +72,14 @@ export class UploadChanges {
       this.#record(
         edge,
         projectId,
-        { kind: clash.kind, entity: clash.entity, entityId: clash.entityId, edgeValue: { event: c.event, data: c.data }, cloudValue: clash.cloudValue, detail: clash.detail },
+        {
+          kind: clash.kind,
+          entity: clash.entity,
+          entityId: clash.entityId,
+          edgeValue: { event: c.event, data: c.data },
+          cloudValue: clash.cloudValue,
+          detail: clash.detail,
+        },
         announce,
       );
       return 'refused';
@@ -75,7 +92,12 @@ export class UploadChanges {
         this.#refused(
           edge,
           projectId,
-          { entity: missing.entity, entityId: missing.id, edgeValue: { event: c.event, data: c.data }, detail: `no ${missing.entity} ${missing.id} in this project: nothing to ${missing.verb}` },
+          {
+            entity: missing.entity,
+            entityId: missing.id,
+            edgeValue: { event: c.event, data: c.data },
+            detail: `no ${missing.entity} ${missing.id} in this project: nothing to ${missing.verb}`,
+          },
           announce,
         );
         return 'refused';
@@ -86,7 +108,12 @@ export class UploadChanges {
       this.#refused(
         edge,
         projectId,
-        { entity: c.event.split('.')[0]!, entityId: idOf(c.data), edgeValue: { event: c.event, data: c.data }, detail: `the cloud's store refused it: ${(err as Error).message}` },
+        {
+          entity: c.event.split('.')[0]!,
+          entityId: idOf(c.data),
+          edgeValue: { event: c.event, data: c.data },
+          detail: `the cloud's store refused it: ${(err as Error).message}`,
+        },
         announce,
       );
       return 'refused';
@@ -101,18 +128,28 @@ export class UploadChanges {
       case 'attendee.created':
       case 'attendee.updated':
         if (this.#deletedRows.editOfDeleted(edge, projectId, c, Number(data.id), announce)) break; // the deletion wins
-        this.#attendee(edge, projectId, data, c.event === 'attendee.updated' ? ((data.previous_attributes as Record<string, unknown> | undefined) ?? {}) : null, announce);
+        this.#attendee(
+          edge,
+          projectId,
+          data,
+          c.event === 'attendee.updated'
+            ? ((data.previous_attributes as Record<string, unknown> | undefined) ?? {})
+            : null,
+          announce,
+        );
         break;
       case 'attendee.deleted': {
         const id = Number(data.id ?? data.attendee_id);
-        if (!this.#deletedRows.deleteAttendee(edge, projectId, id, c, (held) => this.#attendeeResource(held), announce)) return { entity: 'attendee', id, verb: 'delete' };
+        if (!this.#deletedRows.deleteAttendee(edge, projectId, id, c, (held) => this.#attendeeResource(held), announce))
+          return { entity: 'attendee', id, verb: 'delete' };
         break;
       }
       case 'credential.created':
         this.#credentials.created(edge, projectId, data, announce);
         break;
       case 'credential.revoked':
-        if (!this.#credentials.revoked(edge, projectId, c, now, announce)) return { entity: 'credential', id: Number(c.data.id), verb: 'revoke' };
+        if (!this.#credentials.revoked(edge, projectId, c, now, announce))
+          return { entity: 'credential', id: Number(c.data.id), verb: 'revoke' };
         break;
       default:
         // Reader and gateway status from the edge: told to the cloud's webhooks with the edge's id.
@@ -122,11 +159,28 @@ export class UploadChanges {
   }
 
   /** Records a refused change, announced after the commit as every conflict is. */
-  #refused(edge: EdgeRow, projectId: number, r: { entity: string; entityId: number | undefined; field?: string; edgeValue: unknown; cloudValue?: unknown; detail: string }, announce: Emit[]): void {
+  #refused(
+    edge: EdgeRow,
+    projectId: number,
+    r: {
+      entity: string;
+      entityId: number | undefined;
+      field?: string;
+      edgeValue: unknown;
+      cloudValue?: unknown;
+      detail: string;
+    },
+    announce: Emit[],
+  ): void {
     this.#record(edge, projectId, { kind: 'refused_change', ...r }, announce);
   }
 
-  #record(edge: EdgeRow, projectId: number, r: Omit<NewConflict, 'edgeId'> & { entityId: number | undefined }, announce: Emit[]): void {
+  #record(
+    edge: EdgeRow,
+    projectId: number,
+    r: Omit<NewConflict, 'edgeId'> & { entityId: number | undefined },
+    announce: Emit[],
+  ): void {
     const conflict = this.conflicts.record(projectId, { ...r, edgeId: edge.id });
     appendToOutbox(this.db, outboxEntryOf('sync.conflict', { projectId, conflict })!);
     announce.push(() => this.bus.emit('sync.conflict', { projectId, conflict }));
@@ -137,23 +191,43 @@ export class UploadChanges {
    * attendee holds here, an attendee type this project no longer has. Each is recorded and
    * answered so the caller applies the change without it.
    */
-  #unplaceable(edge: EdgeRow, projectId: number, id: number, fields: Record<string, unknown>, kept: Record<string, unknown> | null, announce: Emit[]): Set<string> {
+  #unplaceable(
+    edge: EdgeRow,
+    projectId: number,
+    id: number,
+    fields: Record<string, unknown>,
+    kept: Record<string, unknown> | null,
+    announce: Emit[],
+  ): Set<string> {
     const refused = new Set<string>();
     const externalId = fields.external_id;
     if (externalId !== null && externalId !== undefined) {
-      const holder = statement(this.db, 'SELECT id FROM attendees WHERE project_id = ? AND external_id = ? AND id != ?').pluck().get(projectId, externalId, id) as number | undefined;
+      const holder = statement(this.db, 'SELECT id FROM attendees WHERE project_id = ? AND external_id = ? AND id != ?')
+        .pluck()
+        .get(projectId, externalId, id) as number | undefined;
       if (holder !== undefined) {
         refused.add('external_id');
         this.#refused(
           edge,
           projectId,
-          { entity: 'attendee', entityId: id, field: 'external_id', edgeValue: externalId, cloudValue: kept?.external_id ?? null, detail: `attendee ${holder} holds this external id on the cloud` },
+          {
+            entity: 'attendee',
+            entityId: id,
+            field: 'external_id',
+            edgeValue: externalId,
+            cloudValue: kept?.external_id ?? null,
+            detail: `attendee ${holder} holds this external id on the cloud`,
+          },
           announce,
         );
       }
     }
     const typeId = fields.attendee_type_id;
-    if (typeId !== null && typeId !== undefined && !statement(this.db, 'SELECT 1 FROM attendee_types WHERE id = ? AND project_id = ?').get(typeId, projectId)) {
+    if (
+      typeId !== null &&
+      typeId !== undefined &&
+      !statement(this.db, 'SELECT 1 FROM attendee_types WHERE id = ? AND project_id = ?').get(typeId, projectId)
+    ) {
       refused.add('attendee_type_id');
       this.#refused(
         edge,
@@ -172,9 +246,17 @@ export class UploadChanges {
     return refused;
   }
 
-  #attendee(edge: EdgeRow, projectId: number, data: Record<string, unknown>, previous: Record<string, unknown> | null, announce: Emit[]): void {
+  #attendee(
+    edge: EdgeRow,
+    projectId: number,
+    data: Record<string, unknown>,
+    previous: Record<string, unknown> | null,
+    announce: Emit[],
+  ): void {
     const id = Number(data.id);
-    const row = statement(this.db, 'SELECT * FROM attendees WHERE id = ? AND project_id = ?').get(id, projectId) as Record<string, unknown> | undefined;
+    const row = statement(this.db, 'SELECT * FROM attendees WHERE id = ? AND project_id = ?').get(id, projectId) as
+      | Record<string, unknown>
+      | undefined;
     const now = iso(this.clock.now());
     const fields = {
       first_name: data.first_name,
@@ -188,7 +270,10 @@ export class UploadChanges {
     if (!row) {
       for (const field of this.#unplaceable(edge, projectId, id, fields, null, announce)) fields[field] = null; // the edge hears the row back without it
       const cols = Object.keys(fields);
-      statement(this.db, `INSERT INTO attendees (id, project_id, ${cols.join(', ')}, version, created_at, updated_at) VALUES (?, ?, ${cols.map(() => '?').join(', ')}, ?, ?, ?)`).run(
+      statement(
+        this.db,
+        `INSERT INTO attendees (id, project_id, ${cols.join(', ')}, version, created_at, updated_at) VALUES (?, ?, ${cols.map(() => '?').join(', ')}, ?, ?, ?)`,
+      ).run(
         id,
         projectId,
         ...cols.map((k) => fields[k] as string | number | null),
@@ -201,12 +286,22 @@ export class UploadChanges {
     }
     // The cloud wins per field: an edge's change applies to a field the cloud left as the edge saw it.
     const updates: Record<string, unknown> = {};
-    const keys = previous === null ? Object.keys(fields) : Object.keys(previous).map((k) => (k === 'attendee_type' ? 'attendee_type_id' : k));
+    const keys =
+      previous === null
+        ? Object.keys(fields)
+        : Object.keys(previous).map((k) => (k === 'attendee_type' ? 'attendee_type_id' : k));
     for (const key of new Set(keys)) {
       if (!(key in fields)) continue;
       const edgeValue = fields[key];
       const cloudValue = row[key];
-      const base = previous === null ? cloudValue : key === 'extra' ? JSON.stringify(previous.extra ?? {}) : key === 'attendee_type_id' ? (previous.attendee_type_id ?? row[key]) : previous[key];
+      const base =
+        previous === null
+          ? cloudValue
+          : key === 'extra'
+            ? JSON.stringify(previous.extra ?? {})
+            : key === 'attendee_type_id'
+              ? (previous.attendee_type_id ?? row[key])
+              : previous[key];
       if (same(cloudValue, edgeValue)) continue;
       if (same(cloudValue, base)) updates[key] = edgeValue;
       else {
@@ -227,18 +322,23 @@ export class UploadChanges {
     for (const field of refused) delete updates[field];
     if (Object.keys(updates).length === 0) {
       // A new version all the same, so the edge hears the cloud's row back instead of keeping what was refused.
-      if (refused.size > 0) statement(this.db, 'UPDATE attendees SET version = ? WHERE id = ? AND project_id = ?').run(nextVersion(this.db), id, projectId);
+      if (refused.size > 0)
+        statement(this.db, 'UPDATE attendees SET version = ? WHERE id = ? AND project_id = ?').run(
+          nextVersion(this.db),
+          id,
+          projectId,
+        );
       return;
     }
     const sets = Object.keys(updates).map((k) => `${k} = ?`);
-    statement(this.db, `UPDATE attendees SET ${sets.join(', ')}, version = ?, updated_at = ? WHERE id = ? AND project_id = ?`).run(
-      ...Object.values(updates).map((v) => v as string | number | null),
-      nextVersion(this.db),
-      now,
-      id,
-      projectId,
-    );
-    this.#outbox('attendee.updated', projectId, { ...this.#attendeeResource(id), previous_attributes: Object.fromEntries(Object.keys(updates).map((k) => [k, shown(k, row[k])])) });
+    statement(
+      this.db,
+      `UPDATE attendees SET ${sets.join(', ')}, version = ?, updated_at = ? WHERE id = ? AND project_id = ?`,
+    ).run(...Object.values(updates).map((v) => v as string | number | null), nextVersion(this.db), now, id, projectId);
+    this.#outbox('attendee.updated', projectId, {
+      ...this.#attendeeResource(id),
+      previous_attributes: Object.fromEntries(Object.keys(updates).map((k) => [k, shown(k, row[k])])),
+    });
   }
 
   #outbox(event: 'attendee.created' | 'attendee.updated', projectId: number, data: Record<string, unknown>): void {
@@ -246,7 +346,10 @@ export class UploadChanges {
   }
 
   #attendeeResource(id: number): Record<string, unknown> {
-    const row = statement(this.db, 'SELECT a.*, t.slug AS attendee_type FROM attendees a LEFT JOIN attendee_types t ON t.id = a.attendee_type_id WHERE a.id = ?').get(id) as Record<string, unknown>;
+    const row = statement(
+      this.db,
+      'SELECT a.*, t.slug AS attendee_type FROM attendees a LEFT JOIN attendee_types t ON t.id = a.attendee_type_id WHERE a.id = ?',
+    ).get(id) as Record<string, unknown>;
     const { project_id: _p, ...rest } = row;
     return { ...rest, extra: JSON.parse(String(row.extra ?? '{}')) as unknown };
   }
@@ -254,7 +357,8 @@ export class UploadChanges {
 
 /** What the store refuses of a change as sent: a constraint, or a value SQLite cannot bind. Not a busy store or a full disk: those are retried. */
 function isRefusal(err: unknown): boolean {
-  if (err instanceof BetterSqlite3.SqliteError) return err.code.startsWith('SQLITE_CONSTRAINT') || err.code === 'SQLITE_MISMATCH' || err.code === 'SQLITE_RANGE';
+  if (err instanceof BetterSqlite3.SqliteError)
+    return err.code.startsWith('SQLITE_CONSTRAINT') || err.code === 'SQLITE_MISMATCH' || err.code === 'SQLITE_RANGE';
   return err instanceof TypeError || err instanceof RangeError; // better-sqlite3's refusals to bind a value
 }
 
@@ -264,4 +368,5 @@ function idOf(data: Record<string, unknown>): number | undefined {
 }
 
 const same = (a: unknown, b: unknown) => (a ?? null) === (b ?? null);
-const shown = (key: string, value: unknown) => (key === 'extra' && typeof value === 'string' ? (JSON.parse(value) as unknown) : value);
+const shown = (key: string, value: unknown) =>
+  key === 'extra' && typeof value === 'string' ? (JSON.parse(value) as unknown) : value;

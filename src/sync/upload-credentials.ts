@@ -32,8 +32,13 @@ export class UploadCredentials {
   created(edge: EdgeRow, projectId: number, data: Record<string, unknown>, announce: Emit[]): void {
     const id = Number(data.id);
     if (statement(this.db, 'SELECT 1 FROM credentials WHERE id = ? AND project_id = ?').get(id, projectId)) return;
-    const taken = statement(this.db, 'SELECT id FROM credentials WHERE project_id = ? AND value = ?').pluck().get(projectId, data.value) as number | undefined;
-    if (taken !== undefined || !statement(this.db, 'SELECT 1 FROM attendees WHERE id = ? AND project_id = ?').get(data.attendee_id, projectId)) {
+    const taken = statement(this.db, 'SELECT id FROM credentials WHERE project_id = ? AND value = ?')
+      .pluck()
+      .get(projectId, data.value) as number | undefined;
+    if (
+      taken !== undefined ||
+      !statement(this.db, 'SELECT 1 FROM attendees WHERE id = ? AND project_id = ?').get(data.attendee_id, projectId)
+    ) {
       const conflict = this.conflicts.record(projectId, {
         kind: 'credential_value',
         edgeId: edge.id,
@@ -72,20 +77,21 @@ export class UploadCredentials {
   revoked(edge: EdgeRow, projectId: number, c: UploadedChange, now: string, announce: Emit[]): boolean {
     const id = Number(c.data.id);
     if (this.deletedRows.revocationOfDeleted(edge, projectId, c, id, announce)) return true;
-    if (!statement(this.db, 'SELECT 1 FROM credentials WHERE id = ? AND project_id = ?').get(id, projectId)) return false;
-    const changed = statement(this.db, "UPDATE credentials SET status = 'revoked', revoked_at = ?, version = ?, updated_at = ? WHERE id = ? AND project_id = ? AND status = 'active'").run(
-      (c.data.revoked_at as string | null) ?? now,
-      nextVersion(this.db),
-      now,
-      id,
-      projectId,
-    ).changes;
+    if (!statement(this.db, 'SELECT 1 FROM credentials WHERE id = ? AND project_id = ?').get(id, projectId))
+      return false;
+    const changed = statement(
+      this.db,
+      "UPDATE credentials SET status = 'revoked', revoked_at = ?, version = ?, updated_at = ? WHERE id = ? AND project_id = ? AND status = 'active'",
+    ).run((c.data.revoked_at as string | null) ?? now, nextVersion(this.db), now, id, projectId).changes;
     if (changed) appendToOutbox(this.db, { event: 'credential.revoked', projectId, data: this.#resource(id) });
     return true;
   }
 
   #resource(id: number): Record<string, unknown> {
-    const { project_id: _p, ...rest } = statement(this.db, 'SELECT * FROM credentials WHERE id = ?').get(id) as Record<string, unknown>;
+    const { project_id: _p, ...rest } = statement(this.db, 'SELECT * FROM credentials WHERE id = ?').get(id) as Record<
+      string,
+      unknown
+    >;
     return rest;
   }
 }

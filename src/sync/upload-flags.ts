@@ -67,12 +67,17 @@ export class UploadFlags {
       const key = `${projectId}:${ref.entity}:${id}`;
       let found = this.#gone.get(key);
       if (found === undefined) {
-        const exists = statement(this.db, `SELECT 1 FROM ${ref.table} WHERE id = ? AND project_id = ?`).get(id, projectId) !== undefined;
+        const exists =
+          statement(this.db, `SELECT 1 FROM ${ref.table} WHERE id = ? AND project_id = ?`).get(id, projectId) !==
+          undefined;
         const deletedAt = exists
           ? null
-          : ((statement(this.db, 'SELECT deleted_at FROM tombstones WHERE project_id = ? AND entity = ? AND entity_id = ? ORDER BY version DESC LIMIT 1').pluck().get(projectId, ref.entity, id) as
-              | string
-              | undefined) ?? null);
+          : ((statement(
+              this.db,
+              'SELECT deleted_at FROM tombstones WHERE project_id = ? AND entity = ? AND entity_id = ? ORDER BY version DESC LIMIT 1',
+            )
+              .pluck()
+              .get(projectId, ref.entity, id) as string | undefined) ?? null);
         found = exists ? null : { entity: ref.entity, id, deleted_at: deletedAt };
         this.#gone.set(key, found);
       }
@@ -87,12 +92,21 @@ export class UploadFlags {
    * them. Never looked up outside the project: another project's row is as unknown as no row.
    */
   unknownReferences(projectId: number, e: UploadedAccessEvent, gone: readonly GoneReference[]): UnknownReference[] {
-    const unknown: UnknownReference[] = gone.filter((g) => g.deleted_at === null).map((g) => ({ entity: g.entity, id: g.id }));
+    const unknown: UnknownReference[] = gone
+      .filter((g) => g.deleted_at === null)
+      .map((g) => ({ entity: g.entity, id: g.id }));
     for (const ref of HOLDER_REFERENCES) {
       const id = e[ref.column];
       if (id === null) continue;
       if (statement(this.db, `SELECT 1 FROM ${ref.table} WHERE id = ? AND project_id = ?`).get(id, projectId)) continue;
-      if (statement(this.db, 'SELECT 1 FROM tombstones WHERE project_id = ? AND entity = ? AND entity_id = ?').get(projectId, ref.entity, id)) continue;
+      if (
+        statement(this.db, 'SELECT 1 FROM tombstones WHERE project_id = ? AND entity = ? AND entity_id = ?').get(
+          projectId,
+          ref.entity,
+          id,
+        )
+      )
+        continue;
       unknown.push({ entity: ref.entity, id });
     }
     return unknown;
@@ -103,15 +117,19 @@ export class UploadFlags {
     if (e.credential_id === null) return null;
     const at = Date.parse(effectiveAt);
     const credential = this.index.credentialsById.get(e.credential_id);
-    if (credential && credential.projectId === projectId && credential.status === 'revoked' && credential.revokedAt !== null && credential.revokedAt <= at) return 'revoked_credential';
+    if (
+      credential &&
+      credential.projectId === projectId &&
+      credential.status === 'revoked' &&
+      credential.revokedAt !== null &&
+      credential.revokedAt <= at
+    )
+      return 'revoked_credential';
     if (!this.index.isBlocked(e.attendee_id ?? -1, e.credential_id, at)) return null;
-    const dated = statement(this.db, 'SELECT 1 FROM blocklist_entries WHERE project_id = ? AND (credential_id = ? OR attendee_id = ?) AND created_at <= ? AND (until IS NULL OR until > ?)').get(
-      projectId,
-      e.credential_id,
-      e.attendee_id,
-      effectiveAt,
-      effectiveAt,
-    );
+    const dated = statement(
+      this.db,
+      'SELECT 1 FROM blocklist_entries WHERE project_id = ? AND (credential_id = ? OR attendee_id = ?) AND created_at <= ? AND (until IS NULL OR until > ?)',
+    ).get(projectId, e.credential_id, e.attendee_id, effectiveAt, effectiveAt);
     return dated ? 'blocklisted' : null;
   }
 }
@@ -120,11 +138,17 @@ export class UploadFlags {
 export const deletedReferenceColumn = (gone: readonly GoneReference[]): string => gone.map((g) => g.entity).join(',');
 
 /** The deleted_reference conflict of an event: it names the outermost reference gone (the zone when it is: what occupancy would have counted into), the event's references as sent, and each gone one, deleted when or never known here. */
-export function deletedReferenceConflict(edgeId: number, e: UploadedAccessEvent, gone: readonly GoneReference[]): NewConflict {
+export function deletedReferenceConflict(
+  edgeId: number,
+  e: UploadedAccessEvent,
+  gone: readonly GoneReference[],
+): NewConflict {
   const named = gone[gone.length - 1]!;
   const parts = gone.map((g) => {
     const label = REFERENCES.find((r) => r.entity === g.entity)!.label;
-    return g.deleted_at === null ? `${label} ${g.id} never known here` : `${label} ${g.id} deleted on the cloud at ${g.deleted_at}`;
+    return g.deleted_at === null
+      ? `${label} ${g.id} never known here`
+      : `${label} ${g.id} deleted on the cloud at ${g.deleted_at}`;
   });
   return {
     kind: 'deleted_reference',
@@ -139,7 +163,11 @@ export function deletedReferenceConflict(edgeId: number, e: UploadedAccessEvent,
 }
 
 /** The unknown_reference conflict of an event: it names the first reference unknown, the event's references as sent, and each unknown one. */
-export function unknownReferenceConflict(edgeId: number, e: UploadedAccessEvent, unknown: readonly UnknownReference[]): NewConflict {
+export function unknownReferenceConflict(
+  edgeId: number,
+  e: UploadedAccessEvent,
+  unknown: readonly UnknownReference[],
+): NewConflict {
   const named = unknown[0]!;
   return {
     kind: 'unknown_reference',
@@ -147,7 +175,13 @@ export function unknownReferenceConflict(edgeId: number, e: UploadedAccessEvent,
     eventUuid: e.uuid,
     entity: named.entity,
     entityId: named.id,
-    edgeValue: { reader_id: e.reader_id, access_point_id: e.access_point_id, access_zone_id: e.access_zone_id, attendee_id: e.attendee_id, credential_id: e.credential_id },
+    edgeValue: {
+      reader_id: e.reader_id,
+      access_point_id: e.access_point_id,
+      access_zone_id: e.access_zone_id,
+      attendee_id: e.attendee_id,
+      credential_id: e.credential_id,
+    },
     cloudValue: unknown,
     detail: `${unknown.map((u) => `${u.entity.replace('_', ' ')} ${u.id}`).join(', ')}: not in this project; the event is kept as the edge sent it, for review, and moves no one, names no one and flags nothing`,
   };

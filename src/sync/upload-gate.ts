@@ -24,7 +24,8 @@ export class UploadGate {
   /** Takes the edge's slot; answers its release (once only), or throws 503 sync_upload_busy. */
   admit(edgeId: number): () => void {
     if (this.#edges.has(edgeId)) throw busy('another batch of this edge is still being received or applied');
-    if (this.#edges.size >= this.atOnce) throw busy(`it is applying ${this.#edges.size} batches of other edges already (sync.uploadsAtOnce)`);
+    if (this.#edges.size >= this.atOnce)
+      throw busy(`it is applying ${this.#edges.size} batches of other edges already (sync.uploadsAtOnce)`);
     this.#edges.add(edgeId);
     let released = false;
     return () => {
@@ -36,5 +37,9 @@ export class UploadGate {
 }
 
 function busy(detail: string): AppError {
-  return new AppError('sync_upload_busy', { detail }, { headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) }, body: { retry_after: RETRY_AFTER_SECONDS } });
+  return new AppError(
+    'sync_upload_busy',
+    { detail },
+    { headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) }, body: { retry_after: RETRY_AFTER_SECONDS } },
+  );
 }

@@ -51,10 +51,35 @@ export function idClash(db: Database, edge: EdgeRow, projectId: number, c: Uploa
   const table = TABLES[entity];
   const create = c.event !== 'attendee.updated';
   const notApplied = 'an id is never reused, so the create is not applied';
-  const held = statement(db, `SELECT * FROM ${table} WHERE id = ? AND project_id = ?`).get(id, projectId) as Record<string, unknown> | undefined;
-  if (held) return create ? { kind: 'id_conflict', entity, entityId: id, cloudValue: shown(held), detail: `the cloud already holds ${entity} ${id}; ${notApplied}` } : null;
-  if (statement(db, 'SELECT 1 FROM tombstones WHERE project_id = ? AND entity = ? AND entity_id = ?').get(projectId, entity, id)) {
-    return create ? { kind: 'id_conflict', entity, entityId: id, cloudValue: null, detail: `the cloud held ${entity} ${id} and it was deleted; ${notApplied}` } : null; // an update: the deletion wins (deleted-rows.ts)
+  const held = statement(db, `SELECT * FROM ${table} WHERE id = ? AND project_id = ?`).get(id, projectId) as
+    | Record<string, unknown>
+    | undefined;
+  if (held)
+    return create
+      ? {
+          kind: 'id_conflict',
+          entity,
+          entityId: id,
+          cloudValue: shown(held),
+          detail: `the cloud already holds ${entity} ${id}; ${notApplied}`,
+        }
+      : null;
+  if (
+    statement(db, 'SELECT 1 FROM tombstones WHERE project_id = ? AND entity = ? AND entity_id = ?').get(
+      projectId,
+      entity,
+      id,
+    )
+  ) {
+    return create
+      ? {
+          kind: 'id_conflict',
+          entity,
+          entityId: id,
+          cloudValue: null,
+          detail: `the cloud held ${entity} ${id} and it was deleted; ${notApplied}`,
+        }
+      : null; // an update: the deletion wins (deleted-rows.ts)
   }
   const base = blockOfEdge(edge.id);
   if (!inBlock(id, base)) {
@@ -67,13 +92,25 @@ export function idClash(db: Database, edge: EdgeRow, projectId: number, c: Uploa
       detail: `no ${entity} ${id} in this project, and an edge creates rows only under the ids of its own block (${base + 1} to ${base + ID_BLOCK - 1}): the ${verb} is not applied`,
     };
   }
-  if (statement(db, `SELECT 1 FROM ${table} WHERE id = ?`).get(id) || statement(db, 'SELECT 1 FROM tombstones WHERE entity = ? AND entity_id = ?').get(entity, id)) {
-    return { kind: 'id_conflict', entity, entityId: id, cloudValue: null, detail: `the cloud cannot take ${entity} ${id}; ${notApplied}` };
+  if (
+    statement(db, `SELECT 1 FROM ${table} WHERE id = ?`).get(id) ||
+    statement(db, 'SELECT 1 FROM tombstones WHERE entity = ? AND entity_id = ?').get(entity, id)
+  ) {
+    return {
+      kind: 'id_conflict',
+      entity,
+      entityId: id,
+      cloudValue: null,
+      detail: `the cloud cannot take ${entity} ${id}; ${notApplied}`,
+    };
   }
   const holder = Number(c.data.attendee_id);
   if (
     entity === 'credential' &&
-    statement(db, "SELECT 1 FROM sync_conflicts WHERE project_id = ? AND kind = 'id_conflict' AND entity = 'attendee' AND entity_id = ? AND edge_id = ?").get(projectId, holder, edge.id)
+    statement(
+      db,
+      "SELECT 1 FROM sync_conflicts WHERE project_id = ? AND kind = 'id_conflict' AND entity = 'attendee' AND entity_id = ? AND edge_id = ?",
+    ).get(projectId, holder, edge.id)
   ) {
     return {
       kind: 'id_conflict',

@@ -47,7 +47,9 @@ export function uploadItems(db: Database, items: readonly FeedItem[]): Item[] {
         decided_at: r.decided_at,
         source: r.source,
         // The offset in force when it was decided (src/clock-offset.ts); a row from before the stamp has none: the batch's clock.
-        ...(r.clock_unsynchronised === null ? {} : { clock_offset_ms: r.clock_offset_ms, clock_synchronised: r.clock_unsynchronised === 0 }),
+        ...(r.clock_unsynchronised === null
+          ? {}
+          : { clock_offset_ms: r.clock_offset_ms, clock_synchronised: r.clock_unsynchronised === 0 }),
       });
     } else if (item.event === 'attendee.imported') {
       const from = Number(item.data.from_version);
@@ -66,13 +68,28 @@ export function uploadItems(db: Database, items: readonly FeedItem[]): Item[] {
           created_at: item.timestamp,
         });
       }
-      const credentials = statement(db, 'SELECT * FROM credentials WHERE project_id = ? AND version BETWEEN ? AND ? ORDER BY version').all(item.projectId, from, to) as Record<string, unknown>[];
+      const credentials = statement(
+        db,
+        'SELECT * FROM credentials WHERE project_id = ? AND version BETWEEN ? AND ? ORDER BY version',
+      ).all(item.projectId, from, to) as Record<string, unknown>[];
       for (const c of credentials) {
         const { project_id: _p, ...data } = c;
-        out.push({ kind: 'change', uuid: derivedUuid(item.id, 'credential', c.id as number), event: 'credential.created', data, created_at: item.timestamp });
+        out.push({
+          kind: 'change',
+          uuid: derivedUuid(item.id, 'credential', c.id as number),
+          event: 'credential.created',
+          data,
+          created_at: item.timestamp,
+        });
       }
     } else {
-      out.push({ kind: 'change', uuid: item.id, event: item.event as UploadedChange['event'], data: item.data, created_at: item.timestamp });
+      out.push({
+        kind: 'change',
+        uuid: item.id,
+        event: item.event as UploadedChange['event'],
+        data: item.data,
+        created_at: item.timestamp,
+      });
     }
   }
   return out;

@@ -98,7 +98,8 @@ export class AccessPoints {
   create(projectId: number, input: z.output<typeof createAccessPointBody>): AccessPointRow {
     return commit(this.db, this.bus, (work) => {
       this.checkZone(projectId, input.access_zone_id);
-      if (input.slug && this.table.exists(projectId, 'slug', input.slug)) throw validationError({ slug: ['The slug has already been taken.'] });
+      if (input.slug && this.table.exists(projectId, 'slug', input.slug))
+        throw validationError({ slug: ['The slug has already been taken.'] });
       const slug = input.slug ?? uniqueSlug(slugify(input.name), (s) => this.table.exists(projectId, 'slug', s));
       const row = this.table.insert(projectId, {
         name: input.name,
@@ -117,7 +118,8 @@ export class AccessPoints {
     return commit(this.db, this.bus, (work) => {
       this.get(projectId, id);
       this.checkZone(projectId, input.access_zone_id);
-      if (input.slug && this.table.exists(projectId, 'slug', input.slug, id)) throw validationError({ slug: ['The slug has already been taken.'] });
+      if (input.slug && this.table.exists(projectId, 'slug', input.slug, id))
+        throw validationError({ slug: ['The slug has already been taken.'] });
       const values: Record<string, string | number | null> = {};
       for (const key of ['name', 'slug', 'location', 'access_zone_id', 'direction'] as const) {
         if (input[key] !== undefined) values[key] = input[key];

@@ -35,7 +35,10 @@ export const createZoneBody = z.strictObject({
   slug: slugField.optional(),
   capacity: z.number().int().min(0).max(10_000_000).nullable().optional(),
   requires_ticket: z.boolean().optional(),
-  anti_passback: z.boolean().optional().describe('deny re-entry to a holder already inside (not_authorized, reason_detail already_inside); default false'),
+  anti_passback: z
+    .boolean()
+    .optional()
+    .describe('deny re-entry to a holder already inside (not_authorized, reason_detail already_inside); default false'),
 });
 export const updateZoneBody = createZoneBody.partial();
 
@@ -47,7 +50,11 @@ export const zoneSchema = z.object({
   current_count: z.number().int(),
   available: z.number().int().nullable().describe('capacity minus current_count; null when unlimited'),
   requires_ticket: z.boolean(),
-  anti_passback: z.boolean().describe('a second entry of a holder already inside is denied (not_authorized, reason_detail already_inside); false: let in again, counted once'),
+  anti_passback: z
+    .boolean()
+    .describe(
+      'a second entry of a holder already inside is denied (not_authorized, reason_detail already_inside); false: let in again, counted once',
+    ),
   version: z.number().int(),
   created_at: z.string(),
   updated_at: z.string(),
@@ -88,7 +95,8 @@ export class AccessZones {
 
   create(projectId: number, input: z.output<typeof createZoneBody>): AccessZoneRow {
     return commit(this.db, this.bus, (work) => {
-      if (input.slug && this.table.exists(projectId, 'slug', input.slug)) throw validationError({ slug: ['The slug has already been taken.'] });
+      if (input.slug && this.table.exists(projectId, 'slug', input.slug))
+        throw validationError({ slug: ['The slug has already been taken.'] });
       const slug = input.slug ?? uniqueSlug(slugify(input.name), (s) => this.table.exists(projectId, 'slug', s));
       const row = this.table.insert(projectId, {
         name: input.name,
@@ -105,7 +113,8 @@ export class AccessZones {
   update(projectId: number, id: number, input: z.output<typeof updateZoneBody>): AccessZoneRow {
     return commit(this.db, this.bus, (work) => {
       this.get(projectId, id);
-      if (input.slug && this.table.exists(projectId, 'slug', input.slug, id)) throw validationError({ slug: ['The slug has already been taken.'] });
+      if (input.slug && this.table.exists(projectId, 'slug', input.slug, id))
+        throw validationError({ slug: ['The slug has already been taken.'] });
       const values: Record<string, string | number | null> = {};
       if (input.name !== undefined) values.name = input.name;
       if (input.slug !== undefined) values.slug = input.slug;
@@ -123,16 +132,34 @@ export class AccessZones {
   delete(projectId: number, id: number): void {
     commit(this.db, this.bus, (work) => {
       this.get(projectId, id);
-      const { n } = statement(this.db, 'SELECT COUNT(*) AS n FROM access_points WHERE access_zone_id = ?').get(id) as { n: number };
-      if (n > 0) throw new AppError('conflict', { detail: `The access zone is used by ${n} access point${n === 1 ? '' : 's'}; move or delete them first.` });
-      const { r } = statement(this.db, 'SELECT COUNT(*) AS r FROM time_restrictions WHERE access_zone_id = ?').get(id) as { r: number };
-      if (r > 0) throw new AppError('conflict', { detail: `The access zone has ${r} time restriction${r === 1 ? '' : 's'}; delete them first.` });
+      const { n } = statement(this.db, 'SELECT COUNT(*) AS n FROM access_points WHERE access_zone_id = ?').get(id) as {
+        n: number;
+      };
+      if (n > 0)
+        throw new AppError('conflict', {
+          detail: `The access zone is used by ${n} access point${n === 1 ? '' : 's'}; move or delete them first.`,
+        });
+      const { r } = statement(this.db, 'SELECT COUNT(*) AS r FROM time_restrictions WHERE access_zone_id = ?').get(
+        id,
+      ) as { r: number };
+      if (r > 0)
+        throw new AppError('conflict', {
+          detail: `The access zone has ${r} time restriction${r === 1 ? '' : 's'}; delete them first.`,
+        });
       const granting = this.attendeeTypes.grantingZone(id);
       if (granting.length > 0) {
         throw new AppError(
           'zone_granted',
           { types: granting.map((t) => `${t.name} (${t.slug})`).join(', ') },
-          { body: { errors: { attendee_types: granting.map((t) => `The attendee type ${t.name} (${t.slug}, id ${t.id}) grants this zone.`) } } },
+          {
+            body: {
+              errors: {
+                attendee_types: granting.map(
+                  (t) => `The attendee type ${t.name} (${t.slug}, id ${t.id}) grants this zone.`,
+                ),
+              },
+            },
+          },
         );
       }
       const version = this.table.delete(projectId, id);

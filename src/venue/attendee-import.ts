@@ -20,7 +20,18 @@ import { CREDENTIAL_KINDS } from './credentials.js';
 
 export type ImportMode = 'all' | 'partial';
 
-const KNOWN = ['first_name', 'last_name', 'email', 'attendee_type', 'external_id', 'status', 'credential_value', 'credential_kind', 'credential_valid_from', 'credential_valid_until'] as const;
+const KNOWN = [
+  'first_name',
+  'last_name',
+  'email',
+  'attendee_type',
+  'external_id',
+  'status',
+  'credential_value',
+  'credential_kind',
+  'credential_valid_from',
+  'credential_valid_until',
+] as const;
 
 const blankToUndefined = (v: unknown) => (v === '' || v === null ? undefined : v);
 const opt = <T extends z.ZodType>(s: T) => z.preprocess(blankToUndefined, s.optional());
@@ -67,11 +78,18 @@ const formatError = (message: string, code: string) => new ImportFormatError(mes
 export function parseCsv(text: string): Record<string, string>[] {
   if (text.replace(/^\uFEFF/, '').trim() === '') throw formatError(EMPTY_IMPORT, 'EMPTY');
   // CSV text holds no NUL byte; a spreadsheet, zip or image sent as it is nearly always does.
-  if (text.includes('\u0000')) throw formatError('The file is not CSV text: it holds NUL bytes (a spreadsheet or another binary file? Save it as CSV, UTF-8).', 'NOT_TEXT');
+  if (text.includes('\u0000'))
+    throw formatError(
+      'The file is not CSV text: it holds NUL bytes (a spreadsheet or another binary file? Save it as CSV, UTF-8).',
+      'NOT_TEXT',
+    );
   const columns = (header: string[]) => {
     // The message names no column: an upload's error never repeats what the file holds.
     if (!header.includes('first_name'))
-      throw formatError('The header row has no first_name column: the first line must name the columns, separated by commas (docs/venue.md).', 'NO_FIRST_NAME_COLUMN');
+      throw formatError(
+        'The header row has no first_name column: the first line must name the columns, separated by commas (docs/venue.md).',
+        'NO_FIRST_NAME_COLUMN',
+      );
     return header;
   };
   try {
@@ -83,7 +101,12 @@ export function parseCsv(text: string): Record<string, string>[] {
 }
 
 type Written = { credentials: number; fromVersion: number; toVersion: number };
-type Valid = { row: number; values: z.output<typeof importRowSchema>; typeId: number | null; extra: Record<string, unknown> };
+type Valid = {
+  row: number;
+  values: z.output<typeof importRowSchema>;
+  typeId: number | null;
+  extra: Record<string, unknown>;
+};
 
 export class AttendeeImporter {
   constructor(
@@ -98,22 +121,49 @@ export class AttendeeImporter {
     // written (store/transactions.ts).
     return commit(this.db, this.bus, (work) => {
       const { report, written } = this.judgeAndWrite(projectId, rows, mode);
-      if (written) work.emit('attendee.imported', { projectId, count: report.imported, credentials: written.credentials, fromVersion: written.fromVersion, toVersion: written.toVersion });
+      if (written)
+        work.emit('attendee.imported', {
+          projectId,
+          count: report.imported,
+          credentials: written.credentials,
+          fromVersion: written.fromVersion,
+          toVersion: written.toVersion,
+        });
       return report;
     });
   }
 
-  private judgeAndWrite(projectId: number, rows: unknown[], mode: ImportMode): { report: ImportReport; written: Written | null } {
-    const types = new Map((statement(this.db, 'SELECT slug, id FROM attendee_types WHERE project_id = ?').all(projectId) as { slug: string; id: number }[]).map((t) => [t.slug, t.id]));
-    const externalIds = new Set(statement(this.db, 'SELECT external_id FROM attendees WHERE project_id = ? AND external_id IS NOT NULL').pluck().all(projectId) as string[]);
-    const values = new Set(statement(this.db, 'SELECT value FROM credentials WHERE project_id = ?').pluck().all(projectId) as string[]);
+  private judgeAndWrite(
+    projectId: number,
+    rows: unknown[],
+    mode: ImportMode,
+  ): { report: ImportReport; written: Written | null } {
+    const types = new Map(
+      (
+        statement(this.db, 'SELECT slug, id FROM attendee_types WHERE project_id = ?').all(projectId) as {
+          slug: string;
+          id: number;
+        }[]
+      ).map((t) => [t.slug, t.id]),
+    );
+    const externalIds = new Set(
+      statement(this.db, 'SELECT external_id FROM attendees WHERE project_id = ? AND external_id IS NOT NULL')
+        .pluck()
+        .all(projectId) as string[],
+    );
+    const values = new Set(
+      statement(this.db, 'SELECT value FROM credentials WHERE project_id = ?').pluck().all(projectId) as string[],
+    );
 
     const valid: Valid[] = [];
     const errors: RowError[] = [];
     rows.forEach((raw, index) => {
       const row = index + 1;
       const parsed = importRowSchema.safeParse(raw);
-      const externalId = typeof (raw as { external_id?: unknown })?.external_id === 'string' ? (raw as { external_id: string }).external_id || null : null;
+      const externalId =
+        typeof (raw as { external_id?: unknown })?.external_id === 'string'
+          ? (raw as { external_id: string }).external_id || null
+          : null;
       const fail = (e: FieldErrors) => errors.push({ row, external_id: externalId, errors: e });
       if (!parsed.success) {
         fail(fieldErrorsFromZod(parsed.error));
@@ -122,10 +172,16 @@ export class AttendeeImporter {
       const v = parsed.data;
       const e: FieldErrors = {};
       const typeId = v.attendee_type === undefined ? null : (types.get(v.attendee_type) ?? null);
-      if (v.attendee_type !== undefined && typeId === null) e.attendee_type = [`The attendee type "${v.attendee_type}" does not exist in this project.`];
-      if (v.external_id !== undefined && externalIds.has(v.external_id)) e.external_id = ['The external id has already been taken (by an attendee or an earlier row).'];
-      if (v.credential_value !== undefined && values.has(v.credential_value)) e.credential_value = ['The credential value is already in use (by an attendee or an earlier row).'];
-      if (v.credential_value === undefined && (v.credential_kind || v.credential_valid_from || v.credential_valid_until))
+      if (v.attendee_type !== undefined && typeId === null)
+        e.attendee_type = [`The attendee type "${v.attendee_type}" does not exist in this project.`];
+      if (v.external_id !== undefined && externalIds.has(v.external_id))
+        e.external_id = ['The external id has already been taken (by an attendee or an earlier row).'];
+      if (v.credential_value !== undefined && values.has(v.credential_value))
+        e.credential_value = ['The credential value is already in use (by an attendee or an earlier row).'];
+      if (
+        v.credential_value === undefined &&
+        (v.credential_kind || v.credential_valid_from || v.credential_valid_until)
+      )
         e.credential_value = ['The credential value is required with the other credential fields.'];
       if (v.credential_valid_from && v.credential_valid_until && v.credential_valid_from >= v.credential_valid_until)
         e.credential_valid_until = ['The credential_valid_until field must be after credential_valid_from.'];
@@ -135,11 +191,22 @@ export class AttendeeImporter {
       }
       if (v.external_id !== undefined) externalIds.add(v.external_id);
       if (v.credential_value !== undefined) values.add(v.credential_value);
-      const extra = Object.fromEntries(Object.entries(v).filter(([k, val]) => !(KNOWN as readonly string[]).includes(k) && val !== '' && val !== undefined));
+      const extra = Object.fromEntries(
+        Object.entries(v).filter(
+          ([k, val]) => !(KNOWN as readonly string[]).includes(k) && val !== '' && val !== undefined,
+        ),
+      );
       valid.push({ row, values: v, typeId, extra });
     });
 
-    const report: ImportReport = { mode, total: rows.length, imported: 0, failed: errors.length, credentials: 0, errors };
+    const report: ImportReport = {
+      mode,
+      total: rows.length,
+      imported: 0,
+      failed: errors.length,
+      credentials: 0,
+      errors,
+    };
     if (valid.length === 0 || (mode === 'all' && errors.length > 0)) return { report, written: null };
     const written = this.write(projectId, valid);
     report.imported = valid.length;
@@ -160,7 +227,11 @@ export class AttendeeImporter {
     );
     const needed = rows.length + rows.filter((r) => r.values.credential_value !== undefined).length;
     // One block of change versions for the whole import.
-    const end = (statement(this.db, 'UPDATE change_sequence SET value = value + ? WHERE id = 1 RETURNING value').get(needed) as { value: number }).value;
+    const end = (
+      statement(this.db, 'UPDATE change_sequence SET value = value + ? WHERE id = 1 RETURNING value').get(needed) as {
+        value: number;
+      }
+    ).value;
     let version = end - needed + 1;
     const fromVersion = version;
     const now = iso(this.clock.now());
@@ -185,7 +256,18 @@ export class AttendeeImporter {
         now,
       );
       if (v.credential_value === undefined) continue;
-      insertCredential.run(credentialId++, projectId, id, v.credential_value, v.credential_kind ?? 'barcode', v.credential_valid_from ?? null, v.credential_valid_until ?? null, version++, now, now);
+      insertCredential.run(
+        credentialId++,
+        projectId,
+        id,
+        v.credential_value,
+        v.credential_kind ?? 'barcode',
+        v.credential_valid_from ?? null,
+        v.credential_valid_until ?? null,
+        version++,
+        now,
+        now,
+      );
       credentials++;
     }
     return { credentials, fromVersion, toVersion: end };

@@ -54,11 +54,24 @@ export class AttendeeTypes {
   }
 
   zoneIdsOf(typeId: number): number[] {
-    return statement(this.db, 'SELECT access_zone_id FROM attendee_type_zones WHERE attendee_type_id = ? ORDER BY access_zone_id').pluck().all(typeId) as number[];
+    return statement(
+      this.db,
+      'SELECT access_zone_id FROM attendee_type_zones WHERE attendee_type_id = ? ORDER BY access_zone_id',
+    )
+      .pluck()
+      .all(typeId) as number[];
   }
 
   resource(r: AttendeeTypeRow): z.infer<typeof attendeeTypeSchema> {
-    return { id: r.id, name: r.name, slug: r.slug, zone_ids: this.zoneIdsOf(r.id), version: r.version, created_at: r.created_at, updated_at: r.updated_at };
+    return {
+      id: r.id,
+      name: r.name,
+      slug: r.slug,
+      zone_ids: this.zoneIdsOf(r.id),
+      version: r.version,
+      created_at: r.created_at,
+      updated_at: r.updated_at,
+    };
   }
 
   get(projectId: number, id: number): AttendeeTypeRow {
@@ -66,27 +79,42 @@ export class AttendeeTypes {
   }
 
   bySlug(projectId: number, slug: string): AttendeeTypeRow | null {
-    return (statement(this.db, 'SELECT * FROM attendee_types WHERE project_id = ? AND slug = ?').get(projectId, slug) as AttendeeTypeRow | undefined) ?? null;
+    return (
+      (statement(this.db, 'SELECT * FROM attendee_types WHERE project_id = ? AND slug = ?').get(projectId, slug) as
+        | AttendeeTypeRow
+        | undefined) ?? null
+    );
   }
 
   /** The types that grant a zone, in id order: a zone they grant is not deleted (access-zones.ts). */
   grantingZone(zoneId: number): AttendeeTypeRow[] {
-    return statement(this.db, 'SELECT t.* FROM attendee_types t JOIN attendee_type_zones z ON z.attendee_type_id = t.id WHERE z.access_zone_id = ? ORDER BY t.id').all(zoneId) as AttendeeTypeRow[];
+    return statement(
+      this.db,
+      'SELECT t.* FROM attendee_types t JOIN attendee_type_zones z ON z.attendee_type_id = t.id WHERE z.access_zone_id = ? ORDER BY t.id',
+    ).all(zoneId) as AttendeeTypeRow[];
   }
 
   private setZones(projectId: number, typeId: number, ids: number[]): void {
     const unique = [...new Set(ids)];
-    const known = new Set(statement(this.db, 'SELECT id FROM access_zones WHERE project_id = ?').pluck().all(projectId) as number[]);
-    const errors = unique.flatMap((id) => (known.has(id) ? [] : [`The access zone ${id} does not exist in this project.`]));
+    const known = new Set(
+      statement(this.db, 'SELECT id FROM access_zones WHERE project_id = ?').pluck().all(projectId) as number[],
+    );
+    const errors = unique.flatMap((id) =>
+      known.has(id) ? [] : [`The access zone ${id} does not exist in this project.`],
+    );
     if (errors.length) throw validationError({ zone_ids: errors });
     statement(this.db, 'DELETE FROM attendee_type_zones WHERE attendee_type_id = ?').run(typeId);
-    const insert = statement(this.db, 'INSERT INTO attendee_type_zones (attendee_type_id, access_zone_id) VALUES (?, ?)');
+    const insert = statement(
+      this.db,
+      'INSERT INTO attendee_type_zones (attendee_type_id, access_zone_id) VALUES (?, ?)',
+    );
     for (const id of unique) insert.run(typeId, id);
   }
 
   create(projectId: number, input: z.output<typeof createAttendeeTypeBody>): AttendeeTypeRow {
     return commit(this.db, this.bus, (work) => {
-      if (input.slug && this.table.exists(projectId, 'slug', input.slug)) throw validationError({ slug: ['The slug has already been taken.'] });
+      if (input.slug && this.table.exists(projectId, 'slug', input.slug))
+        throw validationError({ slug: ['The slug has already been taken.'] });
       const slug = input.slug ?? uniqueSlug(slugify(input.name), (s) => this.table.exists(projectId, 'slug', s));
       const row = this.table.insert(projectId, { name: input.name, slug });
       this.setZones(projectId, row.id, input.zone_ids ?? []);
@@ -98,7 +126,8 @@ export class AttendeeTypes {
   update(projectId: number, id: number, input: z.output<typeof updateAttendeeTypeBody>): AttendeeTypeRow {
     return commit(this.db, this.bus, (work) => {
       this.get(projectId, id);
-      if (input.slug && this.table.exists(projectId, 'slug', input.slug, id)) throw validationError({ slug: ['The slug has already been taken.'] });
+      if (input.slug && this.table.exists(projectId, 'slug', input.slug, id))
+        throw validationError({ slug: ['The slug has already been taken.'] });
       const values: Record<string, string> = {};
       if (input.name !== undefined) values.name = input.name;
       if (input.slug !== undefined) values.slug = input.slug;
@@ -112,10 +141,20 @@ export class AttendeeTypes {
   delete(projectId: number, id: number): void {
     commit(this.db, this.bus, (work) => {
       this.get(projectId, id);
-      const { n } = statement(this.db, 'SELECT COUNT(*) AS n FROM attendees WHERE attendee_type_id = ?').get(id) as { n: number };
-      if (n > 0) throw new AppError('conflict', { detail: `The attendee type is held by ${n} attendee${n === 1 ? '' : 's'}; change their type first.` });
-      const { r } = statement(this.db, 'SELECT COUNT(*) AS r FROM time_restrictions WHERE attendee_type_id = ?').get(id) as { r: number };
-      if (r > 0) throw new AppError('conflict', { detail: `The attendee type has ${r} time restriction${r === 1 ? '' : 's'}; delete them first.` });
+      const { n } = statement(this.db, 'SELECT COUNT(*) AS n FROM attendees WHERE attendee_type_id = ?').get(id) as {
+        n: number;
+      };
+      if (n > 0)
+        throw new AppError('conflict', {
+          detail: `The attendee type is held by ${n} attendee${n === 1 ? '' : 's'}; change their type first.`,
+        });
+      const { r } = statement(this.db, 'SELECT COUNT(*) AS r FROM time_restrictions WHERE attendee_type_id = ?').get(
+        id,
+      ) as { r: number };
+      if (r > 0)
+        throw new AppError('conflict', {
+          detail: `The attendee type has ${r} time restriction${r === 1 ? '' : 's'}; delete them first.`,
+        });
       const version = this.table.delete(projectId, id);
       work.emit('attendee_type.deleted', { projectId, id, version });
     });

@@ -38,10 +38,17 @@ export const createAttendeeBody = z.strictObject({
   status: z.enum(ATTENDEE_STATUSES).optional(),
   extra: z.record(z.string(), z.unknown()).optional().describe('any further fields, kept as JSON'),
 });
-export const updateAttendeeBody = createAttendeeBody.extend({ last_name: z.string().trim().max(255).optional() }).partial();
+export const updateAttendeeBody = createAttendeeBody
+  .extend({ last_name: z.string().trim().max(255).optional() })
+  .partial();
 
 export const attendeeQuery = z.object({
-  search: z.string().trim().max(255).optional().describe('matches first or last name, "first last", email or external_id'),
+  search: z
+    .string()
+    .trim()
+    .max(255)
+    .optional()
+    .describe('matches first or last name, "first last", email or external_id'),
   attendee_type: z.string().max(60).optional(),
   status: z.enum(ATTENDEE_STATUSES).optional(),
   changed_since: z.coerce
@@ -49,7 +56,9 @@ export const attendeeQuery = z.object({
     .int()
     .min(0)
     .optional()
-    .describe('only attendees written after this change version, in version order (what an attendee.imported event changed: docs/webhooks-outgoing.md)'),
+    .describe(
+      'only attendees written after this change version, in version order (what an attendee.imported event changed: docs/webhooks-outgoing.md)',
+    ),
 });
 
 export const attendeeSchema = z.object({
@@ -106,11 +115,18 @@ export class Attendees {
     return found(this.table.find(projectId, id), 'Attendee');
   }
 
-  search(projectId: number, q: z.output<typeof attendeeQuery>, offset: number, limit: number): { items: AttendeeRow[]; total: number } {
+  search(
+    projectId: number,
+    q: z.output<typeof attendeeQuery>,
+    offset: number,
+    limit: number,
+  ): { items: AttendeeRow[]; total: number } {
     const where = ['a.project_id = @projectId'];
     const params: Record<string, string | number> = { projectId, offset, limit };
     if (q.search) {
-      where.push(`(a.first_name LIKE @like OR a.last_name LIKE @like OR (a.first_name || ' ' || a.last_name) LIKE @like OR a.email LIKE @like OR a.external_id = @exact)`);
+      where.push(
+        `(a.first_name LIKE @like OR a.last_name LIKE @like OR (a.first_name || ' ' || a.last_name) LIKE @like OR a.email LIKE @like OR a.external_id = @exact)`,
+      );
       params.like = `%${q.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
       params.exact = q.search;
     }
@@ -126,9 +142,18 @@ export class Attendees {
       where.push('a.version > @changedSince');
       params.changedSince = q.changed_since;
     }
-    const order = q.changed_since !== undefined ? 'a.version, a.id' : 'a.last_name COLLATE NOCASE, a.first_name COLLATE NOCASE, a.id';
-    const from = `FROM attendees a LEFT JOIN attendee_types t ON t.id = a.attendee_type_id WHERE ${where.join(' AND ')}`.replaceAll('LIKE @like', "LIKE @like ESCAPE '\\'");
-    const items = statement(this.db, `SELECT a.* ${from} ORDER BY ${order} LIMIT @limit OFFSET @offset`).all(params) as AttendeeRow[];
+    const order =
+      q.changed_since !== undefined
+        ? 'a.version, a.id'
+        : 'a.last_name COLLATE NOCASE, a.first_name COLLATE NOCASE, a.id';
+    const from =
+      `FROM attendees a LEFT JOIN attendee_types t ON t.id = a.attendee_type_id WHERE ${where.join(' AND ')}`.replaceAll(
+        'LIKE @like',
+        "LIKE @like ESCAPE '\\'",
+      );
+    const items = statement(this.db, `SELECT a.* ${from} ORDER BY ${order} LIMIT @limit OFFSET @offset`).all(
+      params,
+    ) as AttendeeRow[];
     const { n } = statement(this.db, `SELECT COUNT(*) AS n ${from}`).get(params) as { n: number };
     return { items, total: n };
   }
@@ -136,7 +161,8 @@ export class Attendees {
   private typeId(projectId: number, slug: string | null | undefined): number | null | undefined {
     if (slug === undefined || slug === null) return slug;
     const type = this.types.bySlug(projectId, slug);
-    if (!type) throw validationError({ attendee_type: [`The attendee type "${slug}" does not exist in this project.`] });
+    if (!type)
+      throw validationError({ attendee_type: [`The attendee type "${slug}" does not exist in this project.`] });
     return type.id;
   }
 
@@ -172,14 +198,20 @@ export class Attendees {
       const before = this.resource(this.get(projectId, id));
       this.checkExternalId(projectId, input.external_id, id);
       const values: Record<string, string | number | null> = {};
-      for (const key of ['first_name', 'last_name', 'external_id', 'status'] as const) if (input[key] !== undefined) values[key] = input[key];
+      for (const key of ['first_name', 'last_name', 'external_id', 'status'] as const)
+        if (input[key] !== undefined) values[key] = input[key];
       if (input.email !== undefined) values.email = input.email?.toLowerCase() ?? null;
       const typeId = this.typeId(projectId, input.attendee_type);
       if (typeId !== undefined) values.attendee_type_id = typeId;
       if (input.extra !== undefined) values.extra = JSON.stringify(input.extra);
       const row = this.table.update(projectId, id, values);
       const resource = this.resource(row);
-      work.emit('attendee.updated', { projectId, resource, version: row.version, previous: changedFrom(before, resource) });
+      work.emit('attendee.updated', {
+        projectId,
+        resource,
+        version: row.version,
+        previous: changedFrom(before, resource),
+      });
       return row;
     });
   }
@@ -189,10 +221,18 @@ export class Attendees {
   delete(projectId: number, id: number): void {
     commit(this.db, this.bus, (work) => {
       const previous = this.resource(this.get(projectId, id));
-      const blocks = statement(this.db, 'SELECT id FROM blocklist_entries WHERE attendee_id = ? OR credential_id IN (SELECT id FROM credentials WHERE attendee_id = ?)')
+      const blocks = statement(
+        this.db,
+        'SELECT id FROM blocklist_entries WHERE attendee_id = ? OR credential_id IN (SELECT id FROM credentials WHERE attendee_id = ?)',
+      )
         .pluck()
         .all(id, id) as number[];
-      for (const entryId of blocks) work.emit('blocklist_entry.deleted', { projectId, id: entryId, version: this.blocks.delete(projectId, entryId) });
+      for (const entryId of blocks)
+        work.emit('blocklist_entry.deleted', {
+          projectId,
+          id: entryId,
+          version: this.blocks.delete(projectId, entryId),
+        });
       for (const credential of this.credentials.ofAttendee(id)) {
         const version = this.credentials.table.delete(projectId, credential.id);
         work.emit('credential.deleted', { projectId, id: credential.id, version });

@@ -30,9 +30,12 @@ const fields = {
   reason: z.string().trim().min(1).max(1000),
   until: instant.nullable().optional(),
 };
-const exactlyOne = (e: { attendee_id?: number | null | undefined; credential_id?: number | null | undefined }) => !e.attendee_id !== !e.credential_id;
+const exactlyOne = (e: { attendee_id?: number | null | undefined; credential_id?: number | null | undefined }) =>
+  !e.attendee_id !== !e.credential_id;
 
-export const createBlocklistBody = z.strictObject(fields).refine(exactlyOne, { path: ['attendee_id'], message: 'give exactly one of attendee_id and credential_id' });
+export const createBlocklistBody = z
+  .strictObject(fields)
+  .refine(exactlyOne, { path: ['attendee_id'], message: 'give exactly one of attendee_id and credential_id' });
 export const updateBlocklistBody = z.strictObject({ reason: fields.reason.optional(), until: fields.until });
 
 export const blocklistSchema = z.object({
@@ -66,13 +69,27 @@ export class Blocklist {
 
   create(projectId: number, input: z.output<typeof createBlocklistBody>): BlocklistRow {
     return commit(this.db, this.bus, (work) => {
-      if (input.attendee_id && !statement(this.db, 'SELECT 1 FROM attendees WHERE project_id = ? AND id = ?').get(projectId, input.attendee_id)) {
+      if (
+        input.attendee_id &&
+        !statement(this.db, 'SELECT 1 FROM attendees WHERE project_id = ? AND id = ?').get(projectId, input.attendee_id)
+      ) {
         throw validationError({ attendee_id: ['The selected attendee id is invalid.'] });
       }
-      if (input.credential_id && !statement(this.db, 'SELECT 1 FROM credentials WHERE project_id = ? AND id = ?').get(projectId, input.credential_id)) {
+      if (
+        input.credential_id &&
+        !statement(this.db, 'SELECT 1 FROM credentials WHERE project_id = ? AND id = ?').get(
+          projectId,
+          input.credential_id,
+        )
+      ) {
         throw validationError({ credential_id: ['The selected credential id is invalid.'] });
       }
-      const row = this.table.insert(projectId, { attendee_id: input.attendee_id ?? null, credential_id: input.credential_id ?? null, reason: input.reason, until: input.until ?? null });
+      const row = this.table.insert(projectId, {
+        attendee_id: input.attendee_id ?? null,
+        credential_id: input.credential_id ?? null,
+        reason: input.reason,
+        until: input.until ?? null,
+      });
       work.emit('blocklist_entry.created', { projectId, resource: blocklistResource(row), version: row.version });
       return row;
     });

@@ -38,7 +38,10 @@ export const issueCredentialBody = z
     valid_from: instant.nullable().optional(),
     valid_until: instant.nullable().optional(),
   })
-  .refine((c) => !c.valid_from || !c.valid_until || c.valid_from < c.valid_until, { path: ['valid_until'], message: 'must be after valid_from' });
+  .refine((c) => !c.valid_from || !c.valid_until || c.valid_from < c.valid_until, {
+    path: ['valid_until'],
+    message: 'must be after valid_from',
+  });
 
 export const credentialSchema = z.object({
   id: z.number().int(),
@@ -55,7 +58,8 @@ export const credentialSchema = z.object({
 });
 export type CredentialResource = z.infer<typeof credentialSchema>;
 
-export const credentialResource = ({ project_id: _p, ...rest }: CredentialRow): z.infer<typeof credentialSchema> => rest;
+export const credentialResource = ({ project_id: _p, ...rest }: CredentialRow): z.infer<typeof credentialSchema> =>
+  rest;
 
 export class Credentials {
   readonly table: VersionedTable<CredentialRow>;
@@ -73,20 +77,31 @@ export class Credentials {
   }
 
   ofAttendee(attendeeId: number): CredentialRow[] {
-    return statement(this.db, 'SELECT * FROM credentials WHERE attendee_id = ? ORDER BY id').all(attendeeId) as CredentialRow[];
+    return statement(this.db, 'SELECT * FROM credentials WHERE attendee_id = ? ORDER BY id').all(
+      attendeeId,
+    ) as CredentialRow[];
   }
 
   /** Each attendee's first active credential, in one query (for exports). */
   firstActiveByAttendee(projectId: number): Map<number, CredentialRow> {
-    const rows = statement(this.db, "SELECT * FROM credentials WHERE project_id = ? AND status = 'active' ORDER BY id").all(projectId) as CredentialRow[];
+    const rows = statement(
+      this.db,
+      "SELECT * FROM credentials WHERE project_id = ? AND status = 'active' ORDER BY id",
+    ).all(projectId) as CredentialRow[];
     const first = new Map<number, CredentialRow>();
     for (const row of rows) if (!first.has(row.attendee_id)) first.set(row.attendee_id, row);
     return first;
   }
 
   /** Inside a caller's transaction. */
-  insert(projectId: number, attendeeId: number, input: z.output<typeof issueCredentialBody>, work: Work): CredentialRow {
-    if (this.table.exists(projectId, 'value', input.value)) throw validationError({ value: ['The credential value is already in use in this project.'] });
+  insert(
+    projectId: number,
+    attendeeId: number,
+    input: z.output<typeof issueCredentialBody>,
+    work: Work,
+  ): CredentialRow {
+    if (this.table.exists(projectId, 'value', input.value))
+      throw validationError({ value: ['The credential value is already in use in this project.'] });
     const row = this.table.insert(projectId, {
       attendee_id: attendeeId,
       value: input.value,

@@ -16,13 +16,18 @@ export const FIELD_TYPES = ['text', 'email', 'number', 'boolean', 'select', 'dat
 
 const fieldSchema = z
   .strictObject({
-    name: z.string().regex(/^[a-z][a-z0-9_]{0,62}$/, 'lower-case letters, digits and underscores, starting with a letter'),
+    name: z
+      .string()
+      .regex(/^[a-z][a-z0-9_]{0,62}$/, 'lower-case letters, digits and underscores, starting with a letter'),
     label: z.string().trim().min(1).max(255),
     type: z.enum(FIELD_TYPES),
     required: z.boolean().optional(),
     options: z.array(z.string().min(1).max(255)).min(1).max(200).optional(),
   })
-  .refine((f) => (f.type === 'select') === (f.options !== undefined), { path: ['options'], message: 'options are required for select fields, and only for them' });
+  .refine((f) => (f.type === 'select') === (f.options !== undefined), {
+    path: ['options'],
+    message: 'options are required for select fields, and only for them',
+  });
 
 const fieldList = z
   .array(fieldSchema)
@@ -55,15 +60,33 @@ export interface SubmissionRow {
   updated_at: string;
 }
 
-export const createFormBody = z.strictObject({ name: z.string().trim().min(1).max(255), slug: slugField.optional(), fields: fieldList, is_active: z.boolean().optional() });
-export const updateFormBody = z.strictObject({ name: z.string().trim().min(1).max(255), slug: slugField, fields: fieldList, is_active: z.boolean() }).partial();
-export const submissionBody = z.strictObject({ attendee_id: z.number().int().positive().nullable().optional(), data: z.record(z.string(), z.unknown()) });
+export const createFormBody = z.strictObject({
+  name: z.string().trim().min(1).max(255),
+  slug: slugField.optional(),
+  fields: fieldList,
+  is_active: z.boolean().optional(),
+});
+export const updateFormBody = z
+  .strictObject({ name: z.string().trim().min(1).max(255), slug: slugField, fields: fieldList, is_active: z.boolean() })
+  .partial();
+export const submissionBody = z.strictObject({
+  attendee_id: z.number().int().positive().nullable().optional(),
+  data: z.record(z.string(), z.unknown()),
+});
 
 export const formSchema = z.object({
   id: z.number().int(),
   name: z.string(),
   slug: z.string(),
-  fields: z.array(z.object({ name: z.string(), label: z.string(), type: z.enum(FIELD_TYPES), required: z.boolean().optional(), options: z.array(z.string()).optional() })),
+  fields: z.array(
+    z.object({
+      name: z.string(),
+      label: z.string(),
+      type: z.enum(FIELD_TYPES),
+      required: z.boolean().optional(),
+      options: z.array(z.string()).optional(),
+    }),
+  ),
   is_active: z.boolean(),
   version: z.number().int(),
   created_at: z.string(),
@@ -121,7 +144,11 @@ export function checkSubmission(fields: FormField[], data: Record<string, unknow
               : f.type === 'select'
                 ? typeof value === 'string' && (f.options ?? []).includes(value)
                 : typeof value === 'string' && value.length <= 10_000;
-    if (!ok) add(f.name, `The ${f.label} field must be ${f.type === 'select' ? `one of ${(f.options ?? []).join(', ')}` : `a valid ${f.type}`}.`);
+    if (!ok)
+      add(
+        f.name,
+        `The ${f.label} field must be ${f.type === 'select' ? `one of ${(f.options ?? []).join(', ')}` : `a valid ${f.type}`}.`,
+      );
   }
   return errors;
 }
@@ -145,9 +172,15 @@ export class Forms {
 
   create(projectId: number, input: z.output<typeof createFormBody>): FormRow {
     return commit(this.db, this.bus, (work) => {
-      if (input.slug && this.table.exists(projectId, 'slug', input.slug)) throw validationError({ slug: ['The slug has already been taken.'] });
+      if (input.slug && this.table.exists(projectId, 'slug', input.slug))
+        throw validationError({ slug: ['The slug has already been taken.'] });
       const slug = input.slug ?? uniqueSlug(slugify(input.name), (s) => this.table.exists(projectId, 'slug', s));
-      const row = this.table.insert(projectId, { name: input.name, slug, fields: JSON.stringify(input.fields), is_active: input.is_active === false ? 0 : 1 });
+      const row = this.table.insert(projectId, {
+        name: input.name,
+        slug,
+        fields: JSON.stringify(input.fields),
+        is_active: input.is_active === false ? 0 : 1,
+      });
       work.emit('form.created', { projectId, resource: formResource(row), version: row.version });
       return row;
     });
@@ -156,7 +189,8 @@ export class Forms {
   update(projectId: number, id: number, input: z.output<typeof updateFormBody>): FormRow {
     return commit(this.db, this.bus, (work) => {
       this.get(projectId, id);
-      if (input.slug && this.table.exists(projectId, 'slug', input.slug, id)) throw validationError({ slug: ['The slug has already been taken.'] });
+      if (input.slug && this.table.exists(projectId, 'slug', input.slug, id))
+        throw validationError({ slug: ['The slug has already been taken.'] });
       const values: Record<string, string | number> = {};
       if (input.name !== undefined) values.name = input.name;
       if (input.slug !== undefined) values.slug = input.slug;
@@ -172,14 +206,22 @@ export class Forms {
   delete(projectId: number, id: number): void {
     commit(this.db, this.bus, (work) => {
       this.get(projectId, id);
-      for (const sid of statement(this.db, 'SELECT id FROM form_submissions WHERE form_id = ?').pluck().all(id) as number[]) this.submissions.delete(projectId, sid);
+      for (const sid of statement(this.db, 'SELECT id FROM form_submissions WHERE form_id = ?')
+        .pluck()
+        .all(id) as number[])
+        this.submissions.delete(projectId, sid);
       work.emit('form.deleted', { projectId, id, version: this.table.delete(projectId, id) });
     });
   }
 
   listSubmissions(formId: number, offset: number, limit: number): { items: SubmissionRow[]; total: number } {
-    const items = statement(this.db, 'SELECT * FROM form_submissions WHERE form_id = ? ORDER BY id LIMIT ? OFFSET ?').all(formId, limit, offset) as SubmissionRow[];
-    const { n } = statement(this.db, 'SELECT COUNT(*) AS n FROM form_submissions WHERE form_id = ?').get(formId) as { n: number };
+    const items = statement(
+      this.db,
+      'SELECT * FROM form_submissions WHERE form_id = ? ORDER BY id LIMIT ? OFFSET ?',
+    ).all(formId, limit, offset) as SubmissionRow[];
+    const { n } = statement(this.db, 'SELECT COUNT(*) AS n FROM form_submissions WHERE form_id = ?').get(formId) as {
+      n: number;
+    };
     return { items, total: n };
   }
 
@@ -187,12 +229,19 @@ export class Forms {
     return commit(this.db, this.bus, (work) => {
       const form = this.get(projectId, formId);
       if (form.is_active !== 1) throw validationError({ form: ['This form is closed.'] });
-      if (input.attendee_id && !statement(this.db, 'SELECT 1 FROM attendees WHERE project_id = ? AND id = ?').get(projectId, input.attendee_id)) {
+      if (
+        input.attendee_id &&
+        !statement(this.db, 'SELECT 1 FROM attendees WHERE project_id = ? AND id = ?').get(projectId, input.attendee_id)
+      ) {
         throw validationError({ attendee_id: ['The selected attendee id is invalid.'] });
       }
       const errors = checkSubmission(JSON.parse(form.fields) as FormField[], input.data);
       if (Object.keys(errors).length) throw validationError(errors);
-      const row = this.submissions.insert(projectId, { form_id: formId, attendee_id: input.attendee_id ?? null, data: JSON.stringify(input.data) });
+      const row = this.submissions.insert(projectId, {
+        form_id: formId,
+        attendee_id: input.attendee_id ?? null,
+        data: JSON.stringify(input.data),
+      });
       work.emit('form_submission.created', { projectId, resource: submissionResource(row), version: row.version });
       return row;
     });

@@ -70,11 +70,19 @@ export class Readers {
 
   /** The gateway fronting the reader (set from the gateway's side: devices/gateways.ts), or null. */
   gatewayOf(id: number): number | null {
-    return (statement(this.db, 'SELECT gateway_id FROM readers WHERE id = ?').get(id) as { gateway_id: number | null } | undefined)?.gateway_id ?? null;
+    return (
+      (
+        statement(this.db, 'SELECT gateway_id FROM readers WHERE id = ?').get(id) as
+          | { gateway_id: number | null }
+          | undefined
+      )?.gateway_id ?? null
+    );
   }
 
   ofAccessPoint(accessPointId: number): ReaderRow[] {
-    return statement(this.db, 'SELECT * FROM readers WHERE access_point_id = ? ORDER BY id').all(accessPointId) as ReaderRow[];
+    return statement(this.db, 'SELECT * FROM readers WHERE access_point_id = ? ORDER BY id').all(
+      accessPointId,
+    ) as ReaderRow[];
   }
 
   private checkAccessPoint(projectId: number, id: number | null | undefined): void {
@@ -88,8 +96,13 @@ export class Readers {
   create(projectId: number, input: z.output<typeof createReaderBody>): ReaderRow {
     return commit(this.db, this.bus, (work) => {
       this.checkAccessPoint(projectId, input.access_point_id);
-      if (this.table.exists(projectId, 'identifier', input.identifier)) throw validationError({ identifier: ['The identifier has already been taken.'] });
-      const row = this.table.insert(projectId, { identifier: input.identifier, type: input.type ?? 'barcode', access_point_id: input.access_point_id ?? null });
+      if (this.table.exists(projectId, 'identifier', input.identifier))
+        throw validationError({ identifier: ['The identifier has already been taken.'] });
+      const row = this.table.insert(projectId, {
+        identifier: input.identifier,
+        type: input.type ?? 'barcode',
+        access_point_id: input.access_point_id ?? null,
+      });
       work.emit('reader.created', { projectId, resource: readerResource(row), version: row.version });
       return row;
     });

@@ -39,7 +39,9 @@ export function inBlock(id: number, base: number): boolean {
 
 /** The highest id given or seen in `table` within the block at `base` (the mark, or a row above it); null: none yet. */
 export function highestInBlock(db: Database, table: string, base: number): number | null {
-  const mark = statement(db, 'SELECT high FROM row_id_marks WHERE table_name = ? AND block_base = ?').pluck().get(table, base) as number | undefined;
+  const mark = statement(db, 'SELECT high FROM row_id_marks WHERE table_name = ? AND block_base = ?')
+    .pluck()
+    .get(table, base) as number | undefined;
   const row = statement(db, `SELECT MAX(id) FROM ${table} WHERE id > ? AND id < ?`)
     .pluck()
     .get(base, base + ID_BLOCK) as number | null;
@@ -50,11 +52,10 @@ export function highestInBlock(db: Database, table: string, base: number): numbe
 /** Notes that `id` was given or seen in its block (inside the write that uses it): no id at or below it is given there again. */
 export function raiseMark(db: Database, table: string, id: number): void {
   if (!Number.isSafeInteger(id) || id < 1) return;
-  statement(db, 'INSERT INTO row_id_marks (table_name, block_base, high) VALUES (?, ?, ?) ON CONFLICT (table_name, block_base) DO UPDATE SET high = MAX(high, excluded.high)').run(
-    table,
-    Math.floor(id / ID_BLOCK) * ID_BLOCK,
-    id,
-  );
+  statement(
+    db,
+    'INSERT INTO row_id_marks (table_name, block_base, high) VALUES (?, ?, ?) ON CONFLICT (table_name, block_base) DO UPDATE SET high = MAX(high, excluded.high)',
+  ).run(table, Math.floor(id / ID_BLOCK) * ID_BLOCK, id);
 }
 
 /** Takes the next `count` ids of this store's block in `table` (one of SHARED_ID_TABLES), inside the
@@ -77,14 +78,22 @@ export function nextRowId(db: Database, table: string, count = 1): number {
 function freeRunBelowTop(db: Database, table: string, base: number, count: number): number {
   const entity = table === 'attendees' ? 'attendee' : 'credential';
   const end = base + ID_BLOCK;
-  const rows = statement(db, `SELECT id, LEAD(id) OVER (ORDER BY id) AS above FROM ${table} WHERE id > ? AND id < ? ORDER BY id DESC`).iterate(base, end) as Iterable<{
+  const rows = statement(
+    db,
+    `SELECT id, LEAD(id) OVER (ORDER BY id) AS above FROM ${table} WHERE id > ? AND id < ? ORDER BY id DESC`,
+  ).iterate(base, end) as Iterable<{
     id: number;
     above: number | null;
   }>;
   for (const { id, above } of rows) {
     const ceiling = above ?? end;
     if (ceiling - id - 1 < count) continue;
-    const deleted = statement(db, 'SELECT MAX(entity_id) FROM tombstones WHERE entity = ? AND entity_id > ? AND entity_id < ?').pluck().get(entity, id, ceiling) as number | null;
+    const deleted = statement(
+      db,
+      'SELECT MAX(entity_id) FROM tombstones WHERE entity = ? AND entity_id > ? AND entity_id < ?',
+    )
+      .pluck()
+      .get(entity, id, ceiling) as number | null;
     const start = Math.max(id, deleted ?? id) + 1;
     if (start + count - 1 < ceiling) return start;
   }

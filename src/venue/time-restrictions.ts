@@ -40,8 +40,11 @@ const fields = {
   start_time: clockTime,
   end_time: clockTime,
 };
-const notEmpty = (w: { start_time?: string | undefined; end_time?: string | undefined }) => !w.start_time || !w.end_time || w.start_time !== w.end_time;
-export const createTimeRestrictionBody = z.strictObject(fields).refine(notEmpty, { path: ['end_time'], message: 'must differ from start_time' });
+const notEmpty = (w: { start_time?: string | undefined; end_time?: string | undefined }) =>
+  !w.start_time || !w.end_time || w.start_time !== w.end_time;
+export const createTimeRestrictionBody = z
+  .strictObject(fields)
+  .refine(notEmpty, { path: ['end_time'], message: 'must differ from start_time' });
 export const updateTimeRestrictionBody = z
   .strictObject(fields)
   .partial()
@@ -60,7 +63,11 @@ export const timeRestrictionSchema = z.object({
 });
 export type TimeRestrictionResource = z.infer<typeof timeRestrictionSchema>;
 
-export const timeRestrictionResource = ({ project_id: _p, days_of_week, ...rest }: TimeRestrictionRow): z.infer<typeof timeRestrictionSchema> => ({
+export const timeRestrictionResource = ({
+  project_id: _p,
+  days_of_week,
+  ...rest
+}: TimeRestrictionRow): z.infer<typeof timeRestrictionSchema> => ({
   ...rest,
   days_of_week: JSON.parse(days_of_week) as number[],
 });
@@ -81,10 +88,16 @@ export class TimeRestrictions {
   }
 
   private checkRefs(projectId: number, zoneId: number | undefined, typeId: number | null | undefined): void {
-    if (zoneId !== undefined && !statement(this.db, 'SELECT 1 FROM access_zones WHERE project_id = ? AND id = ?').get(projectId, zoneId)) {
+    if (
+      zoneId !== undefined &&
+      !statement(this.db, 'SELECT 1 FROM access_zones WHERE project_id = ? AND id = ?').get(projectId, zoneId)
+    ) {
       throw validationError({ access_zone_id: ['The selected access zone id is invalid.'] });
     }
-    if (typeId && !statement(this.db, 'SELECT 1 FROM attendee_types WHERE project_id = ? AND id = ?').get(projectId, typeId)) {
+    if (
+      typeId &&
+      !statement(this.db, 'SELECT 1 FROM attendee_types WHERE project_id = ? AND id = ?').get(projectId, typeId)
+    ) {
       throw validationError({ attendee_type_id: ['The selected attendee type id is invalid.'] });
     }
   }
@@ -99,7 +112,11 @@ export class TimeRestrictions {
         start_time: input.start_time,
         end_time: input.end_time,
       });
-      work.emit('time_restriction.created', { projectId, resource: timeRestrictionResource(row), version: row.version });
+      work.emit('time_restriction.created', {
+        projectId,
+        resource: timeRestrictionResource(row),
+        version: row.version,
+      });
       return row;
     });
   }
@@ -108,12 +125,18 @@ export class TimeRestrictions {
     return commit(this.db, this.bus, (work) => {
       const current = this.get(projectId, id);
       this.checkRefs(projectId, input.access_zone_id, input.attendee_type_id);
-      if ((input.start_time ?? current.start_time) === (input.end_time ?? current.end_time)) throw validationError({ end_time: ['The end_time field must differ from start_time.'] });
+      if ((input.start_time ?? current.start_time) === (input.end_time ?? current.end_time))
+        throw validationError({ end_time: ['The end_time field must differ from start_time.'] });
       const values: Record<string, string | number | null> = {};
-      for (const key of ['access_zone_id', 'attendee_type_id', 'start_time', 'end_time'] as const) if (input[key] !== undefined) values[key] = input[key];
+      for (const key of ['access_zone_id', 'attendee_type_id', 'start_time', 'end_time'] as const)
+        if (input[key] !== undefined) values[key] = input[key];
       if (input.days_of_week) values.days_of_week = JSON.stringify([...input.days_of_week].sort());
       const row = this.table.update(projectId, id, values);
-      work.emit('time_restriction.updated', { projectId, resource: timeRestrictionResource(row), version: row.version });
+      work.emit('time_restriction.updated', {
+        projectId,
+        resource: timeRestrictionResource(row),
+        version: row.version,
+      });
       return row;
     });
   }

@@ -9,7 +9,9 @@ import { nextRowId, SHARED_ID_TABLES } from './row-ids.js';
 // these inside commit() so the row, its version and its events land together.
 
 export function nextVersion(db: Database): number {
-  const row = statement(db, 'UPDATE change_sequence SET value = value + 1 WHERE id = 1 RETURNING value').get() as { value: number };
+  const row = statement(db, 'UPDATE change_sequence SET value = value + 1 WHERE id = 1 RETURNING value').get() as {
+    value: number;
+  };
   return row.value;
 }
 
@@ -25,17 +27,32 @@ export class VersionedTable<Row extends { id: number; project_id: number }> {
   ) {}
 
   find(projectId: number, id: number): Row | null {
-    return (statement(this.db, `SELECT * FROM ${this.table} WHERE project_id = ? AND id = ?`).get(projectId, id) as Row | undefined) ?? null;
+    return (
+      (statement(this.db, `SELECT * FROM ${this.table} WHERE project_id = ? AND id = ?`).get(projectId, id) as
+        | Row
+        | undefined) ?? null
+    );
   }
 
   list(projectId: number, offset: number, limit: number): { items: Row[]; total: number } {
-    const items = statement(this.db, `SELECT * FROM ${this.table} WHERE project_id = ? ORDER BY id LIMIT ? OFFSET ?`).all(projectId, limit, offset) as Row[];
-    const { n } = statement(this.db, `SELECT COUNT(*) AS n FROM ${this.table} WHERE project_id = ?`).get(projectId) as { n: number };
+    const items = statement(
+      this.db,
+      `SELECT * FROM ${this.table} WHERE project_id = ? ORDER BY id LIMIT ? OFFSET ?`,
+    ).all(projectId, limit, offset) as Row[];
+    const { n } = statement(this.db, `SELECT COUNT(*) AS n FROM ${this.table} WHERE project_id = ?`).get(projectId) as {
+      n: number;
+    };
     return { items, total: n };
   }
 
   exists(projectId: number, column: string, value: string | number, exceptId = -1): boolean {
-    return statement(this.db, `SELECT 1 FROM ${this.table} WHERE project_id = ? AND ${column} = ? AND id != ?`).get(projectId, value, exceptId) !== undefined;
+    return (
+      statement(this.db, `SELECT 1 FROM ${this.table} WHERE project_id = ? AND ${column} = ? AND id != ?`).get(
+        projectId,
+        value,
+        exceptId,
+      ) !== undefined
+    );
   }
 
   insert(projectId: number, values: Values): Row {
@@ -44,7 +61,10 @@ export class VersionedTable<Row extends { id: number; project_id: number }> {
     const all: Values = { ...values, project_id: projectId, version, created_at: now, updated_at: now };
     if (SHARED_ID_TABLES.has(this.table)) all.id = nextRowId(this.db, this.table);
     const columns = Object.keys(all);
-    const result = statement(this.db, `INSERT INTO ${this.table} (${columns.join(', ')}) VALUES (${columns.map((c) => `@${c}`).join(', ')})`).run(all);
+    const result = statement(
+      this.db,
+      `INSERT INTO ${this.table} (${columns.join(', ')}) VALUES (${columns.map((c) => `@${c}`).join(', ')})`,
+    ).run(all);
     return this.find(projectId, Number(result.lastInsertRowid))!;
   }
 
@@ -52,14 +72,21 @@ export class VersionedTable<Row extends { id: number; project_id: number }> {
     const version = nextVersion(this.db);
     const all: Values = { ...values, version, updated_at: iso(this.clock.now()) };
     const sets = Object.keys(all).map((c) => `${c} = @${c}`);
-    statement(this.db, `UPDATE ${this.table} SET ${sets.join(', ')} WHERE project_id = @project_id AND id = @id`).run({ ...all, project_id: projectId, id });
+    statement(this.db, `UPDATE ${this.table} SET ${sets.join(', ')} WHERE project_id = @project_id AND id = @id`).run({
+      ...all,
+      project_id: projectId,
+      id,
+    });
     return this.find(projectId, id)!;
   }
 
   delete(projectId: number, id: number): number {
     const version = nextVersion(this.db);
     statement(this.db, `DELETE FROM ${this.table} WHERE project_id = ? AND id = ?`).run(projectId, id);
-    statement(this.db, 'INSERT INTO tombstones (project_id, entity, entity_id, version, deleted_at) VALUES (?, ?, ?, ?, ?)').run(projectId, this.entity, id, version, iso(this.clock.now()));
+    statement(
+      this.db,
+      'INSERT INTO tombstones (project_id, entity, entity_id, version, deleted_at) VALUES (?, ?, ?, ?, ?)',
+    ).run(projectId, this.entity, id, version, iso(this.clock.now()));
     return version;
   }
 }

@@ -28,7 +28,9 @@ export const attendeeSyncBody = z.object({
   team_slug: z.string().min(1).max(255),
   sync_mode: z.enum(SYNC_MODES),
   // Records are judged one by one below, so one bad record never fails the request.
-  attendees: z.array(z.unknown()).max(MAX_SYNC_RECORDS, { error: `at most ${MAX_SYNC_RECORDS} records are taken in one request` }),
+  attendees: z
+    .array(z.unknown())
+    .max(MAX_SYNC_RECORDS, { error: `at most ${MAX_SYNC_RECORDS} records are taken in one request` }),
 });
 
 const blankToNull = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? null : v);
@@ -84,17 +86,34 @@ export class AttendeeSync {
     commit(this.db, this.bus, (work) => {
       const writes = this.plan(projectId, mode, records, results);
       const written = writes.length ? this.write(projectId, writes) : null;
-      if (written) work.emit('attendee.imported', { projectId, count: written.count, credentials: 0, fromVersion: written.fromVersion, toVersion: written.toVersion });
+      if (written)
+        work.emit('attendee.imported', {
+          projectId,
+          count: written.count,
+          credentials: 0,
+          fromVersion: written.fromVersion,
+          toVersion: written.toVersion,
+        });
     });
     return results;
   }
 
   /** Judges every record against the project as it is, in memory; counts skips and errors. */
   private plan(projectId: number, mode: SyncMode, records: readonly unknown[], results: SyncResults): Write[] {
-    const types = new Map((statement(this.db, 'SELECT slug, id FROM attendee_types WHERE project_id = ?').all(projectId) as { slug: string; id: number }[]).map((t) => [t.slug, t.id]));
+    const types = new Map(
+      (
+        statement(this.db, 'SELECT slug, id FROM attendee_types WHERE project_id = ?').all(projectId) as {
+          slug: string;
+          id: number;
+        }[]
+      ).map((t) => [t.slug, t.id]),
+    );
     const existing = new Map(
       (
-        statement(this.db, 'SELECT id, external_id, first_name, last_name, email, attendee_type_id FROM attendees WHERE project_id = ? AND external_id IS NOT NULL').all(projectId) as (Stored & {
+        statement(
+          this.db,
+          'SELECT id, external_id, first_name, last_name, email, attendee_type_id FROM attendees WHERE project_id = ? AND external_id IS NOT NULL',
+        ).all(projectId) as (Stored & {
           external_id: string;
         })[]
       ).map(({ external_id, ...row }) => [external_id, row]),
@@ -109,16 +128,21 @@ export class AttendeeSync {
     const writes: Write[] = [];
     records.forEach((raw, index) => {
       const messages: string[] = [];
-      const parsed = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? syncRecordSchema.safeParse(raw) : null;
-      if (!parsed) messages.push('The record must be an object with external_id, first_name, last_name, email and attendee_type.');
+      const parsed =
+        typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? syncRecordSchema.safeParse(raw) : null;
+      if (!parsed)
+        messages.push('The record must be an object with external_id, first_name, last_name, email and attendee_type.');
       else if (!parsed.success) messages.push(...Object.values(fieldErrorsFromZod(parsed.error)).flat());
       const v = parsed?.success ? parsed.data : null;
       const externalId = v ? v.external_id : externalIdOf(raw);
-      if (externalId !== null && (occurrences.get(externalId) ?? 0) > 1) messages.push(`The external_id "${externalId}" occurs more than once in this request.`);
+      if (externalId !== null && (occurrences.get(externalId) ?? 0) > 1)
+        messages.push(`The external_id "${externalId}" occurs more than once in this request.`);
       const typeId = v?.attendee_type ? types.get(v.attendee_type) : null;
-      if (v?.attendee_type && typeId === undefined) messages.push(`The attendee type "${v.attendee_type}" does not exist in this project.`);
+      if (v?.attendee_type && typeId === undefined)
+        messages.push(`The attendee type "${v.attendee_type}" does not exist in this project.`);
       const stored = v ? existing.get(v.external_id) : undefined;
-      if (v && !stored && mode !== 'update' && v.first_name === undefined) messages.push('The first_name field is required to create an attendee.');
+      if (v && !stored && mode !== 'update' && v.first_name === undefined)
+        messages.push('The first_name field is required to create an attendee.');
       if (messages.length || !v) {
         results.errors.push({ index, external_id: externalId, messages });
         return;
@@ -154,8 +178,15 @@ export class AttendeeSync {
       `INSERT INTO attendees (id, project_id, attendee_type_id, first_name, last_name, email, external_id, status, extra, version, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, 'active', '{}', ?, ?, ?)`,
     );
-    const update = statement(this.db, 'UPDATE attendees SET attendee_type_id = ?, first_name = ?, last_name = ?, email = ?, version = ?, updated_at = ? WHERE project_id = ? AND id = ?');
-    const end = (statement(this.db, 'UPDATE change_sequence SET value = value + ? WHERE id = 1 RETURNING value').get(writes.length) as { value: number }).value;
+    const update = statement(
+      this.db,
+      'UPDATE attendees SET attendee_type_id = ?, first_name = ?, last_name = ?, email = ?, version = ?, updated_at = ? WHERE project_id = ? AND id = ?',
+    );
+    const end = (
+      statement(this.db, 'UPDATE change_sequence SET value = value + ? WHERE id = 1 RETURNING value').get(
+        writes.length,
+      ) as { value: number }
+    ).value;
     const fromVersion = end - writes.length + 1;
     let version = fromVersion;
     const now = iso(this.clock.now());
@@ -163,7 +194,19 @@ export class AttendeeSync {
     let nextId = creates > 0 ? nextRowId(this.db, 'attendees', creates) : 0; // shared ids: venue/row-ids.ts
     for (const w of writes) {
       const f = w.fields;
-      if (w.kind === 'create') insert.run(nextId++, projectId, f.attendee_type_id, f.first_name, f.last_name, f.email, w.externalId, version++, now, now);
+      if (w.kind === 'create')
+        insert.run(
+          nextId++,
+          projectId,
+          f.attendee_type_id,
+          f.first_name,
+          f.last_name,
+          f.email,
+          w.externalId,
+          version++,
+          now,
+          now,
+        );
       else update.run(f.attendee_type_id, f.first_name, f.last_name, f.email, version++, now, projectId, w.id);
     }
     return { count: writes.length, fromVersion, toVersion: end };

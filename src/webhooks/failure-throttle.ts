@@ -62,7 +62,10 @@ export class FailureThrottle {
     window.failures++;
     if (window.failures === this.perMinute) {
       this.stats.addresses++;
-      this.log.warn({ address: key, perMinute: this.perMinute }, 'webhook client over its failure budget: answered 429 until its minute ends');
+      this.log.warn(
+        { address: key, perMinute: this.perMinute },
+        'webhook client over its failure budget: answered 429 until its minute ends',
+      );
     }
   }
 
@@ -82,7 +85,8 @@ export function addressKey(address: string): string {
   const [head = '', tail] = address.toLowerCase().split('%')[0]!.split('::');
   const left = head ? head.split(':') : [];
   const right = tail === undefined ? [] : tail ? tail.split(':') : [];
-  const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  const groups =
+    tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
   return `${groups
     .slice(0, 4)
     .map((g) => g.replace(/^0+(?=.)/, ''))
@@ -92,6 +96,14 @@ export function addressKey(address: string): string {
 /** /metrics: requests answered 429 for their address's failures. */
 export function registerThrottleMetrics(registry: Registry, throttle: FailureThrottle): void {
   const gauge = gaugesIn(registry);
-  gauge('gatehouse_webhook_throttled_total', 'Webhook requests answered 429 too_many_failures (not logged): their address was past incomingWebhooks.failuresPerMinute', () => throttle.stats.throttled);
-  gauge('gatehouse_webhook_throttled_addresses_total', 'Times an address (IPv6: its /64) went past its failure budget', () => throttle.stats.addresses);
+  gauge(
+    'gatehouse_webhook_throttled_total',
+    'Webhook requests answered 429 too_many_failures (not logged): their address was past incomingWebhooks.failuresPerMinute',
+    () => throttle.stats.throttled,
+  );
+  gauge(
+    'gatehouse_webhook_throttled_addresses_total',
+    'Times an address (IPv6: its /64) went past its failure budget',
+    () => throttle.stats.addresses,
+  );
 }

@@ -6,7 +6,12 @@ import type { Context } from 'koa';
 // 401, never a 400 about its contents), and the handler reads the admission: the project of the
 // source whose secret verified (signed-gate.ts).
 
-export type WebhookKind = 'access-event' | 'gateway-status' | 'registration-partner' | 'attendee-sync' | 'upload-finalized';
+export type WebhookKind =
+  | 'access-event'
+  | 'gateway-status'
+  | 'registration-partner'
+  | 'attendee-sync'
+  | 'upload-finalized';
 
 export interface WebhookAdmission {
   /** The project of the source whose secret verified; null when unsigned requests are allowed and this one was. */
@@ -34,11 +39,20 @@ export interface WebhookGate {
 }
 
 /** The request headers a signed webhook of this kind carries (spec: Authentication item 9: the partner signs in X-Partner-Signature). */
-export function webhookHeaderNames(kind: WebhookKind, prefix: string): { signature: string; timestamp: string; replayed: string } {
-  return { signature: kind === 'registration-partner' ? 'X-Partner-Signature' : `X-${prefix}-Signature`, timestamp: `X-${prefix}-Timestamp`, replayed: `X-${prefix}-Replayed` };
+export function webhookHeaderNames(
+  kind: WebhookKind,
+  prefix: string,
+): { signature: string; timestamp: string; replayed: string } {
+  return {
+    signature: kind === 'registration-partner' ? 'X-Partner-Signature' : `X-${prefix}-Signature`,
+    timestamp: `X-${prefix}-Timestamp`,
+    replayed: `X-${prefix}-Replayed`,
+  };
 }
 
 const STATE_KEY = 'webhookAdmission';
 
-export const admissionOf = (ctx: Context): WebhookAdmission | undefined => ctx.state[STATE_KEY] as WebhookAdmission | undefined;
-export const setAdmission = (ctx: Context, admission: WebhookAdmission): WebhookAdmission => (ctx.state[STATE_KEY] = admission);
+export const admissionOf = (ctx: Context): WebhookAdmission | undefined =>
+  ctx.state[STATE_KEY] as WebhookAdmission | undefined;
+export const setAdmission = (ctx: Context, admission: WebhookAdmission): WebhookAdmission =>
+  (ctx.state[STATE_KEY] = admission);

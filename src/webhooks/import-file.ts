@@ -21,7 +21,8 @@ const refuse = (name: string, what: string) => new ImportFileError(`The object "
 /** The bytes of `name` under `dir`, at most `maxBytes`; an ImportFileError says why not. */
 export async function readImportFile(dir: string, name: string, maxBytes: number): Promise<Buffer> {
   const relative = normalize(name);
-  if (name.includes('\0') || isAbsolute(relative) || relative.split(sep).includes('..')) throw refuse(name, 'leaves the import directory.');
+  if (name.includes('\0') || isAbsolute(relative) || relative.split(sep).includes('..'))
+    throw refuse(name, 'leaves the import directory.');
   const root = await realpath(dir).catch((err: NodeJS.ErrnoException) => {
     throw new ImportFileError(`The import directory cannot be read (${err.code ?? 'error'}).`);
   });
@@ -33,21 +34,24 @@ export async function readImportFile(dir: string, name: string, maxBytes: number
     const stats = await lstat(path).catch((err: NodeJS.ErrnoException) => {
       throw refuse(name, `is not in the import directory (${err.code ?? 'error'}).`);
     });
-    if (stats.isSymbolicLink()) throw refuse(name, 'is a symbolic link: only regular files in the import directory are imported.');
+    if (stats.isSymbolicLink())
+      throw refuse(name, 'is a symbolic link: only regular files in the import directory are imported.');
   }
   let file: FileHandle;
   try {
     file = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ELOOP') throw refuse(name, 'is a symbolic link: only regular files in the import directory are imported.');
+    if (code === 'ELOOP')
+      throw refuse(name, 'is a symbolic link: only regular files in the import directory are imported.');
     throw refuse(name, `cannot be opened (${code ?? 'error'}).`);
   }
   try {
     const stats = await file.stat();
     if (!stats.isFile()) throw refuse(name, 'is not a regular file.');
     if (!isInside(root, await openedPath(file, path))) throw refuse(name, 'leaves the import directory.');
-    if (stats.size > maxBytes) throw refuse(name, `is over the import limit of ${maxBytes} bytes (incomingWebhooks.importMaxBytes).`);
+    if (stats.size > maxBytes)
+      throw refuse(name, `is over the import limit of ${maxBytes} bytes (incomingWebhooks.importMaxBytes).`);
     return await readAtMost(file, name, maxBytes);
   } finally {
     await file.close();
@@ -74,6 +78,7 @@ async function readAtMost(file: FileHandle, name: string, maxBytes: number): Pro
     if (bytesRead === 0) return Buffer.concat(chunks, total);
     chunks.push(buffer.subarray(0, bytesRead));
     total += bytesRead;
-    if (total > maxBytes) throw refuse(name, `is over the import limit of ${maxBytes} bytes (incomingWebhooks.importMaxBytes).`);
+    if (total > maxBytes)
+      throw refuse(name, `is over the import limit of ${maxBytes} bytes (incomingWebhooks.importMaxBytes).`);
   }
 }

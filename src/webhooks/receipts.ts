@@ -56,7 +56,10 @@ export interface ReceiptLimits {
 }
 
 /** The answer to a replay whose first answer was too large to store. */
-export const ALREADY_APPLIED = JSON.stringify({ success: true, message: 'This request was received and applied before; it is not applied again.' });
+export const ALREADY_APPLIED = JSON.stringify({
+  success: true,
+  message: 'This request was received and applied before; it is not applied again.',
+});
 
 const PRUNE_EVERY_MS = 10 * 60_000;
 /** What Koa sends for an object body: stored as NULL. */
@@ -78,7 +81,10 @@ export class WebhookReceipts implements Module {
 
   /** The first answer to this delivery when it was accepted within its window; null otherwise. */
   find(sourceId: number, digest: Buffer): KeptResponse | null {
-    const row = statement(this.db, 'SELECT status, answer, content_type FROM webhook_receipts WHERE source_id = ? AND digest = ? AND keep_until > ?').get(sourceId, digest, this.clock.now()) as
+    const row = statement(
+      this.db,
+      'SELECT status, answer, content_type FROM webhook_receipts WHERE source_id = ? AND digest = ? AND keep_until > ?',
+    ).get(sourceId, digest, this.clock.now()) as
       | { status: number; answer: string | null; content_type: string | null }
       | undefined;
     if (!row) return null;
@@ -93,7 +99,10 @@ export class WebhookReceipts implements Module {
     const stored = Buffer.byteLength(answer.body) <= this.limits.maxAnswerBytes;
     try {
       const id = Number(
-        statement(this.db, 'INSERT OR REPLACE INTO webhook_receipts (source_id, digest, accepted_at, keep_until, status, answer, content_type) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+        statement(
+          this.db,
+          'INSERT OR REPLACE INTO webhook_receipts (source_id, digest, accepted_at, keep_until, status, answer, content_type) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        ).run(
           sourceId,
           digest,
           now,
@@ -124,7 +133,9 @@ export class WebhookReceipts implements Module {
 
   #bound(through: number, now: number): void {
     if (through <= this.#boundedThrough) return;
-    const gone = statement(this.db, 'DELETE FROM webhook_receipts WHERE id <= ? RETURNING keep_until').all(through) as { keep_until: number }[];
+    const gone = statement(this.db, 'DELETE FROM webhook_receipts WHERE id <= ? RETURNING keep_until').all(through) as {
+      keep_until: number;
+    }[];
     this.#boundedThrough = through;
     // Given up inside their window: raise receiptMaxRows if this grows (docs/webhooks-incoming.md).
     this.stats.evicted += gone.filter((r) => r.keep_until > now).length;
@@ -152,7 +163,11 @@ export function registerReceiptMetrics(registry: Registry, receipts: WebhookRece
     'Webhook deliveries sent again after the in-memory window (or a restart), answered from the durable receipts and not applied',
     () => receipts.stats.replays,
   );
-  gauge('gatehouse_webhook_receipt_evictions_total', 'Receipts given up inside their window for incomingWebhooks.receiptMaxRows (raise it if this grows)', () => receipts.stats.evicted);
+  gauge(
+    'gatehouse_webhook_receipt_evictions_total',
+    'Receipts given up inside their window for incomingWebhooks.receiptMaxRows (raise it if this grows)',
+    () => receipts.stats.evicted,
+  );
   gauge(
     'gatehouse_webhook_receipt_write_failures_total',
     'Accepted deliveries whose receipt could not be written (store busy): a later replay of them would be applied',

@@ -19,7 +19,12 @@ import type { Venue } from '../venue/index.js';
 // registration we do not know is refused (404) and not recorded, so the partner can send it
 // again once the registration exists.
 
-export const PARTNER_EVENT_TYPES = ['registration.created', 'registration.updated', 'registration.cancelled', 'attendee.checked_in'] as const;
+export const PARTNER_EVENT_TYPES = [
+  'registration.created',
+  'registration.updated',
+  'registration.cancelled',
+  'attendee.checked_in',
+] as const;
 export type PartnerOutcome = 'created' | 'updated' | 'cancelled' | 'checked_in' | 'replayed';
 
 const OUTCOMES: Record<(typeof PARTNER_EVENT_TYPES)[number], PartnerOutcome> = {
@@ -42,7 +47,12 @@ export const partnerEventBody = z
           email: z.email().max(255).nullable().optional(),
         })
         .optional(),
-      credential_value: z.string().min(1).max(512).optional().describe('registration.created: the ticket code to use; default a generated REG-<24 base32>'),
+      credential_value: z
+        .string()
+        .min(1)
+        .max(512)
+        .optional()
+        .describe('registration.created: the ticket code to use; default a generated REG-<24 base32>'),
     }),
     timestamp: z
       .union([z.iso.datetime({ offset: true }), z.number().int().nonnegative().describe('Unix seconds')])
@@ -50,9 +60,17 @@ export const partnerEventBody = z
       .describe('when it happened at the partner (attendee.checked_in: the check-in time); default now'),
   })
   .superRefine((event, ctx) => {
-    const required = (path: string[]) => ctx.addIssue({ code: 'invalid_type', expected: 'string', path, message: 'Invalid input: expected string, received undefined' });
-    if (event.event_type === 'registration.created' && event.data.attendee?.first_name === undefined) required(['data', 'attendee', 'first_name']);
-    if (event.event_type === 'registration.updated' && event.data.attendee === undefined) required(['data', 'attendee']);
+    const required = (path: string[]) =>
+      ctx.addIssue({
+        code: 'invalid_type',
+        expected: 'string',
+        path,
+        message: 'Invalid input: expected string, received undefined',
+      });
+    if (event.event_type === 'registration.created' && event.data.attendee?.first_name === undefined)
+      required(['data', 'attendee', 'first_name']);
+    if (event.event_type === 'registration.updated' && event.data.attendee === undefined)
+      required(['data', 'attendee']);
   });
 
 export type PartnerEvent = z.output<typeof partnerEventBody>;
@@ -118,13 +136,18 @@ export class RegistrationPartner {
       this.db,
       'SELECT id, attendee_id, registration_id, event_id, checked_in_at, received_at FROM check_ins WHERE project_id = ? ORDER BY checked_in_at DESC, id DESC LIMIT ? OFFSET ?',
     ).all(projectId, limit, offset) as CheckIn[];
-    const { n } = statement(this.db, 'SELECT count(*) AS n FROM check_ins WHERE project_id = ?').get(projectId) as { n: number };
+    const { n } = statement(this.db, 'SELECT count(*) AS n FROM check_ins WHERE project_id = ?').get(projectId) as {
+      n: number;
+    };
     return { items, total: n };
   }
 
   handle(projectId: number, event: PartnerEvent): PartnerResponse {
     return commit(this.db, this.bus, (work) => {
-      const seen = statement(this.db, 'SELECT event_type, outcome, attendee_id, received_at FROM partner_events WHERE project_id = ? AND event_id = ?').get(projectId, event.event_id) as
+      const seen = statement(
+        this.db,
+        'SELECT event_type, outcome, attendee_id, received_at FROM partner_events WHERE project_id = ? AND event_id = ?',
+      ).get(projectId, event.event_id) as
         | { event_type: string; outcome: string; attendee_id: number | null; received_at: string }
         | undefined;
       if (seen) {
@@ -132,7 +155,10 @@ export class RegistrationPartner {
         return { success: true, event_id: event.event_id, outcome: 'replayed', attendee_id: seen.attendee_id, message };
       }
       const answer = this.apply(projectId, event, work);
-      statement(this.db, 'INSERT INTO partner_events (project_id, event_id, event_type, registration_id, outcome, attendee_id, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+      statement(
+        this.db,
+        'INSERT INTO partner_events (project_id, event_id, event_type, registration_id, outcome, attendee_id, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      ).run(
         projectId,
         event.event_id,
         event.event_type,
@@ -147,7 +173,11 @@ export class RegistrationPartner {
 
   private apply(projectId: number, event: PartnerEvent, work: Work): PartnerResponse {
     const registrationId = event.data.registration_id;
-    const answer = (attendeeId: number, message: string, extra: { credential_value?: string } = {}): PartnerResponse => ({
+    const answer = (
+      attendeeId: number,
+      message: string,
+      extra: { credential_value?: string } = {},
+    ): PartnerResponse => ({
       success: true,
       event_id: event.event_id,
       outcome: OUTCOMES[event.event_type],
@@ -159,7 +189,11 @@ export class RegistrationPartner {
     if (event.event_type === 'registration.created') {
       if (current) throw new AppError('registration_exists', { identifier: registrationId });
       const { attendee, credential } = this.create(projectId, event, work);
-      return answer(attendee.id, `Registration "${registrationId}" created attendee ${attendee.id} with a credential.`, { credential_value: credential });
+      return answer(
+        attendee.id,
+        `Registration "${registrationId}" created attendee ${attendee.id} with a credential.`,
+        { credential_value: credential },
+      );
     }
     if (!current) throw new AppError('unknown_registration', { identifier: registrationId });
     if (event.event_type === 'registration.updated') {
@@ -168,22 +202,31 @@ export class RegistrationPartner {
     }
     if (event.event_type === 'registration.cancelled') {
       const revoked = this.cancel(projectId, current, work);
-      return answer(current.id, `Registration "${registrationId}" cancelled; ${revoked} credential${revoked === 1 ? '' : 's'} revoked.`);
+      return answer(
+        current.id,
+        `Registration "${registrationId}" cancelled; ${revoked} credential${revoked === 1 ? '' : 's'} revoked.`,
+      );
     }
-    const at = event.timestamp === undefined ? this.clock.now() : typeof event.timestamp === 'number' ? event.timestamp * 1000 : Date.parse(event.timestamp);
-    statement(this.db, 'INSERT INTO check_ins (project_id, attendee_id, registration_id, event_id, checked_in_at, received_at) VALUES (?, ?, ?, ?, ?, ?)').run(
-      projectId,
-      current.id,
-      registrationId,
-      event.event_id,
-      iso(at),
-      iso(this.clock.now()),
-    );
+    const at =
+      event.timestamp === undefined
+        ? this.clock.now()
+        : typeof event.timestamp === 'number'
+          ? event.timestamp * 1000
+          : Date.parse(event.timestamp);
+    statement(
+      this.db,
+      'INSERT INTO check_ins (project_id, attendee_id, registration_id, event_id, checked_in_at, received_at) VALUES (?, ?, ?, ?, ?, ?)',
+    ).run(projectId, current.id, registrationId, event.event_id, iso(at), iso(this.clock.now()));
     return answer(current.id, `Check-in of registration "${registrationId}" recorded.`);
   }
 
   private registration(projectId: number, registrationId: string): AttendeeRow | null {
-    return (statement(this.db, 'SELECT * FROM attendees WHERE project_id = ? AND external_id = ?').get(projectId, registrationId) as AttendeeRow | undefined) ?? null;
+    return (
+      (statement(this.db, 'SELECT * FROM attendees WHERE project_id = ? AND external_id = ?').get(
+        projectId,
+        registrationId,
+      ) as AttendeeRow | undefined) ?? null
+    );
   }
 
   private create(projectId: number, event: PartnerEvent, work: Work): { attendee: AttendeeRow; credential: string } {
@@ -196,14 +239,24 @@ export class RegistrationPartner {
     const person = event.data.attendee!;
     const attendee = this.venue.attendees.insert(
       projectId,
-      { first_name: person.first_name!, last_name: person.last_name ?? '', email: person.email ?? null, external_id: event.data.registration_id },
+      {
+        first_name: person.first_name!,
+        last_name: person.last_name ?? '',
+        email: person.email ?? null,
+        external_id: event.data.registration_id,
+      },
       work,
     );
     this.venue.credentials.insert(projectId, attendee.id, { value }, work);
     return { attendee, credential: value };
   }
 
-  private update(projectId: number, current: AttendeeRow, person: NonNullable<PartnerEvent['data']['attendee']>, work: Work): void {
+  private update(
+    projectId: number,
+    current: AttendeeRow,
+    person: NonNullable<PartnerEvent['data']['attendee']>,
+    work: Work,
+  ): void {
     const values: Record<string, string | null> = {};
     if (person.first_name !== undefined) values.first_name = person.first_name;
     if (person.last_name !== undefined) values.last_name = person.last_name;
@@ -217,7 +270,10 @@ export class RegistrationPartner {
   private cancel(projectId: number, current: AttendeeRow, work: Work): number {
     const active = this.venue.credentials.ofAttendee(current.id).filter((c) => c.status === 'active');
     for (const credential of active) {
-      const row = this.venue.credentials.table.update(projectId, credential.id, { status: 'revoked', revoked_at: iso(this.clock.now()) });
+      const row = this.venue.credentials.table.update(projectId, credential.id, {
+        status: 'revoked',
+        revoked_at: iso(this.clock.now()),
+      });
       work.emit('credential.revoked', { projectId, resource: credentialResource(row), version: row.version });
     }
     if (current.status !== 'cancelled') {

@@ -158,10 +158,26 @@ async function within<T>(promise: Promise<T>, ms: number): Promise<T | typeof TI
 /** /metrics: how often retries are answered from the window, and how full it is. */
 export function registerReplayMetrics(registry: Registry, window: ReplayWindow): void {
   const gauge = gaugesIn(registry);
-  gauge('gatehouse_webhook_replays_total', 'Retried signed webhook bodies answered with their first answer', () => window.stats.replays);
-  gauge('gatehouse_webhook_replays_in_progress_total', 'Retries answered 409 request_in_progress: their first request was still being handled', () => window.stats.busy);
-  gauge('gatehouse_webhook_replay_evictions_total', 'Kept answers given up before their window ended (entry or byte cap)', () => window.stats.evicted);
-  gauge('gatehouse_webhook_replay_not_kept_total', 'Accepted answers over the per-answer cap, not kept for retries', () => window.stats.notKept);
+  gauge(
+    'gatehouse_webhook_replays_total',
+    'Retried signed webhook bodies answered with their first answer',
+    () => window.stats.replays,
+  );
+  gauge(
+    'gatehouse_webhook_replays_in_progress_total',
+    'Retries answered 409 request_in_progress: their first request was still being handled',
+    () => window.stats.busy,
+  );
+  gauge(
+    'gatehouse_webhook_replay_evictions_total',
+    'Kept answers given up before their window ended (entry or byte cap)',
+    () => window.stats.evicted,
+  );
+  gauge(
+    'gatehouse_webhook_replay_not_kept_total',
+    'Accepted answers over the per-answer cap, not kept for retries',
+    () => window.stats.notKept,
+  );
   gauge('gatehouse_webhook_replay_entries', 'Answers kept for retries', () => window.size);
   gauge('gatehouse_webhook_replay_bytes', 'Bytes of answer bodies kept for retries', () => window.bytes);
 }

@@ -65,7 +65,10 @@ export const logEntrySchema = z.object({
   response_time_ms: z.number().int().describe('whole milliseconds, rounded'),
   source_id: z.number().int().nullable(),
   project_id: z.number().int().nullable(),
-  reason: z.string().nullable().describe('the error code answered, for failures; `replayed` for a retry answered with its first answer'),
+  reason: z
+    .string()
+    .nullable()
+    .describe('the error code answered, for failures; `replayed` for a retry answered with its first answer'),
   body_head: z.string().nullable().describe('the first 1024 bytes of the body, for failures'),
 });
 
@@ -86,13 +89,29 @@ export class IncomingWebhookLog implements Module {
       this.db,
       `INSERT INTO incoming_webhook_log (endpoint, method, status, source_ip, received_at, response_time_ms, source_id, project_id, reason, body_head)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(e.endpoint, e.method, e.status, e.sourceIp, iso(e.receivedAt), Math.round(e.responseTimeMs * 10) / 10, e.sourceId, e.projectId, e.reason, e.bodyHead);
+    ).run(
+      e.endpoint,
+      e.method,
+      e.status,
+      e.sourceIp,
+      iso(e.receivedAt),
+      Math.round(e.responseTimeMs * 10) / 10,
+      e.sourceId,
+      e.projectId,
+      e.reason,
+      e.bodyHead,
+    );
     const budget = e.reason === null ? 'applied' : 'notApplied';
     if (++this.#sincePrune[budget] >= Math.ceil(this.#budget(budget) / 10)) this.#pruneBudget(budget);
   }
 
   /** Newest first; `projectId` null lists every entry (administrators), including unmatched ones. */
-  list(projectId: number | null, q: z.output<typeof logQuery>, offset: number, limit: number): { items: z.infer<typeof logEntrySchema>[]; total: number } {
+  list(
+    projectId: number | null,
+    q: z.output<typeof logQuery>,
+    offset: number,
+    limit: number,
+  ): { items: z.infer<typeof logEntrySchema>[]; total: number } {
     const where: string[] = [];
     const params: Record<string, string | number> = { offset, limit };
     if (projectId !== null) where.push('project_id = @projectId'), (params.projectId = projectId);
@@ -103,10 +122,18 @@ export class IncomingWebhookLog implements Module {
     if (q.from) where.push('received_at >= @from'), (params.from = iso(Date.parse(q.from)));
     if (q.to) where.push('received_at < @to'), (params.to = iso(Date.parse(q.to)));
     const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
-    const items = statement(this.db, `SELECT * FROM incoming_webhook_log ${clause} ORDER BY id DESC LIMIT @limit OFFSET @offset`).all(params) as Row[];
-    const { n } = statement(this.db, `SELECT count(*) AS n FROM incoming_webhook_log ${clause}`).get(params) as { n: number };
+    const items = statement(
+      this.db,
+      `SELECT * FROM incoming_webhook_log ${clause} ORDER BY id DESC LIMIT @limit OFFSET @offset`,
+    ).all(params) as Row[];
+    const { n } = statement(this.db, `SELECT count(*) AS n FROM incoming_webhook_log ${clause}`).get(params) as {
+      n: number;
+    };
     // Stored as the row id and tenths of a millisecond; answered in the spec's types.
-    return { items: items.map((r) => ({ ...r, id: String(r.id), response_time_ms: Math.round(r.response_time_ms) })), total: n };
+    return {
+      items: items.map((r) => ({ ...r, id: String(r.id), response_time_ms: Math.round(r.response_time_ms) })),
+      total: n,
+    };
   }
 
   /** Deletes entries past the retention age, then the oldest past each row budget. */
@@ -126,9 +153,10 @@ export class IncomingWebhookLog implements Module {
   #pruneBudget(budget: 'applied' | 'notApplied'): number {
     this.#sincePrune[budget] = 0;
     const rows = budget === 'applied' ? 'reason IS NULL' : 'reason IS NOT NULL';
-    return statement(this.db, `DELETE FROM incoming_webhook_log WHERE ${rows} AND id <= (SELECT id FROM incoming_webhook_log WHERE ${rows} ORDER BY id DESC LIMIT 1 OFFSET ?)`).run(
-      this.#budget(budget),
-    ).changes;
+    return statement(
+      this.db,
+      `DELETE FROM incoming_webhook_log WHERE ${rows} AND id <= (SELECT id FROM incoming_webhook_log WHERE ${rows} ORDER BY id DESC LIMIT 1 OFFSET ?)`,
+    ).run(this.#budget(budget)).changes;
   }
 
   start(): void {

@@ -6,7 +6,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 // timingSafeEqual. Known vector (DESIGN): secret "It's a Secret to Everybody", body
 // "Hello, World!" -> sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17.
 
-export const sign = (secret: string, body: Buffer | string): string => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+export const sign = (secret: string, body: Buffer | string): string =>
+  `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 /** The 32 digest bytes a header carries, or null when it is not `sha256=<64 hex>`. */
 export function parseSignature(header: string | undefined): Buffer | null {
@@ -25,9 +26,14 @@ export type TimestampCheck = { ok: true; at: number | null } | { ok: false; mess
 /** X-Svc-Timestamp: absent is allowed; present must be integer Unix seconds within the tolerance. */
 export function checkTimestamp(header: string | undefined, nowMs: number, toleranceSeconds: number): TimestampCheck {
   if (header === undefined || header === '') return { ok: true, at: null };
-  if (!/^\d{1,12}$/.test(header.trim())) return { ok: false, message: 'The timestamp header must be an integer of Unix seconds.' };
+  if (!/^\d{1,12}$/.test(header.trim()))
+    return { ok: false, message: 'The timestamp header must be an integer of Unix seconds.' };
   const at = Number(header.trim()) * 1000;
   const skew = Math.abs(nowMs - at) / 1000;
-  if (skew > toleranceSeconds) return { ok: false, message: `The timestamp is ${Math.round(skew)} s away from the server's clock (tolerance ${toleranceSeconds} s).` };
+  if (skew > toleranceSeconds)
+    return {
+      ok: false,
+      message: `The timestamp is ${Math.round(skew)} s away from the server's clock (tolerance ${toleranceSeconds} s).`,
+    };
   return { ok: true, at };
 }

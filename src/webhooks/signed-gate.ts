@@ -4,7 +4,14 @@ import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { consumeOrThrow } from '../http/rate-limit.js';
 import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
-import { admissionOf, setAdmission, webhookHeaderNames, type WebhookAdmission, type WebhookGate, type WebhookKind } from './gate.js';
+import {
+  admissionOf,
+  setAdmission,
+  webhookHeaderNames,
+  type WebhookAdmission,
+  type WebhookGate,
+  type WebhookKind,
+} from './gate.js';
 import type { WebhookReceipts } from './receipts.js';
 import type { KeptResponse, ReplayWindow } from './replay-window.js';
 import { checkTimestamp, parseSignature, verifies } from './signature.js';
@@ -74,7 +81,9 @@ export class SignedWebhookGate implements WebhookGate {
     const already = admissionOf(ctx);
     if (already) return already;
     const names = this.headerNames(kind);
-    const verified = ctx.get(STANDARD_HEADERS.signature) ? this.#standard(kind, ctx, rawBody) : this.#spec(kind, ctx, rawBody, names);
+    const verified = ctx.get(STANDARD_HEADERS.signature)
+      ? this.#standard(kind, ctx, rawBody)
+      : this.#spec(kind, ctx, rawBody, names);
     if (!verified) return setAdmission(ctx, { projectId: null, sourceId: null, replay: null });
     const { source, digest } = verified;
     ctx.state.webhookSourceId = source.id; // for the request log, also when a later step refuses
@@ -84,8 +93,15 @@ export class SignedWebhookGate implements WebhookGate {
     if (!timestamp.ok) throw new AppError('stale_timestamp', { detail: timestamp.message });
     const key = `${source.id}:${digest.toString('base64')}`;
     const replayOf = (answer: KeptResponse) => {
-      const headers = { [names.replayed]: 'true', ...(answer.contentType ? { 'Content-Type': answer.contentType } : {}) };
-      return setAdmission(ctx, { projectId: source.projectId, sourceId: source.id, replay: { status: answer.status, body: answer.body, headers } });
+      const headers = {
+        [names.replayed]: 'true',
+        ...(answer.contentType ? { 'Content-Type': answer.contentType } : {}),
+      };
+      return setAdmission(ctx, {
+        projectId: source.projectId,
+        sourceId: source.id,
+        replay: { status: answer.status, body: answer.body, headers },
+      });
     };
     const claim = await this.replays.claim(key);
     if (claim.kind === 'answered') return replayOf(claim.answer);
@@ -104,7 +120,12 @@ export class SignedWebhookGate implements WebhookGate {
   }
 
   /** The spec's scheme: the body alone is signed, so the body is what a retry repeats. Null: unsigned, and allowed. */
-  #spec(kind: WebhookKind, ctx: Context, rawBody: Buffer, names: { signature: string; timestamp: string }): Verified | null {
+  #spec(
+    kind: WebhookKind,
+    ctx: Context,
+    rawBody: Buffer,
+    names: { signature: string; timestamp: string },
+  ): Verified | null {
     const header = names.signature;
     const value = ctx.get(header);
     if (!value) {
@@ -112,7 +133,10 @@ export class SignedWebhookGate implements WebhookGate {
       throw new AppError('missing_signature', { header });
     }
     const given = parseSignature(value);
-    if (!given) throw new AppError('invalid_signature', { detail: `The ${header} header must be sha256=<64 lowercase hex digits>.` });
+    if (!given)
+      throw new AppError('invalid_signature', {
+        detail: `The ${header} header must be sha256=<64 lowercase hex digits>.`,
+      });
     const source = this.#match(kind, (secret) => verifies(secret, rawBody, given));
     if (!source) throw new AppError('invalid_signature', { detail: NO_SOURCE });
     // The body's own digest, not the signature: a retry signed with a rotated secret is the same body.
@@ -132,7 +156,8 @@ export class SignedWebhookGate implements WebhookGate {
 
   admit(kind: WebhookKind, ctx: Context): WebhookAdmission {
     const admission = admissionOf(ctx);
-    if (!admission) throw new Error(`webhook ${kind} handled without the gate: the route must declare webhook: '${kind}'`);
+    if (!admission)
+      throw new Error(`webhook ${kind} handled without the gate: the route must declare webhook: '${kind}'`);
     return admission;
   }
 
@@ -153,14 +178,22 @@ export class SignedWebhookGate implements WebhookGate {
   #match(kind: WebhookKind, signs: (secret: string) => boolean): ActiveSource | null {
     let match: ActiveSource | null = null;
     // Every source and secret is tried, so the time taken does not say which one matched.
-    for (const source of this.sources.active(kind)) for (const secret of source.secrets) if (signs(secret) && !match) match = source;
+    for (const source of this.sources.active(kind))
+      for (const secret of source.secrets) if (signs(secret) && !match) match = source;
     return match;
   }
 
   async #limit(source: ActiveSource): Promise<void> {
     let entry = this.#limiters.get(source.id);
     if (!entry || entry.rate !== source.ratePerMinute) {
-      entry = { rate: source.ratePerMinute, limiter: new RateLimiterMemory({ points: source.ratePerMinute, duration: 60, keyPrefix: `webhook-source-${source.id}` }) };
+      entry = {
+        rate: source.ratePerMinute,
+        limiter: new RateLimiterMemory({
+          points: source.ratePerMinute,
+          duration: 60,
+          keyPrefix: `webhook-source-${source.id}`,
+        }),
+      };
       this.#limiters.set(source.id, entry);
     }
     await consumeOrThrow(entry.limiter, 'source', source.ratePerMinute);

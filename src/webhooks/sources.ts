@@ -16,7 +16,13 @@ import { writeTransaction } from '../store/transactions.js';
 // addresses as IPv4: DESIGN), an enabled flag and its own rate limit. The secret has to be kept
 // readable: an HMAC is checked by computing it.
 
-export const WEBHOOK_KINDS = ['access-event', 'gateway-status', 'registration-partner', 'attendee-sync', 'upload-finalized'] as const satisfies readonly WebhookKind[];
+export const WEBHOOK_KINDS = [
+  'access-event',
+  'gateway-status',
+  'registration-partner',
+  'attendee-sync',
+  'upload-finalized',
+] as const satisfies readonly WebhookKind[];
 
 export interface WebhookSourceRow {
   id: number;
@@ -43,13 +49,29 @@ const allowEntry = z
 export const createSourceBody = z.strictObject({
   kind: z.enum(WEBHOOK_KINDS),
   name: z.string().trim().min(1).max(200),
-  ip_allowlist: z.array(allowEntry).max(100).optional().describe('addresses and CIDR ranges; empty or absent: any address'),
+  ip_allowlist: z
+    .array(allowEntry)
+    .max(100)
+    .optional()
+    .describe('addresses and CIDR ranges; empty or absent: any address'),
   enabled: z.boolean().optional(),
-  rate_limit_per_minute: z.number().int().min(1).max(100_000).optional().describe('requests per minute for this source (default 600)'),
+  rate_limit_per_minute: z
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .optional()
+    .describe('requests per minute for this source (default 600)'),
 });
 export const updateSourceBody = createSourceBody.omit({ kind: true }).partial();
 export const rotateBody = z.strictObject({
-  grace_minutes: z.number().int().min(0).max(10_080).optional().describe('how long the previous secret still verifies (default 60; 0 = not at all)'),
+  grace_minutes: z
+    .number()
+    .int()
+    .min(0)
+    .max(10_080)
+    .optional()
+    .describe('how long the previous secret still verifies (default 60; 0 = not at all)'),
 });
 
 export const sourceSchema = z.object({
@@ -59,7 +81,10 @@ export const sourceSchema = z.object({
   ip_allowlist: z.array(z.string()),
   enabled: z.boolean(),
   rate_limit_per_minute: z.number().int(),
-  previous_secret_expires_at: z.string().nullable().describe('while set and in the future, the previous secret still verifies'),
+  previous_secret_expires_at: z
+    .string()
+    .nullable()
+    .describe('while set and in the future, the previous secret still verifies'),
   endpoint: z.string(),
   created_at: z.string(),
   updated_at: z.string(),
@@ -100,7 +125,10 @@ export class WebhookSources {
   ) {}
 
   resource(row: WebhookSourceRow): z.infer<typeof sourceSchema> {
-    const grace = row.previous_secret_expires_at && Date.parse(row.previous_secret_expires_at) > this.clock.now() ? row.previous_secret_expires_at : null;
+    const grace =
+      row.previous_secret_expires_at && Date.parse(row.previous_secret_expires_at) > this.clock.now()
+        ? row.previous_secret_expires_at
+        : null;
     return {
       id: row.id,
       kind: row.kind,
@@ -116,20 +144,33 @@ export class WebhookSources {
   }
 
   list(projectId: number, offset: number, limit: number): { items: WebhookSourceRow[]; total: number } {
-    const items = statement(this.db, 'SELECT * FROM webhook_sources WHERE project_id = ? ORDER BY id LIMIT ? OFFSET ?').all(projectId, limit, offset) as WebhookSourceRow[];
-    const { n } = statement(this.db, 'SELECT count(*) AS n FROM webhook_sources WHERE project_id = ?').get(projectId) as { n: number };
+    const items = statement(
+      this.db,
+      'SELECT * FROM webhook_sources WHERE project_id = ? ORDER BY id LIMIT ? OFFSET ?',
+    ).all(projectId, limit, offset) as WebhookSourceRow[];
+    const { n } = statement(this.db, 'SELECT count(*) AS n FROM webhook_sources WHERE project_id = ?').get(
+      projectId,
+    ) as { n: number };
     return { items, total: n };
   }
 
   get(projectId: number, id: number): WebhookSourceRow {
-    return found(statement(this.db, 'SELECT * FROM webhook_sources WHERE project_id = ? AND id = ?').get(projectId, id) as WebhookSourceRow | undefined, 'Webhook source');
+    return found(
+      statement(this.db, 'SELECT * FROM webhook_sources WHERE project_id = ? AND id = ?').get(projectId, id) as
+        | WebhookSourceRow
+        | undefined,
+      'Webhook source',
+    );
   }
 
   create(projectId: number, input: z.output<typeof createSourceBody>): { row: WebhookSourceRow; secret: string } {
     const now = iso(this.clock.now());
     const secret = newSecret();
     const id = Number(
-      statement(this.db, 'INSERT INTO webhook_sources (project_id, kind, name, secret, ip_allowlist, enabled, rate_limit_per_minute, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
+      statement(
+        this.db,
+        'INSERT INTO webhook_sources (project_id, kind, name, secret, ip_allowlist, enabled, rate_limit_per_minute, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      ).run(
         projectId,
         input.kind,
         input.name,
@@ -149,7 +190,10 @@ export class WebhookSources {
     // Read and written under one write lock: the fields not given keep what is read here.
     const updated = writeTransaction(this.db, () => {
       const row = this.get(projectId, id);
-      statement(this.db, 'UPDATE webhook_sources SET name = ?, ip_allowlist = ?, enabled = ?, rate_limit_per_minute = ?, updated_at = ? WHERE id = ?').run(
+      statement(
+        this.db,
+        'UPDATE webhook_sources SET name = ?, ip_allowlist = ?, enabled = ?, rate_limit_per_minute = ?, updated_at = ? WHERE id = ?',
+      ).run(
         input.name ?? row.name,
         input.ip_allowlist === undefined ? row.ip_allowlist : JSON.stringify(input.ip_allowlist),
         input.enabled === undefined ? row.enabled : input.enabled ? 1 : 0,
@@ -170,7 +214,10 @@ export class WebhookSources {
     // The secret read here becomes the previous one: no other rotation may come in between.
     const rotated = writeTransaction(this.db, () => {
       const row = this.get(projectId, id);
-      statement(this.db, 'UPDATE webhook_sources SET secret = ?, previous_secret = ?, previous_secret_expires_at = ?, updated_at = ? WHERE id = ?').run(
+      statement(
+        this.db,
+        'UPDATE webhook_sources SET secret = ?, previous_secret = ?, previous_secret_expires_at = ?, updated_at = ? WHERE id = ?',
+      ).run(
         secret,
         graceMinutes > 0 ? row.secret : null,
         graceMinutes > 0 ? iso(now + graceMinutes * 60_000) : null,
@@ -194,7 +241,10 @@ export class WebhookSources {
   /** Enabled sources of a kind, cached until a source changes; a previous secret only within its grace. */
   active(kind: WebhookKind): ActiveSource[] {
     if (!this.#active) {
-      const rows = statement(this.db, 'SELECT * FROM webhook_sources WHERE enabled = 1 ORDER BY id').all() as WebhookSourceRow[];
+      const rows = statement(
+        this.db,
+        'SELECT * FROM webhook_sources WHERE enabled = 1 ORDER BY id',
+      ).all() as WebhookSourceRow[];
       this.#active = new Map();
       for (const row of rows) {
         const list = this.#active.get(row.kind) ?? [];
@@ -212,7 +262,9 @@ export class WebhookSources {
       }
     }
     const now = this.clock.now();
-    return (this.#active.get(kind) ?? []).map((s) => (s.secrets.length > 1 && s.graceUntil <= now ? { ...s, secrets: s.secrets.slice(0, 1) } : s));
+    return (this.#active.get(kind) ?? []).map((s) =>
+      s.secrets.length > 1 && s.graceUntil <= now ? { ...s, secrets: s.secrets.slice(0, 1) } : s,
+    );
   }
 }
 

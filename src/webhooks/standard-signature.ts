@@ -16,7 +16,11 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 // takes both alphabets). Verified over the exact bytes received, lengths checked before
 // timingSafeEqual (DESIGN: signed webhooks).
 
-export const STANDARD_HEADERS = { id: 'webhook-id', timestamp: 'webhook-timestamp', signature: 'webhook-signature' } as const;
+export const STANDARD_HEADERS = {
+  id: 'webhook-id',
+  timestamp: 'webhook-timestamp',
+  signature: 'webhook-signature',
+} as const;
 
 export interface StandardDelivery {
   id: string;
@@ -25,7 +29,9 @@ export interface StandardDelivery {
   signatures: Buffer[];
 }
 
-export type StandardParse = { ok: true; delivery: StandardDelivery } | { ok: false; code: 'invalid_signature' | 'stale_timestamp'; detail: string };
+export type StandardParse =
+  | { ok: true; delivery: StandardDelivery }
+  | { ok: false; code: 'invalid_signature' | 'stale_timestamp'; detail: string };
 
 /** Printable ASCII without dots or spaces, so "{id}.{timestamp}." cannot be read two ways. */
 const ID = /^[\x21-\x2d\x2f-\x7e]{1,256}$/;
@@ -33,15 +39,30 @@ const ID = /^[\x21-\x2d\x2f-\x7e]{1,256}$/;
 export function parseStandard(header: (name: string) => string): StandardParse {
   const id = header(STANDARD_HEADERS.id);
   if (!ID.test(id))
-    return { ok: false, code: 'invalid_signature', detail: 'A Standard Webhooks request carries webhook-id (1-256 printable characters, no dot or space), webhook-timestamp and webhook-signature.' };
+    return {
+      ok: false,
+      code: 'invalid_signature',
+      detail:
+        'A Standard Webhooks request carries webhook-id (1-256 printable characters, no dot or space), webhook-timestamp and webhook-signature.',
+    };
   const timestamp = header(STANDARD_HEADERS.timestamp).trim();
-  if (!/^\d{1,12}$/.test(timestamp)) return { ok: false, code: 'stale_timestamp', detail: 'The webhook-timestamp header must be an integer of Unix seconds.' };
+  if (!/^\d{1,12}$/.test(timestamp))
+    return {
+      ok: false,
+      code: 'stale_timestamp',
+      detail: 'The webhook-timestamp header must be an integer of Unix seconds.',
+    };
   const signatures: Buffer[] = [];
   for (const entry of header(STANDARD_HEADERS.signature).trim().split(/\s+/).slice(0, 16)) {
     const m = /^v1,([A-Za-z0-9+/]{43}=?)$/.exec(entry);
     if (m) signatures.push(Buffer.from(m[1]!, 'base64'));
   }
-  if (!signatures.length) return { ok: false, code: 'invalid_signature', detail: 'The webhook-signature header carries no v1,<base64 HMAC-SHA256> signature.' };
+  if (!signatures.length)
+    return {
+      ok: false,
+      code: 'invalid_signature',
+      detail: 'The webhook-signature header carries no v1,<base64 HMAC-SHA256> signature.',
+    };
   return { ok: true, delivery: { id, timestamp, signatures } };
 }
 
@@ -50,9 +71,13 @@ export const standardKey = (secret: string): Buffer => Buffer.from(secret.replac
 
 /** Constant-time per signature: does one of them sign this delivery under `secret`? */
 export function verifiesStandard(secret: string, delivery: StandardDelivery, body: Buffer): boolean {
-  const expected = createHmac('sha256', standardKey(secret)).update(`${delivery.id}.${delivery.timestamp}.`).update(body).digest();
+  const expected = createHmac('sha256', standardKey(secret))
+    .update(`${delivery.id}.${delivery.timestamp}.`)
+    .update(body)
+    .digest();
   let match = false;
-  for (const given of delivery.signatures) if (given.length === expected.length && timingSafeEqual(given, expected)) match = true;
+  for (const given of delivery.signatures)
+    if (given.length === expected.length && timingSafeEqual(given, expected)) match = true;
   return match;
 }
 

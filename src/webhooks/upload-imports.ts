@@ -54,7 +54,9 @@ export const uploadSchema = z.object({
   content_type: z.string().nullable(),
   size: z.number().int().nullable(),
   time_created: z.string().nullable(),
-  status: z.enum(['recorded', 'queued', 'imported', 'failed']).describe('recorded: not an import; queued, then imported or failed'),
+  status: z
+    .enum(['recorded', 'queued', 'imported', 'failed'])
+    .describe('recorded: not an import; queued, then imported or failed'),
   report: z.unknown().nullable().describe('the import report, or {error} when it failed'),
   received_at: z.string(),
   finished_at: z.string().nullable(),
@@ -102,21 +104,35 @@ export class UploadImports {
   }
 
   list(projectId: number, offset: number, limit: number): { items: UploadRow[]; total: number } {
-    const items = statement(this.db, 'SELECT * FROM finalized_uploads WHERE project_id = ? ORDER BY id DESC LIMIT ? OFFSET ?').all(projectId, limit, offset) as UploadRow[];
-    const { n } = statement(this.db, 'SELECT count(*) AS n FROM finalized_uploads WHERE project_id = ?').get(projectId) as { n: number };
+    const items = statement(
+      this.db,
+      'SELECT * FROM finalized_uploads WHERE project_id = ? ORDER BY id DESC LIMIT ? OFFSET ?',
+    ).all(projectId, limit, offset) as UploadRow[];
+    const { n } = statement(this.db, 'SELECT count(*) AS n FROM finalized_uploads WHERE project_id = ?').get(
+      projectId,
+    ) as { n: number };
     return { items, total: n };
   }
 
   get(id: number): UploadRow | null {
-    return (statement(this.db, 'SELECT * FROM finalized_uploads WHERE id = ?').get(id) as UploadRow | undefined) ?? null;
+    return (
+      (statement(this.db, 'SELECT * FROM finalized_uploads WHERE id = ?').get(id) as UploadRow | undefined) ?? null
+    );
   }
 
   /** Records the notice; queues the import when it is one. Answers the row as recorded. */
   receive(projectId: number, notice: z.output<typeof finalizedSchema>): UploadRow {
     const contentType = notice.contentType?.split(';')[0]?.trim().toLowerCase() ?? null;
-    const importable = this.settings.importBucket !== null && notice.bucket === this.settings.importBucket && contentType !== null && IMPORTABLE.has(contentType);
+    const importable =
+      this.settings.importBucket !== null &&
+      notice.bucket === this.settings.importBucket &&
+      contentType !== null &&
+      IMPORTABLE.has(contentType);
     const id = Number(
-      statement(this.db, 'INSERT INTO finalized_uploads (project_id, bucket, name, content_type, size, time_created, status, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
+      statement(
+        this.db,
+        'INSERT INTO finalized_uploads (project_id, bucket, name, content_type, size, time_created, status, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      ).run(
         projectId,
         notice.bucket,
         notice.name,
@@ -149,7 +165,8 @@ export class UploadImports {
       const bytes = await readImportFile(dir, name, this.settings.importMaxBytes);
       const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
       const rows = contentType === 'text/csv' ? parseCsv(text) : parseJson(text);
-      if (!Array.isArray(rows)) throw new ImportFileError(`The object "${name}" is not a JSON array of attendee records.`);
+      if (!Array.isArray(rows))
+        throw new ImportFileError(`The object "${name}" is not a JSON array of attendee records.`);
       report = this.importer.run(projectId, rows, 'partial');
       status = 'imported';
       this.log.info({ upload: id, name, imported: report.imported, failed: report.failed }, 'upload imported');
@@ -159,6 +176,11 @@ export class UploadImports {
       if (reason) this.log.warn({ upload: id, name, error: reason }, 'upload import failed');
       else this.log.error({ upload: id, name, err }, 'upload import failed');
     }
-    statement(this.db, 'UPDATE finalized_uploads SET status = ?, report = ?, finished_at = ? WHERE id = ?').run(status, JSON.stringify(report), iso(this.clock.now()), id);
+    statement(this.db, 'UPDATE finalized_uploads SET status = ?, report = ?, finished_at = ? WHERE id = ?').run(
+      status,
+      JSON.stringify(report),
+      iso(this.clock.now()),
+      id,
+    );
   }
 }

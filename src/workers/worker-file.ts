@@ -12,7 +12,10 @@ export type WorkerName = 'ingest' | 'checkpoint' | 'parallel-read';
 
 export function workerFile(name: WorkerName): URL {
   const here = import.meta.url;
-  const url = here.endsWith('.ts') ? new URL(`../../dist/workers/${name}.js`, here) : new URL(`./workers/${name}.js`, here);
-  if (!existsSync(fileURLToPath(url))) throw new Error(`worker script ${fileURLToPath(url)} is missing: run npm run build`);
+  const url = here.endsWith('.ts')
+    ? new URL(`../../dist/workers/${name}.js`, here)
+    : new URL(`./workers/${name}.js`, here);
+  if (!existsSync(fileURLToPath(url)))
+    throw new Error(`worker script ${fileURLToPath(url)} is missing: run npm run build`);
   return url;
 }

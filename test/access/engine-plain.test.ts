@@ -15,7 +15,8 @@ const WED_LATE = Date.parse('2026-06-03T21:30:00Z');
 
 let index: VenueIndex;
 let engine: AccessEngine;
-const decide = (accessPointId: number, credentialValue: string, at = WED_NOON): Decision => engine.decide({ projectId: P, accessPointId, credentialValue, at });
+const decide = (accessPointId: number, credentialValue: string, at = WED_NOON): Decision =>
+  engine.decide({ projectId: P, accessPointId, credentialValue, at });
 const outcome = (d: Decision) => (d.granted ? `granted ${d.movement}` : d.reason);
 const detail = (d: Decision) => (d.granted ? undefined : d.detail);
 
@@ -36,9 +37,32 @@ function venue(options: { antiPassback: number[] } = { antiPassback: [] }): void
   index.putAccessPoint({ id: 25, project_id: P, access_zone_id: null, direction: 'in', is_active: 1 });
   index.typeZones.set(1, new Set([10, 11])); // type 1: VIP
   index.typeZones.set(2, new Set([10])); // type 2: guest
-  const person = (id: number, typeId: number | null, value: string, credential: Record<string, unknown> = {}, status = 'active') => {
-    index.putAttendee({ id, project_id: P, attendee_type_id: typeId, first_name: `P${id}`, last_name: 'Plain', status });
-    index.putCredential({ id: id * 10, project_id: P, attendee_id: id, value, status: 'active', valid_from: null, valid_until: null, revoked_at: null, ...credential });
+  const person = (
+    id: number,
+    typeId: number | null,
+    value: string,
+    credential: Record<string, unknown> = {},
+    status = 'active',
+  ) => {
+    index.putAttendee({
+      id,
+      project_id: P,
+      attendee_type_id: typeId,
+      first_name: `P${id}`,
+      last_name: 'Plain',
+      status,
+    });
+    index.putCredential({
+      id: id * 10,
+      project_id: P,
+      attendee_id: id,
+      value,
+      status: 'active',
+      valid_from: null,
+      valid_until: null,
+      revoked_at: null,
+      ...credential,
+    });
   };
   person(1, 1, 'VIP-1');
   person(2, 2, 'GUEST-2');
@@ -50,7 +74,14 @@ function venue(options: { antiPassback: number[] } = { antiPassback: [] }): void
   person(8, 2, 'GONE-8', {}, 'cancelled');
   person(9, null, 'NOTYPE-9');
   // The bar opens 18:00-02:00 for guests (type 2), every day.
-  index.putWindow({ id: 30, access_zone_id: 12, attendee_type_id: 2, days_of_week: '[1,2,3,4,5,6,7]', start_time: '18:00', end_time: '02:00' });
+  index.putWindow({
+    id: 30,
+    access_zone_id: 12,
+    attendee_type_id: 2,
+    days_of_week: '[1,2,3,4,5,6,7]',
+    start_time: '18:00',
+    end_time: '02:00',
+  });
   engine = new AccessEngine(index, new Occupancy());
 }
 
@@ -115,14 +146,26 @@ describe('access engine, from plain data', () => {
 
   it('refuses to decide at an access point the project does not have (an error, not a denial)', () => {
     expect(() => decide(99, 'GUEST-2')).toThrow(new ScanError('unknown_access_point'));
-    expect(() => engine.decide({ projectId: 2, accessPointId: 20, credentialValue: 'GUEST-2', at: WED_NOON })).toThrow(new ScanError('unknown_access_point'));
+    expect(() => engine.decide({ projectId: 2, accessPointId: 20, credentialValue: 'GUEST-2', at: WED_NOON })).toThrow(
+      new ScanError('unknown_access_point'),
+    );
   });
 
   it('denies at an inactive or zoneless access point, not_authorized with the cause, no zone, whoever scans, moving no one', () => {
     expect(outcome(decide(20, 'GUEST-2'))).toBe('granted in');
     for (const value of ['GUEST-2', 'VIP-1', 'NOBODY', 'REVOKED-7']) {
-      expect(decide(24, value)).toMatchObject({ granted: false, zoneId: null, reason: 'not_authorized', detail: 'access_point_inactive' });
-      expect(decide(25, value)).toMatchObject({ granted: false, zoneId: null, reason: 'not_authorized', detail: 'access_point_without_zone' });
+      expect(decide(24, value)).toMatchObject({
+        granted: false,
+        zoneId: null,
+        reason: 'not_authorized',
+        detail: 'access_point_inactive',
+      });
+      expect(decide(25, value)).toMatchObject({
+        granted: false,
+        zoneId: null,
+        reason: 'not_authorized',
+        detail: 'access_point_without_zone',
+      });
     }
     // The credential and its holder are named, for the event and the answer.
     expect(decide(24, 'GUEST-2')).toMatchObject({ credential: { id: 20 }, attendee: { id: 2 } });
@@ -158,7 +201,13 @@ describe('access engine, from plain data', () => {
     expect(outcome(decide(22, 'VIP-1'))).toBe('granted out'); // a `both` door turns: no re-entry to refuse
     expect(outcome(decide(20, 'VIP-1'))).toBe('granted in'); // another zone: moves there
     const again = decide(20, 'VIP-1');
-    expect(again).toMatchObject({ granted: false, zoneId: 10, reason: 'not_authorized', detail: 'already_inside', attendee: { id: 1 } });
+    expect(again).toMatchObject({
+      granted: false,
+      zoneId: 10,
+      reason: 'not_authorized',
+      detail: 'already_inside',
+      attendee: { id: 1 },
+    });
     expect(engine.occupancy.count(10)).toBe(1);
     expect(outcome(decide(23, 'VIP-1'))).toBe('granted in'); // the bar does not refuse re-entry
     expect(outcome(decide(23, 'VIP-1'))).toBe('granted in');

@@ -11,7 +11,8 @@ describe('access engine', () => {
   let api: ReturnType<typeof client>;
   let engine: AccessEngine;
   const ids: Record<string, number> = {};
-  const scan = (point: string, value: string, at = WED_NOON): Decision => engine.decide({ projectId: 1, accessPointId: ids[point]!, credentialValue: value, at });
+  const scan = (point: string, value: string, at = WED_NOON): Decision =>
+    engine.decide({ projectId: 1, accessPointId: ids[point]!, credentialValue: value, at });
   const reason = (d: Decision) => (d.granted ? 'granted' : d.reason);
   const person = async (name: string, type: string | null, value: string, extra: Record<string, unknown> = {}) => {
     const a = (await api.post(`${A}/attendees`, { first_name: name, attendee_type: type })).body.data;
@@ -28,19 +29,38 @@ describe('access engine', () => {
     ids.hall = (await api.post(`${A}/access-zones`, { name: 'Hall', capacity: 2, anti_passback: true })).body.data.id;
     ids.vip = (await api.post(`${A}/access-zones`, { name: 'VIP', requires_ticket: true })).body.data.id;
     ids.bar = (await api.post(`${A}/access-zones`, { name: 'Bar' })).body.data.id;
-    ids.hallIn = (await api.post(`${A}/access-points`, { name: 'Hall in', access_zone_id: ids.hall, direction: 'in' })).body.data.id;
-    ids.hallOut = (await api.post(`${A}/access-points`, { name: 'Hall out', access_zone_id: ids.hall, direction: 'out' })).body.data.id;
-    ids.vipDoor = (await api.post(`${A}/access-points`, { name: 'VIP door', access_zone_id: ids.vip, direction: 'both' })).body.data.id;
+    ids.hallIn = (
+      await api.post(`${A}/access-points`, { name: 'Hall in', access_zone_id: ids.hall, direction: 'in' })
+    ).body.data.id;
+    ids.hallOut = (
+      await api.post(`${A}/access-points`, { name: 'Hall out', access_zone_id: ids.hall, direction: 'out' })
+    ).body.data.id;
+    ids.vipDoor = (
+      await api.post(`${A}/access-points`, { name: 'VIP door', access_zone_id: ids.vip, direction: 'both' })
+    ).body.data.id;
     ids.barIn = (await api.post(`${A}/access-points`, { name: 'Bar in', access_zone_id: ids.bar })).body.data.id;
-    ids.closed = (await api.post(`${A}/access-points`, { name: 'Closed', access_zone_id: ids.bar, is_active: false })).body.data.id;
+    ids.closed = (
+      await api.post(`${A}/access-points`, { name: 'Closed', access_zone_id: ids.bar, is_active: false })
+    ).body.data.id;
     ids.nowhere = (await api.post(`${A}/access-points`, { name: 'Nowhere' })).body.data.id;
-    ids.vipType = (await api.post(`${A}/attendee-types`, { name: 'VIP', slug: 'vip', zone_ids: [ids.hall, ids.vip] })).body.data.id;
-    ids.guestType = (await api.post(`${A}/attendee-types`, { name: 'Guest', slug: 'guest', zone_ids: [ids.hall] })).body.data.id;
+    ids.vipType = (
+      await api.post(`${A}/attendee-types`, { name: 'VIP', slug: 'vip', zone_ids: [ids.hall, ids.vip] })
+    ).body.data.id;
+    ids.guestType = (
+      await api.post(`${A}/attendee-types`, { name: 'Guest', slug: 'guest', zone_ids: [ids.hall] })
+    ).body.data.id;
   });
   afterAll(() => gh.destroy());
 
   it('denies unknown credential values of any length and bytes with invalid_credential', () => {
-    for (const value of ['', 'NOPE', 'x'.repeat(10_000), '\u0000\u0001\uffff', 'Grüße 🎫', "' OR 1=1; DROP TABLE credentials; --"]) {
+    for (const value of [
+      '',
+      'NOPE',
+      'x'.repeat(10_000),
+      '\u0000\u0001\uffff',
+      'Grüße 🎫',
+      "' OR 1=1; DROP TABLE credentials; --",
+    ]) {
       expect(reason(scan('hallIn', value))).toBe('invalid_credential');
     }
   });
@@ -104,7 +124,13 @@ describe('access engine', () => {
 
   it("applies time windows in the project's time zone, including windows past midnight", async () => {
     await person('Night', 'guest', 'N-1');
-    await api.post(`${A}/time-restrictions`, { access_zone_id: ids.bar, attendee_type_id: ids.guestType, days_of_week: [3], start_time: '18:00', end_time: '02:00' });
+    await api.post(`${A}/time-restrictions`, {
+      access_zone_id: ids.bar,
+      attendee_type_id: ids.guestType,
+      days_of_week: [3],
+      start_time: '18:00',
+      end_time: '02:00',
+    });
     expect(reason(scan('barIn', 'N-1'))).toBe('time_restricted'); // Wednesday noon in Berlin
     expect(reason(scan('barIn', 'N-1', Date.parse('2026-06-03T16:30:00Z')))).toBe('granted'); // 18:30 Berlin
     scan('hallIn', 'N-1');
@@ -117,7 +143,9 @@ describe('access engine', () => {
   it('denies blocklisted last, lifts a block whose until has passed, and lets a blocked person out', async () => {
     await person('Blocked', 'guest', 'B-1');
     scan('hallIn', 'B-1');
-    const entry = (await api.post(`${A}/blocklist`, { attendee_id: ids.Blocked, reason: 'test', until: '2026-06-10T00:00:00Z' })).body.data;
+    const entry = (
+      await api.post(`${A}/blocklist`, { attendee_id: ids.Blocked, reason: 'test', until: '2026-06-10T00:00:00Z' })
+    ).body.data;
     expect(scan('hallOut', 'B-1').granted).toBe(true);
     expect(reason(scan('hallIn', 'B-1'))).toBe('blocklisted');
     expect(reason(scan('hallIn', 'B-1', Date.parse('2026-06-11T10:00:00Z')))).toBe('granted');
@@ -138,11 +166,18 @@ describe('access engine', () => {
         return (err as ScanError).code;
       }
     });
-    expect(outcomes).toEqual(['unknown_access_point', 'not_authorized access_point_inactive null', 'not_authorized access_point_without_zone null']);
+    expect(outcomes).toEqual([
+      'unknown_access_point',
+      'not_authorized access_point_inactive null',
+      'not_authorized access_point_without_zone null',
+    ]);
   });
 
   it('sees imported attendees and credentials at once', async () => {
-    const res = await gh.request('POST', `${A}/attendees/import`, { token: await gh.token(), body: [{ first_name: 'Imported', attendee_type: 'guest', credential_value: 'IMP-1' }] });
+    const res = await gh.request('POST', `${A}/attendees/import`, {
+      token: await gh.token(),
+      body: [{ first_name: 'Imported', attendee_type: 'guest', credential_value: 'IMP-1' }],
+    });
     expect(res.body.data.imported).toBe(1);
     expect(reason(scan('barIn', 'IMP-1', Date.parse('2026-06-03T17:00:00Z')))).toBe('granted');
   });

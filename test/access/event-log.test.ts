@@ -33,7 +33,18 @@ describe('the access-event log (group commit into the journal)', () => {
   const journalDir = () => join(dataDir, 'journal');
   const segments = () => readdirSync(journalDir()).sort();
   const openJournal = (options: Partial<JournalOptions> = {}) => {
-    const journal = new EventJournal(store.db, { dir: journalDir(), dbFile: store.file, synchronous: 'NORMAL', segmentBytes: 1 << 26, intervalMs: 5, ...options }, log);
+    const journal = new EventJournal(
+      store.db,
+      {
+        dir: journalDir(),
+        dbFile: store.file,
+        synchronous: 'NORMAL',
+        segmentBytes: 1 << 26,
+        intervalMs: 5,
+        ...options,
+      },
+      log,
+    );
     journal.recover();
     journal.start();
     journals.push(journal);
@@ -46,7 +57,11 @@ describe('the access-event log (group commit into the journal)', () => {
     store = new Store({ dataDir, synchronous: 'NORMAL', autoCheckpoint: false }, log);
     store.start();
     store.db.prepare("INSERT INTO teams (name, slug, created_at, updated_at) VALUES ('t', 't', 'x', 'x')").run();
-    store.db.prepare("INSERT INTO projects (team_id, name, slug, timezone, created_at, updated_at) VALUES (1, 'p', 'p', 'UTC', 'x', 'x')").run();
+    store.db
+      .prepare(
+        "INSERT INTO projects (team_id, name, slug, timezone, created_at, updated_at) VALUES (1, 'p', 'p', 'UTC', 'x', 'x')",
+      )
+      .run();
     other = new BetterSqlite3(store.file, { readonly: true });
   });
   afterEach(async () => {
@@ -60,7 +75,9 @@ describe('the access-event log (group commit into the journal)', () => {
     const eventLog = new AccessEventLog(journal, 512);
     const journalBytes = () => statSync(join(journalDir(), segments()[0]!)).size;
     const seen: number[] = [];
-    const promises = Array.from({ length: 100 }, (_, i) => eventLog.append(row(i)).then(() => seen.push(journalBytes())));
+    const promises = Array.from({ length: 100 }, (_, i) =>
+      eventLog.append(row(i)).then(() => seen.push(journalBytes())),
+    );
     expect(journalBytes()).toBe(0); // nothing written yet in this turn
     await Promise.all(promises);
     expect(new Set(seen).size).toBe(1); // one write held all 100 before anyone was answered
@@ -71,8 +88,16 @@ describe('the access-event log (group commit into the journal)', () => {
     await eventLog.settled();
     expect(count()).toBe(100);
     expect(eventLog.lagging).toBe(false);
-    const stored = other.prepare('SELECT uuid, credential_value, granted, reason, source FROM access_events WHERE uuid = ?').get(row(7).uuid);
-    expect(stored).toEqual({ uuid: row(7).uuid, credential_value: 'V7', granted: 0, reason: 'invalid_credential', source: 'api' });
+    const stored = other
+      .prepare('SELECT uuid, credential_value, granted, reason, source FROM access_events WHERE uuid = ?')
+      .get(row(7).uuid);
+    expect(stored).toEqual({
+      uuid: row(7).uuid,
+      credential_value: 'V7',
+      granted: 0,
+      reason: 'invalid_credential',
+      source: 'api',
+    });
   });
 
   it('writes at maxBatch without waiting for the turn to end', async () => {
@@ -87,7 +112,11 @@ describe('the access-event log (group commit into the journal)', () => {
   });
 
   it('rejects every scan of a batch that cannot be written, and stores none of it', async () => {
-    const journal = new EventJournal(store.db, { dir: journalDir(), dbFile: store.file, synchronous: 'NORMAL', segmentBytes: 1 << 26, intervalMs: 5 }, log);
+    const journal = new EventJournal(
+      store.db,
+      { dir: journalDir(), dbFile: store.file, synchronous: 'NORMAL', segmentBytes: 1 << 26, intervalMs: 5 },
+      log,
+    );
     journal.recover();
     // The segment it is about to open is a link to /dev/full: every write fails with ENOSPC, as on a full disk.
     symlinkSync('/dev/full', join(journalDir(), 'events-0000000001.jsonl'));
@@ -109,14 +138,21 @@ describe('the access-event log (group commit into the journal)', () => {
     await first.stop();
     journals.splice(0);
     expect(segments()).toEqual([]);
-    expect(store.db.prepare('SELECT segment, offset FROM event_journal_position').get()).toEqual({ segment: 1, offset: Buffer.byteLength([1, 2, 3].map((i) => `${journalLine(row(i))}\n`).join('')) });
+    expect(store.db.prepare('SELECT segment, offset FROM event_journal_position').get()).toEqual({
+      segment: 1,
+      offset: Buffer.byteLength([1, 2, 3].map((i) => `${journalLine(row(i))}\n`).join('')),
+    });
     // What a killed run leaves: its segment with rows answered after the last ingest (4, 5),
     // a later segment (6), and half a line a power cut can cut short (never answered).
     const lines = (ids: number[]) => ids.map((i) => `${journalLine(row(i))}\n`).join('');
     writeFileSync(join(journalDir(), 'events-0000000001.jsonl'), lines([1, 2, 3, 4, 5]));
     writeFileSync(join(journalDir(), 'events-0000000002.jsonl'), lines([6]) + journalLine(row(7)).slice(0, 30));
 
-    const second = new EventJournal(store.db, { dir: journalDir(), dbFile: store.file, synchronous: 'NORMAL', segmentBytes: 1 << 26, intervalMs: 5 }, log);
+    const second = new EventJournal(
+      store.db,
+      { dir: journalDir(), dbFile: store.file, synchronous: 'NORMAL', segmentBytes: 1 << 26, intervalMs: 5 },
+      log,
+    );
     expect(second.recover()).toBe(3); // rows 4, 5 and 6
     expect(count()).toBe(6);
     expect(other.prepare('SELECT COUNT(DISTINCT uuid) AS n FROM access_events').get()).toEqual({ n: 6 });
@@ -134,14 +170,24 @@ describe('the access-event log (group commit into the journal)', () => {
     const first = openJournal();
     await first.stop();
     journals.splice(0);
-    const cut = (r: ReturnType<typeof row>, n: number) => `${JSON.stringify((JSON.parse(journalLine(r)) as unknown[]).slice(0, n))}\n`;
+    const cut = (r: ReturnType<typeof row>, n: number) =>
+      `${JSON.stringify((JSON.parse(journalLine(r)) as unknown[]).slice(0, n))}\n`;
     const old17 = cut(row(1, { clockOffsetMs: 5, clockUnsynchronised: 1 }), 17);
-    const old19 = cut(row(2, { clockOffsetMs: 5, clockUnsynchronised: 1, reason: 'not_authorized', reasonDetail: 'already_inside' }), 19);
+    const old19 = cut(
+      row(2, { clockOffsetMs: 5, clockUnsynchronised: 1, reason: 'not_authorized', reasonDetail: 'already_inside' }),
+      19,
+    );
     const now = `${journalLine(row(3, { reason: 'not_authorized', reasonDetail: 'access_point_inactive' }))}\n`;
     writeFileSync(join(journalDir(), 'events-0000000002.jsonl'), old17 + old19 + now);
-    const second = new EventJournal(store.db, { dir: journalDir(), dbFile: store.file, synchronous: 'NORMAL', segmentBytes: 1 << 26, intervalMs: 5 }, log);
+    const second = new EventJournal(
+      store.db,
+      { dir: journalDir(), dbFile: store.file, synchronous: 'NORMAL', segmentBytes: 1 << 26, intervalMs: 5 },
+      log,
+    );
     expect(second.recover()).toBe(3);
-    expect(other.prepare('SELECT uuid, reason, reason_detail, clock_offset_ms FROM access_events ORDER BY id').all()).toEqual([
+    expect(
+      other.prepare('SELECT uuid, reason, reason_detail, clock_offset_ms FROM access_events ORDER BY id').all(),
+    ).toEqual([
       { uuid: row(1).uuid, reason: 'invalid_credential', reason_detail: null, clock_offset_ms: null },
       { uuid: row(2).uuid, reason: 'not_authorized', reason_detail: null, clock_offset_ms: 5 },
       { uuid: row(3).uuid, reason: 'not_authorized', reason_detail: 'access_point_inactive', clock_offset_ms: null },
@@ -153,7 +199,12 @@ describe('the access-event log (group commit into the journal)', () => {
   it('starts a new segment past segmentBytes and deletes each segment once it is ingested', async () => {
     const journal = openJournal({ segmentBytes: 65_536 });
     const eventLog = new AccessEventLog(journal, 100);
-    for (let turn = 0; turn < 10; turn++) await Promise.all(Array.from({ length: 100 }, (_, i) => eventLog.append(row(turn * 100 + i, { credentialValue: 'x'.repeat(200) }))));
+    for (let turn = 0; turn < 10; turn++)
+      await Promise.all(
+        Array.from({ length: 100 }, (_, i) =>
+          eventLog.append(row(turn * 100 + i, { credentialValue: 'x'.repeat(200) })),
+        ),
+      );
     expect(journal.stats.bytes).toBeGreaterThan(3 * 65_536);
     await eventLog.settled();
     expect(count()).toBe(1000);
@@ -176,7 +227,12 @@ describe('the access-event log (group commit into the journal)', () => {
     live.enter(3, 20);
     snapshots.save(); // 1,2 in zone 10; 3 in zone 20 (as the live picture says)
     // after the snapshot: 1 leaves, 2 moves to 20 (an entry elsewhere), 4 enters 10; an uncounted pass changes nothing
-    await Promise.all([move(4, 1, 10, 'out'), move(5, 2, 20, 'in'), move(6, 4, 10, 'in'), move(7, 5, 10, 'out', false)]);
+    await Promise.all([
+      move(4, 1, 10, 'out'),
+      move(5, 2, 20, 'in'),
+      move(6, 4, 10, 'in'),
+      move(7, 5, 10, 'out', false),
+    ]);
     await eventLog.settled();
 
     const rebuilt = new Occupancy();
@@ -189,7 +245,12 @@ describe('the access-event log (group commit into the journal)', () => {
 
   it('checkpoints the WAL from a worker thread while the writers never do', async () => {
     const eventLog = new AccessEventLog(openJournal(), 512);
-    for (let turn = 0; turn < 20; turn++) await Promise.all(Array.from({ length: 200 }, (_, i) => eventLog.append(row(turn * 1000 + i, { credentialValue: 'x'.repeat(500) }))));
+    for (let turn = 0; turn < 20; turn++)
+      await Promise.all(
+        Array.from({ length: 200 }, (_, i) =>
+          eventLog.append(row(turn * 1000 + i, { credentialValue: 'x'.repeat(500) })),
+        ),
+      );
     await eventLog.settled();
     const wal = `${store.file}-wal`;
     // wal_autocheckpoint = 0 on both connections: the WAL holds every page written so far
@@ -198,7 +259,9 @@ describe('the access-event log (group commit into the journal)', () => {
     expect(before!.checkpointed).toBe(0);
     const checkpointer = new Checkpointer({ file: store.file, synchronous: 'NORMAL', intervalMs: 50 }, log);
     checkpointer.start();
-    await expect.poll(() => checkpointer.last?.ok && checkpointer.last.checkpointed === checkpointer.last.log, { timeout: 5000 }).toBe(true);
+    await expect
+      .poll(() => checkpointer.last?.ok && checkpointer.last.checkpointed === checkpointer.last.log, { timeout: 5000 })
+      .toBe(true);
     expect(statSync(wal).size).toBeGreaterThan(0);
     await checkpointer.stop();
     expect(count()).toBe(4000);
@@ -267,17 +330,28 @@ describe('request ids: a retried scan is decided once', () => {
       { first_name: 'Ann', last_name: 'A', credential_value: 'ANN' },
       { first_name: 'Bob', last_name: 'B', credential_value: 'BOB' },
     ]);
-    const scan = (credential_value: string, request_id?: string) => api.post(`${A}/access-points/${gate}/scan`, { credential_value, ...(request_id ? { request_id } : {}) });
+    const scan = (credential_value: string, request_id?: string) =>
+      api.post(`${A}/access-points/${gate}/scan`, { credential_value, ...(request_id ? { request_id } : {}) });
 
     // The same id three times at once, then once more: one grant, one event, one person inside.
     const first = await Promise.all([scan('ANN', 'r-1'), scan('ANN', 'r-1'), scan('ANN', 'r-1')]);
-    for (const res of first) expect(res.body).toEqual({ success: true, access_granted: true, attendee: { id: expect.any(Number), first_name: 'Ann', last_name: 'A' }, event_id: expect.any(String) });
+    for (const res of first)
+      expect(res.body).toEqual({
+        success: true,
+        access_granted: true,
+        attendee: { id: expect.any(Number), first_name: 'Ann', last_name: 'A' },
+        event_id: expect.any(String),
+      });
     expect((await scan('ANN', 'r-1')).body.access_granted).toBe(true);
     // Every answer names the one event: the same event_id each time.
     const eventId = first[0]!.body.event_id as string;
     expect(new Set(first.map((r) => r.body.event_id))).toEqual(new Set([eventId]));
     // Without an id, a second scan is a new decision: the zone's anti-passback denies it.
-    expect((await scan('ANN')).body).toMatchObject({ access_granted: false, reason: 'not_authorized', reason_detail: 'already_inside' });
+    expect((await scan('ANN')).body).toMatchObject({
+      access_granted: false,
+      reason: 'not_authorized',
+      reason_detail: 'already_inside',
+    });
     // A denial is replayed as a denial, even once the reason no longer holds.
     expect((await scan('BOB', 'r-2')).body).toMatchObject({ access_granted: false, reason: 'capacity_exceeded' });
     expect((await api.put(`${A}/access-zones/${zone}`, { name: 'Main', capacity: 10 })).status).toBe(200);
@@ -287,7 +361,11 @@ describe('request ids: a retried scan is decided once', () => {
 
     gh = await startAppliance({}, { dataDir });
     api = client(gh, await gh.token());
-    expect((await scan('ANN', 'r-1')).body).toMatchObject({ access_granted: true, attendee: { first_name: 'Ann' }, event_id: eventId }); // after a restart too
+    expect((await scan('ANN', 'r-1')).body).toMatchObject({
+      access_granted: true,
+      attendee: { first_name: 'Ann' },
+      event_id: eventId,
+    }); // after a restart too
     expect((await scan('BOB', 'r-2')).body).toMatchObject({ access_granted: false, reason: 'capacity_exceeded' });
     expect((await scan('BOB', 'r-3')).body.access_granted).toBe(true);
     const events = (await api.get(`${A}/access-events?per_page=100`)).body;
@@ -320,12 +398,22 @@ describe('reading the log while the journal cannot be ingested', () => {
         expect(behind.status).toBe(503);
         expect(behind.body.message).toMatch(/not in the access-event log yet/);
         expect(behind.headers.get('retry-after')).toBe('1');
-        const metrics = await api.post(`${A}/analytics/metrics`, { metric: 'access_summary', start_date: '2026-01-01', end_date: '2030-01-01' });
+        const metrics = await api.post(`${A}/analytics/metrics`, {
+          metric: 'access_summary',
+          start_date: '2026-01-01',
+          end_date: '2030-01-01',
+        });
         expect(metrics.status).toBe(503);
         blocker.prepare('ROLLBACK').run();
         released = true;
         await expect
-          .poll(async () => (await api.get(`${A}/access-events?access_zone_id=${zone}`)).body.data?.map((e: { credential_value: string }) => e.credential_value), { timeout: 15_000 })
+          .poll(
+            async () =>
+              (await api.get(`${A}/access-events?access_zone_id=${zone}`)).body.data?.map(
+                (e: { credential_value: string }) => e.credential_value,
+              ),
+            { timeout: 15_000 },
+          )
           .toEqual(['LOCKED-1']);
       } finally {
         if (!released) blocker.prepare('ROLLBACK').run();

@@ -6,7 +6,12 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AccessEventRow } from '../../src/access/event-log.js';
-import { acknowledgedAccessEventId, EventRetention, RETRY_WINDOW_MS, type RetentionConfig } from '../../src/access/event-retention.js';
+import {
+  acknowledgedAccessEventId,
+  EventRetention,
+  RETRY_WINDOW_MS,
+  type RetentionConfig,
+} from '../../src/access/event-retention.js';
 import { INSERT_EVENT_SQL, journalLine } from '../../src/access/journal-format.js';
 import { Store } from '../../src/store/database.js';
 import { eventRow } from '../helpers/access-event-rows.js';
@@ -17,8 +22,14 @@ const DAY = 86_400_000;
 const NOW = Date.parse('2027-03-01T12:00:00.000Z');
 const ago = (days: number) => new Date(NOW - days * DAY).toISOString();
 
-const edge = (edgeRetentionDays: number | null = 30): RetentionConfig => ({ role: 'edge', sync: { edgeRetentionDays, retentionDays: null } });
-const standalone = (retentionDays: number | null): RetentionConfig => ({ role: 'standalone', sync: { edgeRetentionDays: 30, retentionDays } });
+const edge = (edgeRetentionDays: number | null = 30): RetentionConfig => ({
+  role: 'edge',
+  sync: { edgeRetentionDays, retentionDays: null },
+});
+const standalone = (retentionDays: number | null): RetentionConfig => ({
+  role: 'standalone',
+  sync: { edgeRetentionDays: 30, retentionDays },
+});
 
 describe('access-event retention over a real store', () => {
   let dataDir: string;
@@ -42,7 +53,9 @@ describe('access-event retention over a real store', () => {
   const mark = (id: number) => store.db.prepare('UPDATE zone_presence_mark SET last_event_id = ? WHERE id = 1').run(id);
   const cursor = (consumer: string, id: number) =>
     store.db
-      .prepare('INSERT INTO feed_cursors (consumer, access_event_id, domain_event_seq) VALUES (?, ?, 0) ON CONFLICT (consumer) DO UPDATE SET access_event_id = excluded.access_event_id')
+      .prepare(
+        'INSERT INTO feed_cursors (consumer, access_event_id, domain_event_seq) VALUES (?, ?, 0) ON CONFLICT (consumer) DO UPDATE SET access_event_id = excluded.access_event_id',
+      )
       .run(consumer, id);
   const retention = (config: RetentionConfig, registry: Registry | null = null, chunkRows?: number) =>
     new EventRetention(store.db, clock, config, log, registry, chunkRows === undefined ? {} : { chunkRows });
@@ -52,7 +65,12 @@ describe('access-event retention over a real store', () => {
     store = new Store({ dataDir, synchronous: 'NORMAL', autoCheckpoint: false }, log);
     store.start();
     store.db.prepare("INSERT INTO teams (name, slug, created_at, updated_at) VALUES ('t', 't', 'x', 'x')").run();
-    for (const slug of ['p', 'q']) store.db.prepare("INSERT INTO projects (team_id, name, slug, timezone, created_at, updated_at) VALUES (1, ?, ?, 'UTC', 'x', 'x')").run(slug, slug);
+    for (const slug of ['p', 'q'])
+      store.db
+        .prepare(
+          "INSERT INTO projects (team_id, name, slug, timezone, created_at, updated_at) VALUES (1, ?, ?, 'UTC', 'x', 'x')",
+        )
+        .run(slug, slug);
   });
   afterEach(() => {
     store.stop();
@@ -198,7 +216,8 @@ describe('access-event retention in the appliance', () => {
     gh = await startAppliance(env, { clock, dataDir });
     return { gh, api: client(gh, await gh.token()) };
   };
-  const occupancy = (app: TestAppliance) => [...app.app.services.access.occupancy.entries()].sort((a, b) => a[0] - b[0]);
+  const occupancy = (app: TestAppliance) =>
+    [...app.app.services.access.occupancy.entries()].sort((a, b) => a[0] - b[0]);
   const db = () => new BetterSqlite3(join(dataDir, 'gatehouse.db'));
   const eventIds = () => {
     const d = db();
@@ -221,15 +240,29 @@ describe('access-event retention in the appliance', () => {
     const first = await start(clock);
     const zone = (await first.api.post(`${A}/access-zones`, { name: 'Arena', capacity: 100 })).body.data.id;
     const entry = (await first.api.post(`${A}/access-points`, { name: 'In', access_zone_id: zone })).body.data.id;
-    const exit = (await first.api.post(`${A}/access-points`, { name: 'Out', access_zone_id: zone, direction: 'out' })).body.data.id;
-    const rows = Array.from({ length: 10 }, (_, i) => ({ first_name: `Fan${i}`, last_name: 'X', credential_value: `FAN-${i}` }));
+    const exit = (await first.api.post(`${A}/access-points`, { name: 'Out', access_zone_id: zone, direction: 'out' }))
+      .body.data.id;
+    const rows = Array.from({ length: 10 }, (_, i) => ({
+      first_name: `Fan${i}`,
+      last_name: 'X',
+      credential_value: `FAN-${i}`,
+    }));
     expect((await first.api.post(`${A}/attendees/import`, rows)).body.data.imported).toBe(10);
-    const scan = async (gate: number, credential: string) => expect((await first.api.post(`${A}/access-points/${gate}/scan`, { credential_value: credential })).body.access_granted).toBe(true);
+    const scan = async (gate: number, credential: string) =>
+      expect(
+        (await first.api.post(`${A}/access-points/${gate}/scan`, { credential_value: credential })).body.access_granted,
+      ).toBe(true);
     for (const i of [0, 1, 2, 3, 4]) await scan(entry, `FAN-${i}`);
     await first.gh.app.services.access.scans.settled();
     first.gh.app.services.access.presence.save();
-    const snapshot = first.gh.app.store.db.prepare('SELECT attendee_id, access_zone_id FROM zone_presence').all() as { attendee_id: number; access_zone_id: number }[];
-    const snapshotMark = first.gh.app.store.db.prepare('SELECT last_event_id FROM zone_presence_mark').pluck().get() as number;
+    const snapshot = first.gh.app.store.db.prepare('SELECT attendee_id, access_zone_id FROM zone_presence').all() as {
+      attendee_id: number;
+      access_zone_id: number;
+    }[];
+    const snapshotMark = first.gh.app.store.db
+      .prepare('SELECT last_event_id FROM zone_presence_mark')
+      .pluck()
+      .get() as number;
     expect(snapshotMark).toBe(5);
     // After the snapshot: two more in, one out.
     await scan(entry, 'FAN-5');
@@ -243,7 +276,11 @@ describe('access-event retention in the appliance', () => {
     const crashed = () => {
       const d = db();
       d.prepare('DELETE FROM zone_presence').run();
-      for (const p of snapshot) d.prepare('INSERT INTO zone_presence (attendee_id, access_zone_id) VALUES (?, ?)').run(p.attendee_id, p.access_zone_id);
+      for (const p of snapshot)
+        d.prepare('INSERT INTO zone_presence (attendee_id, access_zone_id) VALUES (?, ?)').run(
+          p.attendee_id,
+          p.access_zone_id,
+        );
       d.prepare('UPDATE zone_presence_mark SET last_event_id = ?').run(snapshotMark);
       d.close();
     };
@@ -266,9 +303,14 @@ describe('access-event retention in the appliance', () => {
     const first = await start(clock);
     const zone = (await first.api.post(`${A}/access-zones`, { name: 'Arena', capacity: 100 })).body.data.id;
     const gate = (await first.api.post(`${A}/access-points`, { name: 'In', access_zone_id: zone })).body.data.id;
-    const rows = Array.from({ length: 5 }, (_, i) => ({ first_name: `Fan${i}`, last_name: 'X', credential_value: `FAN-${i}` }));
+    const rows = Array.from({ length: 5 }, (_, i) => ({
+      first_name: `Fan${i}`,
+      last_name: 'X',
+      credential_value: `FAN-${i}`,
+    }));
     expect((await first.api.post(`${A}/attendees/import`, rows)).body.data.imported).toBe(5);
-    const scan = (api: typeof first.api, credential: string, requestId: string) => api.post(`${A}/access-points/${gate}/scan`, { credential_value: credential, request_id: requestId });
+    const scan = (api: typeof first.api, credential: string, requestId: string) =>
+      api.post(`${A}/access-points/${gate}/scan`, { credential_value: credential, request_id: requestId });
     const old = (await scan(first.api, 'FAN-0', 'old')).body;
     clock.advance(8 * DAY);
     const recent = (await scan(first.api, 'NOBODY', 'recent')).body; // a denial, 2 days before pruning

@@ -27,7 +27,11 @@ describe('every scan has a decision and an event, also at a door that cannot adm
   const ids: Record<string, number> = {};
 
   const scan = async (point: number, value: string, extra: Record<string, unknown> = {}) => {
-    const res = await api.post(`${A}/access-points/${point}/scan`, { credential_value: value, scan_type: 'qr', ...extra });
+    const res = await api.post(`${A}/access-points/${point}/scan`, {
+      credential_value: value,
+      scan_type: 'qr',
+      ...extra,
+    });
     expect(res.status, res.text).toBe(200);
     return res.body;
   };
@@ -35,7 +39,8 @@ describe('every scan has a decision and an event, also at a door that cannot adm
     reader.client.publish(reader.scansTopic, JSON.stringify({ request_id, credential_value: value }), { qos: 1 });
     return (await reader.inbox.next((m) => m.payload.request_id === request_id, 5000)).payload;
   };
-  const events = async (query = '') => (await api.get(`${A}/access-events?per_page=100${query}`)).body.data as Record<string, unknown>[];
+  const events = async (query = '') =>
+    (await api.get(`${A}/access-events?per_page=100${query}`)).body.data as Record<string, unknown>[];
   const eventOf = async (uuid: string) => (await events()).find((e) => e.uuid === uuid);
   const deniedFrame = async (value: string) => {
     for (;;) {
@@ -60,16 +65,30 @@ describe('every scan has a decision and an event, also at a door that cannot adm
     api = client(gh, token);
     receiver = await startReceiver();
     const projectId = (await api.get(A)).body.data.id;
-    expect((await api.post('/api/v1/webhook/subscribe', { url: receiver.url, events: ['access.granted', 'access.denied'], project_id: projectId })).status).toBe(201);
+    expect(
+      (
+        await api.post('/api/v1/webhook/subscribe', {
+          url: receiver.url,
+          events: ['access.granted', 'access.denied'],
+          project_id: projectId,
+        })
+      ).status,
+    ).toBe(201);
     socket = await rawClient(wsUrl(gh));
     expect((await subscribeAs(gh, socket, { token }, ACCESS)).event).toBe('pusher_internal:subscription_succeeded');
     gateway = signedPoster(gh, token, 'access-event');
     ids.hall = (await api.post(`${A}/access-zones`, { name: 'Hall' })).body.data.id;
     ids.open = (await api.post(`${A}/access-points`, { name: 'Hall in', access_zone_id: ids.hall })).body.data.id;
-    ids.closed = (await api.post(`${A}/access-points`, { name: 'Side door', access_zone_id: ids.hall, is_active: false })).body.data.id;
+    ids.closed = (
+      await api.post(`${A}/access-points`, { name: 'Side door', access_zone_id: ids.hall, is_active: false })
+    ).body.data.id;
     ids.nowhere = (await api.post(`${A}/access-points`, { name: 'Unfinished door' })).body.data.id;
-    expect((await api.post(`${A}/readers`, { identifier: 'SIDE-1', type: 'qr', access_point_id: ids.closed })).status).toBe(201);
-    expect((await api.post(`${A}/readers`, { identifier: 'NOWHERE-1', type: 'qr', access_point_id: ids.nowhere })).status).toBe(201);
+    expect(
+      (await api.post(`${A}/readers`, { identifier: 'SIDE-1', type: 'qr', access_point_id: ids.closed })).status,
+    ).toBe(201);
+    expect(
+      (await api.post(`${A}/readers`, { identifier: 'NOWHERE-1', type: 'qr', access_point_id: ids.nowhere })).status,
+    ).toBe(201);
     expect((await api.post(`${A}/readers`, { identifier: 'SPARE-1', type: 'qr' })).status).toBe(201);
     const imported = await api.post(`${A}/attendees/import`, [
       { first_name: 'Ada', last_name: 'Lovelace', credential_value: 'T-1' },
@@ -108,16 +127,41 @@ describe('every scan has a decision and an event, also at a door that cannot adm
       source: 'api',
       credential_value: 'T-2',
     });
-    expect(await deniedFrame('T-2')).toEqual({ credential_value: 'T-2', access_point_id: ids.closed, reason: 'not_authorized', reason_detail: 'access_point_inactive', timestamp: expect.any(String) });
-    expect(await hookOf(res.event_id)).toMatchObject({ event: 'access.denied', data: { access_point_id: ids.closed, reason: 'not_authorized', reason_detail: 'access_point_inactive' } });
+    expect(await deniedFrame('T-2')).toEqual({
+      credential_value: 'T-2',
+      access_point_id: ids.closed,
+      reason: 'not_authorized',
+      reason_detail: 'access_point_inactive',
+      timestamp: expect.any(String),
+    });
+    expect(await hookOf(res.event_id)).toMatchObject({
+      event: 'access.denied',
+      data: { access_point_id: ids.closed, reason: 'not_authorized', reason_detail: 'access_point_inactive' },
+    });
   });
 
   it('answers a REST scan at a door leading into no zone likewise, with reason_detail access_point_without_zone, also for an unknown credential', async () => {
     const res = await scan(ids.nowhere!, 'NOT-A-TICKET');
-    expect(res).toEqual({ success: true, access_granted: false, reason: 'not_authorized', reason_detail: 'access_point_without_zone', attendee: null, event_id: expect.any(String) });
-    expect(await eventOf(res.event_id)).toMatchObject({ access_point_id: ids.nowhere, access_zone_id: null, reason: 'not_authorized', reason_detail: 'access_point_without_zone', attendee_id: null });
+    expect(res).toEqual({
+      success: true,
+      access_granted: false,
+      reason: 'not_authorized',
+      reason_detail: 'access_point_without_zone',
+      attendee: null,
+      event_id: expect.any(String),
+    });
+    expect(await eventOf(res.event_id)).toMatchObject({
+      access_point_id: ids.nowhere,
+      access_zone_id: null,
+      reason: 'not_authorized',
+      reason_detail: 'access_point_without_zone',
+      attendee_id: null,
+    });
     expect((await deniedFrame('NOT-A-TICKET')).reason_detail).toBe('access_point_without_zone');
-    expect((await hookOf(res.event_id)).data).toMatchObject({ reason: 'not_authorized', reason_detail: 'access_point_without_zone' });
+    expect((await hookOf(res.event_id)).data).toMatchObject({
+      reason: 'not_authorized',
+      reason_detail: 'access_point_without_zone',
+    });
   });
 
   it('answers an MQTT scan at an inactive door with a decision on its decisions topic (not an error), once per request_id', async () => {
@@ -133,9 +177,18 @@ describe('every scan has a decision and an event, also at a door that cannot adm
       event_id: expect.any(String),
     });
     const replayed = await mqttScan('T-1', 'side-1');
-    expect(replayed).toMatchObject({ event_id: decision.event_id, reason: 'not_authorized', reason_detail: 'access_point_inactive' });
+    expect(replayed).toMatchObject({
+      event_id: decision.event_id,
+      reason: 'not_authorized',
+      reason_detail: 'access_point_inactive',
+    });
     expect((await events()).filter((e) => e.uuid === decision.event_id)).toHaveLength(1);
-    expect(await eventOf(decision.event_id)).toMatchObject({ source: 'mqtt', access_zone_id: null, reader_id: expect.any(Number), reason_detail: 'access_point_inactive' });
+    expect(await eventOf(decision.event_id)).toMatchObject({
+      source: 'mqtt',
+      access_zone_id: null,
+      reader_id: expect.any(Number),
+      reason_detail: 'access_point_inactive',
+    });
     expect((await deniedFrame('T-1')).reason_detail).toBe('access_point_inactive');
   });
 
@@ -153,17 +206,30 @@ describe('every scan has a decision and an event, also at a door that cannot adm
     });
     const again = await gateway(body);
     expect(again.body).toEqual(res.body);
-    expect(await eventOf(res.body.event_id)).toMatchObject({ source: 'webhook', access_zone_id: null, reason_detail: 'access_point_without_zone' });
+    expect(await eventOf(res.body.event_id)).toMatchObject({
+      source: 'webhook',
+      access_zone_id: null,
+      reason_detail: 'access_point_without_zone',
+    });
     expect((await hookOf(res.body.event_id)).data.reason_detail).toBe('access_point_without_zone');
   });
 
   it('moves no one and counts nothing: occupancy, the zone filter and analytics take the zoneless denials as denials at their doors', async () => {
     expect(await count(ids.hall!)).toBe(1); // Ada, still inside since her grant
     expect((await events(`&access_zone_id=${ids.hall}`)).every((e) => e.access_zone_id === ids.hall)).toBe(true);
-    expect((await events('&result=denied')).every((e) => e.access_zone_id === null && e.reason === 'not_authorized')).toBe(true);
+    expect(
+      (await events('&result=denied')).every((e) => e.access_zone_id === null && e.reason === 'not_authorized'),
+    ).toBe(true);
     const day = new Date().toISOString().slice(0, 10);
-    const summary = (await api.post(`${A}/analytics/metrics`, { metric: 'access_summary', start_date: day, end_date: day })).body.data;
-    expect(summary).toMatchObject({ granted: 1, denied: 4, denied_by_reason: { not_authorized: 4 }, unique_attendees: 1 });
+    const summary = (
+      await api.post(`${A}/analytics/metrics`, { metric: 'access_summary', start_date: day, end_date: day })
+    ).body.data;
+    expect(summary).toMatchObject({
+      granted: 1,
+      denied: 4,
+      denied_by_reason: { not_authorized: 4 },
+      unique_attendees: 1,
+    });
     expect(summary.by_zone).toEqual(
       expect.arrayContaining([
         { access_zone_id: ids.hall, name: 'Hall', granted: 1, denied: 0 },
@@ -171,16 +237,31 @@ describe('every scan has a decision and an event, also at a door that cannot adm
       ]),
     );
     expect(summary.by_access_point).toEqual(
-      expect.arrayContaining([expect.objectContaining({ access_point_id: ids.closed, denied: 2 }), expect.objectContaining({ access_point_id: ids.nowhere, denied: 2 })]),
+      expect.arrayContaining([
+        expect.objectContaining({ access_point_id: ids.closed, denied: 2 }),
+        expect.objectContaining({ access_point_id: ids.nowhere, denied: 2 }),
+      ]),
     );
-    const occupancy = (await api.post(`${A}/analytics/metrics`, { metric: 'zone_occupancy', zone_id: ids.hall, start_date: day, end_date: day, interval: 'day' })).body.data;
+    const occupancy = (
+      await api.post(`${A}/analytics/metrics`, {
+        metric: 'zone_occupancy',
+        zone_id: ids.hall,
+        start_date: day,
+        end_date: day,
+        interval: 'day',
+      })
+    ).body.data;
     expect(occupancy.series.at(-1)).toMatchObject({ entries: 1, exits: 0, occupancy: 1 });
   });
 
   it('exports reason_detail as the last CSV column, so the columns before it stay where they were', async () => {
-    const csv = await fetch(`${gh.url}${A}/access-events?format=csv`, { headers: { authorization: `Bearer ${token}` } });
+    const csv = await fetch(`${gh.url}${A}/access-events?format=csv`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     const lines = (await csv.text()).trim().split('\r\n');
-    expect(lines[0]).toBe('uuid,scanned_at,decided_at,access_point_id,access_zone_id,reader_id,credential_id,credential_value,attendee_id,granted,reason,movement,source,reason_detail');
+    expect(lines[0]).toBe(
+      'uuid,scanned_at,decided_at,access_point_id,access_zone_id,reader_id,credential_id,credential_value,attendee_id,granted,reason,movement,source,reason_detail',
+    );
     expect(lines.filter((l) => l.endsWith(',access_point_inactive'))).toHaveLength(2);
   });
 

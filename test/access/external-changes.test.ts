@@ -27,7 +27,9 @@ describe('venue changes made by another process', () => {
     api = client(gh, await gh.token());
     dashboard = await rawClient(wsUrl(gh));
     const channel = 'private-dashboard.project.default.access-points';
-    expect((await dashboard.subscribe(channel, signChannel(gh, dashboard.socketId, channel))).event).toBe('pusher_internal:subscription_succeeded');
+    expect((await dashboard.subscribe(channel, signChannel(gh, dashboard.socketId, channel))).event).toBe(
+      'pusher_internal:subscription_succeeded',
+    );
   });
   afterAll(async () => {
     dashboard?.ws.close();
@@ -49,11 +51,16 @@ describe('venue changes made by another process', () => {
     const logins = (await api.get(`${A}/readers/logins`)).body.data as { reader_identifier: string; otp: string }[];
     return logins.find((l) => l.reader_identifier === reader_identifier)?.otp ?? null;
   };
-  const metric = async (name: string) => Number(new RegExp(`^${name} (\\d+)`, 'm').exec((await gh.request('GET', '/metrics')).text)?.[1]);
+  const metric = async (name: string) =>
+    Number(new RegExp(`^${name} (\\d+)`, 'm').exec((await gh.request('GET', '/metrics')).text)?.[1]);
 
   it('decides at an access point into a zone another process creates, and announces the access point', async () => {
     const [hall] = await write(['zones', 'create', { name: 'Hall', capacity: null, requires_ticket: false }]);
-    const [door] = await write(['accessPoints', 'create', { name: 'Hall door', access_zone_id: hall.id, direction: 'in' }]);
+    const [door] = await write([
+      'accessPoints',
+      'create',
+      { name: 'Hall door', access_zone_id: hall.id, direction: 'in' },
+    ]);
     ids.hall = hall.id;
     ids.door = door.id;
     await expect.poll(() => outcome(door.id, 'NOBODY'), until).toBe('invalid_credential');
@@ -70,12 +77,18 @@ describe('venue changes made by another process', () => {
 
   it('lets in by the zones another process gives an attendee type, for attendees the built CLI imports', async () => {
     const [lounge] = await write(['zones', 'create', { name: 'Lounge', capacity: null, requires_ticket: true }]);
-    const [loungeDoor] = await write(['accessPoints', 'create', { name: 'Lounge door', access_zone_id: lounge.id, direction: 'in' }]);
+    const [loungeDoor] = await write([
+      'accessPoints',
+      'create',
+      { name: 'Lounge door', access_zone_id: lounge.id, direction: 'in' },
+    ]);
     const [guest] = await write(['attendeeTypes', 'create', { name: 'Guest', slug: 'guest', zone_ids: [] }]);
     Object.assign(ids, { lounge: lounge.id, loungeDoor: loungeDoor.id, guest: guest.id });
     const file = join(gh.dataDir, 'guests.csv');
     writeFileSync(file, 'first_name,last_name,attendee_type,credential_value\nAda,Lovelace,guest,EXT-C1\n');
-    const imported = await runCli(['attendees', 'import', file, '--project', 'default/default'], { GATEHOUSE_DATA_DIR: gh.dataDir });
+    const imported = await runCli(['attendees', 'import', file, '--project', 'default/default'], {
+      GATEHOUSE_DATA_DIR: gh.dataDir,
+    });
     expect(imported.code, imported.stderr).toBe(0);
     await expect.poll(() => outcome(loungeDoor.id, 'EXT-C1'), until).toBe('not_authorized');
 
@@ -87,11 +100,18 @@ describe('venue changes made by another process', () => {
     // A one-minute window twelve hours away, every day (the project's time zone is UTC).
     const now = new Date();
     const start = (now.getUTCHours() * 60 + now.getUTCMinutes() + 720) % 1440;
-    const hhmm = (m: number) => `${String(Math.floor(m / 60) % 24).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`;
+    const hhmm = (m: number) =>
+      `${String(Math.floor(m / 60) % 24).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`;
     const [window] = await write([
       'timeRestrictions',
       'create',
-      { access_zone_id: ids.lounge, attendee_type_id: ids.guest, days_of_week: [1, 2, 3, 4, 5, 6, 7], start_time: hhmm(start), end_time: hhmm((start + 1) % 1440) },
+      {
+        access_zone_id: ids.lounge,
+        attendee_type_id: ids.guest,
+        days_of_week: [1, 2, 3, 4, 5, 6, 7],
+        start_time: hhmm(start),
+        end_time: hhmm((start + 1) % 1440),
+      },
     ]);
     await expect.poll(() => outcome(ids.loungeDoor!, 'EXT-C1'), until).toBe('time_restricted');
 
@@ -124,31 +144,57 @@ describe('venue changes made by another process', () => {
   it('forgets a reader another process deletes, closes its MQTT connection, and knows the new reader that takes its id', async () => {
     const otp = await login('EXT-1');
     expect(otp).toMatch(/^\d{6}$/);
-    const verified = await gh.request('POST', '/api/v1/reader-otp/verify', { body: { otp, reader_identifier: 'EXT-1' } });
+    const verified = await gh.request('POST', '/api/v1/reader-otp/verify', {
+      body: { otp, reader_identifier: 'EXT-1' },
+    });
     expect(verified.status, verified.text).toBe(200);
-    const reader = await connect(mqttUrl(gh), { username: 'EXT-1', password: verified.body.data.reader_token, clientId: 'ext-1' });
+    const reader = await connect(mqttUrl(gh), {
+      username: 'EXT-1',
+      password: verified.body.data.reader_token,
+      clientId: 'ext-1',
+    });
     const closed = closedBy(reader, 15_000);
     // SQLite gives the highest rowid again: the deletion's tombstone and the new row name one id.
-    const [, created] = await write(['readers', 'delete', ids.reader], ['readers', 'create', { identifier: 'EXT-2', type: 'qr', access_point_id: ids.loungeDoor }]);
+    const [, created] = await write(
+      ['readers', 'delete', ids.reader],
+      ['readers', 'create', { identifier: 'EXT-2', type: 'qr', access_point_id: ids.loungeDoor }],
+    );
     expect(created.id).toBe(ids.reader);
     await expect.poll(() => login('EXT-2'), until).toMatch(/^\d{6}$/);
     // EXT-1's own pending login went with the reader; asking again makes none.
     expect(await login('EXT-1')).toBeNull();
     await closed;
     // The new reader with the old id does not inherit the deleted reader's MQTT token.
-    await expect(connect(mqttUrl(gh), { username: 'EXT-2', password: verified.body.data.reader_token, clientId: 'ext-2' })).rejects.toThrow();
+    await expect(
+      connect(mqttUrl(gh), { username: 'EXT-2', password: verified.body.data.reader_token, clientId: 'ext-2' }),
+    ).rejects.toThrow();
   });
 
   it("reads back only what another process wrote, not the appliance's own writes", async () => {
     const before = await metric('gatehouse_venue_external_rows_total');
-    const csv = ['first_name,last_name,credential_value', ...Array.from({ length: 40 }, (_, i) => `Local,Person${i},LOCAL-${i}`)].join('\n');
-    const local = await gh.request('POST', `${A}/attendees/import`, { token: await gh.token(), rawBody: csv, headers: { 'content-type': 'text/csv' } });
+    const csv = [
+      'first_name,last_name,credential_value',
+      ...Array.from({ length: 40 }, (_, i) => `Local,Person${i},LOCAL-${i}`),
+    ].join('\n');
+    const local = await gh.request('POST', `${A}/attendees/import`, {
+      token: await gh.token(),
+      rawBody: csv,
+      headers: { 'content-type': 'text/csv' },
+    });
     expect(local.status, local.text).toBeLessThan(300);
     // A form is nothing the appliance holds: made and deleted by the other process, it is passed over.
-    const [form] = await write(['forms', 'create', { name: 'Survey', fields: [{ name: 'q', label: 'Q', type: 'text' }] }]);
+    const [form] = await write([
+      'forms',
+      'create',
+      { name: 'Survey', fields: [{ name: 'q', label: 'Q', type: 'text' }] },
+    ]);
     await write(['forms', 'delete', form.id]);
     const [annex] = await write(['zones', 'create', { name: 'Annex', capacity: null, requires_ticket: false }]);
-    const [annexDoor] = await write(['accessPoints', 'create', { name: 'Annex door', access_zone_id: annex.id, direction: 'in' }]);
+    const [annexDoor] = await write([
+      'accessPoints',
+      'create',
+      { name: 'Annex door', access_zone_id: annex.id, direction: 'in' },
+    ]);
     await expect.poll(() => outcome(annexDoor.id, 'LOCAL-1'), until).toBe('granted');
     // The zone and the access point; none of the 80 rows the REST import wrote, nor the form.
     await expect.poll(() => metric('gatehouse_venue_external_rows_total'), until).toBe(before + 2);

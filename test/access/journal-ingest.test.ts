@@ -38,7 +38,11 @@ describe('journal ingest (the ingest worker, in this thread)', () => {
     store = new Store({ dataDir, synchronous: 'NORMAL', autoCheckpoint: false }, log);
     store.start();
     store.db.prepare("INSERT INTO teams (name, slug, created_at, updated_at) VALUES ('t', 't', 'x', 'x')").run();
-    store.db.prepare("INSERT INTO projects (team_id, name, slug, timezone, created_at, updated_at) VALUES (1, 'p', 'p', 'UTC', 'x', 'x')").run();
+    store.db
+      .prepare(
+        "INSERT INTO projects (team_id, name, slug, timezone, created_at, updated_at) VALUES (1, 'p', 'p', 'UTC', 'x', 'x')",
+      )
+      .run();
     messages.length = 0;
   });
   afterEach(() => {
@@ -53,7 +57,9 @@ describe('journal ingest (the ingest worker, in this thread)', () => {
     const stamped = `${journalLine(eventRow(2, { clockOffsetMs: 10_800_004, clockUnsynchronised: 1 }))}\n`;
     write(1, old + stamped);
     expect(ingest.step(1, Buffer.byteLength(old + stamped), post)).toBe('done');
-    expect(store.db.prepare('SELECT uuid, clock_offset_ms, clock_unsynchronised FROM access_events ORDER BY id').all()).toEqual([
+    expect(
+      store.db.prepare('SELECT uuid, clock_offset_ms, clock_unsynchronised FROM access_events ORDER BY id').all(),
+    ).toEqual([
       { uuid: row(1).uuid, clock_offset_ms: null, clock_unsynchronised: null },
       { uuid: row(2).uuid, clock_offset_ms: 10_800_004, clock_unsynchronised: 1 },
     ]);
@@ -109,7 +115,12 @@ describe('journal ingest (the ingest worker, in this thread)', () => {
     const big = `${journalLine(row(1, 'x'.repeat(5 << 20)))}\n`;
     write(1, big + lines([2]));
     expect(ingest.step(1, Buffer.byteLength(big) + Buffer.byteLength(lines([2])), post)).toBe('done');
-    expect(store.db.prepare('SELECT length(credential_value) AS n FROM access_events WHERE uuid = ?').pluck().get(row(1).uuid)).toBe(5 << 20);
+    expect(
+      store.db
+        .prepare('SELECT length(credential_value) AS n FROM access_events WHERE uuid = ?')
+        .pluck()
+        .get(row(1).uuid),
+    ).toBe(5 << 20);
     expect(stored()).toHaveLength(2);
   });
 

@@ -11,7 +11,19 @@ describe('local versions', () => {
     const bus = new EventBus(pino({ level: 'silent' }));
     const local = new LocalVersions();
     local.track(bus, {});
-    bus.emit('reader.created', { projectId: 1, resource: { id: 1, identifier: 'R', type: 'qr', access_point_id: null, version: 3, created_at: '', updated_at: '' }, version: 3 });
+    bus.emit('reader.created', {
+      projectId: 1,
+      resource: {
+        id: 1,
+        identifier: 'R',
+        type: 'qr',
+        access_point_id: null,
+        version: 3,
+        created_at: '',
+        updated_at: '',
+      },
+      version: 3,
+    });
     bus.emit('blocklist_entry.deleted', { projectId: 1, id: 9, version: 4 });
     bus.emit('attendee.imported', { projectId: 1, count: 2, credentials: 2, fromVersion: 6, toVersion: 9 });
     // Not a venue write: carries no version and changes nothing.

@@ -45,7 +45,8 @@ describe('re-entry: anti-passback is a choice of each zone, off by default', () 
       if (frame.data.credential_value === value) return frame.data;
     }
   };
-  const deniedHook = (uuid: string) => until(() => receiver.received.find((r) => r.body.event === 'access.denied' && r.body.data.uuid === uuid));
+  const deniedHook = (uuid: string) =>
+    until(() => receiver.received.find((r) => r.body.event === 'access.denied' && r.body.data.uuid === uuid));
 
   beforeAll(async () => {
     gh = await startAppliance({ GATEHOUSE_WEBHOOK_ALLOW_INSECURE: '1' });
@@ -53,17 +54,33 @@ describe('re-entry: anti-passback is a choice of each zone, off by default', () 
     api = client(gh, token);
     receiver = await startReceiver();
     const projectId = (await api.get(A)).body.data.id;
-    expect((await api.post('/api/v1/webhook/subscribe', { url: receiver.url, events: ['access.denied'], project_id: projectId })).status).toBe(201);
+    expect(
+      (
+        await api.post('/api/v1/webhook/subscribe', {
+          url: receiver.url,
+          events: ['access.denied'],
+          project_id: projectId,
+        })
+      ).status,
+    ).toBe(201);
     socket = await rawClient(wsUrl(gh));
     expect((await subscribeAs(gh, socket, { token }, ACCESS)).event).toBe('pusher_internal:subscription_succeeded');
     const vipType = (await api.post(`${A}/attendee-types`, { name: 'VIP', slug: 'vip' })).body.data.id;
     await api.post(`${A}/attendee-types`, { name: 'Guest', slug: 'guest' });
     ids.hall = (await api.post(`${A}/access-zones`, { name: 'Hall' })).body.data.id;
-    ids.lounge = (await api.post(`${A}/access-zones`, { name: 'Lounge', anti_passback: true, requires_ticket: true })).body.data.id;
+    ids.lounge = (
+      await api.post(`${A}/access-zones`, { name: 'Lounge', anti_passback: true, requires_ticket: true })
+    ).body.data.id;
     await api.put(`${A}/attendee-types/${vipType}`, { zone_ids: [ids.lounge] });
-    ids.hallIn = (await api.post(`${A}/access-points`, { name: 'Hall in', access_zone_id: ids.hall, direction: 'in' })).body.data.id;
-    ids.loungeIn = (await api.post(`${A}/access-points`, { name: 'Lounge in', access_zone_id: ids.lounge, direction: 'in' })).body.data.id;
-    expect((await api.post(`${A}/readers`, { identifier: 'HALL-1', type: 'qr', access_point_id: ids.hallIn })).status).toBe(201);
+    ids.hallIn = (
+      await api.post(`${A}/access-points`, { name: 'Hall in', access_zone_id: ids.hall, direction: 'in' })
+    ).body.data.id;
+    ids.loungeIn = (
+      await api.post(`${A}/access-points`, { name: 'Lounge in', access_zone_id: ids.lounge, direction: 'in' })
+    ).body.data.id;
+    expect(
+      (await api.post(`${A}/readers`, { identifier: 'HALL-1', type: 'qr', access_point_id: ids.hallIn })).status,
+    ).toBe(201);
     const imported = await api.post(`${A}/attendees/import`, [
       { first_name: 'Gina', last_name: 'Guest', attendee_type: 'guest', credential_value: 'G-1' },
       { first_name: 'Vic', last_name: 'Vip', attendee_type: 'vip', credential_value: 'V-1' },
@@ -134,27 +151,73 @@ describe('re-entry: anti-passback is a choice of each zone, off by default', () 
       attendee: { id: expect.any(Number), first_name: 'Vic', last_name: 'Vip' },
       event_id: expect.any(String),
     });
-    expect(await eventOf(again.event_id)).toMatchObject({ granted: false, reason: 'not_authorized', reason_detail: 'already_inside', access_zone_id: ids.lounge });
-    expect(await deniedFrame('V-1')).toEqual({ credential_value: 'V-1', access_point_id: ids.loungeIn, reason: 'not_authorized', reason_detail: 'already_inside', timestamp: expect.any(String) });
+    expect(await eventOf(again.event_id)).toMatchObject({
+      granted: false,
+      reason: 'not_authorized',
+      reason_detail: 'already_inside',
+      access_zone_id: ids.lounge,
+    });
+    expect(await deniedFrame('V-1')).toEqual({
+      credential_value: 'V-1',
+      access_point_id: ids.loungeIn,
+      reason: 'not_authorized',
+      reason_detail: 'already_inside',
+      timestamp: expect.any(String),
+    });
     const hook = await deniedHook(again.event_id);
-    expect(hook.body).toMatchObject({ event: 'access.denied', data: { uuid: again.event_id, reason: 'not_authorized', reason_detail: 'already_inside', access_point_id: ids.loungeIn } });
+    expect(hook.body).toMatchObject({
+      event: 'access.denied',
+      data: {
+        uuid: again.event_id,
+        reason: 'not_authorized',
+        reason_detail: 'already_inside',
+        access_point_id: ids.loungeIn,
+      },
+    });
     // Turned off, the same holder is let in again at once.
     expect((await api.put(`${A}/access-zones/${ids.lounge}`, { anti_passback: false })).status).toBe(200);
     expect(await scan(ids.loungeIn!, 'V-1')).toMatchObject({ access_granted: true });
     expect((await api.put(`${A}/access-zones/${ids.lounge}`, { anti_passback: true })).status).toBe(200);
-    expect(await scan(ids.loungeIn!, 'V-1')).toMatchObject({ access_granted: false, reason: 'not_authorized', reason_detail: 'already_inside' });
+    expect(await scan(ids.loungeIn!, 'V-1')).toMatchObject({
+      access_granted: false,
+      reason: 'not_authorized',
+      reason_detail: 'already_inside',
+    });
   });
 
   it('names a type the zone does not admit type_not_permitted, and gives every other denial a null reason_detail', async () => {
     const notPermitted = await scan(ids.loungeIn!, 'G-1');
-    expect(notPermitted).toMatchObject({ access_granted: false, reason: 'not_authorized', reason_detail: 'type_not_permitted' });
-    expect(await eventOf(notPermitted.event_id)).toMatchObject({ reason: 'not_authorized', reason_detail: 'type_not_permitted' });
+    expect(notPermitted).toMatchObject({
+      access_granted: false,
+      reason: 'not_authorized',
+      reason_detail: 'type_not_permitted',
+    });
+    expect(await eventOf(notPermitted.event_id)).toMatchObject({
+      reason: 'not_authorized',
+      reason_detail: 'type_not_permitted',
+    });
     expect((await deniedFrame('G-1')).reason_detail).toBe('type_not_permitted');
     const unknown = await scan(ids.hallIn!, 'NOBODY');
-    expect(unknown).toEqual({ success: true, access_granted: false, reason: 'invalid_credential', reason_detail: null, attendee: null, event_id: expect.any(String) });
+    expect(unknown).toEqual({
+      success: true,
+      access_granted: false,
+      reason: 'invalid_credential',
+      reason_detail: null,
+      attendee: null,
+      event_id: expect.any(String),
+    });
     expect(await eventOf(unknown.event_id)).toMatchObject({ reason: 'invalid_credential', reason_detail: null });
-    expect(await deniedFrame('NOBODY')).toEqual({ credential_value: 'NOBODY', access_point_id: ids.hallIn, reason: 'invalid_credential', reason_detail: null, timestamp: expect.any(String) });
-    expect((await deniedHook(unknown.event_id)).body.data).toMatchObject({ reason: 'invalid_credential', reason_detail: null });
+    expect(await deniedFrame('NOBODY')).toEqual({
+      credential_value: 'NOBODY',
+      access_point_id: ids.hallIn,
+      reason: 'invalid_credential',
+      reason_detail: null,
+      timestamp: expect.any(String),
+    });
+    expect((await deniedHook(unknown.event_id)).body.data).toMatchObject({
+      reason: 'invalid_credential',
+      reason_detail: null,
+    });
     const overMqtt = await mqttScan('NOBODY');
     expect(overMqtt).toMatchObject({ access_granted: false, reason: 'invalid_credential', reason_detail: null });
   });

@@ -25,7 +25,15 @@ beforeEach(() => {
   scans = new ReaderScans(index, states, () => NOW);
 });
 
-const scan = (over: Partial<Parameters<ReaderScans['locate']>[0]> = {}) => scans.locate({ projectId: 1, identifier: 'DOOR-1', credentialValue: 'T-1', requestId: 'r-1', source: 'mqtt', ...over });
+const scan = (over: Partial<Parameters<ReaderScans['locate']>[0]> = {}) =>
+  scans.locate({
+    projectId: 1,
+    identifier: 'DOOR-1',
+    credentialValue: 'T-1',
+    requestId: 'r-1',
+    source: 'mqtt',
+    ...over,
+  });
 
 describe('the reader-scan translation', () => {
   it('makes the scan request of a known, assigned reader and marks the reader seen', () => {
@@ -33,7 +41,16 @@ describe('the reader-scan translation', () => {
     expect(located).toEqual({
       ok: true,
       reader: expect.objectContaining({ id: 1 }),
-      request: { projectId: 1, accessPointId: 20, readerId: 1, credentialValue: 'T-1', scannedAt: NOW - 60_000, source: 'mqtt', requestId: 'r-1', deadline: 0 },
+      request: {
+        projectId: 1,
+        accessPointId: 20,
+        readerId: 1,
+        credentialValue: 'T-1',
+        scannedAt: NOW - 60_000,
+        source: 'mqtt',
+        requestId: 'r-1',
+        deadline: 0,
+      },
     });
     expect(states.of(1).status).toBe('offline'); // seen over a transport, not connected
   });
@@ -60,7 +77,10 @@ describe('the reader-scan translation', () => {
       return located.ok ? null : [located.refusal.code, located.refusal.message];
     };
     expect(refusal({ identifier: 'NOPE' })).toEqual(['unknown_reader', 'No reader has the identifier "NOPE".']);
-    expect(refusal({ projectId: 2, identifier: 'DOOR-1' })).toEqual(['unknown_reader', 'No reader has the identifier "DOOR-1".']);
+    expect(refusal({ projectId: 2, identifier: 'DOOR-1' })).toEqual([
+      'unknown_reader',
+      'No reader has the identifier "DOOR-1".',
+    ]);
     expect(refusal({ identifier: 'SPARE' })?.[0]).toBe('reader_unassigned');
     expect(states.of(2).status).toBe('offline');
   });

@@ -14,7 +14,8 @@ describe('RecentOutcomes', () => {
     attendeeId: granted ? 100 + n : null,
     decidedAtMs: 1_790_000_000_000 + n,
   });
-  const recent = (capacity: number) => new RecentOutcomes<RememberedOutcome & { replayed: true }>(capacity, (r) => ({ ...r, replayed: true }));
+  const recent = (capacity: number) =>
+    new RecentOutcomes<RememberedOutcome & { replayed: true }>(capacity, (r) => ({ ...r, replayed: true }));
 
   it('answers the pending promise first, then the settled outcome rebuilt exactly, per scope', async () => {
     const memo = recent(8);
@@ -24,13 +25,28 @@ describe('RecentOutcomes', () => {
     expect(memo.find(-7, 'req-1')).toBeUndefined(); // access point 7 is another scope than reader 7
     memo.settle(slot, sequence, made(1, true));
     expect(memo.find(7, 'req-1')).toEqual({ ...made(1, true), replayed: true });
-    const denied = memo.remember(1, -7, 'req-1', Promise.resolve(made(2, false) as RememberedOutcome & { replayed: true }));
+    const denied = memo.remember(
+      1,
+      -7,
+      'req-1',
+      Promise.resolve(made(2, false) as RememberedOutcome & { replayed: true }),
+    );
     memo.settle(denied.slot, denied.sequence, made(2, false));
     expect(memo.find(-7, 'req-1')).toEqual({ ...made(2, false), replayed: true });
     expect(memo.find(7, 'req-1')).toEqual({ ...made(1, true), replayed: true });
-    const detailed = memo.remember(1, 8, 'req-3', Promise.resolve(made(3, false) as RememberedOutcome & { replayed: true }));
+    const detailed = memo.remember(
+      1,
+      8,
+      'req-3',
+      Promise.resolve(made(3, false) as RememberedOutcome & { replayed: true }),
+    );
     memo.settle(detailed.slot, detailed.sequence, made(3, false));
-    expect(memo.find(8, 'req-3')).toEqual({ ...made(3, false), reason: 'not_authorized', reasonDetail: 'already_inside', replayed: true });
+    expect(memo.find(8, 'req-3')).toEqual({
+      ...made(3, false),
+      reason: 'not_authorized',
+      reasonDetail: 'already_inside',
+      replayed: true,
+    });
   });
 
   it('forgets a failed scan, so its retry is decided anew', () => {

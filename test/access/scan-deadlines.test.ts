@@ -1,7 +1,13 @@
 import type { MqttClient } from 'mqtt';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ScanDeadlines, JOURNAL_WRITE, PENDING_ENTRY, type ScanWaiter, type WaitingOn } from '../../src/access/scan-deadlines.js';
+import {
+  ScanDeadlines,
+  JOURNAL_WRITE,
+  PENDING_ENTRY,
+  type ScanWaiter,
+  type WaitingOn,
+} from '../../src/access/scan-deadlines.js';
 import { client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { connect, inbox, mqttUrl, readerLogin, subscribe, type ReaderCredentials } from '../helpers/mqtt.js';
 import { signedPoster } from '../helpers/signed-webhooks.js';
@@ -22,7 +28,10 @@ class Recorder implements ScanWaiter {
 
 const timeoutsIn = (text: string) => {
   const counts: Record<string, number> = {};
-  for (const m of text.matchAll(/^gatehouse_scan_answer_timeouts_total\{transport="(\w+)",waiting_on="([^"]+)"\} (\d+)$/gm)) counts[`${m[1]}: ${m[2]}`] = Number(m[3]);
+  for (const m of text.matchAll(
+    /^gatehouse_scan_answer_timeouts_total\{transport="(\w+)",waiting_on="([^"]+)"\} (\d+)$/gm,
+  ))
+    counts[`${m[1]}: ${m[2]}`] = Number(m[3]);
   return counts;
 };
 
@@ -69,7 +78,10 @@ describe('answer deadlines (the ring of open tickets)', () => {
     expect(a.told[0]!.waitingOn).toBe('request-id pending entry');
     for (let i = 0; i < 2; i++) deadlines.sweep();
     expect(b.told).toEqual([{ waitingOn: 'decision', waitedMs: 1000 }]);
-    expect(timeoutsIn(await registry.metrics())).toEqual({ 'webhook: request-id pending entry': 1, 'mqtt: decision': 1 });
+    expect(timeoutsIn(await registry.metrics())).toEqual({
+      'webhook: request-id pending entry': 1,
+      'mqtt: decision': 1,
+    });
   });
 
   it('keeps every open ticket when more are open than the ring has room for, and ignores tickets it never gave', () => {
@@ -102,7 +114,8 @@ describe('a scan not answered within mqtt.answerTimeoutMs', () => {
   const open: MqttClient[] = [];
   const timeouts = async () => timeoutsIn((await gh.request('GET', '/metrics', { token: staff })).text);
   /** Access events of this request id in SQLite now (journaled ones not ingested yet are not counted). */
-  const eventsNow = (requestId: string) => gh.app.store.db.prepare("SELECT uuid FROM access_events WHERE request_key LIKE '%:' || ?").all(requestId).length;
+  const eventsNow = (requestId: string) =>
+    gh.app.store.db.prepare("SELECT uuid FROM access_events WHERE request_key LIKE '%:' || ?").all(requestId).length;
   const eventsOf = async (requestId: string) => {
     await gh.app.deps.scans.settled();
     return eventsNow(requestId);
@@ -113,8 +126,10 @@ describe('a scan not answered within mqtt.answerTimeoutMs', () => {
     staff = await gh.token();
     api = client(gh, staff);
     const zone = (await api.post(`${A}/access-zones`, { name: 'Hall' })).body.data.id;
-    gate = (await api.post(`${A}/access-points`, { name: 'Door', access_zone_id: zone, direction: 'both' })).body.data.id;
-    for (const identifier of ['SLOW-1', 'SLOW-2', 'SLOW-3']) expect((await api.post(`${A}/readers`, { identifier, access_point_id: gate })).status).toBe(201);
+    gate = (await api.post(`${A}/access-points`, { name: 'Door', access_zone_id: zone, direction: 'both' })).body.data
+      .id;
+    for (const identifier of ['SLOW-1', 'SLOW-2', 'SLOW-3'])
+      expect((await api.post(`${A}/readers`, { identifier, access_point_id: gate })).status).toBe(201);
     await api.post(
       `${A}/attendees/import`,
       ['T-1', 'T-2', 'T-3'].map((credential_value) => ({ first_name: 'Grace', last_name: 'Hopper', credential_value })),
@@ -147,12 +162,18 @@ describe('a scan not answered within mqtt.answerTimeoutMs', () => {
     const before = await timeouts();
     const release = gh.app.eventLog.hold();
     let acked = false;
-    const publishing = c.publishAsync(creds.mqtt.scans_topic, JSON.stringify({ request_id: 'held-1', credential_value: 'T-1' }), { qos: 1 }).then(() => (acked = true));
+    const publishing = c
+      .publishAsync(creds.mqtt.scans_topic, JSON.stringify({ request_id: 'held-1', credential_value: 'T-1' }), {
+        qos: 1,
+      })
+      .then(() => (acked = true));
     try {
       await closed(c); // by the box: the journal has not completed the scan's write
       expect(acked).toBe(false);
       // Reconnected and sent again (the same request_id): waiting on the first one's pending entry, closed again.
-      await expect.poll(async () => (await timeouts())['mqtt: request-id pending entry'] ?? 0, { timeout: 15_000 }).toBeGreaterThan(before['mqtt: request-id pending entry'] ?? 0);
+      await expect
+        .poll(async () => (await timeouts())['mqtt: request-id pending entry'] ?? 0, { timeout: 15_000 })
+        .toBeGreaterThan(before['mqtt: request-id pending entry'] ?? 0);
       expect((await timeouts())['mqtt: journal write']).toBe((before['mqtt: journal write'] ?? 0) + 1);
       expect(eventsNow('held-1')).toBe(0);
       expect(gh.app.eventLog.lagging).toBe(true); // held: not in the journal either
@@ -163,7 +184,9 @@ describe('a scan not answered within mqtt.answerTimeoutMs', () => {
     // mqtt.js sends its unacknowledged publishes again before it subscribes again, so the decision
     // of that send may have had no subscription to go to: the reader asks once more, as readers do
     // when no decision comes (docs/mqtt.md: retries), and gets the same decision.
-    await c.publishAsync(creds.mqtt.scans_topic, JSON.stringify({ request_id: 'held-1', credential_value: 'T-1' }), { qos: 1 });
+    await c.publishAsync(creds.mqtt.scans_topic, JSON.stringify({ request_id: 'held-1', credential_value: 'T-1' }), {
+      qos: 1,
+    });
     const decision = (await box.next((m) => m.payload.request_id === 'held-1', 10_000)).payload;
     expect(decision).toMatchObject({ request_id: 'held-1', access_granted: true, attendee: { first_name: 'Grace' } });
     // Every decision the reader got for it is that one (its first connection's answer may come too, through the broker).
@@ -192,8 +215,14 @@ describe('a scan not answered within mqtt.answerTimeoutMs', () => {
     }
     // Once written, a fresh connection sending it again gets the one decision.
     const three = await readerClient(creds, 0);
-    await three.c.publishAsync(creds.mqtt.scans_topic, JSON.stringify({ request_id: 'twice-1', credential_value: 'T-2' }), { qos: 1 });
-    expect((await three.box.next((m) => m.payload.request_id === 'twice-1', 10_000)).payload).toMatchObject({ access_granted: true });
+    await three.c.publishAsync(
+      creds.mqtt.scans_topic,
+      JSON.stringify({ request_id: 'twice-1', credential_value: 'T-2' }),
+      { qos: 1 },
+    );
+    expect((await three.box.next((m) => m.payload.request_id === 'twice-1', 10_000)).payload).toMatchObject({
+      access_granted: true,
+    });
     expect(await eventsOf('twice-1')).toBe(1);
     three.c.end(true);
   }, 30_000);
@@ -213,17 +242,25 @@ describe('a scan not answered within mqtt.answerTimeoutMs', () => {
     expect(rest.status).toBe(503);
     expect(rest.headers.get('retry-after')).toBe('1');
     expect(rest.body).toEqual({
-      message: 'The scan was not answered within 0.3 s (it was waiting on its access event being written to the journal); send it again with the same request_id after Retry-After.',
+      message:
+        'The scan was not answered within 0.3 s (it was waiting on its access event being written to the journal); send it again with the same request_id after Retry-After.',
       retry_after: Number(rest.headers.get('retry-after')),
     });
     expect(webhook.status).toBe(503);
     expect(webhook.headers.get('retry-after')).toBe('1');
-    expect(webhook.body).toEqual({ error: 'scan_answer_timeout', message: expect.stringMatching(/^The scan was not answered within 0\.3 s/), retry_after: 1 });
+    expect(webhook.body).toEqual({
+      error: 'scan_answer_timeout',
+      message: expect.stringMatching(/^The scan was not answered within 0\.3 s/),
+      retry_after: 1,
+    });
     const after = await timeouts();
     expect((after['api: journal write'] ?? 0) - (before['api: journal write'] ?? 0)).toBe(1);
     expect((after['webhook: journal write'] ?? 0) - (before['webhook: journal write'] ?? 0)).toBe(1);
     // The scans went on and were decided once: their retries get those decisions.
-    const again = await api.post(`${A}/access-points/${gate}/scan`, { credential_value: 'T-3', request_id: 'rest-held' });
+    const again = await api.post(`${A}/access-points/${gate}/scan`, {
+      credential_value: 'T-3',
+      request_id: 'rest-held',
+    });
     expect(again.status).toBe(200);
     expect(again.body).toMatchObject({ access_granted: true, attendee: { first_name: 'Grace' } });
     const hookAgain = await post({ reader_id: 'SLOW-3', credential_value: 'NOBODY', request_id: 'hook-held' });
@@ -234,7 +271,11 @@ describe('a scan not answered within mqtt.answerTimeoutMs', () => {
 
   it('answers scans as before once the journal completes, and counts nothing then', async () => {
     const before = await timeouts();
-    for (let i = 0; i < 20; i++) expect((await api.post(`${A}/access-points/${gate}/scan`, { credential_value: 'T-1', request_id: `quick-${i}` })).status).toBe(200);
+    for (let i = 0; i < 20; i++)
+      expect(
+        (await api.post(`${A}/access-points/${gate}/scan`, { credential_value: 'T-1', request_id: `quick-${i}` }))
+          .status,
+      ).toBe(200);
     expect(await timeouts()).toEqual(before);
   });
 });

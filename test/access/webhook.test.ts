@@ -20,33 +20,83 @@ describe('the access-event webhook', () => {
     post = signedPoster(gh, token, 'access-event');
     const zone = (await api.post(`${A}/access-zones`, { name: 'Arena' })).body.data.id;
     gate = (await api.post(`${A}/access-points`, { name: 'North gate', access_zone_id: zone })).body.data.id;
-    expect((await api.post(`${A}/readers`, { identifier: 'GW1-R1', type: 'barcode', access_point_id: gate })).status).toBe(201);
+    expect(
+      (await api.post(`${A}/readers`, { identifier: 'GW1-R1', type: 'barcode', access_point_id: gate })).status,
+    ).toBe(201);
     expect((await api.post(`${A}/readers`, { identifier: 'GW1-SPARE' })).status).toBe(201);
-    await api.post(`${A}/attendees/import`, [{ first_name: 'Ada', last_name: 'Lovelace', credential_value: 'TICKET-1' }]);
+    await api.post(`${A}/attendees/import`, [
+      { first_name: 'Ada', last_name: 'Lovelace', credential_value: 'TICKET-1' },
+    ]);
   });
   afterAll(() => gh.destroy());
 
   it('decides a scan at the reader, answers in the spec shape and records a webhook event for that reader', async () => {
-    const res = await post({ reader_id: 'GW1-R1', credential_value: 'TICKET-1', scan_type: 'barcode', timestamp: '2026-11-23T11:59:58Z' });
+    const res = await post({
+      reader_id: 'GW1-R1',
+      credential_value: 'TICKET-1',
+      scan_type: 'barcode',
+      timestamp: '2026-11-23T11:59:58Z',
+    });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ success: true, access_granted: true, attendee: { id: expect.any(Number), first_name: 'Ada', last_name: 'Lovelace' }, event_id: expect.any(String) });
-    const denied = await post({ reader_id: 'GW1-R1', credential_value: 'NOPE', scan_type: 'barcode', timestamp: Math.floor(NOW / 1000) });
-    expect(denied.body).toEqual({ success: true, access_granted: false, reason: 'invalid_credential', reason_detail: null, attendee: null, event_id: expect.any(String) });
+    expect(res.body).toEqual({
+      success: true,
+      access_granted: true,
+      attendee: { id: expect.any(Number), first_name: 'Ada', last_name: 'Lovelace' },
+      event_id: expect.any(String),
+    });
+    const denied = await post({
+      reader_id: 'GW1-R1',
+      credential_value: 'NOPE',
+      scan_type: 'barcode',
+      timestamp: Math.floor(NOW / 1000),
+    });
+    expect(denied.body).toEqual({
+      success: true,
+      access_granted: false,
+      reason: 'invalid_credential',
+      reason_detail: null,
+      attendee: null,
+      event_id: expect.any(String),
+    });
     const events = (await api.get(`${A}/access-events`)).body.data;
-    expect(events[1]).toMatchObject({ source: 'webhook', access_point_id: gate, reader_id: expect.any(Number), credential_value: 'TICKET-1', scanned_at: '2026-11-23T11:59:58.000Z', granted: true });
-    expect(events[0]).toMatchObject({ source: 'webhook', scanned_at: '2026-11-23T12:00:00.000Z', reason: 'invalid_credential' });
+    expect(events[1]).toMatchObject({
+      source: 'webhook',
+      access_point_id: gate,
+      reader_id: expect.any(Number),
+      credential_value: 'TICKET-1',
+      scanned_at: '2026-11-23T11:59:58.000Z',
+      granted: true,
+    });
+    expect(events[0]).toMatchObject({
+      source: 'webhook',
+      scanned_at: '2026-11-23T12:00:00.000Z',
+      reason: 'invalid_credential',
+    });
     // The reader's state shows the scan, as for MQTT readers.
-    const reader = (await api.get(`${A}/readers`)).body.data.find((r: { identifier: string }) => r.identifier === 'GW1-R1');
-    expect(reader.status).toMatchObject({ last_scan: '2026-11-23T12:00:00.000Z', last_seen: '2026-11-23T12:00:00.000Z' });
+    const reader = (await api.get(`${A}/readers`)).body.data.find(
+      (r: { identifier: string }) => r.identifier === 'GW1-R1',
+    );
+    expect(reader.status).toMatchObject({
+      last_scan: '2026-11-23T12:00:00.000Z',
+      last_seen: '2026-11-23T12:00:00.000Z',
+    });
   });
 
   it('answers bad payloads with 400 {error, message, errors}', async () => {
     const missing = await post({ reader_id: 'GW1-R1', scan_type: 'barcode' });
     expect(missing.status).toBe(400);
-    expect(missing.body).toEqual({ error: 'validation_failed', message: 'The credential_value field is required.', errors: { credential_value: ['The credential_value field is required.'] } });
+    expect(missing.body).toEqual({
+      error: 'validation_failed',
+      message: 'The credential_value field is required.',
+      errors: { credential_value: ['The credential_value field is required.'] },
+    });
     // One credential_value limit for every reader transport (access/reader-scan.ts): 4,096 characters, as over MQTT.
     const long = await post({ reader_id: 'GW1-R1', credential_value: 'x'.repeat(4097) });
-    expect([long.status, long.body.error, Object.keys(long.body.errors)]).toEqual([400, 'validation_failed', ['credential_value']]);
+    expect([long.status, long.body.error, Object.keys(long.body.errors)]).toEqual([
+      400,
+      'validation_failed',
+      ['credential_value'],
+    ]);
     const empty = await post({ reader_id: 'GW1-R1', credential_value: '' });
     expect([empty.status, Object.keys(empty.body.errors)]).toEqual([400, ['credential_value']]);
     const old = await post({ reader_id: 'GW1-R1', credential_value: 'TICKET-1', timestamp: '2026-11-01T00:00:00Z' });
@@ -77,7 +127,11 @@ describe('the access-event webhook', () => {
     await api.put(`${A}/access-points/${gate}`, { is_active: false });
     const inactive = await post({ reader_id: 'GW1-R1', credential_value: 'TICKET-1' });
     expect(inactive.status).toBe(200);
-    expect(inactive.body).toMatchObject({ access_granted: false, reason: 'not_authorized', reason_detail: 'access_point_inactive' });
+    expect(inactive.body).toMatchObject({
+      access_granted: false,
+      reason: 'not_authorized',
+      reason_detail: 'access_point_inactive',
+    });
     await api.put(`${A}/access-points/${gate}`, { is_active: true });
     expect((await api.get(`${A}/access-events`)).body.meta.total).toBe(3);
   });

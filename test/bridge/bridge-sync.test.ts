@@ -21,11 +21,21 @@ describe('bridge scans on an edge through an outage', () => {
     pair = await PtyPair.open(dir, 'edge');
     await world.startCloud();
     ({ entry } = await seedCloud(world.cloud, 20));
-    expect((await world.cloud.api('POST', '/readers', { identifier: 'DOOR-SERIAL', type: 'rfid', access_point_id: entry })).status).toBe(201);
-    edge = await world.addEdge('door', { GATEHOUSE_BRIDGE_REOPEN_MIN_MS: '50', GATEHOUSE_BRIDGE_REOPEN_MAX_MS: '200', GATEHOUSE_CONFIG: ptyConfigFile(dir) });
+    expect(
+      (await world.cloud.api('POST', '/readers', { identifier: 'DOOR-SERIAL', type: 'rfid', access_point_id: entry }))
+        .status,
+    ).toBe(201);
+    edge = await world.addEdge('door', {
+      GATEHOUSE_BRIDGE_REOPEN_MIN_MS: '50',
+      GATEHOUSE_BRIDGE_REOPEN_MAX_MS: '200',
+      GATEHOUSE_CONFIG: ptyConfigFile(dir),
+    });
     await until(
       'the reader and tickets on the edge',
-      async () => [(await edge.node.api('GET', '/readers?per_page=100')).body.data?.length, (await edge.node.api('GET', '/attendees?search=X-20')).body.data?.length],
+      async () => [
+        (await edge.node.api('GET', '/readers?per_page=100')).body.data?.length,
+        (await edge.node.api('GET', '/attendees?search=X-20')).body.data?.length,
+      ],
       ([readers, tickets]) => readers === 1 && tickets === 1,
       60_000,
     );
@@ -38,11 +48,22 @@ describe('bridge scans on an edge through an outage', () => {
 
   it('decides bridge scans offline, and the cloud gets them once the link is back', async () => {
     // A reader the cloud does not have cannot be made on the edge.
-    const missing = await edge.node.api('POST', '/bridge/devices', { name: 'Nowhere', path: pair.device, reader_identifier: 'NOT-ON-CLOUD', framing: 'line' });
+    const missing = await edge.node.api('POST', '/bridge/devices', {
+      name: 'Nowhere',
+      path: pair.device,
+      reader_identifier: 'NOT-ON-CLOUD',
+      framing: 'line',
+    });
     expect(missing.status).toBe(422);
     expect(missing.body.errors.reader_identifier[0]).toMatch(/come from the cloud/);
 
-    const res = await edge.node.api('POST', '/bridge/devices', { name: 'Door', path: pair.device, reader_identifier: 'DOOR-SERIAL', framing: 'line', feedback: { grant: '06', deny: '15' } });
+    const res = await edge.node.api('POST', '/bridge/devices', {
+      name: 'Door',
+      path: pair.device,
+      reader_identifier: 'DOOR-SERIAL',
+      framing: 'line',
+      feedback: { grant: '06', deny: '15' },
+    });
     expect(res.status, res.text).toBe(201);
     await until(
       'connected',

@@ -18,7 +18,10 @@ describe('bridge devices from the config file', () => {
   let gh: TestAppliance;
   const config = (devices: unknown[]) => {
     const file = join(dir, 'gatehouse.json');
-    writeFileSync(file, JSON.stringify({ bridge: { reopenMinMs: 50, reopenMaxMs: 200, allowedPaths: [`${dir}/`], devices } }));
+    writeFileSync(
+      file,
+      JSON.stringify({ bridge: { reopenMinMs: 50, reopenMaxMs: 200, allowedPaths: [`${dir}/`], devices } }),
+    );
     return file;
   };
 
@@ -34,12 +37,26 @@ describe('bridge devices from the config file', () => {
   });
 
   it('opens a device named in the config file, refuses to change it over REST, and drops it when the file no longer names it', async () => {
-    const file = config([{ name: 'Turnstile 1', path: pair.device, reader_identifier: 'CFG-1', framing: 'rdm6300', feedback: { grant: '06', deny: '15' } }]);
+    const file = config([
+      {
+        name: 'Turnstile 1',
+        path: pair.device,
+        reader_identifier: 'CFG-1',
+        framing: 'rdm6300',
+        feedback: { grant: '06', deny: '15' },
+      },
+    ]);
     gh = await startAppliance({}, { configFile: file, dataDir });
     const api = client(gh, await gh.token());
     const listed = (await api.get(`${A}/bridge/devices`)).body.data;
     expect(listed).toHaveLength(1);
-    expect(listed[0]).toMatchObject({ name: 'Turnstile 1', managed_by: 'config', framing: 'rdm6300', debounce_ms: 2000, baud_rate: 9600 });
+    expect(listed[0]).toMatchObject({
+      name: 'Turnstile 1',
+      managed_by: 'config',
+      framing: 'rdm6300',
+      debounce_ms: 2000,
+      baud_rate: 9600,
+    });
     const { id } = listed[0];
     const deadline = Date.now() + 10_000;
     while (!(await api.get(`${A}/bridge/devices/${id}`)).body.data.connected) {
@@ -71,11 +88,25 @@ describe('bridge devices from the config file', () => {
   });
 
   it('does not start with a device in a project that does not exist, or with a bad device, and says which', async () => {
-    await expect(startAppliance({}, { configFile: config([{ name: 'Lost', path: '/dev/ttyS9', reader_identifier: 'X', framing: 'line', project: 'nope/nope' }]), dataDir })).rejects.toThrow(
-      /bridge\.devices: "Lost" names project "nope\/nope"/,
-    );
-    await expect(startAppliance({}, { configFile: config([{ name: 'Bad', path: '/dev/ttyS9', reader_identifier: 'X', framing: 'smoke-signals' }]), dataDir })).rejects.toThrow(
-      /bridge\.devices\.0\.framing/,
-    );
+    await expect(
+      startAppliance(
+        {},
+        {
+          configFile: config([
+            { name: 'Lost', path: '/dev/ttyS9', reader_identifier: 'X', framing: 'line', project: 'nope/nope' },
+          ]),
+          dataDir,
+        },
+      ),
+    ).rejects.toThrow(/bridge\.devices: "Lost" names project "nope\/nope"/);
+    await expect(
+      startAppliance(
+        {},
+        {
+          configFile: config([{ name: 'Bad', path: '/dev/ttyS9', reader_identifier: 'X', framing: 'smoke-signals' }]),
+          dataDir,
+        },
+      ),
+    ).rejects.toThrow(/bridge\.devices\.0\.framing/);
   });
 });

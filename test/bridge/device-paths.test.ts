@@ -22,8 +22,12 @@ describe('bridge device paths', () => {
   let gh: TestAppliance;
   let writer: ReturnType<typeof client>;
   let admin: ReturnType<typeof client>;
-  const bridgeEvents = async () => (await admin.get(`${A}/access-events?per_page=100`)).body.data.filter((e: { source?: string }) => e.source === 'bridge');
-  const devices = async () => (await admin.get(`${A}/bridge/devices?per_page=100`)).body.data as { id: number; name: string; path: string }[];
+  const bridgeEvents = async () =>
+    (await admin.get(`${A}/access-events?per_page=100`)).body.data.filter(
+      (e: { source?: string }) => e.source === 'bridge',
+    );
+  const devices = async () =>
+    (await admin.get(`${A}/bridge/devices?per_page=100`)).body.data as { id: number; name: string; path: string }[];
   const body = (path: string, extra: Record<string, unknown> = {}) => ({
     name: `dev ${path}`,
     path,
@@ -99,7 +103,10 @@ describe('bridge device paths', () => {
     ];
     const ids: number[] = [];
     for (const [path, framing] of accepted) {
-      const res = await writer.post(`${A}/bridge/devices`, body(path, { framing, reader_identifier: `OK-${ids.length}` }));
+      const res = await writer.post(
+        `${A}/bridge/devices`,
+        body(path, { framing, reader_identifier: `OK-${ids.length}` }),
+      );
       expect(res.status, `${path} ${res.text}`).toBe(201);
       ids.push(res.body.data.id);
     }
@@ -108,7 +115,9 @@ describe('bridge device paths', () => {
     expect(Object.keys(moved.body.errors)).toEqual(['path']);
     expect((await admin.get(`${A}/bridge/devices/${ids[0]}`)).body.data.path).toBe('/dev/ttyUSB7');
     // A serial port that is not there says so, as any would.
-    await expect.poll(async () => (await admin.get(`${A}/bridge/devices/${ids[0]}`)).body.data.last_error, { timeout: 10_000 }).toBe('/dev/ttyUSB7 is not there');
+    await expect
+      .poll(async () => (await admin.get(`${A}/bridge/devices/${ids[0]}`)).body.data.last_error, { timeout: 10_000 })
+      .toBe('/dev/ttyUSB7 is not there');
     for (const id of ids) expect((await admin.del(`${A}/bridge/devices/${id}`)).status).toBe(204);
   });
 
@@ -132,15 +141,25 @@ describe('bridge device paths', () => {
       enabled: true,
     };
     const now = new Date().toISOString();
-    db.prepare("INSERT INTO bridge_devices (project_id, name, settings, managed_by, created_at, updated_at) VALUES (1, 'Planted', ?, 'api', ?, ?)").run(JSON.stringify(settings), now, now);
+    db.prepare(
+      "INSERT INTO bridge_devices (project_id, name, settings, managed_by, created_at, updated_at) VALUES (1, 'Planted', ?, 'api', ?, ?)",
+    ).run(JSON.stringify(settings), now, now);
     db.close();
     old = await startAppliance({ GATEHOUSE_BRIDGE_REOPEN_MIN_MS: '50' }, { dataDir });
     try {
       const api = client(old, await old.token());
       const [planted] = (await api.get(`${A}/bridge/devices`)).body.data;
       expect(planted.path).toBe(terminal);
-      await expect.poll(async () => (await api.get(`${A}/bridge/devices/${planted.id}`)).body.data.last_error, { timeout: 10_000 }).toMatch(/not a serial port.*bridge\.allowedPaths/);
-      expect((await api.get(`${A}/bridge/devices/${planted.id}`)).body.data).toMatchObject({ connected: false, opened_path: null, frames: 0 });
+      await expect
+        .poll(async () => (await api.get(`${A}/bridge/devices/${planted.id}`)).body.data.last_error, {
+          timeout: 10_000,
+        })
+        .toMatch(/not a serial port.*bridge\.allowedPaths/);
+      expect((await api.get(`${A}/bridge/devices/${planted.id}`)).body.data).toMatchObject({
+        connected: false,
+        opened_path: null,
+        frames: 0,
+      });
       await pair.write('TYPED-AT-THE-PROMPT\r\n');
       await new Promise((r) => setTimeout(r, 300));
       expect((await api.get(`${A}/access-events?per_page=100`)).body.data).toEqual([]);
@@ -154,14 +173,23 @@ describe('bridge device paths', () => {
   it('opens what bridge.allowedPaths adds: a folder, or a pattern', async () => {
     const other = mkdtempSync(join(tmpdir(), 'gatehouse-bridge-paths-'));
     const file = join(other, 'gatehouse.json');
-    writeFileSync(file, JSON.stringify({ bridge: { reopenMinMs: 50, reopenMaxMs: 200, allowedPaths: [`${dir}/`, '/dev/ttyXRUSB*'] } }));
+    writeFileSync(
+      file,
+      JSON.stringify({ bridge: { reopenMinMs: 50, reopenMaxMs: 200, allowedPaths: [`${dir}/`, '/dev/ttyXRUSB*'] } }),
+    );
     const allowed = await startAppliance({}, { configFile: file });
     try {
       const api = client(allowed, await allowed.token(['access:write', 'access:read']));
       const res = await api.post(`${A}/bridge/devices`, body(pair.device));
       expect(res.status, res.text).toBe(201);
-      await expect.poll(async () => (await api.get(`${A}/bridge/devices/${res.body.data.id}`)).body.data.connected, { timeout: 10_000 }).toBe(true);
-      expect((await api.post(`${A}/bridge/devices`, body('/dev/ttyXRUSB0', { reader_identifier: 'XR' }))).status).toBe(201);
+      await expect
+        .poll(async () => (await api.get(`${A}/bridge/devices/${res.body.data.id}`)).body.data.connected, {
+          timeout: 10_000,
+        })
+        .toBe(true);
+      expect((await api.post(`${A}/bridge/devices`, body('/dev/ttyXRUSB0', { reader_identifier: 'XR' }))).status).toBe(
+        201,
+      );
       // The folder, not what its links point to: the terminal itself is still refused.
       expect((await api.post(`${A}/bridge/devices`, body(terminal, { name: 'direct' }))).status).toBe(422);
       expect((await api.post(`${A}/bridge/devices`, body(`${dir}/../etc/passwd`, { name: 'up' }))).status).toBe(422);
@@ -179,11 +207,18 @@ describe('bridge device paths', () => {
       return file;
     };
     try {
-      await expect(startAppliance({}, { configFile: write({ devices: [{ name: 'Term', path: terminal, reader_identifier: 'T', framing: 'line' }] }) })).rejects.toThrow(
-        /bridge\.devices\.0\.path = "\/dev\/pts\/\d+": not a serial port.*bridge\.allowedPaths/,
-      );
+      await expect(
+        startAppliance(
+          {},
+          {
+            configFile: write({ devices: [{ name: 'Term', path: terminal, reader_identifier: 'T', framing: 'line' }] }),
+          },
+        ),
+      ).rejects.toThrow(/bridge\.devices\.0\.path = "\/dev\/pts\/\d+": not a serial port.*bridge\.allowedPaths/);
       for (const entry of ['relative/dir/', '/dev/../etc/', '/dev//pts/', '', '/dev/pts/*/x*y/../']) {
-        await expect(startAppliance({}, { configFile: write({ allowedPaths: [entry] }) }), entry).rejects.toThrow(/bridge\.allowedPaths\.0/);
+        await expect(startAppliance({}, { configFile: write({ allowedPaths: [entry] }) }), entry).rejects.toThrow(
+          /bridge\.allowedPaths\.0/,
+        );
       }
     } finally {
       rmSync(other, { recursive: true, force: true });

@@ -82,13 +82,18 @@ describe('a device runner', () => {
 
   it('writes the deny bytes and counts an error when the scan cannot be decided', async () => {
     const port = new FakePort();
-    const { runner, state } = harness(port, async () => ({ refused: 'The reader is not assigned to an access point.' }));
+    const { runner, state } = harness(port, async () => ({
+      refused: 'The reader is not assigned to an access point.',
+    }));
     runner.start();
     await tick();
     port.events!.data(rdm6300('62E3086CED'));
     await tick();
     expect(port.written).toEqual(['15']);
-    expect(state).toMatchObject({ errors: 1, last_error: 'scan not decided: The reader is not assigned to an access point.' });
+    expect(state).toMatchObject({
+      errors: 1,
+      last_error: 'scan not decided: The reader is not assigned to an access point.',
+    });
     await runner.stop();
   });
 

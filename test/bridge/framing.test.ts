@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { createParser, type Frame, type FrameParser, MAX_LINE_BYTES, SERIAL_FRAMINGS, type SerialFraming } from '../../firmware-bridge/framing/index.js';
+import {
+  createParser,
+  type Frame,
+  type FrameParser,
+  MAX_LINE_BYTES,
+  SERIAL_FRAMINGS,
+  type SerialFraming,
+} from '../../firmware-bridge/framing/index.js';
 
 // The serial framings on real byte sequences. Each framing's known-good frame is written out as
 // bytes and checked by hand first; the builders below (checksum, parities) work on strings of hex
@@ -18,7 +25,8 @@ function em4100Checksum(data: string): string {
   return xor.toString(16).toUpperCase().padStart(2, '0');
 }
 const rdm6300Frame = (data: string, checksum = em4100Checksum(data)): Buffer => bytes(`${STX}${data}${checksum}${ETX}`);
-const id12Frame = (data: string, checksum = em4100Checksum(data)): Buffer => bytes(`${STX}${data}${checksum}\r\n${ETX}`);
+const id12Frame = (data: string, checksum = em4100Checksum(data)): Buffer =>
+  bytes(`${STX}${data}${checksum}\r\n${ETX}`);
 
 type Bits = 26 | 34;
 /** The Wiegand bits, MSB first, as a string of 0s and 1s with both parities computed by counting. */
@@ -32,8 +40,10 @@ function wiegandBits(bits: Bits, facility: number, card: number): string {
 }
 const bitsToHex = (bitString: string): string => BigInt(`0b${bitString}`).toString(16).toUpperCase();
 /** Bit `n` (1 = MSB) turned over. */
-const flip = (bitString: string, n: number): string => bitString.slice(0, n - 1) + (bitString[n - 1] === '1' ? '0' : '1') + bitString.slice(n);
-const wiegandLine = (bits: Bits, facility: number, card: number): Buffer => bytes(`${bitsToHex(wiegandBits(bits, facility, card))}\r\n`);
+const flip = (bitString: string, n: number): string =>
+  bitString.slice(0, n - 1) + (bitString[n - 1] === '1' ? '0' : '1') + bitString.slice(n);
+const wiegandLine = (bits: Bits, facility: number, card: number): Buffer =>
+  bytes(`${bitsToHex(wiegandBits(bits, facility, card))}\r\n`);
 
 /** Good frames as their value, bad ones as `!reason`: short enough to compare whole streams. */
 const show = (frames: Frame[]): string[] => frames.map((f) => (f.ok ? f.value : `!${f.reason}`));
@@ -45,7 +55,8 @@ const byteByByte = (stream: Buffer): Buffer[] => [...stream].map((b) => Buffer.f
 /** Every way a stream is cut here: whole, in two at each offset (empty halves too), byte by byte. */
 function cuts(stream: Buffer): [string, Buffer[]][] {
   const ways: [string, Buffer[]][] = [['one chunk', [stream]]];
-  for (let at = 0; at <= stream.length; at++) ways.push([`cut at ${at}`, [stream.subarray(0, at), stream.subarray(at)]]);
+  for (let at = 0; at <= stream.length; at++)
+    ways.push([`cut at ${at}`, [stream.subarray(0, at), stream.subarray(at)]]);
   ways.push(['byte by byte', byteByByte(stream)]);
   return ways;
 }
@@ -53,7 +64,8 @@ function cuts(stream: Buffer): [string, Buffer[]][] {
 /** The frames of `stream` in one chunk, after checking that every other cut gives exactly those (details too). */
 function framesUnderEveryCut(framing: SerialFraming, stream: Buffer): Frame[] {
   const whole = feed(createParser(framing), [stream]);
-  for (const [how, chunks] of cuts(stream)) expect(feed(createParser(framing), chunks), `${framing}, ${how}`).toEqual(whole);
+  for (const [how, chunks] of cuts(stream))
+    expect(feed(createParser(framing), chunks), `${framing}, ${how}`).toEqual(whole);
   return whole;
 }
 
@@ -141,7 +153,11 @@ describe('line framing', () => {
   });
 
   it('gives the same frames, details included, for a mixed stream under every cut', () => {
-    const stream = Buffer.concat([bytes(`first\r\n${'x'.repeat(300)}\r\n\r\n bad\x01 \n`), Buffer.from([0xc3, 0x28, 0x0d]), bytes('last\r')]);
+    const stream = Buffer.concat([
+      bytes(`first\r\n${'x'.repeat(300)}\r\n\r\n bad\x01 \n`),
+      Buffer.from([0xc3, 0x28, 0x0d]),
+      bytes('last\r'),
+    ]);
     expect(show(lines(stream))).toEqual(['first', '!overlong', '!not_text', '!not_text', 'last']);
   });
 
@@ -194,7 +210,12 @@ describe('rdm6300 framing', () => {
   });
 
   it('decodes frames back to back in one chunk and under every cut', () => {
-    const stream = Buffer.concat([rdm6300Frame('0F002A3B4C'), literal, rdm6300Frame('0000000000'), rdm6300Frame('FFFFFFFFFF')]);
+    const stream = Buffer.concat([
+      rdm6300Frame('0F002A3B4C'),
+      literal,
+      rdm6300Frame('0000000000'),
+      rdm6300Frame('FFFFFFFFFF'),
+    ]);
     expect(show(frames(stream))).toEqual(['0F002A3B4C', '62E3086CED', '0000000000', 'FFFFFFFFFF']);
   });
 
@@ -209,9 +230,13 @@ describe('id12 framing', () => {
   const frames = (stream: Buffer) => framesUnderEveryCut('id12', stream);
 
   // The same card as the rdm6300 literal, ID-12 framed: STX, 62E3086CED, 08, CR, LF, ETX.
-  const literal = Buffer.from([0x02, 0x36, 0x32, 0x45, 0x33, 0x30, 0x38, 0x36, 0x43, 0x45, 0x44, 0x30, 0x38, 0x0d, 0x0a, 0x03]);
+  const literal = Buffer.from([
+    0x02, 0x36, 0x32, 0x45, 0x33, 0x30, 0x38, 0x36, 0x43, 0x45, 0x44, 0x30, 0x38, 0x0d, 0x0a, 0x03,
+  ]);
   // 01^02 = 03, 03^03 = 00, 00^04 = 04, 04^05 = 01: checksum 01.
-  const second = Buffer.from([0x02, 0x30, 0x31, 0x30, 0x32, 0x30, 0x33, 0x30, 0x34, 0x30, 0x35, 0x30, 0x31, 0x0d, 0x0a, 0x03]);
+  const second = Buffer.from([
+    0x02, 0x30, 0x31, 0x30, 0x32, 0x30, 0x33, 0x30, 0x34, 0x30, 0x35, 0x30, 0x31, 0x0d, 0x0a, 0x03,
+  ]);
 
   it('decodes literal ID-12 frames', () => {
     expect(show(frames(Buffer.concat([literal, second])))).toEqual(['62E3086CED', '0102030405']);
@@ -252,11 +277,26 @@ describe.each([
     ['a wrong checksum', frame('62E3086CED', '09'), 'checksum', 'checksum 09, expected 08'],
     ['garbage bytes', bytes('noise\r\n'), 'garbage', '7 stray bytes outside a frame: 6E 6F 69 73 65 0D 0A'],
     ['a lone ETX', bytes(ETX), 'garbage', '1 stray byte outside a frame: 03'],
-    ['a long garbage run', bytes('z'.repeat(100)), 'garbage', '100 stray bytes outside a frame: 7A 7A 7A 7A 7A 7A 7A 7A …'],
-    ['a frame cut short by a new STX', frame('62E3086CED').subarray(0, 6), 'partial', `frame cut by a new STX after 6 of ${good.length} bytes`],
+    [
+      'a long garbage run',
+      bytes('z'.repeat(100)),
+      'garbage',
+      '100 stray bytes outside a frame: 7A 7A 7A 7A 7A 7A 7A 7A …',
+    ],
+    [
+      'a frame cut short by a new STX',
+      frame('62E3086CED').subarray(0, 6),
+      'partial',
+      `frame cut by a new STX after 6 of ${good.length} bytes`,
+    ],
     ['a lone STX', bytes(STX), 'partial', `frame cut by a new STX after 1 of ${good.length} bytes`],
     ['a non-hex character', frame('62E3G86CED', '08'), 'malformed', '0x47 at hex character 5 is not hex'],
-    ['too few hex characters', frame('62E3086C', '08'), 'malformed', `${framing === 'id12' ? 'CR' : 'ETX'} after 10 hex characters, expected 12`],
+    [
+      'too few hex characters',
+      frame('62E3086C', '08'),
+      'malformed',
+      `${framing === 'id12' ? 'CR' : 'ETX'} after 10 hex characters, expected 12`,
+    ],
     ['too many hex characters', frame('62E3086CED00', '08'), 'malformed', 'more than 12 hex characters'],
     ['an overlong frame that never ends', bytes(`${STX}${'0'.repeat(40)}`), 'malformed', 'more than 12 hex characters'],
     ['a frame of no characters', bytes(`${STX}${ETX}`), 'malformed', 'ETX after 0 hex characters, expected 12'],
@@ -285,14 +325,18 @@ describe.each([
   it('reports garbage after the last frame on reset', () => {
     const parser = createParser(framing);
     expect(show(parser.push(Buffer.concat([good, bytes('tail')])))).toEqual(['62E3086CED']);
-    expect(parser.reset()).toEqual([{ ok: false, reason: 'garbage', detail: '4 stray bytes outside a frame: 74 61 69 6C' }]);
+    expect(parser.reset()).toEqual([
+      { ok: false, reason: 'garbage', detail: '4 stray bytes outside a frame: 74 61 69 6C' },
+    ]);
     expect(parser.reset()).toEqual([]);
   });
 
   it('drops a frame in progress on reset as one partial, and decodes the next frame clean', () => {
     const parser = createParser(framing);
     expect(parser.push(good.subarray(0, 9))).toEqual([]);
-    expect(parser.reset()).toEqual([{ ok: false, reason: 'partial', detail: `frame cut by reset after 9 of ${good.length} bytes` }]);
+    expect(parser.reset()).toEqual([
+      { ok: false, reason: 'partial', detail: `frame cut by reset after 9 of ${good.length} bytes` },
+    ]);
     // The rest of the cut frame is garbage now, not the end of a frame.
     expect(show(parser.push(Buffer.concat([good.subarray(9), next])))).toEqual(['!garbage', '0F002A3B4C']);
     expect(parser.push(good.subarray(0, 1))).toEqual([]);
@@ -310,8 +354,27 @@ describe.each([
   });
 
   it('gives the same frames, details included, for a stream of every kind of trouble under every cut', () => {
-    const stream = Buffer.concat([bytes('~~'), good, frame('62E3086CED', 'AA'), bytes('\r\n'), good.subarray(0, 5), next, bytes(`${STX}12345G`), good, bytes(ETX)]);
-    expect(show(frames(stream))).toEqual(['!garbage', '62E3086CED', '!checksum', '!garbage', '!partial', '0F002A3B4C', '!malformed', '62E3086CED']);
+    const stream = Buffer.concat([
+      bytes('~~'),
+      good,
+      frame('62E3086CED', 'AA'),
+      bytes('\r\n'),
+      good.subarray(0, 5),
+      next,
+      bytes(`${STX}12345G`),
+      good,
+      bytes(ETX),
+    ]);
+    expect(show(frames(stream))).toEqual([
+      '!garbage',
+      '62E3086CED',
+      '!checksum',
+      '!garbage',
+      '!partial',
+      '0F002A3B4C',
+      '!malformed',
+      '62E3086CED',
+    ]);
     const parser = createParser(framing);
     feed(parser, [stream]);
     expect(show(parser.reset())).toEqual(['!garbage']);
@@ -363,7 +426,9 @@ describe.each([
   });
 
   it('accepts CR-only, LF-only and CR LF terminators and skips blank lines', () => {
-    expect(show(frames(bytes(`\r\n${literalHex}\r${literalHex}\n\n  \n${literalHex}\r\n\r\n`)))).toEqual(Array(3).fill(literalValue));
+    expect(show(frames(bytes(`\r\n${literalHex}\r${literalHex}\n\n  \n${literalHex}\r\n\r\n`)))).toEqual(
+      Array(3).fill(literalValue),
+    );
   });
 
   it('decodes several lines in one chunk, back to back, under every cut', () => {
@@ -421,7 +486,10 @@ describe.each([
   });
 
   it('reports an overlong line once and decodes the next line', () => {
-    expect(show(frames(Buffer.concat([bytes(`${'0'.repeat(MAX_LINE_BYTES + 1)}\r\n`), line(9, 10)])))).toEqual(['!overlong', '9:10']);
+    expect(show(frames(Buffer.concat([bytes(`${'0'.repeat(MAX_LINE_BYTES + 1)}\r\n`), line(9, 10)])))).toEqual([
+      '!overlong',
+      '9:10',
+    ]);
   });
 
   it('drops a cut line on reset as one partial, never gluing it to the next', () => {
@@ -441,7 +509,13 @@ describe('createParser', () => {
     wiegand26: wiegandLine(26, 123, 45678),
     wiegand34: wiegandLine(34, 1234, 56789),
   };
-  const value: Record<SerialFraming, string> = { line: 'hello', rdm6300: '62E3086CED', id12: '62E3086CED', wiegand26: '123:45678', wiegand34: '1234:56789' };
+  const value: Record<SerialFraming, string> = {
+    line: 'hello',
+    rdm6300: '62E3086CED',
+    id12: '62E3086CED',
+    wiegand26: '123:45678',
+    wiegand34: '1234:56789',
+  };
 
   it.each(SERIAL_FRAMINGS)('gives each %s parser its own state', (framing) => {
     const a = createParser(framing);
@@ -476,7 +550,8 @@ describe('every framing on random streams', () => {
       return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
     };
   }
-  const randomHex = (r: () => number, digits: number) => Array.from({ length: digits }, () => '0123456789abcdefABCDEF'[Math.floor(r() * 22)]).join('');
+  const randomHex = (r: () => number, digits: number) =>
+    Array.from({ length: digits }, () => '0123456789abcdefABCDEF'[Math.floor(r() * 22)]).join('');
   const good: Record<SerialFraming, (r: () => number) => Buffer> = {
     line: (r) => bytes(`card-${Math.floor(r() * 1e6)}\r\n`),
     rdm6300: (r) => rdm6300Frame(randomHex(r, 10)),
@@ -509,7 +584,8 @@ describe('every framing on random streams', () => {
       const stream = randomStream(framing, r);
       const whole = createParser(framing);
       const frames = [...whole.push(stream), ...whole.reset()];
-      for (const frame of frames) if (!frame.ok) expect(frame.detail.length, `${framing} round ${round}`).toBeGreaterThan(0);
+      for (const frame of frames)
+        if (!frame.ok) expect(frame.detail.length, `${framing} round ${round}`).toBeGreaterThan(0);
 
       const randomCut = createParser(framing);
       const chunks: Buffer[] = [];

@@ -63,7 +63,15 @@ function keyboardReports(text: string): Buffer[] {
   const reports: Buffer[] = [];
   for (const ch of text) {
     const lower = ch.toLowerCase();
-    const code = /[a-z]/.test(lower) ? 0x04 + lower.charCodeAt(0) - 97 : ch === '0' ? 0x27 : /[1-9]/.test(ch) ? 0x1e + Number(ch) - 1 : ch === '-' ? 0x2d : 0;
+    const code = /[a-z]/.test(lower)
+      ? 0x04 + lower.charCodeAt(0) - 97
+      : ch === '0'
+        ? 0x27
+        : /[1-9]/.test(ch)
+          ? 0x1e + Number(ch) - 1
+          : ch === '-'
+            ? 0x2d
+            : 0;
     const shift = ch !== lower ? 0x02 : 0;
     reports.push(Buffer.from([shift, 0, code, 0, 0, 0, 0, 0]), Buffer.alloc(8));
   }
@@ -92,10 +100,14 @@ describe('USB HID scanners through the bridge', () => {
   };
 
   beforeAll(async () => {
-    gh = await startAppliance({ GATEHOUSE_BRIDGE_REOPEN_MIN_MS: '50', GATEHOUSE_BRIDGE_REOPEN_MAX_MS: '200' }, { overrides: { hidBackend: usb } });
+    gh = await startAppliance(
+      { GATEHOUSE_BRIDGE_REOPEN_MIN_MS: '50', GATEHOUSE_BRIDGE_REOPEN_MAX_MS: '200' },
+      { overrides: { hidBackend: usb } },
+    );
     api = client(gh, await gh.token());
     const zone = (await api.post(`${A}/access-zones`, { name: 'Hall' })).body.data.id;
-    gate = (await api.post(`${A}/access-points`, { name: 'Kiosk', access_zone_id: zone, direction: 'in' })).body.data.id;
+    gate = (await api.post(`${A}/access-points`, { name: 'Kiosk', access_zone_id: zone, direction: 'in' })).body.data
+      .id;
     await api.post(`${A}/attendees/import`, [
       { first_name: 'Eve', last_name: 'Ean', credential_value: '4006381333931' },
       { first_name: 'Kay', last_name: 'Board', credential_value: 'Ab1-x' },
@@ -132,8 +144,12 @@ describe('USB HID scanners through the bridge', () => {
     expect(await writes('/dev/hidraw4', 2)).toEqual(['0001', '0001']);
     scanner.emit('data', posReport('UNKNOWN-CODE', ']C0'));
     expect(await writes('/dev/hidraw4', 3)).toEqual(['0001', '0001', '0002']);
-    const events = (await api.get(`${A}/access-events?per_page=100`)).body.data.filter((e: { source: string }) => e.source === 'bridge');
-    expect(events.map((e: { credential_value: string }) => e.credential_value).sort()).toEqual(['4006381333931', 'UNKNOWN-CODE', long].sort());
+    const events = (await api.get(`${A}/access-events?per_page=100`)).body.data.filter(
+      (e: { source: string }) => e.source === 'bridge',
+    );
+    expect(events.map((e: { credential_value: string }) => e.credential_value).sort()).toEqual(
+      ['4006381333931', 'UNKNOWN-CODE', long].sort(),
+    );
   });
 
   it('reads a keyboard-mode scanner (shift, release reports, Enter) and survives an unplug: disconnected at once, the cut scan dropped, reopened when it is back', async () => {
@@ -171,14 +187,32 @@ describe('USB HID scanners through the bridge', () => {
   });
 
   it('says why HID is off on a box where node-hid cannot load, and HID devices wait with that reason', async () => {
-    const off = await startAppliance({}, { overrides: { hidBackend: { unavailable: 'USB HID is off: node-hid cannot load here (libusb-1.0.so.0: cannot open shared object file)' } } });
+    const off = await startAppliance(
+      {},
+      {
+        overrides: {
+          hidBackend: {
+            unavailable: 'USB HID is off: node-hid cannot load here (libusb-1.0.so.0: cannot open shared object file)',
+          },
+        },
+      },
+    );
     try {
       const offApi = client(off, await off.token());
-      const res = await offApi.post(`${A}/bridge/devices`, { name: 'No HID', path: '/dev/hidraw0', reader_identifier: 'KIOSK-9', framing: 'hid_pos' });
+      const res = await offApi.post(`${A}/bridge/devices`, {
+        name: 'No HID',
+        path: '/dev/hidraw0',
+        reader_identifier: 'KIOSK-9',
+        framing: 'hid_pos',
+      });
       expect(res.status, res.text).toBe(201);
       const list = (await offApi.get(`${A}/bridge/devices`)).body;
       expect(list.meta.hid).toEqual({ available: false, reason: expect.stringContaining('libusb') });
-      await until('the reason on the device', async () => ((await offApi.get(`${A}/bridge/devices/${res.body.data.id}`)).body.data.last_error ?? '').includes('HID is off'));
+      await until('the reason on the device', async () =>
+        ((await offApi.get(`${A}/bridge/devices/${res.body.data.id}`)).body.data.last_error ?? '').includes(
+          'HID is off',
+        ),
+      );
       // Still a working appliance: serial devices and everything else unaffected.
       expect((await offApi.get('/ready')).status).toBe(200);
     } finally {

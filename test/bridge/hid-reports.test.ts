@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { KEYBOARD_LAYOUTS, keyboardDecoder, layoutTable, MAX_SCAN_CHARS, posScannerDecoder, type ReportDecoder } from '../../firmware-bridge/hid/index.js';
+import {
+  KEYBOARD_LAYOUTS,
+  keyboardDecoder,
+  layoutTable,
+  MAX_SCAN_CHARS,
+  posScannerDecoder,
+  type ReportDecoder,
+} from '../../firmware-bridge/hid/index.js';
 
 // The two report formats, as node-hid's 'data' event hands them over (Linux hidraw: the report
 // ID, when the device uses them, is byte 0):
@@ -35,7 +42,8 @@ function posReport(data: string | Buffer, { aim = '', more = false, id = 0x02 } 
 function posReports(text: string, aim = ''): Buffer[] {
   const bytes = Buffer.from(text, 'utf8');
   const reports: Buffer[] = [];
-  for (let at = 0; at < bytes.length; at += 56) reports.push(posReport(bytes.subarray(at, at + 56), { aim: at === 0 ? aim : '', more: at + 56 < bytes.length }));
+  for (let at = 0; at < bytes.length; at += 56)
+    reports.push(posReport(bytes.subarray(at, at + 56), { aim: at === 0 ? aim : '', more: at + 56 < bytes.length }));
   return reports;
 }
 
@@ -50,7 +58,11 @@ describe('HID POS scanner reports', () => {
   it('joins a 120-character QR code sent over three continued reports, taking the AIM id from the first', () => {
     const url = `https://tickets.example.org/t/${'a1B2c3D4e5'.repeat(9)}`;
     expect(url.length).toBe(120);
-    const reports = [posReport(url.slice(0, 56), { aim: ']Q1', more: true }), posReport(url.slice(56, 112), { aim: ']Z0', more: true }), posReport(url.slice(112))];
+    const reports = [
+      posReport(url.slice(0, 56), { aim: ']Q1', more: true }),
+      posReport(url.slice(56, 112), { aim: ']Z0', more: true }),
+      posReport(url.slice(112)),
+    ];
     expect(reports.map((r) => [r[1], r[63]])).toEqual([
       [56, 1],
       [56, 1],
@@ -97,7 +109,9 @@ describe('HID POS scanner reports', () => {
   });
 
   it('reads a short report whose length fits it as the last of its code', () => {
-    expect(posScannerDecoder().push(hex('02 05 5d4530 3132333435'))).toEqual([{ ok: true, value: '12345', symbology: ']E0' }]);
+    expect(posScannerDecoder().push(hex('02 05 5d4530 3132333435'))).toEqual([
+      { ok: true, value: '12345', symbology: ']E0' },
+    ]);
   });
 
   it('drops the rest of a code after a malformed report that says it continues', () => {
@@ -105,7 +119,11 @@ describe('HID POS scanner reports', () => {
     const [first, second, third] = posReports('B'.repeat(150));
     second![1] = 60;
     expect(feed(decoder, [first!, second!, third!])).toEqual([
-      { ok: false, reason: 'malformed', detail: 'data length 60 over the 56 a report holds; the 56 bytes of the code in progress were dropped' },
+      {
+        ok: false,
+        reason: 'malformed',
+        detail: 'data length 60 over the 56 a report holds; the 56 bytes of the code in progress were dropped',
+      },
     ]);
     expect(decoder.push(EAN_13)).toEqual([{ ok: true, value: '4006381333931', symbology: ']E0' }]);
   });
@@ -114,7 +132,9 @@ describe('HID POS scanner reports', () => {
     const decoder = posScannerDecoder();
     const [first, second] = posReports('C'.repeat(100), ']Q1');
     expect(decoder.push(first!)).toEqual([]);
-    expect(decoder.reset()).toEqual([{ ok: false, reason: 'partial', detail: 'device went away after 56 bytes of a code that was to continue' }]);
+    expect(decoder.reset()).toEqual([
+      { ok: false, reason: 'partial', detail: 'device went away after 56 bytes of a code that was to continue' },
+    ]);
     expect(decoder.reset()).toEqual([]);
     expect(decoder.push(EAN_13)).toEqual([{ ok: true, value: '4006381333931', symbology: ']E0' }]);
     // The tail of the interrupted code, had it come, is a code of its own: never glued on.
@@ -122,19 +142,29 @@ describe('HID POS scanner reports', () => {
   });
 
   it('trims the CR, LF, TAB and NUL a scanner appends', () => {
-    expect(posScannerDecoder().push(posReport('4006381333931\r\n\t\0', { aim: ']E0' }))).toEqual([{ ok: true, value: '4006381333931', symbology: ']E0' }]);
+    expect(posScannerDecoder().push(posReport('4006381333931\r\n\t\0', { aim: ']E0' }))).toEqual([
+      { ok: true, value: '4006381333931', symbology: ']E0' },
+    ]);
   });
 
   it('refuses data that is not UTF-8 or holds a control character inside the code', () => {
     const decoder = posScannerDecoder();
-    expect(decoder.push(posReport(hex('34 30 ff fe')))).toEqual([{ ok: false, reason: 'not_text', detail: '4 bytes that are not valid UTF-8' }]);
-    expect(decoder.push(posReport('0104006381333931\x1d10ABC', { aim: ']d2' }))).toEqual([{ ok: false, reason: 'not_text', detail: 'control character 0x1d at offset 16' }]);
+    expect(decoder.push(posReport(hex('34 30 ff fe')))).toEqual([
+      { ok: false, reason: 'not_text', detail: '4 bytes that are not valid UTF-8' },
+    ]);
+    expect(decoder.push(posReport('0104006381333931\x1d10ABC', { aim: ']d2' }))).toEqual([
+      { ok: false, reason: 'not_text', detail: 'control character 0x1d at offset 16' },
+    ]);
   });
 
   it('takes a code of exactly MAX_SCAN_CHARS, calls a longer one overlong once, and then reads the next code', () => {
     const decoder = posScannerDecoder();
-    expect(feed(decoder, posReports('D'.repeat(MAX_SCAN_CHARS)))).toEqual([{ ok: true, value: 'D'.repeat(MAX_SCAN_CHARS) }]);
-    expect(feed(decoder, posReports('E'.repeat(MAX_SCAN_CHARS + 1)))).toEqual([{ ok: false, reason: 'overlong', detail: `${MAX_SCAN_CHARS + 1} characters, over ${MAX_SCAN_CHARS}` }]);
+    expect(feed(decoder, posReports('D'.repeat(MAX_SCAN_CHARS)))).toEqual([
+      { ok: true, value: 'D'.repeat(MAX_SCAN_CHARS) },
+    ]);
+    expect(feed(decoder, posReports('E'.repeat(MAX_SCAN_CHARS + 1)))).toEqual([
+      { ok: false, reason: 'overlong', detail: `${MAX_SCAN_CHARS + 1} characters, over ${MAX_SCAN_CHARS}` },
+    ]);
     expect(decoder.push(EAN_13)).toEqual([{ ok: true, value: '4006381333931', symbology: ']E0' }]);
   });
 
@@ -142,7 +172,9 @@ describe('HID POS scanner reports', () => {
     const decoder = posScannerDecoder();
     const reports = posReports('F'.repeat(56 * 400));
     const scans = reports.map((report) => decoder.push(report));
-    expect(scans.flat()).toEqual([{ ok: false, reason: 'overlong', detail: `more than ${56 * 293} bytes, over ${MAX_SCAN_CHARS} characters` }]);
+    expect(scans.flat()).toEqual([
+      { ok: false, reason: 'overlong', detail: `more than ${56 * 293} bytes, over ${MAX_SCAN_CHARS} characters` },
+    ]);
     expect(scans.findIndex((s) => s.length > 0)).toBe(292);
     expect(decoder.reset()).toEqual([]);
     expect(decoder.push(EAN_13)).toEqual([{ ok: true, value: '4006381333931', symbology: ']E0' }]);
@@ -165,22 +197,51 @@ function typed(text: string): Buffer[] {
 
 describe('HID keyboard-mode scanner reports', () => {
   it('reads "Ab1" typed as press and release pairs, with left shift for A, ended by Enter', () => {
-    const reports = keys('02 00 04 00 00 00 00 00', UP, '00 00 05 00 00 00 00 00', UP, '00 00 1e 00 00 00 00 00', UP, ENTER, UP);
+    const reports = keys(
+      '02 00 04 00 00 00 00 00',
+      UP,
+      '00 00 05 00 00 00 00 00',
+      UP,
+      '00 00 1e 00 00 00 00 00',
+      UP,
+      ENTER,
+      UP,
+    );
     expect(feed(keyboardDecoder(), reports)).toEqual([{ ok: true, value: 'Ab1' }]);
   });
 
   it('counts a key held over two identical reports as one press, and a key pressed again as two', () => {
-    expect(feed(keyboardDecoder(), keys('00 00 04 00 00 00 00 00', '00 00 04 00 00 00 00 00', UP, ENTER, UP))).toEqual([{ ok: true, value: 'a' }]);
-    expect(feed(keyboardDecoder(), keys('00 00 04 00 00 00 00 00', UP, '00 00 04 00 00 00 00 00', UP, ENTER, UP))).toEqual([{ ok: true, value: 'aa' }]);
+    expect(feed(keyboardDecoder(), keys('00 00 04 00 00 00 00 00', '00 00 04 00 00 00 00 00', UP, ENTER, UP))).toEqual([
+      { ok: true, value: 'a' },
+    ]);
+    expect(
+      feed(keyboardDecoder(), keys('00 00 04 00 00 00 00 00', UP, '00 00 04 00 00 00 00 00', UP, ENTER, UP)),
+    ).toEqual([{ ok: true, value: 'aa' }]);
   });
 
   it('types the new keys of a rollover report in slot order and not the ones still held', () => {
-    const reports = keys('00 00 04 05 00 00 00 00', '00 00 05 00 00 00 00 00', '00 00 05 06 00 00 00 00', UP, ENTER, UP);
+    const reports = keys(
+      '00 00 04 05 00 00 00 00',
+      '00 00 05 00 00 00 00 00',
+      '00 00 05 06 00 00 00 00',
+      UP,
+      ENTER,
+      UP,
+    );
     expect(feed(keyboardDecoder(), reports)).toEqual([{ ok: true, value: 'abc' }]);
   });
 
   it('shifts with the right shift key too, and ignores a shift pressed alone', () => {
-    const reports = keys('20 00 00 00 00 00 00 00', '20 00 16 00 00 00 00 00', '20 00 00 00 00 00 00 00', UP, '20 00 1f 00 00 00 00 00', UP, ENTER, UP);
+    const reports = keys(
+      '20 00 00 00 00 00 00 00',
+      '20 00 16 00 00 00 00 00',
+      '20 00 00 00 00 00 00 00',
+      UP,
+      '20 00 1f 00 00 00 00 00',
+      UP,
+      ENTER,
+      UP,
+    );
     expect(feed(keyboardDecoder(), reports)).toEqual([{ ok: true, value: 'S@' }]);
   });
 
@@ -197,35 +258,106 @@ describe('HID keyboard-mode scanner reports', () => {
   });
 
   it('ignores a rollover-error report without losing the keys held', () => {
-    const reports = keys('00 00 04 00 00 00 00 00', '00 00 01 01 01 01 01 01', '00 00 04 00 00 00 00 00', UP, ENTER, UP);
+    const reports = keys(
+      '00 00 04 00 00 00 00 00',
+      '00 00 01 01 01 01 01 01',
+      '00 00 04 00 00 00 00 00',
+      UP,
+      ENTER,
+      UP,
+    );
     expect(feed(keyboardDecoder(), reports)).toEqual([{ ok: true, value: 'a' }]);
   });
 
   it('ends a scan on keypad Enter, reads keypad digits, and skips an empty scan', () => {
-    const reports = keys(ENTER, UP, '00 00 59 00 00 00 00 00', UP, '00 00 62 00 00 00 00 00', UP, '00 00 58 00 00 00 00 00', UP);
+    const reports = keys(
+      ENTER,
+      UP,
+      '00 00 59 00 00 00 00 00',
+      UP,
+      '00 00 62 00 00 00 00 00',
+      UP,
+      '00 00 58 00 00 00 00 00',
+      UP,
+    );
     expect(feed(keyboardDecoder(), reports)).toEqual([{ ok: true, value: '10' }]);
   });
 
   it('swaps y and z in the German layout and types its punctuation', () => {
-    const reports = keys('00 00 1c 00 00 00 00 00', UP, '00 00 1d 00 00 00 00 00', UP, '02 00 24 00 00 00 00 00', UP, '00 00 2d 00 00 00 00 00', UP, ENTER, UP);
+    const reports = keys(
+      '00 00 1c 00 00 00 00 00',
+      UP,
+      '00 00 1d 00 00 00 00 00',
+      UP,
+      '02 00 24 00 00 00 00 00',
+      UP,
+      '00 00 2d 00 00 00 00 00',
+      UP,
+      ENTER,
+      UP,
+    );
     expect(feed(keyboardDecoder({ layout: 'de' }), reports)).toEqual([{ ok: true, value: 'zy/ß' }]);
   });
 
   it('needs shift for digits in the French layout, and swaps a/q and z/w', () => {
-    const unshifted = keys('00 00 1e 00 00 00 00 00', UP, '00 00 1f 00 00 00 00 00', UP, '00 00 04 00 00 00 00 00', UP, '00 00 1a 00 00 00 00 00', UP, '00 00 33 00 00 00 00 00', UP, ENTER, UP);
-    const shifted = keys('02 00 1e 00 00 00 00 00', UP, '02 00 1f 00 00 00 00 00', UP, '02 00 27 00 00 00 00 00', UP, ENTER, UP);
+    const unshifted = keys(
+      '00 00 1e 00 00 00 00 00',
+      UP,
+      '00 00 1f 00 00 00 00 00',
+      UP,
+      '00 00 04 00 00 00 00 00',
+      UP,
+      '00 00 1a 00 00 00 00 00',
+      UP,
+      '00 00 33 00 00 00 00 00',
+      UP,
+      ENTER,
+      UP,
+    );
+    const shifted = keys(
+      '02 00 1e 00 00 00 00 00',
+      UP,
+      '02 00 1f 00 00 00 00 00',
+      UP,
+      '02 00 27 00 00 00 00 00',
+      UP,
+      ENTER,
+      UP,
+    );
     const decoder = keyboardDecoder({ layout: 'fr' });
     expect(feed(decoder, unshifted)).toEqual([{ ok: true, value: '&éqzm' }]);
     expect(feed(decoder, shifted)).toEqual([{ ok: true, value: '120' }]);
   });
 
   it('types " for shift-2, £ for shift-3 and #~ at 0x31 and 0x32 in the UK layout', () => {
-    const reports = keys('02 00 1f 00 00 00 00 00', UP, '02 00 20 00 00 00 00 00', UP, '00 00 31 00 00 00 00 00', UP, '02 00 32 00 00 00 00 00', UP, '02 00 34 00 00 00 00 00', UP, ENTER, UP);
+    const reports = keys(
+      '02 00 1f 00 00 00 00 00',
+      UP,
+      '02 00 20 00 00 00 00 00',
+      UP,
+      '00 00 31 00 00 00 00 00',
+      UP,
+      '02 00 32 00 00 00 00 00',
+      UP,
+      '02 00 34 00 00 00 00 00',
+      UP,
+      ENTER,
+      UP,
+    );
     expect(feed(keyboardDecoder({ layout: 'uk' }), reports)).toEqual([{ ok: true, value: '"£#~@' }]);
   });
 
   it('lets a keymap override single keycodes of the layout', () => {
-    const reports = keys('00 00 32 00 00 00 00 00', UP, '02 00 32 00 00 00 00 00', UP, '00 00 1c 00 00 00 00 00', UP, ENTER, UP);
+    const reports = keys(
+      '00 00 32 00 00 00 00 00',
+      UP,
+      '02 00 32 00 00 00 00 00',
+      UP,
+      '00 00 1c 00 00 00 00 00',
+      UP,
+      ENTER,
+      UP,
+    );
     expect(feed(keyboardDecoder(), reports)).toEqual([{ ok: true, value: '\\|y' }]);
     expect(feed(keyboardDecoder({ keymap: { '0x32': ['#', '~'] } }), reports)).toEqual([{ ok: true, value: '#~y' }]);
     expect(() => keyboardDecoder({ keymap: { '0x28': ['x', 'X'] } })).toThrow(/not Enter/);
@@ -235,8 +367,24 @@ describe('HID keyboard-mode scanner reports', () => {
 
   it('reports an unknown keycode once, as garbage when Enter comes, and reads the next scan clean', () => {
     const decoder = keyboardDecoder();
-    expect(feed(decoder, keys('00 00 04 00 00 00 00 00', UP, '00 00 39 00 00 00 00 00', UP, '00 00 68 00 00 00 00 00', UP, '00 00 05 00 00 00 00 00', UP))).toEqual([]);
-    expect(feed(decoder, keys(ENTER, UP))).toEqual([{ ok: false, reason: 'garbage', detail: 'keycode 0x39 is not in the keyboard table' }]);
+    expect(
+      feed(
+        decoder,
+        keys(
+          '00 00 04 00 00 00 00 00',
+          UP,
+          '00 00 39 00 00 00 00 00',
+          UP,
+          '00 00 68 00 00 00 00 00',
+          UP,
+          '00 00 05 00 00 00 00 00',
+          UP,
+        ),
+      ),
+    ).toEqual([]);
+    expect(feed(decoder, keys(ENTER, UP))).toEqual([
+      { ok: false, reason: 'garbage', detail: 'keycode 0x39 is not in the keyboard table' },
+    ]);
     expect(feed(decoder, typed('ok1'))).toEqual([{ ok: true, value: 'ok1' }]);
   });
 
@@ -253,14 +401,18 @@ describe('HID keyboard-mode scanner reports', () => {
     expect(feed(decoder, typed('7'.repeat(MAX_SCAN_CHARS)))).toEqual([{ ok: true, value: '7'.repeat(MAX_SCAN_CHARS) }]);
     const long = typed('8'.repeat(MAX_SCAN_CHARS + 10));
     const scans = long.map((report) => decoder.push(report));
-    expect(scans.flat()).toEqual([{ ok: false, reason: 'overlong', detail: `more than ${MAX_SCAN_CHARS} characters before Enter` }]);
+    expect(scans.flat()).toEqual([
+      { ok: false, reason: 'overlong', detail: `more than ${MAX_SCAN_CHARS} characters before Enter` },
+    ]);
     expect(scans.findIndex((s) => s.length > 0)).toBe(2 * MAX_SCAN_CHARS);
     expect(feed(decoder, typed('9'))).toEqual([{ ok: true, value: '9' }]);
   });
 
   it('calls a report of the wrong size malformed at once and drops the scan it lands in', () => {
     const decoder = keyboardDecoder();
-    expect(feed(decoder, keys('00 00 04 00 00 00 00 00', UP, '00 00 05 00'))).toEqual([{ ok: false, reason: 'malformed', detail: 'report of 4 bytes, not an 8-byte boot keyboard report' }]);
+    expect(feed(decoder, keys('00 00 04 00 00 00 00 00', UP, '00 00 05 00'))).toEqual([
+      { ok: false, reason: 'malformed', detail: 'report of 4 bytes, not an 8-byte boot keyboard report' },
+    ]);
     expect(feed(decoder, keys(UP, '00 00 06 00 00 00 00 00', UP, ENTER, UP))).toEqual([]);
     expect(feed(decoder, typed('c3'))).toEqual([{ ok: true, value: 'c3' }]);
   });
@@ -268,7 +420,9 @@ describe('HID keyboard-mode scanner reports', () => {
   it('gives one partial on reset mid-scan, and the next scan decodes clean', () => {
     const decoder = keyboardDecoder();
     expect(feed(decoder, keys('00 00 04 00 00 00 00 00', UP, '00 00 05 00 00 00 00 00'))).toEqual([]);
-    expect(decoder.reset()).toEqual([{ ok: false, reason: 'partial', detail: 'device went away in the middle of a scan, before its Enter' }]);
+    expect(decoder.reset()).toEqual([
+      { ok: false, reason: 'partial', detail: 'device went away in the middle of a scan, before its Enter' },
+    ]);
     expect(decoder.reset()).toEqual([]);
     // The key still down when the device went away is a new press on the next report.
     expect(feed(decoder, keys('00 00 05 00 00 00 00 00', UP, ENTER, UP))).toEqual([{ ok: true, value: 'b' }]);

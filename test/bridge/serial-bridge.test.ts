@@ -33,7 +33,11 @@ describe('the firmware bridge over serial ptys', () => {
     return res.body.data as { id: number };
   };
   const state = async (id: number) => (await api.get(`${A}/bridge/devices/${id}`)).body.data;
-  const until = async <T>(what: string, probe: () => Promise<T | false | null | undefined>, ms = 10_000): Promise<T> => {
+  const until = async <T>(
+    what: string,
+    probe: () => Promise<T | false | null | undefined>,
+    ms = 10_000,
+  ): Promise<T> => {
     const deadline = Date.now() + ms;
     for (;;) {
       const value = await probe();
@@ -43,14 +47,21 @@ describe('the firmware bridge over serial ptys', () => {
     }
   };
   const connected = (id: number) => until(`device ${id} connected`, async () => (await state(id)).connected === true);
-  const bridgeScans = async () => (await api.get(`${A}/access-events?per_page=100`)).body.data.filter((e: { source?: string }) => e.source === 'bridge');
+  const bridgeScans = async () =>
+    (await api.get(`${A}/access-events?per_page=100`)).body.data.filter(
+      (e: { source?: string }) => e.source === 'bridge',
+    );
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'gatehouse-pty-'));
-    gh = await startAppliance({ GATEHOUSE_BRIDGE_REOPEN_MIN_MS: '50', GATEHOUSE_BRIDGE_REOPEN_MAX_MS: '200' }, { configFile: ptyConfigFile(dir) });
+    gh = await startAppliance(
+      { GATEHOUSE_BRIDGE_REOPEN_MIN_MS: '50', GATEHOUSE_BRIDGE_REOPEN_MAX_MS: '200' },
+      { configFile: ptyConfigFile(dir) },
+    );
     api = client(gh, await gh.token());
     const zone = (await api.post(`${A}/access-zones`, { name: 'Hall' })).body.data.id;
-    gate = (await api.post(`${A}/access-points`, { name: 'Door', access_zone_id: zone, direction: 'both' })).body.data.id;
+    gate = (await api.post(`${A}/access-points`, { name: 'Door', access_zone_id: zone, direction: 'both' })).body.data
+      .id;
     await api.post(`${A}/attendees/import`, [
       { first_name: 'Rita', last_name: 'Card', credential_value: '62E3086CED' },
       { first_name: 'Ida', last_name: 'Twelve', credential_value: '0415AB19C2' },
@@ -59,7 +70,9 @@ describe('the firmware bridge over serial ptys', () => {
       { first_name: 'Wanda', last_name: 'ThirtyFour', credential_value: '1234:56789' },
     ]);
     for (const name of ['bridge.device_connected', 'bridge.device_disconnected'] as const) {
-      gh.app.services.bus.on(bridgeEvents, name, (e) => bridgeEvents.push({ event: name, connected: e.device.connected, name: e.device.name }));
+      gh.app.services.bus.on(bridgeEvents, name, (e) =>
+        bridgeEvents.push({ event: name, connected: e.device.connected, name: e.device.name }),
+      );
     }
   });
   afterAll(async () => {
@@ -70,11 +83,22 @@ describe('the firmware bridge over serial ptys', () => {
 
   it("makes the reader, decides an rdm6300 card at the device's access point and writes the grant bytes back; an unknown card gets the deny bytes", async () => {
     const pair = await pty('rdm');
-    const { id } = await device({ name: 'Door RFID', path: pair.device, reader_identifier: 'BRIDGE-RDM', access_point_id: gate, framing: 'rdm6300' });
+    const { id } = await device({
+      name: 'Door RFID',
+      path: pair.device,
+      reader_identifier: 'BRIDGE-RDM',
+      access_point_id: gate,
+      framing: 'rdm6300',
+    });
     await connected(id);
-    const reader = (await api.get(`${A}/readers?per_page=100`)).body.data.find((r: { identifier: string }) => r.identifier === 'BRIDGE-RDM');
+    const reader = (await api.get(`${A}/readers?per_page=100`)).body.data.find(
+      (r: { identifier: string }) => r.identifier === 'BRIDGE-RDM',
+    );
     expect(reader).toMatchObject({ type: 'rfid', access_point_id: gate });
-    expect((await api.get(`${A}/readers/${reader.id}`)).body.data.status).toMatchObject({ status: 'online', connected_via: 'bridge' });
+    expect((await api.get(`${A}/readers/${reader.id}`)).body.data.status).toMatchObject({
+      status: 'online',
+      connected_via: 'bridge',
+    });
 
     await pair.write(rdm6300('62E3086CED'));
     expect((await pair.receivedBytes(1)).toString('hex')).toBe(GRANT);
@@ -86,12 +110,26 @@ describe('the firmware bridge over serial ptys', () => {
       return e.length >= 2 && e;
     });
     expect(
-      events.map((e: { credential_value: string; granted: boolean; access_point_id: number; reader_id: number }) => [e.credential_value, e.granted, e.access_point_id, e.reader_id]).sort(),
+      events
+        .map((e: { credential_value: string; granted: boolean; access_point_id: number; reader_id: number }) => [
+          e.credential_value,
+          e.granted,
+          e.access_point_id,
+          e.reader_id,
+        ])
+        .sort(),
     ).toEqual([
       ['0000000001', false, gate, reader.id],
       ['62E3086CED', true, gate, reader.id],
     ]);
-    expect(await state(id)).toMatchObject({ connected: true, opened_path: pair.device, frames: 2, bad_frames: 0, errors: 0, last_error: null });
+    expect(await state(id)).toMatchObject({
+      connected: true,
+      opened_path: pair.device,
+      frames: 2,
+      bad_frames: 0,
+      errors: 0,
+      last_error: null,
+    });
     expect((await state(id)).last_scan_at).not.toBeNull();
     expect(bridgeEvents).toContainEqual({ event: 'bridge.device_connected', connected: true, name: 'Door RFID' });
   });
@@ -107,7 +145,13 @@ describe('the firmware bridge over serial ptys', () => {
     let n = 0;
     for (const [framing, frame, expected] of cases) {
       const pair = await pty(`f${n}`);
-      const { id } = await device({ name: `Framing ${n++}`, path: pair.device, reader_identifier: 'BRIDGE-F', access_point_id: gate, framing });
+      const { id } = await device({
+        name: `Framing ${n++}`,
+        path: pair.device,
+        reader_identifier: 'BRIDGE-F',
+        access_point_id: gate,
+        framing,
+      });
       await connected(id);
       await pair.write(frame);
       expect((await pair.receivedBytes(1)).toString('hex'), framing).toBe(expected);
@@ -118,7 +162,13 @@ describe('the firmware bridge over serial ptys', () => {
 
   it('counts bad frames (checksum, garbage, a frame cut by a new start byte, parity, overlong, not text), scans none of them, and decodes the next good frame', async () => {
     const rdmPair = await pty('bad-rdm');
-    const rdm = await device({ name: 'Bad RDM', path: rdmPair.device, reader_identifier: 'BRIDGE-BAD', access_point_id: gate, framing: 'rdm6300' });
+    const rdm = await device({
+      name: 'Bad RDM',
+      path: rdmPair.device,
+      reader_identifier: 'BRIDGE-BAD',
+      access_point_id: gate,
+      framing: 'rdm6300',
+    });
     await connected(rdm.id);
     const wrongChecksum = Buffer.from('\x0262E3086CEDFF\x03', 'latin1');
     const cut = Buffer.from('\x0262E30', 'latin1');
@@ -127,17 +177,38 @@ describe('the firmware bridge over serial ptys', () => {
     expect(await state(rdm.id)).toMatchObject({ bad_frames: 3, frames: 4 });
 
     const linePair = await pty('bad-line');
-    const line = await device({ name: 'Bad line', path: linePair.device, reader_identifier: 'BRIDGE-BAD', access_point_id: gate, framing: 'line' });
+    const line = await device({
+      name: 'Bad line',
+      path: linePair.device,
+      reader_identifier: 'BRIDGE-BAD',
+      access_point_id: gate,
+      framing: 'line',
+    });
     await connected(line.id);
-    await linePair.write(Buffer.concat([Buffer.from('x'.repeat(300)), Buffer.from('\r\nTICK\x01ET\r\n'), Buffer.from([0xc3, 0x28, 0x0a]), Buffer.from('TICKET-77\n')]));
+    await linePair.write(
+      Buffer.concat([
+        Buffer.from('x'.repeat(300)),
+        Buffer.from('\r\nTICK\x01ET\r\n'),
+        Buffer.from([0xc3, 0x28, 0x0a]),
+        Buffer.from('TICKET-77\n'),
+      ]),
+    );
     expect((await linePair.receivedBytes(1)).toString('hex')).toBe(GRANT);
     expect(await state(line.id)).toMatchObject({ bad_frames: 3, frames: 4 });
 
     const wPair = await pty('bad-w');
-    const w = await device({ name: 'Bad wiegand', path: wPair.device, reader_identifier: 'BRIDGE-BAD', access_point_id: gate, framing: 'wiegand26' });
+    const w = await device({
+      name: 'Bad wiegand',
+      path: wPair.device,
+      reader_identifier: 'BRIDGE-BAD',
+      access_point_id: gate,
+      framing: 'wiegand26',
+    });
     await connected(w.id);
     const good = Number.parseInt(wiegand26(123, 45678), 16);
-    await wPair.write(`${(good ^ (1 << 25)).toString(16)}\n${(good ^ 1).toString(16)}\nnot-hex\n${good.toString(16)}\n`);
+    await wPair.write(
+      `${(good ^ (1 << 25)).toString(16)}\n${(good ^ 1).toString(16)}\nnot-hex\n${good.toString(16)}\n`,
+    );
     expect((await wPair.receivedBytes(1)).toString('hex')).toBe(GRANT);
     expect(await state(w.id)).toMatchObject({ bad_frames: 3, frames: 4 });
     // Nothing bad reached the engine: only the three good frames are access events from these readers.
@@ -145,12 +216,21 @@ describe('the firmware bridge over serial ptys', () => {
     expect(Number(/^gatehouse_bridge_bad_frames_total (\S+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(9);
     expect(Number(/^gatehouse_bridge_devices_connected (\S+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(3);
     const known = ['62E3086CED', '0000000001', '0415AB19C2', 'TICKET-77', '123:45678', '1234:56789', '9:9'];
-    expect((await bridgeScans()).filter((e: { credential_value: string }) => !known.includes(e.credential_value))).toEqual([]);
+    expect(
+      (await bridgeScans()).filter((e: { credential_value: string }) => !known.includes(e.credential_value)),
+    ).toEqual([]);
   });
 
   it('debounces a card held on the reader: repeats within debounce_ms are one scan, a later one scans again', async () => {
     const pair = await pty('debounce');
-    const { id } = await device({ name: 'Held card', path: pair.device, reader_identifier: 'BRIDGE-HELD', access_point_id: gate, framing: 'rdm6300', debounce_ms: 400 });
+    const { id } = await device({
+      name: 'Held card',
+      path: pair.device,
+      reader_identifier: 'BRIDGE-HELD',
+      access_point_id: gate,
+      framing: 'rdm6300',
+      debounce_ms: 400,
+    });
     await connected(id);
     for (let i = 0; i < 3; i++) await pair.write(rdm6300('62E3086CED'));
     await until('three frames', async () => (await state(id)).frames === 3);
@@ -164,7 +244,14 @@ describe('the firmware bridge over serial ptys', () => {
 
   it('marks a device unplugged mid-frame disconnected at once, never scans the cut frame, and reopens it when it is plugged back at the same path', async () => {
     const pair = await pty('plug');
-    const { id } = await device({ name: 'Plugged', path: pair.device, reader_identifier: 'BRIDGE-PLUG', access_point_id: gate, framing: 'rdm6300', debounce_ms: 0 });
+    const { id } = await device({
+      name: 'Plugged',
+      path: pair.device,
+      reader_identifier: 'BRIDGE-PLUG',
+      access_point_id: gate,
+      framing: 'rdm6300',
+      debounce_ms: 0,
+    });
     await connected(id);
     const frame = rdm6300('62E3086CED');
     await pair.write(frame.subarray(0, 6)); // half a frame, then the plug is pulled
@@ -177,7 +264,11 @@ describe('the firmware bridge over serial ptys', () => {
 
     await pair.plug();
     await connected(id);
-    expect(bridgeEvents.filter((e) => e.name === 'Plugged').map((e) => e.event)).toEqual(['bridge.device_connected', 'bridge.device_disconnected', 'bridge.device_connected']);
+    expect(bridgeEvents.filter((e) => e.name === 'Plugged').map((e) => e.event)).toEqual([
+      'bridge.device_connected',
+      'bridge.device_disconnected',
+      'bridge.device_connected',
+    ]);
     // The rest of the cut frame, then a whole one: only the whole one is a scan.
     await pair.write(Buffer.concat([frame.subarray(6), frame]));
     expect((await pair.receivedBytes(1)).toString('hex')).toBe(GRANT);
@@ -189,7 +280,13 @@ describe('the firmware bridge over serial ptys', () => {
   });
 
   it('a device whose path is not there waits, says why, and opens when it appears', async () => {
-    const { id } = await device({ name: 'Later', path: `${dir}/later-dev`, reader_identifier: 'BRIDGE-LATER', access_point_id: gate, framing: 'line' });
+    const { id } = await device({
+      name: 'Later',
+      path: `${dir}/later-dev`,
+      reader_identifier: 'BRIDGE-LATER',
+      access_point_id: gate,
+      framing: 'line',
+    });
     await until('the reason', async () => (await state(id)).last_error?.includes('is not there'));
     expect((await state(id)).connected).toBe(false);
     const pair = await pty('later');
@@ -200,14 +297,24 @@ describe('the firmware bridge over serial ptys', () => {
 
   it('disabling a device closes it; deleting it stops it', async () => {
     const pair = await pty('toggle');
-    const { id } = await device({ name: 'Toggle', path: pair.device, reader_identifier: 'BRIDGE-T', access_point_id: gate, framing: 'line' });
+    const { id } = await device({
+      name: 'Toggle',
+      path: pair.device,
+      reader_identifier: 'BRIDGE-T',
+      access_point_id: gate,
+      framing: 'line',
+    });
     await connected(id);
-    expect((await api.put(`${A}/bridge/devices/${id}`, { enabled: false })).body.data).toMatchObject({ enabled: false });
+    expect((await api.put(`${A}/bridge/devices/${id}`, { enabled: false })).body.data).toMatchObject({
+      enabled: false,
+    });
     await until('closed', async () => (await state(id)).connected === false);
     await pair.write('TICKET-77\n');
     await new Promise((r) => setTimeout(r, 200));
     expect(pair.received().length).toBe(0);
-    expect((await api.put(`${A}/bridge/devices/${id}`, { enabled: true, feedback: { deny: '1515' } })).body.data.feedback).toEqual({ grant: GRANT, deny: '1515' });
+    expect(
+      (await api.put(`${A}/bridge/devices/${id}`, { enabled: true, feedback: { deny: '1515' } })).body.data.feedback,
+    ).toEqual({ grant: GRANT, deny: '1515' });
     await connected(id);
     await pair.write('NOBODY\n');
     expect((await pair.receivedBytes(2)).toString('hex')).toBe('1515');
@@ -218,14 +325,41 @@ describe('the firmware bridge over serial ptys', () => {
   it('refuses bad device records with field errors, and needs access:write to change them', async () => {
     const bad: [Record<string, unknown>, string][] = [
       [{ name: 'x', reader_identifier: 'R', framing: 'rdm6300' }, 'path'],
-      [{ name: 'x', reader_identifier: 'R', framing: 'rdm6300', path: '/dev/ttyUSB9', match: { vendor_id: '0403', product_id: '6001' } }, 'match'],
+      [
+        {
+          name: 'x',
+          reader_identifier: 'R',
+          framing: 'rdm6300',
+          path: '/dev/ttyUSB9',
+          match: { vendor_id: '0403', product_id: '6001' },
+        },
+        'match',
+      ],
       [{ name: 'x', reader_identifier: 'R', framing: 'morse', path: '/dev/ttyUSB9' }, 'framing'],
       [{ name: 'x', reader_identifier: 'R', framing: 'line', path: 'relative/tty' }, 'path'],
-      [{ name: 'x', reader_identifier: 'R', framing: 'line', path: '/dev/ttyUSB9', feedback: { grant: 'xyz' } }, 'feedback.grant'],
+      [
+        { name: 'x', reader_identifier: 'R', framing: 'line', path: '/dev/ttyUSB9', feedback: { grant: 'xyz' } },
+        'feedback.grant',
+      ],
       [{ name: 'x', reader_identifier: 'R', framing: 'line', path: '/dev/ttyUSB9', baud_rate: 1234 }, 'baud_rate'],
-      [{ name: 'x', reader_identifier: 'R', framing: 'line', path: '/dev/ttyUSB9', access_point_id: 999_999 }, 'access_point_id'],
-      [{ name: 'x', reader_identifier: 'R', framing: 'hid_keyboard', path: '/dev/hidraw9', keymap: { '0x28': ['a', 'A'] } }, 'keymap'],
-      [{ name: 'x', reader_identifier: 'R', framing: 'line', match: { vendor_id: 'zz', product_id: '6001' } }, 'match.vendor_id'],
+      [
+        { name: 'x', reader_identifier: 'R', framing: 'line', path: '/dev/ttyUSB9', access_point_id: 999_999 },
+        'access_point_id',
+      ],
+      [
+        {
+          name: 'x',
+          reader_identifier: 'R',
+          framing: 'hid_keyboard',
+          path: '/dev/hidraw9',
+          keymap: { '0x28': ['a', 'A'] },
+        },
+        'keymap',
+      ],
+      [
+        { name: 'x', reader_identifier: 'R', framing: 'line', match: { vendor_id: 'zz', product_id: '6001' } },
+        'match.vendor_id',
+      ],
       [{ name: 'Door RFID', reader_identifier: 'R', framing: 'line', path: '/dev/ttyUSB9' }, 'name'],
       [{ name: 'x', reader_identifier: 'R', framing: 'line', path: '/dev/ttyUSB9', surprise: 1 }, ''],
     ];
@@ -235,11 +369,24 @@ describe('the firmware bridge over serial ptys', () => {
       expect(res.body.message).toBeTruthy();
       if (field) expect(Object.keys(res.body.errors), JSON.stringify(body)).toContain(field);
     }
-    expect((await api.get(`${A}/bridge/devices?per_page=100`)).body.data.some((d: { name: string }) => d.name === 'x')).toBe(false);
-    expect((await api.get(`${A}/readers?per_page=100`)).body.data.some((r: { identifier: string }) => r.identifier === 'R')).toBe(false);
+    expect(
+      (await api.get(`${A}/bridge/devices?per_page=100`)).body.data.some((d: { name: string }) => d.name === 'x'),
+    ).toBe(false);
+    expect(
+      (await api.get(`${A}/readers?per_page=100`)).body.data.some((r: { identifier: string }) => r.identifier === 'R'),
+    ).toBe(false);
     expect((await api.put(`${A}/bridge/devices/999999`, { enabled: false })).status).toBe(404);
     const reader = client(gh, await gh.token(['access:read']));
     expect((await reader.get(`${A}/bridge/devices`)).status).toBe(200);
-    expect((await reader.post(`${A}/bridge/devices`, { name: 'y', reader_identifier: 'R', framing: 'line', path: '/dev/ttyUSB8' })).status).toBe(401);
+    expect(
+      (
+        await reader.post(`${A}/bridge/devices`, {
+          name: 'y',
+          reader_identifier: 'R',
+          framing: 'line',
+          path: '/dev/ttyUSB8',
+        })
+      ).status,
+    ).toBe(401);
   });
 });

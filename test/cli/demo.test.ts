@@ -33,6 +33,13 @@ describe('demo venue (npm run demo)', () => {
     expect(await total('time-restrictions')).toBe(2);
     expect(await total('blocklist')).toBe(1);
     const gate = (await gh.request('GET', `${A}/access-points?per_page=1`, { token: admin })).body.data[0];
-    expect(gate).toMatchObject({ name: 'Main Gate In', direction: 'in', readers: [expect.objectContaining({ identifier: 'GATE-IN-1' }), expect.objectContaining({ identifier: 'GATE-IN-2' })] });
+    expect(gate).toMatchObject({
+      name: 'Main Gate In',
+      direction: 'in',
+      readers: [
+        expect.objectContaining({ identifier: 'GATE-IN-1' }),
+        expect.objectContaining({ identifier: 'GATE-IN-2' }),
+      ],
+    });
   });
 });

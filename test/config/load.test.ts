@@ -22,7 +22,14 @@ describe('configuration', () => {
     expect(config.http.port).toBe(8080);
     expect(config.mqtt.port).toBe(1883);
     expect(config.dataDir).toBe('./data');
-    expect(config.rateLimit).toEqual({ standard: 60, bulk: 10, search: 20, windowSeconds: 60, sync: 600, syncWindowSeconds: 10 });
+    expect(config.rateLimit).toEqual({
+      standard: 60,
+      bulk: 10,
+      search: 20,
+      windowSeconds: 60,
+      sync: 600,
+      syncWindowSeconds: 10,
+    });
     expect(config.auth.tokenExpiryMinutes).toBeNull();
     expect(Object.isFrozen(config.http)).toBe(true);
   });
@@ -74,7 +81,11 @@ describe('configuration', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gatehouse-config-'));
     const file = join(dir, 'gatehouse.json');
     writeFileSync(file, JSON.stringify({ http: { port: 7000 }, log: { level: 'debug' }, dataDir: '/srv/a' }));
-    const config = loadConfig({ file, env: { GATEHOUSE_HTTP_PORT: '7001', GATEHOUSE_DATA_DIR: '/srv/b' }, flags: ['--http-port', '7002', '--webhook-allow-insecure'] });
+    const config = loadConfig({
+      file,
+      env: { GATEHOUSE_HTTP_PORT: '7001', GATEHOUSE_DATA_DIR: '/srv/b' },
+      flags: ['--http-port', '7002', '--webhook-allow-insecure'],
+    });
     expect(config.http.port).toBe(7002);
     expect(config.dataDir).toBe('/srv/b');
     expect(config.log.level).toBe('debug');
@@ -82,12 +93,20 @@ describe('configuration', () => {
   });
 
   it('stops with one message naming the key, the value, where it came from and what is expected', () => {
-    const problems = problemsOf(() => loadConfig({ env: { GATEHOUSE_HTTP_PORT: 'eighty', GATEHOUSE_ROLE: 'satellite', GATEHOUSE_LOG_LEVEL: 'loud' } }));
+    const problems = problemsOf(() =>
+      loadConfig({ env: { GATEHOUSE_HTTP_PORT: 'eighty', GATEHOUSE_ROLE: 'satellite', GATEHOUSE_LOG_LEVEL: 'loud' } }),
+    );
     expect(problems).toHaveLength(3);
-    expect(problems.find((p) => p.startsWith('http.port'))).toMatch(/^http\.port = "eighty" \(from GATEHOUSE_HTTP_PORT\): .*expected number/);
-    expect(problems.find((p) => p.startsWith('role'))).toMatch(/role = "satellite" \(from GATEHOUSE_ROLE\): .*"standalone"\|"edge"\|"cloud"/);
+    expect(problems.find((p) => p.startsWith('http.port'))).toMatch(
+      /^http\.port = "eighty" \(from GATEHOUSE_HTTP_PORT\): .*expected number/,
+    );
+    expect(problems.find((p) => p.startsWith('role'))).toMatch(
+      /role = "satellite" \(from GATEHOUSE_ROLE\): .*"standalone"\|"edge"\|"cloud"/,
+    );
     expect(problems.find((p) => p.startsWith('log.level'))).toContain('"loud"');
-    expect(() => loadConfig({ env: { GATEHOUSE_HTTP_PORT: '70000' } })).toThrow(/Invalid configuration:\n {2}- http\.port = 70000 \(from GATEHOUSE_HTTP_PORT\): .*65535/);
+    expect(() => loadConfig({ env: { GATEHOUSE_HTTP_PORT: '70000' } })).toThrow(
+      /Invalid configuration:\n {2}- http\.port = 70000 \(from GATEHOUSE_HTTP_PORT\): .*65535/,
+    );
   });
 
   it('takes an encryption master key of 32 bytes in base64, and refuses any other without printing it', () => {
@@ -95,7 +114,12 @@ describe('configuration', () => {
     expect(loadConfig({ env: { GATEHOUSE_PUSHER_ENCRYPTION_MASTER_KEY: key } }).pusher.encryptionMasterKey).toBe(key);
     expect(loadConfig({}).pusher.encryptionMasterKey).toBeNull(); // generated and kept at start (realtime.md)
     // 31 and 33 bytes, 32 characters that are not base64 of 32 bytes (the deprecated raw form), not base64 at all.
-    const wrong = [Buffer.alloc(31, 7).toString('base64'), Buffer.alloc(33, 7).toString('base64'), 'a-thirty-two-character-long-key!', 'not base64 at all ###'];
+    const wrong = [
+      Buffer.alloc(31, 7).toString('base64'),
+      Buffer.alloc(33, 7).toString('base64'),
+      'a-thirty-two-character-long-key!',
+      'not base64 at all ###',
+    ];
     for (const value of wrong) {
       const problems = problemsOf(() => loadConfig({ env: { GATEHOUSE_PUSHER_ENCRYPTION_MASTER_KEY: value } }));
       expect(problems).toEqual([
@@ -116,15 +140,25 @@ describe('configuration', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gatehouse-config-'));
     const file = join(dir, 'old.json');
     writeFileSync(file, JSON.stringify({ access: { antiPassback: true } }));
-    const moved = /^access\.antiPassback = true \(from (.+)\): removed: anti-passback is a choice of each access zone now \(its anti_passback field; docs\/engine\.md\)$/;
+    const moved =
+      /^access\.antiPassback = true \(from (.+)\): removed: anti-passback is a choice of each access zone now \(its anti_passback field; docs\/engine\.md\)$/;
     expect(problemsOf(() => loadConfig({ file }))).toEqual([expect.stringMatching(moved)]);
     expect(problemsOf(() => loadConfig({ file }))[0]).toContain(`(from ${file})`);
-    for (const on of ['1', 'true']) expect(problemsOf(() => loadConfig({ env: { GATEHOUSE_ACCESS_ANTI_PASSBACK: on } }))).toEqual([expect.stringMatching(moved)]);
+    for (const on of ['1', 'true'])
+      expect(problemsOf(() => loadConfig({ env: { GATEHOUSE_ACCESS_ANTI_PASSBACK: on } }))).toEqual([
+        expect.stringMatching(moved),
+      ]);
     expect(problemsOf(() => loadConfig({ flags: ['--access-anti-passback'] }))).toEqual([expect.stringMatching(moved)]);
     // Not a boolean at all: named as such, not taken for either.
-    expect(problemsOf(() => loadConfig({ env: { GATEHOUSE_ACCESS_ANTI_PASSBACK: 'sometimes' } }))[0]).toMatch(/^access\.antiPassback = "sometimes" \(from GATEHOUSE_ACCESS_ANTI_PASSBACK\): removed/);
+    expect(problemsOf(() => loadConfig({ env: { GATEHOUSE_ACCESS_ANTI_PASSBACK: 'sometimes' } }))[0]).toMatch(
+      /^access\.antiPassback = "sometimes" \(from GATEHOUSE_ACCESS_ANTI_PASSBACK\): removed/,
+    );
     writeFileSync(file, JSON.stringify({ access: { antiPassback: false }, http: { port: 9000 } }));
-    const config = loadConfig({ file, env: { GATEHOUSE_ACCESS_ANTI_PASSBACK: '0' }, flags: ['--access-anti-passback=false'] });
+    const config = loadConfig({
+      file,
+      env: { GATEHOUSE_ACCESS_ANTI_PASSBACK: '0' },
+      flags: ['--access-anti-passback=false'],
+    });
     expect(config.http.port).toBe(9000);
     expect(config).not.toHaveProperty('access');
   });
@@ -134,8 +168,12 @@ describe('configuration', () => {
     const file = join(dir, 'bad.json');
     writeFileSync(file, JSON.stringify({ http: { prot: 1 } }));
     expect(problemsOf(() => loadConfig({ file }))[0]).toMatch(/^http prot/);
-    expect(problemsOf(() => loadConfig({ flags: ['--no-such-thing', '1'] }))).toContain('unknown option --no-such-thing');
-    expect(problemsOf(() => loadConfig({ file: join(dir, 'missing.json'), fileRequired: true }))[0]).toMatch(/does not exist/);
+    expect(problemsOf(() => loadConfig({ flags: ['--no-such-thing', '1'] }))).toContain(
+      'unknown option --no-such-thing',
+    );
+    expect(problemsOf(() => loadConfig({ file: join(dir, 'missing.json'), fileRequired: true }))[0]).toMatch(
+      /does not exist/,
+    );
     writeFileSync(file, '{not json');
     expect(problemsOf(() => loadConfig({ file }))[0]).toMatch(/not valid JSON/);
   });

@@ -42,13 +42,23 @@ describe('the console’s Access screen', () => {
 
   async function scan(credential: string): Promise<{ access_granted: boolean; reason?: string }> {
     const request_id = `access-${credential}-${Date.now()}-${Math.random()}`;
-    reader.client.publish(reader.scansTopic, JSON.stringify({ request_id, credential_value: credential, scan_type: 'qr', timestamp: new Date().toISOString() }), { qos: 1 });
+    reader.client.publish(
+      reader.scansTopic,
+      JSON.stringify({
+        request_id,
+        credential_value: credential,
+        scan_type: 'qr',
+        timestamp: new Date().toISOString(),
+      }),
+      { qos: 1 },
+    );
     return (await reader.inbox.next((m) => m.payload.request_id === request_id, 5000)).payload;
   }
   const attendees = () => page.getByTestId('attendee');
   const credential = (value: string) => page.locator(`[data-testid=credential][data-value="${value}"]`);
   const row = (table: string, name: string) => page.locator(`[data-testid=${table}-row][data-name="${name}"]`);
-  const noSideScroll = () => page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth);
+  const noSideScroll = () =>
+    page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth);
 
   async function search(text: string) {
     await page.getByLabel('Name, email or ticket id').fill(text);
@@ -62,7 +72,9 @@ describe('the console’s Access screen', () => {
     expect(await page.getByTestId('readers-row').count()).toBe(6);
     expect(await row('zones', 'Backstage').textContent()).toContain('60');
     // The demo's blocklisted attendee, named by a lookup.
-    await expect.poll(() => page.getByTestId('blocklist-entry').first().textContent()).toMatch(/Attendee \S+ \S+.*lighting rig/);
+    await expect
+      .poll(() => page.getByTestId('blocklist-entry').first().textContent())
+      .toMatch(/Attendee \S+ \S+.*lighting rig/);
     expect(await page.getByTestId('read-only').count()).toBe(0);
     expect(await page.getByTestId('cloud-managed').count()).toBe(0);
     expect(await noSideScroll()).toBe(true);
@@ -126,16 +138,28 @@ describe('the console’s Access screen', () => {
     await reason.fill('Passed the ticket over the fence');
     await cred.getByTestId('block-submit').click();
     await expect.poll(() => cred.getByTestId('credential-blocked').isVisible()).toBe(true);
-    const entries = (await admin.get(`${A}/blocklist`)).body.data as { id: number; credential_id: number | null; reason: string }[];
-    expect(entries.filter((e) => e.credential_id === id)).toEqual([expect.objectContaining({ reason: 'Passed the ticket over the fence' })]);
+    const entries = (await admin.get(`${A}/blocklist`)).body.data as {
+      id: number;
+      credential_id: number | null;
+      reason: string;
+    }[];
+    expect(entries.filter((e) => e.credential_id === id)).toEqual([
+      expect.objectContaining({ reason: 'Passed the ticket over the fence' }),
+    ]);
     expect(await scan('GH-000421')).toMatchObject({ access_granted: false, reason: 'blocklisted' });
     // The blocklist panel names it by its value.
-    await expect.poll(() => page.locator(`[data-testid=blocklist-entry][data-credential="${id}"]`).textContent()).toContain('GH-000421');
+    await expect
+      .poll(() => page.locator(`[data-testid=blocklist-entry][data-credential="${id}"]`).textContent())
+      .toContain('GH-000421');
     expect(await ui.accessibility()).toEqual([]);
 
     await cred.getByTestId('credential-unblock').click();
     await expect.poll(() => cred.getByTestId('credential-blocked').count()).toBe(0);
-    expect(((await admin.get(`${A}/blocklist`)).body.data as { credential_id: number | null }[]).filter((e) => e.credential_id === id)).toEqual([]);
+    expect(
+      ((await admin.get(`${A}/blocklist`)).body.data as { credential_id: number | null }[]).filter(
+        (e) => e.credential_id === id,
+      ),
+    ).toEqual([]);
     expect((await scan('GH-000421')).access_granted).toBe(true);
   });
 
@@ -157,8 +181,17 @@ describe('the console’s Access screen', () => {
     await expect.poll(() => row('zones', 'Gallery').count()).toBe(1);
     expect(await name.inputValue()).toBe(''); // the form is ready for the next one
     expect(await name.getAttribute('aria-invalid')).toBeNull();
-    const zones = (await admin.get(`${A}/access-zones?per_page=100`)).body.data as { name: string; capacity: number | null; requires_ticket: boolean; anti_passback: boolean }[];
-    expect(zones.find((z) => z.name === 'Gallery')).toMatchObject({ capacity: 25, requires_ticket: true, anti_passback: true });
+    const zones = (await admin.get(`${A}/access-zones?per_page=100`)).body.data as {
+      name: string;
+      capacity: number | null;
+      requires_ticket: boolean;
+      anti_passback: boolean;
+    }[];
+    expect(zones.find((z) => z.name === 'Gallery')).toMatchObject({
+      capacity: 25,
+      requires_ticket: true,
+      anti_passback: true,
+    });
     expect(zones.find((z) => z.name === 'Arena')).toMatchObject({ anti_passback: false }); // the demo's: off unless asked
     expect(await row('zones', 'Gallery').textContent()).toMatch(/Yes.*Yes/);
   });
@@ -173,13 +206,19 @@ describe('the console’s Access screen', () => {
     await editing.getByRole('button', { name: 'Save' }).click();
     await expect.poll(() => row('points', 'Press Gate').count()).toBe(1);
     expect(await row('points', 'Press Entrance').count()).toBe(0);
-    const points = (await admin.get(`${A}/access-points?per_page=100`)).body.data as { name: string; location: string; direction: string }[];
+    const points = (await admin.get(`${A}/access-points?per_page=100`)).body.data as {
+      name: string;
+      location: string;
+      direction: string;
+    }[];
     // Only the name changed.
     expect(points.find((p) => p.name === 'Press Gate')).toMatchObject({ location: 'Media centre', direction: 'in' });
   });
 
   it('deletes a reader only once the deletion is confirmed', async () => {
-    const reader2 = (await admin.get(`${A}/readers?per_page=100`)).body.data.find((r: { identifier: string }) => r.identifier === 'GATE-IN-2') as { id: number };
+    const reader2 = (await admin.get(`${A}/readers?per_page=100`)).body.data.find(
+      (r: { identifier: string }) => r.identifier === 'GATE-IN-2',
+    ) as { id: number };
     await row('readers', 'GATE-IN-2').getByTestId('readers-delete').click();
     expect(await row('readers', 'GATE-IN-2').textContent()).toContain('Delete GATE-IN-2?');
     await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('Delete');
@@ -197,7 +236,11 @@ describe('the console’s Access screen', () => {
   });
 
   it('shows a read-only account the same data and no edit control', async () => {
-    const made = await admin.post('/api/v1/users', { name: 'Door Watcher', email: 'watcher@example.test', password: 'a long enough password' });
+    const made = await admin.post('/api/v1/users', {
+      name: 'Door Watcher',
+      email: 'watcher@example.test',
+      password: 'a long enough password',
+    });
     expect(made.status).toBe(201);
     expect((await admin.put(`/api/v1/users/${made.body.data.id}`, { read_only: true })).status).toBe(200);
     expect((await admin.post(`/api/v1/users/${made.body.data.id}/teams`, { team_slug: 'default' })).status).toBe(200);
@@ -219,7 +262,8 @@ describe('the console’s Access screen', () => {
       await other.getByTestId('toggle-credentials').click();
       await expect.poll(() => other.locator('[data-testid=credential][data-value="GH-000021"]').isVisible()).toBe(true);
       // Searching and showing credentials are reads; nothing that changes anything is offered.
-      const editControls = '[data-testid$=-edit], [data-testid$=-delete], [data-testid$=-create], [data-testid=revoke], [data-testid$=-block], [data-testid$=-unblock], [data-testid=blocklist-remove]';
+      const editControls =
+        '[data-testid$=-edit], [data-testid$=-delete], [data-testid$=-create], [data-testid=revoke], [data-testid$=-block], [data-testid$=-unblock], [data-testid=blocklist-remove]';
       expect(await other.locator(editControls).count()).toBe(0);
       expect(await other.locator('main form').count()).toBe(1); // the search form
       await ui.shot('access-read-only');
@@ -248,7 +292,10 @@ describe('the console’s Access screen on an edge', () => {
     cloud = await startAppliance({ GATEHOUSE_ROLE: 'cloud' }, { dataDir: cloudDir });
     const issued = await client(cloud, await cloud.token()).post(`${A}/sync/edges`, { name: 'north-gate' });
     expect(issued.status).toBe(201);
-    ui = await startConsole({ demo: false, env: { GATEHOUSE_ROLE: 'edge', GATEHOUSE_CLOUD_URL: cloud.url, GATEHOUSE_SYNC_TOKEN: issued.body.data.token } });
+    ui = await startConsole({
+      demo: false,
+      env: { GATEHOUSE_ROLE: 'edge', GATEHOUSE_CLOUD_URL: cloud.url, GATEHOUSE_SYNC_TOKEN: issued.body.data.token },
+    });
   }, 120_000);
 
   afterAll(async () => {
@@ -260,7 +307,9 @@ describe('the console’s Access screen on an edge', () => {
   it('shows the venue and the blocklist read-only, with a line saying they are managed in the cloud; credentials can still be revoked', async () => {
     const edge = client(ui.gh, await ui.gh.token());
     // The edge's first download brings the venue.
-    await expect.poll(async () => (await edge.get(`${A}/readers?per_page=100`)).body?.data?.length, { timeout: 30_000 }).toBe(6);
+    await expect
+      .poll(async () => (await edge.get(`${A}/readers?per_page=100`)).body?.data?.length, { timeout: 30_000 })
+      .toBe(6);
     await ui.open('/access');
     const { page } = ui;
     await expect.poll(() => page.getByTestId('cloud-managed').isVisible(), { timeout: 10_000 }).toBe(true);
@@ -269,7 +318,11 @@ describe('the console’s Access screen on an edge', () => {
     expect(await page.getByTestId('points-row').count()).toBe(5);
     expect(await page.getByTestId('readers-row').count()).toBe(6);
     await expect.poll(() => page.getByTestId('blocklist-entry').count()).toBe(1);
-    expect(await page.locator('[data-testid$=-edit], [data-testid$=-delete], [data-testid$=-create], [data-testid=blocklist-remove]').count()).toBe(0);
+    expect(
+      await page
+        .locator('[data-testid$=-edit], [data-testid$=-delete], [data-testid$=-create], [data-testid=blocklist-remove]')
+        .count(),
+    ).toBe(0);
     expect(await page.getByTestId('read-only').count()).toBe(0); // the account may write: the venue is the cloud's
     // The appliance agrees: a write of a cloud-owned resource is refused here.
     const zone = (await edge.get(`${A}/access-zones`)).body.data[0];

@@ -34,7 +34,14 @@ const summary: AccessSummary = {
   end_date: '2026-11-26T23:00:00.000Z',
   granted: 5,
   denied: 2,
-  denied_by_reason: { invalid_credential: 1, not_authorized: 1, expired: 0, capacity_exceeded: 0, time_restricted: 0, blocklisted: 0 },
+  denied_by_reason: {
+    invalid_credential: 1,
+    not_authorized: 1,
+    expired: 0,
+    capacity_exceeded: 0,
+    time_restricted: 0,
+    blocklisted: 0,
+  },
   by_zone: [
     { access_zone_id: null, name: null, granted: 0, denied: 1 },
     { access_zone_id: 1, name: 'Arena', granted: 4, denied: 0 },
@@ -49,8 +56,18 @@ const summary: AccessSummary = {
 describe('analytics screen logic', () => {
   it('asks for a zone’s occupancy and the summary over the same dates', () => {
     const range = { from: '2026-11-26', to: '2026-11-27' };
-    expect(occupancyRequest(3, '15min', range)).toEqual({ metric: 'zone_occupancy', zone_id: 3, interval: '15min', start_date: '2026-11-26', end_date: '2026-11-27' });
-    expect(summaryRequest(range)).toEqual({ metric: 'access_summary', start_date: '2026-11-26', end_date: '2026-11-27' });
+    expect(occupancyRequest(3, '15min', range)).toEqual({
+      metric: 'zone_occupancy',
+      zone_id: 3,
+      interval: '15min',
+      start_date: '2026-11-26',
+      end_date: '2026-11-27',
+    });
+    expect(summaryRequest(range)).toEqual({
+      metric: 'access_summary',
+      start_date: '2026-11-26',
+      end_date: '2026-11-27',
+    });
   });
 
   it('knows today in the project’s time zone, not the browser’s', () => {

@@ -47,7 +47,16 @@ describe('the console’s Analytics screen', () => {
   async function scan(at: string, credential: string): Promise<{ access_granted: boolean; reason?: string }> {
     const r = readers[at]!;
     const request_id = `analytics-${credential}-${Date.now()}-${Math.random()}`;
-    r.client.publish(r.scansTopic, JSON.stringify({ request_id, credential_value: credential, scan_type: 'qr', timestamp: new Date().toISOString() }), { qos: 1 });
+    r.client.publish(
+      r.scansTopic,
+      JSON.stringify({
+        request_id,
+        credential_value: credential,
+        scan_type: 'qr',
+        timestamp: new Date().toISOString(),
+      }),
+      { qos: 1 },
+    );
     return (await r.inbox.next((m) => m.payload.request_id === request_id, 5000)).payload;
   }
 
@@ -86,7 +95,8 @@ describe('the console’s Analytics screen', () => {
         return false;
       }),
     );
-  const noSideScroll = () => page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth);
+  const noSideScroll = () =>
+    page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth);
 
   it('shows zone occupancy and the access summary of today after scans, the tables matching the REST answers', async () => {
     expect((await scan('GATE-IN-1', 'GH-000001')).access_granted).toBe(true);
@@ -95,7 +105,10 @@ describe('the console’s Analytics screen', () => {
     expect((await scan('GATE-OUT-1', 'GH-000002')).access_granted).toBe(true);
     expect((await scan('BACKSTAGE-1', 'GH-000008')).access_granted).toBe(true);
     expect(await scan('BACKSTAGE-1', 'GH-000001')).toMatchObject({ access_granted: false, reason: 'not_authorized' });
-    expect(await scan('GATE-IN-1', 'NOT-A-TICKET')).toMatchObject({ access_granted: false, reason: 'invalid_credential' });
+    expect(await scan('GATE-IN-1', 'NOT-A-TICKET')).toMatchObject({
+      access_granted: false,
+      reason: 'invalid_credential',
+    });
 
     await ui.open('/analytics');
     await expect.poll(() => page.getByTestId('occupancy-row').count(), { timeout: 10_000 }).toBeGreaterThan(0);
@@ -108,7 +121,13 @@ describe('the console’s Analytics screen', () => {
     expect(series.at(-1)!.occupancy).toBe(2);
 
     await expect.poll(() => page.getByTestId('total-granted').textContent()).toBe('5');
-    const summary = (await admin.post(`${A}/analytics/metrics`, { metric: 'access_summary', start_date: (await chosen()).start_date, end_date: (await chosen()).end_date })).body.data;
+    const summary = (
+      await admin.post(`${A}/analytics/metrics`, {
+        metric: 'access_summary',
+        start_date: (await chosen()).start_date,
+        end_date: (await chosen()).end_date,
+      })
+    ).body.data;
     expect(summary).toMatchObject({ granted: 5, denied: 2 });
     expect(await page.getByTestId('total-denied').textContent()).toBe(String(summary.denied));
     expect(await page.getByTestId('total-unique').textContent()).toBe(String(summary.unique_attendees));
@@ -119,15 +138,32 @@ describe('the console’s Analytics screen', () => {
         denied: Number(r.querySelector('[data-testid=denied]')!.textContent),
       })),
     );
-    expect(points).toEqual(summary.by_access_point.map((p: { name: string; granted: number; denied: number }) => ({ name: p.name, granted: p.granted, denied: p.denied })));
-    expect(await page.locator('[data-testid=reason-row][data-reason=not_authorized] [data-testid=count]').textContent()).toBe('1');
-    expect(await page.locator('[data-testid=reason-row][data-reason=invalid_credential] [data-testid=count]').textContent()).toBe('1');
+    expect(points).toEqual(
+      summary.by_access_point.map((p: { name: string; granted: number; denied: number }) => ({
+        name: p.name,
+        granted: p.granted,
+        denied: p.denied,
+      })),
+    );
+    expect(
+      await page.locator('[data-testid=reason-row][data-reason=not_authorized] [data-testid=count]').textContent(),
+    ).toBe('1');
+    expect(
+      await page.locator('[data-testid=reason-row][data-reason=invalid_credential] [data-testid=count]').textContent(),
+    ).toBe('1');
 
     // Two charts, drawn, each an image with a text alternative.
     await expect.poll(chartsDrawn).toEqual([true, true]);
-    expect(await page.getByTestId('chart').evaluateAll((cs) => cs.map((c) => [c.getAttribute('role'), c.getAttribute('aria-label')]))).toEqual([
+    expect(
+      await page
+        .getByTestId('chart')
+        .evaluateAll((cs) => cs.map((c) => [c.getAttribute('role'), c.getAttribute('aria-label')])),
+    ).toEqual([
       ['img', expect.stringMatching(/^Occupancy of Arena: 3 entries, 1 exits, at most 2 inside/)],
-      ['img', 'Granted and denied scans per access point: 5 granted, 2 denied in all. The numbers are in the table below.'],
+      [
+        'img',
+        'Granted and denied scans per access point: 5 granted, 2 denied in all. The numbers are in the table below.',
+      ],
     ]);
     expect(await noSideScroll()).toBe(true);
     await ui.shot('analytics');
@@ -155,16 +191,22 @@ describe('the console’s Analytics screen', () => {
 
   it('follows the zone chosen', async () => {
     await page.getByLabel('Zone', { exact: true }).selectOption({ label: 'Backstage' });
-    await expect.poll(async () => (await occupancyTable()).reduce((n, b) => n + b.entries, 0), { timeout: 10_000 }).toBe(1);
+    await expect
+      .poll(async () => (await occupancyTable()).reduce((n, b) => n + b.entries, 0), { timeout: 10_000 })
+      .toBe(1);
     expect(await occupancyTable()).toEqual(await occupancyFromRest());
-    await expect.poll(() => page.getByTestId('chart').first().getAttribute('aria-label')).toMatch(/^Occupancy of Backstage: 1 entries, 0 exits, at most 1 inside/);
+    await expect
+      .poll(() => page.getByTestId('chart').first().getAttribute('aria-label'))
+      .toMatch(/^Occupancy of Backstage: 1 entries, 0 exits, at most 1 inside/);
   });
 
   it('shows a range that ends before it starts as the appliance’s error under the field', async () => {
     const today = await page.getByLabel('From', { exact: true }).inputValue();
     const yesterday = new Date(Date.parse(`${today}T12:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
     await page.getByLabel('To (included)').fill(yesterday);
-    await expect.poll(() => page.getByTestId('analytics-to-error').textContent(), { timeout: 10_000 }).toBe('The end_date must be after the start_date.');
+    await expect
+      .poll(() => page.getByTestId('analytics-to-error').textContent(), { timeout: 10_000 })
+      .toBe('The end_date must be after the start_date.');
     expect(await page.getByLabel('To (included)').getAttribute('aria-invalid')).toBe('true');
     expect(await ui.accessibility()).toEqual([]);
     await page.getByLabel('To (included)').fill(today);
@@ -173,7 +215,9 @@ describe('the console’s Analytics screen', () => {
   });
 
   it('draws the charts again for another project and lets them go when the page is left', async () => {
-    expect((await admin.post('/api/v1/projects', { name: 'Side Stage', slug: 'side-stage', timezone: 'UTC' })).status).toBe(201);
+    expect(
+      (await admin.post('/api/v1/projects', { name: 'Side Stage', slug: 'side-stage', timezone: 'UTC' })).status,
+    ).toBe(201);
     await page.reload();
     await page.getByLabel('Project').selectOption({ label: 'Side Stage' });
     await expect.poll(() => page.getByText('No scans in this range.').isVisible(), { timeout: 10_000 }).toBe(true);
@@ -190,7 +234,11 @@ describe('the console’s Analytics screen', () => {
   });
 
   it('shows a read-only account the same numbers (the metrics are a read, though a POST)', async () => {
-    const made = await admin.post('/api/v1/users', { name: 'Numbers Reader', email: 'numbers@example.test', password: 'a long enough password' });
+    const made = await admin.post('/api/v1/users', {
+      name: 'Numbers Reader',
+      email: 'numbers@example.test',
+      password: 'a long enough password',
+    });
     expect(made.status).toBe(201);
     expect((await admin.put(`/api/v1/users/${made.body.data.id}`, { read_only: true })).status).toBe(200);
     expect((await admin.post(`/api/v1/users/${made.body.data.id}/teams`, { team_slug: 'default' })).status).toBe(200);
@@ -202,7 +250,8 @@ describe('the console’s Analytics screen', () => {
       await other.getByLabel('Password').fill('a long enough password');
       await other.getByRole('button', { name: 'Sign in' }).click();
       await expect.poll(() => new URL(other.url()).pathname, { timeout: 10_000 }).toBe('/analytics');
-      if ((await other.getByLabel('Project').count()) > 0) await other.getByLabel('Project').selectOption({ label: 'Default project' });
+      if ((await other.getByLabel('Project').count()) > 0)
+        await other.getByLabel('Project').selectOption({ label: 'Default project' });
       await expect.poll(() => other.getByTestId('total-granted').textContent(), { timeout: 10_000 }).toBe('5');
       expect(await other.getByTestId('total-denied').textContent()).toBe('2');
       expect(errors).toEqual([]);

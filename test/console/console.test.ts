@@ -37,9 +37,21 @@ describe('the staff console, in Chromium', () => {
   const shot = (name: string) => ui.shot(name);
   const accessibility = () => ui.accessibility();
   const signIn = (password = ADMIN_PASSWORD, email = ADMIN_EMAIL) => ui.signIn(email, password);
-  async function scan(credential: string, scanType = 'rfid'): Promise<{ access_granted: boolean; reason?: string; reason_detail?: string | null }> {
+  async function scan(
+    credential: string,
+    scanType = 'rfid',
+  ): Promise<{ access_granted: boolean; reason?: string; reason_detail?: string | null }> {
     const request_id = `console-${credential}-${Date.now()}`;
-    reader.client.publish(reader.scansTopic, JSON.stringify({ request_id, credential_value: credential, scan_type: scanType, timestamp: new Date().toISOString() }), { qos: 1 });
+    reader.client.publish(
+      reader.scansTopic,
+      JSON.stringify({
+        request_id,
+        credential_value: credential,
+        scan_type: scanType,
+        timestamp: new Date().toISOString(),
+      }),
+      { qos: 1 },
+    );
     return (await reader.inbox.next((m) => m.payload.request_id === request_id, 5000)).payload;
   }
   const zone = (name: string) => page.locator(`[data-testid=zone][data-zone="${name}"]`);
@@ -75,14 +87,18 @@ describe('the staff console, in Chromium', () => {
       await page.getByLabel('Password').fill('');
     }
     await signIn('wrong again', 'locked@example.test');
-    await expect.poll(() => page.getByTestId('signin-error').textContent()).toMatch(/^Too many failed logins for this account: try again in \d+ s\.$/);
+    await expect
+      .poll(() => page.getByTestId('signin-error').textContent())
+      .toMatch(/^Too many failed logins for this account: try again in \d+ s\.$/);
     expect(await page.getByLabel('Email').getAttribute('aria-invalid')).toBeNull();
   });
 
   it('signs in by typing into the form and lands on the page asked for, the live doors seeded from the appliance', async () => {
     await signIn();
     await expect.poll(path, { timeout: 10_000 }).toBe('/doors?from=bookmark');
-    await expect.poll(() => zone('Arena').getByTestId('zone-count').textContent(), { timeout: 10_000 }).toBe('0 / 5000');
+    await expect
+      .poll(() => zone('Arena').getByTestId('zone-count').textContent(), { timeout: 10_000 })
+      .toBe('0 / 5000');
     expect(await zone('Backstage').getByTestId('zone-count').textContent()).toBe('0 / 60');
     await expect.poll(() => page.getByTestId('live-state').textContent(), { timeout: 10_000 }).toBe('Live');
     expect(await page.getByText('No access events yet.').isVisible()).toBe(true);
@@ -111,14 +127,22 @@ describe('the staff console, in Chromium', () => {
     await expect.poll(() => zone('Rooftop').count(), { timeout: 10_000 }).toBe(1);
     expect(await zone('Rooftop').getByTestId('zone-count').textContent()).toBe('0 / 25');
     expect((await admin.put(`${A}/access-zones/${made.id}`, { name: 'Sky bar', capacity: 30 })).status).toBe(200);
-    await expect.poll(() => zone('Sky bar').getByTestId('zone-count').textContent(), { timeout: 10_000 }).toBe('0 / 30');
+    await expect
+      .poll(() => zone('Sky bar').getByTestId('zone-count').textContent(), { timeout: 10_000 })
+      .toBe('0 / 30');
     expect(await zone('Rooftop').count()).toBe(0);
     // A known zone keeps its count through a change of its capacity.
-    const backstage = (await admin.get(`${A}/access-zones?per_page=100`)).body.data.find((z: { name: string }) => z.name === 'Backstage').id as number;
+    const backstage = (await admin.get(`${A}/access-zones?per_page=100`)).body.data.find(
+      (z: { name: string }) => z.name === 'Backstage',
+    ).id as number;
     expect((await admin.put(`${A}/access-zones/${backstage}`, { capacity: 80 })).status).toBe(200);
-    await expect.poll(() => zone('Backstage').getByTestId('zone-count').textContent(), { timeout: 10_000 }).toBe('1 / 80');
+    await expect
+      .poll(() => zone('Backstage').getByTestId('zone-count').textContent(), { timeout: 10_000 })
+      .toBe('1 / 80');
     expect((await admin.put(`${A}/access-zones/${backstage}`, { capacity: 60 })).status).toBe(200);
-    await expect.poll(() => zone('Backstage').getByTestId('zone-count').textContent(), { timeout: 10_000 }).toBe('1 / 60');
+    await expect
+      .poll(() => zone('Backstage').getByTestId('zone-count').textContent(), { timeout: 10_000 })
+      .toBe('1 / 60');
     expect((await admin.del(`${A}/access-zones/${made.id}`)).status).toBe(204);
     await expect.poll(() => zone('Sky bar').count(), { timeout: 10_000 }).toBe(0);
     expect(await page.evaluate(() => (window as unknown as { stayed: number }).stayed)).toBe(marker); // same page: no reload
@@ -138,7 +162,9 @@ describe('the staff console, in Chromium', () => {
   it('makes a spike of denials at one gate stand out: its rows highlighted and an alert line', async () => {
     expect(await page.getByTestId('spike-alert').count()).toBe(0);
     for (let i = 1; i <= 4; i++) expect((await scan(`NOT-A-TICKET-${i}`)).reason).toBe('invalid_credential');
-    await expect.poll(() => page.getByTestId('spike-alert').allTextContents(), { timeout: 10_000 }).toEqual(['5 denials at Backstage Door in the last 60 s']);
+    await expect
+      .poll(() => page.getByTestId('spike-alert').allTextContents(), { timeout: 10_000 })
+      .toEqual(['5 denials at Backstage Door in the last 60 s']);
     expect(await page.locator('[data-testid=feed-row].spike').count()).toBe(5);
     expect(await page.locator('[data-testid=feed-row][data-result=granted].spike').count()).toBe(0);
     expect(await firstRow().getByTestId('feed-reason').textContent()).toBe('Unknown ticket');
@@ -146,25 +172,43 @@ describe('the staff console, in Chromium', () => {
 
   it('tells door staff why in words: a holder already inside a zone that refuses re-entry, a scan at an inactive door', async () => {
     const admin = client(gh, await gh.token());
-    const backstage = (await admin.get(`${A}/access-zones?per_page=100`)).body.data.find((z: { name: string }) => z.name === 'Backstage').id as number;
-    const door = (await admin.get(`${A}/access-points?per_page=100`)).body.data.find((p: { name: string }) => p.name === 'Backstage Door').id as number;
+    const backstage = (await admin.get(`${A}/access-zones?per_page=100`)).body.data.find(
+      (z: { name: string }) => z.name === 'Backstage',
+    ).id as number;
+    const door = (await admin.get(`${A}/access-points?per_page=100`)).body.data.find(
+      (p: { name: string }) => p.name === 'Backstage Door',
+    ).id as number;
     // GH-000008 is inside Backstage since the first scan; the zone now refuses re-entry.
     expect((await admin.put(`${A}/access-zones/${backstage}`, { anti_passback: true })).status).toBe(200);
-    expect(await scan('GH-000008')).toMatchObject({ access_granted: false, reason: 'not_authorized', reason_detail: 'already_inside' });
-    await expect.poll(() => firstRow().getByTestId('feed-reason').textContent(), { timeout: 10_000 }).toBe('Already inside');
+    expect(await scan('GH-000008')).toMatchObject({
+      access_granted: false,
+      reason: 'not_authorized',
+      reason_detail: 'already_inside',
+    });
+    await expect
+      .poll(() => firstRow().getByTestId('feed-reason').textContent(), { timeout: 10_000 })
+      .toBe('Already inside');
     expect(await firstRow().getByTestId('feed-who').textContent()).toBe('GH-000008');
     expect((await admin.put(`${A}/access-zones/${backstage}`, { anti_passback: false })).status).toBe(200);
     // The door switched off: the scan is still decided, recorded and shown, with no zone.
     expect((await admin.put(`${A}/access-points/${door}`, { is_active: false })).status).toBe(200);
-    expect(await scan('GH-000008')).toMatchObject({ access_granted: false, reason: 'not_authorized', reason_detail: 'access_point_inactive' });
-    await expect.poll(() => firstRow().getByTestId('feed-reason').textContent(), { timeout: 10_000 }).toBe('Door inactive');
+    expect(await scan('GH-000008')).toMatchObject({
+      access_granted: false,
+      reason: 'not_authorized',
+      reason_detail: 'access_point_inactive',
+    });
+    await expect
+      .poll(() => firstRow().getByTestId('feed-reason').textContent(), { timeout: 10_000 })
+      .toBe('Door inactive');
     expect(await firstRow().getByTestId('feed-gate').textContent()).toBe('Backstage Door');
     expect((await admin.put(`${A}/access-points/${door}`, { is_active: true })).status).toBe(200);
     expect(await zone('Backstage').getByTestId('zone-count').textContent()).toBe('1 / 60');
   });
 
   it('fits a tablet (no horizontal scrolling at 768 px), shows keyboard focus, and passes the accessibility check', async () => {
-    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+    expect(
+      await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth),
+    ).toBeLessThanOrEqual(0);
     await page.keyboard.press('Tab');
     const focus = await page.evaluate(() => {
       const el = document.activeElement as HTMLElement;
@@ -184,7 +228,9 @@ describe('the staff console, in Chromium', () => {
     expect(await page.getByTestId('feed-reason').nth(0).textContent()).toBe('Door inactive');
     expect(await page.getByTestId('feed-reason').nth(1).textContent()).toBe('Already inside');
     // The log's grant names its attendee by id: the console looks the name up.
-    await expect.poll(() => page.locator('[data-testid=feed-row][data-result=granted]').getByTestId('feed-who').textContent()).toMatch(/^\S+ \S+$/);
+    await expect
+      .poll(() => page.locator('[data-testid=feed-row][data-result=granted]').getByTestId('feed-who').textContent())
+      .toMatch(/^\S+ \S+$/);
   });
 
   it('a session logged out on the appliance goes back to sign-in, then to the page the user was on', async () => {
@@ -213,12 +259,16 @@ describe('the staff console, in Chromium', () => {
 
   it('offers a project picker when the user reaches several projects, and follows the one chosen', async () => {
     const admin = client(gh, await gh.token());
-    expect((await admin.post('/api/v1/projects', { name: 'Side Stage', slug: 'side-stage', timezone: 'UTC' })).status).toBe(201);
+    expect(
+      (await admin.post('/api/v1/projects', { name: 'Side Stage', slug: 'side-stage', timezone: 'UTC' })).status,
+    ).toBe(201);
     await page.reload();
     const picker = page.getByLabel('Project');
     await expect.poll(() => picker.isVisible(), { timeout: 10_000 }).toBe(true);
     await picker.selectOption({ label: 'Side Stage' });
-    await expect.poll(() => page.getByText('No access zones in this project.').isVisible(), { timeout: 10_000 }).toBe(true);
+    await expect
+      .poll(() => page.getByText('No access zones in this project.').isVisible(), { timeout: 10_000 })
+      .toBe(true);
     expect(await page.getByTestId('feed-row').count()).toBe(0);
     await expect.poll(() => page.getByTestId('live-state').textContent(), { timeout: 10_000 }).toBe('Live');
     await shot('project-picker');
@@ -228,7 +278,9 @@ describe('the staff console, in Chromium', () => {
 
   it('answers a path it does not know with its not-found page and a way back', async () => {
     await page.goto(`${gh.url}/no-such-screen`);
-    await expect.poll(() => page.getByRole('heading', { name: 'Page not found' }).isVisible(), { timeout: 10_000 }).toBe(true);
+    await expect
+      .poll(() => page.getByRole('heading', { name: 'Page not found' }).isVisible(), { timeout: 10_000 })
+      .toBe(true);
     await shot('not-found');
     expect(await accessibility()).toEqual([]);
     await page.getByRole('link', { name: 'Back to the live doors' }).click();

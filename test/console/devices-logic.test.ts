@@ -14,7 +14,17 @@ import {
   timeLeft,
 } from '../../console/src/devices.js';
 import { deletedAt, eventReferences, goneReferences, rowText, sentChange } from '../../console/src/conflict-values.js';
-import { applyConflict, type Conflict, lastSuccess, linkState, matches, modeOf, offsetText, replaceEdge, type SyncStatus } from '../../console/src/sync.js';
+import {
+  applyConflict,
+  type Conflict,
+  lastSuccess,
+  linkState,
+  matches,
+  modeOf,
+  offsetText,
+  replaceEdge,
+  type SyncStatus,
+} from '../../console/src/sync.js';
 
 // The devices and sync screens' logic without a browser (console/src/devices.ts, sync.ts): the
 // devices channel's events applied to the lists, pending logins and their countdown, the throttle
@@ -28,24 +38,72 @@ const reader = (id: number, status: Partial<Reader['status']> = {}): Reader => (
   type: 'qr',
   access_point_id: 1,
   gateway_id: null,
-  status: { status: 'unknown', connected_via: null, gateway_status: null, last_seen: null, last_scan: null, errors: 0, last_error: null, ...status },
+  status: {
+    status: 'unknown',
+    connected_via: null,
+    gateway_status: null,
+    last_seen: null,
+    last_scan: null,
+    errors: 0,
+    last_error: null,
+    ...status,
+  },
 });
 
 describe('devices logic', () => {
   it('applies a ReaderStatusChanged to its reader only, keeping the error counts and a newer last scan', () => {
     const readers = [reader(1, { last_scan: at(30), errors: 2, last_error: 'malformed_json' }), reader(2)];
-    const next = applyReaderStatus(readers, { reader_id: 1, status: 'online', connected_via: 'mqtt', gateway_status: null, last_seen: at(40), last_scan: at(10), timestamp: at(40) });
-    expect(next[0]!.status).toEqual({ status: 'online', connected_via: 'mqtt', gateway_status: null, last_seen: at(40), last_scan: at(30), errors: 2, last_error: 'malformed_json' });
+    const next = applyReaderStatus(readers, {
+      reader_id: 1,
+      status: 'online',
+      connected_via: 'mqtt',
+      gateway_status: null,
+      last_seen: at(40),
+      last_scan: at(10),
+      timestamp: at(40),
+    });
+    expect(next[0]!.status).toEqual({
+      status: 'online',
+      connected_via: 'mqtt',
+      gateway_status: null,
+      last_seen: at(40),
+      last_scan: at(30),
+      errors: 2,
+      last_error: 'malformed_json',
+    });
     expect(next[1]).toBe(readers[1]);
-    const later = applyReaderStatus(next, { reader_id: 1, status: 'offline', connected_via: null, gateway_status: null, last_seen: at(50), last_scan: at(45), timestamp: at(50) });
+    const later = applyReaderStatus(next, {
+      reader_id: 1,
+      status: 'offline',
+      connected_via: null,
+      gateway_status: null,
+      last_seen: at(50),
+      last_scan: at(45),
+      timestamp: at(50),
+    });
     expect(later[0]!.status.last_scan).toBe(at(45));
   });
 
   it('replaces a gateway from its event, or adds one the list did not have', () => {
-    const gw = { id: 1, identifier: 'GW-1', name: null, status: 'unknown', last_seen: null, reader_ids: [], last_report: null };
-    expect(applyGateway([gw], { ...gw, status: 'online', last_seen: at(1) })).toEqual([{ ...gw, status: 'online', last_seen: at(1) }]);
+    const gw = {
+      id: 1,
+      identifier: 'GW-1',
+      name: null,
+      status: 'unknown',
+      last_seen: null,
+      reader_ids: [],
+      last_report: null,
+    };
+    expect(applyGateway([gw], { ...gw, status: 'online', last_seen: at(1) })).toEqual([
+      { ...gw, status: 'online', last_seen: at(1) },
+    ]);
     expect(applyGateway([gw], { ...gw, id: 2, identifier: 'GW-2' }).map((g) => g.identifier)).toEqual(['GW-1', 'GW-2']);
-    expect([gatewayState('ONLINE'), gatewayState('connected'), gatewayState('offline'), gatewayState('rebooting')]).toEqual(['online', 'online', 'offline', 'unknown']);
+    expect([
+      gatewayState('ONLINE'),
+      gatewayState('connected'),
+      gatewayState('offline'),
+      gatewayState('rebooting'),
+    ]).toEqual(['online', 'online', 'offline', 'unknown']);
   });
 
   it('moves a plugged-in device by its hot-plug event and says where it is', () => {
@@ -67,7 +125,15 @@ describe('devices logic', () => {
       last_error: 'not there',
     } satisfies BridgeDevice;
     expect(deviceWhere(device)).toBe('USB 0403:6001');
-    const [moved] = applyBridgeEvent([device], { id: 3, name: 'Desk', reader_identifier: 'R-1', framing: 'line', connected: true, opened_path: '/dev/ttyUSB1', last_error: null });
+    const [moved] = applyBridgeEvent([device], {
+      id: 3,
+      name: 'Desk',
+      reader_identifier: 'R-1',
+      framing: 'line',
+      connected: true,
+      opened_path: '/dev/ttyUSB1',
+      last_error: null,
+    });
     expect(moved).toEqual({ ...device, connected: true, opened_path: '/dev/ttyUSB1', last_error: null });
     expect(deviceWhere(moved!)).toBe('/dev/ttyUSB1');
   });
@@ -84,7 +150,9 @@ describe('devices logic', () => {
       expires_at: at(expires),
     });
     const now = Date.parse(at(100));
-    expect(pendingLogins([login(1, 0, 99), login(2, 10, 700), login(3, 20, 600)], now).map((l) => l.id)).toEqual([3, 2]);
+    expect(pendingLogins([login(1, 0, 99), login(2, 10, 700), login(3, 20, 600)], now).map((l) => l.id)).toEqual([
+      3, 2,
+    ]);
     expect(timeLeft(at(700), now)).toBe('10:00');
     expect(timeLeft(at(161), now)).toBe('1:01');
     expect(timeLeft(at(50), now)).toBe('0:00');
@@ -161,7 +229,12 @@ describe('sync logic', () => {
     expect(lastSuccess({ last_upload_at: at(5), last_download_at: at(9) })).toBe(at(9));
     expect(lastSuccess({ last_upload_at: at(9), last_download_at: null })).toBe(at(9));
     expect(lastSuccess({ last_upload_at: null, last_download_at: null })).toBeNull();
-    expect([offsetText(-2500), offsetText(120), offsetText(0), offsetText(null)]).toEqual(['−2.5 s', '+120 ms', '0 ms', '']);
+    expect([offsetText(-2500), offsetText(120), offsetText(0), offsetText(null)]).toEqual([
+      '−2.5 s',
+      '+120 ms',
+      '0 ms',
+      '',
+    ]);
   });
 
   it('puts a re-confirmed edge in the place of the listed one, the others as they were', () => {
@@ -179,7 +252,11 @@ describe('sync logic', () => {
       suspended_reason: suspended_at ? 'issuer_lost_access' : null,
     });
     const listed = [edge(1, null), edge(2, at(3)), edge(3, at(4))];
-    expect(replaceEdge(listed, { ...edge(2, null), issued_by: 1 })).toEqual([edge(1, null), { ...edge(2, null), issued_by: 1 }, edge(3, at(4))]);
+    expect(replaceEdge(listed, { ...edge(2, null), issued_by: 1 })).toEqual([
+      edge(1, null),
+      { ...edge(2, null), issued_by: 1 },
+      edge(3, at(4)),
+    ]);
     expect(replaceEdge(listed, edge(9, null))).toEqual(listed);
   });
 
@@ -187,7 +264,9 @@ describe('sync logic', () => {
     const open = { kind: '' as const, reviewed: 'false' as const };
     const list = [conflict(1), conflict(3)];
     expect(applyConflict(list, conflict(2), open).map((c) => c.id)).toEqual([1, 2, 3]);
-    expect(applyConflict(list, conflict(4, { kind: 'attendee_field' }), { kind: 'duplicate_entry', reviewed: 'false' })).toEqual(list);
+    expect(
+      applyConflict(list, conflict(4, { kind: 'attendee_field' }), { kind: 'duplicate_entry', reviewed: 'false' }),
+    ).toEqual(list);
     const reviewed = applyConflict(list, conflict(1, { reviewed_at: at(50) }), open);
     expect(reviewed.map((c) => [c.id, c.reviewed_at])).toEqual([
       [1, at(50)],
@@ -206,12 +285,17 @@ describe('sync logic', () => {
   });
 
   it('reads both sides of the new kinds: a change as sent, a row, a deletion, references named and gone', () => {
-    const edit = { event: 'attendee.updated', data: { id: 7, last_name: 'Edited', email: null, extra: {}, previous_attributes: { last_name: 'Test' } } };
+    const edit = {
+      event: 'attendee.updated',
+      data: { id: 7, last_name: 'Edited', email: null, extra: {}, previous_attributes: { last_name: 'Test' } },
+    };
     expect(sentChange(edit)).toEqual(edit);
     expect(sentChange('Mallory')).toBeNull();
     expect(rowText(edit.data)).toBe('last_name “Edited”');
     expect(rowText({ id: 7, attendee_id: 7, first_name: 'Ada' })).toBe('first_name “Ada”');
-    expect(rowText({ id: 30, value: 'T-1', attendee_id: 3, status: 'active' })).toBe('value “T-1”, attendee_id 3, status “active”');
+    expect(rowText({ id: 30, value: 'T-1', attendee_id: 3, status: 'active' })).toBe(
+      'value “T-1”, attendee_id 3, status “active”',
+    );
     expect(rowText(null)).toBe('—');
     expect(deletedAt({ deleted_at: at(1) })).toBe(at(1));
     expect(deletedAt({ deleted_at: at(1), first_name: 'Ada' })).toBeNull();
@@ -219,7 +303,13 @@ describe('sync logic', () => {
       { entity: 'access_point', id: 5 },
       { entity: 'access_zone', id: 2 },
     ]);
-    expect(goneReferences([{ entity: 'access_point', id: 5, deleted_at: at(2) }, { entity: 'access_zone', id: 9, deleted_at: null }, 'junk'])).toEqual([
+    expect(
+      goneReferences([
+        { entity: 'access_point', id: 5, deleted_at: at(2) },
+        { entity: 'access_zone', id: 9, deleted_at: null },
+        'junk',
+      ]),
+    ).toEqual([
       { entity: 'access_point', id: 5, deleted_at: at(2) },
       { entity: 'access_zone', id: 9, deleted_at: null },
     ]);

@@ -25,7 +25,8 @@ describe('the devices screen, in Chromium', () => {
   let page: Page;
   let api: ReturnType<typeof client>;
   let reader: { client: MqttClient; inbox: Inbox; creds: ReaderCredentials } | undefined;
-  const noSideScroll = (p: Page) => p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  const noSideScroll = (p: Page) =>
+    p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   const row = (identifier: string) => page.locator(`[data-testid=reader][data-reader="${identifier}"]`);
 
   beforeAll(async () => {
@@ -41,7 +42,11 @@ describe('the devices screen, in Chromium', () => {
 
   async function scan(credential: string): Promise<{ access_granted?: boolean; error?: string }> {
     const request_id = `devices-${credential}-${Date.now()}`;
-    reader!.client.publish(reader!.creds.mqtt.scans_topic, JSON.stringify({ request_id, credential_value: credential }), { qos: 1 });
+    reader!.client.publish(
+      reader!.creds.mqtt.scans_topic,
+      JSON.stringify({ request_id, credential_value: credential }),
+      { qos: 1 },
+    );
     return (await reader!.inbox.next((m) => m.payload.request_id === request_id, 5000)).payload;
   }
 
@@ -53,7 +58,9 @@ describe('the devices screen, in Chromium', () => {
     expect(await row('GATE-IN-1').getByTestId('reader-state').textContent()).toBe('Not seen yet');
     expect(await row('GATE-IN-1').textContent()).toContain('Main Gate In');
     expect(await row('GATE-IN-1').getByTestId('reader-last-scan').textContent()).toBe('never');
-    expect(await page.getByTestId('reader-logins').getByText('No reader is waiting for a login.').isVisible()).toBe(true);
+    expect(await page.getByTestId('reader-logins').getByText('No reader is waiting for a login.').isVisible()).toBe(
+      true,
+    );
     expect(await page.getByText('No gateways in this project.').isVisible()).toBe(true);
     expect(await page.getByText('No readers are plugged into this box.').isVisible()).toBe(true);
     await expect.poll(() => page.getByTestId('live-state').textContent(), { timeout: 10_000 }).toBe('Live');
@@ -67,7 +74,9 @@ describe('the devices screen, in Chromium', () => {
     expect(asked.status).toBe(202);
     const login = page.locator('[data-testid=reader-login][data-reader="GATE-IN-1"]');
     await expect.poll(() => login.count(), { timeout: 10_000 }).toBe(1);
-    const otp = (await api.get(`${A}/readers/logins`)).body.data.find((l: { reader_identifier: string }) => l.reader_identifier === 'GATE-IN-1').otp as string;
+    const otp = (await api.get(`${A}/readers/logins`)).body.data.find(
+      (l: { reader_identifier: string }) => l.reader_identifier === 'GATE-IN-1',
+    ).otp as string;
     expect(await login.getByTestId('reader-otp').getAttribute('data-otp')).toBe(otp);
     expect((await login.getByTestId('reader-otp').textContent())!.replace(/\s/g, '')).toBe(otp);
     expect(await login.textContent()).toMatch(/expires in (9|10):\d\d/);
@@ -77,8 +86,12 @@ describe('the devices screen, in Chromium', () => {
   });
 
   it('shows the reader online once it trades the OTP read off the page and connects over MQTT, and its login gone', async () => {
-    const otp = (await page.locator('[data-testid=reader-login][data-reader="GATE-IN-1"] [data-testid=reader-otp]').getAttribute('data-otp'))!;
-    const verified = await gh.request('POST', '/api/v1/reader-otp/verify', { body: { otp, reader_identifier: 'GATE-IN-1' } });
+    const otp = (await page
+      .locator('[data-testid=reader-login][data-reader="GATE-IN-1"] [data-testid=reader-otp]')
+      .getAttribute('data-otp'))!;
+    const verified = await gh.request('POST', '/api/v1/reader-otp/verify', {
+      body: { otp, reader_identifier: 'GATE-IN-1' },
+    });
     expect(verified.status).toBe(200);
     const creds = verified.body.data as ReaderCredentials;
     reader = { ...(await connectReader(gh, creds)), creds };
@@ -92,13 +105,17 @@ describe('the devices screen, in Chromium', () => {
     expect((await scan('GH-000001')).access_granted).toBe(true);
     const lastScan = (await api.get(`${A}/readers/${reader!.creds.reader.id}`)).body.data.status.last_scan as string;
     expect(lastScan).not.toBeNull();
-    await expect.poll(() => row('GATE-IN-1').getByTestId('reader-last-scan').getAttribute('data-at'), { timeout: 10_000 }).toBe(lastScan);
+    await expect
+      .poll(() => row('GATE-IN-1').getByTestId('reader-last-scan').getAttribute('data-at'), { timeout: 10_000 })
+      .toBe(lastScan);
     expect(await row('GATE-IN-1').getByTestId('reader-last-scan').textContent()).not.toBe('never');
     expect(await row('GATE-IN-1').getByTestId('reader-errors').textContent()).toBe('0');
     // A scan without a credential: refused before a decision, counted on the reader.
     const request_id = `devices-bad-${Date.now()}`;
     reader!.client.publish(reader!.creds.mqtt.scans_topic, JSON.stringify({ request_id }), { qos: 1 });
-    expect((await reader!.inbox.next((m) => m.payload.request_id === request_id, 5000)).payload.error).toBe('validation_failed');
+    expect((await reader!.inbox.next((m) => m.payload.request_id === request_id, 5000)).payload.error).toBe(
+      'validation_failed',
+    );
     // The next scan brings the lists up to date.
     expect((await scan('NOT-A-TICKET')).access_granted).toBe(false);
     await expect.poll(() => row('GATE-IN-1').getByTestId('reader-errors').textContent(), { timeout: 10_000 }).toBe('1');
@@ -113,7 +130,9 @@ describe('the devices screen, in Chromium', () => {
     expect(await row('GATE-IN-1').textContent()).toContain("Revoke GATE-IN-1's token?");
     expect(await ui.accessibility()).toEqual([]);
     await yes.click();
-    await expect.poll(() => page.getByTestId('revoke-result').textContent(), { timeout: 10_000 }).toBe("GATE-IN-1's token was revoked.");
+    await expect
+      .poll(() => page.getByTestId('revoke-result').textContent(), { timeout: 10_000 })
+      .toBe("GATE-IN-1's token was revoked.");
     await expect.poll(() => row('GATE-IN-1').getAttribute('data-state'), { timeout: 10_000 }).toBe('offline');
     expect((await api.get(`${A}/readers/${reader!.creds.reader.id}`)).body.data.status.status).toBe('offline');
     await expect.poll(() => reader!.client.connected, { timeout: 10_000 }).toBe(false);
@@ -144,7 +163,15 @@ describe('the devices screen, in Chromium', () => {
     expect(await device.getAttribute('data-state')).toBe('offline');
     expect(await device.textContent()).toContain('/dev/serial/by-id/gatehouse-console-test-absent');
     const stored = (await api.get(`${A}/bridge/devices`)).body.data;
-    expect(stored).toEqual([expect.objectContaining({ name: 'Desk scanner', path: '/dev/serial/by-id/gatehouse-console-test-absent', reader_identifier: 'PRESS-1', framing: 'line', enabled: true })]);
+    expect(stored).toEqual([
+      expect.objectContaining({
+        name: 'Desk scanner',
+        path: '/dev/serial/by-id/gatehouse-console-test-absent',
+        reader_identifier: 'PRESS-1',
+        framing: 'line',
+        enabled: true,
+      }),
+    ]);
 
     await device.getByTestId('bridge-toggle').click();
     await expect.poll(() => device.getByTestId('bridge-state').textContent(), { timeout: 10_000 }).toBe('Disabled');
@@ -164,7 +191,9 @@ describe('the devices screen, in Chromium', () => {
     const vendor = page.getByLabel('USB vendor id');
     await expect.poll(() => vendor.getAttribute('aria-invalid'), { timeout: 10_000 }).toBe('true');
     expect(await page.locator('[id="bridge-match.vendor_id-error"]').textContent()).toMatch(/USB id/);
-    await expect.poll(() => page.evaluate(() => document.activeElement?.id), { timeout: 10_000 }).toBe('bridge-match.vendor_id');
+    await expect
+      .poll(() => page.evaluate(() => document.activeElement?.id), { timeout: 10_000 })
+      .toBe('bridge-match.vendor_id');
     expect(await ui.accessibility()).toEqual([]);
 
     await vendor.fill('0x0403');
@@ -173,24 +202,44 @@ describe('the devices screen, in Chromium', () => {
     const device = page.locator('[data-testid=bridge-device][data-device="USB scanner"]');
     await expect.poll(() => device.count(), { timeout: 10_000 }).toBe(1);
     expect(await device.textContent()).toContain('USB 0403:6001 (A1B2C3)');
-    const stored = (await api.get(`${A}/bridge/devices`)).body.data.find((d: { name: string }) => d.name === 'USB scanner');
-    expect(stored).toEqual(expect.objectContaining({ path: null, match: { vendor_id: '0403', product_id: '6001', serial_number: 'A1B2C3' }, reader_identifier: 'PRESS-1' }));
+    const stored = (await api.get(`${A}/bridge/devices`)).body.data.find(
+      (d: { name: string }) => d.name === 'USB scanner',
+    );
+    expect(stored).toEqual(
+      expect.objectContaining({
+        path: null,
+        match: { vendor_id: '0403', product_id: '6001', serial_number: 'A1B2C3' },
+        reader_identifier: 'PRESS-1',
+      }),
+    );
     expect(await noSideScroll(page)).toBeLessThanOrEqual(0);
   });
 
   it('shows a gateway and the reader it fronts go online and offline as the gateway reports, without a reload', async () => {
-    const fronted = (await api.get(`${A}/readers?per_page=100`)).body.data.find((r: { identifier: string }) => r.identifier === 'GATE-IN-2').id as number;
-    const issued = await api.post(`${A}/gateways`, { identifier: 'GW-NORTH', name: 'North gateway', reader_ids: [fronted] });
+    const fronted = (await api.get(`${A}/readers?per_page=100`)).body.data.find(
+      (r: { identifier: string }) => r.identifier === 'GATE-IN-2',
+    ).id as number;
+    const issued = await api.post(`${A}/gateways`, {
+      identifier: 'GW-NORTH',
+      name: 'North gateway',
+      reader_ids: [fronted],
+    });
     expect(issued.status).toBe(201);
     const gateway = await connect(mqttUrl(gh), { username: 'GW-NORTH', password: issued.body.token });
     try {
-      const report = { gateway_id: 'GW-NORTH', status: 'online', readers: [{ reader_id: 'GATE-IN-2', status: 'connected', last_scan: new Date().toISOString() }] };
+      const report = {
+        gateway_id: 'GW-NORTH',
+        status: 'online',
+        readers: [{ reader_id: 'GATE-IN-2', status: 'connected', last_scan: new Date().toISOString() }],
+      };
       await gateway.publishAsync(issued.body.data.status_topic, JSON.stringify(report), { qos: 1, retain: true });
       const gw = page.locator('[data-testid=gateway][data-gateway="GW-NORTH"]');
       await expect.poll(() => gw.getAttribute('data-state'), { timeout: 10_000 }).toBe('online');
       expect(await gw.textContent()).toContain('North gateway (GW-NORTH)');
       expect(await gw.textContent()).toContain('GATE-IN-2');
-      await expect.poll(() => row('GATE-IN-2').getByTestId('reader-state').textContent(), { timeout: 10_000 }).toBe('Online through its gateway');
+      await expect
+        .poll(() => row('GATE-IN-2').getByTestId('reader-state').textContent(), { timeout: 10_000 })
+        .toBe('Online through its gateway');
       await gateway.publishAsync(issued.body.data.status_topic, 'offline', { qos: 1, retain: true });
       await expect.poll(() => gw.getAttribute('data-state'), { timeout: 10_000 }).toBe('offline');
       await expect.poll(() => row('GATE-IN-2').getAttribute('data-state'), { timeout: 10_000 }).toBe('offline');
@@ -202,22 +251,30 @@ describe('the devices screen, in Chromium', () => {
   it('adds a gateway through the page: a bad identifier refused under its field, then its MQTT password shown once, which lets it connect', async () => {
     const gateways = page.getByTestId('gateways');
     await page.getByTestId('add-gateway').click();
-    await expect.poll(() => page.evaluate(() => document.activeElement?.id), { timeout: 10_000 }).toBe('gateway-identifier');
+    await expect
+      .poll(() => page.evaluate(() => document.activeElement?.id), { timeout: 10_000 })
+      .toBe('gateway-identifier');
     const identifier = gateways.getByLabel('Identifier (its gateway_id)');
     // Empty: refused under the identifier, nothing made.
     await page.getByTestId('create-gateway').click();
     await expect.poll(() => identifier.getAttribute('aria-invalid'), { timeout: 10_000 }).toBe('true');
     expect(await identifier.getAttribute('aria-describedby')).toBe('gateway-identifier-error');
     expect((await page.locator('#gateway-identifier-error').textContent())!.length).toBeGreaterThan(0);
-    await expect.poll(() => page.evaluate(() => document.activeElement?.id), { timeout: 10_000 }).toBe('gateway-identifier');
+    await expect
+      .poll(() => page.evaluate(() => document.activeElement?.id), { timeout: 10_000 })
+      .toBe('gateway-identifier');
     expect(await page.getByTestId('gateway-error').getAttribute('role')).toBe('alert');
     expect(await ui.accessibility()).toEqual([]);
     // Taken: GW-NORTH exists.
     await identifier.fill('GW-NORTH');
     await page.getByTestId('create-gateway').click();
-    await expect.poll(() => page.locator('#gateway-identifier-error').textContent(), { timeout: 10_000 }).toBe('The identifier has already been taken.');
+    await expect
+      .poll(() => page.locator('#gateway-identifier-error').textContent(), { timeout: 10_000 })
+      .toBe('The identifier has already been taken.');
     await ui.shot('devices-gateway-error');
-    expect((await api.get(`${A}/gateways`)).body.data.map((g: { identifier: string }) => g.identifier)).toEqual(['GW-NORTH']);
+    expect((await api.get(`${A}/gateways`)).body.data.map((g: { identifier: string }) => g.identifier)).toEqual([
+      'GW-NORTH',
+    ]);
 
     await identifier.fill('GW-SOUTH');
     await gateways.getByLabel('Name (optional)').fill('South gateway');
@@ -233,8 +290,12 @@ describe('the devices screen, in Chromium', () => {
     await expect.poll(() => gw.count(), { timeout: 10_000 }).toBe(1);
     expect(await gw.textContent()).toContain('South gateway (GW-SOUTH)');
     expect(await gw.textContent()).toContain('BACKSTAGE-1');
-    const stored = (await api.get(`${A}/gateways`)).body.data.find((g: { identifier: string }) => g.identifier === 'GW-SOUTH');
-    const backstage = (await api.get(`${A}/readers?per_page=100`)).body.data.find((r: { identifier: string }) => r.identifier === 'BACKSTAGE-1').id as number;
+    const stored = (await api.get(`${A}/gateways`)).body.data.find(
+      (g: { identifier: string }) => g.identifier === 'GW-SOUTH',
+    );
+    const backstage = (await api.get(`${A}/readers?per_page=100`)).body.data.find(
+      (r: { identifier: string }) => r.identifier === 'BACKSTAGE-1',
+    ).id as number;
     expect(stored).toEqual(expect.objectContaining({ name: 'South gateway', reader_ids: [backstage] }));
     expect(JSON.stringify(stored)).not.toContain(password);
     await ui.shot('devices-gateway-password');
@@ -243,14 +304,20 @@ describe('the devices screen, in Chromium', () => {
     // Shown once: put away, it is gone, and the add button has the focus.
     await secret.getByTestId('secret-done').click();
     await expect.poll(() => secret.count(), { timeout: 10_000 }).toBe(0);
-    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-testid')), { timeout: 10_000 }).toBe('add-gateway');
+    await expect
+      .poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-testid')), { timeout: 10_000 })
+      .toBe('add-gateway');
     expect(await page.locator(`input[value="${password}"]`).count()).toBe(0);
     expect(await page.content()).not.toContain(password);
 
     // The password read off the page lets the gateway connect, and its report moves the page.
     const gateway = await connect(mqttUrl(gh), { username: 'GW-SOUTH', password });
     try {
-      const report = { gateway_id: 'GW-SOUTH', status: 'online', readers: [{ reader_id: 'BACKSTAGE-1', status: 'connected' }] };
+      const report = {
+        gateway_id: 'GW-SOUTH',
+        status: 'online',
+        readers: [{ reader_id: 'BACKSTAGE-1', status: 'connected' }],
+      };
       await gateway.publishAsync(stored.status_topic, JSON.stringify(report), { qos: 1, retain: true });
       await expect.poll(() => gw.getAttribute('data-state'), { timeout: 10_000 }).toBe('online');
       await gateway.publishAsync(stored.status_topic, 'offline', { qos: 1, retain: true });
@@ -259,7 +326,9 @@ describe('the devices screen, in Chromium', () => {
       gateway.end(true);
     }
     // A wrong password is refused.
-    await expect(connect(mqttUrl(gh), { username: 'GW-SOUTH', password: `${password}x`, reconnectPeriod: 0 })).rejects.toThrow();
+    await expect(
+      connect(mqttUrl(gh), { username: 'GW-SOUTH', password: `${password}x`, reconnectPeriod: 0 }),
+    ).rejects.toThrow();
   });
 
   it('gives a gateway a new password after asking (the old one refused from then on), then deletes it after asking', async () => {
@@ -289,7 +358,9 @@ describe('the devices screen, in Chromium', () => {
     expect(newPassword).not.toBe(oldPassword);
     await expect.poll(() => connected.connected, { timeout: 10_000 }).toBe(false); // its connections closed
     connected.end(true);
-    await expect(connect(mqttUrl(gh), { username: 'GW-EAST', password: oldPassword, reconnectPeriod: 0 })).rejects.toThrow();
+    await expect(
+      connect(mqttUrl(gh), { username: 'GW-EAST', password: oldPassword, reconnectPeriod: 0 }),
+    ).rejects.toThrow();
     (await connect(mqttUrl(gh), { username: 'GW-EAST', password: newPassword })).end(true);
     await secret.getByTestId('secret-done').click();
 
@@ -298,11 +369,19 @@ describe('the devices screen, in Chromium', () => {
     await expect.poll(() => del.evaluate((el) => el === document.activeElement), { timeout: 10_000 }).toBe(true);
     expect(await gw.textContent()).toContain('Delete GW-EAST? Its password stops working');
     await del.click();
-    await expect.poll(() => page.getByTestId('gateway-result').textContent(), { timeout: 10_000 }).toBe('GW-EAST was deleted.');
-    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-testid')), { timeout: 10_000 }).toBe('gateway-result');
+    await expect
+      .poll(() => page.getByTestId('gateway-result').textContent(), { timeout: 10_000 })
+      .toBe('GW-EAST was deleted.');
+    await expect
+      .poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-testid')), { timeout: 10_000 })
+      .toBe('gateway-result');
     expect(await gw.count()).toBe(0);
-    expect((await api.get(`${A}/gateways`)).body.data.map((g: { identifier: string }) => g.identifier)).not.toContain('GW-EAST');
-    await expect(connect(mqttUrl(gh), { username: 'GW-EAST', password: newPassword, reconnectPeriod: 0 })).rejects.toThrow();
+    expect((await api.get(`${A}/gateways`)).body.data.map((g: { identifier: string }) => g.identifier)).not.toContain(
+      'GW-EAST',
+    );
+    await expect(
+      connect(mqttUrl(gh), { username: 'GW-EAST', password: newPassword, reconnectPeriod: 0 }),
+    ).rejects.toThrow();
     expect(await noSideScroll(page)).toBeLessThanOrEqual(0);
   });
 
@@ -323,7 +402,11 @@ describe('the devices screen, in Chromium', () => {
     // And the other way round: the bridge's HID status answered otherwise, the page read again.
     const runtime = gh.app.deps.bridge.runtime;
     const real = runtime.hidStatus();
-    const stub = (real.available ? { available: false, reason: 'node-hid could not load (test)' } : { available: true, reason: null }) as ReturnType<typeof runtime.hidStatus>;
+    const stub = (
+      real.available
+        ? { available: false, reason: 'node-hid could not load (test)' }
+        : { available: true, reason: null }
+    ) as ReturnType<typeof runtime.hidStatus>;
     const spy = vi.spyOn(runtime, 'hidStatus').mockReturnValue(stub);
     try {
       await page.reload();
@@ -347,9 +430,15 @@ describe('the devices screen, in Chromium', () => {
   });
 
   it('shows a read-only account the devices and their state, but no one-time password and no edit control', async () => {
-    const made = await api.post('/api/v1/users', { name: 'Viewer', email: READ_ONLY.email, password: READ_ONLY.password });
+    const made = await api.post('/api/v1/users', {
+      name: 'Viewer',
+      email: READ_ONLY.email,
+      password: READ_ONLY.password,
+    });
     expect(made.status).toBe(201);
-    expect((await api.post(`/api/v1/users/${made.body.data.id}/teams`, { team_slug: 'default' })).status).toBeLessThan(300);
+    expect((await api.post(`/api/v1/users/${made.body.data.id}/teams`, { team_slug: 'default' })).status).toBeLessThan(
+      300,
+    );
     expect((await api.put(`/api/v1/users/${made.body.data.id}`, { read_only: true })).status).toBe(200);
     expect((await gh.request('POST', `${A}/readers/login`, { body: { reader_identifier: 'VIP-1' } })).status).toBe(202);
     await expect.poll(async () => (await api.get(`${A}/readers/logins`)).body.data.length, { timeout: 10_000 }).toBe(1);
@@ -369,7 +458,9 @@ describe('the devices screen, in Chromium', () => {
     expect(await viewer.locator('main button, main form, main input, main select').count()).toBe(0);
     await expect.poll(() => viewer.getByTestId('gateway').count(), { timeout: 10_000 }).toBe(2);
     expect(await viewer.getByTestId('add-gateway').count()).toBe(0);
-    expect(await viewer.getByTestId('hid-unavailable').count()).toBe((await api.get(`${A}/bridge/devices`)).body.meta.hid.available ? 0 : 1);
+    expect(await viewer.getByTestId('hid-unavailable').count()).toBe(
+      (await api.get(`${A}/bridge/devices`)).body.meta.hid.available ? 0 : 1,
+    );
     expect(await noSideScroll(viewer)).toBeLessThanOrEqual(0);
     await viewer.screenshot({ path: 'artifacts/console/devices-read-only.png', fullPage: true });
     const { AxeBuilder } = await import('@axe-core/playwright');

@@ -1,12 +1,26 @@
 import { describe, expect, it } from 'vitest';
-import { addRows, batcher, denialSpikes, type FeedRow, framesEvery, fromDenied, fromGranted, fromLog, moveZones, removeZone, upsertZone, zoneMover } from '../../console/src/feed.js';
+import {
+  addRows,
+  batcher,
+  denialSpikes,
+  type FeedRow,
+  framesEvery,
+  fromDenied,
+  fromGranted,
+  fromLog,
+  moveZones,
+  removeZone,
+  upsertZone,
+  zoneMover,
+} from '../../console/src/feed.js';
 import { safeRedirect } from '../../console/src/redirect.js';
 
 // The console's feed logic without a browser (console/src/feed.ts): rows from the access-event
 // log and from the socket's events, one row per scan, newest first, in a bounded window.
 
 const at = (s: number) => new Date(Date.UTC(2026, 10, 26, 9, 0, s)).toISOString();
-const denied = (s: number, credential = `C-${s}`) => fromDenied({ credential_value: credential, access_point_id: 1, reason: 'expired', timestamp: at(s) });
+const denied = (s: number, credential = `C-${s}`) =>
+  fromDenied({ credential_value: credential, access_point_id: 1, reason: 'expired', timestamp: at(s) });
 
 describe('console feed', () => {
   it('keeps the newest rows first and at most the window', () => {
@@ -34,11 +48,28 @@ describe('console feed', () => {
       reason_detail: null,
       scanned_at: '2026-11-26T09:00:01.000Z',
     });
-    const live = fromGranted({ attendee_id: 4, attendee: { first_name: 'Ada', last_name: 'Okafor' }, access_point_id: 2, access_zone_id: 3, credential_id: 9, timestamp: '2026-11-26T09:00:01Z' });
+    const live = fromGranted({
+      attendee_id: 4,
+      attendee: { first_name: 'Ada', last_name: 'Okafor' },
+      access_point_id: 2,
+      access_zone_id: 3,
+      credential_id: 9,
+      timestamp: '2026-11-26T09:00:01Z',
+    });
     expect(live.key).toBe(logged.key);
     expect(addRows([live], [logged], 200)).toEqual([live]);
     // Another scan of the same ticket a second later is another row.
-    const later = fromLog({ id: 8, access_point_id: 2, credential_id: 9, credential_value: 'GH-1', attendee_id: 4, granted: true, reason: null, reason_detail: null, scanned_at: at(2) });
+    const later = fromLog({
+      id: 8,
+      access_point_id: 2,
+      credential_id: 9,
+      credential_value: 'GH-1',
+      attendee_id: 4,
+      granted: true,
+      reason: null,
+      reason_detail: null,
+      scanned_at: at(2),
+    });
     expect(addRows([live], [later], 200)).toHaveLength(2);
   });
 
@@ -54,9 +85,17 @@ describe('console feed', () => {
       reason_detail: 'already_inside',
       scanned_at: at(3),
     });
-    const live = fromDenied({ credential_value: 'GH-1', access_point_id: 2, reason: 'not_authorized', reason_detail: 'already_inside', timestamp: at(3) });
+    const live = fromDenied({
+      credential_value: 'GH-1',
+      access_point_id: 2,
+      reason: 'not_authorized',
+      reason_detail: 'already_inside',
+      timestamp: at(3),
+    });
     expect([logged.reasonDetail, live.reasonDetail]).toEqual(['already_inside', 'already_inside']);
-    expect(live.key).toBe(fromDenied({ credential_value: 'GH-1', access_point_id: 2, reason: 'not_authorized', timestamp: at(3) }).key);
+    expect(live.key).toBe(
+      fromDenied({ credential_value: 'GH-1', access_point_id: 2, reason: 'not_authorized', timestamp: at(3) }).key,
+    );
     expect(denied(4).reasonDetail).toBeNull();
   });
 
@@ -77,7 +116,12 @@ describe('console feed', () => {
   });
 
   it('finds gates with a spike of denials in the recent window, most first', () => {
-    const at2 = (s: number, gate: number, granted = false) => ({ ...denied(s), key: `${gate}-${s}`, accessPointId: gate, granted });
+    const at2 = (s: number, gate: number, granted = false) => ({
+      ...denied(s),
+      key: `${gate}-${s}`,
+      accessPointId: gate,
+      granted,
+    });
     const rows = [at2(59, 1), at2(58, 1), at2(57, 1, true), at2(50, 2), at2(49, 2), at2(48, 2), at2(47, 2), at2(10, 1)];
     const now = Date.parse(at(60));
     expect(denialSpikes(rows, now, 30, 2)).toEqual([
@@ -91,7 +135,15 @@ describe('console feed', () => {
   it('sends sign-in back only to a path of the console', () => {
     expect(safeRedirect('/doors?from=x')).toBe('/doors?from=x');
     expect(safeRedirect(['/devices'])).toBe('/devices');
-    for (const bad of ['//evil.example/x', '/\\evil.example', 'https://evil.example', '/signin?redirect=/x', undefined, 5]) expect(safeRedirect(bad)).toBe('/doors');
+    for (const bad of [
+      '//evil.example/x',
+      '/\\evil.example',
+      'https://evil.example',
+      '/signin?redirect=/x',
+      undefined,
+      5,
+    ])
+      expect(safeRedirect(bad)).toBe('/doors');
   });
 
   it('applies only the latest count of each zone per update, whatever arrived in between', () => {
@@ -124,9 +176,16 @@ describe('console feed', () => {
       { id: 5, name: 'Gallery', current_count: 7, capacity: null },
     ];
     const extra = { slug: 'x', requires_ticket: true, version: 9 }; // the event's other fields are not kept
-    expect(upsertZone(zones, { id: 3, name: 'Bar', current_count: 0, capacity: 20, ...extra } as never).map((z) => z.id)).toEqual([2, 3, 5]);
-    expect(upsertZone(zones, { id: 1, name: 'Gate', current_count: 0, capacity: null }).map((z) => z.id)).toEqual([1, 2, 5]);
-    expect(upsertZone(zones, { id: 9, name: 'Roof', current_count: 0, capacity: 5, ...extra } as never)).toEqual([...zones, { id: 9, name: 'Roof', current_count: 0, capacity: 5 }]);
+    expect(
+      upsertZone(zones, { id: 3, name: 'Bar', current_count: 0, capacity: 20, ...extra } as never).map((z) => z.id),
+    ).toEqual([2, 3, 5]);
+    expect(upsertZone(zones, { id: 1, name: 'Gate', current_count: 0, capacity: null }).map((z) => z.id)).toEqual([
+      1, 2, 5,
+    ]);
+    expect(upsertZone(zones, { id: 9, name: 'Roof', current_count: 0, capacity: 5, ...extra } as never)).toEqual([
+      ...zones,
+      { id: 9, name: 'Roof', current_count: 0, capacity: 5 },
+    ]);
     const renamed = upsertZone(zones, { id: 5, name: 'Galleries', current_count: 8, capacity: 50 });
     expect(renamed).toEqual([zones[0], { id: 5, name: 'Galleries', current_count: 8, capacity: 50 }]);
     expect(renamed[0]).toBe(zones[0]); // the others keep their objects

@@ -22,8 +22,14 @@ describe('the console on a fresh box', () => {
   it('points an empty box to the Access screen and the demo, and says where scans will show', async () => {
     await ui.open('/doors');
     const zones = page.getByTestId('zones-empty');
-    await expect.poll(() => zones.textContent()).toMatch(/No access zones in this project\.\s*Add zones and gates on the\s*Access screen, or load a demo venue with npm run demo/);
-    await expect.poll(() => page.getByTestId('feed-empty').textContent()).toMatch(/No access events yet\..*Each scan at a gate shows here/);
+    await expect
+      .poll(() => zones.textContent())
+      .toMatch(
+        /No access zones in this project\.\s*Add zones and gates on the\s*Access screen, or load a demo venue with npm run demo/,
+      );
+    await expect
+      .poll(() => page.getByTestId('feed-empty').textContent())
+      .toMatch(/No access events yet\..*Each scan at a gate shows here/);
     await zones.getByRole('link', { name: 'Access screen' }).click();
     await expect.poll(() => ui.path()).toBe('/access');
     expect(await ui.accessibility()).toEqual([]);
@@ -31,10 +37,12 @@ describe('the console on a fresh box', () => {
 
   it("shows each scan's time in the venue's time zone, which it names", async () => {
     const token = await ui.gh.token();
-    const api = (method: string, path: string, body?: unknown) => ui.gh.request(method, `${DEMO_PROJECT}${path}`, { token, ...(body === undefined ? {} : { body }) });
+    const api = (method: string, path: string, body?: unknown) =>
+      ui.gh.request(method, `${DEMO_PROJECT}${path}`, { token, ...(body === undefined ? {} : { body }) });
     expect((await api('PUT', '', { timezone: 'Pacific/Kiritimati' })).status).toBe(200); // UTC+14: "today" there is not UTC's
     const zone = (await api('POST', '/access-zones', { name: 'Hall' })).body.data.id as number;
-    const gate = (await api('POST', '/access-points', { name: 'Gate', access_zone_id: zone, direction: 'in' })).body.data.id as number;
+    const gate = (await api('POST', '/access-points', { name: 'Gate', access_zone_id: zone, direction: 'in' })).body
+      .data.id as number;
     expect((await api('POST', `/access-points/${gate}/scan`, { credential_value: 'NOBODY-1' })).status).toBe(200);
     await ui.open('/doors');
     await expect.poll(() => page.getByTestId('feed-time-zone').textContent()).toBe('Times in Pacific/Kiritimati');
@@ -52,7 +60,9 @@ describe("a feed row's time", () => {
 
   it('is the time alone on the same day in the venue, the date and time otherwise', () => {
     expect(eventTimes('Europe/Berlin', 'en-GB').format(at, now)).toBe('11:15:30');
-    expect(eventTimes('Europe/Berlin', 'en-GB').format(at, Date.parse('2026-11-28T09:00:00.000Z'))).toBe('27 Nov, 11:15:30');
+    expect(eventTimes('Europe/Berlin', 'en-GB').format(at, Date.parse('2026-11-28T09:00:00.000Z'))).toBe(
+      '27 Nov, 11:15:30',
+    );
     // 10:15 UTC is already the 28th at UTC+14, while noon UTC is too: today there.
     expect(eventTimes('Pacific/Kiritimati', 'en-GB').format(at, now)).toBe('00:15:30');
     // 09:00 UTC was still the 26th in Honolulu (UTC−10), and noon UTC is the 27th there: yesterday.

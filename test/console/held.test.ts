@@ -49,15 +49,24 @@ describe('the console holds, in Chromium', () => {
     };
     const zone = await post(`${A}/access-zones`, { name: MARKUP.zone });
     const door = await post(`${A}/access-points`, { name: MARKUP.door, access_zone_id: zone.id, direction: 'in' });
-    const type = (await post(`${A}/attendee-types`, { name: 'Guest', zone_ids: [zone.id] })) as unknown as { slug: string };
-    const attendee = await post(`${A}/attendees`, { first_name: MARKUP.first, last_name: MARKUP.last, attendee_type: type.slug });
+    const type = (await post(`${A}/attendee-types`, { name: 'Guest', zone_ids: [zone.id] })) as unknown as {
+      slug: string;
+    };
+    const attendee = await post(`${A}/attendees`, {
+      first_name: MARKUP.first,
+      last_name: MARKUP.last,
+      attendee_type: type.slug,
+    });
     const credential = await post(`${A}/attendees/${attendee.id}/credentials`, { value: 'T-1' });
     await post(`${A}/blocklist`, { attendee_id: attendee.id, reason: MARKUP.reason });
     await post(`${A}/integrations/webhooks`, { kind: 'access-event', name: MARKUP.source });
     await post(`${A}/gateways`, { identifier: 'GW-1', name: MARKUP.gateway });
     expect(credential.id).toBeGreaterThan(0);
     // A scan, so the live doors' log has a row naming the attendee and the gate.
-    const scanned = await gh.request('POST', `${A}/access-points/${door.id}/scan`, { token, body: { credential_value: 'T-1' } });
+    const scanned = await gh.request('POST', `${A}/access-points/${door.id}/scan`, {
+      token,
+      body: { credential_value: 'T-1' },
+    });
     expect(scanned.status, scanned.text).toBe(200);
 
     // A page of another origin on the same host (the same site: ports do not make a site).
@@ -87,14 +96,19 @@ describe('the console holds, in Chromium', () => {
   const nothingRan = async (where: string) => {
     const found = await page.evaluate(() => ({
       xss: (window as { __xss?: unknown }).__xss ?? null,
-      elements: [...document.querySelectorAll('img[src="x"], svg[onload], iframe, #xss-link, #xss-bold, [onerror], [onload]')].map((e) => e.outerHTML),
+      elements: [
+        ...document.querySelectorAll('img[src="x"], svg[onload], iframe, #xss-link, #xss-bold, [onerror], [onload]'),
+      ].map((e) => e.outerHTML),
       inlineScripts: [...document.querySelectorAll('script:not([src])')].length,
     }));
     expect(found, where).toEqual({ xss: null, elements: [], inlineScripts: 0 });
     expect(dialogs, where).toBe(0);
   };
   const shows = async (texts: string[], where: string) => {
-    for (const text of texts) await expect.poll(() => page.locator('main').textContent(), { message: `${where}: ${text}`, timeout: 10_000 }).toContain(text);
+    for (const text of texts)
+      await expect
+        .poll(() => page.locator('main').textContent(), { message: `${where}: ${text}`, timeout: 10_000 })
+        .toContain(text);
   };
 
   it('serves its pages with the strict policy and refuses to be framed', async () => {
@@ -110,7 +124,15 @@ describe('the console holds, in Chromium', () => {
     elsewherePage = `<!doctype html><title>elsewhere</title><iframe id=f src="${gh.url}/doors" width=800 height=600></iframe>`;
     await framing.goto(elsewhereUrl);
     // Chromium judges frame-ancestors first (X-Frame-Options is for browsers without CSP 2).
-    await expect.poll(() => framingErrors.some((e) => /Framing .* violates .*"frame-ancestors 'none'"\. The request has been blocked/.test(e)), { timeout: 10_000 }).toBe(true);
+    await expect
+      .poll(
+        () =>
+          framingErrors.some((e) =>
+            /Framing .* violates .*"frame-ancestors 'none'"\. The request has been blocked/.test(e),
+          ),
+        { timeout: 10_000 },
+      )
+      .toBe(true);
     const frame = framing.frames().find((f) => f !== framing.mainFrame());
     expect(frame!.url()).toBe('chrome-error://chromewebdata/');
     expect(await frame!.locator('main').count()).toBe(0); // the console never rendered inside it
@@ -128,7 +150,11 @@ describe('the console holds, in Chromium', () => {
   it('answers 419 to a write of the signed-in browser without the CSRF header, from the page or from a page of another origin', async () => {
     const before = (await gh.request('GET', `${A}/access-zones`, { token: await gh.token() })).body.data.length;
     const fromPage = await page.evaluate(async (path) => {
-      const res = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ name: 'Forged' }) });
+      const res = await fetch(path, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ name: 'Forged' }),
+      });
       return { status: res.status, body: await res.json() };
     }, `${A}/access-zones`);
     expect(fromPage).toEqual({ status: 419, body: { message: 'Token Mismatch' } });
@@ -163,7 +189,9 @@ describe('the console holds, in Chromium', () => {
     await nothingRan('webhooks');
 
     await page.goto(`${gh.url}/analytics`);
-    await expect.poll(() => page.getByLabel('Zone', { exact: true }).locator('option').allTextContents()).toContain(MARKUP.zone);
+    await expect
+      .poll(() => page.getByLabel('Zone', { exact: true }).locator('option').allTextContents())
+      .toContain(MARKUP.zone);
     await nothingRan('analytics');
 
     const forged = /^Failed to load resource: the server responded with a status of 419/; // the forged fetch above

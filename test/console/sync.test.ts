@@ -6,7 +6,13 @@ import BetterSqlite3 from 'better-sqlite3';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, watchedPage } from '../helpers/chromium.js';
-import { CLOSING_SOCKET, CONSOLE_ARTIFACTS, type ConsoleHarness, EXPECTED_4XX, startConsole } from '../helpers/console.js';
+import {
+  CLOSING_SOCKET,
+  CONSOLE_ARTIFACTS,
+  type ConsoleHarness,
+  EXPECTED_4XX,
+  startConsole,
+} from '../helpers/console.js';
 import { requester } from '../helpers/appliance.js';
 import { PROCESS_ADMIN } from '../helpers/process-appliance.js';
 import { type Edge, type Node, P, scan, seedCloud, SyncWorld, until } from '../helpers/sync-world.js';
@@ -28,9 +34,12 @@ import { type Edge, type Node, P, scan, seedCloud, SyncWorld, until } from '../h
 // suspended, in words, with a re-confirm only an administrator is offered.
 
 const READ_ONLY = { email: 'viewer@example.test', password: 'a long enough password' };
-const noSideScroll = (p: Page) => p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+const noSideScroll = (p: Page) =>
+  p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 const seriousViolations = async (page: Page) =>
-  (await new AxeBuilder({ page }).analyze()).violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  (await new AxeBuilder({ page }).analyze()).violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 
 describe('the sync screen on a standalone box', () => {
   let ui: ConsoleHarness;
@@ -82,9 +91,16 @@ describe('the sync screen on a cloud and an edge (processes)', () => {
   /** A time as the sync screen shows it: in the project's time zone (Sync.vue `when`). */
   const shownAt = async (page: Page, node: Node, iso: string) => {
     const timeZone = (await node.api('GET', '')).body.data.timezone as string;
-    return page.evaluate(([at, zone]) => new Intl.DateTimeFormat(undefined, { dateStyle: 'short', timeStyle: 'medium', timeZone: zone }).format(new Date(at!)), [iso, timeZone]);
+    return page.evaluate(
+      ([at, zone]) =>
+        new Intl.DateTimeFormat(undefined, { dateStyle: 'short', timeStyle: 'medium', timeZone: zone }).format(
+          new Date(at!),
+        ),
+      [iso, timeZone],
+    );
   };
-  const shot = (page: Page, name: string) => page.screenshot({ path: join(CONSOLE_ARTIFACTS, `${name}.png`), fullPage: true });
+  const shot = (page: Page, name: string) =>
+    page.screenshot({ path: join(CONSOLE_ARTIFACTS, `${name}.png`), fullPage: true });
   const linkDown = () =>
     until(
       'the edge link down',
@@ -127,7 +143,9 @@ describe('the sync screen on a cloud and an edge (processes)', () => {
     expect(await onEdge.getByTestId('sync-link-state').textContent()).toBe('Up');
     expect(await onEdge.getByTestId('sync-backlog').textContent()).toBe('0');
     expect(await onEdge.getByTestId('sync-oldest').textContent()).toBe('none');
-    await expect.poll(() => onEdge.getByTestId('sync-last-success').textContent(), { timeout: 15_000 }).not.toBe('never');
+    await expect
+      .poll(() => onEdge.getByTestId('sync-last-success').textContent(), { timeout: 15_000 })
+      .not.toBe('never');
     expect(await onEdge.getByTestId('sync-last-download').textContent()).not.toBe('never');
     expect(await onEdge.getByTestId('sync-not-configured').count()).toBe(0);
     expect(await onEdge.getByTestId('sync-conflicts').count()).toBe(0);
@@ -141,7 +159,9 @@ describe('the sync screen on a cloud and an edge (processes)', () => {
     const marker = await onEdge.evaluate(() => ((window as unknown as { stayed: number }).stayed = Date.now()));
     edge.proxy.set('cut');
     await linkDown();
-    await expect.poll(() => onEdge.getByTestId('sync-link').getAttribute('data-state'), { timeout: 15_000 }).toBe('offline');
+    await expect
+      .poll(() => onEdge.getByTestId('sync-link').getAttribute('data-state'), { timeout: 15_000 })
+      .toBe('offline');
     expect(await onEdge.getByTestId('sync-link-state').textContent()).toBe('Down');
     admitted = await admitRevoked('T-9', 'X-9');
     await expect.poll(() => onEdge.getByTestId('sync-backlog').textContent(), { timeout: 15_000 }).not.toBe('0');
@@ -151,7 +171,9 @@ describe('the sync screen on a cloud and an edge (processes)', () => {
     expect(await seriousViolations(onEdge)).toEqual([]);
 
     edge.proxy.set('pass');
-    await expect.poll(() => onEdge.getByTestId('sync-link').getAttribute('data-state'), { timeout: 30_000 }).toBe('online');
+    await expect
+      .poll(() => onEdge.getByTestId('sync-link').getAttribute('data-state'), { timeout: 30_000 })
+      .toBe('online');
     await expect.poll(() => onEdge.getByTestId('sync-backlog').textContent(), { timeout: 30_000 }).toBe('0');
     expect(await onEdge.getByTestId('sync-oldest').textContent()).toBe('none');
     expect(await onEdge.evaluate(() => (window as unknown as { stayed: number }).stayed)).toBe(marker);
@@ -170,11 +192,15 @@ describe('the sync screen on a cloud and an edge (processes)', () => {
     const line = onEdge.getByTestId('sync-rollback');
     await expect.poll(() => line.count(), { timeout: 15_000 }).toBe(1);
     const at = await shownAt(onEdge, edge.node, detectedAt);
-    expect(await line.textContent()).toBe(`The cloud was behind this edge (restored from a backup?) at ${at}: 42 items uploaded again, reference data pulled again from the start.`);
+    expect(await line.textContent()).toBe(
+      `The cloud was behind this edge (restored from a backup?) at ${at}: 42 items uploaded again, reference data pulled again from the start.`,
+    );
     expect(await seriousViolations(onEdge)).toEqual([]);
     await shot(onEdge, 'sync-edge-rollback');
     rollback = { detected_at: detectedAt, resent_items: 1, pulled_from_start: false };
-    await expect.poll(() => line.textContent(), { timeout: 15_000 }).toBe(`The cloud was behind this edge (restored from a backup?) at ${at}: 1 item uploaded again.`);
+    await expect
+      .poll(() => line.textContent(), { timeout: 15_000 })
+      .toBe(`The cloud was behind this edge (restored from a backup?) at ${at}: 1 item uploaded again.`);
     rollback = null;
     await expect.poll(() => line.count(), { timeout: 15_000 }).toBe(0);
     await onEdge.unrouteAll();
@@ -184,7 +210,8 @@ describe('the sync screen on a cloud and an edge (processes)', () => {
   it('lists the edge and the conflict on the cloud, and marks it reviewed through the page', async () => {
     await until(
       'the conflict on the cloud',
-      async () => (await world.cloud.api('GET', '/sync/conflicts?kind=revoked_credential')).body.data as { event_id: string }[],
+      async () =>
+        (await world.cloud.api('GET', '/sync/conflicts?kind=revoked_credential')).body.data as { event_id: string }[],
       (list) => list.some((c) => c.event_id === admitted.event_id),
     );
     onCloud = await openOn(world.cloud, '/sync');
@@ -204,14 +231,20 @@ describe('the sync screen on a cloud and an edge (processes)', () => {
     await conflict.getByTestId('conflict-review').click();
     await expect.poll(() => conflict.getAttribute('data-reviewed'), { timeout: 10_000 }).toBe('true');
     expect(await conflict.getByTestId('conflict-review').count()).toBe(0);
-    await expect.poll(() => onCloud.evaluate(() => document.activeElement?.getAttribute('data-testid')), { timeout: 10_000 }).toBe('conflict-reviewed-at');
-    const stored = (await world.cloud.api('GET', '/sync/conflicts?kind=revoked_credential')).body.data.find((c: { event_id: string }) => c.event_id === admitted.event_id);
+    await expect
+      .poll(() => onCloud.evaluate(() => document.activeElement?.getAttribute('data-testid')), { timeout: 10_000 })
+      .toBe('conflict-reviewed-at');
+    const stored = (await world.cloud.api('GET', '/sync/conflicts?kind=revoked_credential')).body.data.find(
+      (c: { event_id: string }) => c.event_id === admitted.event_id,
+    );
     expect(stored.reviewed_at).not.toBeNull();
     expect((await world.cloud.api('GET', '/sync/conflicts?reviewed=false')).body.data).toEqual([]);
 
     // The filters ask the appliance again: nothing left to review; the reviewed one under "Reviewed".
     await onCloud.getByLabel('Show').selectOption('false');
-    await expect.poll(() => onCloud.getByTestId('conflicts-empty').textContent(), { timeout: 10_000 }).toBe('Nothing to review.');
+    await expect
+      .poll(() => onCloud.getByTestId('conflicts-empty').textContent(), { timeout: 10_000 })
+      .toBe('Nothing to review.');
     await onCloud.getByLabel('Show').selectOption('true');
     await expect.poll(() => onCloud.getByTestId('conflict').count(), { timeout: 10_000 }).toBe(1);
     await onCloud.getByLabel('Show').selectOption('false');
@@ -233,9 +266,15 @@ describe('the sync screen on a cloud and an edge (processes)', () => {
   });
 
   it('shows a read-only account on the cloud the conflicts but no way to mark them reviewed', async () => {
-    const made = await world.cloud.api('POST', '/api/v1/users', { name: 'Viewer', email: READ_ONLY.email, password: READ_ONLY.password });
+    const made = await world.cloud.api('POST', '/api/v1/users', {
+      name: 'Viewer',
+      email: READ_ONLY.email,
+      password: READ_ONLY.password,
+    });
     expect(made.status).toBe(201);
-    expect((await world.cloud.api('POST', `/api/v1/users/${made.body.data.id}/teams`, { team_slug: 'default' })).status).toBeLessThan(300);
+    expect(
+      (await world.cloud.api('POST', `/api/v1/users/${made.body.data.id}/teams`, { team_slug: 'default' })).status,
+    ).toBeLessThan(300);
     expect((await world.cloud.api('PUT', `/api/v1/users/${made.body.data.id}`, { read_only: true })).status).toBe(200);
     const viewer = await openOn(world.cloud, '/sync', READ_ONLY);
     await expect.poll(() => viewer.getByTestId('conflict').count(), { timeout: 10_000 }).toBe(1);
@@ -254,13 +293,36 @@ describe('the sync screen on a cloud and an edge (processes)', () => {
         headers: { 'Gatehouse-Sync-Protocol': '1' },
         body: { clock: { offset_ms: 0, synchronised: true }, backlog: 0, items },
       });
-    const change = (event: string, data: Record<string, unknown>) => ({ kind: 'change', uuid: randomUUID(), event, data, created_at: new Date().toISOString() });
-    const attendee = async (externalId: string) => (await world.cloud.api('GET', `/attendees?search=${externalId}`)).body.data[0] as { id: number; first_name: string };
-    const [held, deletedThere, editedThere, walker] = [await attendee('X-1'), await attendee('X-15'), await attendee('X-16'), await attendee('X-17')];
+    const change = (event: string, data: Record<string, unknown>) => ({
+      kind: 'change',
+      uuid: randomUUID(),
+      event,
+      data,
+      created_at: new Date().toISOString(),
+    });
+    const attendee = async (externalId: string) =>
+      (await world.cloud.api('GET', `/attendees?search=${externalId}`)).body.data[0] as {
+        id: number;
+        first_name: string;
+      };
+    const [held, deletedThere, editedThere, walker] = [
+      await attendee('X-1'),
+      await attendee('X-15'),
+      await attendee('X-16'),
+      await attendee('X-17'),
+    ];
     const ticket = (await world.cloud.api('GET', `/attendees/${walker.id}/credentials`)).body.data[0].id as number;
     expect((await world.cloud.api('DELETE', `/attendees/${deletedThere.id}`)).status).toBe(204);
-    expect((await world.cloud.api('PUT', `/attendees/${editedThere.id}`, { email: 'cloud@example.test' })).status).toBe(200);
-    const door = (await world.cloud.api('POST', '/access-points', { name: 'Side door', access_zone_id: venue.zone, direction: 'in' })).body.data.id as number;
+    expect((await world.cloud.api('PUT', `/attendees/${editedThere.id}`, { email: 'cloud@example.test' })).status).toBe(
+      200,
+    );
+    const door = (
+      await world.cloud.api('POST', '/access-points', {
+        name: 'Side door',
+        access_zone_id: venue.zone,
+        direction: 'in',
+      })
+    ).body.data.id as number;
     expect((await world.cloud.api('DELETE', `/access-points/${door}`)).status).toBe(204);
     const late = {
       kind: 'access',
@@ -279,23 +341,50 @@ describe('the sync screen on a cloud and an edge (processes)', () => {
       source: 'api',
     };
     const sent = await upload([
-      change('attendee.created', { id: held.id, first_name: 'Mallory', last_name: 'Crafted', email: null, attendee_type_id: null, external_id: null, status: 'active', extra: {} }),
-      change('attendee.updated', { id: deletedThere.id, attendee_id: deletedThere.id, last_name: 'Edited', previous_attributes: { last_name: 'Test' } }),
-      change('attendee.deleted', { id: editedThere.id, attendee_id: editedThere.id, previous_attributes: { first_name: 'Guest16', last_name: 'Test', email: null } }),
+      change('attendee.created', {
+        id: held.id,
+        first_name: 'Mallory',
+        last_name: 'Crafted',
+        email: null,
+        attendee_type_id: null,
+        external_id: null,
+        status: 'active',
+        extra: {},
+      }),
+      change('attendee.updated', {
+        id: deletedThere.id,
+        attendee_id: deletedThere.id,
+        last_name: 'Edited',
+        previous_attributes: { last_name: 'Test' },
+      }),
+      change('attendee.deleted', {
+        id: editedThere.id,
+        attendee_id: editedThere.id,
+        previous_attributes: { first_name: 'Guest16', last_name: 'Test', email: null },
+      }),
       late,
     ]);
     expect(sent.status, sent.text).toBe(200);
     expect(sent.body.data).toMatchObject({ accepted: 4, duplicates: 0 });
     const stored = (await world.cloud.api('GET', '/sync/conflicts?per_page=100')).body.data as Record<string, any>[];
-    expect((await world.cloud.events()).find((e) => e.uuid === late.uuid)).toMatchObject({ deleted_reference: 'access_point', access_point_id: door });
+    expect((await world.cloud.events()).find((e) => e.uuid === late.uuid)).toMatchObject({
+      deleted_reference: 'access_point',
+      access_point_id: door,
+    });
 
-    const row = (kind: string, entityId: number) => onCloud.locator(`[data-testid=conflict][data-kind=${kind}][data-entity-id="${entityId}"]`);
-    const text = async (item: ReturnType<typeof row>, testId: string) => (await item.getByTestId(testId).textContent())?.trim();
+    const row = (kind: string, entityId: number) =>
+      onCloud.locator(`[data-testid=conflict][data-kind=${kind}][data-entity-id="${entityId}"]`);
+    const text = async (item: ReturnType<typeof row>, testId: string) =>
+      (await item.getByTestId(testId).textContent())?.trim();
     const idConflict = row('id_conflict', held.id);
     await expect.poll(() => idConflict.count(), { timeout: 15_000 }).toBe(1);
     expect(await idConflict.locator('.item-name').textContent()).toBe('Created under an id the cloud holds');
-    expect(await text(idConflict, 'conflict-summary')).toBe('The edge created a row under an id the cloud holds or held: not applied, nothing overwritten.');
-    expect(await text(idConflict, 'conflict-edge-value')).toBe('attendee.created: first_name “Mallory”, last_name “Crafted”, status “active”');
+    expect(await text(idConflict, 'conflict-summary')).toBe(
+      'The edge created a row under an id the cloud holds or held: not applied, nothing overwritten.',
+    );
+    expect(await text(idConflict, 'conflict-edge-value')).toBe(
+      'attendee.created: first_name “Mallory”, last_name “Crafted”, status “active”',
+    );
     expect(await text(idConflict, 'conflict-cloud-value')).toContain(`first_name “${held.first_name}”`);
     expect(await text(idConflict, 'conflict-cloud-value')).toContain('external_id “X-1”');
     expect(await idConflict.textContent()).toContain(`attendee#${held.id}`);
@@ -305,15 +394,23 @@ describe('the sync screen on a cloud and an edge (processes)', () => {
     await expect.poll(() => cloudDeleted.count(), { timeout: 15_000 }).toBe(1);
     const deletion = stored.find((c) => c.kind === 'deleted_row' && c.entity_id === deletedThere.id)!;
     expect(await cloudDeleted.locator('.item-name').textContent()).toBe('Attendee edited and deleted');
-    expect(await text(cloudDeleted, 'conflict-summary')).toBe('An attendee was edited on one side and deleted on the other: the deletion stays.');
+    expect(await text(cloudDeleted, 'conflict-summary')).toBe(
+      'An attendee was edited on one side and deleted on the other: the deletion stays.',
+    );
     expect(await text(cloudDeleted, 'conflict-edge-value')).toBe('attendee.updated: last_name “Edited”');
-    expect(await text(cloudDeleted, 'conflict-cloud-value')).toBe(`deleted on the cloud at ${await shownAt(onCloud, world.cloud, deletion.cloud_value.deleted_at)}`);
+    expect(await text(cloudDeleted, 'conflict-cloud-value')).toBe(
+      `deleted on the cloud at ${await shownAt(onCloud, world.cloud, deletion.cloud_value.deleted_at)}`,
+    );
     expect(await cloudDeleted.textContent()).toContain(deletion.detail);
 
     const edgeDeleted = row('deleted_row', editedThere.id);
     await expect.poll(() => edgeDeleted.count(), { timeout: 15_000 }).toBe(1);
-    expect(await text(edgeDeleted, 'conflict-edge-value')).toBe('attendee.deleted, as the edge last held it: first_name “Guest16”, last_name “Test”');
-    expect(await text(edgeDeleted, 'conflict-cloud-value')).toMatch(/^its row as the deletion found it: .*email “cloud@example.test”/);
+    expect(await text(edgeDeleted, 'conflict-edge-value')).toBe(
+      'attendee.deleted, as the edge last held it: first_name “Guest16”, last_name “Test”',
+    );
+    expect(await text(edgeDeleted, 'conflict-cloud-value')).toMatch(
+      /^its row as the deletion found it: .*email “cloud@example.test”/,
+    );
     expect(await text(edgeDeleted, 'conflict-cloud-value')).toContain('first_name “Guest16”');
     expect(await edgeDeleted.textContent()).toMatch(/the cloud had changed email meanwhile/);
 
@@ -321,14 +418,19 @@ describe('the sync screen on a cloud and an edge (processes)', () => {
     await expect.poll(() => gone.count(), { timeout: 15_000 }).toBe(1);
     const flag = stored.find((c) => c.kind === 'deleted_reference' && c.event_id === late.uuid)!;
     expect(await gone.locator('.item-name').textContent()).toBe('Event names something deleted');
-    expect(await text(gone, 'conflict-summary')).toBe('An access event names what the cloud deleted: kept as the edge decided it, and counted into no deleted zone.');
+    expect(await text(gone, 'conflict-summary')).toBe(
+      'An access event names what the cloud deleted: kept as the edge decided it, and counted into no deleted zone.',
+    );
     expect(await text(gone, 'conflict-edge-value')).toBe(`access point #${door}, zone #${venue.zone}`);
-    expect(await text(gone, 'conflict-cloud-value')).toBe(`access point #${door}: deleted ${await shownAt(onCloud, world.cloud, flag.cloud_value[0].deleted_at)}`);
+    expect(await text(gone, 'conflict-cloud-value')).toBe(
+      `access point #${door}: deleted ${await shownAt(onCloud, world.cloud, flag.cloud_value[0].deleted_at)}`,
+    );
     expect(await gone.textContent()).toContain(flag.detail);
     expect(await gone.textContent()).toContain(late.uuid.slice(0, 8));
 
     expect(await onCloud.evaluate(() => (window as unknown as { stayed: number }).stayed)).toBe(marker); // live, no reload
-    for (const kind of ['id_conflict', 'deleted_row', 'deleted_reference']) expect(await onCloud.locator(`[data-testid=conflict-filter-kind] option[value=${kind}]`).count()).toBe(1);
+    for (const kind of ['id_conflict', 'deleted_row', 'deleted_reference'])
+      expect(await onCloud.locator(`[data-testid=conflict-filter-kind] option[value=${kind}]`).count()).toBe(1);
     expect(await noSideScroll(onCloud)).toBeLessThanOrEqual(0);
     await shot(onCloud, 'sync-cloud-kinds');
     expect(await seriousViolations(onCloud)).toEqual([]);
@@ -337,20 +439,17 @@ describe('the sync screen on a cloud and an edge (processes)', () => {
   it('shows a flag a later arrival explained as cleared, with when, found by the filters and reviewable like any other', async () => {
     // Nothing on the cloud clears a flag yet: the row is written as one would be (migration 20's cleared_at).
     const projectId = (await world.cloud.api('GET', '')).body.data.id as number;
-    const [flaggedAt, clearedAt] = [new Date(Date.now() - 120_000).toISOString(), new Date(Date.now() - 30_000).toISOString()];
+    const [flaggedAt, clearedAt] = [
+      new Date(Date.now() - 120_000).toISOString(),
+      new Date(Date.now() - 30_000).toISOString(),
+    ];
     const entry = randomUUID();
     const db = new BetterSqlite3(join(world.cloud.dataDir, 'gatehouse.db'));
     try {
       db.pragma('busy_timeout = 5000');
-      db.prepare('INSERT INTO sync_conflicts (project_id, kind, edge_id, event_uuid, related_uuid, created_at, cleared_at) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
-        projectId,
-        'duplicate_entry',
-        edge.id,
-        entry,
-        randomUUID(),
-        flaggedAt,
-        clearedAt,
-      );
+      db.prepare(
+        'INSERT INTO sync_conflicts (project_id, kind, edge_id, event_uuid, related_uuid, created_at, cleared_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      ).run(projectId, 'duplicate_entry', edge.id, entry, randomUUID(), flaggedAt, clearedAt);
     } finally {
       db.close();
     }
@@ -361,7 +460,9 @@ describe('the sync screen on a cloud and an edge (processes)', () => {
     expect(await cleared.getAttribute('data-cleared')).toBe('true');
     expect(await cleared.getAttribute('data-reviewed')).toBe('false');
     expect(await cleared.getByTestId('conflict-cleared-tag').textContent()).toBe('Cleared');
-    expect(await cleared.getByTestId('conflict-cleared-at').textContent()).toBe(await shownAt(onCloud, world.cloud, clearedAt));
+    expect(await cleared.getByTestId('conflict-cleared-at').textContent()).toBe(
+      await shownAt(onCloud, world.cloud, clearedAt),
+    );
     expect(await cleared.getByTestId('conflict-reviewed-at').count()).toBe(0);
     expect(await cleared.locator('.item-name').textContent()).toBe('Double entry');
     expect(await seriousViolations(onCloud)).toEqual([]);
@@ -381,14 +482,28 @@ describe('the sync screen on a cloud and an edge (processes)', () => {
   it('says on the cloud that an edge is suspended once its issuer lost access, and lets an administrator (only) re-confirm it through the page', async () => {
     // A staff member issues an edge with a token naming sync:edges, then is deactivated (docs/sync.md "Edges and their issuers").
     const email = 'issuer@example.test';
-    const made = await world.cloud.api('POST', '/api/v1/users', { name: 'Issuer', email, password: READ_ONLY.password });
+    const made = await world.cloud.api('POST', '/api/v1/users', {
+      name: 'Issuer',
+      email,
+      password: READ_ONLY.password,
+    });
     expect(made.status).toBe(201);
-    expect((await world.cloud.api('POST', `/api/v1/users/${made.body.data.id}/teams`, { team_slug: 'default' })).status).toBeLessThan(300);
-    const staffToken = (await requester(world.cloud.url)('POST', '/api/v1/auth/token', { body: { email, password: READ_ONLY.password, device_name: 'issuing', scopes: ['sync:edges'] } })).body.token;
-    const issued = await requester(world.cloud.url)('POST', `${P}/sync/edges`, { token: staffToken, body: { name: 'south' } });
+    expect(
+      (await world.cloud.api('POST', `/api/v1/users/${made.body.data.id}/teams`, { team_slug: 'default' })).status,
+    ).toBeLessThan(300);
+    const staffToken = (
+      await requester(world.cloud.url)('POST', '/api/v1/auth/token', {
+        body: { email, password: READ_ONLY.password, device_name: 'issuing', scopes: ['sync:edges'] },
+      })
+    ).body.token;
+    const issued = await requester(world.cloud.url)('POST', `${P}/sync/edges`, {
+      token: staffToken,
+      body: { name: 'south' },
+    });
     expect(issued.status).toBe(201);
     expect((await world.cloud.api('PUT', `/api/v1/users/${made.body.data.id}`, { is_active: false })).status).toBe(200);
-    const suspendedAt = (await world.cloud.api('GET', `/sync/edges/${issued.body.data.id}`)).body.data.suspended_at as string;
+    const suspendedAt = (await world.cloud.api('GET', `/sync/edges/${issued.body.data.id}`)).body.data
+      .suspended_at as string;
     expect(suspendedAt).not.toBeNull();
 
     const marker = await onCloud.evaluate(() => ((window as unknown as { stayed: number }).stayed = Date.now()));
@@ -398,8 +513,12 @@ describe('the sync screen on a cloud and an edge (processes)', () => {
     expect(await south.getByTestId('sync-edge-suspended-why').textContent()).toBe(
       `Suspended since ${await shownAt(onCloud, world.cloud, suspendedAt)}: the user who issued it lost access to this project, so the cloud refuses its sync token until an administrator re-confirms it.`,
     );
-    expect(await onCloud.locator('[data-testid=sync-edge][data-edge="north"]').getAttribute('data-suspended')).toBe('false');
-    expect(await onCloud.locator('[data-testid=sync-edge][data-edge="north"]').getByTestId('edge-confirm').count()).toBe(0);
+    expect(await onCloud.locator('[data-testid=sync-edge][data-edge="north"]').getAttribute('data-suspended')).toBe(
+      'false',
+    );
+    expect(
+      await onCloud.locator('[data-testid=sync-edge][data-edge="north"]').getByTestId('edge-confirm').count(),
+    ).toBe(0);
     expect(await seriousViolations(onCloud)).toEqual([]);
     await shot(onCloud, 'sync-cloud-edge-suspended');
 
@@ -410,15 +529,25 @@ describe('the sync screen on a cloud and an edge (processes)', () => {
     expect(await seen.getByTestId('edge-confirm').count()).toBe(0);
 
     await south.getByTestId('edge-confirm').click();
-    await expect.poll(() => onCloud.evaluate(() => document.activeElement?.getAttribute('data-testid')), { timeout: 10_000 }).toBe('edge-confirm-yes');
+    await expect
+      .poll(() => onCloud.evaluate(() => document.activeElement?.getAttribute('data-testid')), { timeout: 10_000 })
+      .toBe('edge-confirm-yes');
     expect(await south.textContent()).toContain('Re-confirm south? Its sync token acts on your access from now on');
     await south.getByTestId('edge-confirm-yes').click();
-    await expect.poll(() => onCloud.getByTestId('edge-confirm-result').textContent(), { timeout: 10_000 }).toBe('south is re-confirmed: it syncs again, on your access.');
+    await expect
+      .poll(() => onCloud.getByTestId('edge-confirm-result').textContent(), { timeout: 10_000 })
+      .toBe('south is re-confirmed: it syncs again, on your access.');
     expect(await south.getAttribute('data-suspended')).toBe('false');
     expect(await south.getByTestId('edge-confirm').count()).toBe(0);
     const me = (await world.cloud.api('GET', '/api/v1/me')).body.data.id;
-    expect((await world.cloud.api('GET', `/sync/edges/${issued.body.data.id}`)).body.data).toMatchObject({ issued_by: me, suspended_at: null });
-    const pulled = await requester(world.cloud.url)('GET', `${P}/sync/changes?limit=1`, { token: issued.body.data.token, headers: { 'Gatehouse-Sync-Protocol': '1' } });
+    expect((await world.cloud.api('GET', `/sync/edges/${issued.body.data.id}`)).body.data).toMatchObject({
+      issued_by: me,
+      suspended_at: null,
+    });
+    const pulled = await requester(world.cloud.url)('GET', `${P}/sync/changes?limit=1`, {
+      token: issued.body.data.token,
+      headers: { 'Gatehouse-Sync-Protocol': '1' },
+    });
     expect(pulled.status).toBe(200);
     expect(await onCloud.evaluate(() => (window as unknown as { stayed: number }).stayed)).toBe(marker);
     expect(await seriousViolations(onCloud)).toEqual([]);

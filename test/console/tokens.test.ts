@@ -24,7 +24,8 @@ describe('the console’s API tokens, in Chromium', () => {
   afterAll(() => ui?.close());
 
   const row = (name: string) => page.locator(`[data-testid=token-row][data-name="${name}"]`);
-  const noSidewaysScroll = () => page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth);
+  const noSidewaysScroll = () =>
+    page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth);
 
   it('shows each field’s error under it for a token without a name or an ability', async () => {
     await ui.open('/settings/tokens');
@@ -68,7 +69,9 @@ describe('the console’s API tokens, in Chromium', () => {
   });
 
   it('revokes a token after a confirmation in place, and the appliance refuses it from then on', async () => {
-    const token = (await client(gh, await gh.token()).get('/api/v1/me/tokens')).body.data.find((t: { name: string }) => t.name === 'door display');
+    const token = (await client(gh, await gh.token()).get('/api/v1/me/tokens')).body.data.find(
+      (t: { name: string }) => t.name === 'door display',
+    );
     expect(token).toBeDefined();
     await row('door display').getByTestId('token-revoke').click();
     await row('door display').getByRole('button', { name: 'Cancel' }).click();

@@ -1,7 +1,14 @@
 import { sign } from '@octokit/webhooks-methods';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formErrors, logQuery, noLogFilters, OUTGOING_EVENTS, parseAllowlist, zonedToIso } from '../../console/src/webhooks.js';
+import {
+  formErrors,
+  logQuery,
+  noLogFilters,
+  OUTGOING_EVENTS,
+  parseAllowlist,
+  zonedToIso,
+} from '../../console/src/webhooks.js';
 import { CATALOGUE } from '../../src/feed/catalogue.js';
 import { client, type TestAppliance } from '../helpers/appliance.js';
 import { type ConsoleHarness, DEMO_PROJECT, startConsole } from '../helpers/console.js';
@@ -22,9 +29,16 @@ describe('the webhooks screen’s logic', () => {
   });
 
   it('reads the allowlist as typed, one entry a line (or commas), and puts its 422 under the field naming the entry', () => {
-    expect(parseAllowlist(' 10.0.0.0/8\n\n2001:db8::/32 , 192.168.1.5\n')).toEqual(['10.0.0.0/8', '2001:db8::/32', '192.168.1.5']);
+    expect(parseAllowlist(' 10.0.0.0/8\n\n2001:db8::/32 , 192.168.1.5\n')).toEqual([
+      '10.0.0.0/8',
+      '2001:db8::/32',
+      '192.168.1.5',
+    ]);
     expect(parseAllowlist('   ')).toEqual([]);
-    const errors = formErrors({ 'ip_allowlist.1': ['not an address'], name: ['The name field is required.'] }, { ip_allowlist: ['10.0.0.0/8', '300.1.2.3'] });
+    const errors = formErrors(
+      { 'ip_allowlist.1': ['not an address'], name: ['The name field is required.'] },
+      { ip_allowlist: ['10.0.0.0/8', '300.1.2.3'] },
+    );
     expect(errors).toEqual({ ip_allowlist: ['“300.1.2.3”: not an address'], name: ['The name field is required.'] });
   });
 
@@ -66,7 +80,8 @@ describe('the webhooks screen, in Chromium', () => {
   });
 
   const rest = () => client(gh, token);
-  const noSideScroll = () => page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth);
+  const noSideScroll = () =>
+    page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth);
   const tab = async (name: 'incoming' | 'sources' | 'outgoing') => {
     await page.getByTestId(`tab-${name}`).click();
     await expect.poll(() => page.getByTestId(`tab-${name}`).getAttribute('aria-selected')).toBe('true');
@@ -74,9 +89,16 @@ describe('the webhooks screen, in Chromium', () => {
   let reports = 0;
   // Each report is another body (its timestamp): the same bytes again would be answered as a retry.
   const gatewayReport = (secret: string, gatewayId = GATEWAY) => {
-    const raw = JSON.stringify({ gateway_id: gatewayId, status: 'online', timestamp: new Date(Date.now() - ++reports * 1000).toISOString() });
+    const raw = JSON.stringify({
+      gateway_id: gatewayId,
+      status: 'online',
+      timestamp: new Date(Date.now() - ++reports * 1000).toISOString(),
+    });
     return sign(secret, raw).then((signature) =>
-      gh.request('POST', '/webhook/v1/mqtt-gateway-status', { rawBody: raw, headers: { 'content-type': 'application/json', 'X-Svc-Signature': signature } }),
+      gh.request('POST', '/webhook/v1/mqtt-gateway-status', {
+        rawBody: raw,
+        headers: { 'content-type': 'application/json', 'X-Svc-Signature': signature },
+      }),
     );
   };
   const logRows = () => page.getByTestId('log-row');
@@ -99,7 +121,9 @@ describe('the webhooks screen, in Chromium', () => {
     await page.keyboard.press('ArrowLeft');
     await expect.poll(() => ui.path()).toBe('/webhooks?tab=sources');
     expect(await page.evaluate(() => document.activeElement?.getAttribute('data-tab'))).toBe('sources');
-    expect(await page.getByText('No webhook sources: nothing can post incoming webhooks to this project yet.').isVisible()).toBe(true);
+    expect(
+      await page.getByText('No webhook sources: nothing can post incoming webhooks to this project yet.').isVisible(),
+    ).toBe(true);
   });
 
   it('refuses a source without a name: the 422 under its field, focused', async () => {
@@ -150,8 +174,12 @@ describe('the webhooks screen, in Chromium', () => {
     await expect.poll(() => secret.inputValue()).toMatch(/^whsec_/);
     made.rotated = await secret.inputValue();
     expect(made.rotated).not.toBe(made.secret);
-    expect(await page.getByTestId('secret-once').getByRole('heading').textContent()).toBe('New secret of “Door gateways”');
-    await expect.poll(() => source('Door gateways').getByTestId('source-grace').textContent()).toMatch(/^still verifies until /);
+    expect(await page.getByTestId('secret-once').getByRole('heading').textContent()).toBe(
+      'New secret of “Door gateways”',
+    );
+    await expect
+      .poll(() => source('Door gateways').getByTestId('source-grace').textContent())
+      .toMatch(/^still verifies until /);
     expect((await gatewayReport(made.rotated)).status).toBe(200);
     expect((await gatewayReport(made.secret)).status).toBe(200); // the grace period (60 minutes)
     await page.getByTestId('secret-done').click();
@@ -164,7 +192,9 @@ describe('the webhooks screen, in Chromium', () => {
     await input.fill('10.0.0.0/8\n300.1.2.3/40');
     await source('Door gateways').getByTestId('source-confirm').click();
     await expect.poll(() => input.getAttribute('aria-invalid')).toBe('true');
-    expect(await source('Door gateways').getByTestId('allowlist-error').textContent()).toMatch(/^“300\.1\.2\.3\/40”: .*not an IPv4 or IPv6 address or CIDR range/);
+    expect(await source('Door gateways').getByTestId('allowlist-error').textContent()).toMatch(
+      /^“300\.1\.2\.3\/40”: .*not an IPv4 or IPv6 address or CIDR range/,
+    );
     expect(await page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('allowlist-input');
     expect(await noSideScroll()).toBe(true);
     await ui.shot('webhooks-allowlist-error');
@@ -173,15 +203,22 @@ describe('the webhooks screen, in Chromium', () => {
 
     await input.fill('127.0.0.1\n10.0.0.0/8');
     await source('Door gateways').getByTestId('source-confirm').click();
-    await expect.poll(() => source('Door gateways').getByTestId('source-allowlist').textContent()).toBe('127.0.0.1, 10.0.0.0/8');
+    await expect
+      .poll(() => source('Door gateways').getByTestId('source-allowlist').textContent())
+      .toBe('127.0.0.1, 10.0.0.0/8');
     expect(await source('Door gateways').getByTestId('allowlist-input').count()).toBe(0);
-    expect((await rest().get(`${A}/integrations/webhooks/${made.id}`)).body.data.ip_allowlist).toEqual(['127.0.0.1', '10.0.0.0/8']);
+    expect((await rest().get(`${A}/integrations/webhooks/${made.id}`)).body.data.ip_allowlist).toEqual([
+      '127.0.0.1',
+      '10.0.0.0/8',
+    ]);
     expect((await gatewayReport(made.rotated)).status).toBe(200); // the test posts from 127.0.0.1
   });
 
   it('shows the requests posted to the appliance in the request log, and its filters narrow it', async () => {
     expect((await gatewayReport(made.rotated, 'GW-UNKNOWN')).status).toBe(404); // verified, refused: logged under the project
-    expect((await gh.request('POST', '/webhook/v1/mqtt-gateway-status', { body: { gateway_id: GATEWAY } })).status).toBe(401); // no source: not the project's
+    expect(
+      (await gh.request('POST', '/webhook/v1/mqtt-gateway-status', { body: { gateway_id: GATEWAY } })).status,
+    ).toBe(401); // no source: not the project's
     await tab('incoming');
     await page.getByTestId('log-refresh').click();
     await expect.poll(() => page.getByTestId('log-count').textContent()).toBe('5 requests');
@@ -204,7 +241,9 @@ describe('the webhooks screen, in Chromium', () => {
     await page.locator('#log-source').selectOption({ label: 'Door gateways' });
     await page.getByTestId('log-apply').click();
     await expect.poll(() => page.getByTestId('log-count').textContent()).toBe('4 requests');
-    expect(new Set(await logRows().evaluateAll((rows) => rows.map((r) => r.getAttribute('data-status'))))).toEqual(new Set(['200']));
+    expect(new Set(await logRows().evaluateAll((rows) => rows.map((r) => r.getAttribute('data-status'))))).toEqual(
+      new Set(['200']),
+    );
     // A time range that ends before anything was received.
     await page.locator('#log-to').fill('2020-01-01T00:00');
     await page.getByTestId('log-apply').click();
@@ -261,7 +300,9 @@ describe('the webhooks screen, in Chromium', () => {
 
     answer = 500;
     await subscription.getByTestId('sub-test').click();
-    await expect.poll(() => subscription.getByTestId('subscription-outcome').textContent()).toMatch(/^Test event sent: Failed \(500, \d+ ms\)\.$/);
+    await expect
+      .poll(() => subscription.getByTestId('subscription-outcome').textContent())
+      .toMatch(/^Test event sent: Failed \(500, \d+ ms\)\.$/);
     await receiver.waitFor(1, 'webhook.test');
     await expect.poll(() => deliveries().count()).toBe(1);
     const failed = deliveries().first();
@@ -270,7 +311,9 @@ describe('the webhooks screen, in Chromium', () => {
     expect(await failed.getByTestId('delivery-attempts').textContent()).toBe('1 attempt');
     expect(await failed.getByTestId('delivery-time').textContent()).toMatch(/^\d+ ms$/);
     await failed.getByTestId('delivery-payload').locator('summary').click();
-    expect(await failed.getByTestId('delivery-payload').locator('pre').textContent()).toContain('"event": "webhook.test"');
+    expect(await failed.getByTestId('delivery-payload').locator('pre').textContent()).toContain(
+      '"event": "webhook.test"',
+    );
     expect(await noSideScroll()).toBe(true);
     await ui.shot('webhooks-delivery-failed');
     expect(await ui.accessibility()).toEqual([]);
@@ -278,13 +321,19 @@ describe('the webhooks screen, in Chromium', () => {
     answer = 200;
     const id = Number(await failed.getAttribute('data-id'));
     await failed.getByTestId('delivery-resend').click();
-    await expect.poll(() => deliveries().first().getByTestId('delivery-outcome').textContent()).toBe('Resent: Delivered (200).');
+    await expect
+      .poll(() => deliveries().first().getByTestId('delivery-outcome').textContent())
+      .toBe('Resent: Delivered (200).');
     expect(await deliveries().first().getAttribute('data-status')).toBe('delivered');
     expect(await deliveries().first().getByTestId('delivery-attempts').textContent()).toBe('2 attempts');
     expect(await deliveries().first().getByTestId('delivery-resend').count()).toBe(0);
     const [first, again] = await receiver.waitFor(2, 'webhook.test');
     expect(again!.headers['x-svc-delivery-id']).toBe(first!.headers['x-svc-delivery-id']); // the same delivery, sent again
-    expect((await rest().get(`${A}/webhook-deliveries/${id}`)).body.data).toMatchObject({ status: 'delivered', attempts: 2, last_status_code: 200 });
+    expect((await rest().get(`${A}/webhook-deliveries/${id}`)).body.data).toMatchObject({
+      status: 'delivered',
+      attempts: 2,
+      last_status_code: 200,
+    });
     // Still delivered after a refresh of the log.
     await page.getByTestId('deliveries-refresh').click();
     await expect.poll(() => deliveries().first().getAttribute('data-status')).toBe('delivered');
@@ -293,7 +342,9 @@ describe('the webhooks screen, in Chromium', () => {
   it('sends a test event that arrives at the receiver and shows delivered in the log', async () => {
     const before = receiver.received.length;
     await page.getByTestId('subscription').first().getByTestId('sub-test').click();
-    await expect.poll(() => page.getByTestId('subscription-outcome').textContent()).toMatch(/^Test event sent: Delivered \(200, \d+ ms\)\.$/);
+    await expect
+      .poll(() => page.getByTestId('subscription-outcome').textContent())
+      .toMatch(/^Test event sent: Delivered \(200, \d+ ms\)\.$/);
     await expect.poll(() => receiver.received.length).toBe(before + 1);
     const got = receiver.received.at(-1)!;
     expect(got.body).toMatchObject({ event: 'webhook.test', project_id: 1 });
@@ -310,7 +361,11 @@ describe('the webhooks screen, in Chromium', () => {
   });
 
   it('deletes a subscription once confirmed', async () => {
-    const extra = await rest().post('/api/v1/webhook/subscribe', { url: `${receiver.url}/second`, events: ['attendee.created'], project_id: 1 });
+    const extra = await rest().post('/api/v1/webhook/subscribe', {
+      url: `${receiver.url}/second`,
+      events: ['attendee.created'],
+      project_id: 1,
+    });
     expect(extra.status).toBe(201);
     await page.reload();
     await expect.poll(() => page.getByTestId('subscription').count()).toBe(2);
@@ -327,7 +382,14 @@ describe('the webhooks screen, in Chromium', () => {
     const password = 'a long enough password';
     const made = await rest().post('/api/v1/users', { name: 'Door staff', email: 'viewer@example.test', password });
     expect(made.status).toBe(201);
-    expect((await rest().post(`/api/v1/users/${made.body.data.id}/projects`, { team_slug: 'default', project_slug: 'default' })).status).toBe(200);
+    expect(
+      (
+        await rest().post(`/api/v1/users/${made.body.data.id}/projects`, {
+          team_slug: 'default',
+          project_slug: 'default',
+        })
+      ).status,
+    ).toBe(200);
     expect((await rest().put(`/api/v1/users/${made.body.data.id}`, { read_only: true })).status).toBe(200);
     await page.getByTestId('sign-out').click();
     await expect.poll(() => ui.path()).toMatch(/^\/signin/);

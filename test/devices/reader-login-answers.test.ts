@@ -30,9 +30,12 @@ describe('anonymous reader login and OTP verify', () => {
   });
   afterAll(() => gh.destroy());
 
-  const login = (project: string, reader_identifier: string) => gh.request('POST', `${project}/readers/login`, { body: { reader_identifier } });
-  const verify = (reader_identifier: string, otp: string) => gh.request('POST', '/api/v1/reader-otp/verify', { body: { otp, reader_identifier } });
-  const pending = async () => (await api.get(`${A}/readers/logins`)).body.data as { reader_identifier: string; otp: string }[];
+  const login = (project: string, reader_identifier: string) =>
+    gh.request('POST', `${project}/readers/login`, { body: { reader_identifier } });
+  const verify = (reader_identifier: string, otp: string) =>
+    gh.request('POST', '/api/v1/reader-otp/verify', { body: { otp, reader_identifier } });
+  const pending = async () =>
+    (await api.get(`${A}/readers/logins`)).body.data as { reader_identifier: string; otp: string }[];
 
   it('answers a login request the same for a known reader, an unknown reader and an unknown project', async () => {
     const known = await login(A, 'R-1');
@@ -68,7 +71,8 @@ describe('anonymous reader login and OTP verify', () => {
     const message = 'The one-time password is invalid, expired or already used: ask for a new reader login.';
     expect(refusals.wrongOtp.status).toBe(422);
     expect(refusals.wrongOtp.body).toEqual({ message, errors: { otp: [message] } });
-    for (const [what, res] of Object.entries({ ...refusals, used })) expect(visible(res), what).toEqual(visible(refusals.wrongOtp));
+    for (const [what, res] of Object.entries({ ...refusals, used }))
+      expect(visible(res), what).toEqual(visible(refusals.wrongOtp));
   });
 
   it('answers a locked login like any other refusal, and still takes no OTP for it', async () => {

@@ -21,11 +21,16 @@ describe('reader one-time passwords', () => {
   const sockets: RawClient[] = [];
   const open: MqttClient[] = [];
 
-  const askLogin = async (identifier: string) => expect((await gh.request('POST', `${A}/readers/login`, { body: { reader_identifier: identifier } })).status).toBe(202);
+  const askLogin = async (identifier: string) =>
+    expect((await gh.request('POST', `${A}/readers/login`, { body: { reader_identifier: identifier } })).status).toBe(
+      202,
+    );
   const otpOf = async (identifier: string, token = admin) => {
     const res = await gh.request('GET', `${A}/readers/logins`, { token });
     expect(res.status).toBe(200);
-    return (res.body.data as { reader_identifier: string; otp: string }[]).find((l) => l.reader_identifier === identifier)!.otp;
+    return (res.body.data as { reader_identifier: string; otp: string }[]).find(
+      (l) => l.reader_identifier === identifier,
+    )!.otp;
   };
   const verify = async (identifier: string, otp: string) => {
     const res = await gh.request('POST', '/api/v1/reader-otp/verify', { body: { otp, reader_identifier: identifier } });
@@ -36,7 +41,9 @@ describe('reader one-time passwords', () => {
   const devicesSocket = async (scopes: string[]) => {
     const c = await rawClient(wsUrl(gh));
     sockets.push(c);
-    expect((await subscribeAs(gh, c, { token: await gh.token(scopes) }, DEVICES)).event).toBe('pusher_internal:subscription_succeeded');
+    expect((await subscribeAs(gh, c, { token: await gh.token(scopes) }, DEVICES)).event).toBe(
+      'pusher_internal:subscription_succeeded',
+    );
     return c;
   };
 
@@ -47,7 +54,8 @@ describe('reader one-time passwords', () => {
     const zone = (await api.post(`${A}/access-zones`, { name: 'Arena' })).body.data.id;
     const gate = (await api.post(`${A}/access-points`, { name: 'Gate', access_zone_id: zone })).body.data.id;
     readerIds = {};
-    for (const identifier of ['R-1', 'R-2', 'R-3']) readerIds[identifier] = (await api.post(`${A}/readers`, { identifier, access_point_id: gate })).body.data.id;
+    for (const identifier of ['R-1', 'R-2', 'R-3'])
+      readerIds[identifier] = (await api.post(`${A}/readers`, { identifier, access_point_id: gate })).body.data.id;
   });
   afterAll(async () => {
     for (const c of sockets) c.ws.close();
@@ -66,7 +74,9 @@ describe('reader one-time passwords', () => {
     expect(await otpOf('R-1', admin)).toMatch(/^\d{6}$/);
     // The OpenAPI description says so too.
     const spec = (await gh.request('GET', '/api/v1/openapi.json', { token: admin })).body;
-    expect(JSON.stringify(spec.paths['/api/v1/projects/{teamSlug}/{projectSlug}/readers/logins'].get)).toMatch(/access:write/);
+    expect(JSON.stringify(spec.paths['/api/v1/projects/{teamSlug}/{projectSlug}/readers/logins'].get)).toMatch(
+      /access:write/,
+    );
   });
 
   it('announces a reader login on the devices channel without its one-time password, to read-only and full accounts alike', async () => {
@@ -80,13 +90,22 @@ describe('reader one-time passwords', () => {
     // Nor on the encrypted form of the channel (a read-only account may join that too).
     const sealed = await rawClient(wsUrl(gh));
     sockets.push(sealed);
-    const auth = await authorizeChannel(gh, { token: await gh.token(['read']) }, sealed.socketId, `private-encrypted-console.project.default.devices`);
+    const auth = await authorizeChannel(
+      gh,
+      { token: await gh.token(['read']) },
+      sealed.socketId,
+      `private-encrypted-console.project.default.devices`,
+    );
     expect(auth.status).toBe(200);
     await sealed.subscribe('private-encrypted-console.project.default.devices', auth.body.auth);
     await askLogin('R-2');
     const nacl = (await import('tweetnacl')).default;
     const { data } = await sealed.next('ReaderLoginRequested');
-    const opened = nacl.secretbox.open(Buffer.from(data.ciphertext, 'base64'), Buffer.from(data.nonce, 'base64'), Buffer.from(auth.body.shared_secret!, 'base64'));
+    const opened = nacl.secretbox.open(
+      Buffer.from(data.ciphertext, 'base64'),
+      Buffer.from(data.nonce, 'base64'),
+      Buffer.from(auth.body.shared_secret!, 'base64'),
+    );
     expect(Object.keys(JSON.parse(Buffer.from(opened!).toString()))).not.toContain('otp');
   });
 

@@ -46,7 +46,9 @@ describe('the durable feed', () => {
   };
   const outbox = (projectId: number, ms: number, event: string) => {
     const uuid = `d-${++n}`;
-    store.db.prepare('INSERT INTO domain_events (uuid, project_id, event, data, created_at) VALUES (?, ?, ?, ?, ?)').run(uuid, projectId, event, '{}', at(ms));
+    store.db
+      .prepare('INSERT INTO domain_events (uuid, project_id, event, data, created_at) VALUES (?, ?, ?, ?, ?)')
+      .run(uuid, projectId, event, '{}', at(ms));
     return uuid;
   };
   /** Reads until nothing is left; answers the ids in delivery order and the cursor. */
@@ -56,7 +58,8 @@ describe('the durable feed', () => {
     for (let round = 0; round < 10_000; round++) {
       const page = feed.read(cursor, filter, limit);
       ids.push(...page.items.map((i) => i.id));
-      const moved = page.cursor.accessEventId !== cursor.accessEventId || page.cursor.domainEventSeq !== cursor.domainEventSeq;
+      const moved =
+        page.cursor.accessEventId !== cursor.accessEventId || page.cursor.domainEventSeq !== cursor.domainEventSeq;
       cursor = page.cursor;
       if (page.items.length === 0 && !moved) return { ids, cursor };
     }
@@ -94,7 +97,11 @@ describe('the durable feed', () => {
     reset();
     for (let i = 0; i < 5; i++) access(1, i, false);
     const head = feed.head();
-    const page = feed.read({ accessEventId: 0, domainEventSeq: 0 }, { projectId: 1, events: new Set(['access.granted']) }, 10);
+    const page = feed.read(
+      { accessEventId: 0, domainEventSeq: 0 },
+      { projectId: 1, events: new Set(['access.granted']) },
+      10,
+    );
     expect(page.items).toEqual([]);
     expect(page.cursor).toEqual(head);
   });
@@ -106,37 +113,66 @@ describe('the durable feed', () => {
       { projectId: 2, events: new Set(['access.denied', 'attendee.updated', 'attendee.created']) },
       { projectId: 1, events: new Set(['attendee.updated']) },
     ];
-    const wanted = (f: FeedFilter, item: { projectId: number; event: string }) => item.projectId === f.projectId && (f.events === '*' || f.events.has(item.event));
+    const wanted = (f: FeedFilter, item: { projectId: number; event: string }) =>
+      item.projectId === f.projectId && (f.events === '*' || f.events.has(item.event));
     const op = fc.oneof(
-      fc.record({ kind: fc.constant('access' as const), project: fc.integer({ min: 1, max: 2 }), ms: fc.integer({ min: 0, max: 50 }), granted: fc.boolean() }),
-      fc.record({ kind: fc.constant('outbox' as const), project: fc.integer({ min: 1, max: 2 }), ms: fc.integer({ min: 0, max: 50 }), event: fc.constantFrom('attendee.created', 'attendee.updated') }),
-      fc.record({ kind: fc.constant('read' as const), consumer: fc.integer({ min: 0, max: filters.length - 1 }), limit: fc.integer({ min: 1, max: 5 }) }),
+      fc.record({
+        kind: fc.constant('access' as const),
+        project: fc.integer({ min: 1, max: 2 }),
+        ms: fc.integer({ min: 0, max: 50 }),
+        granted: fc.boolean(),
+      }),
+      fc.record({
+        kind: fc.constant('outbox' as const),
+        project: fc.integer({ min: 1, max: 2 }),
+        ms: fc.integer({ min: 0, max: 50 }),
+        event: fc.constantFrom('attendee.created', 'attendee.updated'),
+      }),
+      fc.record({
+        kind: fc.constant('read' as const),
+        consumer: fc.integer({ min: 0, max: filters.length - 1 }),
+        limit: fc.integer({ min: 1, max: 5 }),
+      }),
     );
     const seed = Number(process.env.SEED ?? Date.now() % 2 ** 31);
     console.log(`feed property: seed ${seed} (SEED=${seed} reproduces it)`);
     fc.assert(
-      fc.property(fc.array(op, { maxLength: 80 }), fc.array(fc.integer({ min: 1, max: 6 }), { minLength: filters.length, maxLength: filters.length }), (ops, finalLimits) => {
-        reset();
-        const made: { id: string; projectId: number; event: string; source: 'a' | 'd' }[] = [];
-        const cursors: FeedCursor[] = filters.map(() => ({ accessEventId: 0, domainEventSeq: 0 }));
-        const got: string[][] = filters.map(() => []);
-        for (const o of ops) {
-          if (o.kind === 'access') made.push({ id: access(o.project, o.ms, o.granted), projectId: o.project, event: o.granted ? 'access.granted' : 'access.denied', source: 'a' });
-          else if (o.kind === 'outbox') made.push({ id: outbox(o.project, o.ms, o.event), projectId: o.project, event: o.event, source: 'd' });
-          else {
-            const page = feed.read(cursors[o.consumer]!, filters[o.consumer]!, o.limit);
-            got[o.consumer]!.push(...page.items.map((i) => i.id));
-            cursors[o.consumer] = page.cursor;
+      fc.property(
+        fc.array(op, { maxLength: 80 }),
+        fc.array(fc.integer({ min: 1, max: 6 }), { minLength: filters.length, maxLength: filters.length }),
+        (ops, finalLimits) => {
+          reset();
+          const made: { id: string; projectId: number; event: string; source: 'a' | 'd' }[] = [];
+          const cursors: FeedCursor[] = filters.map(() => ({ accessEventId: 0, domainEventSeq: 0 }));
+          const got: string[][] = filters.map(() => []);
+          for (const o of ops) {
+            if (o.kind === 'access')
+              made.push({
+                id: access(o.project, o.ms, o.granted),
+                projectId: o.project,
+                event: o.granted ? 'access.granted' : 'access.denied',
+                source: 'a',
+              });
+            else if (o.kind === 'outbox')
+              made.push({ id: outbox(o.project, o.ms, o.event), projectId: o.project, event: o.event, source: 'd' });
+            else {
+              const page = feed.read(cursors[o.consumer]!, filters[o.consumer]!, o.limit);
+              got[o.consumer]!.push(...page.items.map((i) => i.id));
+              cursors[o.consumer] = page.cursor;
+            }
           }
-        }
-        filters.forEach((f, c) => {
-          got[c]!.push(...drain(cursors[c]!, f, finalLimits[c]!).ids);
-          const expected = made.filter((m) => wanted(f, m));
-          expect([...got[c]!].sort()).toEqual(expected.map((m) => m.id).sort());
-          // Each source in its own order: what was made first is delivered first.
-          for (const source of ['a', 'd'] as const) expect(got[c]!.filter((id) => id.startsWith(`${source}-`))).toEqual(expected.filter((m) => m.source === source).map((m) => m.id));
-        });
-      }),
+          filters.forEach((f, c) => {
+            got[c]!.push(...drain(cursors[c]!, f, finalLimits[c]!).ids);
+            const expected = made.filter((m) => wanted(f, m));
+            expect([...got[c]!].sort()).toEqual(expected.map((m) => m.id).sort());
+            // Each source in its own order: what was made first is delivered first.
+            for (const source of ['a', 'd'] as const)
+              expect(got[c]!.filter((id) => id.startsWith(`${source}-`))).toEqual(
+                expected.filter((m) => m.source === source).map((m) => m.id),
+              );
+          });
+        },
+      ),
       { seed, numRuns: 200 },
     );
   });

@@ -47,7 +47,12 @@ export class AnswerHold {
   hold(match: Match): Hold {
     let reached!: (a: HeldAnswer) => void;
     let release!: () => void;
-    const entry = { match, reached: (a: HeldAnswer) => reached(a), released: new Promise<void>((r) => (release = r)), done: false };
+    const entry = {
+      match,
+      reached: (a: HeldAnswer) => reached(a),
+      released: new Promise<void>((r) => (release = r)),
+      done: false,
+    };
     this.#holds.push(entry);
     return { reached: new Promise<HeldAnswer>((r) => (reached = r)), release };
   }
@@ -61,12 +66,20 @@ export class AnswerHold {
     try {
       const body = await read(req);
       const upstream = await new Promise<IncomingMessage>((resolve, reject) => {
-        const out = request({ host: '127.0.0.1', port: this.targetPort, method: req.method, path: req.url, headers: req.headers }, resolve);
+        const out = request(
+          { host: '127.0.0.1', port: this.targetPort, method: req.method, path: req.url, headers: req.headers },
+          resolve,
+        );
         out.on('error', reject);
         out.end(body);
       });
       const answer = await read(upstream);
-      const seen: HeldAnswer = { method: req.method ?? 'GET', path: req.url ?? '/', status: upstream.statusCode ?? 502, body: answer.toString('utf8') };
+      const seen: HeldAnswer = {
+        method: req.method ?? 'GET',
+        path: req.url ?? '/',
+        status: upstream.statusCode ?? 502,
+        body: answer.toString('utf8'),
+      };
       const hold = this.#holds.find((h) => !h.done && h.match(seen));
       if (hold) {
         hold.done = true;

@@ -48,7 +48,10 @@ export interface TestResponse {
 
 /** A real appliance on a free loopback port with a real SQLite file in a temp dir.
  * `env` entries are GATEHOUSE_* variables, so tests go through the real config overlay. */
-export async function startAppliance(env: Record<string, string> = {}, options: { clock?: Clock; dataDir?: string; overrides?: ServiceOverrides; configFile?: string } = {}): Promise<TestAppliance> {
+export async function startAppliance(
+  env: Record<string, string> = {},
+  options: { clock?: Clock; dataDir?: string; overrides?: ServiceOverrides; configFile?: string } = {},
+): Promise<TestAppliance> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'gatehouse-test-'));
   const config = loadConfig({
     ...(options.configFile ? { file: options.configFile, fileRequired: true } : {}),
@@ -82,7 +85,9 @@ export async function startAppliance(env: Record<string, string> = {}, options: 
   const request = requester(url);
 
   const token = async (scopes?: string[], email = ADMIN_EMAIL, password = ADMIN_PASSWORD) => {
-    const res = await request('POST', '/api/v1/auth/token', { body: { email, password, device_name: 'test', ...(scopes ? { scopes } : {}) } });
+    const res = await request('POST', '/api/v1/auth/token', {
+      body: { email, password, device_name: 'test', ...(scopes ? { scopes } : {}) },
+    });
     if (res.status !== 201) throw new Error(`token creation failed: ${res.status} ${res.text}`);
     return res.body.token as string;
   };
@@ -96,7 +101,12 @@ export async function startAppliance(env: Record<string, string> = {}, options: 
 }
 
 /** Creates a non-admin user through the REST API and answers a token of theirs. */
-export async function createUser(gh: TestAppliance, adminToken: string, email: string, scopes?: string[]): Promise<{ id: number; token: string }> {
+export async function createUser(
+  gh: TestAppliance,
+  adminToken: string,
+  email: string,
+  scopes?: string[],
+): Promise<{ id: number; token: string }> {
   const password = 'a long enough password';
   const res = await gh.request('POST', '/api/v1/users', { token: adminToken, body: { name: email, email, password } });
   if (res.status !== 201) throw new Error(`user creation failed: ${res.status} ${res.text}`);
@@ -123,7 +133,11 @@ export function requester(url: string) {
       body = JSON.stringify(o.body);
       headers['content-type'] ??= 'application/json';
     }
-    const res = await fetch(url + path, { method, headers, body: typeof body === 'string' || body === undefined ? body : new Uint8Array(body) });
+    const res = await fetch(url + path, {
+      method,
+      headers,
+      body: typeof body === 'string' || body === undefined ? body : new Uint8Array(body),
+    });
     const text = await res.text();
     let parsed: unknown;
     try {

@@ -7,8 +7,15 @@ import { type Browser, type BrowserContext, chromium, type Page } from 'playwrig
 export const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(chromiumPath)) throw new Error(`Chromium is not at ${chromiumPath}: apt-get install chromium (.ci/run does), or set CHROMIUM_PATH`);
-  return chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+  if (!existsSync(chromiumPath))
+    throw new Error(
+      `Chromium is not at ${chromiumPath}: apt-get install chromium (.ci/run does), or set CHROMIUM_PATH`,
+    );
+  return chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    args: ['--no-sandbox', '--disable-dev-shm-usage'],
+  });
 }
 
 /** A page that fails the test on any console error or uncaught exception: they are collected in `errors`. In a context of its own when given one (axe-core's builder wants that). */

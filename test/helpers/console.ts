@@ -46,7 +46,9 @@ export interface ConsoleHarness {
   close(): Promise<void>;
 }
 
-export async function startConsole(options: { demo?: boolean; env?: Record<string, string> } = {}): Promise<ConsoleHarness> {
+export async function startConsole(
+  options: { demo?: boolean; env?: Record<string, string> } = {},
+): Promise<ConsoleHarness> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gh-console-'));
   if (options.demo !== false) {
     const seeded = await runCli(['demo', 'seed'], { GATEHOUSE_DATA_DIR: dataDir });
@@ -76,7 +78,9 @@ export async function startConsole(options: { demo?: boolean; env?: Record<strin
     shot: (name) => page.screenshot({ path: join(CONSOLE_ARTIFACTS, `${name}.png`), fullPage: true }),
     async accessibility() {
       const { violations } = await new AxeBuilder({ page }).analyze();
-      return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
+      return violations
+        .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+        .map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
     },
     signIn,
     async open(to, email, password) {

@@ -22,13 +22,19 @@ export function connect(url: string, options: IClientOptions = {}): Promise<Mqtt
 export interface Inbox {
   messages: { topic: string; payload: any }[];
   /** The next message on the topic matching `where` (already received or still to come). */
-  next(where?: (m: { topic: string; payload: any }) => boolean, timeoutMs?: number): Promise<{ topic: string; payload: any }>;
+  next(
+    where?: (m: { topic: string; payload: any }) => boolean,
+    timeoutMs?: number,
+  ): Promise<{ topic: string; payload: any }>;
 }
 
 /** Collects a client's messages (JSON payloads parsed, others kept as text). */
 export function inbox(client: MqttClient): Inbox {
   const messages: { topic: string; payload: any }[] = [];
-  const waiters: { where: (m: { topic: string; payload: any }) => boolean; resolve: (m: { topic: string; payload: any }) => void }[] = [];
+  const waiters: {
+    where: (m: { topic: string; payload: any }) => boolean;
+    resolve: (m: { topic: string; payload: any }) => void;
+  }[] = [];
   client.on('message', (topic, raw) => {
     let payload: unknown = raw.toString();
     try {
@@ -85,22 +91,45 @@ export interface ReaderCredentials {
   reader_token: string;
   expires_at: string | null;
   reader: { id: number; identifier: string; access_point_id: number | null };
-  mqtt: { host: string; port: number; tls_port: number | null; ws_path: string; username: string; password: string; scans_topic: string; decisions_topic: string; qos: number };
+  mqtt: {
+    host: string;
+    port: number;
+    tls_port: number | null;
+    ws_path: string;
+    username: string;
+    password: string;
+    scans_topic: string;
+    decisions_topic: string;
+    qos: number;
+  };
 }
 
 /** The whole reader login: ask for an OTP, read it as staff, verify it. */
-export async function readerLogin(gh: TestAppliance, staffToken: string, projectPath: string, identifier: string): Promise<ReaderCredentials> {
+export async function readerLogin(
+  gh: TestAppliance,
+  staffToken: string,
+  projectPath: string,
+  identifier: string,
+): Promise<ReaderCredentials> {
   const asked = await gh.request('POST', `${projectPath}/readers/login`, { body: { reader_identifier: identifier } });
   expect(asked.status).toBe(202);
   const logins = await gh.request('GET', `${projectPath}/readers/logins`, { token: staffToken });
-  const otp = logins.body.data.find((l: { reader_identifier: string }) => l.reader_identifier === identifier).otp as string;
-  const verified = await gh.request('POST', '/api/v1/reader-otp/verify', { body: { otp, reader_identifier: identifier } });
+  const otp = logins.body.data.find((l: { reader_identifier: string }) => l.reader_identifier === identifier)
+    .otp as string;
+  const verified = await gh.request('POST', '/api/v1/reader-otp/verify', {
+    body: { otp, reader_identifier: identifier },
+  });
   expect(verified.status).toBe(200);
   return verified.body.data as ReaderCredentials;
 }
 
 /** Connects as the reader and subscribes to its decisions topic (to `url`, or the in-process appliance's broker). */
-export async function connectReader(gh: TestAppliance | null, creds: ReaderCredentials, options: IClientOptions = {}, url = mqttUrl(gh!)): Promise<{ client: MqttClient; inbox: Inbox }> {
+export async function connectReader(
+  gh: TestAppliance | null,
+  creds: ReaderCredentials,
+  options: IClientOptions = {},
+  url = mqttUrl(gh!),
+): Promise<{ client: MqttClient; inbox: Inbox }> {
   const client = await connect(url, {
     username: creds.mqtt.username,
     password: creds.mqtt.password,

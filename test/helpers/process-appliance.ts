@@ -48,14 +48,19 @@ export async function startProcessAppliance(env: Record<string, string> = {}): P
   const request = requester(url);
 
   const token = async () => {
-    const res = await request('POST', '/api/v1/auth/token', { body: { ...PROCESS_ADMIN, device_name: 'process test' } });
+    const res = await request('POST', '/api/v1/auth/token', {
+      body: { ...PROCESS_ADMIN, device_name: 'process test' },
+    });
     if (res.status !== 201) throw new Error(`token creation failed: ${res.status} ${res.text}`);
     return res.body.token as string;
   };
 
   const signedPost = async (path: string, body: unknown, secret: string) => {
     const raw = JSON.stringify(body);
-    return request('POST', path, { rawBody: raw, headers: { 'content-type': 'application/json', 'X-Svc-Signature': await sign(secret, raw) } });
+    return request('POST', path, {
+      rawBody: raw,
+      headers: { 'content-type': 'application/json', 'X-Svc-Signature': await sign(secret, raw) },
+    });
   };
 
   const destroy = async () => {

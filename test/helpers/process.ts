@@ -13,7 +13,13 @@ export interface RunningProcess {
 
 export function runGatehouse(args: string[], env: Record<string, string>): RunningProcess {
   const proc = spawn(process.execPath, [...nodeFlags(), 'dist/main.js', ...args], {
-    env: { PATH: process.env.PATH ?? '', GATEHOUSE_HTTP_HOST: '127.0.0.1', GATEHOUSE_HTTP_PORT: '0', GATEHOUSE_MQTT_PORT: '0', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      GATEHOUSE_HTTP_HOST: '127.0.0.1',
+      GATEHOUSE_HTTP_PORT: '0',
+      GATEHOUSE_MQTT_PORT: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];
@@ -53,9 +59,15 @@ export function runGatehouse(args: string[], env: Record<string, string>): Runni
 }
 
 /** Runs a CLI command to completion; answers its exit code, stdout and stderr. */
-export function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runCli(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const proc = spawn(process.execPath, [...nodeFlags(), 'dist/main.js', ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [...nodeFlags(), 'dist/main.js', ...args], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     proc.stdout.on('data', (c: Buffer) => (stdout += c.toString()));

@@ -27,11 +27,16 @@ export class PtyPair {
 
   /** socat up, both ends there, the reader's side open. */
   async plug(): Promise<void> {
-    this.#socat = spawn('socat', [`pty,raw,echo=0,link=${this.device}`, `pty,raw,echo=0,link=${this.lineEnd}`], { stdio: 'ignore' });
+    this.#socat = spawn('socat', [`pty,raw,echo=0,link=${this.device}`, `pty,raw,echo=0,link=${this.lineEnd}`], {
+      stdio: 'ignore',
+    });
     // A missing socat fails at once, naming the package (scripts/test-tools.mjs checks it before a run too).
     let failed: Error | null = null;
     this.#socat.once('error', (err: NodeJS.ErrnoException) => {
-      failed = err.code === 'ENOENT' ? new Error('socat is not installed: apt-get install -y socat (the README names what npm test needs)') : err;
+      failed =
+        err.code === 'ENOENT'
+          ? new Error('socat is not installed: apt-get install -y socat (the README names what npm test needs)')
+          : err;
     });
     const deadline = Date.now() + 10_000;
     while (!(existsSync(this.device) && existsSync(this.lineEnd))) {
@@ -49,7 +54,9 @@ export class PtyPair {
   /** Bytes as the reader sends them. */
   async write(bytes: Buffer | string): Promise<void> {
     const line = this.#line!;
-    await new Promise<void>((resolve, reject) => line.write(bytes, (err) => (err ? reject(err) : line.drain((e) => (e ? reject(e) : resolve())))));
+    await new Promise<void>((resolve, reject) =>
+      line.write(bytes, (err) => (err ? reject(err) : line.drain((e) => (e ? reject(e) : resolve())))),
+    );
   }
 
   /** Everything the bridge wrote back so far. */
@@ -61,7 +68,8 @@ export class PtyPair {
   async receivedBytes(n: number, ms = 10_000): Promise<Buffer> {
     const deadline = Date.now() + ms;
     while (this.received().length < n) {
-      if (Date.now() > deadline) throw new Error(`expected ${n} feedback bytes, got ${this.received().toString('hex')}`);
+      if (Date.now() > deadline)
+        throw new Error(`expected ${n} feedback bytes, got ${this.received().toString('hex')}`);
       await new Promise((r) => setTimeout(r, 10));
     }
     return this.received();
@@ -95,4 +103,5 @@ export function ptyConfigFile(dir: string, bridge: Record<string, unknown> = {})
 export const rdm6300 = (data: string): Buffer => encodeScan('rdm6300', data).frame;
 export const id12 = (data: string): Buffer => encodeScan('id12', data).frame;
 /** Wiegand 26 as the converter sends it: the 26 bits as hex text, no line end. */
-export const wiegand26 = (facility: number, card: number): string => encodeScan('wiegand26', `${facility}:${card}`).frame.toString('latin1').trimEnd();
+export const wiegand26 = (facility: number, card: number): string =>
+  encodeScan('wiegand26', `${facility}:${card}`).frame.toString('latin1').trimEnd();

@@ -31,7 +31,11 @@ export function signChannel(gh: TestAppliance, socketId: string, channel: string
   return authString(key, secret, socketId, channel, channelData);
 }
 
-export function wsUrl(gh: TestAppliance, key = credentialsOf(gh).key, query = '?protocol=7&client=js&version=8.4.0&flash=false'): string {
+export function wsUrl(
+  gh: TestAppliance,
+  key = credentialsOf(gh).key,
+  query = '?protocol=7&client=js&version=8.4.0&flash=false',
+): string {
   return `${gh.url.replace('http', 'ws')}/app/${key}${query}`;
 }
 
@@ -40,7 +44,9 @@ export async function rawClient(url: string): Promise<RawClient> {
   const ws = new WebSocket(url);
   const frames: Frame[] = [];
   const waiters: { events: string[]; resolve: (f: Frame) => void }[] = [];
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
   ws.on('message', (raw) => {
     const frame = JSON.parse(raw.toString()) as Frame;
     if (typeof frame.data === 'string') {
@@ -68,8 +74,12 @@ export async function rawClient(url: string): Promise<RawClient> {
       waiters.push(waiter);
     });
   };
-  const established = await Promise.race([next('pusher:connection_established').catch(() => null), closed.then(() => null)]);
-  const send = (event: string, data: unknown, channel?: string) => ws.send(JSON.stringify({ event, data, ...(channel ? { channel } : {}) }));
+  const established = await Promise.race([
+    next('pusher:connection_established').catch(() => null),
+    closed.then(() => null),
+  ]);
+  const send = (event: string, data: unknown, channel?: string) =>
+    ws.send(JSON.stringify({ event, data, ...(channel ? { channel } : {}) }));
   const client: RawClient = {
     ws,
     socketId: (established?.data?.socket_id as string) ?? '',
@@ -79,7 +89,11 @@ export async function rawClient(url: string): Promise<RawClient> {
     send,
     closed,
     subscribe: async (channel, auth, channelData) => {
-      send('pusher:subscribe', { channel, ...(auth ? { auth } : {}), ...(channelData ? { channel_data: channelData } : {}) });
+      send('pusher:subscribe', {
+        channel,
+        ...(auth ? { auth } : {}),
+        ...(channelData ? { channel_data: channelData } : {}),
+      });
       return next(['pusher_internal:subscription_succeeded', 'pusher:subscription_error', 'pusher:error']);
     },
   };
@@ -88,17 +102,30 @@ export async function rawClient(url: string): Promise<RawClient> {
 
 /** Asks the appliance's /broadcasting/auth for a channel, as pusher-js does (form-encoded):
  * the status and the answer. `headers` carry a cookie session instead of the token. */
-export async function authorizeChannel(gh: TestAppliance, credentials: { token?: string; headers?: Record<string, string> }, socketId: string, channel: string) {
+export async function authorizeChannel(
+  gh: TestAppliance,
+  credentials: { token?: string; headers?: Record<string, string> },
+  socketId: string,
+  channel: string,
+) {
   const res = await gh.request('POST', '/broadcasting/auth', {
     ...(credentials.token ? { token: credentials.token } : {}),
     rawBody: new URLSearchParams({ socket_id: socketId, channel_name: channel }).toString(),
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...credentials.headers },
   });
-  return { status: res.status, body: res.body as { auth?: string; channel_data?: string; shared_secret?: string; reason?: string } };
+  return {
+    status: res.status,
+    body: res.body as { auth?: string; channel_data?: string; shared_secret?: string; reason?: string },
+  };
 }
 
 /** Subscribes a raw client with an auth string from /broadcasting/auth (fails the test if refused there). */
-export async function subscribeAs(gh: TestAppliance, c: RawClient, credentials: { token?: string; headers?: Record<string, string> }, channel: string): Promise<Frame> {
+export async function subscribeAs(
+  gh: TestAppliance,
+  c: RawClient,
+  credentials: { token?: string; headers?: Record<string, string> },
+  channel: string,
+): Promise<Frame> {
   const { status, body } = await authorizeChannel(gh, credentials, c.socketId, channel);
   if (status !== 200) throw new Error(`/broadcasting/auth answered ${status} for ${channel}: ${JSON.stringify(body)}`);
   return c.subscribe(channel, body.auth, body.channel_data);

@@ -56,7 +56,10 @@ export function tourSteps(readme: string): TourStep[] {
     } else if (text.trim() === '' || /^#\s{2,}/.test(text)) {
       last = null;
     } else if (text.startsWith('# ')) {
-      if (!last) throw new Error(`README.md line ${line}: a "# " line that follows no command (an answer must come right after its command; notes are indented "#     ")`);
+      if (!last)
+        throw new Error(
+          `README.md line ${line}: a "# " line that follows no command (an answer must come right after its command; notes are indented "#     ")`,
+        );
       last.expected.push(text.slice(2));
     } else if (text.startsWith('#')) {
       throw new Error(`README.md line ${line}: a comment that is neither a step, an answer nor an indented note`);
@@ -171,7 +174,9 @@ export function jsonMatches(shown: unknown, actual: unknown): boolean {
     if (actual === null || typeof actual !== 'object' || Array.isArray(actual)) return false;
     const keys = Object.keys(shown).filter((k) => k !== MORE);
     if (!(MORE in shown) && Object.keys(actual).length !== keys.length) return false;
-    return keys.every((k) => k in actual && jsonMatches((shown as Record<string, unknown>)[k], (actual as Record<string, unknown>)[k]));
+    return keys.every(
+      (k) => k in actual && jsonMatches((shown as Record<string, unknown>)[k], (actual as Record<string, unknown>)[k]),
+    );
   }
   return shown === actual;
 }
@@ -190,5 +195,7 @@ export function answerShown(shown: string, output: string): boolean {
   if (json === undefined) return lines.some((line) => glob(shown).test(line));
   const prefix = shown.slice(0, at);
   if (prefix === '') return jsonDocuments(output).some((doc) => jsonMatches(json, doc));
-  return lines.some((line) => line.startsWith(prefix) && jsonDocuments(line.slice(prefix.length)).some((doc) => jsonMatches(json, doc)));
+  return lines.some(
+    (line) => line.startsWith(prefix) && jsonDocuments(line.slice(prefix.length)).some((doc) => jsonMatches(json, doc)),
+  );
 }

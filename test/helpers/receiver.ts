@@ -62,7 +62,8 @@ export async function startReceiver(path = '/hook', port = 0): Promise<Receiver>
       const matching = () => received.filter((r) => event === undefined || r.body.event === event);
       while (matching().length < n) {
         const left = deadline - Date.now();
-        if (left <= 0) throw new Error(`receiver: ${matching().length} of ${n} ${event ?? 'requests'} within ${timeoutMs} ms`);
+        if (left <= 0)
+          throw new Error(`receiver: ${matching().length} of ${n} ${event ?? 'requests'} within ${timeoutMs} ms`);
         await new Promise<void>((resolve) => {
           const t = setTimeout(resolve, left);
           waiters.push(() => {

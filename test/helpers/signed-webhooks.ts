@@ -4,7 +4,12 @@ import type { TestAppliance, TestResponse } from './appliance.js';
 // Incoming webhooks signed by an independent implementation (@octokit/webhooks-methods' sign()
 // produces the same `sha256=<hex HMAC-SHA256>` format), never by our own code.
 
-export type SourceKind = 'access-event' | 'gateway-status' | 'registration-partner' | 'attendee-sync' | 'upload-finalized';
+export type SourceKind =
+  | 'access-event'
+  | 'gateway-status'
+  | 'registration-partner'
+  | 'attendee-sync'
+  | 'upload-finalized';
 
 export const ENDPOINTS: Record<SourceKind, string> = {
   'access-event': '/webhook/v1/access-event',
@@ -39,17 +44,31 @@ export interface SignedPostOptions {
 }
 
 /** Posts `body` (an object is JSON-encoded) signed with `secret`. */
-export async function signedPost(gh: TestAppliance, path: string, body: unknown, secret: string, options: SignedPostOptions = {}): Promise<TestResponse> {
+export async function signedPost(
+  gh: TestAppliance,
+  path: string,
+  body: unknown,
+  secret: string,
+  options: SignedPostOptions = {},
+): Promise<TestResponse> {
   const raw = typeof body === 'string' ? body : JSON.stringify(body);
   const header = options.header ?? (path.endsWith('/registration-partner') ? 'X-Partner-Signature' : 'X-Svc-Signature');
   const timestamp = options.timestamp ?? null;
-  const headers: Record<string, string> = { 'content-type': 'application/json', [header]: await sign(secret, options.signOver ?? raw) };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    [header]: await sign(secret, options.signOver ?? raw),
+  };
   if (timestamp !== null) headers['X-Svc-Timestamp'] = String(timestamp);
   return gh.request('POST', path, { rawBody: raw, headers: { ...headers, ...options.headers } });
 }
 
 /** A poster for one endpoint: creates a source of its kind once, then signs every post. */
-export function signedPoster(gh: TestAppliance, token: string, kind: SourceKind, options: Parameters<typeof createSource>[3] = {}) {
+export function signedPoster(
+  gh: TestAppliance,
+  token: string,
+  kind: SourceKind,
+  options: Parameters<typeof createSource>[3] = {},
+) {
   let source: Promise<{ id: number; secret: string }> | null = null;
   const post = async (body: unknown, extra: SignedPostOptions = {}) => {
     source ??= createSource(gh, token, kind, options);

@@ -70,7 +70,10 @@ export class Node {
       GATEHOUSE_TEST_CLOCK_FILE: this.#clockFile,
       ...this.env,
     });
-    [, this.url] = (await this.proc.waitFor(/Gatehouse ready at (http:\/\/\S+?)"/, 60_000)) as unknown as [string, string];
+    [, this.url] = (await this.proc.waitFor(/Gatehouse ready at (http:\/\/\S+?)"/, 60_000)) as unknown as [
+      string,
+      string,
+    ];
     this.#token = '';
     return this;
   }
@@ -81,7 +84,9 @@ export class Node {
 
   async token(): Promise<string> {
     if (!this.#token) {
-      const res = await requester(this.url)('POST', '/api/v1/auth/token', { body: { ...PROCESS_ADMIN, device_name: this.name } });
+      const res = await requester(this.url)('POST', '/api/v1/auth/token', {
+        body: { ...PROCESS_ADMIN, device_name: this.name },
+      });
       if (res.status !== 201) throw new Error(`${this.name}: token ${res.status} ${res.text}`);
       this.#token = res.body.token as string;
     }
@@ -91,7 +96,11 @@ export class Node {
   /** An administrator's request to the project (a path under P) or, starting with /api, anywhere. */
   async api(method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<TestResponse> {
     const full = path.startsWith('/api') || path === '/metrics' ? path : `${P}${path}`;
-    return requester(this.url)(method, full, { token: await this.token(), ...(body === undefined ? {} : { body }), ...options });
+    return requester(this.url)(method, full, {
+      token: await this.token(),
+      ...(body === undefined ? {} : { body }),
+      ...options,
+    });
   }
 
   async kill9(): Promise<void> {
@@ -103,7 +112,8 @@ export class Node {
   }
 
   async destroy(): Promise<void> {
-    if (this.proc && this.proc.proc.exitCode === null && this.proc.proc.signalCode === null) await this.proc.stop('SIGKILL');
+    if (this.proc && this.proc.proc.exitCode === null && this.proc.proc.signalCode === null)
+      await this.proc.stop('SIGKILL');
     rmSync(this.dataDir, { recursive: true, force: true });
     rmSync(this.#clockFile, { force: true });
   }
@@ -144,7 +154,8 @@ export class SyncWorld {
   async restartCloud(): Promise<void> {
     await this.cloud.start();
     for (const hold of this.#holds) hold.targetPort = this.cloud.port;
-    for (const proxy of this.#proxies) if (!this.#holds.some((h) => h.port === proxy.targetPort)) proxy.targetPort = this.cloud.port;
+    for (const proxy of this.#proxies)
+      if (!this.#holds.some((h) => h.port === proxy.targetPort)) proxy.targetPort = this.cloud.port;
   }
 
   /** `answers`: an AnswerHold (answer-hold.ts, not yet started) the link also goes through, behind its TcpProxy. */
@@ -166,7 +177,13 @@ export class SyncWorld {
       ...FAST_SYNC,
       ...env,
     }).start();
-    const edge: Edge = { node, proxy, syncToken: issued.body.data.token as string, id: issued.body.data.id as number, ...(answers ? { answers } : {}) };
+    const edge: Edge = {
+      node,
+      proxy,
+      syncToken: issued.body.data.token as string,
+      id: issued.body.data.id as number,
+      ...(answers ? { answers } : {}),
+    };
     this.edges.push(edge);
     return edge;
   }
@@ -180,11 +197,18 @@ export class SyncWorld {
 }
 
 /** Polls `read` until `ok`, or fails naming what it waited for and the last value. */
-export async function until<T>(what: string, read: () => Promise<T> | T, ok: (v: T) => boolean, ms = 30_000, every = 100): Promise<T> {
+export async function until<T>(
+  what: string,
+  read: () => Promise<T> | T,
+  ok: (v: T) => boolean,
+  ms = 30_000,
+  every = 100,
+): Promise<T> {
   const end = Date.now() + ms;
   let last: T = await read();
   while (!ok(last)) {
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}; last: ${JSON.stringify(last).slice(0, 2000)}`);
+    if (Date.now() > end)
+      throw new Error(`timed out after ${ms} ms waiting for ${what}; last: ${JSON.stringify(last).slice(0, 2000)}`);
     await new Promise((r) => setTimeout(r, every));
     last = await read();
   }
@@ -194,38 +218,63 @@ export async function until<T>(what: string, read: () => Promise<T> | T, ok: (v:
 /** The demo of these tests on the cloud: a hall (in) and its exit, a type, `count` attendees with one ticket each (T-<n>). */
 export async function seedCloud(cloud: Node, count: number): Promise<{ zone: number; entry: number; exit: number }> {
   const zone = (await cloud.api('POST', '/access-zones', { name: 'Hall', capacity: 100_000 })).body.data.id as number;
-  const entry = (await cloud.api('POST', '/access-points', { name: 'Entry', access_zone_id: zone, direction: 'in' })).body.data.id as number;
-  const exit = (await cloud.api('POST', '/access-points', { name: 'Exit', access_zone_id: zone, direction: 'out' })).body.data.id as number;
+  const entry = (await cloud.api('POST', '/access-points', { name: 'Entry', access_zone_id: zone, direction: 'in' }))
+    .body.data.id as number;
+  const exit = (await cloud.api('POST', '/access-points', { name: 'Exit', access_zone_id: zone, direction: 'out' }))
+    .body.data.id as number;
   await cloud.api('POST', '/attendee-types', { name: 'Guest', zone_ids: [zone] });
-  const rows = Array.from({ length: count }, (_, i) => ({ first_name: `Guest${i + 1}`, last_name: 'Test', attendee_type: 'guest', external_id: `X-${i + 1}`, credential_value: `T-${i + 1}` }));
+  const rows = Array.from({ length: count }, (_, i) => ({
+    first_name: `Guest${i + 1}`,
+    last_name: 'Test',
+    attendee_type: 'guest',
+    external_id: `X-${i + 1}`,
+    credential_value: `T-${i + 1}`,
+  }));
   const res = await cloud.api('POST', '/attendees/import', rows);
   if (res.status !== 200) throw new Error(`import: ${res.status} ${res.text}`);
   return { zone, entry, exit };
 }
 
 /** A scan at an access point of the edge's REST API; answers the decision. */
-export async function scan(node: Node, accessPointId: number, value: string): Promise<{ access_granted: boolean; event_id: string; reason?: string }> {
+export async function scan(
+  node: Node,
+  accessPointId: number,
+  value: string,
+): Promise<{ access_granted: boolean; event_id: string; reason?: string }> {
   const res = await node.api('POST', `/access-points/${accessPointId}/scan`, { credential_value: value });
   if (res.status !== 200) throw new Error(`${node.name} scan ${value}: ${res.status} ${res.text}`);
   return (res.body.data ?? res.body) as { access_granted: boolean; event_id: string; reason?: string };
 }
 
 /** A reader on `node` over MQTT (the reader exists there: on an edge, made on the cloud and pulled): logs in as a reader does, then scans with one QoS 1 publish each. */
-export async function mqttReader(node: Node, identifier: string): Promise<{ scan(value: string): Promise<{ access_granted: boolean; event_id: string; reason?: string }>; close(): Promise<void> }> {
+export async function mqttReader(
+  node: Node,
+  identifier: string,
+): Promise<{
+  scan(value: string): Promise<{ access_granted: boolean; event_id: string; reason?: string }>;
+  close(): Promise<void>;
+}> {
   const request = requester(node.url);
   const asked = await request('POST', `${P}/readers/login`, { body: { reader_identifier: identifier } });
   if (asked.status !== 202) throw new Error(`${node.name} reader login ${identifier}: ${asked.status} ${asked.text}`);
   const logins = await node.api('GET', '/readers/logins');
-  const otp = (logins.body.data as { reader_identifier: string; otp: string }[]).find((l) => l.reader_identifier === identifier)!.otp;
+  const otp = (logins.body.data as { reader_identifier: string; otp: string }[]).find(
+    (l) => l.reader_identifier === identifier,
+  )!.otp;
   const verified = await request('POST', '/api/v1/reader-otp/verify', { body: { otp, reader_identifier: identifier } });
-  if (verified.status !== 200) throw new Error(`${node.name} reader verify ${identifier}: ${verified.status} ${verified.text}`);
+  if (verified.status !== 200)
+    throw new Error(`${node.name} reader verify ${identifier}: ${verified.status} ${verified.text}`);
   const creds = verified.body.data as ReaderCredentials;
   const { client, inbox: box } = await connectReader(null, creds, {}, `mqtt://127.0.0.1:${creds.mqtt.port}`);
   let n = 0;
   return {
     async scan(value) {
       const requestId = `${identifier}-${++n}-${Math.random().toString(36).slice(2, 6)}`;
-      await client.publishAsync(creds.mqtt.scans_topic, JSON.stringify({ request_id: requestId, credential_value: value }), { qos: 1 });
+      await client.publishAsync(
+        creds.mqtt.scans_topic,
+        JSON.stringify({ request_id: requestId, credential_value: value }),
+        { qos: 1 },
+      );
       const decision = await box.next((m) => m.payload?.request_id === requestId, 10_000);
       return decision.payload as { access_granted: boolean; event_id: string; reason?: string };
     },

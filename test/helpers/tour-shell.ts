@@ -25,7 +25,12 @@ export class TourShell {
 
   constructor(cwd: string, env: Record<string, string>) {
     // Its own process group, so stop() ends the background jobs with it.
-    this.#proc = spawn('bash', ['--noprofile', '--norc'], { cwd, env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.#proc = spawn('bash', ['--noprofile', '--norc'], {
+      cwd,
+      env,
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     this.#proc.stdout!.on('data', (c: Buffer) => this.#take('out', c));
     this.#proc.stderr!.on('data', (c: Buffer) => this.#take('err', c));
     this.exit = new Promise((resolve) => this.#proc.on('close', resolve));
@@ -71,14 +76,25 @@ export class TourShell {
     const outFrom = this.#stdout.length;
     const errFrom = this.#stderr.length;
     const mark = `__TOUR_DONE__ ${id}`;
-    this.#proc.stdin!.write(`{ ${command}\n} </dev/null\n__tour_rc=$?\nprintf '\\n${mark} %s\\n' "$__tour_rc"\nprintf '\\n${mark}\\n' >&2\n`);
+    this.#proc.stdin!.write(
+      `{ ${command}\n} </dev/null\n__tour_rc=$?\nprintf '\\n${mark} %s\\n' "$__tour_rc"\nprintf '\\n${mark}\\n' >&2\n`,
+    );
     const outMark = new RegExp(`\\n${mark} (\\d+)\\n`);
-    await this.waitUntil((out, err) => outMark.test(out.slice(outFrom)) && err.includes(`\n${mark}\n`, errFrom), timeoutMs, `\`${command.split('\n')[0]}\` to finish`);
+    await this.waitUntil(
+      (out, err) => outMark.test(out.slice(outFrom)) && err.includes(`\n${mark}\n`, errFrom),
+      timeoutMs,
+      `\`${command.split('\n')[0]}\` to finish`,
+    );
     const out = this.#stdout.slice(outFrom);
     const done = outMark.exec(out)!;
     const err = this.#stderr.slice(errFrom, this.#stderr.indexOf(`\n${mark}\n`, errFrom));
     const statuses = [...err.matchAll(/^__TOUR_HTTP__ (\d+)$/gm)].map((m) => Number(m[1]));
-    return { stdout: out.slice(0, done.index), stderr: err.replace(/^\n?__TOUR_HTTP__ \d+\n?/gm, ''), code: Number(done[1]), statuses };
+    return {
+      stdout: out.slice(0, done.index),
+      stderr: err.replace(/^\n?__TOUR_HTTP__ \d+\n?/gm, ''),
+      code: Number(done[1]),
+      statuses,
+    };
   }
 
   /** Ends the shell and every job it started. */
@@ -136,14 +152,20 @@ export function background(command: string, cwd: string, env: Record<string, str
       };
       const timer = setTimeout(() => {
         waiters.delete(check);
-        reject(new Error(`timed out after ${timeoutMs / 1000} s waiting for ${pattern} from \`${command}\`; it printed:\n${output.slice(-40).join('\n')}`));
+        reject(
+          new Error(
+            `timed out after ${timeoutMs / 1000} s waiting for ${pattern} from \`${command}\`; it printed:\n${output.slice(-40).join('\n')}`,
+          ),
+        );
       }, timeoutMs);
       waiters.add(check);
       void exit.then(() => {
         if (!waiters.has(check)) return;
         waiters.delete(check);
         clearTimeout(timer);
-        reject(new Error(`\`${command}\` ended before printing ${pattern}; it printed:\n${output.slice(-40).join('\n')}`));
+        reject(
+          new Error(`\`${command}\` ended before printing ${pattern}; it printed:\n${output.slice(-40).join('\n')}`),
+        );
       });
       check();
     });

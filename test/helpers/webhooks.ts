@@ -20,7 +20,8 @@ export type WebhookPost = Post & {
   unsigned: Post;
 };
 
-const kindOf = (path: string) => (Object.entries(ENDPOINTS).find(([, p]) => p === path)?.[0] ?? null) as SourceKind | null;
+const kindOf = (path: string) =>
+  (Object.entries(ENDPOINTS).find(([, p]) => p === path)?.[0] ?? null) as SourceKind | null;
 
 /** A poster for one webhook path: the body is sent as JSON.stringify(body), signed. */
 export function webhookPoster(gh: TestAppliance, path: string): WebhookPost {
@@ -28,12 +29,16 @@ export function webhookPoster(gh: TestAppliance, path: string): WebhookPost {
   if (!kind) throw new Error(`no webhook source kind posts to ${path}`);
   const header = kind === 'registration-partner' ? 'X-Partner-Signature' : 'X-Svc-Signature';
   let secret: Promise<string> | null = null;
-  const send = (raw: string | Buffer, headers: Record<string, string>) => gh.request('POST', path, { rawBody: raw, headers: { 'content-type': 'application/json', ...headers } });
+  const send = (raw: string | Buffer, headers: Record<string, string>) =>
+    gh.request('POST', path, { rawBody: raw, headers: { 'content-type': 'application/json', ...headers } });
   const rawBody = async (raw: string | Buffer, headers: Record<string, string> = {}) => {
     if (Object.keys(headers).some((h) => h.toLowerCase() === header.toLowerCase())) return send(raw, headers);
     secret ??= gh.token().then(async (token) => (await createSource(gh, token, kind, { name: `test ${kind}` })).secret);
     return send(raw, { [header]: await sign(await secret, raw.toString()), ...headers });
   };
   const unsigned: Post = (body, headers = {}) => send(JSON.stringify(body), headers);
-  return Object.assign((body: unknown, headers?: Record<string, string>) => rawBody(JSON.stringify(body), headers), { rawBody, unsigned });
+  return Object.assign((body: unknown, headers?: Record<string, string>) => rawBody(JSON.stringify(body), headers), {
+    rawBody,
+    unsigned,
+  });
 }

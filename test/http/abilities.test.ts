@@ -8,7 +8,16 @@ import { createUser, startAppliance, type TestAppliance } from '../helpers/appli
 // alone, so a route that declares the wrong ability, or none, fails.
 
 /** Routes any valid token may call, whatever its scopes. Adding one is a decision: list it here. */
-const ANY_TOKEN = new Set(['me.show', 'auth.token.destroy', 'auth.tokens.destroy', 'auth.session.destroy', 'projects.index', 'projects.show', 'broadcasting.auth', 'broadcasting.config']);
+const ANY_TOKEN = new Set([
+  'me.show',
+  'auth.token.destroy',
+  'auth.tokens.destroy',
+  'auth.session.destroy',
+  'projects.index',
+  'projects.show',
+  'broadcasting.auth',
+  'broadcasting.config',
+]);
 
 /** Public routes that authenticate by a Pusher signature instead of a token (docs/realtime.md). */
 const signed = (route: AnyRoute) => route.tags.includes('Pusher HTTP API');
@@ -16,7 +25,12 @@ const signed = (route: AnyRoute) => route.tags.includes('Pusher HTTP API');
 function area(path: string): 'attendees' | 'forms' | 'access' | null {
   if (/\/attendees(\/|$)|\/attendee-types(\/|$)/.test(path)) return 'attendees';
   if (/\/forms(\/|$)/.test(path)) return 'forms';
-  if (/\/(access-points|access-zones|readers|credentials|time-restrictions|blocklist|access-events|gateways|devices|analytics|sync\/status|sync\/conflicts)(\/|$)/.test(path)) return 'access';
+  if (
+    /\/(access-points|access-zones|readers|credentials|time-restrictions|blocklist|access-events|gateways|devices|analytics|sync\/status|sync\/conflicts)(\/|$)/.test(
+      path,
+    )
+  )
+    return 'access';
   return null;
 }
 
@@ -65,7 +79,11 @@ describe('abilities on every route', () => {
   it('lets public routes answer without a token', async () => {
     for (const route of gh.app.routes.filter((r) => r.ability === 'public' && r.method === 'GET')) {
       const res = await gh.request(route.method, concretePath(route, adminId));
-      if (signed(route)) expect(res.body, route.operationId).toEqual({ error: 'unknown_app', message: 'No app with id 999999 on this server.' });
+      if (signed(route))
+        expect(res.body, route.operationId).toEqual({
+          error: 'unknown_app',
+          message: 'No app with id 999999 on this server.',
+        });
       else expect([200, 204], route.operationId).toContain(res.status);
     }
   });
@@ -85,7 +103,10 @@ describe('abilities on every route', () => {
       if (route.ability === 'sync') {
         // The sync protocol takes an edge's sync token only: every user token is unknown to it (401).
         for (const scope of scopes) {
-          const res = await gh.request(route.method, concretePath(route, adminId), { token: tokens.get(scope)!, ...(route.body ? { body: {} } : {}) });
+          const res = await gh.request(route.method, concretePath(route, adminId), {
+            token: tokens.get(scope)!,
+            ...(route.body ? { body: {} } : {}),
+          });
           if (res.status !== 401) mismatches.push(`${scope} ${route.method} ${route.path}: ${res.status}, not 401`);
         }
         continue;
@@ -97,12 +118,19 @@ describe('abilities on every route', () => {
           token = await gh.token([scope], 'revoker@example.test', 'a long enough password');
         }
         // A user id that does not exist: allowed calls answer 404 or 422 and change nothing.
-        const res = await gh.request(route.method, concretePath(route, adminId + 100000), { token, ...(route.body ? { body: {} } : {}) });
+        const res = await gh.request(route.method, concretePath(route, adminId + 100000), {
+          token,
+          ...(route.body ? { body: {} } : {}),
+        });
         // Refused as the spec says (Authentication, item 6): 401 'Unauthenticated.', naming the ability it lacks.
-        const denied = res.status === 401 && res.body?.message === 'Unauthenticated.' && res.body?.missing_ability === route.ability;
-        if (res.status === 401 && !denied) mismatches.push(`${scope} ${route.method} ${route.path}: 401 ${JSON.stringify(res.body)}`);
-        if (res.status === 403 && res.body?.message === 'Invalid ability provided.') mismatches.push(`${scope} ${route.method} ${route.path}: 403 for a token lacking its ability`);
-        if (denied === specAllows(scope, route)) mismatches.push(`${scope} ${route.method} ${route.path}: ${denied ? 'denied' : 'allowed'} (${res.status})`);
+        const denied =
+          res.status === 401 && res.body?.message === 'Unauthenticated.' && res.body?.missing_ability === route.ability;
+        if (res.status === 401 && !denied)
+          mismatches.push(`${scope} ${route.method} ${route.path}: 401 ${JSON.stringify(res.body)}`);
+        if (res.status === 403 && res.body?.message === 'Invalid ability provided.')
+          mismatches.push(`${scope} ${route.method} ${route.path}: 403 for a token lacking its ability`);
+        if (denied === specAllows(scope, route))
+          mismatches.push(`${scope} ${route.method} ${route.path}: ${denied ? 'denied' : 'allowed'} (${res.status})`);
       }
     }
     expect(revoker.id).toBeGreaterThan(0);
@@ -112,7 +140,11 @@ describe('abilities on every route', () => {
   it("answers 403 'This action is unauthorized.' to a non-administrator's full token on admin routes", async () => {
     const user = await createUser(gh, tokens.get('*')!, 'not-admin@example.test');
     for (const route of gh.app.routes.filter((r) => r.admin)) {
-      const res = await gh.request(route.method, concretePath(route, adminId), route.body ? { token: user.token, body: {} } : { token: user.token });
+      const res = await gh.request(
+        route.method,
+        concretePath(route, adminId),
+        route.body ? { token: user.token, body: {} } : { token: user.token },
+      );
       expect(res.status, `${route.method} ${route.path}`).toBe(403);
       expect(res.body.message).toBe('This action is unauthorized.');
     }

@@ -20,7 +20,12 @@ function publishedBySource(): [topic: string, event: string][] {
 }
 
 /** An address with its parameters filled in with sample values. */
-const filled = (address: string) => address.replace('{slug}', 'main-stage').replace('{team}', 'acme').replace('{project}', 'main-stage').replace('{identifier}', 'GATE-1');
+const filled = (address: string) =>
+  address
+    .replace('{slug}', 'main-stage')
+    .replace('{team}', 'acme')
+    .replace('{project}', 'main-stage')
+    .replace('{identifier}', 'GATE-1');
 
 describe('the AsyncAPI description', () => {
   let gh: TestAppliance;
@@ -35,7 +40,11 @@ describe('the AsyncAPI description', () => {
 
   it('is a valid AsyncAPI 3.0.0 document according to the official parser, without a token', async () => {
     const { document, diagnostics } = await new Parser().parse(structuredClone(doc));
-    expect(diagnostics.filter((d) => d.severity === DiagnosticSeverity.Error).map((d) => `${d.path.join('.')}: ${d.message}`)).toEqual([]);
+    expect(
+      diagnostics
+        .filter((d) => d.severity === DiagnosticSeverity.Error)
+        .map((d) => `${d.path.join('.')}: ${d.message}`),
+    ).toEqual([]);
     expect(document?.version()).toBe('3.0.0');
     expect(document?.servers().get('pusher')?.pathname()).toBe('/app/{key}');
     expect(document?.servers().get('mqtt')?.protocol()).toBe('mqtt');
@@ -65,7 +74,8 @@ describe('the AsyncAPI description', () => {
       const address = filled(ch.address);
       if (ch.address.startsWith('gatehouse/')) expect(parseTopic(address), id).not.toBeNull();
       else expect(parseChannel(address), id).not.toBeNull();
-      for (const name of ch.address.match(/\{(\w+)\}/g) ?? []) expect(ch.parameters[name.slice(1, -1)], `${id} ${name}`).toBeDefined();
+      for (const name of ch.address.match(/\{(\w+)\}/g) ?? [])
+        expect(ch.parameters[name.slice(1, -1)], `${id} ${name}`).toBeDefined();
     }
     const actions = Object.values<any>(doc.operations).map((op) => `${op.action} ${op.channel.$ref.split('/').pop()}`);
     expect(actions).toContain('receive readerScans');
@@ -97,19 +107,43 @@ describe('the AsyncAPI description', () => {
       expect(scanSchema.safeParse(payload).success, JSON.stringify(payload)).toBe(false);
       expect(validate(payload), JSON.stringify(payload)).toBe(false);
     }
-    const accepted = { request_id: 'r-1', credential_value: 'CRED', scan_type: 'qr', timestamp: '2026-11-23T12:00:00+01:00' };
+    const accepted = {
+      request_id: 'r-1',
+      credential_value: 'CRED',
+      scan_type: 'qr',
+      timestamp: '2026-11-23T12:00:00+01:00',
+    };
     expect(scanSchema.safeParse(accepted).success).toBe(true);
     expect(validate(accepted)).toBe(true);
   });
 
   it("lists AccessDenied's reason as the spec's six denial reasons, and reason_detail as its four values or null, which live payloads meet", () => {
     const denied = doc.components.messages.AccessDenied.payload;
-    expect(denied.properties.reason.enum).toEqual(['invalid_credential', 'not_authorized', 'expired', 'capacity_exceeded', 'time_restricted', 'blocklisted']);
-    expect([...denied.required].sort()).toEqual(['access_point_id', 'credential_value', 'reason', 'reason_detail', 'timestamp']);
+    expect(denied.properties.reason.enum).toEqual([
+      'invalid_credential',
+      'not_authorized',
+      'expired',
+      'capacity_exceeded',
+      'time_restricted',
+      'blocklisted',
+    ]);
+    expect([...denied.required].sort()).toEqual([
+      'access_point_id',
+      'credential_value',
+      'reason',
+      'reason_detail',
+      'timestamp',
+    ]);
     const ajv = new Ajv({ strict: false, allErrors: true });
     const validate = ajv.compile(denied);
     const base = { credential_value: 'X', access_point_id: 1, timestamp: '2026-11-23T12:00:00.000Z' };
-    for (const detail of ['type_not_permitted', 'already_inside', 'access_point_inactive', 'access_point_without_zone', null]) {
+    for (const detail of [
+      'type_not_permitted',
+      'already_inside',
+      'access_point_inactive',
+      'access_point_without_zone',
+      null,
+    ]) {
       expect(validate({ ...base, reason: 'not_authorized', reason_detail: detail }), String(detail)).toBe(true);
     }
     expect(validate({ ...base, reason: 'anti_passback', reason_detail: null })).toBe(false);

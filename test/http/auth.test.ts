@@ -2,7 +2,14 @@ import { createHash } from 'node:crypto';
 import BetterSqlite3 from 'better-sqlite3';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, ManualClock, createUser, startAppliance, type TestAppliance } from '../helpers/appliance.js';
+import {
+  ADMIN_EMAIL,
+  ADMIN_PASSWORD,
+  ManualClock,
+  createUser,
+  startAppliance,
+  type TestAppliance,
+} from '../helpers/appliance.js';
 
 describe('token authentication', () => {
   let gh: TestAppliance;
@@ -13,7 +20,9 @@ describe('token authentication', () => {
   afterAll(() => gh.destroy());
 
   it('issues a Bearer token of the form <id>|<random> with no expiry by default', async () => {
-    const res = await gh.request('POST', '/api/v1/auth/token', { body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD, device_name: 'laptop', scopes: ['read'] } });
+    const res = await gh.request('POST', '/api/v1/auth/token', {
+      body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD, device_name: 'laptop', scopes: ['read'] },
+    });
     expect(res.status).toBe(201);
     expect(res.body.token_type).toBe('Bearer');
     expect(res.body.expires_at).toBeNull();
@@ -34,10 +43,14 @@ describe('token authentication', () => {
   });
 
   it('rejects wrong field types and unknown scopes with 422 and field errors', async () => {
-    const wrongType = await gh.request('POST', '/api/v1/auth/token', { body: { email: 5, password: ADMIN_PASSWORD, device_name: 'x' } });
+    const wrongType = await gh.request('POST', '/api/v1/auth/token', {
+      body: { email: 5, password: ADMIN_PASSWORD, device_name: 'x' },
+    });
     expect(wrongType.status).toBe(422);
     expect(Object.keys(wrongType.body.errors)).toEqual(['email']);
-    const badScope = await gh.request('POST', '/api/v1/auth/token', { body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD, device_name: 'x', scopes: ['everything'] } });
+    const badScope = await gh.request('POST', '/api/v1/auth/token', {
+      body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD, device_name: 'x', scopes: ['everything'] },
+    });
     expect(badScope.status).toBe(422);
     expect(badScope.body.errors['scopes.0']).toHaveLength(1);
   });
@@ -62,7 +75,9 @@ describe('token authentication', () => {
     const rows = db.prepare('SELECT token_hash FROM personal_access_tokens').all() as { token_hash: Buffer }[];
     db.close();
     expect(rows.length).toBeGreaterThan(0);
-    expect(rows.some((r) => r.token_hash.toString('hex') === createHash('sha256').update(secret).digest('hex'))).toBe(true);
+    expect(rows.some((r) => r.token_hash.toString('hex') === createHash('sha256').update(secret).digest('hex'))).toBe(
+      true,
+    );
     expect(rows.every((r) => !r.token_hash.toString('latin1').includes(secret))).toBe(true);
   });
 
@@ -104,7 +119,9 @@ describe('token authentication', () => {
     const set = await gh.request('PUT', '/api/v1/settings', { token: admin, body: { token_expiry_minutes: 60 } });
     expect(set.status).toBe(200);
     expect(set.body.data.token_expiry_minutes).toBe(60);
-    const res = await gh.request('POST', '/api/v1/auth/token', { body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD, device_name: 'expiring' } });
+    const res = await gh.request('POST', '/api/v1/auth/token', {
+      body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD, device_name: 'expiring' },
+    });
     expect(Date.parse(res.body.expires_at)).toBe(clock.now() + 60 * 60_000);
     const token = res.body.token as string;
     const me = await gh.request('GET', '/api/v1/me', { token });
@@ -124,7 +141,9 @@ describe('token authentication', () => {
     const id = Number(token.split('|')[0]);
     const stored = () => {
       const db = new BetterSqlite3(join(gh.dataDir, 'gatehouse.db'), { readonly: true });
-      const row = db.prepare('SELECT last_used_at FROM personal_access_tokens WHERE id = ?').get(id) as { last_used_at: string | null };
+      const row = db.prepare('SELECT last_used_at FROM personal_access_tokens WHERE id = ?').get(id) as {
+        last_used_at: string | null;
+      };
       db.close();
       return row.last_used_at;
     };

@@ -63,7 +63,11 @@ describe('request bodies', () => {
 
   it('answers 408 in the envelope to a body that stops halfway, and closes the connection', async () => {
     const body = JSON.stringify({ name: 'Slow', email: 'slow@example.test', password: 'long enough pw' });
-    const res = await rawExchange(gh.app.httpPort, head('/api/v1/users', body.length, `Authorization: Bearer ${token}\r\n`), [body.slice(0, 20)]);
+    const res = await rawExchange(
+      gh.app.httpPort,
+      head('/api/v1/users', body.length, `Authorization: Bearer ${token}\r\n`),
+      [body.slice(0, 20)],
+    );
     expect(res.status).toBe(408);
     expect(res.body).toEqual({ message: `The request body did not arrive within ${TIMEOUT_MS / 1000} s.` });
     expect(res.text.toLowerCase()).toContain('connection: close');
@@ -74,11 +78,18 @@ describe('request bodies', () => {
   it('answers 408 to an anonymous webhook whose chunked body stalls, in the webhook envelope', async () => {
     const res = await rawExchange(gh.app.httpPort, head('/webhook/v1/access-event', 'chunked'), ['5\r\n{"rea\r\n']);
     expect(res.status).toBe(408);
-    expect(res.body).toEqual({ error: 'request_timeout', message: `The request body did not arrive within ${TIMEOUT_MS / 1000} s.` });
+    expect(res.body).toEqual({
+      error: 'request_timeout',
+      message: `The request body did not arrive within ${TIMEOUT_MS / 1000} s.`,
+    });
   });
 
   it('closes the connection of a body nobody reads within seconds (the keep-alive timeout), not minutes', async () => {
-    const res = await rawExchange(gh.app.httpPort, `GET /health HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`, ['{"x":']);
+    const res = await rawExchange(
+      gh.app.httpPort,
+      `GET /health HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`,
+      ['{"x":'],
+    );
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ status: 'ok' });
   });

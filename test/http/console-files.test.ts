@@ -23,7 +23,8 @@ describe('the console served at /', () => {
   });
   afterAll(() => gh.destroy());
 
-  const get = (path: string, headers: Record<string, string> = {}) => fetch(gh.url + path, { headers, redirect: 'manual' });
+  const get = (path: string, headers: Record<string, string> = {}) =>
+    fetch(gh.url + path, { headers, redirect: 'manual' });
 
   it('answers index.html at / with no-cache and a policy that lets the page load its own scripts, styles and socket', async () => {
     const res = await get('/', { accept: BROWSER_ACCEPT });
@@ -31,7 +32,13 @@ describe('the console served at /', () => {
     expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(res.headers.get('cache-control')).toBe('no-cache');
     expect(res.headers.get('content-security-policy')).toBe(CONSOLE_CSP);
-    for (const directive of ["script-src 'self'", "style-src 'self'", "connect-src 'self'", "frame-ancestors 'none'", "object-src 'none'"]) {
+    for (const directive of [
+      "script-src 'self'",
+      "style-src 'self'",
+      "connect-src 'self'",
+      "frame-ancestors 'none'",
+      "object-src 'none'",
+    ]) {
       expect(CONSOLE_CSP).toContain(directive);
     }
     expect(CONSOLE_CSP).not.toContain('unsafe');
@@ -48,7 +55,9 @@ describe('the console served at /', () => {
     for (const asset of assets) {
       const res = await get(asset);
       expect(res.status, asset).toBe(200);
-      expect(res.headers.get('content-type'), asset).toMatch(asset.endsWith('.js') ? /^(text|application)\/javascript; charset=utf-8$/ : /^text\/css; charset=utf-8$/);
+      expect(res.headers.get('content-type'), asset).toMatch(
+        asset.endsWith('.js') ? /^(text|application)\/javascript; charset=utf-8$/ : /^text\/css; charset=utf-8$/,
+      );
       expect(res.headers.get('cache-control'), asset).toBe('public, max-age=31536000, immutable');
       expect(res.headers.get('x-content-type-options'), asset).toBe('nosniff');
       expect(Number(res.headers.get('content-length'))).toBe((await res.arrayBuffer()).byteLength);
@@ -66,7 +75,9 @@ describe('the console served at /', () => {
     const again = await get('/logo.svg', { 'if-none-match': etag, 'cache-control': 'max-age=0' });
     expect(again.status).toBe(304);
     const index = await get('/');
-    expect((await get('/', { 'if-none-match': index.headers.get('etag')!, 'cache-control': 'max-age=0' })).status).toBe(304);
+    expect((await get('/', { 'if-none-match': index.headers.get('etag')!, 'cache-control': 'max-age=0' })).status).toBe(
+      304,
+    );
   });
 
   it('answers index.html for console pages it does not know (history routing), GET and HEAD', async () => {
@@ -92,7 +103,14 @@ describe('the console served at /', () => {
   });
 
   it('answers 404 in the JSON envelope for a missing file, a dot file, a path out of the folder and other methods', async () => {
-    for (const path of ['/assets/missing-abc123.js', '/favicon.ico', '/.build-stamp', '/..%2f..%2fpackage.json', '/%2e%2e/package.json', '/assets/..%2f..%2f..%2fpackage.json']) {
+    for (const path of [
+      '/assets/missing-abc123.js',
+      '/favicon.ico',
+      '/.build-stamp',
+      '/..%2f..%2fpackage.json',
+      '/%2e%2e/package.json',
+      '/assets/..%2f..%2f..%2fpackage.json',
+    ]) {
       const res = await get(path);
       expect(res.status, path).toBe(404);
       expect(res.headers.get('content-type'), path).toMatch(/^application\/json/);

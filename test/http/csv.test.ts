@@ -9,7 +9,16 @@ import { client, startAppliance, type TestAppliance } from '../helpers/appliance
 const A = '/api/v1/projects/default/default';
 
 /** Each value a spreadsheet may take as a formula, or strip and then take as one. */
-const DANGEROUS = ['=HYPERLINK("http://x.test","go")', '+1+1', '-2+3', '@SUM(A1)', '\t=1+1', '\r=1+1', '\n=1+1', '\u0000=1+1'];
+const DANGEROUS = [
+  '=HYPERLINK("http://x.test","go")',
+  '+1+1',
+  '-2+3',
+  '@SUM(A1)',
+  '\t=1+1',
+  '\r=1+1',
+  '\n=1+1',
+  '\u0000=1+1',
+];
 /** Values left as they are (a minus inside, a quote, a comma, a semicolon). */
 const HARMLESS = ['TICKET-1', 'a "quoted" value', 'one,two', 'x;=1+1'];
 
@@ -31,7 +40,9 @@ describe('CSV export', () => {
   afterAll(() => gh.destroy());
 
   const exported = async (): Promise<Record<string, string>[]> => {
-    const res = await fetch(`${gh.url}${A}/access-events?format=csv`, { headers: { authorization: `Bearer ${await gh.token()}` } });
+    const res = await fetch(`${gh.url}${A}/access-events?format=csv`, {
+      headers: { authorization: `Bearer ${await gh.token()}` },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
     return parse(await res.text(), { columns: true }) as Record<string, string>[];
@@ -47,7 +58,9 @@ describe('CSV export', () => {
   it('leaves other cells as they were, quoting those with a quote, comma or semicolon', async () => {
     const values = (await exported()).map((row) => row.credential_value!);
     for (const value of HARMLESS) expect(values, value).toContain(value);
-    const res = await fetch(`${gh.url}${A}/access-events?format=csv`, { headers: { authorization: `Bearer ${await gh.token()}` } });
+    const res = await fetch(`${gh.url}${A}/access-events?format=csv`, {
+      headers: { authorization: `Bearer ${await gh.token()}` },
+    });
     const text = await res.text();
     // Quoted, so a spreadsheet that splits on ';' (some locales) still reads one cell.
     expect(text).toContain('"x;=1+1"');

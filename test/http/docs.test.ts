@@ -11,6 +11,7 @@ describe('docs/rest.md', () => {
 
   it('lists every route of the route table with its operation id', () => {
     const doc = readFileSync('docs/rest.md', 'utf8');
-    for (const route of gh.app.routes) expect(doc, route.operationId).toContain(`| ${route.method} | \`${route.path}\` | \`${route.operationId}\` |`);
+    for (const route of gh.app.routes)
+      expect(doc, route.operationId).toContain(`| ${route.method} | \`${route.path}\` | \`${route.operationId}\` |`);
   });
 });

@@ -12,8 +12,30 @@ describe('optional HTTPS listener', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gatehouse-tls-'));
     const cert = join(dir, 'cert.pem');
     const key = join(dir, 'key.pem');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost'], { stdio: 'ignore' });
-    gh = await startAppliance({ GATEHOUSE_HTTPS_CERT_FILE: cert, GATEHOUSE_HTTPS_KEY_FILE: key, GATEHOUSE_HTTPS_PORT: '0' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+      ],
+      { stdio: 'ignore' },
+    );
+    gh = await startAppliance({
+      GATEHOUSE_HTTPS_CERT_FILE: cert,
+      GATEHOUSE_HTTPS_KEY_FILE: key,
+      GATEHOUSE_HTTPS_PORT: '0',
+    });
   });
   afterAll(() => gh.destroy());
 

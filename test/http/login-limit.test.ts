@@ -22,13 +22,19 @@ describe('per-account login limit', () => {
     return gh;
   };
   const tokenLogin = (email: string, password: string, ip: string) =>
-    gh!.request('POST', '/api/v1/auth/token', { body: { email, password, device_name: 'laptop' }, headers: { 'x-forwarded-for': ip } });
+    gh!.request('POST', '/api/v1/auth/token', {
+      body: { email, password, device_name: 'laptop' },
+      headers: { 'x-forwarded-for': ip },
+    });
   /** A cookie-session login as a browser makes it: CSRF cookie first, then the login with X-XSRF-TOKEN. */
   const sessionLogin = async (email: string, password: string, ip: string) => {
     const csrf = await fetch(`${gh!.url}/sanctum/csrf-cookie`, { headers: { 'x-forwarded-for': ip } });
     const cookies = csrf.headers.getSetCookie().map((c) => c.split(';')[0]!);
     const xsrf = decodeURIComponent(cookies.find((c) => c.startsWith('XSRF-TOKEN='))!.slice('XSRF-TOKEN='.length));
-    return gh!.request('POST', '/api/v1/auth/session', { body: { email, password }, headers: { cookie: cookies.join('; '), 'x-xsrf-token': xsrf, 'x-forwarded-for': ip } });
+    return gh!.request('POST', '/api/v1/auth/session', {
+      body: { email, password },
+      headers: { cookie: cookies.join('; '), 'x-xsrf-token': xsrf, 'x-forwarded-for': ip },
+    });
   };
 
   it('refuses the sixth login to an account in a minute with 429 and Retry-After, even with the right password', async () => {
@@ -39,7 +45,10 @@ describe('per-account login limit', () => {
     const retryAfter = Number(locked.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(60);
-    expect(locked.body).toEqual({ message: `Too many failed logins for this account: try again in ${retryAfter} s.`, retry_after: retryAfter });
+    expect(locked.body).toEqual({
+      message: `Too many failed logins for this account: try again in ${retryAfter} s.`,
+      retry_after: retryAfter,
+    });
     // The account is locked from every address, and for cookie sessions too.
     expect((await tokenLogin(ADMIN_EMAIL, ADMIN_PASSWORD, '10.0.0.2')).status).toBe(429);
     expect((await sessionLogin(ADMIN_EMAIL, ADMIN_PASSWORD, '10.0.0.3')).status).toBe(429);
@@ -79,7 +88,9 @@ describe('per-account login limit', () => {
   it('does not forget them for the right password without a device name (no oracle)', async () => {
     await start();
     for (let i = 0; i < 4; i++) expect((await tokenLogin(B_EMAIL, `wrong ${i}`, '10.0.0.1')).status).toBe(401);
-    const noDevice = await gh!.request('POST', '/api/v1/auth/token', { body: { email: B_EMAIL, password: B_PASSWORD } });
+    const noDevice = await gh!.request('POST', '/api/v1/auth/token', {
+      body: { email: B_EMAIL, password: B_PASSWORD },
+    });
     expect(noDevice.status).toBe(401);
     expect((await tokenLogin(B_EMAIL, B_PASSWORD, '10.0.0.1')).status).toBe(429);
   });

@@ -29,18 +29,27 @@ describe('metrics access', () => {
     expect(await res.text()).toContain('# HELP');
   });
 
-  it.skipIf(!external)('serves only clients on the box itself in loopback mode, whatever X-Forwarded-For says', async () => {
-    gh = await startAppliance({ GATEHOUSE_HTTP_HOST: '0.0.0.0', GATEHOUSE_METRICS_ACCESS: 'loopback', GATEHOUSE_HTTP_TRUST_PROXY: 'true' });
-    const local = await scrape(`http://127.0.0.1:${gh.app.httpPort}`);
-    expect(local.status).toBe(200);
-    expect(await local.text()).toContain('# HELP');
-    const remote = await scrape(`http://${external}:${gh.app.httpPort}`, { 'x-forwarded-for': '127.0.0.1' });
-    expect(remote.status).toBe(403);
-    expect(await remote.json()).toEqual({ message: 'Metrics are served to clients on this box only (metrics.access is "loopback").' });
-    // The other operations endpoints stay open: a supervisor elsewhere still probes them.
-    expect((await fetch(`http://${external}:${gh.app.httpPort}/health`)).status).toBe(200);
-    expect((await fetch(`http://${external}:${gh.app.httpPort}/ready`)).status).toBe(200);
-  });
+  it.skipIf(!external)(
+    'serves only clients on the box itself in loopback mode, whatever X-Forwarded-For says',
+    async () => {
+      gh = await startAppliance({
+        GATEHOUSE_HTTP_HOST: '0.0.0.0',
+        GATEHOUSE_METRICS_ACCESS: 'loopback',
+        GATEHOUSE_HTTP_TRUST_PROXY: 'true',
+      });
+      const local = await scrape(`http://127.0.0.1:${gh.app.httpPort}`);
+      expect(local.status).toBe(200);
+      expect(await local.text()).toContain('# HELP');
+      const remote = await scrape(`http://${external}:${gh.app.httpPort}`, { 'x-forwarded-for': '127.0.0.1' });
+      expect(remote.status).toBe(403);
+      expect(await remote.json()).toEqual({
+        message: 'Metrics are served to clients on this box only (metrics.access is "loopback").',
+      });
+      // The other operations endpoints stay open: a supervisor elsewhere still probes them.
+      expect((await fetch(`http://${external}:${gh.app.httpPort}/health`)).status).toBe(200);
+      expect((await fetch(`http://${external}:${gh.app.httpPort}/ready`)).status).toBe(200);
+    },
+  );
 
   it('asks for the metrics token in token mode, and takes no other', async () => {
     gh = await startAppliance({ GATEHOUSE_METRICS_ACCESS: 'token', GATEHOUSE_METRICS_TOKEN: METRICS_TOKEN });
@@ -70,6 +79,8 @@ describe('metrics access', () => {
         (err: Error) => err.message,
       );
     expect(await outcome({ GATEHOUSE_METRICS_ACCESS: 'token' })).toMatch(/metrics\.token/);
-    expect(await outcome({ GATEHOUSE_METRICS_ACCESS: 'token', GATEHOUSE_METRICS_TOKEN: 'short' })).toMatch(/metrics\.token/);
+    expect(await outcome({ GATEHOUSE_METRICS_ACCESS: 'token', GATEHOUSE_METRICS_TOKEN: 'short' })).toMatch(
+      /metrics\.token/,
+    );
   });
 });

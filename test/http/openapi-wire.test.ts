@@ -47,10 +47,16 @@ describe('the OpenAPI document, against the wire', () => {
       }
       world.last = null;
       const res = await k.send();
-      if (res.status < 300 && world.last) for (const problem of requestProblems(operation, world.last)) problems.push(`${k.op} (${k.why}): ${problem}`);
-      if (res.status !== k.status) problems.push(`${k.op} (${k.why}): answered ${res.status}, the case expects ${k.status}: ${res.text.slice(0, 200)}`);
-      else if (k.error && !namesError(res, k.error)) problems.push(`${k.op} (${k.why}): answered ${res.status} but not ${k.error}: ${res.text.slice(0, 200)}`);
-      for (const name of k.headers ?? []) if (!res.headers.has(name)) problems.push(`${k.op} (${k.why}): answered ${res.status} without ${name}`);
+      if (res.status < 300 && world.last)
+        for (const problem of requestProblems(operation, world.last)) problems.push(`${k.op} (${k.why}): ${problem}`);
+      if (res.status !== k.status)
+        problems.push(
+          `${k.op} (${k.why}): answered ${res.status}, the case expects ${k.status}: ${res.text.slice(0, 200)}`,
+        );
+      else if (k.error && !namesError(res, k.error))
+        problems.push(`${k.op} (${k.why}): answered ${res.status} but not ${k.error}: ${res.text.slice(0, 200)}`);
+      for (const name of k.headers ?? [])
+        if (!res.headers.has(name)) problems.push(`${k.op} (${k.why}): answered ${res.status} without ${name}`);
       for (const problem of problemsWith(operation, res)) problems.push(`${k.op} (${k.why}): ${problem}`);
       if (!answered.has(k.op)) answered.set(k.op, new Set());
       answered.get(k.op)!.add(res.status);
@@ -75,8 +81,17 @@ describe('the OpenAPI document, against the wire', () => {
 
   it('answers every case of the table, and every refusal its declaration implies, as the document declares it', async () => {
     const venue = await makeVenue(w);
-    const table = [...accountCases(w, venue), ...venueCases(w, venue), ...deviceCases(w, venue), ...outgoingCases(w, venue), ...syncCases(w, venue), ...bridgeCases(w, venue)];
-    const generic = gh.app.routes.flatMap((route) => genericCases(w, route, operations.get(route.operationId)!, gh.app.routes));
+    const table = [
+      ...accountCases(w, venue),
+      ...venueCases(w, venue),
+      ...deviceCases(w, venue),
+      ...outgoingCases(w, venue),
+      ...syncCases(w, venue),
+      ...bridgeCases(w, venue),
+    ];
+    const generic = gh.app.routes.flatMap((route) =>
+      genericCases(w, route, operations.get(route.operationId)!, gh.app.routes),
+    );
     expect(await run([...table, ...generic], operations)).toEqual([]);
   }, 240_000);
 
@@ -86,11 +101,20 @@ describe('the OpenAPI document, against the wire', () => {
     const triggers = ['teams', 'finalized_uploads'].map((table) => `wire_refuse_${table}`);
     try {
       for (const [i, table] of ['teams', 'finalized_uploads'].entries())
-        store.exec(`CREATE TRIGGER ${triggers[i]} BEFORE INSERT ON ${table} BEGIN SELECT RAISE(ABORT, 'refused by the wire test'); END`);
+        store.exec(
+          `CREATE TRIGGER ${triggers[i]} BEFORE INSERT ON ${table} BEGIN SELECT RAISE(ABORT, 'refused by the wire test'); END`,
+        );
       const problems = await run(
         [
-          c('teams.store', 500, 'a store that refuses the insert', () => w.api('POST', '/api/v1/teams', { name: 'Refused' })),
-          c('webhooks.large-upload-finalized', 500, 'a store that refuses the insert', w.signed('upload-finalized', JSON.stringify({ name: 'refused.txt', bucket: 'uploads' }))),
+          c('teams.store', 500, 'a store that refuses the insert', () =>
+            w.api('POST', '/api/v1/teams', { name: 'Refused' }),
+          ),
+          c(
+            'webhooks.large-upload-finalized',
+            500,
+            'a store that refuses the insert',
+            w.signed('upload-finalized', JSON.stringify({ name: 'refused.txt', bucket: 'uploads' })),
+          ),
         ],
         operations,
       );
@@ -117,18 +141,25 @@ describe('the OpenAPI document, against the wire', () => {
       const token = await tight.token(); // spends the client address's standard budget
       const ops = await doc(tight);
       // Spend the token's budget of each class (an edge issued with its standard one), the edge's, and the address's OTP attempts.
-      const syncToken = (await tight.request('POST', `${A}/sync/edges`, { token, body: { name: 'tight edge' } })).body.data.token as string;
+      const syncToken = (await tight.request('POST', `${A}/sync/edges`, { token, body: { name: 'tight edge' } })).body
+        .data.token as string;
       const asEdge = { token: syncToken, headers: { 'Gatehouse-Sync-Protocol': '1' } };
       await tight.request('GET', '/api/v1/sync/hello', asEdge);
       await tight.request('GET', '/api/v1/me', { token });
       await tight.request('GET', `${A}/attendees?search=spent`, { token });
       await tight.request('POST', `${A}/attendees/import`, { token, body: [] });
-      const attempt = () => tight.request('POST', '/api/v1/reader-otp/verify', { body: { reader_identifier: 'R-1', otp: '123456' } });
+      const attempt = () =>
+        tight.request('POST', '/api/v1/reader-otp/verify', { body: { reader_identifier: 'R-1', otp: '123456' } });
       await attempt();
       const limited = tight.app.routes.filter((r) => r.rateClass !== 'none');
-      const as = (r: (typeof limited)[number]) => (r.ability === 'public' ? {} : r.ability === 'sync' ? asEdge : { token });
-      const cases = limited.map((r) => c(r.operationId, 429, 'past its class budget', () => tight.request(r.method, fill(r.path), as(r))));
-      expect(await run([c('readers.verify-otp', 429, 'past readers.verifyPerMinute', attempt), ...cases], ops)).toEqual([]);
+      const as = (r: (typeof limited)[number]) =>
+        r.ability === 'public' ? {} : r.ability === 'sync' ? asEdge : { token };
+      const cases = limited.map((r) =>
+        c(r.operationId, 429, 'past its class budget', () => tight.request(r.method, fill(r.path), as(r))),
+      );
+      expect(await run([c('readers.verify-otp', 429, 'past readers.verifyPerMinute', attempt), ...cases], ops)).toEqual(
+        [],
+      );
     } finally {
       await tight.destroy();
     }
@@ -139,15 +170,26 @@ describe('the OpenAPI document, against the wire', () => {
     try {
       const d = await new World(dev).init();
       await d.api('POST', '/api/v1/projects', { name: 'Other', slug: 'other' });
-      for (const project of [A, '/api/v1/projects/default/other']) await d.create(`${project}/gateways`, { identifier: 'GW-TWICE' });
+      for (const project of [A, '/api/v1/projects/default/other'])
+        await d.create(`${project}/gateways`, { identifier: 'GW-TWICE' });
       const zone = await d.create(`${A}/access-zones`, { name: 'Hall' });
       const door = await d.create(`${A}/access-points`, { name: 'Door', access_zone_id: zone });
       const ops = await doc(dev);
       const unsigned = (path: string, json: unknown) => () => d.send({ method: 'POST', path, json });
       const problems = await run(
         [
-          c('webhooks.mqtt-gateway-status', 409, 'an unsigned report of an identifier two projects use', unsigned('/webhook/v1/mqtt-gateway-status', { gateway_id: 'GW-TWICE', status: 'online' })),
-          c('webhooks.large-upload-finalized', 409, 'an unsigned notice while two projects exist', unsigned('/webhook/v1/large-upload-finalized', { name: 'x.csv', bucket: 'b' })),
+          c(
+            'webhooks.mqtt-gateway-status',
+            409,
+            'an unsigned report of an identifier two projects use',
+            unsigned('/webhook/v1/mqtt-gateway-status', { gateway_id: 'GW-TWICE', status: 'online' }),
+          ),
+          c(
+            'webhooks.large-upload-finalized',
+            409,
+            'an unsigned notice while two projects exist',
+            unsigned('/webhook/v1/large-upload-finalized', { name: 'x.csv', bucket: 'b' }),
+          ),
         ],
         ops,
         d,
@@ -162,7 +204,13 @@ describe('the OpenAPI document, against the wire', () => {
         expect(scanned.status).toBe(200);
         const behind = [
           c('access-events.index', 503, 'the log behind an answered scan', () => d.api('GET', `${A}/access-events`)),
-          c('analytics.metrics', 503, 'the log behind an answered scan', () => d.api('POST', `${A}/analytics/metrics`, { metric: 'access_summary', start_date: '2026-01-01', end_date: '2030-01-01' })),
+          c('analytics.metrics', 503, 'the log behind an answered scan', () =>
+            d.api('POST', `${A}/analytics/metrics`, {
+              metric: 'access_summary',
+              start_date: '2026-01-01',
+              end_date: '2030-01-01',
+            }),
+          ),
         ];
         problems.push(...(await run(behind, ops, d)));
       } finally {
@@ -183,7 +231,14 @@ describe('the OpenAPI document, against the wire', () => {
       const b = await new World(busy).init();
       const venue = await makeVenue(b);
       const ops = await doc(busy);
-      const table = [...accountCases(b, venue), ...venueCases(b, venue), ...deviceCases(b, venue), ...outgoingCases(b, venue), ...syncCases(b, venue), ...bridgeCases(b, venue)];
+      const table = [
+        ...accountCases(b, venue),
+        ...venueCases(b, venue),
+        ...deviceCases(b, venue),
+        ...outgoingCases(b, venue),
+        ...syncCases(b, venue),
+        ...bridgeCases(b, venue),
+      ];
       const wrong: string[] = [];
       const problems = await run(underWriteLock(b, lock, ops, table, wrong), ops, b);
       expect([...wrong, ...problems]).toEqual([]);
@@ -222,7 +277,10 @@ describe('the OpenAPI document, against the wire', () => {
             'webhooks.access-event',
             503,
             'a scan whose event the journal does not take in time',
-            h.signed('access-event', JSON.stringify({ reader_id: 'R-1', credential_value: 'CRED-1', request_id: 'held-hook' })),
+            h.signed(
+              'access-event',
+              JSON.stringify({ reader_id: 'R-1', credential_value: 'CRED-1', request_id: 'held-hook' }),
+            ),
           ),
         ];
         expect(await run(cases, ops, h)).toEqual([]);
@@ -248,7 +306,11 @@ describe('the OpenAPI document, against the wire', () => {
           method: r.method,
           path: fill(r.path),
           json: { filler: 'x'.repeat(64) },
-          ...(r.ability === 'sync' ? { token: sync, headers: { 'Gatehouse-Sync-Protocol': '1' } } : r.ability !== 'public' ? { token: v.admin } : {}),
+          ...(r.ability === 'sync'
+            ? { token: sync, headers: { 'Gatehouse-Sync-Protocol': '1' } }
+            : r.ability !== 'public'
+              ? { token: v.admin }
+              : {}),
           ...(r.csrf ? { headers: csrf } : {}),
         }),
       );
@@ -261,7 +323,11 @@ describe('the OpenAPI document, against the wire', () => {
 
   it('answers 409 edge_read_only on an edge to every write of the resources it takes from its cloud', async () => {
     // An edge of the wire appliance (a cloud), linked before the writes are sent.
-    const edge = await startAppliance({ GATEHOUSE_ROLE: 'edge', GATEHOUSE_CLOUD_URL: gh.url, GATEHOUSE_SYNC_TOKEN: await w.syncToken() });
+    const edge = await startAppliance({
+      GATEHOUSE_ROLE: 'edge',
+      GATEHOUSE_CLOUD_URL: gh.url,
+      GATEHOUSE_SYNC_TOKEN: await w.syncToken(),
+    });
     try {
       const e = await new World(edge).init();
       const ops = await doc(edge);
@@ -276,16 +342,35 @@ describe('the OpenAPI document, against the wire', () => {
         'access-points': { name: 'Local door', access_zone_id: 1, direction: 'in' },
         readers: { identifier: 'LOCAL-1', type: 'qr', access_point_id: 1 },
         'attendee-types': { name: 'Local type', slug: 'local-type', zone_ids: [1] },
-        'time-restrictions': { access_zone_id: 1, attendee_type_id: 1, days_of_week: [1], start_time: '08:00', end_time: '20:00' },
+        'time-restrictions': {
+          access_zone_id: 1,
+          attendee_type_id: 1,
+          days_of_week: [1],
+          start_time: '08:00',
+          end_time: '20:00',
+        },
         blocklist: { attendee_id: 1, reason: 'local' },
       };
       const writes = edge.app.routes.filter((r) => r.method !== 'GET' && r.project && cloudOwnedResource(r.path));
       expect(writes.length).toBeGreaterThanOrEqual(16);
       const cases = writes.map((r) => {
-        const resource = /\/(access-zones|access-points|readers|attendee-types|time-restrictions|blocklist)/.exec(r.path)![1]!;
+        const resource = /\/(access-zones|access-points|readers|attendee-types|time-restrictions|blocklist)/.exec(
+          r.path,
+        )![1]!;
         // A blocklist entry's update takes only its reason (its attendee or credential is fixed).
-        const json = r.method === 'DELETE' ? undefined : r.operationId === 'blocklist.update' ? { reason: 'local' } : bodies[resource];
-        return c(r.operationId, 409, 'on an edge, in the project it replicates', () => e.api(r.method, fill(r.path), json), { error: 'edge_read_only' });
+        const json =
+          r.method === 'DELETE'
+            ? undefined
+            : r.operationId === 'blocklist.update'
+              ? { reason: 'local' }
+              : bodies[resource];
+        return c(
+          r.operationId,
+          409,
+          'on an edge, in the project it replicates',
+          () => e.api(r.method, fill(r.path), json),
+          { error: 'edge_read_only' },
+        );
       });
       expect(await run(cases, ops, e)).toEqual([]);
     } finally {
@@ -309,6 +394,9 @@ describe('the OpenAPI document, against the wire', () => {
       }
     }
     expect(missing).toEqual([]);
-    expect([...answered].filter(([, statuses]) => statuses.has(500)).map(([op]) => op)).toEqual(['teams.store', 'webhooks.large-upload-finalized']);
+    expect([...answered].filter(([, statuses]) => statuses.has(500)).map(([op]) => op)).toEqual([
+      'teams.store',
+      'webhooks.large-upload-finalized',
+    ]);
   });
 });

@@ -32,7 +32,10 @@ describe('OpenAPI description', () => {
       expect(op['x-rate-class']).toBe(route.rateClass);
       if (route.body) {
         const schema = op.requestBody.content['application/json'].schema;
-        expect(schema.type === 'object' || Array.isArray(schema.anyOf) || Array.isArray(schema.oneOf), route.operationId).toBe(true);
+        expect(
+          schema.type === 'object' || Array.isArray(schema.anyOf) || Array.isArray(schema.oneOf),
+          route.operationId,
+        ).toBe(true);
       }
       if (route.bodyKind === 'json-or-csv') expect(op.requestBody.content['text/csv'].schema.type).toBe('string');
     }
@@ -74,7 +77,8 @@ describe('OpenAPI description', () => {
             // lock (login_locked) nor an address's webhook failures (too_many_failures).
             const other = ['`login_locked`', '`too_many_failures`'].some((code) => response.description.includes(code));
             if (response.description.includes('`too_many_requests`')) {
-              for (const name of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']) expect(response.headers[name], where).toBeDefined();
+              for (const name of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'])
+                expect(response.headers[name], where).toBeDefined();
               expect(response.headers['X-RateLimit-Reset'].required, where).toBe(!other);
             }
           }
@@ -87,9 +91,15 @@ describe('OpenAPI description', () => {
     const P = '/api/v1/projects/{teamSlug}/{projectSlug}';
     const zones = doc.paths[`${P}/access-zones`];
     expect(zones.post.responses['409'].description).toContain('edge_read_only');
-    expect(Object.values(doc.paths[`${P}/access-points/{accessPointId}`]).filter((op: any) => op.responses?.['409']?.description?.includes('edge_read_only')).length).toBe(2);
+    expect(
+      Object.values(doc.paths[`${P}/access-points/{accessPointId}`]).filter((op: any) =>
+        op.responses?.['409']?.description?.includes('edge_read_only'),
+      ).length,
+    ).toBe(2);
     expect(zones.get.responses['409']).toBeUndefined();
-    expect(doc.paths[`${P}/access-points/{accessPointId}/scan`].post.responses['409']?.description ?? '').not.toContain('edge_read_only');
+    expect(doc.paths[`${P}/access-points/{accessPointId}/scan`].post.responses['409']?.description ?? '').not.toContain(
+      'edge_read_only',
+    );
     expect(doc.paths[`${P}/attendees`].post.responses['409']?.description ?? '').not.toContain('edge_read_only');
   });
 
@@ -109,9 +119,17 @@ describe('OpenAPI description', () => {
     expect(signed.responses['200'].headers['X-Svc-Replayed'].required).toBe(false);
     // The test appliance runs without rate limits: nothing says 429 or X-RateLimit-*.
     expect(doc.paths['/api/v1/me'].get.responses['429']).toBeUndefined();
-    expect(Object.keys(doc.paths['/api/v1/me'].get.responses['200'].headers).sort()).toEqual(['X-Content-Type-Options', 'X-Frame-Options', 'X-Request-Id']);
+    expect(Object.keys(doc.paths['/api/v1/me'].get.responses['200'].headers).sort()).toEqual([
+      'X-Content-Type-Options',
+      'X-Frame-Options',
+      'X-Request-Id',
+    ]);
 
-    const other = await startAppliance({ GATEHOUSE_INCOMING_WEBHOOKS_HEADER_PREFIX: 'Acme', GATEHOUSE_INCOMING_WEBHOOKS_ALLOW_UNSIGNED: 'true', GATEHOUSE_RATE_LIMIT_STANDARD: '60' });
+    const other = await startAppliance({
+      GATEHOUSE_INCOMING_WEBHOOKS_HEADER_PREFIX: 'Acme',
+      GATEHOUSE_INCOMING_WEBHOOKS_ALLOW_UNSIGNED: 'true',
+      GATEHOUSE_RATE_LIMIT_STANDARD: '60',
+    });
     try {
       const configured = (await other.request('GET', '/api/v1/openapi.json')).body;
       const unsigned = configured.paths['/webhook/v1/access-event'].post;
@@ -120,14 +138,21 @@ describe('OpenAPI description', () => {
         ['X-Acme-Timestamp', false],
       ]);
       expect(unsigned.responses['401'].description).not.toContain('missing_signature');
-      expect(Object.keys(unsigned.responses['200'].headers).sort()).toEqual(['X-Acme-Replayed', 'X-Content-Type-Options', 'X-Frame-Options', 'X-Request-Id']);
+      expect(Object.keys(unsigned.responses['200'].headers).sort()).toEqual([
+        'X-Acme-Replayed',
+        'X-Content-Type-Options',
+        'X-Frame-Options',
+        'X-Request-Id',
+      ]);
       const partner = configured.paths['/webhook/v1/registration-partner'].post;
       expect(partner.parameters.map((p: any) => p.name)).toEqual(['X-Partner-Signature', 'X-Acme-Timestamp']);
       const me = configured.paths['/api/v1/me'].get;
       expect(me.responses['429'].headers['Retry-After'].required).toBe(true);
       expect(me.responses['200'].headers['X-RateLimit-Remaining'].required).toBe(true);
       // The search class stays off: the access-event log neither limits nor counts.
-      expect(configured.paths['/api/v1/projects/{teamSlug}/{projectSlug}/access-events'].get.responses['429']).toBeUndefined();
+      expect(
+        configured.paths['/api/v1/projects/{teamSlug}/{projectSlug}/access-events'].get.responses['429'],
+      ).toBeUndefined();
       // The attendee list is standard unless it searches: limited, its counters sent unless it searches.
       const attendees = configured.paths['/api/v1/projects/{teamSlug}/{projectSlug}/attendees'].get;
       expect([attendees['x-rate-class'], attendees['x-rate-class-search-when']]).toEqual(['standard', ['search']]);

@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, client, createUser, startAppliance, type TestAppliance } from '../helpers/appliance.js';
+import {
+  ADMIN_EMAIL,
+  ADMIN_PASSWORD,
+  client,
+  createUser,
+  startAppliance,
+  type TestAppliance,
+} from '../helpers/appliance.js';
 import { signedInBrowser } from '../helpers/cookie-session.js';
 
 // Settings → API tokens (spec: Token lifecycle, "token creation in the dashboard"; issue 29, item 7):
@@ -17,7 +24,10 @@ describe('the signed-in user’s API tokens', () => {
 
   it('creates a token with chosen abilities (value shown once), lists it with its last use, and revokes it', async () => {
     const b = await signedInBrowser(gh, ADMIN_EMAIL, ADMIN_PASSWORD);
-    const made = await b.send('POST', '/api/v1/me/tokens', { body: { name: 'door display', abilities: ['access:read'] }, csrf: true });
+    const made = await b.send('POST', '/api/v1/me/tokens', {
+      body: { name: 'door display', abilities: ['access:read'] },
+      csrf: true,
+    });
     expect(made.status).toBe(201);
     expect(made.body.data).toMatchObject({ name: 'door display', abilities: ['access:read'], last_used_at: null });
     const value: string = made.body.data.token;
@@ -26,7 +36,10 @@ describe('the signed-in user’s API tokens', () => {
     const api = client(gh, value);
     expect((await api.get(`${A}/access-zones`)).status).toBe(200);
     const refused = await api.post(`${A}/access-zones`, { name: 'x' });
-    expect([refused.status, refused.body]).toEqual([401, { message: 'Unauthenticated.', missing_ability: 'access:write' }]); // made without it
+    expect([refused.status, refused.body]).toEqual([
+      401,
+      { message: 'Unauthenticated.', missing_ability: 'access:write' },
+    ]); // made without it
 
     const listed = await b.send('GET', '/api/v1/me/tokens');
     const row = listed.body.data.find((t: { id: number }) => t.id === made.body.data.id);
@@ -36,7 +49,9 @@ describe('the signed-in user’s API tokens', () => {
 
     expect((await b.send('DELETE', `/api/v1/me/tokens/${made.body.data.id}`, { csrf: true })).status).toBe(204);
     expect((await api.get(`${A}/access-zones`)).status).toBe(401);
-    expect((await b.send('GET', '/api/v1/me/tokens')).body.data.some((t: { id: number }) => t.id === made.body.data.id)).toBe(false);
+    expect(
+      (await b.send('GET', '/api/v1/me/tokens')).body.data.some((t: { id: number }) => t.id === made.body.data.id),
+    ).toBe(false);
   });
 
   it('answers 422 to a missing name, no ability, an unknown one; 419 without the CSRF header', async () => {
@@ -44,7 +59,10 @@ describe('the signed-in user’s API tokens', () => {
     const empty = await b.send('POST', '/api/v1/me/tokens', { body: { name: ' ', abilities: [] }, csrf: true });
     expect(empty.status).toBe(422);
     expect(Object.keys(empty.body.errors).sort()).toEqual(['abilities', 'name']);
-    const unknown = await b.send('POST', '/api/v1/me/tokens', { body: { name: 'x', abilities: ['doors:open'] }, csrf: true });
+    const unknown = await b.send('POST', '/api/v1/me/tokens', {
+      body: { name: 'x', abilities: ['doors:open'] },
+      csrf: true,
+    });
     expect(unknown.status).toBe(422);
     expect(Object.keys(unknown.body.errors)[0]).toMatch(/^abilities/);
     expect((await b.send('POST', '/api/v1/me/tokens', { body: { name: 'x', abilities: ['read'] } })).status).toBe(419);
@@ -60,6 +78,9 @@ describe('the signed-in user’s API tokens', () => {
 
     const narrow = client(gh, other.token);
     expect((await narrow.post('/api/v1/me/tokens', { name: 'more', abilities: ['*'] })).status).toBe(401);
-    expect((await narrow.del(`/api/v1/me/tokens/${theirs[0].id}`)).body).toMatchObject({ message: 'Unauthenticated.', missing_ability: '*' });
+    expect((await narrow.del(`/api/v1/me/tokens/${theirs[0].id}`)).body).toMatchObject({
+      message: 'Unauthenticated.',
+      missing_ability: '*',
+    });
   });
 });

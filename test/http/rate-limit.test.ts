@@ -88,7 +88,14 @@ describe('rate limits', () => {
 describe('rate classes', () => {
   it('keeps separate budgets: 10 bulk and 20 search requests a minute by default, apart from standard', async () => {
     const { RateLimits } = await import('../../src/http/rate-limit.js');
-    const limits = new RateLimits({ standard: 60, bulk: 10, search: 20, windowSeconds: 60, sync: 600, syncWindowSeconds: 10 });
+    const limits = new RateLimits({
+      standard: 60,
+      bulk: 10,
+      search: 20,
+      windowSeconds: 60,
+      sync: 600,
+      syncWindowSeconds: 10,
+    });
     const run = async (cls: 'bulk' | 'search' | 'standard', n: number) => {
       let ok = 0;
       for (let i = 0; i < n; i++) {

@@ -17,7 +17,12 @@ describe('read-only accounts', () => {
   beforeAll(async () => {
     gh = await startAppliance();
     admin = client(gh, await gh.token());
-    const created = await admin.post('/api/v1/users', { name: 'Door staff', email: 'viewer@example.test', password: PASSWORD, read_only: true });
+    const created = await admin.post('/api/v1/users', {
+      name: 'Door staff',
+      email: 'viewer@example.test',
+      password: PASSWORD,
+      read_only: true,
+    });
     expect(created.status).toBe(201);
     expect(created.body.data.read_only).toBe(true);
     viewer = created.body.data.id;
@@ -38,11 +43,15 @@ describe('read-only accounts', () => {
   });
 
   it('caps a token to its read scopes, and refuses to mint a write scope for a read-only account', async () => {
-    const asked = await gh.request('POST', '/api/v1/auth/token', { body: { email: 'viewer@example.test', password: PASSWORD, device_name: 'tablet', scopes: ['access:write'] } });
+    const asked = await gh.request('POST', '/api/v1/auth/token', {
+      body: { email: 'viewer@example.test', password: PASSWORD, device_name: 'tablet', scopes: ['access:write'] },
+    });
     expect(asked.status).toBe(422);
     expect(asked.body.errors.scopes[0]).toContain('access:write');
 
-    const byDefault = await gh.request('POST', '/api/v1/auth/token', { body: { email: 'viewer@example.test', password: PASSWORD, device_name: 'tablet' } });
+    const byDefault = await gh.request('POST', '/api/v1/auth/token', {
+      body: { email: 'viewer@example.test', password: PASSWORD, device_name: 'tablet' },
+    });
     expect(byDefault.status).toBe(201);
     const api = client(gh, byDefault.body.token);
     expect((await api.get('/api/v1/me')).body.data.current_token.abilities).toEqual(['read']);
@@ -51,14 +60,20 @@ describe('read-only accounts', () => {
   });
 
   it('reaches tokens and sessions made before the flag was set, and lets go when it is cleared', async () => {
-    const writer = await admin.post('/api/v1/users', { name: 'Supervisor', email: 'super@example.test', password: PASSWORD });
+    const writer = await admin.post('/api/v1/users', {
+      name: 'Supervisor',
+      email: 'super@example.test',
+      password: PASSWORD,
+    });
     await admin.post(`/api/v1/users/${writer.body.data.id}/teams`, { team_slug: 'default' });
     const token = await gh.token(['*'], 'super@example.test', PASSWORD);
     const api = client(gh, token);
     const session = await signedInBrowser(gh, 'super@example.test', PASSWORD);
     expect((await api.post(`${A}/access-zones`, { name: 'Before' })).status).toBe(201);
 
-    expect((await admin.put(`/api/v1/users/${writer.body.data.id}`, { read_only: true })).body.data.read_only).toBe(true);
+    expect((await admin.put(`/api/v1/users/${writer.body.data.id}`, { read_only: true })).body.data.read_only).toBe(
+      true,
+    );
     expect((await api.post(`${A}/access-zones`, { name: 'After' })).status).toBe(403);
     expect((await session.send('POST', `${A}/access-zones`, { body: { name: 'After' }, csrf: true })).status).toBe(403);
     expect((await api.get(`${A}/access-zones`)).status).toBe(200);
@@ -69,7 +84,13 @@ describe('read-only accounts', () => {
   });
 
   it('refuses an administrator that is read-only, either way round (422 on read_only)', async () => {
-    const both = await admin.post('/api/v1/users', { name: 'x', email: 'both@example.test', password: PASSWORD, is_admin: true, read_only: true });
+    const both = await admin.post('/api/v1/users', {
+      name: 'x',
+      email: 'both@example.test',
+      password: PASSWORD,
+      is_admin: true,
+      read_only: true,
+    });
     expect(both.status).toBe(422);
     expect(both.body.errors.read_only).toEqual(['An administrator cannot be read-only.']);
     expect((await admin.put(`/api/v1/users/${viewer}`, { is_admin: true })).status).toBe(422);
@@ -79,7 +100,10 @@ describe('read-only accounts', () => {
 
   it('is set from the shell too (users create --read-only), and refused with --admin', async () => {
     const env = { GATEHOUSE_DATA_DIR: gh.dataDir };
-    const made = await runCli(['users', 'create', '--email', 'shell@example.test', '--password', PASSWORD, '--read-only'], env);
+    const made = await runCli(
+      ['users', 'create', '--email', 'shell@example.test', '--password', PASSWORD, '--read-only'],
+      env,
+    );
     expect(made.code, made.stderr).toBe(0);
     expect(JSON.parse(made.stdout).read_only).toBe(true);
     const refused = await runCli(['users', 'create', '--email', 'shell2@example.test', '--admin', '--read-only'], env);

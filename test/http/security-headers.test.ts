@@ -29,7 +29,8 @@ describe('security headers', () => {
     expect(res.headers.get('x-frame-options'), what).toBe('DENY');
     expect(res.headers.get('content-security-policy'), what).toContain("frame-ancestors 'none'");
   };
-  const expectNoStore = (res: TestResponse, what: string) => expect(res.headers.get('cache-control'), what).toBe('no-store');
+  const expectNoStore = (res: TestResponse, what: string) =>
+    expect(res.headers.get('cache-control'), what).toBe('no-store');
 
   it('sends nosniff and refuses framing on every kind of answer: success, error, webhook, CSV, metrics, OPTIONS', async () => {
     const answers: [string, TestResponse][] = [
@@ -42,7 +43,14 @@ describe('security headers', () => {
       ['405', await gh.request('PATCH', '/api/v1/me', { token })],
       ['OPTIONS', await gh.request('OPTIONS', '/api/v1/users', { token })],
       ['422', await api.post('/api/v1/users', {})],
-      ['400', await gh.request('POST', '/api/v1/users', { token, rawBody: '{', headers: { 'content-type': 'application/json' } })],
+      [
+        '400',
+        await gh.request('POST', '/api/v1/users', {
+          token,
+          rawBody: '{',
+          headers: { 'content-type': 'application/json' },
+        }),
+      ],
       ['webhook 401', await gh.request('POST', ENDPOINTS['access-event'], { body: {} })],
       ['csv', await api.get(`${A}/access-events?format=csv`)],
       ['csrf cookie', await gh.request('GET', '/sanctum/csrf-cookie')],
@@ -51,7 +59,9 @@ describe('security headers', () => {
   });
 
   it('answers no-store with every token, secret and one-time password', async () => {
-    const created = await gh.request('POST', '/api/v1/auth/token', { body: { email: 'admin@example.test', password: 'correct horse battery', device_name: 'd' } });
+    const created = await gh.request('POST', '/api/v1/auth/token', {
+      body: { email: 'admin@example.test', password: 'correct horse battery', device_name: 'd' },
+    });
     expect(created.status).toBe(201);
     expectNoStore(created, 'token creation');
 
@@ -84,7 +94,12 @@ describe('security headers', () => {
     expect(auth.status).toBe(200);
     expectNoStore(auth, 'channel auth signature');
 
-    const signed = await signedPost(gh, ENDPOINTS['access-event'], { reader_id: 'R-1', credential_value: 'X' }, (await createSource(gh, token, 'access-event')).secret);
+    const signed = await signedPost(
+      gh,
+      ENDPOINTS['access-event'],
+      { reader_id: 'R-1', credential_value: 'X' },
+      (await createSource(gh, token, 'access-event')).secret,
+    );
     expect(signed.status).toBe(200);
     expectNoStore(signed, 'webhook answer');
   });
@@ -92,7 +107,9 @@ describe('security headers', () => {
   it('adds nosniff to the refusal of an upgrade to an unknown WebSocket path', async () => {
     const reply = await new Promise<string>((resolve, reject) => {
       const socket = connect(gh.app.httpPort, '127.0.0.1', () => {
-        socket.write('GET /nowhere HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n');
+        socket.write(
+          'GET /nowhere HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
+        );
       });
       let text = '';
       socket.on('data', (c) => (text += c.toString()));

@@ -25,15 +25,22 @@ describe('cookie sessions for same-domain single-page apps', () => {
 
   it("answers 419 'Token Mismatch' to a login without the CSRF cookie or header", async () => {
     const { send } = await browser();
-    const noCookie = await send('POST', '/api/v1/auth/session', { body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD } });
+    const noCookie = await send('POST', '/api/v1/auth/session', {
+      body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD },
+    });
     expect(noCookie.status).toBe(419);
     expect(noCookie.body).toEqual({ message: 'Token Mismatch' });
 
     const b = await browser();
     await b.send('GET', '/sanctum/csrf-cookie');
-    const noHeader = await b.send('POST', '/api/v1/auth/session', { body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD } });
+    const noHeader = await b.send('POST', '/api/v1/auth/session', {
+      body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD },
+    });
     expect(noHeader.status).toBe(419);
-    const wrongHeader = await b.send('POST', '/api/v1/auth/session', { body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD }, csrf: 'forged' });
+    const wrongHeader = await b.send('POST', '/api/v1/auth/session', {
+      body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD },
+      csrf: 'forged',
+    });
     expect(wrongHeader.status).toBe(419);
   });
 
@@ -41,7 +48,10 @@ describe('cookie sessions for same-domain single-page apps', () => {
     const { jar, send } = await browser();
     await send('GET', '/sanctum/csrf-cookie');
     const anonymousSession = jar.cookies.get('gatehouse_session');
-    const login = await send('POST', '/api/v1/auth/session', { body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD }, csrf: true });
+    const login = await send('POST', '/api/v1/auth/session', {
+      body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD },
+      csrf: true,
+    });
     expect(login.status).toBe(200);
     expect(login.body.data.email).toBe(ADMIN_EMAIL);
     // A fresh session id on login (no fixation); the CSRF token carries over.
@@ -67,7 +77,10 @@ describe('cookie sessions for same-domain single-page apps', () => {
   it("answers 'Unable to authenticate' to a session login with a wrong password", async () => {
     const { send } = await browser();
     await send('GET', '/sanctum/csrf-cookie');
-    const res = await send('POST', '/api/v1/auth/session', { body: { email: ADMIN_EMAIL, password: 'nope nope' }, csrf: true });
+    const res = await send('POST', '/api/v1/auth/session', {
+      body: { email: ADMIN_EMAIL, password: 'nope nope' },
+      csrf: true,
+    });
     expect(res.status).toBe(401);
     expect(res.body.message).toBe('Unable to authenticate');
   });

@@ -24,20 +24,31 @@ describe("a write while another connection holds the store's write lock", () => 
   const attendeeCount = async () => (await get(`${A}/attendees?per_page=1`)).body.meta.total as number;
   const busyCounts = async () => {
     const text = (await get('/metrics')).text;
-    return Object.fromEntries([...text.matchAll(/^gatehouse_store_busy_total\{route="([^"]+)"\} (\d+)$/gm)].map((m) => [m[1]!, Number(m[2])]));
+    return Object.fromEntries(
+      [...text.matchAll(/^gatehouse_store_busy_total\{route="([^"]+)"\} (\d+)$/gm)].map((m) => [m[1]!, Number(m[2])]),
+    );
   };
 
   beforeAll(async () => {
     gh = await startProcessAppliance({ GATEHOUSE_STORE_BUSY_TIMEOUT_MS: '250' });
     token = await gh.token();
     zone = (await send('POST', `${A}/access-zones`, { name: 'Hall', requires_ticket: true })).body.data.id;
-    gate = (await send('POST', `${A}/access-points`, { name: 'Hall door', access_zone_id: zone, direction: 'both' })).body.data.id;
+    gate = (await send('POST', `${A}/access-points`, { name: 'Hall door', access_zone_id: zone, direction: 'both' }))
+      .body.data.id;
     guest = (await send('POST', `${A}/attendee-types`, { name: 'Guest' })).body.data.id;
-    expect((await send('POST', `${A}/attendees/import`, [{ first_name: 'Ada', last_name: 'Lovelace', credential_value: 'BUSY-1', attendee_type: 'guest' }])).status).toBe(200);
+    expect(
+      (
+        await send('POST', `${A}/attendees/import`, [
+          { first_name: 'Ada', last_name: 'Lovelace', credential_value: 'BUSY-1', attendee_type: 'guest' },
+        ])
+      ).status,
+    ).toBe(200);
     expect((await send('POST', `${A}/readers`, { identifier: 'R-BUSY', access_point_id: gate })).status).toBe(201);
     const source = await send('POST', `${A}/integrations/webhooks`, { kind: 'attendee-sync', name: 'CRM' });
     syncSecret = source.body.secret;
-    expect((await gh.request('POST', `${A}/readers/login`, { body: { reader_identifier: 'R-BUSY' } })).status).toBe(202);
+    expect((await gh.request('POST', `${A}/readers/login`, { body: { reader_identifier: 'R-BUSY' } })).status).toBe(
+      202,
+    );
     otp = (await get(`${A}/readers/logins`)).body.data[0].otp;
     lock = new BetterSqlite3(join(gh.dataDir, 'gatehouse.db'));
     lock.pragma('busy_timeout = 20000');
@@ -57,7 +68,9 @@ describe("a write while another connection holds the store's write lock", () => 
       expect(create.status).toBe(503);
       expect(create.headers.get('retry-after')).toBe('1');
       expect(create.body).toEqual({
-        message: expect.stringMatching(/^The store is busy with other writes and this change could not be made within 0\.25 s; nothing of it was written/),
+        message: expect.stringMatching(
+          /^The store is busy with other writes and this change could not be made within 0\.25 s; nothing of it was written/,
+        ),
         retry_after: 1,
       });
 
@@ -77,9 +90,15 @@ describe("a write while another connection holds the store's write lock", () => 
       const sync = await gh.signedPost('/webhook/v1/attendee-sync', syncBody, syncSecret);
       expect(sync.status).toBe(503);
       expect(sync.headers.get('retry-after')).toBe('1');
-      expect(sync.body).toEqual({ error: 'store_busy', message: expect.stringMatching(/^The store is busy/), retry_after: 1 });
+      expect(sync.body).toEqual({
+        error: 'store_busy',
+        message: expect.stringMatching(/^The store is busy/),
+        retry_after: 1,
+      });
 
-      const verify = await gh.request('POST', '/api/v1/reader-otp/verify', { body: { otp, reader_identifier: 'R-BUSY' } });
+      const verify = await gh.request('POST', '/api/v1/reader-otp/verify', {
+        body: { otp, reader_identifier: 'R-BUSY' },
+      });
       expect(verify.status).toBe(503);
       expect(verify.body.retry_after).toBe(1);
 
@@ -124,9 +143,17 @@ describe("a write while another connection holds the store's write lock", () => 
     );
     expect(synced.status).toBe(200);
     expect(synced.body.results).toMatchObject({ created: 2, updated: 0 });
-    expect((await gh.request('POST', '/api/v1/reader-otp/verify', { body: { otp, reader_identifier: 'R-BUSY' } })).status).toBe(200);
+    expect(
+      (await gh.request('POST', '/api/v1/reader-otp/verify', { body: { otp, reader_identifier: 'R-BUSY' } })).status,
+    ).toBe(200);
     expect(await attendeeCount()).toBe(before + 3);
-    await expect.poll(async () => (await send('POST', `${A}/access-points/${gate}/scan`, { credential_value: 'BUSY-1' })).body.access_granted, { timeout: 10_000 }).toBe(true);
+    await expect
+      .poll(
+        async () =>
+          (await send('POST', `${A}/access-points/${gate}/scan`, { credential_value: 'BUSY-1' })).body.access_granted,
+        { timeout: 10_000 },
+      )
+      .toBe(true);
     expect(gh.proc.output.filter((line) => line.includes('unhandled error'))).toEqual([]);
   });
 });

@@ -55,7 +55,12 @@ async function connectAs(b: Running, clientId: string, clean = true): Promise<{ 
     };
     b.aedes.on('client', on);
   });
-  const remote = mqtt.connect(`mqtt://127.0.0.1:${b.port}`, { clientId, clean, reconnectPeriod: 0, protocolVersion: 4 });
+  const remote = mqtt.connect(`mqtt://127.0.0.1:${b.port}`, {
+    clientId,
+    clean,
+    reconnectPeriod: 0,
+    protocolVersion: 4,
+  });
   b.clients.push(remote);
   await new Promise((resolve) => remote.once('connect', resolve));
   const client = await registered;
@@ -143,10 +148,17 @@ describe('aedes internals', () => {
     b.aedes.handle = ((stream: Parameters<Aedes['handle']>[0]) => {
       const made = handle(stream);
       const parser = (made as unknown as { _parser: unknown })._parser;
-      Object.defineProperty(made, '_parser', { get: () => (stream.destroyed ? parser : undefined), configurable: true });
+      Object.defineProperty(made, '_parser', {
+        get: () => (stream.destroyed ? parser : undefined),
+        configurable: true,
+      });
       return made;
     }) as Aedes['handle'];
-    expect(() => checkAedesShape(b.aedes)).toThrow(new RegExp(`^aedes ${aedesVersion().replace(/\./g, '\\.')} does not have .*aedes 1\\.2\\.x.*client\\._parser\\.parse\\(\\)`));
+    expect(() => checkAedesShape(b.aedes)).toThrow(
+      new RegExp(
+        `^aedes ${aedesVersion().replace(/\./g, '\\.')} does not have .*aedes 1\\.2\\.x.*client\\._parser\\.parse\\(\\)`,
+      ),
+    );
   });
 });
 

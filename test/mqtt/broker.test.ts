@@ -21,7 +21,8 @@ describe('broker connection events', () => {
     gh = await startAppliance();
     api = client(gh, await gh.token());
     const zone = (await api.post(`${A}/access-zones`, { name: 'Hall' })).body.data.id;
-    const gate = (await api.post(`${A}/access-points`, { name: 'Door', access_zone_id: zone, direction: 'both' })).body.data.id;
+    const gate = (await api.post(`${A}/access-points`, { name: 'Door', access_zone_id: zone, direction: 'both' })).body
+      .data.id;
     expect((await api.post(`${A}/readers`, { identifier: 'R-1', access_point_id: gate })).status).toBe(201);
     creds = await readerLogin(gh, await gh.token(), A, 'R-1');
   });
@@ -36,7 +37,26 @@ describe('broker connection events', () => {
     new Promise<string>((resolve) =>
       execFile(
         'mosquitto_pub',
-        ['-h', '127.0.0.1', '-p', String(mqttPort(gh)), '-V', 'mqttv311', '-i', clientId, '-u', creds.mqtt.username, '-P', creds.mqtt.password, '-t', topic, '-m', '{}', '-q', String(qos)],
+        [
+          '-h',
+          '127.0.0.1',
+          '-p',
+          String(mqttPort(gh)),
+          '-V',
+          'mqttv311',
+          '-i',
+          clientId,
+          '-u',
+          creds.mqtt.username,
+          '-P',
+          creds.mqtt.password,
+          '-t',
+          topic,
+          '-m',
+          '{}',
+          '-q',
+          String(qos),
+        ],
         { timeout: 10_000 },
         (_err, _stdout, stderr) => resolve(stderr),
       ),
@@ -44,7 +64,11 @@ describe('broker connection events', () => {
 
   it('shows a reader offline after it was thrown out for a PUBLISH the ACL refuses right after CONNACK', async () => {
     expect((await status()).status).toBe('unknown');
-    const refused = [creds.mqtt.scans_topic.replace('/R-1/', '/R-2/'), creds.mqtt.decisions_topic, 'gatehouse/default/default/gateways/G-1/status'];
+    const refused = [
+      creds.mqtt.scans_topic.replace('/R-1/', '/R-2/'),
+      creds.mqtt.decisions_topic,
+      'gatehouse/default/default/gateways/G-1/status',
+    ];
     for (let i = 0; i < 6; i++) {
       const stderr = await publishRightAfterConnack(`r1-mosq-${i}`, refused[i % refused.length]!, i < 3 ? 0 : 1);
       expect(stderr).not.toMatch(/Connection Refused/i); // admitted, then thrown out for the PUBLISH

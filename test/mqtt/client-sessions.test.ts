@@ -1,7 +1,16 @@
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, createUser, startAppliance, type TestAppliance } from '../helpers/appliance.js';
-import { closedBy, connect, inbox, mqttUrl, readerLogin, subscribe, type Inbox, type ReaderCredentials } from '../helpers/mqtt.js';
+import {
+  closedBy,
+  connect,
+  inbox,
+  mqttUrl,
+  readerLogin,
+  subscribe,
+  type Inbox,
+  type ReaderCredentials,
+} from '../helpers/mqtt.js';
 
 // MQTT client ids belong to their identity (issue 23, item 4; docs/mqtt.md: "Client ids and
 // sessions"). Another identity using a reader's client id neither kicks the reader off nor gets
@@ -13,7 +22,10 @@ const A = '/api/v1/projects/default/default';
 const DECISIONS = 'gatehouse/default/default/readers/+/decisions';
 
 /** Connects; answers the client with CONNACK's session-present flag and an inbox opened before CONNACK (queued messages come right after it). */
-function connectWithSession(url: string, options: IClientOptions): Promise<{ client: MqttClient; sessionPresent: boolean; box: Inbox }> {
+function connectWithSession(
+  url: string,
+  options: IClientOptions,
+): Promise<{ client: MqttClient; sessionPresent: boolean; box: Inbox }> {
   return new Promise((resolve, reject) => {
     const c = mqtt.connect(url, { reconnectPeriod: 0, connectTimeout: 5000, protocolVersion: 4, ...options });
     const box = inbox(c);
@@ -38,12 +50,21 @@ describe('MQTT client ids and sessions per identity', () => {
   const url = () => mqttUrl(gh);
   let n = 0;
 
-  const asReader = (id: string, clientId: string, extra: IClientOptions = {}) => ({ username: creds[id]!.mqtt.username, password: creds[id]!.mqtt.password, clientId, ...extra });
+  const asReader = (id: string, clientId: string, extra: IClientOptions = {}) => ({
+    username: creds[id]!.mqtt.username,
+    password: creds[id]!.mqtt.password,
+    clientId,
+    ...extra,
+  });
   /** A scan of this reader over a connection of its own that does not follow its decisions: the decision goes through the broker to whoever does. Answers its request id once acknowledged (the decision is ready then). */
   const scanAside = async (id: string) => {
     const requestId = `aside-${++n}`;
     const c = await connect(url(), asReader(id, `${id}-scanner-${n}`));
-    await c.publishAsync(creds[id]!.mqtt.scans_topic, JSON.stringify({ request_id: requestId, credential_value: 'TICKET-1' }), { qos: 1 });
+    await c.publishAsync(
+      creds[id]!.mqtt.scans_topic,
+      JSON.stringify({ request_id: requestId, credential_value: 'TICKET-1' }),
+      { qos: 1 },
+    );
     await c.endAsync();
     return requestId;
   };
@@ -67,12 +88,18 @@ describe('MQTT client ids and sessions per identity', () => {
   };
 
   beforeAll(async () => {
-    gh = await startAppliance({ GATEHOUSE_READERS_VERIFY_PER_MINUTE: '1000', GATEHOUSE_MQTT_RECHECK_INTERVAL_MS: '3600000' });
+    gh = await startAppliance({
+      GATEHOUSE_READERS_VERIFY_PER_MINUTE: '1000',
+      GATEHOUSE_MQTT_RECHECK_INTERVAL_MS: '3600000',
+    });
     admin = await gh.token();
     api = client(gh, admin);
     const zone = (await api.post(`${A}/access-zones`, { name: 'Arena' })).body.data.id;
-    gate = (await api.post(`${A}/access-points`, { name: 'Gate', access_zone_id: zone, direction: 'both' })).body.data.id;
-    await api.post(`${A}/attendees/import`, [{ first_name: 'Ada', last_name: 'Lovelace', credential_value: 'TICKET-1' }]);
+    gate = (await api.post(`${A}/access-points`, { name: 'Gate', access_zone_id: zone, direction: 'both' })).body.data
+      .id;
+    await api.post(`${A}/attendees/import`, [
+      { first_name: 'Ada', last_name: 'Lovelace', credential_value: 'TICKET-1' },
+    ]);
     for (const id of ['R-1', 'R-2', 'R-3', 'R-4', 'R-5']) {
       expect((await api.post(`${A}/readers`, { identifier: id, access_point_id: gate })).status).toBe(201);
       creds[id] = await readerLogin(gh, admin, A, id);
@@ -92,18 +119,32 @@ describe('MQTT client ids and sessions per identity', () => {
     let kicked = false;
     reader.on('close', () => (kicked = true));
     for (const clean of [true, false]) {
-      const intruder = await connectWithSession(url(), { username: 'contractor', password: contractor, clientId: 'door-1', clean });
+      const intruder = await connectWithSession(url(), {
+        username: 'contractor',
+        password: contractor,
+        clientId: 'door-1',
+        clean,
+      });
       track(intruder.client);
       expect(intruder.sessionPresent).toBe(false);
       // The reader still scans and is answered on the connection it had.
-      await reader.publishAsync(creds['R-1']!.mqtt.scans_topic, JSON.stringify({ request_id: `kept-${clean}`, credential_value: 'TICKET-1' }), { qos: 1 });
-      expect((await box.next((m) => m.payload.request_id === `kept-${clean}`, 5000)).payload).toMatchObject({ access_granted: true });
+      await reader.publishAsync(
+        creds['R-1']!.mqtt.scans_topic,
+        JSON.stringify({ request_id: `kept-${clean}`, credential_value: 'TICKET-1' }),
+        { qos: 1 },
+      );
+      expect((await box.next((m) => m.payload.request_id === `kept-${clean}`, 5000)).payload).toMatchObject({
+        access_granted: true,
+      });
       expect(intruder.client.connected).toBe(true); // a connection of its own, beside the reader's
       await intruder.client.endAsync();
     }
     expect(kicked).toBe(false);
     expect(reader.connected).toBe(true);
-    expect((await api.get(`${A}/readers/${creds['R-1']!.reader.id}`)).body.data.status).toMatchObject({ status: 'online', connected_via: 'mqtt' });
+    expect((await api.get(`${A}/readers/${creds['R-1']!.reader.id}`)).body.data.status).toMatchObject({
+      status: 'online',
+      connected_via: 'mqtt',
+    });
   });
 
   for (const [who, options] of [
@@ -123,7 +164,9 @@ describe('MQTT client ids and sessions per identity', () => {
       const back = await connectWithSession(url(), asReader('R-2', clientId, { clean: false }));
       track(back.client);
       expect(back.sessionPresent).toBe(true);
-      expect((await back.box.next((m) => m.payload.request_id === queued, 5000)).payload).toMatchObject({ access_granted: true });
+      expect((await back.box.next((m) => m.payload.request_id === queued, 5000)).payload).toMatchObject({
+        access_granted: true,
+      });
       expect(intruder.box.messages).toEqual([]);
       expect(intruder.client.connected).toBe(true);
       await Promise.all([intruder.client.endAsync(), back.client.endAsync()]);
@@ -139,7 +182,9 @@ describe('MQTT client ids and sessions per identity', () => {
     expect(again.sessionPresent).toBe(true);
     // No SUBSCRIBE on the new connection: the session's subscription brings the decisions.
     const requestId = await scanAside('R-4');
-    expect((await again.box.next((m) => m.payload.request_id === requestId, 5000)).payload).toMatchObject({ access_granted: true });
+    expect((await again.box.next((m) => m.payload.request_id === requestId, 5000)).payload).toMatchObject({
+      access_granted: true,
+    });
     await again.client.endAsync();
   });
 
@@ -151,7 +196,9 @@ describe('MQTT client ids and sessions per identity', () => {
     await expect(connect(url(), staff('capped-5'))).rejects.toMatchObject({ code: 3 });
     // Another token of the same user is the same identity.
     const second = await gh.token(['read'], 'capped@example.test', 'a long enough password');
-    await expect(connect(url(), { username: 'capped', password: second, clientId: 'capped-6' })).rejects.toMatchObject({ code: 3 });
+    await expect(connect(url(), { username: 'capped', password: second, clientId: 'capped-6' })).rejects.toMatchObject({
+      code: 3,
+    });
     // Others are not locked out by it.
     track(await connect(url(), { username: 'admin', password: admin, clientId: 'admin-while-capped' }));
     const { client: reader } = await readerFollowing('R-5', 'door-5-a');
@@ -174,12 +221,19 @@ describe('MQTT client ids and sessions per identity', () => {
   it('empties the queue of a staff session dropped because its user lost access while away', async () => {
     const user = await createUser(gh, admin, 'leaving@example.test', ['access:read']);
     expect((await api.post(`/api/v1/users/${user.id}/teams`, { team_slug: 'default' })).status).toBe(200);
-    const watcher = track(await connect(url(), { username: 'leaving', password: user.token, clientId: 'watch-leaving', clean: false }));
+    const watcher = track(
+      await connect(url(), { username: 'leaving', password: user.token, clientId: 'watch-leaving', clean: false }),
+    );
     expect(await subscribe(watcher, DECISIONS)).toEqual([1]);
     await watcher.endAsync(); // away, its session kept
     const before = await scanAside('R-1'); // queued for the session while the user still had access
     expect((await api.del(`/api/v1/users/${user.id}/teams/default`)).status).toBe(200);
-    const again = await connectWithSession(url(), { username: 'leaving', password: user.token, clientId: 'watch-leaving', clean: false });
+    const again = await connectWithSession(url(), {
+      username: 'leaving',
+      password: user.token,
+      clientId: 'watch-leaving',
+      clean: false,
+    });
     track(again.client);
     expect(again.sessionPresent).toBe(false);
     expect(await subscribe(again.client, DECISIONS)).toEqual([128]);
@@ -200,7 +254,8 @@ describe('MQTT client ids and sessions per identity', () => {
     await away.endAsync();
     const queued = await scanAside('R-OLD');
     expect((await api.del(`${A}/readers/${old}`)).status).toBe(204);
-    const made = (await api.post(`${A}/readers`, { identifier: 'R-NEW', access_point_id: gate })).body.data.id as number;
+    const made = (await api.post(`${A}/readers`, { identifier: 'R-NEW', access_point_id: gate })).body.data
+      .id as number;
     expect(made).toBe(old); // SQLite gave the new reader the deleted one's row id
     creds['R-NEW'] = await readerLogin(gh, admin, A, 'R-NEW');
     const fresh = await connectWithSession(url(), asReader('R-NEW', 'door-old', { clean: false }));

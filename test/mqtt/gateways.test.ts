@@ -32,9 +32,11 @@ describe('gateways', () => {
     staff = await gh.token();
     api = client(gh, staff);
     const zone = (await api.post(`${A}/access-zones`, { name: 'Arena' })).body.data.id;
-    const gate = (await api.post(`${A}/access-points`, { name: 'Gate', access_zone_id: zone, direction: 'both' })).body.data.id;
+    const gate = (await api.post(`${A}/access-points`, { name: 'Gate', access_zone_id: zone, direction: 'both' })).body
+      .data.id;
     readers = {};
-    for (const identifier of ['GW1-A', 'GW1-B', 'LONE']) readers[identifier] = (await api.post(`${A}/readers`, { identifier, access_point_id: gate })).body.data.id;
+    for (const identifier of ['GW1-A', 'GW1-B', 'LONE'])
+      readers[identifier] = (await api.post(`${A}/readers`, { identifier, access_point_id: gate })).body.data.id;
     await api.post(`${A}/attendees/import`, [
       { first_name: 'Ada', last_name: 'Lovelace', credential_value: 'TICKET-1' },
       { first_name: 'Alan', last_name: 'Turing', credential_value: 'TICKET-2' },
@@ -56,15 +58,30 @@ describe('gateways', () => {
     const unknown = await api.post(`${A}/gateways`, { identifier: 'GW-X', reader_ids: [999999] });
     expect(unknown.body.errors.reader_ids[0]).toMatch(/999999/);
     expect((await api.post(`${A}/gateways`, { identifier: 'bad id/with slash' })).status).toBe(422);
-    expect((await gh.request('POST', `${A}/gateways`, { token: await gh.token(['access:read']), body: { identifier: 'GW-Y' } })).status).toBe(401);
-    expect((await api.get(`${A}/gateways?per_page=100`)).body.data.map((g: { identifier: string }) => g.identifier)).toEqual(['GW-CHECK']);
+    expect(
+      (
+        await gh.request('POST', `${A}/gateways`, {
+          token: await gh.token(['access:read']),
+          body: { identifier: 'GW-Y' },
+        })
+      ).status,
+    ).toBe(401);
+    expect(
+      (await api.get(`${A}/gateways?per_page=100`)).body.data.map((g: { identifier: string }) => g.identifier),
+    ).toEqual(['GW-CHECK']);
   });
 
   it('takes a retained status, fronts its readers only, and goes offline by its last will', async () => {
     const gw = await gatewayWith('GW-1', [readers['GW1-A']!, readers['GW1-B']!]);
     expect(gw.data.status_topic).toBe(`${T}/gateways/GW-1/status`);
     expect(gw.token).toMatch(/^gateway:\d+:/);
-    const gateway = track(await connect(mqttUrl(gh), { username: 'GW-1', password: gw.token, will: { topic: gw.data.status_topic, payload: Buffer.from('offline'), qos: 1, retain: true } }));
+    const gateway = track(
+      await connect(mqttUrl(gh), {
+        username: 'GW-1',
+        password: gw.token,
+        will: { topic: gw.data.status_topic, payload: Buffer.from('offline'), qos: 1, retain: true },
+      }),
+    );
     const box = inbox(gateway);
     const report = {
       gateway_id: 'GW-1',
@@ -87,8 +104,19 @@ describe('gateways', () => {
     });
     expect(Date.parse(shown.last_seen)).toBeGreaterThan(Date.now() - 10_000);
     const readerA = (await api.get(`${A}/readers/${readers['GW1-A']}`)).body.data;
-    expect(readerA).toMatchObject({ gateway_id: gw.data.id, status: { status: 'online', connected_via: 'gateway', gateway_status: 'connected', last_scan: '2026-11-23T11:00:00.000Z' } });
-    expect((await console_.next('ReaderStatusChanged')).data).toMatchObject({ status: 'online', connected_via: 'gateway' });
+    expect(readerA).toMatchObject({
+      gateway_id: gw.data.id,
+      status: {
+        status: 'online',
+        connected_via: 'gateway',
+        gateway_status: 'connected',
+        last_scan: '2026-11-23T11:00:00.000Z',
+      },
+    });
+    expect((await console_.next('ReaderStatusChanged')).data).toMatchObject({
+      status: 'online',
+      connected_via: 'gateway',
+    });
 
     // Staff see the retained status when they subscribe.
     const monitor = track(await connect(mqttUrl(gh), { username: 'staff', password: staff }));
@@ -100,12 +128,24 @@ describe('gateways', () => {
     expect(await subscribe(gateway, [`${T}/readers/+/decisions`, `${T}/readers/LONE/decisions`])).toEqual([1, 128]);
     const lone = await readerLogin(gh, staff, A, 'LONE');
     // Without the OTP: only REST with access:write shows it (issue 23, item 2).
-    expect((await console_.next('ReaderLoginRequested')).data).toEqual({ reader_id: readers.LONE, reader_identifier: 'LONE', expires_at: expect.any(String) });
+    expect((await console_.next('ReaderLoginRequested')).data).toEqual({
+      reader_id: readers.LONE,
+      reader_identifier: 'LONE',
+      expires_at: expect.any(String),
+    });
     const { client: loneReader, inbox: loneBox } = await connectReader(gh, lone);
     track(loneReader);
-    await loneReader.publishAsync(lone.mqtt.scans_topic, JSON.stringify({ request_id: 'lone-1', credential_value: 'TICKET-2' }), { qos: 1 });
+    await loneReader.publishAsync(
+      lone.mqtt.scans_topic,
+      JSON.stringify({ request_id: 'lone-1', credential_value: 'TICKET-2' }),
+      { qos: 1 },
+    );
     await loneBox.next((m) => m.payload.request_id === 'lone-1');
-    await gateway.publishAsync(`${T}/readers/GW1-B/scans`, JSON.stringify({ request_id: 'gw-1', credential_value: 'TICKET-1' }), { qos: 1 });
+    await gateway.publishAsync(
+      `${T}/readers/GW1-B/scans`,
+      JSON.stringify({ request_id: 'gw-1', credential_value: 'TICKET-1' }),
+      { qos: 1 },
+    );
     const decision = await box.next((m) => m.payload.request_id === 'gw-1');
     expect(decision.topic).toBe(`${T}/readers/GW1-B/decisions`);
     expect(decision.payload.access_granted).toBe(true);
@@ -115,12 +155,17 @@ describe('gateways', () => {
 
     // Publishing for a reader it does not front disconnects it; the last will marks it offline.
     const closed = closedBy(gateway);
-    gateway.publish(`${T}/readers/LONE/scans`, JSON.stringify({ request_id: 'nope', credential_value: 'TICKET-1' }), { qos: 1 });
+    gateway.publish(`${T}/readers/LONE/scans`, JSON.stringify({ request_id: 'nope', credential_value: 'TICKET-1' }), {
+      qos: 1,
+    });
     await closed;
     const offline = await console_.next('GatewayOffline');
     expect(offline.data).toMatchObject({ identifier: 'GW-1', status: 'offline' });
     expect((await api.get(`${A}/gateways/${gw.data.id}`)).body.data.status).toBe('offline');
-    expect((await api.get(`${A}/readers/${readers['GW1-A']}`)).body.data.status).toMatchObject({ status: 'offline', gateway_status: 'offline' });
+    expect((await api.get(`${A}/readers/${readers['GW1-A']}`)).body.data.status).toMatchObject({
+      status: 'offline',
+      gateway_status: 'offline',
+    });
     expect((await watched.next((m) => m.payload === 'offline')).topic).toBe(`${T}/gateways/GW-1/status`);
   });
 
@@ -141,7 +186,10 @@ describe('gateways', () => {
     expect((await console_.next('GatewayOnline')).data).toMatchObject({ identifier: 'GW-2' });
     const shown = (await api.get(`${A}/gateways/${gw.data.id}`)).body.data;
     expect(shown).toMatchObject({ status: 'online', last_report: { status: 'online' } });
-    expect((await api.get(`${A}/readers/${readers['GW1-A']}`)).body.data.status).toMatchObject({ status: 'online', last_scan: '2026-11-23T11:30:00.000Z' });
+    expect((await api.get(`${A}/readers/${readers['GW1-A']}`)).body.data.status).toMatchObject({
+      status: 'online',
+      last_scan: '2026-11-23T11:30:00.000Z',
+    });
     expect((await post({ gateway_id: 'GW-2', status: 'offline', timestamp: 1_795_000_000 })).body.success).toBe(true);
     expect((await console_.next('GatewayOffline')).data).toMatchObject({ identifier: 'GW-2' });
 

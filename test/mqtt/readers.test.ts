@@ -22,8 +22,10 @@ describe('readers over MQTT', () => {
     staff = await gh.token();
     api = client(gh, staff);
     const zone = (await api.post(`${A}/access-zones`, { name: 'Arena' })).body.data.id;
-    gate = (await api.post(`${A}/access-points`, { name: 'North gate', access_zone_id: zone, direction: 'both' })).body.data.id;
-    for (const identifier of ['R-1', 'R-2', 'R-3', 'R-4']) expect((await api.post(`${A}/readers`, { identifier, access_point_id: gate })).status).toBe(201);
+    gate = (await api.post(`${A}/access-points`, { name: 'North gate', access_zone_id: zone, direction: 'both' })).body
+      .data.id;
+    for (const identifier of ['R-1', 'R-2', 'R-3', 'R-4'])
+      expect((await api.post(`${A}/readers`, { identifier, access_point_id: gate })).status).toBe(201);
     expect((await api.post(`${A}/readers`, { identifier: 'R-SPARE' })).status).toBe(201);
     await api.post(`${A}/attendees/import`, [
       { first_name: 'Ada', last_name: 'Lovelace', credential_value: 'TICKET-1' },
@@ -48,13 +50,26 @@ describe('readers over MQTT', () => {
     });
     expect(Date.parse(creds.expires_at!)).toBe(NOW + 365 * 86_400_000);
     // Used: no longer listed for staff.
-    expect((await api.get(`${A}/readers/logins`)).body.data.some((l: { reader_identifier: string }) => l.reader_identifier === 'R-1')).toBe(false);
+    expect(
+      (await api.get(`${A}/readers/logins`)).body.data.some(
+        (l: { reader_identifier: string }) => l.reader_identifier === 'R-1',
+      ),
+    ).toBe(false);
 
     const { client: reader, inbox: box } = await connectReader(gh, creds);
     const online = (await api.get(`${A}/readers/${creds.reader.id}`)).body.data.status;
     expect(online).toMatchObject({ status: 'online', connected_via: 'mqtt' });
 
-    await reader.publishAsync(creds.mqtt.scans_topic, JSON.stringify({ request_id: 'a-1', credential_value: 'TICKET-1', scan_type: 'barcode', timestamp: '2026-11-23T11:59:59Z' }), { qos: 1 });
+    await reader.publishAsync(
+      creds.mqtt.scans_topic,
+      JSON.stringify({
+        request_id: 'a-1',
+        credential_value: 'TICKET-1',
+        scan_type: 'barcode',
+        timestamp: '2026-11-23T11:59:59Z',
+      }),
+      { qos: 1 },
+    );
     const granted = await box.next((m) => m.payload.request_id === 'a-1');
     expect(granted.payload).toEqual({
       request_id: 'a-1',
@@ -64,7 +79,16 @@ describe('readers over MQTT', () => {
       decided_at: new Date(NOW).toISOString(),
       event_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
     });
-    await reader.publishAsync(creds.mqtt.scans_topic, JSON.stringify({ request_id: 'a-2', credential_value: 'NOPE', scan_type: 'barcode', timestamp: Math.floor(NOW / 1000) }), { qos: 1 });
+    await reader.publishAsync(
+      creds.mqtt.scans_topic,
+      JSON.stringify({
+        request_id: 'a-2',
+        credential_value: 'NOPE',
+        scan_type: 'barcode',
+        timestamp: Math.floor(NOW / 1000),
+      }),
+      { qos: 1 },
+    );
     expect((await box.next((m) => m.payload.request_id === 'a-2')).payload).toEqual({
       request_id: 'a-2',
       access_granted: false,
@@ -78,14 +102,27 @@ describe('readers over MQTT', () => {
     const log = await events();
     expect(log.data.slice(0, 2)).toEqual([
       expect.objectContaining({ source: 'mqtt', reader_id: creds.reader.id, credential_value: 'NOPE', granted: false }),
-      expect.objectContaining({ source: 'mqtt', reader_id: creds.reader.id, credential_value: 'TICKET-1', granted: true, scanned_at: '2026-11-23T11:59:59.000Z', uuid: granted.payload.event_id }),
+      expect.objectContaining({
+        source: 'mqtt',
+        reader_id: creds.reader.id,
+        credential_value: 'TICKET-1',
+        granted: true,
+        scanned_at: '2026-11-23T11:59:59.000Z',
+        uuid: granted.payload.event_id,
+      }),
     ]);
     // The access point embeds its readers with their state.
     const point = (await api.get(`${A}/access-points/${gate}`)).body.data;
-    expect(point.readers.find((r: { identifier: string }) => r.identifier === 'R-1').status).toMatchObject({ status: 'online', connected_via: 'mqtt', last_scan: '2026-11-23T12:00:00.000Z' });
+    expect(point.readers.find((r: { identifier: string }) => r.identifier === 'R-1').status).toMatchObject({
+      status: 'online',
+      connected_via: 'mqtt',
+      last_scan: '2026-11-23T12:00:00.000Z',
+    });
 
     await reader.endAsync();
-    await expect.poll(async () => (await api.get(`${A}/readers/${creds.reader.id}`)).body.data.status.status).toBe('offline');
+    await expect
+      .poll(async () => (await api.get(`${A}/readers/${creds.reader.id}`)).body.data.status.status)
+      .toBe('offline');
   });
 
   it('gives the same decision for a repeated request_id and writes one access event', async () => {
@@ -106,10 +143,15 @@ describe('readers over MQTT', () => {
   it('refuses wrong, reused, expired and locked OTPs with 422, unknown readers and projects too', async () => {
     // One refusal for every case (issue 23 item 12: the answers told strangers which readers exist).
     const REFUSED = ['The one-time password is invalid, expired or already used: ask for a new reader login.'];
-    const verify = (otp: string, reader_identifier = 'R-3') => gh.request('POST', '/api/v1/reader-otp/verify', { body: { otp, reader_identifier } });
+    const verify = (otp: string, reader_identifier = 'R-3') =>
+      gh.request('POST', '/api/v1/reader-otp/verify', { body: { otp, reader_identifier } });
     const ask = async (identifier = 'R-3') => {
-      expect((await gh.request('POST', `${A}/readers/login`, { body: { reader_identifier: identifier } })).status).toBe(202);
-      return ((await api.get(`${A}/readers/logins`)).body.data as { reader_identifier: string; otp: string }[]).find((l) => l.reader_identifier === identifier)!.otp;
+      expect((await gh.request('POST', `${A}/readers/login`, { body: { reader_identifier: identifier } })).status).toBe(
+        202,
+      );
+      return ((await api.get(`${A}/readers/logins`)).body.data as { reader_identifier: string; otp: string }[]).find(
+        (l) => l.reader_identifier === identifier,
+      )!.otp;
     };
     const nothing = await verify('123456');
     expect(nothing.status).toBe(422);
@@ -145,23 +187,43 @@ describe('readers over MQTT', () => {
     // Asking for an unknown reader or project is answered as for a known one, and makes no login.
     const unknown = await gh.request('POST', `${A}/readers/login`, { body: { reader_identifier: 'NO-SUCH' } });
     expect(unknown.status).toBe(202);
-    expect((await gh.request('POST', '/api/v1/projects/default/nope/readers/login', { body: { reader_identifier: 'R-3' } })).status).toBe(202);
-    expect(((await api.get(`${A}/readers/logins`)).body.data as { reader_identifier: string }[]).some((l) => l.reader_identifier === 'NO-SUCH')).toBe(false);
-    const bad = await gh.request('POST', '/api/v1/reader-otp/verify', { body: { otp: 123456, reader_identifier: 'R-3' } });
+    expect(
+      (await gh.request('POST', '/api/v1/projects/default/nope/readers/login', { body: { reader_identifier: 'R-3' } }))
+        .status,
+    ).toBe(202);
+    expect(
+      ((await api.get(`${A}/readers/logins`)).body.data as { reader_identifier: string }[]).some(
+        (l) => l.reader_identifier === 'NO-SUCH',
+      ),
+    ).toBe(false);
+    const bad = await gh.request('POST', '/api/v1/reader-otp/verify', {
+      body: { otp: 123456, reader_identifier: 'R-3' },
+    });
     expect(bad.status).toBe(422);
     expect(Object.keys(bad.body.errors)).toEqual(['otp']);
     // Staff listing needs a token with access:read.
     expect((await gh.request('GET', `${A}/readers/logins`)).status).toBe(401);
-    expect((await gh.request('GET', `${A}/readers/logins`, { token: await gh.token(['attendees:read']) })).status).toBe(401);
+    expect((await gh.request('GET', `${A}/readers/logins`, { token: await gh.token(['attendees:read']) })).status).toBe(
+      401,
+    );
   });
 
   it('limits OTP attempts per client address with 429', async () => {
     const limited = await startAppliance({ GATEHOUSE_READERS_VERIFY_PER_MINUTE: '3' });
     try {
       const statuses: number[] = [];
-      for (let i = 0; i < 4; i++) statuses.push((await limited.request('POST', '/api/v1/reader-otp/verify', { body: { otp: '123456', reader_identifier: 'X' } })).status);
+      for (let i = 0; i < 4; i++)
+        statuses.push(
+          (
+            await limited.request('POST', '/api/v1/reader-otp/verify', {
+              body: { otp: '123456', reader_identifier: 'X' },
+            })
+          ).status,
+        );
       expect(statuses).toEqual([422, 422, 422, 429]);
-      const res = await limited.request('POST', '/api/v1/reader-otp/verify', { body: { otp: '123456', reader_identifier: 'X' } });
+      const res = await limited.request('POST', '/api/v1/reader-otp/verify', {
+        body: { otp: '123456', reader_identifier: 'X' },
+      });
       expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
       expect(res.body).toMatchObject({ message: 'Too Many Attempts.', retry_after: expect.any(Number) });
     } finally {
@@ -175,7 +237,9 @@ describe('readers over MQTT', () => {
     const closed = closedBy(reader);
     expect((await api.del(`${A}/readers/${creds.reader.id}/token`)).status).toBe(204);
     await closed;
-    const again = await connect(mqttUrl(gh), { username: 'R-4', password: creds.reader_token }).catch((e: { code?: number }) => e);
+    const again = await connect(mqttUrl(gh), { username: 'R-4', password: creds.reader_token }).catch(
+      (e: { code?: number }) => e,
+    );
     expect((again as { code?: number }).code).toBe(4); // CONNACK: bad user name or password
   });
 
@@ -185,7 +249,11 @@ describe('readers over MQTT', () => {
     const before = (await events()).meta.total;
     const send = (payload: string | Buffer) => reader.publishAsync(creds.mqtt.scans_topic, payload, { qos: 1 });
     await send('{"request_id": "m-1", "credential_value": ');
-    expect((await box.next((m) => m.payload.request_id === 'm-1')).payload).toEqual({ request_id: 'm-1', error: 'malformed_json', message: 'The scan is not valid JSON.' });
+    expect((await box.next((m) => m.payload.request_id === 'm-1')).payload).toEqual({
+      request_id: 'm-1',
+      error: 'malformed_json',
+      message: 'The scan is not valid JSON.',
+    });
     await send(JSON.stringify({ request_id: 'm-2', scan_type: 'barcode' }));
     expect((await box.next((m) => m.payload.request_id === 'm-2')).payload).toEqual({
       request_id: 'm-2',
@@ -194,9 +262,15 @@ describe('readers over MQTT', () => {
       errors: { credential_value: ['The credential_value field is required.'] },
     });
     await send(JSON.stringify({ request_id: 'm-3', credential_value: 'x'.repeat(5000) }));
-    expect((await box.next((m) => m.payload.request_id === 'm-3')).payload).toMatchObject({ request_id: 'm-3', error: 'payload_too_large' });
+    expect((await box.next((m) => m.payload.request_id === 'm-3')).payload).toMatchObject({
+      request_id: 'm-3',
+      error: 'payload_too_large',
+    });
     await send(JSON.stringify({ request_id: 'm-4', credential_value: 'TICKET-1', timestamp: '2026-11-01T00:00:00Z' }));
-    expect((await box.next((m) => m.payload.request_id === 'm-4')).payload).toMatchObject({ error: 'validation_failed', errors: { timestamp: [expect.stringMatching(/7 days/)] } });
+    expect((await box.next((m) => m.payload.request_id === 'm-4')).payload).toMatchObject({
+      error: 'validation_failed',
+      errors: { timestamp: [expect.stringMatching(/7 days/)] },
+    });
     await send('no request id here');
     await send(JSON.stringify({ credential_value: 'TICKET-1' }));
     // A good scan after the bad ones still gets its decision: the reader was not disconnected.
@@ -214,10 +288,16 @@ describe('readers over MQTT', () => {
     const closed = closedBy(reader);
     reader.publish(creds.mqtt.scans_topic, Buffer.alloc(70_000, 0x20), { qos: 0 });
     await closed;
-    expect((await gh.request('GET', '/metrics', { token: staff })).text).toMatch(/gatehouse_mqtt_messages_total\{what="oversize_packet"\} 1/);
+    expect((await gh.request('GET', '/metrics', { token: staff })).text).toMatch(
+      /gatehouse_mqtt_messages_total\{what="oversize_packet"\} 1/,
+    );
     // The broker is fine: a new connection works.
     const { client: again, inbox: box2 } = await connectReader(gh, creds);
-    await again.publishAsync(creds.mqtt.scans_topic, JSON.stringify({ request_id: 'm-6', credential_value: 'TICKET-2' }), { qos: 1 });
+    await again.publishAsync(
+      creds.mqtt.scans_topic,
+      JSON.stringify({ request_id: 'm-6', credential_value: 'TICKET-2' }),
+      { qos: 1 },
+    );
     expect((await box2.next((m) => m.payload.request_id === 'm-6')).payload).toHaveProperty('access_granted');
     await again.endAsync();
     void inbox;

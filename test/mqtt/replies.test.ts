@@ -4,7 +4,16 @@ import { join } from 'node:path';
 import mqttPacket, { type Packet } from 'mqtt-packet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
-import { connect, connectReader, inbox, mqttPort, mqttUrl, readerLogin, subscribe, type ReaderCredentials } from '../helpers/mqtt.js';
+import {
+  connect,
+  connectReader,
+  inbox,
+  mqttPort,
+  mqttUrl,
+  readerLogin,
+  subscribe,
+  type ReaderCredentials,
+} from '../helpers/mqtt.js';
 
 // How a scan is acknowledged and answered (docs/mqtt.md: acknowledgement and answer): the PUBACK
 // only once the decision is durable, in the same write as the decision; a reader's scans keep
@@ -26,7 +35,12 @@ interface RawClient {
   isClosed(): boolean;
 }
 
-async function rawConnect(gh: TestAppliance, creds: ReaderCredentials, keepalive = 60, subscriptionQos: 0 | 1 = 1): Promise<RawClient> {
+async function rawConnect(
+  gh: TestAppliance,
+  creds: ReaderCredentials,
+  keepalive = 60,
+  subscriptionQos: 0 | 1 = 1,
+): Promise<RawClient> {
   const socket = netConnect({ host: '127.0.0.1', port: mqttPort(gh) });
   socket.setNoDelay(true);
   const parser = mqttPacket.parser({ protocolVersion: 4 });
@@ -54,7 +68,15 @@ async function rawConnect(gh: TestAppliance, creds: ReaderCredentials, keepalive
       const seen = reads.flat().find(where);
       if (seen) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no matching packet within ${timeoutMs} ms; got ${JSON.stringify(reads.flat().map((p) => p.cmd))}`)), timeoutMs);
+        const timer = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `no matching packet within ${timeoutMs} ms; got ${JSON.stringify(reads.flat().map((p) => p.cmd))}`,
+              ),
+            ),
+          timeoutMs,
+        );
         waiters.push({ where, resolve: (p) => (clearTimeout(timer), resolve(p)) });
       });
     },
@@ -73,7 +95,11 @@ async function rawConnect(gh: TestAppliance, creds: ReaderCredentials, keepalive
     password: Buffer.from(creds.mqtt.password),
   });
   expect(await raw.next((p) => p.cmd === 'connack')).toMatchObject({ returnCode: 0 });
-  raw.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: creds.mqtt.decisions_topic, qos: subscriptionQos }] });
+  raw.send({
+    cmd: 'subscribe',
+    messageId: 1,
+    subscriptions: [{ topic: creds.mqtt.decisions_topic, qos: subscriptionQos }],
+  });
   expect(await raw.next((p) => p.cmd === 'suback')).toMatchObject({ granted: [subscriptionQos] });
   return raw;
 }
@@ -102,12 +128,17 @@ describe('acknowledging and answering scans', () => {
 
   beforeAll(async () => {
     // Small journal segments, so one test can make the next segment a full disk.
-    gh = await startAppliance({ GATEHOUSE_READERS_VERIFY_PER_MINUTE: '1000', GATEHOUSE_STORE_JOURNAL_SEGMENT_BYTES: '65536' });
+    gh = await startAppliance({
+      GATEHOUSE_READERS_VERIFY_PER_MINUTE: '1000',
+      GATEHOUSE_STORE_JOURNAL_SEGMENT_BYTES: '65536',
+    });
     staff = await gh.token();
     api = client(gh, staff);
     const zone = (await api.post(`${A}/access-zones`, { name: 'Hall' })).body.data.id;
-    gate = (await api.post(`${A}/access-points`, { name: 'Door', access_zone_id: zone, direction: 'both' })).body.data.id;
-    for (const identifier of ['Q-1', 'Q-2', 'Q-3', 'Q-4', 'Q-5']) expect((await api.post(`${A}/readers`, { identifier, access_point_id: gate })).status).toBe(201);
+    gate = (await api.post(`${A}/access-points`, { name: 'Door', access_zone_id: zone, direction: 'both' })).body.data
+      .id;
+    for (const identifier of ['Q-1', 'Q-2', 'Q-3', 'Q-4', 'Q-5'])
+      expect((await api.post(`${A}/readers`, { identifier, access_point_id: gate })).status).toBe(201);
     await api.post(`${A}/attendees/import`, [{ first_name: 'Grace', last_name: 'Hopper', credential_value: 'T-1' }]);
   });
   afterAll(() => gh.destroy());
@@ -122,8 +153,17 @@ describe('acknowledging and answering scans', () => {
       const read = raw.reads.find((packets) => packets.includes(ack))!;
       // The PUBACK's read holds the decision right after it: they left the box as one buffer.
       const decision = read[read.indexOf(ack) + 1];
-      expect(decision, JSON.stringify(raw.reads)).toMatchObject({ cmd: 'publish', topic: creds.mqtt.decisions_topic, qos: 1 });
-      expect(decisionOf(decision!)).toMatchObject({ request_id: `one-write-${i}`, access_granted: true, access_point_id: gate, attendee: { first_name: 'Grace' } });
+      expect(decision, JSON.stringify(raw.reads)).toMatchObject({
+        cmd: 'publish',
+        topic: creds.mqtt.decisions_topic,
+        qos: 1,
+      });
+      expect(decisionOf(decision!)).toMatchObject({
+        request_id: `one-write-${i}`,
+        access_granted: true,
+        access_point_id: gate,
+        attendee: { first_name: 'Grace' },
+      });
       const id = (decision as mqttPacket.IPublishPacket).messageId!;
       expect(id).toBeGreaterThan(0);
       raw.send({ cmd: 'puback', messageId: id });
@@ -147,15 +187,26 @@ describe('acknowledging and answering scans', () => {
       raw.socket.write(whole.subarray(from, to));
       await new Promise((r) => setTimeout(r, 30));
     }
-    expect(decisionOf(await raw.next((p) => p.cmd === 'publish' && decisionOf(p).request_id === 'pieces-1'))).toMatchObject({ access_point_id: gate });
+    expect(
+      decisionOf(await raw.next((p) => p.cmd === 'publish' && decisionOf(p).request_id === 'pieces-1')),
+    ).toMatchObject({ access_point_id: gate });
     raw.socket.write(
-      Buffer.concat([mqttPacket.generate(scanPacket(creds, 301, 'batch-1', 'T-1')), mqttPacket.generate({ cmd: 'pingreq' }), mqttPacket.generate(scanPacket(creds, 302, 'batch-2', 'NOBODY'))]),
+      Buffer.concat([
+        mqttPacket.generate(scanPacket(creds, 301, 'batch-1', 'T-1')),
+        mqttPacket.generate({ cmd: 'pingreq' }),
+        mqttPacket.generate(scanPacket(creds, 302, 'batch-2', 'NOBODY')),
+      ]),
     );
     await raw.next((p) => p.cmd === 'pingresp');
     for (const id of [301, 302]) await raw.next((p) => p.cmd === 'puback' && p.messageId === id);
-    expect(decisionOf(await raw.next((p) => p.cmd === 'publish' && decisionOf(p).request_id === 'batch-2'))).toMatchObject({ access_granted: false, reason: 'invalid_credential' });
+    expect(
+      decisionOf(await raw.next((p) => p.cmd === 'publish' && decisionOf(p).request_id === 'batch-2')),
+    ).toMatchObject({ access_granted: false, reason: 'invalid_credential' });
     // Another reader's scans topic is not this reader's: aedes' ACL refuses it and closes the connection.
-    raw.send({ ...scanPacket(creds, 303, 'foreign-1', 'T-1'), topic: 'gatehouse/default/default/readers/Q-2/scans' } as Packet);
+    raw.send({
+      ...scanPacket(creds, 303, 'foreign-1', 'T-1'),
+      topic: 'gatehouse/default/default/readers/Q-2/scans',
+    } as Packet);
     await raw.closed;
     expect(raw.reads.flat().some((p) => p.cmd === 'puback' && p.messageId === 303)).toBe(false);
   });
@@ -168,7 +219,9 @@ describe('acknowledging and answering scans', () => {
     expect(decision).toMatchObject({ qos: 0 });
     raw.send(scanPacket(creds, 77, 'qos1-under-qos0', 'NOBODY'));
     await raw.next((p) => p.cmd === 'puback' && p.messageId === 77);
-    expect(await raw.next((p) => p.cmd === 'publish' && decisionOf(p).request_id === 'qos1-under-qos0')).toMatchObject({ qos: 0 });
+    expect(await raw.next((p) => p.cmd === 'publish' && decisionOf(p).request_id === 'qos1-under-qos0')).toMatchObject({
+      qos: 0,
+    });
     expect(raw.reads.flat().filter((p) => p.cmd === 'puback')).toHaveLength(1); // none for the QoS 0 scan
     raw.socket.end();
     await raw.closed;
@@ -205,7 +258,9 @@ describe('acknowledging and answering scans', () => {
     expect((await watched.next((m) => m.payload.request_id === 'followed-1')).topic).toBe(creds.mqtt.decisions_topic);
     expect((await twin.inbox.next((m) => m.payload.request_id === 'followed-1')).payload.access_point_id).toBe(gate);
     await new Promise((r) => setTimeout(r, 200)); // anything twice would have arrived by now
-    expect(raw.reads.flat().filter((p) => p.cmd === 'publish' && decisionOf(p).request_id === 'followed-1')).toHaveLength(1);
+    expect(
+      raw.reads.flat().filter((p) => p.cmd === 'publish' && decisionOf(p).request_id === 'followed-1'),
+    ).toHaveLength(1);
     expect(watched.messages.filter((m) => m.payload.request_id === 'followed-1')).toHaveLength(0);
     monitor.end(true);
     twin.client.end(true);
@@ -271,7 +326,10 @@ describe('acknowledging and answering scans', () => {
     // Scans over REST until one fails: the journal rotated onto the full disk.
     let refused: { status: number; body: unknown } | null = null;
     for (let i = 0; i < 2000 && !refused; i++) {
-      const res = await api.post(`${A}/access-points/${gate}/scan`, { credential_value: 'NOBODY', request_id: `fill-${i}` });
+      const res = await api.post(`${A}/access-points/${gate}/scan`, {
+        credential_value: 'NOBODY',
+        request_id: `fill-${i}`,
+      });
       if (res.status >= 300) refused = res;
     }
     expect(refused?.status).toBe(500);

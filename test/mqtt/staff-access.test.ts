@@ -1,7 +1,16 @@
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, createUser, startAppliance, type TestAppliance } from '../helpers/appliance.js';
-import { closedBy, connect, connectReader, inbox, mqttUrl, readerLogin, subscribe, type ReaderCredentials } from '../helpers/mqtt.js';
+import {
+  closedBy,
+  connect,
+  connectReader,
+  inbox,
+  mqttUrl,
+  readerLogin,
+  subscribe,
+  type ReaderCredentials,
+} from '../helpers/mqtt.js';
 
 // A staff MQTT subscription ends when the access it relied on does (issue 23, item 1;
 // docs/mqtt.md: "When access ends"): a membership removed, a user deactivated, a token revoked
@@ -14,7 +23,10 @@ const T = 'gatehouse/default/default';
 const DECISIONS = `${T}/readers/+/decisions`;
 
 /** Connects and answers the client with CONNACK's session-present flag. */
-function connectWithSession(url: string, options: IClientOptions): Promise<{ client: MqttClient; sessionPresent: boolean }> {
+function connectWithSession(
+  url: string,
+  options: IClientOptions,
+): Promise<{ client: MqttClient; sessionPresent: boolean }> {
   return new Promise((resolve, reject) => {
     const c = mqtt.connect(url, { reconnectPeriod: 0, connectTimeout: 3000, protocolVersion: 4, ...options });
     c.once('connect', (connack) => resolve({ client: c, sessionPresent: connack.sessionPresent }));
@@ -45,7 +57,11 @@ describe('staff MQTT sessions when access ends', () => {
   /** A reader scan; resolves with its request id once the reader and the administrator's monitor have its decision. */
   const scan = async () => {
     const requestId = `scan-${++n}`;
-    await reader.publishAsync(r1.mqtt.scans_topic, JSON.stringify({ request_id: requestId, credential_value: 'TICKET-1' }), { qos: 1 });
+    await reader.publishAsync(
+      r1.mqtt.scans_topic,
+      JSON.stringify({ request_id: requestId, credential_value: 'TICKET-1' }),
+      { qos: 1 },
+    );
     await readerBox.next((m) => m.payload.request_id === requestId);
     await monitorBox.next((m) => m.payload.request_id === requestId);
     return requestId;
@@ -64,9 +80,12 @@ describe('staff MQTT sessions when access ends', () => {
     const admin = await gh.token();
     api = client(gh, admin);
     const zone = (await api.post(`${A}/access-zones`, { name: 'Arena' })).body.data.id;
-    const gate = (await api.post(`${A}/access-points`, { name: 'Gate', access_zone_id: zone, direction: 'both' })).body.data.id;
+    const gate = (await api.post(`${A}/access-points`, { name: 'Gate', access_zone_id: zone, direction: 'both' })).body
+      .data.id;
     await api.post(`${A}/readers`, { identifier: 'R-1', access_point_id: gate });
-    await api.post(`${A}/attendees/import`, [{ first_name: 'Ada', last_name: 'Lovelace', credential_value: 'TICKET-1' }]);
+    await api.post(`${A}/attendees/import`, [
+      { first_name: 'Ada', last_name: 'Lovelace', credential_value: 'TICKET-1' },
+    ]);
     r1 = await readerLogin(gh, admin, A, 'R-1');
     ({ client: reader, inbox: readerBox } = await connectReader(gh, r1));
     track(reader);
@@ -88,7 +107,12 @@ describe('staff MQTT sessions when access ends', () => {
     const away = await scan(); // decided while the staff client is away
     // The token still works, so it connects again with its client id: the session is gone (no
     // subscription kept, nothing queued), and the filter is refused now.
-    const again = await connectWithSession(mqttUrl(gh), { username: 'staff', password: user.token, clientId: 'watch-removed', clean: false });
+    const again = await connectWithSession(mqttUrl(gh), {
+      username: 'staff',
+      password: user.token,
+      clientId: 'watch-removed',
+      clean: false,
+    });
     track(again.client);
     const againBox = inbox(again.client);
     expect(again.sessionPresent).toBe(false);
@@ -103,7 +127,12 @@ describe('staff MQTT sessions when access ends', () => {
     await c.endAsync(); // away, the session kept (clean: false)
     expect((await api.del(`/api/v1/users/${user.id}/teams/default`)).status).toBe(200);
     const after = await scan();
-    const again = await connectWithSession(mqttUrl(gh), { username: 'staff', password: user.token, clientId: 'watch-away', clean: false });
+    const again = await connectWithSession(mqttUrl(gh), {
+      username: 'staff',
+      password: user.token,
+      clientId: 'watch-away',
+      clean: false,
+    });
     track(again.client);
     const box = inbox(again.client);
     expect(again.sessionPresent).toBe(false);
@@ -120,7 +149,9 @@ describe('staff MQTT sessions when access ends', () => {
     await closed;
     const after = await scan();
     expect(box.messages.some((m) => m.payload.request_id === after)).toBe(false);
-    await expect(connect(mqttUrl(gh), { username: 'staff', password: user.token, clientId: 'watch-deactivated', clean: false })).rejects.toMatchObject({ code: 4 });
+    await expect(
+      connect(mqttUrl(gh), { username: 'staff', password: user.token, clientId: 'watch-deactivated', clean: false }),
+    ).rejects.toMatchObject({ code: 4 });
   });
 
   it('disconnects a staff subscriber at once when its token is revoked, and not the same user on another token', async () => {

@@ -1,5 +1,16 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,7 +43,8 @@ function stagesOf(dockerfile: string): Stage[] {
   for (const line of lines) {
     const [word, ...rest] = line.split(/\s+/);
     const args = rest.join(' ');
-    if (word === 'FROM') stages.push({ name: / AS (\S+)/i.exec(args)?.[1] ?? null, copies: [], runs: [], user: null, env: {}, cmd: [] });
+    if (word === 'FROM')
+      stages.push({ name: / AS (\S+)/i.exec(args)?.[1] ?? null, copies: [], runs: [], user: null, env: {}, cmd: [] });
     const stage = stages.at(-1)!;
     if (word === 'COPY') {
       const parts = rest.filter((p) => !p.startsWith('--chown'));
@@ -58,7 +70,10 @@ function copy(from: string, sources: string[], dest: string, into: string, conte
     const inDir = dest.endsWith('/') || dest === '.' || sources.length > 1;
     const path = dest.replace(/^(\/app\/|\.\/?)/, '');
     const target = inDir ? join(into, path, source.split('/').at(-1)!) : join(into, path);
-    cpSync(join(from, source), target, { recursive: true, filter: (src) => !context || !IGNORED.some((i) => resolve(src).startsWith(resolve(from, i))) });
+    cpSync(join(from, source), target, {
+      recursive: true,
+      filter: (src) => !context || !IGNORED.some((i) => resolve(src).startsWith(resolve(from, i))),
+    });
   }
 }
 
@@ -84,7 +99,11 @@ describe('the Docker image, stage by stage', () => {
       .split('&&')
       .map((c) => c.trim())
       .find((c) => c.startsWith('npm run build'))!;
-    const run = spawnSync('sh', ['-c', command], { cwd: buildDir, encoding: 'utf8', env: { ...process.env, NODE_ENV: 'production' } });
+    const run = spawnSync('sh', ['-c', command], {
+      cwd: buildDir,
+      encoding: 'utf8',
+      env: { ...process.env, NODE_ENV: 'production' },
+    });
     expect(run.status, `${command} in a copy of what the Dockerfile copies:\n${run.stdout}\n${run.stderr}`).toBe(0);
     expect(existsSync(join(buildDir, 'dist/main.js'))).toBe(true);
     expect(existsSync(join(buildDir, 'dist/console/index.html'))).toBe(true);
@@ -105,7 +124,10 @@ describe('the Docker image, stage by stage', () => {
       );
     }
     execFileSync('cp', ['-al', resolve('node_modules'), join(runtimeDir, 'node_modules')]);
-    execFileSync('npm', ['prune', '--omit=dev', '--offline', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: runtimeDir, stdio: 'ignore' });
+    execFileSync('npm', ['prune', '--omit=dev', '--offline', '--no-audit', '--no-fund', '--ignore-scripts'], {
+      cwd: runtimeDir,
+      stdio: 'ignore',
+    });
     expect(existsSync(join(runtimeDir, 'node_modules/vitest'))).toBe(false);
     // Everything read-only to the user but the data volume (RUN mkdir -p /app/data && chown).
     const data = join(runtimeDir, 'data');
@@ -125,7 +147,11 @@ describe('the Docker image, stage by stage', () => {
       GATEHOUSE_HTTP_HOST: '127.0.0.1',
       GATEHOUSE_ADMIN_PASSWORD: 'image password',
     };
-    const proc = spawn('runuser', ['-u', 'nobody', '--', ...runtime.cmd.map((a, i) => (i === 0 ? process.execPath : a))], { cwd: runtimeDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(
+      'runuser',
+      ['-u', 'nobody', '--', ...runtime.cmd.map((a, i) => (i === 0 ? process.execPath : a))],
+      { cwd: runtimeDir, env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let output = '';
     proc.stdout.on('data', (c: Buffer) => (output += c.toString()));
     proc.stderr.on('data', (c: Buffer) => (output += c.toString()));
@@ -153,7 +179,11 @@ describe('the Docker image, stage by stage', () => {
       const page = await fetch(`${url}/`);
       expect(page.status).toBe(200); // the staff console, built into dist/console
       // USB HID works, or says why not (node-hid needs libudev and hidraw), as the list's meta tells.
-      const devices = (await (await fetch(`${url}/api/v1/projects/default/default/bridge/devices`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+      const devices = (await (
+        await fetch(`${url}/api/v1/projects/default/default/bridge/devices`, {
+          headers: { authorization: `Bearer ${token}` },
+        })
+      ).json()) as {
         meta: { hid: { available: boolean; reason: string | null } };
       };
       expect(devices.meta.hid.available || /node-hid cannot load/.test(devices.meta.hid.reason ?? '')).toBe(true);

@@ -16,11 +16,16 @@ describe('the linter on console calls', () => {
   delete config.$schema;
   writeFileSync(join(dir, 'biome.json'), JSON.stringify(config));
   symlinkSync(resolve('node_modules'), join(dir, 'node_modules'));
-  for (const folder of ['src/plugins/toolkit', 'console/src', 'test']) mkdirSync(join(dir, folder), { recursive: true });
+  for (const folder of ['src/plugins/toolkit', 'console/src', 'test'])
+    mkdirSync(join(dir, folder), { recursive: true });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const lint = (file: string, code: string) => {
     writeFileSync(join(dir, file), code);
-    return spawnSync(process.execPath, [resolve('node_modules/@biomejs/biome/bin/biome'), 'lint', '--max-diagnostics=5', file], { cwd: dir, encoding: 'utf8' });
+    return spawnSync(
+      process.execPath,
+      [resolve('node_modules/@biomejs/biome/bin/biome'), 'lint', '--max-diagnostics=5', file],
+      { cwd: dir, encoding: 'utf8' },
+    );
   };
 
   it('fails on console.log in the appliance and the console, not in tests, and lets console.error through', () => {
@@ -29,7 +34,14 @@ describe('the linter on console calls', () => {
       expect(run.status, file).toBe(1);
       expect(run.stdout + run.stderr).toContain('noConsole');
     }
-    expect(lint('src/plugins/toolkit/ok.ts', "export const report = (x: number): void => {\n  console.error('bad', x);\n};\n").status).toBe(0);
-    expect(lint('test/probe.ts', "export const probe = (x: number): void => {\n  console.log('seed', x);\n};\n").status).toBe(0);
+    expect(
+      lint(
+        'src/plugins/toolkit/ok.ts',
+        "export const report = (x: number): void => {\n  console.error('bad', x);\n};\n",
+      ).status,
+    ).toBe(0);
+    expect(
+      lint('test/probe.ts', "export const probe = (x: number): void => {\n  console.log('seed', x);\n};\n").status,
+    ).toBe(0);
   });
 });

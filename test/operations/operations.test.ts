@@ -26,7 +26,9 @@ describe('operations endpoints', () => {
     expect(text).toMatch(/gatehouse_http_requests_total\{method="GET",route="\/api\/v1\/me",status="200"\} 1\b/);
     expect(text).toMatch(/gatehouse_http_requests_total\{method="GET",route="\/api\/v1\/me",status="401"\} 1\b/);
     expect(text).toMatch(/gatehouse_http_requests_total\{method="GET",route="unmatched",status="404"\} 1\b/);
-    expect(text).toMatch(/gatehouse_http_request_duration_seconds_bucket\{le="0\.005",method="GET",route="\/api\/v1\/me"\} \d+/);
+    expect(text).toMatch(
+      /gatehouse_http_request_duration_seconds_bucket\{le="0\.005",method="GET",route="\/api\/v1\/me"\} \d+/,
+    );
     expect(text).toContain('gatehouse_process_resident_memory_bytes');
     expect(text).toContain('gatehouse_nodejs_eventloop_lag_seconds');
   });
@@ -34,10 +36,16 @@ describe('operations endpoints', () => {
   it('shows the access-event journal and its ingest into SQLite', async () => {
     const token = await gh.token();
     const A = '/api/v1/projects/default/default';
-    const zone = (await gh.request('POST', `${A}/access-zones`, { token, body: { name: 'Metrics hall' } })).body.data.id;
-    const gate = (await gh.request('POST', `${A}/access-points`, { token, body: { name: 'Metrics door', access_zone_id: zone } })).body.data.id;
+    const zone = (await gh.request('POST', `${A}/access-zones`, { token, body: { name: 'Metrics hall' } })).body.data
+      .id;
+    const gate = (
+      await gh.request('POST', `${A}/access-points`, { token, body: { name: 'Metrics door', access_zone_id: zone } })
+    ).body.data.id;
     for (const value of ['NOBODY-1', 'NOBODY-2', 'NOBODY-3']) {
-      expect((await gh.request('POST', `${A}/access-points/${gate}/scan`, { token, body: { credential_value: value } })).body.access_granted).toBe(false);
+      expect(
+        (await gh.request('POST', `${A}/access-points/${gate}/scan`, { token, body: { credential_value: value } })).body
+          .access_granted,
+      ).toBe(false);
     }
     await gh.app.deps.scans.settled();
     const text = await (await fetch(`${gh.url}/metrics`)).text();

@@ -3,7 +3,14 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answerShown, fieldAt, jsonDocuments, type TourStep, type TourUnit, tourSteps } from '../helpers/readme-tour.js';
+import {
+  answerShown,
+  fieldAt,
+  jsonDocuments,
+  type TourStep,
+  type TourUnit,
+  tourSteps,
+} from '../helpers/readme-tour.js';
 import { type Background, background, TourShell } from '../helpers/tour-shell.js';
 
 // The README's "A five-minute tour", run as written against a fresh appliance, step by step: each
@@ -113,14 +120,17 @@ describe('the README tour', () => {
     const said = `\nstdout:\n${shorten(run.stdout)}\nstderr:\n${shorten(run.stderr)}`;
     if (run.code !== 0) throw new Error(`${where} exited ${run.code}${said}`);
     const failed = run.statuses.filter((s) => s === 0 || s >= 400);
-    if (failed.length > 0 && expected.length === 0) throw new Error(`${where} was answered HTTP ${failed.join(', ')}${said}`);
+    if (failed.length > 0 && expected.length === 0)
+      throw new Error(`${where} was answered HTTP ${failed.join(', ')}${said}`);
     answers.push(...jsonDocuments(run.stdout));
     // An answer may come after the command (mosquitto_sub, in the background, prints the decision).
     for (const shown of expected) {
       await shell
         .waitUntil(() => answerShown(shown, shell.stdoutSince(from)), 15_000, shown)
         .catch(() => {
-          throw new Error(`${where} did not answer as the README shows:\n  shown:  ${shown}\n  answer: ${shorten(shell.stdoutSince(from))}\nstderr:\n${shorten(run.stderr)}`);
+          throw new Error(
+            `${where} did not answer as the README shows:\n  shown:  ${shown}\n  answer: ${shorten(shell.stdoutSince(from))}\nstderr:\n${shorten(run.stderr)}`,
+          );
         });
     }
     if (/\bnpm run demo\b/.test(command)) await demoRead();
@@ -131,7 +141,10 @@ describe('the README tour', () => {
     const url = (await proc.waitFor(ready, 120_000))[1]!;
     const printed = proc.output.join('\n');
     for (const shown of expected) {
-      if (!answerShown(shown, printed)) throw new Error(`${where} did not print what the README shows:\n  shown:   ${shown}\n  printed: ${shorten(printed)}`);
+      if (!answerShown(shown, printed))
+        throw new Error(
+          `${where} did not print what the README shows:\n  shown:   ${shown}\n  printed: ${shorten(printed)}`,
+        );
     }
     const page = await fetch(url);
     expect(page.status, `${where}: ${url}`).toBe(200);
@@ -150,13 +163,17 @@ describe('the README tour', () => {
     const ended = Date.now();
     const reads = () =>
       appliance!.output.flatMap((line) => {
-        const m = /"time":(\d+).*"ms":(\d+).*"msg":"venue changes made by another process read into the decision index"/.exec(line);
+        const m =
+          /"time":(\d+).*"ms":(\d+).*"msg":"venue changes made by another process read into the decision index"/.exec(
+            line,
+          );
         return m ? [{ began: Number(m[1]) - Number(m[2]) }] : [];
       });
     await appliance!.waitFor(/venue changes made by another process read into the decision index/, 15_000);
     await new Promise<void>((done) => {
       const deadline = Date.now() + 5_000;
-      const check = () => (reads().some((r) => r.began >= ended) || Date.now() > deadline ? done() : setTimeout(check, 100));
+      const check = () =>
+        reads().some((r) => r.began >= ended) || Date.now() > deadline ? done() : setTimeout(check, 100);
       check();
     });
   }
@@ -197,7 +214,9 @@ describe('the README tour checker', () => {
 
   it('refuses a tour comment that is neither a step, an answer nor an indented note', () => {
     const tour = (body: string) => `# Title\n\n## A five-minute tour\n\n\`\`\`sh\n${body}\n\`\`\`\n\n## Next\n`;
-    expect(tourSteps(tour('# 1. one\ncurl -s x \\\n  -d y\n# {"a":1}\nexport T=\'…\'   # data.t above')).map((s) => s.units)).toEqual([
+    expect(
+      tourSteps(tour('# 1. one\ncurl -s x \\\n  -d y\n# {"a":1}\nexport T=\'…\'   # data.t above')).map((s) => s.units),
+    ).toEqual([
       [
         { line: 7, command: 'curl -s x \\\n  -d y', expected: ['{"a":1}'] },
         { line: 10, command: "export T='…'   # data.t above", expected: [], takes: { name: 'T', path: 'data.t' } },

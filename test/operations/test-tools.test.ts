@@ -12,13 +12,19 @@ describe("the test run's check of the tools it needs", () => {
   const bare = mkdtempSync(join(tmpdir(), 'gatehouse-bare-path-'));
   symlinkSync(process.execPath, join(bare, 'node'));
   afterAll(() => rmSync(bare, { recursive: true, force: true }));
-  const check = (env: Record<string, string>) => spawnSync(process.execPath, ['scripts/test-tools.mjs'], { env: { ...env }, encoding: 'utf8' });
+  const check = (env: Record<string, string>) =>
+    spawnSync(process.execPath, ['scripts/test-tools.mjs'], { env: { ...env }, encoding: 'utf8' });
 
   it('stops naming each missing Debian package and the apt-get line that installs them all', () => {
     const run = check({ PATH: bare, CHROMIUM_PATH: join(bare, 'no-chromium') });
     expect(run.status).toBe(1);
     expect(run.stderr).toContain('npm test needs these Debian packages, missing here:');
-    for (const pkg of ['openssl (openssl)', 'mosquitto-clients (mosquitto_pub, mosquitto_sub)', 'socat (socat)', `chromium (${join(bare, 'no-chromium')} (or set CHROMIUM_PATH))`])
+    for (const pkg of [
+      'openssl (openssl)',
+      'mosquitto-clients (mosquitto_pub, mosquitto_sub)',
+      'socat (socat)',
+      `chromium (${join(bare, 'no-chromium')} (or set CHROMIUM_PATH))`,
+    ])
       expect(run.stderr).toContain(pkg);
     expect(run.stderr).toContain('apt-get update && apt-get install -y openssl mosquitto-clients socat chromium');
   });

@@ -24,13 +24,23 @@ describe('subscriptions and their owners (a process)', () => {
   const receivers: Receiver[] = [];
   let seq = 0;
 
-  const as = (token: string, method: string, path: string, body?: unknown): Promise<TestResponse> => gh.request(method, path, { token, ...(body === undefined ? {} : { body }) });
+  const as = (token: string, method: string, path: string, body?: unknown): Promise<TestResponse> =>
+    gh.request(method, path, { token, ...(body === undefined ? {} : { body }) });
   async function staff(): Promise<{ id: number; email: string; token: string }> {
     const email = `owner${++seq}@example.test`;
     const made = await as(admin, 'POST', '/api/v1/users', { name: `Owner ${seq}`, email, password: PASSWORD });
     expect(made.status).toBe(201);
-    expect((await as(admin, 'POST', `/api/v1/users/${made.body.data.id}/projects`, { team_slug: 'default', project_slug: 'default' })).status).toBe(200);
-    const token = await gh.request('POST', '/api/v1/auth/token', { body: { email, password: PASSWORD, device_name: 'test' } });
+    expect(
+      (
+        await as(admin, 'POST', `/api/v1/users/${made.body.data.id}/projects`, {
+          team_slug: 'default',
+          project_slug: 'default',
+        })
+      ).status,
+    ).toBe(200);
+    const token = await gh.request('POST', '/api/v1/auth/token', {
+      body: { email, password: PASSWORD, device_name: 'test' },
+    });
     return { id: made.body.data.id, email, token: token.body.token };
   }
   async function receiver(): Promise<Receiver> {
@@ -46,18 +56,25 @@ describe('subscriptions and their owners (a process)', () => {
   const subscription = async (id: number) => (await as(admin, 'GET', `/api/v1/webhook-subscriptions/${id}`)).body.data;
   /** Makes an attendee with an e-mail and waits until the administrator's subscription got it: by then every subscription has had its chance at it. */
   async function attendee(email: string): Promise<void> {
-    expect((await as(admin, 'POST', `${A}/attendees`, { first_name: 'Someone', last_name: 'Else', email })).status).toBe(201);
+    expect(
+      (await as(admin, 'POST', `${A}/attendees`, { first_name: 'Someone', last_name: 'Else', email })).status,
+    ).toBe(201);
     await until(() => watch.received.some((r) => r.body.event === 'attendee.created' && r.body.data.email === email));
   }
   async function until(ok: () => boolean, ms = 15_000): Promise<void> {
     const end = Date.now() + ms;
     while (!ok()) {
-      if (Date.now() > end) throw new Error(`timed out; the watch received ${JSON.stringify(watch.received.map((r) => [r.body.event, r.body.data]))}`);
+      if (Date.now() > end)
+        throw new Error(
+          `timed out; the watch received ${JSON.stringify(watch.received.map((r) => [r.body.event, r.body.data]))}`,
+        );
       await new Promise((r) => setTimeout(r, 50));
     }
   }
-  const disabledFor = (id: number) => watch.received.filter((r) => r.body.event === 'webhook.endpoint_disabled' && r.body.data.subscription_id === id);
-  const emailsAt = (r: Receiver) => r.received.filter((x) => x.body.event === 'attendee.created').map((x) => x.body.data.email);
+  const disabledFor = (id: number) =>
+    watch.received.filter((r) => r.body.event === 'webhook.endpoint_disabled' && r.body.data.subscription_id === id);
+  const emailsAt = (r: Receiver) =>
+    r.received.filter((x) => x.body.event === 'attendee.created').map((x) => x.body.data.email);
 
   beforeAll(async () => {
     gh = await startProcessAppliance({ GATEHOUSE_WEBHOOK_ALLOW_INSECURE: '1' });
@@ -83,8 +100,16 @@ describe('subscriptions and their owners (a process)', () => {
     expect((await as(admin, 'PUT', `/api/v1/users/${owner.id}`, { is_active: false })).status).toBe(200);
     expect((await as(admin, 'DELETE', `/api/v1/users/${owner.id}/projects/default/default`)).status).toBe(200);
     await until(() => disabledFor(id).length > 0);
-    expect(disabledFor(id)[0]!.body).toMatchObject({ event: 'webhook.endpoint_disabled', project_id: projectId, data: { subscription_id: id, url: theirs.url, reason: 'owner_lost_access' } });
-    expect(await subscription(id)).toMatchObject({ active: false, disabled_reason: 'owner_lost_access', owner_id: owner.id });
+    expect(disabledFor(id)[0]!.body).toMatchObject({
+      event: 'webhook.endpoint_disabled',
+      project_id: projectId,
+      data: { subscription_id: id, url: theirs.url, reason: 'owner_lost_access' },
+    });
+    expect(await subscription(id)).toMatchObject({
+      active: false,
+      disabled_reason: 'owner_lost_access',
+      owner_id: owner.id,
+    });
 
     await attendee('after@example.test');
     expect(emailsAt(theirs)).toEqual(['before@example.test']);
@@ -111,14 +136,23 @@ describe('subscriptions and their owners (a process)', () => {
     await until(() => emailsAt(theirs).includes('queued@example.test'));
 
     // An edit that does not re-enable leaves the owner as it is.
-    expect((await as(admin, 'PUT', `/api/v1/webhook-subscriptions/${id}`, { events: ['attendee.created', 'attendee.updated'] })).body.data.owner_id).toBe(colleague.id);
+    expect(
+      (
+        await as(admin, 'PUT', `/api/v1/webhook-subscriptions/${id}`, {
+          events: ['attendee.created', 'attendee.updated'],
+        })
+      ).body.data.owner_id,
+    ).toBe(colleague.id);
 
     expect((await as(admin, 'DELETE', `/api/v1/users/${colleague.id}/projects/default/default`)).status).toBe(200);
     await until(() => disabledFor(id).length === 2);
     expect(await subscription(id)).toMatchObject({ active: false, disabled_reason: 'owner_lost_access' });
 
     // An administrator re-enabling owns it from then on.
-    expect((await as(admin, 'PUT', `/api/v1/webhook-subscriptions/${id}`, { active: true })).body.data).toMatchObject({ active: true, owner_id: adminId });
+    expect((await as(admin, 'PUT', `/api/v1/webhook-subscriptions/${id}`, { active: true })).body.data).toMatchObject({
+      active: true,
+      owner_id: adminId,
+    });
   });
 
   it('disables the subscription of a deleted owner', async () => {
@@ -127,7 +161,11 @@ describe('subscriptions and their owners (a process)', () => {
     const id = await subscribe(owner.token, theirs.url, ['attendee.created']);
     expect((await as(admin, 'DELETE', `/api/v1/users/${owner.id}`)).status).toBe(204);
     await until(() => disabledFor(id).length > 0);
-    expect(await subscription(id)).toMatchObject({ active: false, disabled_reason: 'owner_lost_access', owner_id: null });
+    expect(await subscription(id)).toMatchObject({
+      active: false,
+      disabled_reason: 'owner_lost_access',
+      owner_id: null,
+    });
     await attendee('deleted-owner@example.test');
     expect(emailsAt(theirs)).toEqual([]);
   });
@@ -152,6 +190,10 @@ describe('subscriptions and their owners (a process)', () => {
     await until(() => disabledFor(id).length > 0);
     expect((await as(owner.token, 'PUT', `/api/v1/webhook-subscriptions/${id}`, { active: true })).status).toBe(404);
     expect((await as(admin, 'PUT', `/api/v1/webhook-subscriptions/${id}`, { active: 'yes' })).status).toBe(422);
-    expect(await subscription(id)).toMatchObject({ active: false, disabled_reason: 'owner_lost_access', owner_id: owner.id });
+    expect(await subscription(id)).toMatchObject({
+      active: false,
+      disabled_reason: 'owner_lost_access',
+      owner_id: owner.id,
+    });
   });
 });

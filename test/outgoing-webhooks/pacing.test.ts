@@ -26,10 +26,25 @@ describe('pacing deliveries while the box is busy deciding', () => {
     const s = gh.app.services;
     await s.outgoing.dispatcher.stop(); // this test's dispatcher alone
     const projectId = s.store.db.prepare("SELECT id FROM projects WHERE slug = 'default'").pluck().get() as number;
-    s.outgoing.subscriptions.create({ projectId, userId: null, url: receiver.url, events: ['attendee.created'], scheme: 'sha256' });
+    s.outgoing.subscriptions.create({
+      projectId,
+      userId: null,
+      url: receiver.url,
+      events: ['attendee.created'],
+      scheme: 'sha256',
+    });
     let scans = 0;
     let rushing = true;
-    const options = { headerPrefix: 'Svc', concurrency: 8, retrySchedule: [5], disableAfterMs: 3_600_000, batch: 100, pollMs: 1000, busyScansPerSecond: 100, busyDeliveriesPerSecond: 4 };
+    const options = {
+      headerPrefix: 'Svc',
+      concurrency: 8,
+      retrySchedule: [5],
+      disableAfterMs: 3_600_000,
+      batch: 100,
+      pollMs: 1000,
+      busyScansPerSecond: 100,
+      busyDeliveriesPerSecond: 4,
+    };
     const dispatcher = new Dispatcher(
       s.store.db,
       s.clock,
@@ -46,14 +61,17 @@ describe('pacing deliveries while the box is busy deciding', () => {
     try {
       await new Promise((r) => setTimeout(r, 300)); // one sample: 4,000 scans a second, busy
       expect(dispatcher.busy).toBe(true);
-      for (let i = 0; i < 20; i++) s.venue.attendees.create(projectId, { first_name: 'Rush', last_name: `No${i}` } as never);
+      for (let i = 0; i < 20; i++)
+        s.venue.attendees.create(projectId, { first_name: 'Rush', last_name: `No${i}` } as never);
       await new Promise((r) => setTimeout(r, 800)); // about three samples of one delivery each
       expect(receiver.received.length).toBeGreaterThan(0);
       expect(receiver.received.length).toBeLessThanOrEqual(6);
       rushing = false;
       await receiver.waitFor(20);
       expect(dispatcher.busy).toBe(false);
-      expect(receiver.received.map((r) => r.body.data.last_name)).toEqual(Array.from({ length: 20 }, (_, i) => `No${i}`));
+      expect(receiver.received.map((r) => r.body.data.last_name)).toEqual(
+        Array.from({ length: 20 }, (_, i) => `No${i}`),
+      );
     } finally {
       await dispatcher.stop();
     }

@@ -19,7 +19,14 @@ describe('outgoing webhooks to misbehaving receivers', () => {
 
   beforeAll(async () => {
     clock = new ManualClock();
-    gh = await startAppliance({ GATEHOUSE_WEBHOOK_ALLOW_INSECURE: '1', GATEHOUSE_WEBHOOK_TIMEOUT_MS: '1000', GATEHOUSE_WEBHOOK_MAX_RESPONSE_BYTES: '100' }, { clock });
+    gh = await startAppliance(
+      {
+        GATEHOUSE_WEBHOOK_ALLOW_INSECURE: '1',
+        GATEHOUSE_WEBHOOK_TIMEOUT_MS: '1000',
+        GATEHOUSE_WEBHOOK_MAX_RESPONSE_BYTES: '100',
+      },
+      { clock },
+    );
     token = await gh.token();
     projectId = (await gh.request('GET', A, { token })).body.data.id;
     receiver = await startReceiver();
@@ -32,7 +39,12 @@ describe('outgoing webhooks to misbehaving receivers', () => {
   const dispatcher = () => gh.app.services.outgoing.dispatcher;
   /** A subscription to attendee.created at `url`, one event, the first attempt settled; answers the log row. */
   const oneDelivery = async (url: string) => {
-    const sub = (await gh.request('POST', '/api/v1/webhook/subscribe', { token, body: { url, events: ['attendee.created'], project_id: projectId } })).body.data;
+    const sub = (
+      await gh.request('POST', '/api/v1/webhook/subscribe', {
+        token,
+        body: { url, events: ['attendee.created'], project_id: projectId },
+      })
+    ).body.data;
     await gh.request('POST', `${A}/attendees`, { token, body: { first_name: 'F', last_name: 'L' } });
     for (let i = 0; i < 300; i++) {
       await dispatcher().idle();

@@ -42,7 +42,11 @@ describe('the receiver policy', () => {
       const literal = await sender.send(`http://127.0.0.1:${receiver.port}/hook`, {}, '{}');
       expect(literal.error).toMatch(/127\.0\.0\.1 is a loopback/);
       expect(receiver.received).toHaveLength(0);
-      const allowed = await new Sender(lax, { timeoutMs: 2000, maxResponseBytes: 100 }).send(`http://localhost:${receiver.port}/hook`, {}, '{}');
+      const allowed = await new Sender(lax, { timeoutMs: 2000, maxResponseBytes: 100 }).send(
+        `http://localhost:${receiver.port}/hook`,
+        {},
+        '{}',
+      );
       expect(allowed).toMatchObject({ statusCode: 200, error: null, body: 'ok' });
     } finally {
       await sender.close();

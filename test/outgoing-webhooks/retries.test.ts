@@ -23,7 +23,8 @@ describe('outgoing webhook retries and the delivery log', () => {
     projectId = (await gh.request('GET', A, { token })).body.data.id;
   });
   afterEach(async () => {
-    for (const id of subscriptions.splice(0)) await gh.request('DELETE', `/api/v1/webhook-subscriptions/${id}`, { token });
+    for (const id of subscriptions.splice(0))
+      await gh.request('DELETE', `/api/v1/webhook-subscriptions/${id}`, { token });
     for (const r of receivers.splice(0)) await r.close();
   });
   afterAll(() => gh.destroy());
@@ -35,13 +36,18 @@ describe('outgoing webhook retries and the delivery log', () => {
     return r;
   };
   const subscribe = async (url: string, events: string[]) => {
-    const res = await gh.request('POST', '/api/v1/webhook/subscribe', { token, body: { url, events, project_id: projectId } });
+    const res = await gh.request('POST', '/api/v1/webhook/subscribe', {
+      token,
+      body: { url, events, project_id: projectId },
+    });
     expect(res.status).toBe(201);
     subscriptions.push(res.body.data.id);
     return res.body as { data: { id: number }; secret: string };
   };
-  const attendee = async (first: string) => (await gh.request('POST', `${A}/attendees`, { token, body: { first_name: first, last_name: 'Test' } })).body.data;
-  const deliveries = async (query = '') => (await gh.request('GET', `${A}/webhook-deliveries${query}`, { token })).body.data as any[];
+  const attendee = async (first: string) =>
+    (await gh.request('POST', `${A}/attendees`, { token, body: { first_name: first, last_name: 'Test' } })).body.data;
+  const deliveries = async (query = '') =>
+    (await gh.request('GET', `${A}/webhook-deliveries${query}`, { token })).body.data as any[];
   const waitUntil = async (check: () => Promise<boolean>, what: string) => {
     for (let i = 0; i < 200; i++) {
       if (await check()) return;
@@ -164,10 +170,18 @@ describe('outgoing webhook retries and the delivery log', () => {
     dispatcher().wake();
     await dispatcher().idle();
     expect(r.received).toHaveLength(attempts); // disabled: nothing sent
-    const enabled = await gh.request('PUT', `/api/v1/webhook-subscriptions/${data.id}`, { token, body: { active: true } });
+    const enabled = await gh.request('PUT', `/api/v1/webhook-subscriptions/${data.id}`, {
+      token,
+      body: { active: true },
+    });
     expect(enabled.body.data).toMatchObject({ active: true, disabled_reason: null, failing_since: null });
-    await waitUntil(async () => r.received.some((x) => x.body.data.attendee_id === later.id), 'the later event after re-enabling');
-    const delivered = r.received.filter((x) => x.headers['x-svc-event'] === 'attendee.created').map((x) => x.body.data.attendee_id);
+    await waitUntil(
+      async () => r.received.some((x) => x.body.data.attendee_id === later.id),
+      'the later event after re-enabling',
+    );
+    const delivered = r.received
+      .filter((x) => x.headers['x-svc-event'] === 'attendee.created')
+      .map((x) => x.body.data.attendee_id);
     // The held event, if its retries had not run out, then the later one; never out of order.
     expect(delivered.at(-1)).toBe(later.id);
     expect(delivered.lastIndexOf(held.id)).toBeLessThan(delivered.indexOf(later.id));
@@ -178,7 +192,12 @@ describe('outgoing webhook retries and the delivery log', () => {
     const { data, secret } = await subscribe(r.url, ['attendee.created']);
     const test = await gh.request('POST', `/api/v1/webhook-subscriptions/${data.id}/test`, { token });
     expect(test.status).toBe(200);
-    expect(test.body.data).toMatchObject({ event: 'webhook.test', status: 'delivered', attempts: 1, last_status_code: 200 });
+    expect(test.body.data).toMatchObject({
+      event: 'webhook.test',
+      status: 'delivered',
+      attempts: 1,
+      last_status_code: 200,
+    });
     const [got] = await r.waitFor(1, 'webhook.test');
     expect(await verify(secret, got!.raw, String(got!.headers['x-svc-signature']))).toBe(true);
 
@@ -194,7 +213,12 @@ describe('outgoing webhook retries and the delivery log', () => {
     const delivery = (await deliveries(`?subscription_id=${data.id}&event=attendee.created`))[0];
     const resent = await gh.request('POST', `${A}/webhook-deliveries/${delivery.id}/resend`, { token });
     expect(resent.status).toBe(200);
-    expect(resent.body.data).toMatchObject({ id: delivery.id, delivery_id: delivery.delivery_id, attempts: 2, status: 'delivered' });
+    expect(resent.body.data).toMatchObject({
+      id: delivery.id,
+      delivery_id: delivery.delivery_id,
+      attempts: 2,
+      status: 'delivered',
+    });
     const copies = r.received.filter((x) => x.body.event === 'attendee.created');
     expect(copies).toHaveLength(2);
     expect(copies[0]!.headers['x-svc-delivery-id']).toBe(copies[1]!.headers['x-svc-delivery-id']);
@@ -222,8 +246,12 @@ describe('outgoing webhook retries and the delivery log', () => {
     const list = await gh.request('GET', '/api/v1/webhook-subscriptions', { token: outsider.token });
     expect(list.status).toBe(200);
     expect(list.body.data).toEqual([]);
-    expect((await gh.request('GET', `/api/v1/webhook-subscriptions/${data.id}`, { token: outsider.token })).status).toBe(404);
-    expect((await gh.request('DELETE', `/api/v1/webhook-subscriptions/${data.id}`, { token: outsider.token })).status).toBe(404);
+    expect(
+      (await gh.request('GET', `/api/v1/webhook-subscriptions/${data.id}`, { token: outsider.token })).status,
+    ).toBe(404);
+    expect(
+      (await gh.request('DELETE', `/api/v1/webhook-subscriptions/${data.id}`, { token: outsider.token })).status,
+    ).toBe(404);
     const mine = await gh.request('GET', '/api/v1/webhook-subscriptions', { token });
     expect(mine.body.data.map((x: { id: number }) => x.id)).toContain(data.id);
   });

@@ -20,14 +20,36 @@ const A = '/api/v1/projects/default/default';
 
 /** Every notation of a refused address the URL parser folds (WHATWG: hex, octal, short and integer IPv4; IPv6 spelled out; IPv4-mapped). */
 const REFUSED_AT_CREATE: [host: string, why: RegExp][] = [
-  ...['127.0.0.1', '127.1', '127.0.1', '0x7f000001', '0x7f.0.0.1', '2130706433', '017700000001', '0177.0.0.1', '127.255.255.254', '127.0.0.1.'].map((h) => [h, /loopback/] as [string, RegExp]),
-  ...['[::1]', '[0:0:0:0:0:0:0:1]', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]'].map((h) => [h, /loopback/] as [string, RegExp]),
+  ...[
+    '127.0.0.1',
+    '127.1',
+    '127.0.1',
+    '0x7f000001',
+    '0x7f.0.0.1',
+    '2130706433',
+    '017700000001',
+    '0177.0.0.1',
+    '127.255.255.254',
+    '127.0.0.1.',
+  ].map((h) => [h, /loopback/] as [string, RegExp]),
+  ...['[::1]', '[0:0:0:0:0:0:0:1]', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]'].map(
+    (h) => [h, /loopback/] as [string, RegExp],
+  ),
   ...['localhost', 'LOCALHOST', 'api.localhost'].map((h) => [h, /localhost/] as [string, RegExp]),
   ...['169.254.1.1', '[fe80::1]'].map((h) => [h, /link-local/] as [string, RegExp]),
-  ...['169.254.169.254', '0xa9fea9fe', '2852039166', '0251.0376.0251.0376', '[::ffff:169.254.169.254]', '100.100.100.200', '[fd00:ec2::254]', '[fd00:ec2:0:0:0:0:0:254]'].map(
-    (h) => [h, /cloud metadata/] as [string, RegExp],
+  ...[
+    '169.254.169.254',
+    '0xa9fea9fe',
+    '2852039166',
+    '0251.0376.0251.0376',
+    '[::ffff:169.254.169.254]',
+    '100.100.100.200',
+    '[fd00:ec2::254]',
+    '[fd00:ec2:0:0:0:0:0:254]',
+  ].map((h) => [h, /cloud metadata/] as [string, RegExp]),
+  ...['0.0.0.0', '0', '[::]', '224.0.0.1', '255.255.255.255', '[ff02::1]'].map(
+    (h) => [h, /multicast or unspecified/] as [string, RegExp],
   ),
-  ...['0.0.0.0', '0', '[::]', '224.0.0.1', '255.255.255.255', '[ff02::1]'].map((h) => [h, /multicast or unspecified/] as [string, RegExp]),
 ];
 
 /** Names /etc/hosts maps to a loopback address that the create check cannot know (it does not resolve names). */
@@ -84,21 +106,53 @@ describe('outgoing webhooks: what a subscription may not reach', () => {
   let allowed: TlsReceiver;
   let elsewhere: TlsReceiver;
 
-  const subscribe = (url: string) => gh.request('POST', '/api/v1/webhook/subscribe', { token, body: { url, events: ['attendee.deleted'], project_id: projectId } });
-  const subscriptions = async () => (await gh.request('GET', '/api/v1/webhook-subscriptions?per_page=100', { token })).body.data as { id: number; url: string }[];
+  const subscribe = (url: string) =>
+    gh.request('POST', '/api/v1/webhook/subscribe', {
+      token,
+      body: { url, events: ['attendee.deleted'], project_id: projectId },
+    });
+  const subscriptions = async () =>
+    (await gh.request('GET', '/api/v1/webhook-subscriptions?per_page=100', { token })).body.data as {
+      id: number;
+      url: string;
+    }[];
   const sendTest = async (id: number) => {
     const res = await gh.request('POST', `/api/v1/webhook-subscriptions/${id}/test`, { token });
     expect(res.status, res.text).toBe(200);
-    return res.body.data as { attempts: number; last_status_code: number | null; attempt_history: { error: string | null }[] };
+    return res.body.data as {
+      attempts: number;
+      last_status_code: number | null;
+      attempt_history: { error: string | null }[];
+    };
   };
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'gatehouse-ssrf-'));
     const key = join(dir, 'key.pem');
     const cert = join(dir, 'cert.pem');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=receiver', '-addext', 'subjectAltName=IP:127.0.0.2'], {
-      stdio: 'ignore',
-    });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+        '-days',
+        '1',
+        '-subj',
+        '/CN=receiver',
+        '-addext',
+        'subjectAltName=IP:127.0.0.2',
+      ],
+      {
+        stdio: 'ignore',
+      },
+    );
     const config = join(dir, 'gatehouse.json');
     writeFileSync(config, JSON.stringify({ webhook: { allowedNetworks: ['127.0.0.2/32'], timeoutMs: 3000 } }));
     boxService = createTcpServer((socket) => {
@@ -133,7 +187,10 @@ describe('outgoing webhooks: what a subscription may not reach', () => {
     const made = await subscribe(allowed.url);
     expect(made.status, made.text).toBe(201);
     for (const [host, why] of REFUSED_AT_CREATE) {
-      const res = await gh.request('PUT', `/api/v1/webhook-subscriptions/${made.body.data.id}`, { token, body: { url: `https://${host}:${boxPort}/hook` } });
+      const res = await gh.request('PUT', `/api/v1/webhook-subscriptions/${made.body.data.id}`, {
+        token,
+        body: { url: `https://${host}:${boxPort}/hook` },
+      });
       expect(res.status, `${host}: ${res.text}`).toBe(422);
       expect(res.body.errors.url[0], host).toMatch(why);
     }
@@ -145,7 +202,9 @@ describe('outgoing webhooks: what a subscription may not reach', () => {
     for (const host of ['10.0.0.5', '192.168.1.20', '172.16.0.9', '[fd00::1]', '[fd12:3456::9]']) {
       const res = await subscribe(`https://${host}/hook`);
       expect(res.status, `${host}: ${res.text}`).toBe(201);
-      expect((await gh.request('DELETE', `/api/v1/webhook-subscriptions/${res.body.data.id}`, { token })).status).toBe(204);
+      expect((await gh.request('DELETE', `/api/v1/webhook-subscriptions/${res.body.data.id}`, { token })).status).toBe(
+        204,
+      );
     }
   });
 
@@ -157,16 +216,23 @@ describe('outgoing webhooks: what a subscription may not reach', () => {
   });
 
   const names = loopbackNamesInHosts();
-  it.skipIf(names.length === 0)(`refuses at connect a name that resolves to this box (${names.join(', ') || 'none in /etc/hosts'}), and connects nowhere`, async () => {
-    for (const name of names) {
-      const made = await subscribe(`https://${name}:${boxPort}/hook`);
-      expect(made.status, `${name}: ${made.text}`).toBe(201); // a name is not resolved at create: the connection is where it is checked
-      const delivery = await sendTest(made.body.data.id);
-      expect(delivery.last_status_code).toBeNull();
-      expect(delivery.attempt_history.at(-1)?.error, name).toMatch(new RegExp(`receiver ${name.replace(/\./g, '\\.')} resolves to (127\\.\\d+\\.\\d+\\.\\d+|::1): a loopback.*not allowed`));
-    }
-    expect(boxConnections).toBe(0);
-  });
+  it.skipIf(names.length === 0)(
+    `refuses at connect a name that resolves to this box (${names.join(', ') || 'none in /etc/hosts'}), and connects nowhere`,
+    async () => {
+      for (const name of names) {
+        const made = await subscribe(`https://${name}:${boxPort}/hook`);
+        expect(made.status, `${name}: ${made.text}`).toBe(201); // a name is not resolved at create: the connection is where it is checked
+        const delivery = await sendTest(made.body.data.id);
+        expect(delivery.last_status_code).toBeNull();
+        expect(delivery.attempt_history.at(-1)?.error, name).toMatch(
+          new RegExp(
+            `receiver ${name.replace(/\./g, '\\.')} resolves to (127\\.\\d+\\.\\d+\\.\\d+|::1): a loopback.*not allowed`,
+          ),
+        );
+      }
+      expect(boxConnections).toBe(0);
+    },
+  );
 
   it('follows no redirect, to an allowed receiver or to this box: the 3xx is the failed attempt', async () => {
     const sub = (await subscribe(allowed.url)).body.data;

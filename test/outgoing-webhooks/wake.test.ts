@@ -21,7 +21,14 @@ describe('the webhook dispatcher wakes on each change', () => {
     receiver = await startReceiver();
     const projectId = (await gh.request('GET', A, { token })).body.data.id as number;
     const events = ['attendee.created', 'credential.created', 'credential.revoked', 'access_point.updated'];
-    expect((await gh.request('POST', '/api/v1/webhook/subscribe', { token, body: { project_id: projectId, url: receiver.url, events } })).status).toBe(201);
+    expect(
+      (
+        await gh.request('POST', '/api/v1/webhook/subscribe', {
+          token,
+          body: { project_id: projectId, url: receiver.url, events },
+        })
+      ).status,
+    ).toBe(201);
   });
   afterAll(async () => {
     await receiver.close();
@@ -30,15 +37,30 @@ describe('the webhook dispatcher wakes on each change', () => {
 
   it('delivers each change on its own, without waiting for the poll', async () => {
     // One at a time, each delivered before the next is made: a later change's wake must not carry an earlier one.
-    const attendee = (await gh.request('POST', `${A}/attendees`, { token, body: { first_name: 'Wake', last_name: 'Up' } })).body.data.id as number;
+    const attendee = (
+      await gh.request('POST', `${A}/attendees`, { token, body: { first_name: 'Wake', last_name: 'Up' } })
+    ).body.data.id as number;
     await receiver.waitFor(1, 'attendee.created');
-    const credential = await gh.request('POST', `${A}/attendees/${attendee}/credentials`, { token, body: { value: 'WAKE-1' } });
+    const credential = await gh.request('POST', `${A}/attendees/${attendee}/credentials`, {
+      token,
+      body: { value: 'WAKE-1' },
+    });
     expect(credential.status, credential.text).toBe(201);
     await receiver.waitFor(1, 'credential.created');
-    expect((await gh.request('DELETE', `${A}/credentials/${credential.body.data.id}`, { token })).status).toBeLessThan(300);
+    expect((await gh.request('DELETE', `${A}/credentials/${credential.body.data.id}`, { token })).status).toBeLessThan(
+      300,
+    );
     await receiver.waitFor(1, 'credential.revoked');
-    const zone = (await gh.request('POST', `${A}/access-zones`, { token, body: { name: 'Hall' } })).body.data.id as number;
-    expect((await gh.request('POST', `${A}/access-points`, { token, body: { name: 'Gate', access_zone_id: zone, direction: 'in' } })).status).toBe(201);
+    const zone = (await gh.request('POST', `${A}/access-zones`, { token, body: { name: 'Hall' } })).body.data
+      .id as number;
+    expect(
+      (
+        await gh.request('POST', `${A}/access-points`, {
+          token,
+          body: { name: 'Gate', access_zone_id: zone, direction: 'in' },
+        })
+      ).status,
+    ).toBe(201);
     const [got] = await receiver.waitFor(1, 'access_point.updated');
     expect(got!.body).toMatchObject({ event: 'access_point.updated', data: { name: 'Gate' } });
   });

@@ -34,7 +34,13 @@ function get(port: number, path: string, host: string): Promise<Answer> {
 }
 
 /** Opens a WebSocket at `path` as a browser on `origin` would, naming `host`; answers whether it opened. */
-function upgrade(port: number, path: string, host: string, origin: string, protocol?: string): Promise<'open' | number | string> {
+function upgrade(
+  port: number,
+  path: string,
+  host: string,
+  origin: string,
+  protocol?: string,
+): Promise<'open' | number | string> {
   return new Promise((resolve) => {
     const ws = new WebSocket(`ws://127.0.0.1:${port}${path}`, protocol, { headers: { host }, origin });
     ws.on('open', () => {
@@ -67,7 +73,10 @@ describe('gatehouse plugin dev, asked from elsewhere', () => {
     dir = join(mkdtempSync(join(tmpdir(), 'gh-plugin-host-')), 'door-display');
     const init = await runCli(['plugin', 'init', dir, '--yes'], {});
     expect(init.code, init.stderr).toBe(0);
-    dev = runGatehouse(['plugin', 'dev', dir, '--url', `http://127.0.0.1:${(appliance.address() as AddressInfo).port}`, '--port', '0'], {});
+    dev = runGatehouse(
+      ['plugin', 'dev', dir, '--url', `http://127.0.0.1:${(appliance.address() as AddressInfo).port}`, '--port', '0'],
+      {},
+    );
     port = Number(new URL((await dev.waitFor(/serving .* at (http:\/\/\S+)/, 60_000))[1]!).port);
   }, 120_000);
   afterAll(async () => {
@@ -85,8 +94,23 @@ describe('gatehouse plugin dev, asked from elsewhere', () => {
   });
 
   it('refuses a request whose Host header names another host, whatever it asks for', async () => {
-    for (const host of ['evil.example', `evil.example:${port}`, `127.0.0.1.nip.io:${port}`, `attacker.localhost.evil.example:${port}`]) {
-      for (const path of ['/', '/index.html', '/app-manifest.json', '/@vite/client', '/src/main.ts', '/@fs/etc/passwd', '/api/v1/me', '/broadcasting/auth', '/sanctum/csrf-cookie']) {
+    for (const host of [
+      'evil.example',
+      `evil.example:${port}`,
+      `127.0.0.1.nip.io:${port}`,
+      `attacker.localhost.evil.example:${port}`,
+    ]) {
+      for (const path of [
+        '/',
+        '/index.html',
+        '/app-manifest.json',
+        '/@vite/client',
+        '/src/main.ts',
+        '/@fs/etc/passwd',
+        '/api/v1/me',
+        '/broadcasting/auth',
+        '/sanctum/csrf-cookie',
+      ]) {
         const answer = await get(port, path, host);
         expect(answer.status, `${host} ${path}: ${answer.body.slice(0, 200)}`).toBe(403);
         expect(answer.body, `${host} ${path}`).toMatch(/Blocked request\. This host .* is not allowed/);

@@ -40,7 +40,11 @@ describe('gatehouse plugin dev, in Chromium', () => {
     token = await gh.token();
     const api = client(gh, token);
     const zone = (await api.post('/api/v1/projects/default/default/access-zones', { name: 'Hall' })).body.data.id;
-    await api.post('/api/v1/projects/default/default/access-points', { name: 'North Door', access_zone_id: zone, direction: 'in' });
+    await api.post('/api/v1/projects/default/default/access-points', {
+      name: 'North Door',
+      access_zone_id: zone,
+      direction: 'in',
+    });
 
     dir = join(mkdtempSync(join(tmpdir(), 'gh-plugin-')), 'door-display');
     const init = await runCli(['plugin', 'init', dir, '--yes'], {});
@@ -70,7 +74,9 @@ describe('gatehouse plugin dev, in Chromium', () => {
 
   it('serves no token: the page module and the page carry none, and callApi still reaches the appliance', async () => {
     const module = await (await fetch(`${url}@id/__x00__virtual:gatehouse/plugin`)).text();
-    expect(module).toMatch(/export const context = \{"baseUrl":"","teamSlug":"default","projectSlug":"default","token":null\}/);
+    expect(module).toMatch(
+      /export const context = \{"baseUrl":"","teamSlug":"default","projectSlug":"default","token":null\}/,
+    );
     const secret = token.split('|')[1]!;
     for (const path of ['', '@id/__x00__virtual:gatehouse/plugin', 'src/main.ts', 'index.html']) {
       const text = await (await fetch(`${url}${path}`)).text();
@@ -85,7 +91,10 @@ describe('gatehouse plugin dev, in Chromium', () => {
 
   it("adds the token only to the appliance's API paths, for requests from the dev page's origin, and never over a credential the request brings", async () => {
     const origin = new URL(url).origin;
-    const points = (headers: Record<string, string>) => fetch(`${url}api/v1/projects/default/default/access-points`, { headers: { accept: 'application/json', ...headers } }).then((r) => r.status);
+    const points = (headers: Record<string, string>) =>
+      fetch(`${url}api/v1/projects/default/default/access-points`, {
+        headers: { accept: 'application/json', ...headers },
+      }).then((r) => r.status);
     // A browser's fetch from the page says so (Sec-Fetch-Site; Origin or Referer over plain http to a LAN address).
     expect(await points({ 'sec-fetch-site': 'same-origin' })).toBe(200);
     expect(await points({ origin })).toBe(200);
@@ -102,7 +111,11 @@ describe('gatehouse plugin dev, in Chromium', () => {
     // Channel auth is an appliance API path too (pusher-js posts it from the page).
     const auth = await fetch(`${url}broadcasting/auth`, {
       method: 'POST',
-      headers: { 'sec-fetch-site': 'same-origin', 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      headers: {
+        'sec-fetch-site': 'same-origin',
+        'content-type': 'application/x-www-form-urlencoded',
+        accept: 'application/json',
+      },
       body: 'socket_id=1.1&channel_name=private-dashboard.project.default.access',
     });
     expect(auth.status, await auth.text()).toBe(200);
@@ -120,12 +133,23 @@ describe('gatehouse plugin dev, in Chromium', () => {
     // A copy of the plugin: the two dev servers keep their own dependency caches (a shared one re-optimised reloads the first one's pages).
     const copy = join(dir, '..', 'recorded');
     cpSync(dir, copy, { recursive: true, filter: (src) => !src.includes('node_modules') });
-    const second = runGatehouse(['plugin', 'dev', copy, '--url', target, '--token', '7|recorded-secret', '--port', '0'], {});
+    const second = runGatehouse(
+      ['plugin', 'dev', copy, '--url', target, '--token', '7|recorded-secret', '--port', '0'],
+      {},
+    );
     try {
       const at = (await second.waitFor(/serving .* at (http:\/\/\S+)/, 60_000))[1]!;
       const page = { 'sec-fetch-site': 'same-origin', origin: new URL(at).origin };
-      for (const path of ['api/v1/projects', 'broadcasting/auth', 'sanctum/csrf-cookie', 'api/v1/projects?from=program']) {
-        await fetch(`${at}${path}`, { method: path.startsWith('broadcasting') ? 'POST' : 'GET', headers: path.endsWith('program') ? {} : page });
+      for (const path of [
+        'api/v1/projects',
+        'broadcasting/auth',
+        'sanctum/csrf-cookie',
+        'api/v1/projects?from=program',
+      ]) {
+        await fetch(`${at}${path}`, {
+          method: path.startsWith('broadcasting') ? 'POST' : 'GET',
+          headers: path.endsWith('program') ? {} : page,
+        });
       }
       expect(seen).toEqual([
         { url: '/api/v1/projects', authorization: 'Bearer 7|recorded-secret' },
@@ -168,7 +192,12 @@ describe('gatehouse plugin dev, in Chromium', () => {
     const xsrf = decodeURIComponent(cookies.find((c) => c.startsWith('XSRF-TOKEN='))!.slice('XSRF-TOKEN='.length));
     const login = await fetch(`${url}api/v1/auth/session`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', cookie: cookies.join('; '), 'x-xsrf-token': xsrf },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json',
+        cookie: cookies.join('; '),
+        'x-xsrf-token': xsrf,
+      },
       body: JSON.stringify({ email: ADMIN_EMAIL, password: ADMIN_PASSWORD }),
     });
     expect(login.status).toBe(200);
@@ -193,7 +222,10 @@ describe('gatehouse plugin dev, in Chromium', () => {
     const page = await open();
     const good = readManifest();
     const title = await page.locator('h1').textContent();
-    writeFileSync(manifestFile(), JSON.stringify({ ...good, Settings: { venueName: 'typo' }, strings: { default: { title: 42 } } }, null, 2));
+    writeFileSync(
+      manifestFile(),
+      JSON.stringify({ ...good, Settings: { venueName: 'typo' }, strings: { default: { title: 42 } } }, null, 2),
+    );
     const notice = page.getByTestId('gatehouse-manifest-errors');
     await notice.waitFor({ timeout: 10_000 });
     const text = await notice.textContent();
@@ -237,14 +269,20 @@ describe('gatehouse plugin dev, in Chromium', () => {
     writeManifest(manifest);
     // The module as a page would load it now, after the watcher has read the edit.
     const moduleUrl = `${url}@id/__x00__virtual:gatehouse/plugin`;
-    await expect.poll(async () => (await (await fetch(moduleUrl)).text()).includes('Seen late'), { timeout: 20_000 }).toBe(true);
+    await expect
+      .poll(async () => (await (await fetch(moduleUrl)).text()).includes('Seen late'), { timeout: 20_000 })
+      .toBe(true);
     const current = Number(/revision: (\d+)/.exec(await (await fetch(moduleUrl)).text())![1]);
 
     const hmr = new WebSocket(url.replace(/^http/, 'ws'), 'vite-hmr');
-    const received: { event?: string; data?: { since?: number; manifest?: { strings: { default: { title: string } } } } }[] = [];
+    const received: {
+      event?: string;
+      data?: { since?: number; manifest?: { strings: { default: { title: string } } } };
+    }[] = [];
     hmr.on('message', (raw) => received.push(JSON.parse(String(raw))));
     await new Promise((done) => hmr.once('open', done));
-    const hello = (revision: number) => hmr.send(JSON.stringify({ type: 'custom', event: 'gatehouse:manifest-hello', data: { revision } }));
+    const hello = (revision: number) =>
+      hmr.send(JSON.stringify({ type: 'custom', event: 'gatehouse:manifest-hello', data: { revision } }));
     // Served the current revision: nothing to catch up on.
     hello(current);
     // Served an older one (its socket opened after the edit went out): the latest read comes back.
@@ -264,7 +302,9 @@ describe('gatehouse plugin dev, in Chromium', () => {
     expect(await panel.count()).toBe(0);
     await page.keyboard.press('Control+Shift+D');
     await panel.waitFor();
-    expect(await page.getByTestId('inspector-section').evaluateAll((els) => els.map((e) => e.getAttribute('data-section')))).toEqual(['pluginVars', 'stringsList', 'assetList', 'triggerState']);
+    expect(
+      await page.getByTestId('inspector-section').evaluateAll((els) => els.map((e) => e.getAttribute('data-section'))),
+    ).toEqual(['pluginVars', 'stringsList', 'assetList', 'triggerState']);
 
     const value = page.locator('[data-testid=inspector-value][data-section=stringsList][data-key=load]');
     await value.dblclick();

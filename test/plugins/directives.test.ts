@@ -2,7 +2,13 @@
 import { createPinia } from 'pinia';
 import { afterEach, beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest';
 import { type App, createApp, nextTick, ref } from 'vue';
-import { type PluginManifest, type PluginStore, type SvcBindingError, svcToolkit, usePluginStore } from '../../src/plugins/toolkit/index.js';
+import {
+  type PluginManifest,
+  type PluginStore,
+  type SvcBindingError,
+  svcToolkit,
+  usePluginStore,
+} from '../../src/plugins/toolkit/index.js';
 
 // Spec: plugin-toolkit.md "Directives" (table and rules 1–5), through the Vue plugin.
 
@@ -43,7 +49,11 @@ interface Mounted {
   el(selector: string): HTMLElement;
 }
 
-function mount(template: string, setup: () => Record<string, unknown> = () => ({}), options: { onError?: (e: SvcBindingError) => void } = {}): Mounted {
+function mount(
+  template: string,
+  setup: () => Record<string, unknown> = () => ({}),
+  options: { onError?: (e: SvcBindingError) => void } = {},
+): Mounted {
   const root = document.createElement('div');
   document.body.append(root);
   const pinia = createPinia();
@@ -57,13 +67,17 @@ function mount(template: string, setup: () => Record<string, unknown> = () => ({
 
 describe('svc-string and svc-src, attribute form', () => {
   it('shows the original text and src while the manifest is not loaded (rules 2 and 4)', () => {
-    const { el } = mount('<p id="t" svc-string="title">Fallback title</p><img id="i" svc-src="logo" src="/fallback.png">');
+    const { el } = mount(
+      '<p id="t" svc-string="title">Fallback title</p><img id="i" svc-src="logo" src="/fallback.png">',
+    );
     expect(el('#t').textContent).toBe('Fallback title');
     expect(el('#i').getAttribute('src')).toBe('/fallback.png');
   });
 
   it('shows the store values once the manifest is applied', async () => {
-    const { el, store } = mount('<p id="t" svc-string="title">Fallback title</p><img id="i" svc-src="logo" src="/fallback.png">');
+    const { el, store } = mount(
+      '<p id="t" svc-string="title">Fallback title</p><img id="i" svc-src="logo" src="/fallback.png">',
+    );
     store.applyManifest(manifest());
     await nextTick();
     expect(el('#t').textContent).toBe('Welcome');
@@ -84,7 +98,9 @@ describe('svc-string and svc-src, attribute form', () => {
   });
 
   it('svc-string reads only its own section: a key of another section falls back', async () => {
-    const { el, store } = mount('<span id="a" svc-string="venue">fb</span><span id="b" svc-string="title" svc-state>fb</span>');
+    const { el, store } = mount(
+      '<span id="a" svc-string="venue">fb</span><span id="b" svc-string="title" svc-state>fb</span>',
+    );
     store.applyManifest(manifest());
     await nextTick();
     expect(el('#a').textContent).toBe('fb');
@@ -125,7 +141,9 @@ describe('svc-string and svc-src, attribute form', () => {
   });
 
   it('falls back for an undefined key, and again when a later manifest removes the key (rule 4)', async () => {
-    const { el, store } = mount('<p id="t" svc-string="title">fb title</p><p id="m" svc-string="nope">fb nope</p><img id="i" svc-src="logo" src="/fb.png">');
+    const { el, store } = mount(
+      '<p id="t" svc-string="title">fb title</p><p id="m" svc-string="nope">fb nope</p><img id="i" svc-src="logo" src="/fb.png">',
+    );
     store.applyManifest(manifest());
     await nextTick();
     expect(el('#t').textContent).toBe('Welcome');
@@ -159,7 +177,8 @@ describe('svc-string and svc-src, attribute form', () => {
     store.updateAsset('logo', '/new.png');
     store.updateState('mode', 'busy');
     await nextTick();
-    const shown = (cls: string) => [...root.querySelectorAll(`.${cls}`)].map((e) => (e.tagName === 'IMG' ? e.getAttribute('src') : e.textContent));
+    const shown = (cls: string) =>
+      [...root.querySelectorAll(`.${cls}`)].map((e) => (e.tagName === 'IMG' ? e.getAttribute('src') : e.textContent));
     expect(shown('s')).toEqual(['Hello', 'Hello', 'Hello']);
     expect(shown('v')).toEqual(['42', '42']);
     expect(shown('a')).toEqual(['/new.png', '/new.png', '/new.png']);
@@ -168,7 +187,9 @@ describe('svc-string and svc-src, attribute form', () => {
 
   it('binds elements added after mount, by Vue or by plain DOM code', async () => {
     const show = ref(false);
-    const { root, el, store } = mount('<div id="box"><p v-if="show" id="late" svc-string="title">fb</p></div>', () => ({ show }));
+    const { root, el, store } = mount('<div id="box"><p v-if="show" id="late" svc-string="title">fb</p></div>', () => ({
+      show,
+    }));
     store.applyManifest(manifest());
     show.value = true;
     await settle();
@@ -212,7 +233,9 @@ describe('svc-string and svc-src, attribute form', () => {
 
   it('follows a modifier attribute switched on and off', async () => {
     const state = ref(false);
-    const { el, store } = mount('<p id="t" svc-string="label" :svc-state="state ? \'\' : null">fb</p>', () => ({ state }));
+    const { el, store } = mount('<p id="t" svc-string="label" :svc-state="state ? \'\' : null">fb</p>', () => ({
+      state,
+    }));
     store.applyManifest(manifest({ strings: { default: { label: 'from strings' } } }));
     await settle();
     expect(el('#t').textContent).toBe('from strings');
@@ -223,7 +246,10 @@ describe('svc-string and svc-src, attribute form', () => {
 
   it('stops updating elements once they are removed', async () => {
     const show = ref(true);
-    const { el, store } = mount('<div><p v-if="show" id="t" svc-string="title">fb</p><p v-if="show" id="d" v-svc-string="\'title\'">fb</p></div>', () => ({ show }));
+    const { el, store } = mount(
+      '<div><p v-if="show" id="t" svc-string="title">fb</p><p v-if="show" id="d" v-svc-string="\'title\'">fb</p></div>',
+      () => ({ show }),
+    );
     store.applyManifest(manifest());
     await settle();
     const [attr, dir] = [el('#t'), el('#d')];
@@ -251,7 +277,9 @@ describe('svc-string and svc-src, attribute form', () => {
 
 describe('svc-string and svc-src, directive form', () => {
   it('binds v-svc-string and v-svc-src with a quoted key, keeping the fallback until loaded', async () => {
-    const { el, store } = mount('<p id="t" v-svc-string="\'title\'">fb</p><img id="i" v-svc-src="\'pic\'" svc-state src="/fb.png">');
+    const { el, store } = mount(
+      '<p id="t" v-svc-string="\'title\'">fb</p><img id="i" v-svc-src="\'pic\'" svc-state src="/fb.png">',
+    );
     expect(el('#t').textContent).toBe('fb');
     expect(el('#i').getAttribute('src')).toBe('/fb.png');
     store.applyManifest(manifest());
@@ -323,7 +351,10 @@ describe('modifier errors (rule 1)', () => {
 
   it('clears the error mark when the conflicting modifier goes away', async () => {
     const both = ref(true);
-    const { el, store } = mount('<p id="t" svc-string="label" svc-state :svc-settings="both ? \'\' : null">fb</p>', () => ({ both }));
+    const { el, store } = mount(
+      '<p id="t" svc-string="label" svc-state :svc-settings="both ? \'\' : null">fb</p>',
+      () => ({ both }),
+    );
     store.applyManifest(manifest());
     await settle();
     expect(el('#t').hasAttribute('data-svc-error')).toBe(true);

@@ -2,7 +2,16 @@
 import { createPinia, setActivePinia } from 'pinia';
 import { afterEach, beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest';
 import { nextTick } from 'vue';
-import { bindElement, getSvcStringKey, hasSvcString, type PluginManifest, type PluginStore, processSvcSrcs, processSvcStrings, usePluginStore } from '../../src/plugins/toolkit/index.js';
+import {
+  bindElement,
+  getSvcStringKey,
+  hasSvcString,
+  type PluginManifest,
+  type PluginStore,
+  processSvcSrcs,
+  processSvcStrings,
+  usePluginStore,
+} from '../../src/plugins/toolkit/index.js';
 
 // Spec: plugin-toolkit.md "Directives" rule 6: processing helpers for code without Vue (no app is created here).
 
@@ -58,7 +67,9 @@ describe('processSvcStrings', () => {
   });
 
   it('shows empty strings, 0 and null as such, and falls back for missing keys', async () => {
-    const box = container('<b svc-string="empty">fb</b><b svc-string="capacity" svc-settings>fb</b><b svc-string="mode" svc-state>fb</b><b svc-string="nope">fb</b>');
+    const box = container(
+      '<b svc-string="empty">fb</b><b svc-string="capacity" svc-settings>fb</b><b svc-string="mode" svc-state>fb</b><b svc-string="nope">fb</b>',
+    );
     processSvcStrings(box, store);
     store.applyManifest(manifest());
     await nextTick();
@@ -123,7 +134,9 @@ describe('processSvcStrings', () => {
 
 describe('processSvcSrcs', () => {
   it('binds svc-src elements to assets or trigger state, with the original src as fallback', async () => {
-    const box = container('<img id="a" svc-src="logo" src="/fb.png"><img id="s" svc-src="pic" svc-state><img id="n" svc-src="nope" src="/fb.png">');
+    const box = container(
+      '<img id="a" svc-src="logo" src="/fb.png"><img id="s" svc-src="pic" svc-state><img id="n" svc-src="nope" src="/fb.png">',
+    );
     const unbind = processSvcSrcs(box, store);
     const src = (id: string) => box.querySelector(`#${id}`)?.getAttribute('src');
     expect([src('a'), src('s'), src('n')]).toEqual(['/fb.png', null, '/fb.png']);

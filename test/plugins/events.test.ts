@@ -19,7 +19,10 @@ const PERMISSIONS: string[] = [];
 
 type AccessPoint = { id: number; name: string; version: number };
 
-function manifest(dependencies: PluginDependency[] = [accessPointsDependency], permissions = PERMISSIONS): PluginManifest {
+function manifest(
+  dependencies: PluginDependency[] = [accessPointsDependency],
+  permissions = PERMISSIONS,
+): PluginManifest {
   return { settings: {}, strings: { default: {} }, assets: {}, triggerState: {}, dependencies, permissions };
 }
 
@@ -38,7 +41,9 @@ describe('socket events for plugins', () => {
   let lib: PusherServerLib;
   const stores: PluginStore[] = [];
 
-  const plugin = async (options: { token?: string; dependencies?: PluginDependency[]; permissions?: string[]; connect?: boolean } = {}) => {
+  const plugin = async (
+    options: { token?: string; dependencies?: PluginDependency[]; permissions?: string[]; connect?: boolean } = {},
+  ) => {
     setActivePinia(createPinia());
     const store = usePluginStore();
     store.applyManifest(manifest(options.dependencies, options.permissions));
@@ -47,8 +52,10 @@ describe('socket events for plugins', () => {
     if (options.connect !== false) await store.connectEvents();
     return store;
   };
-  const subscribed = (store: PluginStore, channel = CHANNEL) => vi.waitFor(() => expect(store.connection.channels[channel]?.state).toBe('subscribed'), { timeout: 5000 });
-  const accessPoint = async (name: string): Promise<AccessPoint> => (await api.post(`${A}/access-points`, { name, access_zone_id: zone })).body.data;
+  const subscribed = (store: PluginStore, channel = CHANNEL) =>
+    vi.waitFor(() => expect(store.connection.channels[channel]?.state).toBe('subscribed'), { timeout: 5000 });
+  const accessPoint = async (name: string): Promise<AccessPoint> =>
+    (await api.post(`${A}/access-points`, { name, access_zone_id: zone })).body.data;
 
   beforeAll(async () => {
     gh = await startAppliance();
@@ -68,7 +75,14 @@ describe('socket events for plugins', () => {
     await subscribed(store);
     expect(store.connection).toMatchObject({ state: 'connected', error: null, skipped: [] });
     expect(store.connection.socketId).toMatch(/^\d+\.\d+$/);
-    expect(store.connection.channels).toEqual({ [CHANNEL]: { state: 'subscribed', status: null, message: null, events: ['AccessPointUpdated', 'AccessPointDeleted'] } });
+    expect(store.connection.channels).toEqual({
+      [CHANNEL]: {
+        state: 'subscribed',
+        status: null,
+        message: null,
+        events: ['AccessPointUpdated', 'AccessPointDeleted'],
+      },
+    });
   });
 
   it("hands an access point updated over REST to the plugin's handler, with the store's record already updated", async () => {
@@ -77,12 +91,19 @@ describe('socket events for plugins', () => {
     await store.callApi('access-points.index', 'access_points', { per_page: 100 });
     expect(store.getRecord('access_points', gate.id)).toMatchObject({ name: 'North gate' });
     const seen: { name: string; recordName: unknown }[] = [];
-    store.onEvent<AccessPoint>('AccessPointUpdated', (data) => seen.push({ name: data.name, recordName: store.getRecord('access_points', data.id)?.name }));
+    store.onEvent<AccessPoint>('AccessPointUpdated', (data) =>
+      seen.push({ name: data.name, recordName: store.getRecord('access_points', data.id)?.name }),
+    );
     await subscribed(store);
 
     expect((await api.put(`${A}/access-points/${gate.id}`, { name: 'North gate (east)' })).status).toBe(200);
     await vi.waitFor(() => expect(seen).toEqual([{ name: 'North gate (east)', recordName: 'North gate (east)' }]));
-    expect(store.lastEvents.AccessPointUpdated).toMatchObject({ name: 'AccessPointUpdated', event: 'AccessPointUpdated', dependencies: ['access_points'], channel: CHANNEL });
+    expect(store.lastEvents.AccessPointUpdated).toMatchObject({
+      name: 'AccessPointUpdated',
+      event: 'AccessPointUpdated',
+      dependencies: ['access_points'],
+      channel: CHANNEL,
+    });
     expect(store.lastEvent?.data).toMatchObject({ id: gate.id, name: 'North gate (east)' });
 
     // A created access point is announced as updated: it joins the records.
@@ -110,13 +131,18 @@ describe('socket events for plugins', () => {
     let stale: AccessPoint | null = null;
     store.setContext({
       ...store.context!,
-      fetch: (input, init) => (stale && String(input).endsWith(`/access-points/${gate.id}`) ? Promise.resolve(Response.json({ data: stale })) : fetch(input, init)),
+      fetch: (input, init) =>
+        stale && String(input).endsWith(`/access-points/${gate.id}`)
+          ? Promise.resolve(Response.json({ data: stale }))
+          : fetch(input, init),
     });
     stale = await store.callApi<AccessPoint>('access-points.show', 'access_points', { access_point: gate.id });
     await subscribed(store);
     await api.put(`${A}/access-points/${gate.id}`, { name: 'Side gate 2' });
     await vi.waitFor(() => expect(store.getRecord('access_points', gate.id)?.name).toBe('Side gate 2'));
-    expect(await store.callApi('access-points.show', 'access_points', { access_point: gate.id })).toMatchObject({ name: 'Side gate' });
+    expect(await store.callApi('access-points.show', 'access_points', { access_point: gate.id })).toMatchObject({
+      name: 'Side gate',
+    });
     expect(store.getRecord('access_points', gate.id)?.name).toBe('Side gate 2');
   });
 
@@ -124,7 +150,10 @@ describe('socket events for plugins', () => {
     const store = await plugin();
     await subscribed(store);
     store.setContext({ ...store.context!, token: await gh.token(['attendees:read']) });
-    await vi.waitFor(() => expect(store.connection.channels[CHANNEL]).toMatchObject({ state: 'refused', status: 403 }), { timeout: 5000 });
+    await vi.waitFor(
+      () => expect(store.connection.channels[CHANNEL]).toMatchObject({ state: 'refused', status: 403 }),
+      { timeout: 5000 },
+    );
   });
 
   it('hands over only the events the manifest lists, under the names it gives them', async () => {
@@ -150,8 +179,16 @@ describe('socket events for plugins', () => {
 
   it("subscribes a channel once for every dependency's events, and hands one event to each name", async () => {
     const gate = await accessPoint('Gate 7');
-    const second: PluginDependency = { ...accessPointsDependency, identifier: 'doors', events: { AccessPointUpdated: 'doorChanged' } };
-    const third: PluginDependency = { ...accessPointsDependency, identifier: 'gates', events: { AccessPointUpdated: 'AccessPointUpdated' } };
+    const second: PluginDependency = {
+      ...accessPointsDependency,
+      identifier: 'doors',
+      events: { AccessPointUpdated: 'doorChanged' },
+    };
+    const third: PluginDependency = {
+      ...accessPointsDependency,
+      identifier: 'gates',
+      events: { AccessPointUpdated: 'AccessPointUpdated' },
+    };
     const store = await plugin({ dependencies: [accessPointsDependency, second, third] });
     const seen = recorder(store, 'AccessPointUpdated', 'doorChanged');
     await subscribed(store);
@@ -165,7 +202,8 @@ describe('socket events for plugins', () => {
       ['AccessPointUpdated', ['access_points', 'gates']],
       ['doorChanged', ['doors']],
     ]);
-    for (const identifier of ['access_points', 'doors', 'gates']) expect(store.getRecord(identifier, gate.id)).toMatchObject({ name: 'Gate 7b' });
+    for (const identifier of ['access_points', 'doors', 'gates'])
+      expect(store.getRecord(identifier, gate.id)).toMatchObject({ name: 'Gate 7b' });
   });
 
   it('follows a reloaded manifest: leaves a channel no dependency needs any more and joins it again', async () => {
@@ -173,7 +211,11 @@ describe('socket events for plugins', () => {
     await subscribed(store);
     store.applyManifest(manifest([{ ...accessPointsDependency, events: {} }]));
     expect(store.connection.channels).toEqual({});
-    await vi.waitFor(async () => expect(await (await lib.get({ path: `/channels/${CHANNEL}`, params: { info: 'subscription_count' } })).json()).toMatchObject({ occupied: false }));
+    await vi.waitFor(async () =>
+      expect(
+        await (await lib.get({ path: `/channels/${CHANNEL}`, params: { info: 'subscription_count' } })).json(),
+      ).toMatchObject({ occupied: false }),
+    );
     store.applyManifest(manifest());
     await subscribed(store);
   });
@@ -191,7 +233,10 @@ describe('socket events for plugins', () => {
     const store = await plugin({ token: await gh.token(['attendees:read']) });
     await vi.waitFor(() => expect(store.connection.channels[CHANNEL]?.state).toBe('refused'), { timeout: 5000 });
     expect(store.connection.state).toBe('connected');
-    expect(store.connection.channels[CHANNEL]).toMatchObject({ status: 403, message: expect.stringContaining('needs *, read or access:read') });
+    expect(store.connection.channels[CHANNEL]).toMatchObject({
+      status: 403,
+      message: expect.stringContaining('needs *, read or access:read'),
+    });
     expect(store.connection.error).toMatchObject({ kind: 'subscription', status: 403, channel: CHANNEL });
   });
 
@@ -200,7 +245,10 @@ describe('socket events for plugins', () => {
     expect(store.connection).toMatchObject({ state: 'failed', socketId: null, error: { kind: 'config', status: 401 } });
     const noContext = (setActivePinia(createPinia()), usePluginStore());
     await noContext.connectEvents();
-    expect(noContext.connection).toMatchObject({ state: 'failed', error: { kind: 'config', message: expect.stringContaining('setContext') } });
+    expect(noContext.connection).toMatchObject({
+      state: 'failed',
+      error: { kind: 'config', message: expect.stringContaining('setContext') },
+    });
   });
 
   it("shows the end of the token's access (revoked: close 4009) in the connection", async () => {
@@ -208,7 +256,9 @@ describe('socket events for plugins', () => {
     const store = await plugin({ token });
     await subscribed(store);
     expect((await gh.request('DELETE', '/api/v1/auth/token', { token })).status).toBe(200);
-    await vi.waitFor(() => expect(store.connection).toMatchObject({ state: 'disconnected', error: { kind: 'connection', status: 4009 } }));
+    await vi.waitFor(() =>
+      expect(store.connection).toMatchObject({ state: 'disconnected', error: { kind: 'connection', status: 4009 } }),
+    );
     expect(store.connection.channels[CHANNEL]?.state).toBe('pending');
   });
 
@@ -224,7 +274,11 @@ describe('socket events for plugins', () => {
     store.disconnectEvents();
     expect(store.connection).toMatchObject({ state: 'disconnected', socketId: null, channels: {} });
     // Its socket is closed: the channel keeps the control's subscription only.
-    await vi.waitFor(async () => expect(await (await lib.get({ path: `/channels/${CHANNEL}`, params: { info: 'subscription_count' } })).json()).toMatchObject({ subscription_count: 1 }));
+    await vi.waitFor(async () =>
+      expect(
+        await (await lib.get({ path: `/channels/${CHANNEL}`, params: { info: 'subscription_count' } })).json(),
+      ).toMatchObject({ subscription_count: 1 }),
+    );
     await api.put(`${A}/access-points/${gate.id}`, { name: 'Gate 9b' });
     await vi.waitFor(() => expect(heard).toHaveLength(1));
     expect(seen).toEqual([]);
@@ -257,7 +311,10 @@ describe('socket events on the page origin, with a namespace', () => {
   let gh: TestAppliance;
   let store: PluginStore;
   beforeAll(async () => {
-    gh = await startAppliance({ GATEHOUSE_HTTP_PUBLIC_URL: 'http://gatehouse.invalid:9', GATEHOUSE_PUSHER_EVENT_NAMESPACE: 'App\\Events' });
+    gh = await startAppliance({
+      GATEHOUSE_HTTP_PUBLIC_URL: 'http://gatehouse.invalid:9',
+      GATEHOUSE_PUSHER_EVENT_NAMESPACE: 'App\\Events',
+    });
   });
   afterAll(async () => {
     store?.disconnectEvents();

@@ -1,6 +1,12 @@
 import { createPinia, setActivePinia } from 'pinia';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { applyEdit, editText, parseEdit, type StoreValue, storeJson } from '../../src/plugins/toolkit/inspector-values.js';
+import {
+  applyEdit,
+  editText,
+  parseEdit,
+  type StoreValue,
+  storeJson,
+} from '../../src/plugins/toolkit/inspector-values.js';
 import { type PluginStore, type StoreSection, usePluginStore } from '../../src/plugins/toolkit/index.js';
 
 // What the store inspector accepts (spec: plugin-toolkit.md "What the service does" 5, "Manifest top level").
@@ -32,8 +38,14 @@ describe('inspector values', () => {
   it('reads text that is not JSON as text in typed sections, unless it was begun as JSON', () => {
     expect(parseEdit('triggerState', 'open doors')).toEqual({ ok: true, value: 'open doors' });
     expect(parseEdit('pluginVars', 'tru')).toEqual({ ok: true, value: 'tru' });
-    expect(parseEdit('pluginVars', '[1, 2')).toMatchObject({ ok: false, message: expect.stringContaining('invalid JSON') });
-    expect(parseEdit('pluginVars', '{"a"')).toMatchObject({ ok: false, message: expect.stringContaining('invalid JSON') });
+    expect(parseEdit('pluginVars', '[1, 2')).toMatchObject({
+      ok: false,
+      message: expect.stringContaining('invalid JSON'),
+    });
+    expect(parseEdit('pluginVars', '{"a"')).toMatchObject({
+      ok: false,
+      message: expect.stringContaining('invalid JSON'),
+    });
   });
 
   describe('applyEdit, the one way an edit reaches the store', () => {
@@ -41,7 +53,14 @@ describe('inspector values', () => {
     beforeEach(() => {
       setActivePinia(createPinia());
       store = usePluginStore();
-      store.applyManifest({ settings: { venue: 'Hall A' }, strings: { default: { title: 'Welcome' } }, assets: {}, triggerState: { mode: null }, dependencies: [], permissions: [] });
+      store.applyManifest({
+        settings: { venue: 'Hall A' },
+        strings: { default: { title: 'Welcome' } },
+        assets: {},
+        triggerState: { mode: null },
+        dependencies: [],
+        permissions: [],
+      });
     });
 
     it('refuses a value its section cannot hold, whoever passes it', () => {
@@ -58,7 +77,12 @@ describe('inspector values', () => {
     });
 
     it('copies the four sections, and nothing else, as JSON', () => {
-      expect(JSON.parse(storeJson(store))).toEqual({ pluginVars: { venue: 'Hall A' }, stringsList: { title: 'Welcome' }, assetList: {}, triggerState: { mode: null } });
+      expect(JSON.parse(storeJson(store))).toEqual({
+        pluginVars: { venue: 'Hall A' },
+        stringsList: { title: 'Welcome' },
+        assetList: {},
+        triggerState: { mode: null },
+      });
     });
   });
 });

@@ -2,7 +2,13 @@
 import { createPinia, setActivePinia } from 'pinia';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createApp, nextTick } from 'vue';
-import { type PluginManifest, type PluginStore, processSvcStrings, svcToolkit, usePluginStore } from '../../src/plugins/toolkit/index.js';
+import {
+  type PluginManifest,
+  type PluginStore,
+  processSvcStrings,
+  svcToolkit,
+  usePluginStore,
+} from '../../src/plugins/toolkit/index.js';
 import { devInspector, installInspector } from '../../src/plugins/toolkit/inspector.js';
 
 // Spec: plugin-toolkit.md "What the service does" 5, the developer tool's store inspector (issue 28 item 8).
@@ -32,9 +38,11 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-const $ = <T extends Element = HTMLElement>(selector: string): T | null => document.querySelector<T & Element>(selector);
+const $ = <T extends Element = HTMLElement>(selector: string): T | null =>
+  document.querySelector<T & Element>(selector);
 const panel = () => $('[data-testid="inspector"]');
-const value = (section: string, key: string) => $<HTMLButtonElement>(`[data-testid="inspector-value"][data-section="${section}"][data-key="${key}"]`)!;
+const value = (section: string, key: string) =>
+  $<HTMLButtonElement>(`[data-testid="inspector-value"][data-section="${section}"][data-key="${key}"]`)!;
 const input = () => $<HTMLTextAreaElement>('[data-testid="inspector-input"]');
 const error = () => $('[data-testid="inspector-error"]');
 const simControl = (key: string) => $<HTMLInputElement>(`[data-testid="inspector-sim-control"][data-key="${key}"]`)!;
@@ -45,7 +53,10 @@ function press(target: EventTarget, key: string, init: KeyboardEventInit = {}): 
   return event;
 }
 /** The shortcut as pressed while focus is on `target` (the page's body by default). */
-function shortcut(init: KeyboardEventInit = {}, target: EventTarget = document.activeElement ?? document.body): KeyboardEvent {
+function shortcut(
+  init: KeyboardEventInit = {},
+  target: EventTarget = document.activeElement ?? document.body,
+): KeyboardEvent {
   return press(target, 'D', { code: 'KeyD', ctrlKey: true, shiftKey: true, ...init });
 }
 function type(field: HTMLInputElement | HTMLTextAreaElement, text: string): void {
@@ -128,8 +139,18 @@ describe('the inspector panel', () => {
     expect(panel()!.getAttribute('role')).toBe('dialog');
     expect(panel()!.getAttribute('aria-label')).toBe('Store inspector');
     const sections = [...document.querySelectorAll('[data-testid="inspector-section"]')];
-    expect(sections.map((s) => s.getAttribute('data-section'))).toEqual(['pluginVars', 'stringsList', 'assetList', 'triggerState']);
-    expect(sections.map((s) => s.querySelector('h3')!.textContent)).toEqual(['pluginVars', 'stringsList', 'assetList', 'triggerState']);
+    expect(sections.map((s) => s.getAttribute('data-section'))).toEqual([
+      'pluginVars',
+      'stringsList',
+      'assetList',
+      'triggerState',
+    ]);
+    expect(sections.map((s) => s.querySelector('h3')!.textContent)).toEqual([
+      'pluginVars',
+      'stringsList',
+      'assetList',
+      'triggerState',
+    ]);
     expect(value('pluginVars', 'venue').textContent).toBe('"Hall A"');
     expect(value('pluginVars', 'capacity').textContent).toBe('120');
     expect(value('pluginVars', 'open').textContent).toBe('false');
@@ -210,7 +231,11 @@ describe('editing a value', () => {
     const root = document.createElement('div');
     document.body.append(root);
     const pinia = createPinia();
-    const app = createApp({ template: '<p svc-string="venue" svc-settings>Venue</p><img svc-src="logo" src="/fb.png">' }).use(pinia).use(svcToolkit);
+    const app = createApp({
+      template: '<p svc-string="venue" svc-settings>Venue</p><img svc-src="logo" src="/fb.png">',
+    })
+      .use(pinia)
+      .use(svcToolkit);
     app.mount(root);
     const appStore = app.runWithContext(() => usePluginStore());
     appStore.applyManifest(manifest());
@@ -271,7 +296,8 @@ describe('editing a value', () => {
     await edit('stringsList', 'title', 'Hi');
     await edit('assetList', 'logo', '/x.png');
     await edit('triggerState', 'mode', '"night"');
-    for (const section of ['pluginVars', 'stringsList', 'assetList', 'triggerState'] as const) expect(store.$state[section]).toBe(sections[section]);
+    for (const section of ['pluginVars', 'stringsList', 'assetList', 'triggerState'] as const)
+      expect(store.$state[section]).toBe(sections[section]);
   });
 
   it('closes the editor when a hot reload removes its key', async () => {
@@ -356,10 +382,18 @@ describe('the trigger-state simulator', () => {
   });
 
   it('has a labelled control per key fitting its value', () => {
-    const kinds = Object.fromEntries(['ready', 'count', 'label', 'mode'].map((key) => [key, [simControl(key).type, simControl(key).dataset.kind]]));
-    expect(kinds).toEqual({ ready: ['checkbox', 'boolean'], count: ['number', 'number'], label: ['text', 'string'], mode: ['text', 'string'] });
+    const kinds = Object.fromEntries(
+      ['ready', 'count', 'label', 'mode'].map((key) => [key, [simControl(key).type, simControl(key).dataset.kind]]),
+    );
+    expect(kinds).toEqual({
+      ready: ['checkbox', 'boolean'],
+      count: ['number', 'number'],
+      label: ['text', 'string'],
+      mode: ['text', 'string'],
+    });
     expect(simControl('ready').getAttribute('role')).toBe('switch');
-    for (const key of ['ready', 'count', 'label', 'mode']) expect($(`label[for="${simControl(key).id}"]`)!.textContent).toBe(key);
+    for (const key of ['ready', 'count', 'label', 'mode'])
+      expect($(`label[for="${simControl(key).id}"]`)!.textContent).toBe(key);
   });
 
   it('applies each change at once through updateState', async () => {
@@ -430,7 +464,10 @@ describe('copy store', () => {
   });
 
   it('falls back to a selection and execCommand("copy") when the Clipboard API refuses', async () => {
-    Object.defineProperty(navigator, 'clipboard', { value: { writeText: vi.fn(async () => Promise.reject(new Error('denied'))) }, configurable: true });
+    Object.defineProperty(navigator, 'clipboard', {
+      value: { writeText: vi.fn(async () => Promise.reject(new Error('denied'))) },
+      configurable: true,
+    });
     let copied = '';
     const execCommand = vi.fn((command: string) => {
       copied = (document.activeElement as HTMLTextAreaElement).value;

@@ -82,7 +82,9 @@ describe('the example door kiosk, in Chromium', () => {
 
   it('says in words that a guest is already inside when the zone refuses re-entry', async () => {
     const api = client(gh, token);
-    const arena = (await api.get(`${A}/access-zones?per_page=100`)).body.data.find((z: { name: string }) => z.name === 'Arena').id as number;
+    const arena = (await api.get(`${A}/access-zones?per_page=100`)).body.data.find(
+      (z: { name: string }) => z.name === 'Arena',
+    ).id as number;
     expect((await api.put(`${A}/access-zones/${arena}`, { anti_passback: true })).status).toBe(200);
     try {
       await scan('GH-000001');
@@ -105,7 +107,10 @@ describe('the example door kiosk, in Chromium', () => {
 
   it('follows scans made elsewhere: the count moves without the kiosk asking', async () => {
     const gate = (await client(gh, token).get(`${A}/access-points?per_page=1`)).body.data[0];
-    const answer = await client(gh, token).post(`${A}/access-points/${gate.id}/scan`, { credential_value: 'GH-000002', scan_type: 'qr' });
+    const answer = await client(gh, token).post(`${A}/access-points/${gate.id}/scan`, {
+      credential_value: 'GH-000002',
+      scan_type: 'qr',
+    });
     expect(answer.body.access_granted).toBe(true);
     await expect.poll(count, { timeout: 10_000 }).toBe('2 / 5000');
   });

@@ -25,14 +25,21 @@ describe('gatehouse plugin init and build', () => {
     const init = await runCli(['plugin', 'init', dir, '--yes'], {});
     expect(init.code, init.stderr).toBe(0);
     const made = JSON.parse(init.stdout) as { files: string[]; next: string[] };
-    expect(made.files).toEqual(expect.arrayContaining(['package.json', 'app-manifest.json', 'index.html', 'src/main.ts', 'src/App.vue']));
+    expect(made.files).toEqual(
+      expect.arrayContaining(['package.json', 'app-manifest.json', 'index.html', 'src/main.ts', 'src/App.vue']),
+    );
     const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
     expect(pkg.name).toBe('my-kiosk');
     expect(pkg.devDependencies.gatehouse).toMatch(/^file:/);
     const manifestText = readFileSync(join(dir, 'app-manifest.json'), 'utf8');
     expect(parseManifestText(manifestText).ok).toBe(true);
 
-    const env = { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
+    const env = {
+      ...process.env,
+      npm_config_audit: 'false',
+      npm_config_fund: 'false',
+      npm_config_update_notifier: 'false',
+    };
     await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: dir, env, timeout: 180_000 });
     // The manifest's $schema is the checkout's JSON Schema once installed (editors complete and check it).
     const schemaPath = JSON.parse(manifestText).$schema as string;

@@ -60,12 +60,20 @@ describe('a seed-style manifest in Chromium', () => {
     const token = await gh.token();
     const api = client(gh, token);
     const zone = (await api.post(`${A}/access-zones`, { name: 'Hall' })).body.data.id;
-    for (let i = 1; i <= 16; i++) last = (await api.post(`${A}/access-points`, { name: `Gate ${i}`, access_zone_id: zone })).body.data.id;
+    for (let i = 1; i <= 16; i++)
+      last = (await api.post(`${A}/access-points`, { name: `Gate ${i}`, access_zone_id: zone })).body.data.id;
 
     dir = join(mkdtempSync(join(tmpdir(), 'gh-seed-')), 'gates');
     const init = await runCli(['plugin', 'init', dir, '--yes'], {});
     expect(init.code, init.stderr).toBe(0);
-    const manifest = { settings: {}, strings: { default: {} }, assets: {}, triggerState: {}, dependencies: [accessPointsDependency], permissions: ['camera'] };
+    const manifest = {
+      settings: {},
+      strings: { default: {} },
+      assets: {},
+      triggerState: {},
+      dependencies: [accessPointsDependency],
+      permissions: ['camera'],
+    };
     writeFileSync(join(dir, 'app-manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
     writeFileSync(join(dir, 'src/App.vue'), APP);
 

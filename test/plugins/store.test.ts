@@ -91,17 +91,23 @@ describe('plugin store', () => {
       expect(store[getter](key, 'FALLBACK')).toBe(value);
     });
 
-    it.each(['getString', 'getSetting', 'getAsset', 'getState'] as Getter[])('%s returns the fallback, or undefined without one, for a missing key', (getter) => {
-      store.applyManifest(manifest());
-      expect(store[getter]('missing', 'FALLBACK')).toBe('FALLBACK');
-      expect(store[getter]('missing')).toBeUndefined();
-    });
+    it.each(['getString', 'getSetting', 'getAsset', 'getState'] as Getter[])(
+      '%s returns the fallback, or undefined without one, for a missing key',
+      (getter) => {
+        store.applyManifest(manifest());
+        expect(store[getter]('missing', 'FALLBACK')).toBe('FALLBACK');
+        expect(store[getter]('missing')).toBeUndefined();
+      },
+    );
 
-    it.each(['getString', 'getSetting', 'getAsset', 'getState'] as Getter[])('%s does not find keys on Object.prototype', (getter) => {
-      store.applyManifest(manifest());
-      expect(store[getter]('constructor', 'FALLBACK')).toBe('FALLBACK');
-      expect(store[getter]('toString', 'FALLBACK')).toBe('FALLBACK');
-    });
+    it.each(['getString', 'getSetting', 'getAsset', 'getState'] as Getter[])(
+      '%s does not find keys on Object.prototype',
+      (getter) => {
+        store.applyManifest(manifest());
+        expect(store[getter]('constructor', 'FALLBACK')).toBe('FALLBACK');
+        expect(store[getter]('toString', 'FALLBACK')).toBe('FALLBACK');
+      },
+    );
 
     it('treats keys as case-sensitive', () => {
       store.applyManifest(manifest());
@@ -114,7 +120,13 @@ describe('plugin store', () => {
       store.updateSetting('b', false);
       store.updateAsset('a', '');
       store.updateState('x', null);
-      expect([store.getString('s', 'fb'), store.getSetting('n', 'fb'), store.getSetting('b', 'fb'), store.getAsset('a', 'fb'), store.getState('x', 'fb')]).toEqual(['', 0, false, '', null]);
+      expect([
+        store.getString('s', 'fb'),
+        store.getSetting('n', 'fb'),
+        store.getSetting('b', 'fb'),
+        store.getAsset('a', 'fb'),
+        store.getState('x', 'fb'),
+      ]).toEqual(['', 0, false, '', null]);
     });
   });
 
@@ -171,9 +183,21 @@ describe('plugin store', () => {
     store.setContext({ baseUrl: 'http://box', teamSlug: 'default', projectSlug: 'summer', token: 't', fetch });
     await store.callApi('access-points.index', 'access_points');
     expect(store.getRecords('access_points')).toEqual([{ id: 1, name: 'North Door' }]);
-    store.setContext({ baseUrl: 'http://box', teamSlug: 'default', projectSlug: 'summer', token: 'another token', fetch });
+    store.setContext({
+      baseUrl: 'http://box',
+      teamSlug: 'default',
+      projectSlug: 'summer',
+      token: 'another token',
+      fetch,
+    });
     expect(store.getRecords('access_points')).toHaveLength(1);
-    store.setContext({ baseUrl: 'http://box', teamSlug: 'default', projectSlug: 'winter', token: 'another token', fetch });
+    store.setContext({
+      baseUrl: 'http://box',
+      teamSlug: 'default',
+      projectSlug: 'winter',
+      token: 'another token',
+      fetch,
+    });
     expect(store.getRecords('access_points')).toEqual([]);
   });
 });

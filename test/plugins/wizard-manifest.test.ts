@@ -12,7 +12,14 @@ import { accessPointsDependency } from './fixtures.js';
 // line ends; the rest byte for byte. The top-level `permissions` are the device capabilities the
 // plugin needs (spec: "Manifest top level"), never a copy of a dependency's.
 
-const small: PluginDependency = { identifier: 'zones', model: 'AccessZone', permissionKey: 'access_zones', permissions: ['view_access_zones'], operations: {}, events: {} };
+const small: PluginDependency = {
+  identifier: 'zones',
+  model: 'AccessZone',
+  permissionKey: 'access_zones',
+  permissions: ['view_access_zones'],
+  operations: {},
+  events: {},
+};
 
 function edit(text: string, dependency: PluginDependency, replace = false) {
   const parsed = parseManifestText(text);
@@ -24,7 +31,8 @@ function edit(text: string, dependency: PluginDependency, replace = false) {
 
 describe('withDependency', () => {
   it('writes in tabs and CRLF when the file has them, and keeps a byte-order mark', () => {
-    const text = '\uFEFF{\r\n\t"settings": {\r\n\t\t"volume": 3\r\n\t},\r\n\t"permissions": [\r\n\t\t"camera"\r\n\t]\r\n}\r\n';
+    const text =
+      '\uFEFF{\r\n\t"settings": {\r\n\t\t"volume": 3\r\n\t},\r\n\t"permissions": [\r\n\t\t"camera"\r\n\t]\r\n}\r\n';
     const { text: out } = edit(text, small);
     expect(out).toBe(
       '\uFEFF{\r\n\t"settings": {\r\n\t\t"volume": 3\r\n\t},\r\n\t"permissions": [\r\n\t\t"camera"\r\n\t],\r\n\t"dependencies": [\r\n\t\t{\r\n\t\t\t"identifier": "zones",\r\n\t\t\t"model": "AccessZone",\r\n\t\t\t"permissionKey": "access_zones",\r\n\t\t\t"permissions": [\r\n\t\t\t\t"view_access_zones"\r\n\t\t\t],\r\n\t\t\t"operations": {},\r\n\t\t\t"events": {}\r\n\t\t}\r\n\t]\r\n}\r\n',
@@ -55,14 +63,18 @@ describe('withDependency', () => {
       '{\n  "dependencies": [\n    {"identifier": "zones", "model": "Old", "permissionKey": "old"},\n    {"identifier": "doors", "model": "AccessPoint", "permissionKey": "x"}\n  ],\n  "permissions": ["camera"]\n}\n';
     const edited = edit(text, small, true);
     expect(edited.replaced).toBe(true);
-    expect(edited.text).toContain('\n    {"identifier": "doors", "model": "AccessPoint", "permissionKey": "x"}\n  ],\n  "permissions": ["camera"]\n}\n');
+    expect(edited.text).toContain(
+      '\n    {"identifier": "doors", "model": "AccessPoint", "permissionKey": "x"}\n  ],\n  "permissions": ["camera"]\n}\n',
+    );
     expect(JSON.parse(edited.text).dependencies[0]).toEqual(small);
   });
 
   it('appends after a one-line neighbour without spreading it over lines, and to a one-line array on its line', () => {
     const doors = '{"identifier": "doors", "model": "AccessPoint", "permissionKey": "x"}';
     const text = `{\n  "settings": {"volume": 3},\n  "dependencies": [\n    ${doors}\n  ]\n}\n`;
-    expect(edit(text, small).text).toBe(`{\n  "settings": {"volume": 3},\n  "dependencies": [\n    ${doors},\n    ${JSON.stringify(small, null, 2).replace(/\n/g, '\n    ')}\n  ]\n}\n`);
+    expect(edit(text, small).text).toBe(
+      `{\n  "settings": {"volume": 3},\n  "dependencies": [\n    ${doors},\n    ${JSON.stringify(small, null, 2).replace(/\n/g, '\n    ')}\n  ]\n}\n`,
+    );
     expect(edit(`{"dependencies": [${doors}]}`, small).text).toBe(
       `{"dependencies": [${doors}, {"identifier": "zones", "model": "AccessZone", "permissionKey": "access_zones", "permissions": ["view_access_zones"], "operations": {}, "events": {}}]}`,
     );

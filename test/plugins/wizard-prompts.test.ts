@@ -12,7 +12,8 @@ import { accessPointsDependency } from './fixtures.js';
 // The wizard's prompts, rendered by @inquirer/testing and answered key by key, against a real
 // appliance's documents, writing a real app-manifest.json in a temp folder.
 
-const MANIFEST = '{\n  "dependencies": [\n    {"identifier": "zones", "model": "AccessZone", "permissionKey": "access_zones"}\n  ]\n}\n';
+const MANIFEST =
+  '{\n  "dependencies": [\n    {"identifier": "zones", "model": "AccessZone", "permissionKey": "access_zones"}\n  ]\n}\n';
 
 let gh: TestAppliance;
 let dir: string;
@@ -55,7 +56,11 @@ function scriptedPrompts() {
     else opened.push(rendered);
     return rendered.answer as Promise<any>;
   };
-  const prompts: WizardPrompts = { select: (config) => open(select, config), checkbox: (config) => open(checkbox, config), input: (config) => open(input, config) };
+  const prompts: WizardPrompts = {
+    select: (config) => open(select, config),
+    checkbox: (config) => open(checkbox, config),
+    input: (config) => open(input, config),
+  };
   const next = (run: Promise<unknown>): Promise<Rendered> => {
     const prompt = opened.shift();
     if (prompt) return Promise.resolve(prompt);
@@ -83,7 +88,9 @@ describe('plugin wizard, interactive', () => {
     const screen = endpoints.getScreen();
     expect(screen).toContain('Endpoints of Access points the plugin calls');
     expect(screen).toContain('access-points.index    GET    /v1/projects/{teamSlug}/{projectSlug}/access-points');
-    expect(screen).toContain('access-points.show     GET    /v1/projects/{teamSlug}/{projectSlug}/access-points/{access_point}');
+    expect(screen).toContain(
+      'access-points.show     GET    /v1/projects/{teamSlug}/{projectSlug}/access-points/{access_point}',
+    );
     endpoints.events.keypress('space'); // index
     endpoints.events.keypress('down');
     endpoints.events.keypress('down');
@@ -104,9 +111,14 @@ describe('plugin wizard, interactive', () => {
     expect(result.dependency).toEqual({
       ...accessPointsDependency,
       permissions: ['view_access_points'],
-      operations: { 'access-points.index': accessPointsDependency.operations['access-points.index'], 'access-points.show': accessPointsDependency.operations['access-points.show'] },
+      operations: {
+        'access-points.index': accessPointsDependency.operations['access-points.index'],
+        'access-points.show': accessPointsDependency.operations['access-points.show'],
+      },
     });
-    expect(written()).toBe(`{\n  "dependencies": [\n    ${JSON.stringify(result.dependency, null, 2).replace(/\n/g, '\n    ')}\n  ]\n}\n`);
+    expect(written()).toBe(
+      `{\n  "dependencies": [\n    ${JSON.stringify(result.dependency, null, 2).replace(/\n/g, '\n    ')}\n  ]\n}\n`,
+    );
   });
 
   it('will not take an identifier already used, and offers a free one', async () => {
@@ -125,7 +137,9 @@ describe('plugin wizard, interactive', () => {
     identifier.events.type('zones');
     identifier.events.keypress('enter');
     await identifier.nextRender();
-    expect(identifier.getScreen()).toContain('a dependency "zones" is already in app-manifest.json (pass --replace to replace it, or choose another identifier)');
+    expect(identifier.getScreen()).toContain(
+      'a dependency "zones" is already in app-manifest.json (pass --replace to replace it, or choose another identifier)',
+    );
     for (let i = 0; i < 'zones'.length; i++) identifier.events.keypress('backspace');
     identifier.events.type('hall_zones');
     identifier.events.keypress('enter');
@@ -133,7 +147,9 @@ describe('plugin wizard, interactive', () => {
     const result = await run;
     expect(result.dependency.identifier).toBe('hall_zones');
     expect(Object.keys(result.dependency.operations)).toHaveLength(6);
-    expect(written()).toContain('    {"identifier": "zones", "model": "AccessZone", "permissionKey": "access_zones"},\n');
+    expect(written()).toContain(
+      '    {"identifier": "zones", "model": "AccessZone", "permissionKey": "access_zones"},\n',
+    );
   });
 
   it('offers a numbered identifier when the permission key is taken, and replaces instead with --replace', async () => {
@@ -158,7 +174,13 @@ describe('plugin wizard, interactive', () => {
     expect(numbered.result).toMatchObject({ replaced: false, dependency: { identifier: 'forms_2' } });
     const replaced = await answer(['--replace']);
     expect(replaced.screen).toContain('(forms)');
-    expect(replaced.result).toMatchObject({ replaced: true, dependency: { identifier: 'forms', operations: { 'forms.index': 'get:/v1/projects/{teamSlug}/{projectSlug}/forms' } } });
+    expect(replaced.result).toMatchObject({
+      replaced: true,
+      dependency: {
+        identifier: 'forms',
+        operations: { 'forms.index': 'get:/v1/projects/{teamSlug}/{projectSlug}/forms' },
+      },
+    });
   });
 
   it('asks for at least one endpoint or event', async () => {
@@ -175,7 +197,12 @@ describe('plugin wizard, interactive', () => {
     events.events.keypress('space');
     events.events.keypress('enter');
     (await next(run)).events.keypress('enter');
-    expect((await run).dependency).toMatchObject({ identifier: 'forms', operations: {}, events: { AccessGranted: 'AccessGranted' }, permissions: ['view_forms'] });
+    expect((await run).dependency).toMatchObject({
+      identifier: 'forms',
+      operations: {},
+      events: { AccessGranted: 'AccessGranted' },
+      permissions: ['view_forms'],
+    });
   });
 
   it('leaves the manifest as it was when the user quits (Ctrl+C)', async () => {

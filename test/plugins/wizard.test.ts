@@ -126,12 +126,21 @@ describe('plugin wizard, non-interactive (--tag)', () => {
       () => ({ baseUrl: gh.url, teamSlug: 'default', projectSlug: 'default', token }),
       () => ({ dependencies }),
     );
-    const zone = (await client(gh, token).post('/api/v1/projects/default/default/access-zones', { name: 'Hall' })).body.data.id as number;
+    const zone = (await client(gh, token).post('/api/v1/projects/default/default/access-zones', { name: 'Hall' })).body
+      .data.id as number;
 
-    const created = await callApi<{ id: number; name: string }>('access-points.store', 'access_points', { name: 'Door', access_zone_id: zone, direction: 'both' });
-    expect((await callApi<{ name: string }>('access-points.show', 'access_points', { access_point: created.id })).name).toBe('Door');
+    const created = await callApi<{ id: number; name: string }>('access-points.store', 'access_points', {
+      name: 'Door',
+      access_zone_id: zone,
+      direction: 'both',
+    });
+    expect(
+      (await callApi<{ name: string }>('access-points.show', 'access_points', { access_point: created.id })).name,
+    ).toBe('Door');
     await callApi('access-points.update', 'access_points', { access_point: created.id, name: 'Front door' });
-    expect((await callApi<{ name: string }[]>('access-points.index', 'access_points')).map((a) => a.name)).toEqual(['Front door']);
+    expect((await callApi<{ name: string }[]>('access-points.index', 'access_points')).map((a) => a.name)).toEqual([
+      'Front door',
+    ]);
     await callApi('access-points.destroy', 'access_points', { access_point: created.id });
     expect(await callApi('access-points.index', 'access_points')).toEqual([]);
   });
@@ -157,7 +166,9 @@ describe('plugin wizard, non-interactive (--tag)', () => {
   });
 
   it('writes the dependencies `plugin init` and the example kiosk ship as it would write them: the same permissionKey, permissions and names', async () => {
-    const scaffold = JSON.parse(scaffoldFiles({ name: 'p', checkout: '.', vueVersion: '*', piniaVersion: '*' })['app-manifest.json']!) as PluginManifest;
+    const scaffold = JSON.parse(
+      scaffoldFiles({ name: 'p', checkout: '.', vueVersion: '*', piniaVersion: '*' })['app-manifest.json']!,
+    ) as PluginManifest;
     const kiosk = JSON.parse(readFileSync('examples/door-kiosk/app-manifest.json', 'utf8')) as PluginManifest;
     const shipped = [...scaffold.dependencies, ...kiosk.dependencies];
     expect(shipped.map((d) => d.permissionKey)).toEqual(['access_points', 'access_points', 'access_zones']);
@@ -205,29 +216,86 @@ describe('plugin wizard, non-interactive (--tag)', () => {
       operations: { 'access-events.index': 'get:/v1/projects/{teamSlug}/{projectSlug}/access-events' },
       events: { AccessGranted: 'AccessGranted', AccessDenied: 'AccessDenied' },
     });
-    const { dependency: quiet } = await runAddDependency([dir, '--url', gh.url, '--tag', 'Access zones', '--operations', 'access-zones.capacity', '--events', 'none', '--identifier', 'capacity']);
+    const { dependency: quiet } = await runAddDependency([
+      dir,
+      '--url',
+      gh.url,
+      '--tag',
+      'Access zones',
+      '--operations',
+      'access-zones.capacity',
+      '--events',
+      'none',
+      '--identifier',
+      'capacity',
+    ]);
     expect(quiet.events).toEqual({});
-    expect(quiet.operations).toEqual({ 'access-zones.capacity': 'get:/v1/projects/{teamSlug}/{projectSlug}/access-zones/{access_zone}/capacity' });
+    expect(quiet.operations).toEqual({
+      'access-zones.capacity': 'get:/v1/projects/{teamSlug}/{projectSlug}/access-zones/{access_zone}/capacity',
+    });
     expect(written()).toContain('"permissions": ["camera"],'); // device capabilities: the dependencies' permissions are theirs
   });
 
   it('names non-project path parameters readably, never {teamSlug}/{projectSlug} that callApi would fill from the context', async () => {
-    const { dependency } = await runAddDependency([dir, '--url', gh.url, '--tag', 'Users', '--operations', 'users.show,users.projects.destroy', '--events', '']);
-    expect(dependency.operations).toEqual({ 'users.show': 'get:/v1/users/{user}', 'users.projects.destroy': 'delete:/v1/users/{user}/projects/{team_slug}/{project_slug}' });
+    const { dependency } = await runAddDependency([
+      dir,
+      '--url',
+      gh.url,
+      '--tag',
+      'Users',
+      '--operations',
+      'users.show,users.projects.destroy',
+      '--events',
+      '',
+    ]);
+    expect(dependency.operations).toEqual({
+      'users.show': 'get:/v1/users/{user}',
+      'users.projects.destroy': 'delete:/v1/users/{user}/projects/{team_slug}/{project_slug}',
+    });
   });
 
   it('refuses an identifier already used unless --replace, which replaces that dependency where it stands', async () => {
-    const message = await refusal(runAddDependency([dir, '--url', gh.url, '--tag', 'Access zones', '--identifier', 'zones']));
-    expect(message).toBe('a dependency "zones" is already in app-manifest.json (pass --replace to replace it, or choose another identifier)');
+    const message = await refusal(
+      runAddDependency([dir, '--url', gh.url, '--tag', 'Access zones', '--identifier', 'zones']),
+    );
+    expect(message).toBe(
+      'a dependency "zones" is already in app-manifest.json (pass --replace to replace it, or choose another identifier)',
+    );
     expect(written()).toBe(MANIFEST);
 
-    await runAddDependency([dir, '--url', gh.url, '--tag', 'Access points', '--operations', 'access-points.index', '--events', '', '--identifier', 'doors']);
-    const result = await runAddDependency([dir, '--url', gh.url, '--tag', 'Access zones', '--operations', 'access-zones.index,access-zones.show', '--identifier', 'zones', '--replace']);
+    await runAddDependency([
+      dir,
+      '--url',
+      gh.url,
+      '--tag',
+      'Access points',
+      '--operations',
+      'access-points.index',
+      '--events',
+      '',
+      '--identifier',
+      'doors',
+    ]);
+    const result = await runAddDependency([
+      dir,
+      '--url',
+      gh.url,
+      '--tag',
+      'Access zones',
+      '--operations',
+      'access-zones.index,access-zones.show',
+      '--identifier',
+      'zones',
+      '--replace',
+    ]);
     expect(result.replaced).toBe(true);
     const parsed = parseManifestText(written());
     if (!parsed.ok) throw new Error('invalid');
     expect(parsed.manifest.dependencies.map((d) => d.identifier)).toEqual(['zones', 'doors']);
-    expect(Object.keys(parsed.manifest.dependencies[0]!.operations)).toEqual(['access-zones.index', 'access-zones.show']);
+    expect(Object.keys(parsed.manifest.dependencies[0]!.operations)).toEqual([
+      'access-zones.index',
+      'access-zones.show',
+    ]);
   });
 
   it('sends the token as a bearer: --token, else GATEHOUSE_TOKEN', async () => {
@@ -236,8 +304,14 @@ describe('plugin wizard, non-interactive (--tag)', () => {
       seen.push(new Headers(init?.headers).get('authorization'));
       return fetch(url, init);
     };
-    await runAddDependency([dir, '--url', gh.url, '--tag', 'Forms', '--identifier', 'a'], { env: { GATEHOUSE_TOKEN: 'from-env' }, fetch: spy });
-    await runAddDependency([dir, '--url', gh.url, '--tag', 'Forms', '--identifier', 'b', '--token', 'from-flag'], { env: { GATEHOUSE_TOKEN: 'from-env' }, fetch: spy });
+    await runAddDependency([dir, '--url', gh.url, '--tag', 'Forms', '--identifier', 'a'], {
+      env: { GATEHOUSE_TOKEN: 'from-env' },
+      fetch: spy,
+    });
+    await runAddDependency([dir, '--url', gh.url, '--tag', 'Forms', '--identifier', 'b', '--token', 'from-flag'], {
+      env: { GATEHOUSE_TOKEN: 'from-env' },
+      fetch: spy,
+    });
     await runAddDependency([dir, '--url', gh.url, '--tag', 'Forms', '--identifier', 'c'], { env: {}, fetch: spy });
     expect(seen).toEqual(['Bearer from-env', 'Bearer from-env', 'Bearer from-flag', 'Bearer from-flag', null, null]);
   });
@@ -246,55 +320,85 @@ describe('plugin wizard, non-interactive (--tag)', () => {
 describe('plugin wizard, refusals', () => {
   it('refuses a folder without app-manifest.json', async () => {
     rmSync(file());
-    expect(await refusal(runAddDependency([dir, '--url', gh.url, '--tag', 'Forms']))).toBe(`no app-manifest.json in ${dir} (run gatehouse plugin init there, or name the plugin's folder)`);
+    expect(await refusal(runAddDependency([dir, '--url', gh.url, '--tag', 'Forms']))).toBe(
+      `no app-manifest.json in ${dir} (run gatehouse plugin init there, or name the plugin's folder)`,
+    );
   });
 
   it('refuses an invalid manifest before asking the appliance anything, naming each problem', async () => {
     writeFileSync(file(), '{"Settings": {}, "dependencies": [{"identifier": ""}]}');
     const message = await refusal(runAddDependency([dir, '--url', await deadUrl(), '--tag', 'Forms']));
     expect(message).toContain(`${file()} is not a valid manifest; fix it first:`);
-    expect(message).toContain('  $.Settings: unknown key "Settings" (keys are case-sensitive: did you mean "settings"?)');
+    expect(message).toContain(
+      '  $.Settings: unknown key "Settings" (keys are case-sensitive: did you mean "settings"?)',
+    );
     expect(message).toContain('  $.dependencies[0].identifier: identifier must not be empty');
   });
 
   it('refuses an unreachable appliance, naming where it looked', async () => {
     const url = await deadUrl();
     const message = await refusal(runAddDependency([dir, '--url', url, '--tag', 'Forms']));
-    expect(message).toMatch(new RegExp(`^cannot reach the appliance at ${url}: .*ECONNREFUSED.* \\(is it running\\? pass --url\\)$`));
+    expect(message).toMatch(
+      new RegExp(`^cannot reach the appliance at ${url}: .*ECONNREFUSED.* \\(is it running\\? pass --url\\)$`),
+    );
     expect(written()).toBe(MANIFEST);
   });
 
   it('refuses what the documents do not have: a tag, an operation of the tag, a socket event', async () => {
-    expect(await refusal(runAddDependency([dir, '--url', gh.url, '--tag', 'Doors']))).toMatch(/^unknown tag "Doors" \(tags: Operations, Authentication, .*Access points, /);
-    expect(await refusal(runAddDependency([dir, '--url', gh.url, '--tag', 'Access points', '--operations', 'access-zones.index']))).toBe(
+    expect(await refusal(runAddDependency([dir, '--url', gh.url, '--tag', 'Doors']))).toMatch(
+      /^unknown tag "Doors" \(tags: Operations, Authentication, .*Access points, /,
+    );
+    expect(
+      await refusal(
+        runAddDependency([dir, '--url', gh.url, '--tag', 'Access points', '--operations', 'access-zones.index']),
+      ),
+    ).toBe(
       'unknown operation "access-zones.index" in tag "Access points" (its operations: access-points.index, access-points.store, access-points.show, access-points.update, access-points.destroy, access-points.scan)',
     );
-    expect(await refusal(runAddDependency([dir, '--url', gh.url, '--tag', 'Access points', '--events', 'AccessPointMoved']))).toMatch(
-      /^unknown event "AccessPointMoved" \(socket events: AccessGranted, AccessDenied, AccessPointUpdated, /,
-    );
-    expect(await refusal(runAddDependency([dir, '--url', gh.url, '--tag', 'Access events', '--operations', '', '--events', 'none']))).toBe(
-      'nothing to add: no operation and no event chosen for "Access events"',
-    );
+    expect(
+      await refusal(runAddDependency([dir, '--url', gh.url, '--tag', 'Access points', '--events', 'AccessPointMoved'])),
+    ).toMatch(/^unknown event "AccessPointMoved" \(socket events: AccessGranted, AccessDenied, AccessPointUpdated, /);
+    expect(
+      await refusal(
+        runAddDependency([dir, '--url', gh.url, '--tag', 'Access events', '--operations', '', '--events', 'none']),
+      ),
+    ).toBe('nothing to add: no operation and no event chosen for "Access events"');
     expect(written()).toBe(MANIFEST);
   });
 
   it('refuses the choice flags without --tag, and prompts without a terminal', async () => {
-    expect(await refusal(runAddDependency([dir, '--operations', 'all']))).toBe('--operations, --events and --identifier go with --tag (without --tag the wizard asks)');
-    expect(await refusal(runAddDependency([dir, '--url', gh.url]))).toBe('no terminal to ask in: pass --tag (with --operations, --events, --identifier) to run without prompts');
+    expect(await refusal(runAddDependency([dir, '--operations', 'all']))).toBe(
+      '--operations, --events and --identifier go with --tag (without --tag the wizard asks)',
+    );
+    expect(await refusal(runAddDependency([dir, '--url', gh.url]))).toBe(
+      'no terminal to ask in: pass --tag (with --operations, --events, --identifier) to run without prompts',
+    );
   });
 });
 
 describe('gatehouse plugin add-dependency (the built CLI)', () => {
   it('writes the dependency and prints the summary as JSON; a refusal is one line and exit code 2', async () => {
-    const ok = await runCli(['plugin', 'add-dependency', dir, '--url', gh.url, '--tag', 'Access points', '--identifier', 'doors'], {});
+    const ok = await runCli(
+      ['plugin', 'add-dependency', dir, '--url', gh.url, '--tag', 'Access points', '--identifier', 'doors'],
+      {},
+    );
     expect(ok.stderr).toBe('');
     expect(ok.code).toBe(0);
     const summary = JSON.parse(ok.stdout);
-    expect(summary).toMatchObject({ file: file(), replaced: false, dependency: { identifier: 'doors', model: 'AccessPoint' } });
+    expect(summary).toMatchObject({
+      file: file(),
+      replaced: false,
+      dependency: { identifier: 'doors', model: 'AccessPoint' },
+    });
     expect(dependencyOf(written(), 'doors')).toEqual(summary.dependency);
 
-    const again = await runCli(['plugin', 'add-dependency', dir, '--url', gh.url, '--tag', 'Access points', '--identifier', 'doors'], {});
+    const again = await runCli(
+      ['plugin', 'add-dependency', dir, '--url', gh.url, '--tag', 'Access points', '--identifier', 'doors'],
+      {},
+    );
     expect(again.code).toBe(2);
-    expect(again.stderr).toBe('gatehouse: a dependency "doors" is already in app-manifest.json (pass --replace to replace it, or choose another identifier)\n');
+    expect(again.stderr).toBe(
+      'gatehouse: a dependency "doors" is already in app-manifest.json (pass --replace to replace it, or choose another identifier)\n',
+    );
   });
 });

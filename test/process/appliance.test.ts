@@ -20,7 +20,10 @@ afterAll(() =>
 );
 
 async function json(url: string, init: RequestInit = {}) {
-  const res = await fetch(url, { ...init, headers: { accept: 'application/json', 'content-type': 'application/json', ...init.headers } });
+  const res = await fetch(url, {
+    ...init,
+    headers: { accept: 'application/json', 'content-type': 'application/json', ...init.headers },
+  });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }
@@ -51,11 +54,20 @@ describe('the appliance process', () => {
     await first.waitFor(/role: standalone: nothing syncs/); // issue 26 item 1: says so at start
     expect(existsSync(join(dataDir, 'gatehouse.db'))).toBe(true);
 
-    const login = await json(`${url}/api/v1/auth/token`, { method: 'POST', body: JSON.stringify({ email: 'admin@gatehouse.local', password, device_name: 'proc' }) });
+    const login = await json(`${url}/api/v1/auth/token`, {
+      method: 'POST',
+      body: JSON.stringify({ email: 'admin@gatehouse.local', password, device_name: 'proc' }),
+    });
     expect(login.status).toBe(201);
     const auth = { authorization: `Bearer ${login.body.token}` };
-    expect((await json(`${url}/api/v1/projects`, { headers: auth })).body.data.map((p: { slug: string }) => p.slug)).toEqual(['default']);
-    const user = await json(`${url}/api/v1/users`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'Kept', email: 'kept@example.test', password: 'kept password' }) });
+    expect(
+      (await json(`${url}/api/v1/projects`, { headers: auth })).body.data.map((p: { slug: string }) => p.slug),
+    ).toEqual(['default']);
+    const user = await json(`${url}/api/v1/users`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ name: 'Kept', email: 'kept@example.test', password: 'kept password' }),
+    });
     expect(user.status).toBe(201);
     expect(await first.stop('SIGTERM')).toBe(0);
     expect(first.output.join('\n')).toContain('store closed');
@@ -68,17 +80,29 @@ describe('the appliance process', () => {
     const second = runGatehouse([], { GATEHOUSE_DATA_DIR: dataDir });
     const [, url2] = await second.waitFor(/Gatehouse ready at (http:\/\/\S+?)"/);
     expect((await json(`${url2}/api/v1/me`, { headers: auth })).status).toBe(200);
-    expect((await json(`${url2}/api/v1/users`, { headers: auth })).body.data.map((u: { email: string }) => u.email)).toContain('kept@example.test');
-    const again = await json(`${url2}/api/v1/auth/token`, { method: 'POST', body: JSON.stringify({ email: 'kept@example.test', password: 'kept password', device_name: 'x' }) });
+    expect(
+      (await json(`${url2}/api/v1/users`, { headers: auth })).body.data.map((u: { email: string }) => u.email),
+    ).toContain('kept@example.test');
+    const again = await json(`${url2}/api/v1/auth/token`, {
+      method: 'POST',
+      body: JSON.stringify({ email: 'kept@example.test', password: 'kept password', device_name: 'x' }),
+    });
     expect(again.status).toBe(201);
     expect(second.output.join('\n')).not.toContain('generated password');
     expect(await second.stop('SIGINT')).toBe(0);
   });
 
   it('takes the administrator from GATEHOUSE_ADMIN_EMAIL and GATEHOUSE_ADMIN_PASSWORD', async () => {
-    const proc = runGatehouse([], { GATEHOUSE_DATA_DIR: tempDir(), GATEHOUSE_ADMIN_EMAIL: 'boss@venue.test', GATEHOUSE_ADMIN_PASSWORD: 'venue password' });
+    const proc = runGatehouse([], {
+      GATEHOUSE_DATA_DIR: tempDir(),
+      GATEHOUSE_ADMIN_EMAIL: 'boss@venue.test',
+      GATEHOUSE_ADMIN_PASSWORD: 'venue password',
+    });
     const [, url] = await proc.waitFor(/Gatehouse ready at (http:\/\/\S+?)"/);
-    const login = await json(`${url}/api/v1/auth/token`, { method: 'POST', body: JSON.stringify({ email: 'boss@venue.test', password: 'venue password', device_name: 'x' }) });
+    const login = await json(`${url}/api/v1/auth/token`, {
+      method: 'POST',
+      body: JSON.stringify({ email: 'boss@venue.test', password: 'venue password', device_name: 'x' }),
+    });
     expect(login.status).toBe(201);
     expect(proc.output.join('\n')).not.toContain('venue password');
     await proc.stop();
@@ -96,11 +120,16 @@ describe('the appliance process', () => {
     expect(warning).not.toContain('tour password');
     await second.stop();
     // The command it names does it; a start with the password it now has says nothing.
-    const set = await runCli(['users', 'update', 'admin@gatehouse.local', '--password', 'tour password'], { GATEHOUSE_DATA_DIR: dataDir });
+    const set = await runCli(['users', 'update', 'admin@gatehouse.local', '--password', 'tour password'], {
+      GATEHOUSE_DATA_DIR: dataDir,
+    });
     expect(set.code, set.stderr).toBe(0);
     const third = runGatehouse([], { GATEHOUSE_DATA_DIR: dataDir, GATEHOUSE_ADMIN_PASSWORD: 'tour password' });
     const [, url] = await third.waitFor(/Gatehouse ready at (http:\/\/\S+?)"/);
-    const login = await json(`${url}/api/v1/auth/token`, { method: 'POST', body: JSON.stringify({ email: 'admin@gatehouse.local', password: 'tour password', device_name: 'x' }) });
+    const login = await json(`${url}/api/v1/auth/token`, {
+      method: 'POST',
+      body: JSON.stringify({ email: 'admin@gatehouse.local', password: 'tour password', device_name: 'x' }),
+    });
     expect(login.status).toBe(201);
     expect(third.output.join('\n')).not.toMatch(/ignored/);
     await third.stop();
@@ -112,11 +141,15 @@ describe('the appliance process', () => {
     const body = JSON.stringify({ email: 'admin@gatehouse.local', password: 'drain password', device_name: 'slow' });
     const half = Math.floor(body.length / 2);
     const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = httpRequest(`${url}/api/v1/auth/token`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(body.length) } }, (res) => {
-        let text = '';
-        res.on('data', (c: Buffer) => (text += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode!, text }));
-      });
+      const req = httpRequest(
+        `${url}/api/v1/auth/token`,
+        { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(body.length) } },
+        (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode!, text }));
+        },
+      );
       req.on('error', reject);
       req.write(body.slice(0, half));
       setTimeout(() => {
@@ -133,7 +166,11 @@ describe('the appliance process', () => {
   });
 
   it('refuses to start on a wrong config value, naming the key, the value and what is expected', async () => {
-    const result = await runCli([], { GATEHOUSE_DATA_DIR: tempDir(), GATEHOUSE_HTTP_PORT: 'http', GATEHOUSE_RATE_LIMIT_BULK: '-1' });
+    const result = await runCli([], {
+      GATEHOUSE_DATA_DIR: tempDir(),
+      GATEHOUSE_HTTP_PORT: 'http',
+      GATEHOUSE_RATE_LIMIT_BULK: '-1',
+    });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/http\.port = "http" \(from GATEHOUSE_HTTP_PORT\): .*expected number/);
     expect(result.stderr).toMatch(/rateLimit\.bulk = -1 \(from GATEHOUSE_RATE_LIMIT_BULK\): .*>=0/);
@@ -148,8 +185,12 @@ describe('the appliance process', () => {
     const port = new URL(url!).port;
     const second = runGatehouse([], { GATEHOUSE_DATA_DIR: tempDir(), GATEHOUSE_HTTP_PORT: port });
     expect(await second.exit).toBe(1);
-    expect(second.output.join('\n')).toContain(`gatehouse: start-up failed: port ${port} on 127.0.0.1 is already in use (http.port): another Gatehouse may be running here`);
-    expect(second.output.join('\n')).toMatch(/set GATEHOUSE_HTTP_PORT \(or http\.port in the config file, or --http-port\) to another port/);
+    expect(second.output.join('\n')).toContain(
+      `gatehouse: start-up failed: port ${port} on 127.0.0.1 is already in use (http.port): another Gatehouse may be running here`,
+    );
+    expect(second.output.join('\n')).toMatch(
+      /set GATEHOUSE_HTTP_PORT \(or http\.port in the config file, or --http-port\) to another port/,
+    );
     expect((await fetch(`${url}/health`)).status).toBe(200);
     await first.stop();
   });
@@ -181,16 +222,25 @@ describe('the appliance process', () => {
 
     const project = await runCli(['projects', 'create', '--name', 'Summer Fest', '--timezone', 'Europe/Paris'], env);
     expect(project.code, project.stderr).toBe(0);
-    expect(JSON.parse(project.stdout)).toMatchObject({ slug: 'summer-fest', team_slug: 'default', timezone: 'Europe/Paris' });
+    expect(JSON.parse(project.stdout)).toMatchObject({
+      slug: 'summer-fest',
+      team_slug: 'default',
+      timezone: 'Europe/Paris',
+    });
     const grant = await runCli(['users', 'grant', 'cli@example.test', '--project', 'default/summer-fest'], env);
     expect(JSON.parse(grant.stdout).projects).toEqual(['default/summer-fest']);
 
     const proc = runGatehouse([], env);
     const [, url] = await proc.waitFor(/Gatehouse ready at (http:\/\/\S+?)"/);
-    const login = await json(`${url}/api/v1/auth/token`, { method: 'POST', body: JSON.stringify({ email: 'cli@example.test', password: user.generated_password, device_name: 'x' }) });
+    const login = await json(`${url}/api/v1/auth/token`, {
+      method: 'POST',
+      body: JSON.stringify({ email: 'cli@example.test', password: user.generated_password, device_name: 'x' }),
+    });
     expect(login.status).toBe(201);
     const auth = { authorization: `Bearer ${login.body.token}` };
-    expect((await json(`${url}/api/v1/projects`, { headers: auth })).body.data.map((p: { slug: string }) => p.slug)).toEqual(['summer-fest']);
+    expect(
+      (await json(`${url}/api/v1/projects`, { headers: auth })).body.data.map((p: { slug: string }) => p.slug),
+    ).toEqual(['summer-fest']);
     // Deactivated from the shell while the appliance runs: the token stops at once.
     expect((await runCli(['users', 'deactivate', 'cli@example.test'], env)).code).toBe(0);
     expect((await json(`${url}/api/v1/me`, { headers: auth })).status).toBe(401);

@@ -16,26 +16,50 @@ const A = '/api/v1/projects/default/default';
 
 describe('kill -9 during a burst of decisions', () => {
   it('loses no event whose decision was answered', async () => {
-    const env = { GATEHOUSE_DATA_DIR: dir, GATEHOUSE_ADMIN_PASSWORD: 'kill nine password', GATEHOUSE_RATE_LIMIT_STANDARD: '0', GATEHOUSE_RATE_LIMIT_BULK: '0' };
+    const env = {
+      GATEHOUSE_DATA_DIR: dir,
+      GATEHOUSE_ADMIN_PASSWORD: 'kill nine password',
+      GATEHOUSE_RATE_LIMIT_STANDARD: '0',
+      GATEHOUSE_RATE_LIMIT_BULK: '0',
+    };
     const proc = runGatehouse([], env);
     const [, url] = await proc.waitFor(/Gatehouse ready at (http:\/\/\S+?)"/);
     const call = async (method: string, path: string, body: unknown, token?: string) => {
       const res = await fetch(`${url}${path}`, {
         method,
-        headers: { accept: 'application/json', 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        headers: {
+          accept: 'application/json',
+          'content-type': 'application/json',
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+        },
         body: JSON.stringify(body),
       });
       return { status: res.status, body: (await res.json()) as any };
     };
-    const token = (await call('POST', '/api/v1/auth/token', { email: 'admin@gatehouse.local', password: 'kill nine password', device_name: 'kill9' })).body.token as string;
+    const token = (
+      await call('POST', '/api/v1/auth/token', {
+        email: 'admin@gatehouse.local',
+        password: 'kill nine password',
+        device_name: 'kill9',
+      })
+    ).body.token as string;
     const zone = (await call('POST', `${A}/access-zones`, { name: 'Hall' }, token)).body.data.id;
-    const gate = (await call('POST', `${A}/access-points`, { name: 'Hall door', access_zone_id: zone, direction: 'both' }, token)).body.data.id;
-    const people = Array.from({ length: 500 }, (_, i) => ({ first_name: `P${i}`, last_name: 'K', credential_value: `PERSON-${i}` }));
+    const gate = (
+      await call('POST', `${A}/access-points`, { name: 'Hall door', access_zone_id: zone, direction: 'both' }, token)
+    ).body.data.id;
+    const people = Array.from({ length: 500 }, (_, i) => ({
+      first_name: `P${i}`,
+      last_name: 'K',
+      credential_value: `PERSON-${i}`,
+    }));
     expect((await call('POST', `${A}/attendees/import`, people, token)).body.data.imported).toBe(500);
 
     // Scans: every person in and out and in again (a `both` door), plus unknown badges, all
     // with distinct request ids so each answer names exactly one event.
-    const scans = Array.from({ length: 6000 }, (_, i) => ({ credential_value: i % 4 === 3 ? `UNKNOWN-${i}` : `PERSON-${i % 500}`, request_id: `req-${i}` }));
+    const scans = Array.from({ length: 6000 }, (_, i) => ({
+      credential_value: i % 4 === 3 ? `UNKNOWN-${i}` : `PERSON-${i % 500}`,
+      request_id: `req-${i}`,
+    }));
     const answered = new Map<string, boolean>();
     let next = 0;
     let killed = false;
@@ -64,16 +88,20 @@ describe('kill -9 during a burst of decisions', () => {
     // ingested into SQLite (access/event-journal.ts), then rebuilds occupancy from the log.
     const again = runGatehouse([], { ...env, GATEHOUSE_LOG_LEVEL: 'info' });
     const [, url2] = await again.waitFor(/Gatehouse ready at (http:\/\/\S+?)"/);
-    const view = await fetch(`${url2}${A}/access-zones/${zone}`, { headers: { accept: 'application/json', authorization: `Bearer ${token}` } });
+    const view = await fetch(`${url2}${A}/access-zones/${zone}`, {
+      headers: { accept: 'application/json', authorization: `Bearer ${token}` },
+    });
     const shown = ((await view.json()) as any).data.current_count as number;
     expect(await again.stop()).toBe(0);
 
     const db = new BetterSqlite3(join(dir, 'gatehouse.db'));
     const stored = new Map(
-      (db.prepare('SELECT request_key, granted FROM access_events WHERE request_key IS NOT NULL').all() as { request_key: string; granted: number }[]).map((r) => [
-        r.request_key.replace(/^ap\d+:/, ''),
-        r.granted === 1,
-      ]),
+      (
+        db.prepare('SELECT request_key, granted FROM access_events WHERE request_key IS NOT NULL').all() as {
+          request_key: string;
+          granted: number;
+        }[]
+      ).map((r) => [r.request_key.replace(/^ap\d+:/, ''), r.granted === 1]),
     );
     const lost = [...answered.keys()].filter((id) => !stored.has(id));
     expect(lost).toEqual([]);
@@ -81,7 +109,11 @@ describe('kill -9 during a burst of decisions', () => {
     // Decisions that were journaled but not yet answered may exist; none that were answered are missing.
     expect(stored.size).toBeGreaterThanOrEqual(answered.size);
     // What the stored events add up to (one zone: in minus out of the counted moves) is what the zone showed.
-    const { net } = db.prepare("SELECT COALESCE(SUM(CASE movement WHEN 'in' THEN 1 ELSE -1 END), 0) AS net FROM access_events WHERE granted = 1 AND counted = 1 AND access_zone_id = ?").get(zone) as {
+    const { net } = db
+      .prepare(
+        "SELECT COALESCE(SUM(CASE movement WHEN 'in' THEN 1 ELSE -1 END), 0) AS net FROM access_events WHERE granted = 1 AND counted = 1 AND access_zone_id = ?",
+      )
+      .get(zone) as {
       net: number;
     };
     db.close();

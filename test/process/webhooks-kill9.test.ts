@@ -40,16 +40,39 @@ describe('outgoing webhooks through a kill -9', () => {
     const first = runGatehouse([], env);
     const [, url] = await first.waitFor(/Gatehouse ready at (http:\/\/\S+?)"/);
     const request = requester(url!);
-    const token = (await request('POST', '/api/v1/auth/token', { body: { email: 'admin@gatehouse.local', password: 'webhook kill nine', device_name: 't' } })).body.token as string;
+    const token = (
+      await request('POST', '/api/v1/auth/token', {
+        body: { email: 'admin@gatehouse.local', password: 'webhook kill nine', device_name: 't' },
+      })
+    ).body.token as string;
     const projectId = (await request('GET', A, { token })).body.data.id;
-    const sub = await request('POST', '/api/v1/webhook/subscribe', { token, body: { url: receiver.url, events: ['attendee.created', 'access.granted', 'access.denied'], project_id: projectId } });
+    const sub = await request('POST', '/api/v1/webhook/subscribe', {
+      token,
+      body: {
+        url: receiver.url,
+        events: ['attendee.created', 'access.granted', 'access.denied'],
+        project_id: projectId,
+      },
+    });
     expect(sub.status).toBe(201);
     const zone = (await request('POST', `${A}/access-zones`, { token, body: { name: 'Hall' } })).body.data.id;
-    const gate = (await request('POST', `${A}/access-points`, { token, body: { name: 'Door', access_zone_id: zone } })).body.data.id;
+    const gate = (await request('POST', `${A}/access-points`, { token, body: { name: 'Door', access_zone_id: zone } }))
+      .body.data.id;
 
     const attendees: number[] = [];
-    for (let i = 0; i < 20; i++) attendees.push((await request('POST', `${A}/attendees`, { token, body: { first_name: `K${i}`, last_name: 'Nine' } })).body.data.id);
-    const scans = await Promise.all(Array.from({ length: 30 }, (_, i) => request('POST', `${A}/access-points/${gate}/scan`, { token, body: { credential_value: `UNKNOWN-${i}`, scan_type: 'qr' } })));
+    for (let i = 0; i < 20; i++)
+      attendees.push(
+        (await request('POST', `${A}/attendees`, { token, body: { first_name: `K${i}`, last_name: 'Nine' } })).body.data
+          .id,
+      );
+    const scans = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        request('POST', `${A}/access-points/${gate}/scan`, {
+          token,
+          body: { credential_value: `UNKNOWN-${i}`, scan_type: 'qr' },
+        }),
+      ),
+    );
     expect(scans.map((s) => s.status)).toEqual(scans.map(() => 200));
     await receiver.waitFor(1); // the head was attempted, refused
     first.proc.kill('SIGKILL');

@@ -30,21 +30,34 @@ describe('writes while the doors are busy', () => {
     gh = await startProcessAppliance({ GATEHOUSE_READERS_VERIFY_PER_MINUTE: '100000' });
     const app = gh;
     const token = await app.token();
-    const send = (method: string, path: string, body?: unknown) => app.request(method, path, { token, ...(body === undefined ? {} : { body }) });
+    const send = (method: string, path: string, body?: unknown) =>
+      app.request(method, path, { token, ...(body === undefined ? {} : { body }) });
 
-    const zone = (await send('POST', `${A}/access-zones`, { name: 'Hall', requires_ticket: true })).body.data.id as number;
-    const door = (await send('POST', `${A}/access-points`, { name: 'Hall door', access_zone_id: zone, direction: 'both' })).body.data.id as number;
+    const zone = (await send('POST', `${A}/access-zones`, { name: 'Hall', requires_ticket: true })).body.data
+      .id as number;
+    const door = (
+      await send('POST', `${A}/access-points`, { name: 'Hall door', access_zone_id: zone, direction: 'both' })
+    ).body.data.id as number;
     expect((await send('POST', `${A}/attendee-types`, { name: 'Guest', zone_ids: [zone] })).status).toBe(201);
     const shifting = (await send('POST', `${A}/attendee-types`, { name: 'Crew', zone_ids: [] })).body.data.id as number;
-    const people = Array.from({ length: PEOPLE }, (_, i) => ({ first_name: `P${i}`, last_name: 'Load', credential_value: `LOAD-${i}`, attendee_type: i % 2 ? 'guest' : 'crew' }));
+    const people = Array.from({ length: PEOPLE }, (_, i) => ({
+      first_name: `P${i}`,
+      last_name: 'Load',
+      credential_value: `LOAD-${i}`,
+      attendee_type: i % 2 ? 'guest' : 'crew',
+    }));
     expect((await send('POST', `${A}/attendees/import`, people)).body.data.imported).toBe(PEOPLE);
     const ids = ((await send('GET', `${A}/attendees?per_page=100`)).body.data as { id: number }[]).map((a) => a.id);
     const readers = ['R-0', 'R-1', 'R-2', 'R-3'];
-    for (const identifier of readers) expect((await send('POST', `${A}/readers`, { identifier, access_point_id: door })).status).toBe(201);
+    for (const identifier of readers)
+      expect((await send('POST', `${A}/readers`, { identifier, access_point_id: door })).status).toBe(201);
     const source = await send('POST', `${A}/integrations/webhooks`, { kind: 'attendee-sync', name: 'CRM' });
     expect(source.status).toBe(201);
     const cliFile = join(app.dataDir, 'cli-import.csv');
-    writeFileSync(cliFile, `first_name,last_name,credential_value\n${Array.from({ length: 2000 }, (_, i) => `C${i},Cli,CLI-${i}`).join('\n')}\n`);
+    writeFileSync(
+      cliFile,
+      `first_name,last_name,credential_value\n${Array.from({ length: 2000 }, (_, i) => `C${i},Cli,CLI-${i}`).join('\n')}\n`,
+    );
 
     const outcomes: Outcome[] = [];
     const record = <R extends { status: number; text: string }>(kind: string, res: R): R => {
@@ -56,7 +69,10 @@ describe('writes while the doors are busy', () => {
     const scanner = async (n: number) => {
       for (let i = 0; writing; i++) {
         const credential_value = `LOAD-${(i * 7 + n) % PEOPLE}`;
-        record('scan', await send('POST', `${A}/access-points/${door}/scan`, { credential_value, request_id: `s${n}-${i}` }));
+        record(
+          'scan',
+          await send('POST', `${A}/access-points/${door}/scan`, { credential_value, request_id: `s${n}-${i}` }),
+        );
         scanned++;
       }
     };
@@ -64,8 +80,22 @@ describe('writes while the doors are busy', () => {
       for (let i = 0; i < ROUNDS; i++) await write(i);
     };
     const writers = [
-      writer('attendee update', async (i) => void record('attendee update', await send('PUT', `${A}/attendees/${ids[i % ids.length]}`, { last_name: `Updated ${i}` }))),
-      writer('attendee-type zones', async (i) => void record('attendee-type zones', await send('PUT', `${A}/attendee-types/${shifting}`, { zone_ids: i % 2 ? [] : [zone] }))),
+      writer(
+        'attendee update',
+        async (i) =>
+          void record(
+            'attendee update',
+            await send('PUT', `${A}/attendees/${ids[i % ids.length]}`, { last_name: `Updated ${i}` }),
+          ),
+      ),
+      writer(
+        'attendee-type zones',
+        async (i) =>
+          void record(
+            'attendee-type zones',
+            await send('PUT', `${A}/attendee-types/${shifting}`, { zone_ids: i % 2 ? [] : [zone] }),
+          ),
+      ),
       writer('attendee-sync webhook', async (i) => {
         const body = {
           team_slug: 'default',
@@ -78,18 +108,36 @@ describe('writes while the doors are busy', () => {
         };
         record('attendee-sync webhook', await app.signedPost('/webhook/v1/attendee-sync', body, source.body.secret));
       }),
-      writer('attendee create', async (i) => void record('attendee create', await send('POST', `${A}/attendees`, { first_name: `New ${i}`, last_name: 'Writer' }))),
+      writer(
+        'attendee create',
+        async (i) =>
+          void record(
+            'attendee create',
+            await send('POST', `${A}/attendees`, { first_name: `New ${i}`, last_name: 'Writer' }),
+          ),
+      ),
       writer('reader OTP login', async (i) => {
         const reader_identifier = readers[i % readers.length]!;
-        record('reader login request', await app.request('POST', `${A}/readers/login`, { body: { reader_identifier } }));
+        record(
+          'reader login request',
+          await app.request('POST', `${A}/readers/login`, { body: { reader_identifier } }),
+        );
         const pending = record('reader login list', await send('GET', `${A}/readers/logins`));
-        const otp = (pending.body?.data as { reader_identifier: string; otp: string }[] | undefined)?.find((l) => l.reader_identifier === reader_identifier)?.otp ?? 'missing';
-        record('reader OTP verify', await app.request('POST', '/api/v1/reader-otp/verify', { body: { otp, reader_identifier } }));
+        const otp =
+          (pending.body?.data as { reader_identifier: string; otp: string }[] | undefined)?.find(
+            (l) => l.reader_identifier === reader_identifier,
+          )?.otp ?? 'missing';
+        record(
+          'reader OTP verify',
+          await app.request('POST', '/api/v1/reader-otp/verify', { body: { otp, reader_identifier } }),
+        );
       }),
       (async () => {
         // Another process writing the same store mid-storm, as an operator's import would.
         while (scanned < 200) await new Promise((resolve) => setTimeout(resolve, 50));
-        const cli = await runCli(['attendees', 'import', cliFile, '--project', 'default/default'], { GATEHOUSE_DATA_DIR: app.dataDir });
+        const cli = await runCli(['attendees', 'import', cliFile, '--project', 'default/default'], {
+          GATEHOUSE_DATA_DIR: app.dataDir,
+        });
         outcomes.push({ kind: 'cli import', status: cli.code === 0 ? 200 : 500, body: cli.stderr.slice(0, 300) });
       })(),
     ];

@@ -23,9 +23,13 @@ type PusherClient = {
 
 /** Rejects when the promise has not settled within `ms` (the test then fails saying what it waited for). */
 const within = <T>(promise: Promise<T>, ms: number, what: string) =>
-  Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms))]);
+  Promise.race([
+    promise,
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms)),
+  ]);
 
-const granted = (frames: Frame[]) => frames.filter((f) => f.event === 'AccessGranted').map((f) => f.data.attendee.last_name as string);
+const granted = (frames: Frame[]) =>
+  frames.filter((f) => f.event === 'AccessGranted').map((f) => f.data.attendee.last_name as string);
 
 describe('access re-checked when it changes (WebSocket)', () => {
   let gh: TestAppliance;
@@ -45,7 +49,10 @@ describe('access re-checked when it changes (WebSocket)', () => {
   /** A granted scan; resolves once the administrator's socket has its AccessGranted (so it was published to every subscriber). */
   const scan = async () => {
     const n = ++ticket;
-    expect((await api.post(`${A}/access-points/${gate}/scan`, { credential_value: `TICKET-${n}`, scan_type: 'qr' })).body.access_granted).toBe(true);
+    expect(
+      (await api.post(`${A}/access-points/${gate}/scan`, { credential_value: `TICKET-${n}`, scan_type: 'qr' })).body
+        .access_granted,
+    ).toBe(true);
     for (;;) if ((await control.next('AccessGranted')).data.attendee.last_name === `N${n}`) return `N${n}`;
   };
   const socket = async () => {
@@ -62,7 +69,10 @@ describe('access re-checked when it changes (WebSocket)', () => {
         cookies.set(pair!.slice(0, i), pair!.slice(i + 1));
       });
     take((await fetch(`${gh.url}/sanctum/csrf-cookie`)).headers);
-    const headers = () => ({ cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; '), 'x-xsrf-token': decodeURIComponent(cookies.get('XSRF-TOKEN')!) });
+    const headers = () => ({
+      cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+      'x-xsrf-token': decodeURIComponent(cookies.get('XSRF-TOKEN')!),
+    });
     const login = await gh.request('POST', '/api/v1/auth/session', { body: { email, password }, headers: headers() });
     expect(login.status).toBe(200);
     take(login.headers);
@@ -75,10 +85,16 @@ describe('access re-checked when it changes (WebSocket)', () => {
     api = client(gh, admin);
     const zone = (await api.post(`${A}/access-zones`, { name: 'Arena' })).body.data.id;
     gate = (await api.post(`${A}/access-points`, { name: 'North gate', access_zone_id: zone })).body.data.id;
-    const people = Array.from({ length: 30 }, (_, i) => ({ first_name: 'Guest', last_name: `N${i + 1}`, credential_value: `TICKET-${i + 1}` }));
+    const people = Array.from({ length: 30 }, (_, i) => ({
+      first_name: 'Guest',
+      last_name: `N${i + 1}`,
+      credential_value: `TICKET-${i + 1}`,
+    }));
     expect((await api.post(`${A}/attendees/import`, people)).status).toBeLessThan(300);
     control = await socket();
-    expect((await subscribeAs(gh, control, { token: admin }, ACCESS)).event).toBe('pusher_internal:subscription_succeeded');
+    expect((await subscribeAs(gh, control, { token: admin }, ACCESS)).event).toBe(
+      'pusher_internal:subscription_succeeded',
+    );
   });
   afterAll(async () => {
     for (const s of sockets) s.close();
@@ -88,16 +104,19 @@ describe('access re-checked when it changes (WebSocket)', () => {
   it("ends a deactivated user's pusher-js subscription before the deactivation answer: no later scan reaches it, and pusher-js is told 4009", async () => {
     const user = await member('deactivated@example.test');
     const port = Number(new URL(gh.url).port);
-    const pusher = new (Pusher as unknown as new (key: string, options: unknown) => PusherClient)(gh.app.deps.realtime.credentials.key, {
-      cluster: 'local',
-      wsHost: '127.0.0.1',
-      wsPort: port,
-      forceTLS: false,
-      enabledTransports: ['ws'],
-      disableStats: true,
-      authEndpoint: `${gh.url}/broadcasting/auth`,
-      auth: { headers: { Authorization: `Bearer ${user.token}` } },
-    });
+    const pusher = new (Pusher as unknown as new (key: string, options: unknown) => PusherClient)(
+      gh.app.deps.realtime.credentials.key,
+      {
+        cluster: 'local',
+        wsHost: '127.0.0.1',
+        wsPort: port,
+        forceTLS: false,
+        enabledTransports: ['ws'],
+        disableStats: true,
+        authEndpoint: `${gh.url}/broadcasting/auth`,
+        auth: { headers: { Authorization: `Bearer ${user.token}` } },
+      },
+    );
     sockets.push({ close: () => pusher.disconnect() });
     const received: string[] = [];
     const errors: any[] = [];
@@ -116,7 +135,11 @@ describe('access re-checked when it changes (WebSocket)', () => {
     expect((await api.put(`/api/v1/users/${user.id}`, { is_active: false })).status).toBe(200);
     await scan();
     // 4009 is in the range pusher-js does not reconnect from: it ends disconnected.
-    await within(expect.poll(() => states, { timeout: 5000 }).toContain('disconnected'), 6000, 'pusher-js disconnected');
+    await within(
+      expect.poll(() => states, { timeout: 5000 }).toContain('disconnected'),
+      6000,
+      'pusher-js disconnected',
+    );
     expect(received).toEqual([before]);
     const codes = errors.map((e) => (e.data ?? e.error?.data)?.code);
     expect(codes).toContain(4009);
@@ -134,7 +157,10 @@ describe('access re-checked when it changes (WebSocket)', () => {
     const after = await scan();
     const closed = await within(doomed.closed, 5000, "the revoked token's socket closed");
     expect(closed.code).toBe(4009);
-    expect(doomed.frames.find((f) => f.event === 'pusher:error')?.data).toMatchObject({ code: 4009, message: expect.stringMatching(/token/i) });
+    expect(doomed.frames.find((f) => f.event === 'pusher:error')?.data).toMatchObject({
+      code: 4009,
+      message: expect.stringMatching(/token/i),
+    });
     expect(granted(doomed.frames)).not.toContain(after);
     // The user's other token is untouched: its socket gets the scan.
     expect((await kept.next('AccessGranted')).data.attendee.last_name).toBe(after);

@@ -41,19 +41,25 @@ describe('channel names bound to one project', () => {
     return gate as number;
   };
   const scan = async (path: string, gate: number, name: string) =>
-    expect((await api.post(`${path}/access-points/${gate}/scan`, { credential_value: `T-${name}`, scan_type: 'qr' })).body.access_granted).toBe(true);
+    expect(
+      (await api.post(`${path}/access-points/${gate}/scan`, { credential_value: `T-${name}`, scan_type: 'qr' })).body
+        .access_granted,
+    ).toBe(true);
   const openPusher = async (token: string) => {
     const port = Number(new URL(gh.url).port);
-    const pusher = new (Pusher as unknown as new (key: string, options: unknown) => PusherClient)(gh.app.deps.realtime.credentials.key, {
-      cluster: 'local',
-      wsHost: '127.0.0.1',
-      wsPort: port,
-      forceTLS: false,
-      enabledTransports: ['ws'],
-      disableStats: true,
-      authEndpoint: `${gh.url}/broadcasting/auth`,
-      auth: { headers: { Authorization: `Bearer ${token}` } },
-    });
+    const pusher = new (Pusher as unknown as new (key: string, options: unknown) => PusherClient)(
+      gh.app.deps.realtime.credentials.key,
+      {
+        cluster: 'local',
+        wsHost: '127.0.0.1',
+        wsPort: port,
+        forceTLS: false,
+        enabledTransports: ['ws'],
+        disableStats: true,
+        authEndpoint: `${gh.url}/broadcasting/auth`,
+        auth: { headers: { Authorization: `Bearer ${token}` } },
+      },
+    );
     closers.push(() => pusher.disconnect());
     await new Promise<void>((resolve) => pusher.connection.bind('connected', () => resolve()));
     return pusher;
@@ -98,7 +104,9 @@ describe('channel names bound to one project', () => {
     const bossPlain = await follow(boss, `private-${BARE}`);
 
     expect((await api.post('/api/v1/teams', { name: 'Team B', slug: 'team-b' })).status).toBe(201);
-    expect((await api.post('/api/v1/projects', { name: 'Summer', slug: 'summer', team_slug: 'team-b' })).status).toBe(201);
+    expect((await api.post('/api/v1/projects', { name: 'Summer', slug: 'summer', team_slug: 'team-b' })).status).toBe(
+      201,
+    );
     const teamBGate = await venue(TEAM_B_SUMMER, ['B1']);
     const teamB = await socket();
     await subscribeAs(gh, teamB, { token: admin }, 'private-dashboard.project.team-b.summer.access');
@@ -119,23 +127,29 @@ describe('channel names bound to one project', () => {
       expect(refused.status, channel).toBe(403);
       expect(refused.body.reason).toMatch(/several teams/);
     }
-    for (const channel of ['private-dashboard.project.default.summer.access', 'private-dashboard.project.team-b.summer.access']) {
+    for (const channel of [
+      'private-dashboard.project.default.summer.access',
+      'private-dashboard.project.team-b.summer.access',
+    ]) {
       expect((await authorizeChannel(gh, { token: admin }, c.socketId, channel)).status, channel).toBe(200);
     }
   });
 
   it('authorizes at most 100 channels for one connection (asking again for one is not another), and refuses the 101st', async () => {
     // Every auth answer for a live socket is remembered with the socket, so there is a bound.
-    for (let i = 1; i <= 11; i++) expect((await api.post('/api/v1/projects', { name: `Cap ${i}`, slug: `cap-${i}` })).status).toBe(201);
-    const channels = Array.from({ length: 12 }, (_, i) => `default.${i === 0 ? 'default' : `cap-${i}`}`).flatMap((p) => [
-      ...['private-', 'private-encrypted-'].flatMap((k) => [
-        `${k}dashboard.project.${p}.access`,
-        `${k}dashboard.project.${p}.access-points`,
-        `${k}console.project.${p}.occupancy`,
-        `${k}console.project.${p}.devices`,
-      ]),
-      `presence-console.project.${p}`,
-    ]);
+    for (let i = 1; i <= 11; i++)
+      expect((await api.post('/api/v1/projects', { name: `Cap ${i}`, slug: `cap-${i}` })).status).toBe(201);
+    const channels = Array.from({ length: 12 }, (_, i) => `default.${i === 0 ? 'default' : `cap-${i}`}`).flatMap(
+      (p) => [
+        ...['private-', 'private-encrypted-'].flatMap((k) => [
+          `${k}dashboard.project.${p}.access`,
+          `${k}dashboard.project.${p}.access-points`,
+          `${k}console.project.${p}.occupancy`,
+          `${k}console.project.${p}.devices`,
+        ]),
+        `presence-console.project.${p}`,
+      ],
+    );
     const c = await socket();
     const ask = (channel: string) => authorizeChannel(gh, { token: admin }, c.socketId, channel);
     for (const channel of channels.slice(0, 100)) expect((await ask(channel)).status, channel).toBe(200);
@@ -144,7 +158,9 @@ describe('channel names bound to one project', () => {
     expect(refused.status).toBe(403);
     expect(refused.body.reason).toMatch(/Too many channels/);
     // The socket subscribes with what it was given.
-    expect((await c.subscribe(channels[0]!, (await ask(channels[0]!)).body.auth)).event).toBe('pusher_internal:subscription_succeeded');
+    expect((await c.subscribe(channels[0]!, (await ask(channels[0]!)).body.auth)).event).toBe(
+      'pusher_internal:subscription_succeeded',
+    );
   });
 
   it('refuses a bare-slug subscription signed elsewhere with the app secret while the slug is ambiguous', async () => {
@@ -154,6 +170,8 @@ describe('channel names bound to one project', () => {
     const refused = await c.subscribe(`private-${BARE}`, signChannel(gh, c.socketId, `private-${BARE}`));
     expect(refused).toMatchObject({ event: 'pusher:subscription_error', data: { type: 'AuthError', status: 403 } });
     const qualified = 'private-dashboard.project.team-b.summer.access';
-    expect((await c.subscribe(qualified, signChannel(gh, c.socketId, qualified))).event).toBe('pusher_internal:subscription_succeeded');
+    expect((await c.subscribe(qualified, signChannel(gh, c.socketId, qualified))).event).toBe(
+      'pusher_internal:subscription_succeeded',
+    );
   });
 });

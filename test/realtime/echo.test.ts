@@ -2,7 +2,14 @@ import Echo from 'laravel-echo';
 import PusherServerLib from 'pusher';
 import Pusher from 'pusher-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, client, createUser, startAppliance, type TestAppliance } from '../helpers/appliance.js';
+import {
+  ADMIN_EMAIL,
+  ADMIN_PASSWORD,
+  client,
+  createUser,
+  startAppliance,
+  type TestAppliance,
+} from '../helpers/appliance.js';
 import { signChannel } from '../helpers/pusher.js';
 
 // Unmodified pusher-js and laravel-echo against the appliance (issue 6): the access channel
@@ -12,7 +19,10 @@ import { signChannel } from '../helpers/pusher.js';
 const A = '/api/v1/projects/default/default';
 const ACCESS = 'dashboard.project.default.access';
 /** What these tests use of a pusher-js client (its default export types as a namespace here). */
-type PusherClient = { connection: { bind(event: string, callback: (...args: unknown[]) => void): void }; channel(name: string): any };
+type PusherClient = {
+  connection: { bind(event: string, callback: (...args: unknown[]) => void): void };
+  channel(name: string): any;
+};
 type Opened = { echo: InstanceType<typeof Echo>; pusher: PusherClient };
 const opened: Opened[] = [];
 
@@ -60,7 +70,9 @@ describe('pusher-js and laravel-echo against the appliance', () => {
     const api = client(gh, admin);
     zone = (await api.post(`${A}/access-zones`, { name: 'Arena', capacity: 10 })).body.data.id;
     gate = (await api.post(`${A}/access-points`, { name: 'North gate', access_zone_id: zone })).body.data.id;
-    await api.post(`${A}/attendees/import`, [{ first_name: 'Ada', last_name: 'Lovelace', credential_value: 'TICKET-1' }]);
+    await api.post(`${A}/attendees/import`, [
+      { first_name: 'Ada', last_name: 'Lovelace', credential_value: 'TICKET-1' },
+    ]);
   });
   afterAll(async () => {
     for (const { echo } of opened.splice(0)) echo.disconnect();
@@ -71,7 +83,14 @@ describe('pusher-js and laravel-echo against the appliance', () => {
     const res = await client(gh, admin).get('/api/v1/broadcasting/config');
     const port = Number(new URL(gh.url).port);
     expect(res.body).toEqual({
-      data: { key: gh.app.deps.realtime.credentials.key, ws_host: '127.0.0.1', ws_port: port, ws_path: '', force_tls: false, auth_endpoint: `${gh.url}/broadcasting/auth` },
+      data: {
+        key: gh.app.deps.realtime.credentials.key,
+        ws_host: '127.0.0.1',
+        ws_port: port,
+        ws_path: '',
+        force_tls: false,
+        auth_endpoint: `${gh.url}/broadcasting/auth`,
+      },
     });
     expect((await gh.request('GET', '/api/v1/broadcasting/config')).status).toBe(401);
   });
@@ -96,7 +115,13 @@ describe('pusher-js and laravel-echo against the appliance', () => {
     await api.post(`${A}/access-points/${gate}/scan`, { credential_value: 'FORGED-9', scan_type: 'qr' });
     const deniedEvent = (await api.get(`${A}/access-events?per_page=1`)).body.data[0];
     // The spec's four fields, and reason_detail beside them (ours; null for every denial but not_authorized's causes).
-    expect(await denied).toEqual({ credential_value: 'FORGED-9', access_point_id: gate, reason: 'invalid_credential', reason_detail: null, timestamp: deniedEvent.scanned_at });
+    expect(await denied).toEqual({
+      credential_value: 'FORGED-9',
+      access_point_id: gate,
+      reason: 'invalid_credential',
+      reason_detail: null,
+      timestamp: deniedEvent.scanned_at,
+    });
   });
 
   it('announces access point changes and zone occupancy on their documented channels', async () => {
@@ -108,7 +133,9 @@ describe('pusher-js and laravel-echo against the appliance', () => {
         .listen('.AccessPointUpdated', (e: unknown) => updates.push(e))
         .listen('.AccessPointDeleted', resolve),
     );
-    const occupancy = new Promise<unknown>((resolve) => echo.private('console.project.default.default.occupancy').listen('.ZoneOccupancyChanged', resolve));
+    const occupancy = new Promise<unknown>((resolve) =>
+      echo.private('console.project.default.default.occupancy').listen('.ZoneOccupancyChanged', resolve),
+    );
     await subscribed(pusher, 'private-dashboard.project.default.access-points');
     await subscribed(pusher, 'private-console.project.default.default.occupancy');
     const api = client(gh, admin);
@@ -116,14 +143,30 @@ describe('pusher-js and laravel-echo against the appliance', () => {
     await api.post(`${A}/readers`, { identifier: 'SIDE-1', type: 'qr', access_point_id: side.id });
     // The event carries the access point as REST shows it: its readers with gateway_id and status.
     const renamed = (await api.put(`${A}/access-points/${side.id}`, { name: 'Side door 2' })).body.data;
-    expect(renamed.readers).toEqual([expect.objectContaining({ identifier: 'SIDE-1', gateway_id: null, status: expect.objectContaining({ status: 'unknown', errors: 0 }) })]);
+    expect(renamed.readers).toEqual([
+      expect.objectContaining({
+        identifier: 'SIDE-1',
+        gateway_id: null,
+        status: expect.objectContaining({ status: 'unknown', errors: 0 }),
+      }),
+    ]);
     await api.del(`${A}/access-points/${side.id}`);
     expect(await deleted).toEqual({ id: side.id });
     expect(updates.slice(0, 2)).toEqual([side, renamed]);
     // Ada is inside since the previous test; out and in again moves the count.
-    const side2 = (await api.post(`${A}/access-points`, { name: 'Exit', access_zone_id: zone, direction: 'out' })).body.data;
-    expect((await api.post(`${A}/access-points/${side2.id}/scan`, { credential_value: 'TICKET-1', scan_type: 'qr' })).body.access_granted).toBe(true);
-    expect(await occupancy).toEqual({ access_zone_id: zone, capacity: 10, current_count: 0, available: 10, timestamp: expect.any(String) });
+    const side2 = (await api.post(`${A}/access-points`, { name: 'Exit', access_zone_id: zone, direction: 'out' })).body
+      .data;
+    expect(
+      (await api.post(`${A}/access-points/${side2.id}/scan`, { credential_value: 'TICKET-1', scan_type: 'qr' })).body
+        .access_granted,
+    ).toBe(true);
+    expect(await occupancy).toEqual({
+      access_zone_id: zone,
+      capacity: 10,
+      current_count: 0,
+      available: 10,
+      timestamp: expect.any(String),
+    });
   });
 
   it('refuses the channel to a token without a read ability and to a user outside the project, and Echo reports it', async () => {
@@ -153,7 +196,10 @@ describe('pusher-js and laravel-echo against the appliance', () => {
 
   it('refuses a forged auth string at subscription, and Echo reports it', async () => {
     const { echo } = await openEcho(gh, admin, {
-      authorizer: () => ({ authorize: (_socketId: string, callback: (e: null, a: { auth: string }) => void) => callback(null, { auth: `${gh.app.deps.realtime.credentials.key}:${'0'.repeat(64)}` }) }),
+      authorizer: () => ({
+        authorize: (_socketId: string, callback: (e: null, a: { auth: string }) => void) =>
+          callback(null, { auth: `${gh.app.deps.realtime.credentials.key}:${'0'.repeat(64)}` }),
+      }),
     });
     const error = await new Promise<{ type: string; status: number }>((resolve) => echo.private(ACCESS).error(resolve));
     expect(error).toMatchObject({ type: 'AuthError', status: 401 });
@@ -161,12 +207,24 @@ describe('pusher-js and laravel-echo against the appliance', () => {
 
   it('answers bad auth requests clearly: 422 for a malformed socket id or channel, 401 without credentials', async () => {
     const token = admin;
-    const form = (body: string) => gh.request('POST', '/broadcasting/auth', { token, rawBody: body, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const form = (body: string) =>
+      gh.request('POST', '/broadcasting/auth', {
+        token,
+        rawBody: body,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
     const bad = await form('socket_id=abc&channel_name=private-x y');
     expect(bad.status).toBe(422);
     expect(Object.keys(bad.body.errors).sort()).toEqual(['channel_name', 'socket_id']);
     expect((await form('socket_id=1.2&channel_name=private-not-ours')).status).toBe(403);
-    expect((await gh.request('POST', '/broadcasting/auth', { rawBody: 'socket_id=1.2&channel_name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } })).status).toBe(401);
+    expect(
+      (
+        await gh.request('POST', '/broadcasting/auth', {
+          rawBody: 'socket_id=1.2&channel_name=x',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        })
+      ).status,
+    ).toBe(401);
   });
 
   it('authorizes with a cookie session when the CSRF header matches, 419 otherwise', async () => {
@@ -180,19 +238,30 @@ describe('pusher-js and laravel-echo against the appliance', () => {
     const jar = () => [...cookies].map(([k, v]) => `${k}=${v}`).join('; ');
     take((await fetch(`${gh.url}/sanctum/csrf-cookie`)).headers);
     const xsrf = () => decodeURIComponent(cookies.get('XSRF-TOKEN')!);
-    const login = await gh.request('POST', '/api/v1/auth/session', { body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD }, headers: { cookie: jar(), 'x-xsrf-token': xsrf() } });
+    const login = await gh.request('POST', '/api/v1/auth/session', {
+      body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD },
+      headers: { cookie: jar(), 'x-xsrf-token': xsrf() },
+    });
     expect(login.status).toBe(200);
     take(login.headers);
     const body = 'socket_id=1.2&channel_name=private-dashboard.project.default.access';
-    const ok = await gh.request('POST', '/broadcasting/auth', { rawBody: body, headers: { cookie: jar(), 'x-xsrf-token': xsrf(), 'content-type': 'application/x-www-form-urlencoded' } });
+    const ok = await gh.request('POST', '/broadcasting/auth', {
+      rawBody: body,
+      headers: { cookie: jar(), 'x-xsrf-token': xsrf(), 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(ok.status).toBe(200);
-    const noCsrf = await gh.request('POST', '/broadcasting/auth', { rawBody: body, headers: { cookie: jar(), 'content-type': 'application/x-www-form-urlencoded' } });
+    const noCsrf = await gh.request('POST', '/broadcasting/auth', {
+      rawBody: body,
+      headers: { cookie: jar(), 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(noCsrf.status).toBe(419);
   });
 
   it('counts two tabs of one user as one presence member: added on the first, removed after the last', async () => {
     const other = await createUser(gh, admin, 'colleague@example.test');
-    expect((await client(gh, admin).post(`/api/v1/users/${other.id}/teams`, { team_slug: 'default' })).status).toBe(200);
+    expect((await client(gh, admin).post(`/api/v1/users/${other.id}/teams`, { team_slug: 'default' })).status).toBe(
+      200,
+    );
     const channel = 'console.project.default';
     const watcher = await openEcho(gh, other.token);
     const events: string[] = [];
@@ -228,7 +297,9 @@ describe('pusher-js and laravel-echo against the appliance', () => {
     // The appliance's own /broadcasting/auth gives the integer id.
     const ours = await openEcho(gh, admin);
     await new Promise<void>((resolve) => ours.echo.join('console.project.default').here(() => resolve()));
-    const joined = new Promise<{ id: unknown; info: unknown }>((resolve) => ours.pusher.channel(channel).bind('pusher:member_added', resolve));
+    const joined = new Promise<{ id: unknown; info: unknown }>((resolve) =>
+      ours.pusher.channel(channel).bind('pusher:member_added', resolve),
+    );
     expect(ours.pusher.channel(channel).members.me).toEqual({ id: me.id, info: { name: me.name } });
     expect(typeof ours.pusher.channel(channel).members.me.id).toBe('number');
     // A Laravel app's auth endpoint answers {user_id: 2}, an integer; the server keeps it one.
@@ -245,7 +316,14 @@ describe('pusher-js and laravel-echo against the appliance', () => {
     expect(laravel.pusher.channel(channel).members.me.id).toBe(2);
     // The HTTP API lists the members with their ids' types too.
     const { appId, key, secret } = gh.app.deps.realtime.credentials;
-    const lib = new PusherServerLib({ appId, key, secret, host: '127.0.0.1', port: new URL(gh.url).port, useTLS: false });
+    const lib = new PusherServerLib({
+      appId,
+      key,
+      secret,
+      host: '127.0.0.1',
+      port: new URL(gh.url).port,
+      useTLS: false,
+    });
     const users = await (await lib.get({ path: `/channels/${channel}/users` })).json();
     expect(users).toEqual({ users: [{ id: me.id }, { id: 2 }] });
     ours.echo.disconnect();

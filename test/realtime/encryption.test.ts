@@ -31,7 +31,11 @@ type PusherClient = {
 };
 const opened: { disconnect(): void }[] = [];
 
-async function openPusher(gh: TestAppliance, token: string, extra: Record<string, unknown> = {}): Promise<PusherClient> {
+async function openPusher(
+  gh: TestAppliance,
+  token: string,
+  extra: Record<string, unknown> = {},
+): Promise<PusherClient> {
   const port = Number(new URL(gh.url).port);
   const options = {
     cluster: 'local',
@@ -51,7 +55,11 @@ async function openPusher(gh: TestAppliance, token: string, extra: Record<string
 }
 
 /** Resolves with the first event of that name on the channel; rejects on a subscription error. */
-function first(pusher: PusherClient, channel: string, event: string): { subscribed: Promise<void>; received: Promise<any> } {
+function first(
+  pusher: PusherClient,
+  channel: string,
+  event: string,
+): { subscribed: Promise<void>; received: Promise<any> } {
   const c = pusher.subscribe(channel);
   const subscribed = new Promise<void>((resolve, reject) => {
     c.bind('pusher:subscription_succeeded', () => resolve());
@@ -81,7 +89,9 @@ describe('end-to-end encrypted channels', () => {
     const api = client(gh, admin);
     const zone = (await api.post(`${A}/access-zones`, { name: 'Arena' })).body.data.id;
     gate = (await api.post(`${A}/access-points`, { name: 'North gate', access_zone_id: zone })).body.data.id;
-    await api.post(`${A}/attendees/import`, [{ first_name: 'Ada', last_name: 'Lovelace', credential_value: 'TICKET-1' }]);
+    await api.post(`${A}/attendees/import`, [
+      { first_name: 'Ada', last_name: 'Lovelace', credential_value: 'TICKET-1' },
+    ]);
   });
   afterAll(async () => {
     for (const pusher of opened.splice(0)) pusher.disconnect();
@@ -100,10 +110,19 @@ describe('end-to-end encrypted channels', () => {
       expect(Buffer.from(res.body.shared_secret, 'base64')).toHaveLength(32);
     }
     // A plain private channel gets no key, and the two names of one channel get different keys.
-    const plain = await gh.request('POST', '/broadcasting/auth', { token: admin, body: { socket_id: '1.2', channel_name: 'private-dashboard.project.default.access' } });
+    const plain = await gh.request('POST', '/broadcasting/auth', {
+      token: admin,
+      body: { socket_id: '1.2', channel_name: 'private-dashboard.project.default.access' },
+    });
     expect(plain.body).toEqual({ auth: expect.any(String) });
-    const qualified = await gh.request('POST', '/broadcasting/auth', { token: admin, body: { socket_id: '1.2', channel_name: 'private-encrypted-dashboard.project.default.default.access' } });
-    const bare = await gh.request('POST', '/broadcasting/auth', { token: admin, body: { socket_id: '1.2', channel_name: ACCESS } });
+    const qualified = await gh.request('POST', '/broadcasting/auth', {
+      token: admin,
+      body: { socket_id: '1.2', channel_name: 'private-encrypted-dashboard.project.default.default.access' },
+    });
+    const bare = await gh.request('POST', '/broadcasting/auth', {
+      token: admin,
+      body: { socket_id: '1.2', channel_name: ACCESS },
+    });
     expect(qualified.body.shared_secret).not.toBe(bare.body.shared_secret);
   });
 
@@ -113,9 +132,14 @@ describe('end-to-end encrypted channels', () => {
     await subscribed;
     // A raw subscriber sees only ciphertext on the wire.
     const raw = await rawClient(wsUrl(gh));
-    expect((await raw.subscribe(ACCESS, signChannel(gh, raw.socketId, ACCESS))).event).toBe('pusher_internal:subscription_succeeded');
+    expect((await raw.subscribe(ACCESS, signChannel(gh, raw.socketId, ACCESS))).event).toBe(
+      'pusher_internal:subscription_succeeded',
+    );
     const api = client(gh, admin);
-    expect((await api.post(`${A}/access-points/${gate}/scan`, { credential_value: 'TICKET-1', scan_type: 'qr' })).body.access_granted).toBe(true);
+    expect(
+      (await api.post(`${A}/access-points/${gate}/scan`, { credential_value: 'TICKET-1', scan_type: 'qr' })).body
+        .access_granted,
+    ).toBe(true);
     const event = (await api.get(`${A}/access-events?per_page=1`)).body.data[0];
     expect(await received).toEqual({
       attendee_id: event.attendee_id,
@@ -165,15 +189,22 @@ describe('end-to-end encrypted channels', () => {
     opened.push(echo);
     const channel = echo.encryptedPrivate('dashboard.project.default.access');
     const denied = new Promise<unknown>((resolve) => channel.listen('.AccessDenied', resolve));
-    await new Promise<void>((resolve, reject) => channel.subscribed(() => resolve()).error((e: unknown) => reject(new Error(JSON.stringify(e)))));
+    await new Promise<void>((resolve, reject) =>
+      channel.subscribed(() => resolve()).error((e: unknown) => reject(new Error(JSON.stringify(e)))),
+    );
     await client(gh, admin).post(`${A}/access-points/${gate}/scan`, { credential_value: 'FORGED-9', scan_type: 'qr' });
-    expect(await denied).toMatchObject({ credential_value: 'FORGED-9', access_point_id: gate, reason: 'invalid_credential' });
+    expect(await denied).toMatchObject({
+      credential_value: 'FORGED-9',
+      access_point_id: gate,
+      reason: 'invalid_credential',
+    });
   });
 
   it('refuses a forged auth with 401 and a user who may not read the project with 403, as pusher-js reports them', async () => {
     const forged = await openPusher(gh, admin, {
       authorizer: () => ({
-        authorize: (_: string, callback: (e: null, a: unknown) => void) => callback(null, { auth: `enc-key:${'0'.repeat(64)}`, shared_secret: randomBytes(32).toString('base64') }),
+        authorize: (_: string, callback: (e: null, a: unknown) => void) =>
+          callback(null, { auth: `enc-key:${'0'.repeat(64)}`, shared_secret: randomBytes(32).toString('base64') }),
       }),
     });
     const refused = first(forged, ACCESS, 'AccessGranted').subscribed.catch((e: Error) => JSON.parse(e.message));
@@ -204,14 +235,32 @@ describe('end-to-end encrypted channels', () => {
       lib(gh)
         .post({ path, body: body as never })
         .catch((e: { status: number; body: string }) => ({ status: e.status, json: JSON.parse(e.body) }));
-    const plaintext = (await post('/events', { name: 'Leak', channel: ACCESS, data: JSON.stringify({ attendee: 'Ada' }) })) as { status: number; json: any };
+    const plaintext = (await post('/events', {
+      name: 'Leak',
+      channel: ACCESS,
+      data: JSON.stringify({ attendee: 'Ada' }),
+    })) as { status: number; json: any };
     expect(plaintext.status).toBe(400);
-    expect(plaintext.json).toMatchObject({ error: 'validation_failed', errors: { data: [expect.stringContaining('{nonce, ciphertext}')] } });
-    const sealed = JSON.stringify({ nonce: randomBytes(24).toString('base64'), ciphertext: randomBytes(40).toString('base64') });
-    const several = (await post('/events', { name: 'X', channels: [ACCESS, 'private-encrypted-dashboard.project.default.default.access'], data: sealed })) as { status: number; json: any };
+    expect(plaintext.json).toMatchObject({
+      error: 'validation_failed',
+      errors: { data: [expect.stringContaining('{nonce, ciphertext}')] },
+    });
+    const sealed = JSON.stringify({
+      nonce: randomBytes(24).toString('base64'),
+      ciphertext: randomBytes(40).toString('base64'),
+    });
+    const several = (await post('/events', {
+      name: 'X',
+      channels: [ACCESS, 'private-encrypted-dashboard.project.default.default.access'],
+      data: sealed,
+    })) as { status: number; json: any };
     expect(several.status).toBe(400);
     expect(several.json.errors).toHaveProperty('channels');
-    const shortNonce = (await post('/events', { name: 'X', channel: ACCESS, data: JSON.stringify({ nonce: 'AAAA', ciphertext: randomBytes(40).toString('base64') }) })) as { status: number };
+    const shortNonce = (await post('/events', {
+      name: 'X',
+      channel: ACCESS,
+      data: JSON.stringify({ nonce: 'AAAA', ciphertext: randomBytes(40).toString('base64') }),
+    })) as { status: number };
     expect(shortNonce.status).toBe(400);
     const batch = (await post('/batch_events', {
       batch: [
@@ -222,6 +271,8 @@ describe('end-to-end encrypted channels', () => {
     expect(batch.status).toBe(400);
     expect(batch.json.errors).toHaveProperty(['batch.1.data']);
     // Sealed data for one encrypted channel is accepted (whoever holds the key can open it).
-    expect((await lib(gh).post({ path: '/events', body: { name: 'X', channel: ACCESS, data: sealed } as never })).status).toBe(200);
+    expect(
+      (await lib(gh).post({ path: '/events', body: { name: 'X', channel: ACCESS, data: sealed } as never })).status,
+    ).toBe(200);
   });
 });

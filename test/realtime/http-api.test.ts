@@ -9,13 +9,21 @@ import { rawClient, signChannel, wsUrl } from '../helpers/pusher.js';
 // The signed Pusher HTTP API, driven by the official server library (pusher-http-node), the
 // app credentials, the event namespace option and the WebSocket metrics (issue 6, items 4-7).
 
-const ENV = { GATEHOUSE_PUSHER_APP_ID: '4242', GATEHOUSE_PUSHER_KEY: 'local-key', GATEHOUSE_PUSHER_SECRET: 'local-secret', GATEHOUSE_PUSHER_EVENT_NAMESPACE: 'App\\Events' };
+const ENV = {
+  GATEHOUSE_PUSHER_APP_ID: '4242',
+  GATEHOUSE_PUSHER_KEY: 'local-key',
+  GATEHOUSE_PUSHER_SECRET: 'local-secret',
+  GATEHOUSE_PUSHER_EVENT_NAMESPACE: 'App\\Events',
+};
 
 /** A request signed by hand, for what the library will not send (stale, tampered, invalid). */
 function signedPost(gh: TestAppliance, body: string, timestamp = Math.floor(Date.now() / 1000), md5Of = body) {
   const params = `auth_key=local-key&auth_timestamp=${timestamp}&auth_version=1.0&body_md5=${createHash('md5').update(md5Of).digest('hex')}`;
   const signature = createHmac('sha256', 'local-secret').update(`POST\n/apps/4242/events\n${params}`).digest('hex');
-  return gh.request('POST', `/apps/4242/events?${params}&auth_signature=${signature}`, { rawBody: body, headers: { 'content-type': 'application/json' } });
+  return gh.request('POST', `/apps/4242/events?${params}&auth_signature=${signature}`, {
+    rawBody: body,
+    headers: { 'content-type': 'application/json' },
+  });
 }
 
 describe('the Pusher HTTP API and app credentials', () => {
@@ -23,7 +31,14 @@ describe('the Pusher HTTP API and app credentials', () => {
   let lib: PusherServerLib;
   beforeAll(async () => {
     gh = await startAppliance(ENV);
-    lib = new PusherServerLib({ appId: '4242', key: 'local-key', secret: 'local-secret', host: '127.0.0.1', port: new URL(gh.url).port, useTLS: false });
+    lib = new PusherServerLib({
+      appId: '4242',
+      key: 'local-key',
+      secret: 'local-secret',
+      host: '127.0.0.1',
+      port: new URL(gh.url).port,
+      useTLS: false,
+    });
   });
   afterAll(() => gh.destroy());
 
@@ -66,18 +81,33 @@ describe('the Pusher HTTP API and app credentials', () => {
     const sizes = [0, 100, 125, 126, 1000, 65_535 - 40, 65_536, 90_000];
     await lib.triggerBatch(sizes.map((n, i) => ({ channel: 'news', name: `Size${i}`, data: { pad: 'x'.repeat(n) } })));
     c.send('pusher:ping', {});
-    for (const [i, n] of sizes.entries()) expect(((await c.next(`Size${i}`)).data as { pad: string }).pad).toHaveLength(n);
+    for (const [i, n] of sizes.entries())
+      expect(((await c.next(`Size${i}`)).data as { pad: string }).pad).toHaveLength(n);
     await c.next('pusher:pong');
     expect(order).toEqual([...sizes.map((_, i) => `Size${i}`), 'pusher:pong']);
     c.ws.close();
   });
 
   it('refuses a wrong signature, a stale timestamp, a tampered body and another app id', async () => {
-    const wrong = new PusherServerLib({ appId: '4242', key: 'local-key', secret: 'not-the-secret', host: '127.0.0.1', port: new URL(gh.url).port, useTLS: false });
+    const wrong = new PusherServerLib({
+      appId: '4242',
+      key: 'local-key',
+      secret: 'not-the-secret',
+      host: '127.0.0.1',
+      port: new URL(gh.url).port,
+      useTLS: false,
+    });
     const err = (await wrong.trigger('news', 'X', {}).catch((e: unknown) => e)) as { status: number; body: string };
     expect(err.status).toBe(401);
     expect(JSON.parse(err.body)).toEqual({ error: 'invalid_signature', message: 'Invalid signature' });
-    const otherApp = new PusherServerLib({ appId: '1', key: 'local-key', secret: 'local-secret', host: '127.0.0.1', port: new URL(gh.url).port, useTLS: false });
+    const otherApp = new PusherServerLib({
+      appId: '1',
+      key: 'local-key',
+      secret: 'local-secret',
+      host: '127.0.0.1',
+      port: new URL(gh.url).port,
+      useTLS: false,
+    });
     expect((await otherApp.trigger('news', 'X', {}).catch((e: { status: number }) => e)).status).toBe(404);
     // By hand: an old timestamp, then a body that is not the one signed.
     const send = (body: string, timestamp: number, md5Of = body) => signedPost(gh, body, timestamp, md5Of);
@@ -88,7 +118,9 @@ describe('the Pusher HTTP API and app credentials', () => {
     expect(stale.body.message).toMatch(/auth_timestamp/);
     const tampered = await send(body, Math.floor(Date.now() / 1000), '{"other":1}');
     expect(tampered.body).toEqual({ error: 'invalid_signature', message: 'body_md5 does not match the body' });
-    expect((await gh.request('POST', '/apps/4242/events', { body: { name: 'X', channel: 'news', data: '' } })).status).toBe(401);
+    expect(
+      (await gh.request('POST', '/apps/4242/events', { body: { name: 'X', channel: 'news', data: '' } })).status,
+    ).toBe(401);
   });
 
   it('validates what is published: 400 for a bad body, 413 for data over the limit', async () => {
@@ -120,10 +152,16 @@ describe('the Pusher HTTP API and app credentials', () => {
       authEndpoint: cfg.auth_endpoint,
       auth: { headers: { Authorization: `Bearer ${token}` } },
     } as never);
-    const denied = new Promise<{ reason: string }>((resolve) => echo.private('dashboard.project.default.access').listen('AccessDenied', resolve));
-    const pusher = (echo.connector as unknown as { pusher: { connection: { bind(event: string, callback: () => void): void } } }).pusher;
+    const denied = new Promise<{ reason: string }>((resolve) =>
+      echo.private('dashboard.project.default.access').listen('AccessDenied', resolve),
+    );
+    const pusher = (
+      echo.connector as unknown as { pusher: { connection: { bind(event: string, callback: () => void): void } } }
+    ).pusher;
     await new Promise<void>((resolve) => pusher.connection.bind('connected', () => resolve()));
-    await expect.poll(() => gh.app.deps.realtime.server.registry.subscriberCount('private-dashboard.project.default.access')).toBe(1);
+    await expect
+      .poll(() => gh.app.deps.realtime.server.registry.subscriberCount('private-dashboard.project.default.access'))
+      .toBe(1);
     await api.post(`${A}/access-points/${gate}/scan`, { credential_value: 'NOBODY', scan_type: 'qr' });
     expect((await denied).reason).toBe('invalid_credential');
     echo.disconnect();
@@ -157,8 +195,17 @@ describe('generated app credentials', () => {
     expect(JSON.stringify(config.body)).not.toContain(first.secret);
     expect(JSON.stringify(config.body)).not.toContain(first.encryptionMasterKey);
     // The generated master key is the one shared_secret is derived from (what a publisher configures).
-    const auth = await again.request('POST', '/broadcasting/auth', { token, body: { socket_id: '1.2', channel_name: 'private-encrypted-dashboard.project.default.access' } });
-    const lib = new PusherServerLib({ appId: first.appId, key: first.key, secret: first.secret, host: '127.0.0.1', encryptionMasterKeyBase64: first.encryptionMasterKey });
+    const auth = await again.request('POST', '/broadcasting/auth', {
+      token,
+      body: { socket_id: '1.2', channel_name: 'private-encrypted-dashboard.project.default.access' },
+    });
+    const lib = new PusherServerLib({
+      appId: first.appId,
+      key: first.key,
+      secret: first.secret,
+      host: '127.0.0.1',
+      encryptionMasterKeyBase64: first.encryptionMasterKey,
+    });
     expect(auth.body).toEqual(lib.authorizeChannel('1.2', 'private-encrypted-dashboard.project.default.access'));
     expect(JSON.stringify(auth.body)).not.toContain(first.encryptionMasterKey);
     await again.destroy();

@@ -10,7 +10,11 @@ const ACCESS = 'private-dashboard.project.default.access';
 describe('the Pusher protocol server', () => {
   let gh: TestAppliance;
   beforeAll(async () => {
-    gh = await startAppliance({ GATEHOUSE_PUSHER_ACTIVITY_TIMEOUT_SECONDS: '1', GATEHOUSE_PUSHER_PONG_TIMEOUT_SECONDS: '1', GATEHOUSE_PUSHER_MAX_BUFFERED_BYTES: '65536' });
+    gh = await startAppliance({
+      GATEHOUSE_PUSHER_ACTIVITY_TIMEOUT_SECONDS: '1',
+      GATEHOUSE_PUSHER_PONG_TIMEOUT_SECONDS: '1',
+      GATEHOUSE_PUSHER_MAX_BUFFERED_BYTES: '65536',
+    });
   });
   afterAll(() => gh.destroy());
 
@@ -33,7 +37,9 @@ describe('the Pusher protocol server', () => {
   it('answers a WebSocket upgrade on any other path with 404', async () => {
     const text = await new Promise<string>((resolve) => {
       const socket = createConnection(Number(new URL(gh.url).port), '127.0.0.1', () =>
-        socket.write('GET /nothing-here HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n'),
+        socket.write(
+          'GET /nothing-here HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
+        ),
       );
       let data = '';
       socket.on('data', (d) => (data += d.toString()));
@@ -49,9 +55,19 @@ describe('the Pusher protocol server', () => {
     expect(ok).toMatchObject({ event: 'pusher_internal:subscription_succeeded', channel: ACCESS });
     // A signature for another socket, another channel, or with another key is refused, as Echo's .error() expects.
     const other = 'private-dashboard.project.default.occupancy';
-    for (const auth of [signChannel(gh, '1.1', other), signChannel(gh, c.socketId, ACCESS), `wrong:${signChannel(gh, c.socketId, other).split(':')[1]}`, 'no-colon', '']) {
+    for (const auth of [
+      signChannel(gh, '1.1', other),
+      signChannel(gh, c.socketId, ACCESS),
+      `wrong:${signChannel(gh, c.socketId, other).split(':')[1]}`,
+      'no-colon',
+      '',
+    ]) {
       const refused = await c.subscribe(other, auth);
-      expect(refused).toEqual({ event: 'pusher:subscription_error', channel: other, data: { type: 'AuthError', error: 'Invalid signature', status: 401 } });
+      expect(refused).toEqual({
+        event: 'pusher:subscription_error',
+        channel: other,
+        data: { type: 'AuthError', error: 'Invalid signature', status: 401 },
+      });
     }
     expect(gh.app.deps.realtime.server.registry.has(other, c.socketId)).toBe(false);
     // Server frames carry data as a JSON string (protocol 7).
@@ -105,7 +121,9 @@ describe('the Pusher protocol server', () => {
     const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
     socket.on('error', () => {});
     const key = new URL(wsUrl(gh)).pathname.split('/').pop();
-    socket.write(`GET /app/${key}?protocol=7 HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`);
+    socket.write(
+      `GET /app/${key}?protocol=7 HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`,
+    );
     await new Promise((resolve) => socket.once('data', resolve));
     socket.pause();
     const payload = Buffer.from(JSON.stringify({ event: 'pusher:subscribe', data: { channel: 'firehose' } }));
@@ -133,7 +151,11 @@ describe('the Pusher protocol server', () => {
 describe('Pusher server limits', () => {
   let gh: TestAppliance;
   beforeAll(async () => {
-    gh = await startAppliance({ GATEHOUSE_PUSHER_MAX_CONNECTIONS: '2', GATEHOUSE_PUSHER_CLIENT_EVENTS: '1', GATEHOUSE_PUSHER_CLIENT_EVENTS_PER_SECOND: '3' });
+    gh = await startAppliance({
+      GATEHOUSE_PUSHER_MAX_CONNECTIONS: '2',
+      GATEHOUSE_PUSHER_CLIENT_EVENTS: '1',
+      GATEHOUSE_PUSHER_CLIENT_EVENTS_PER_SECOND: '3',
+    });
   });
   afterAll(() => gh.destroy());
 
@@ -147,7 +169,12 @@ describe('Pusher server limits', () => {
     await b.subscribe(channel, signChannel(gh, b.socketId, channel, dataB), dataB);
     a.send('client-typing', { text: 'hi' }, channel);
     // user_id as the sender's channel_data gave it: a number stays a number (issue 22, item 4).
-    expect(await b.next('client-typing')).toEqual({ event: 'client-typing', channel, data: { text: 'hi' }, user_id: 7 });
+    expect(await b.next('client-typing')).toEqual({
+      event: 'client-typing',
+      channel,
+      data: { text: 'hi' },
+      user_id: 7,
+    });
     // The sender does not get its own event back.
     await new Promise((r) => setTimeout(r, 100));
     expect(a.frames.some((f) => f.event === 'client-typing')).toBe(false);
@@ -207,12 +234,21 @@ describe('presence members', () => {
     expect(watcher.joined.data).toEqual({ presence: { ids: ['w-1'], hash: { 'w-1': { name: 'Watcher' } }, count: 1 } });
     const two = await join(2, 'Two');
     // ids keep the number; hash keys are strings, as JSON object keys are.
-    expect(two.joined.data).toEqual({ presence: { ids: ['w-1', 2], hash: { 'w-1': { name: 'Watcher' }, 2: { name: 'Two' } }, count: 2 } });
+    expect(two.joined.data).toEqual({
+      presence: { ids: ['w-1', 2], hash: { 'w-1': { name: 'Watcher' }, 2: { name: 'Two' } }, count: 2 },
+    });
     expect(JSON.stringify(two.joined.data.presence.ids)).toBe('["w-1",2]');
-    expect((await watcher.c.next('pusher_internal:member_added')).data).toEqual({ user_id: 2, user_info: { name: 'Two' } });
+    expect((await watcher.c.next('pusher_internal:member_added')).data).toEqual({
+      user_id: 2,
+      user_info: { name: 'Two' },
+    });
     // The string "2" is the same member: no member_added, and the member keeps the id it joined with.
     const twoAgain = await join('2', 'Two, second tab');
-    expect(twoAgain.joined.data.presence).toEqual({ ids: ['w-1', 2], hash: { 'w-1': { name: 'Watcher' }, 2: { name: 'Two' } }, count: 2 });
+    expect(twoAgain.joined.data.presence).toEqual({
+      ids: ['w-1', 2],
+      hash: { 'w-1': { name: 'Watcher' }, 2: { name: 'Two' } },
+      count: 2,
+    });
     two.c.ws.close();
     await expect.poll(() => gh.app.deps.realtime.server.registry.subscriberCount(channel)).toBe(2);
     await settled(watcher.c);
@@ -227,7 +263,10 @@ describe('presence members', () => {
       const c = await rawClient(wsUrl(gh));
       const data = JSON.stringify({ user_id: userId });
       const refused = await c.subscribe(channel, signChannel(gh, c.socketId, channel, data), data);
-      expect(refused).toMatchObject({ event: 'pusher:subscription_error', data: { type: 'AuthError', status: 400, error: expect.stringContaining('user_id') } });
+      expect(refused).toMatchObject({
+        event: 'pusher:subscription_error',
+        data: { type: 'AuthError', status: 400, error: expect.stringContaining('user_id') },
+      });
       c.ws.close();
     }
   });

@@ -21,7 +21,9 @@ async function pair(): Promise<{ serverSide: WebSocket; upgradeSocket: Duplex; c
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
   server = createServer();
   const accepted = new Promise<{ serverSide: WebSocket; upgradeSocket: Duplex }>((resolve) =>
-    server!.on('upgrade', (req, socket, head) => wss.handleUpgrade(req, socket, head, (ws) => resolve({ serverSide: ws, upgradeSocket: socket }))),
+    server!.on('upgrade', (req, socket, head) =>
+      wss.handleUpgrade(req, socket, head, (ws) => resolve({ serverSide: ws, upgradeSocket: socket })),
+    ),
   );
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');

@@ -28,7 +28,8 @@ const ENV = { GATEHOUSE_ADMIN_EMAIL: 'admin@example.test', GATEHOUSE_ADMIN_PASSW
 function modes(dataDir: string): Record<string, string> {
   const out: Record<string, string> = { '.': mode(dataDir).toString(8) };
   for (const name of readdirSync(dataDir)) out[name] = mode(join(dataDir, name)).toString(8);
-  for (const name of readdirSync(join(dataDir, 'journal'))) out[`journal/${name}`] = mode(join(dataDir, 'journal', name)).toString(8);
+  for (const name of readdirSync(join(dataDir, 'journal')))
+    out[`journal/${name}`] = mode(join(dataDir, 'journal', name)).toString(8);
   return out;
 }
 
@@ -39,9 +40,12 @@ describe('the data directory', () => {
     await proc.waitFor(/Gatehouse ready at/);
     const seen = modes(dataDir);
     expect(await proc.stop('SIGTERM')).toBe(0);
-    expect(Object.keys(seen)).toEqual(expect.arrayContaining(['.', 'gatehouse.db', 'gatehouse.db-wal', 'gatehouse.db-shm', 'journal']));
+    expect(Object.keys(seen)).toEqual(
+      expect.arrayContaining(['.', 'gatehouse.db', 'gatehouse.db-wal', 'gatehouse.db-shm', 'journal']),
+    );
     expect(Object.keys(seen).some((k) => k.startsWith('journal/events-'))).toBe(true);
-    for (const [name, m] of Object.entries(seen)) expect(m, name).toBe(name === '.' || name === 'journal' ? '700' : '600');
+    for (const [name, m] of Object.entries(seen))
+      expect(m, name).toBe(name === '.' || name === 'journal' ? '700' : '600');
   });
 
   it('tightens an existing data directory that others could read, and says so in the log', async () => {
@@ -60,7 +64,8 @@ describe('the data directory', () => {
     const seen = modes(dataDir);
     await second.waitFor(/data directory permissions tightened/);
     expect(await second.stop('SIGTERM')).toBe(0);
-    for (const [name, m] of Object.entries(seen)) expect(m, name).toBe(name === '.' || name === 'journal' ? '700' : '600');
+    for (const [name, m] of Object.entries(seen))
+      expect(m, name).toBe(name === '.' || name === 'journal' ? '700' : '600');
   });
 
   it('leaves a data directory that is already private alone', async () => {

@@ -45,7 +45,10 @@ describe('store', () => {
     const store = new Store({ dataDir: d, synchronous: 'NORMAL' }, log);
     store.start();
     expect(migrate(store.db, migrations)).toBe(0);
-    const broken = [...migrations, { version: 999, name: 'broken', sql: 'CREATE TABLE half (id INTEGER); INSERT INTO nope VALUES (1);' }];
+    const broken = [
+      ...migrations,
+      { version: 999, name: 'broken', sql: 'CREATE TABLE half (id INTEGER); INSERT INTO nope VALUES (1);' },
+    ];
     expect(() => migrate(store.db, broken)).toThrow(/no such table: nope/);
     expect(store.db.prepare("SELECT name FROM sqlite_master WHERE name = 'half'").get()).toBeUndefined();
     expect(store.db.pragma('user_version', { simple: true })).toBe(migrations.at(-1)!.version);
@@ -64,15 +67,40 @@ describe('store', () => {
       migrations.filter((m) => m.version <= 18),
     );
     db.prepare("INSERT INTO teams (id, name, slug, created_at, updated_at) VALUES (1, 'T', 't', 'x', 'x')").run();
-    db.prepare("INSERT INTO projects (id, team_id, name, slug, timezone, created_at, updated_at) VALUES (1, 1, 'P', 'p', 'UTC', 'x', 'x')").run();
-    db.prepare("INSERT INTO sync_conflicts (project_id, kind, edge_id, field, edge_value, cloud_value, created_at) VALUES (1, 'attendee_field', 2, 'email', '\"a\"', '\"b\"', 'then')").run();
-    expect(() => db.prepare("INSERT INTO sync_conflicts (project_id, kind, created_at) VALUES (1, 'refused_change', 'now')").run()).toThrow(/CHECK constraint failed/);
+    db.prepare(
+      "INSERT INTO projects (id, team_id, name, slug, timezone, created_at, updated_at) VALUES (1, 1, 'P', 'p', 'UTC', 'x', 'x')",
+    ).run();
+    db.prepare(
+      "INSERT INTO sync_conflicts (project_id, kind, edge_id, field, edge_value, cloud_value, created_at) VALUES (1, 'attendee_field', 2, 'email', '\"a\"', '\"b\"', 'then')",
+    ).run();
+    expect(() =>
+      db.prepare("INSERT INTO sync_conflicts (project_id, kind, created_at) VALUES (1, 'refused_change', 'now')").run(),
+    ).toThrow(/CHECK constraint failed/);
     expect(migrate(db, migrations)).toBe(migrations.length - 18);
-    expect(db.prepare('SELECT project_id, kind, edge_id, field, edge_value, cloud_value, detail, created_at FROM sync_conflicts').all()).toEqual([
-      { project_id: 1, kind: 'attendee_field', edge_id: 2, field: 'email', edge_value: '"a"', cloud_value: '"b"', detail: null, created_at: 'then' },
+    expect(
+      db
+        .prepare(
+          'SELECT project_id, kind, edge_id, field, edge_value, cloud_value, detail, created_at FROM sync_conflicts',
+        )
+        .all(),
+    ).toEqual([
+      {
+        project_id: 1,
+        kind: 'attendee_field',
+        edge_id: 2,
+        field: 'email',
+        edge_value: '"a"',
+        cloud_value: '"b"',
+        detail: null,
+        created_at: 'then',
+      },
     ]);
-    db.prepare("INSERT INTO sync_conflicts (project_id, kind, detail, created_at) VALUES (1, 'refused_change', 'why', 'now')").run();
-    expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'sync_conflicts'").pluck().all()).toContain('sync_conflicts_project');
+    db.prepare(
+      "INSERT INTO sync_conflicts (project_id, kind, detail, created_at) VALUES (1, 'refused_change', 'why', 'now')",
+    ).run();
+    expect(
+      db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'sync_conflicts'").pluck().all(),
+    ).toContain('sync_conflicts_project');
     db.close();
   });
 
@@ -86,15 +114,36 @@ describe('store', () => {
       migrations.filter((m) => m.version <= 19),
     );
     db.prepare("INSERT INTO teams (id, name, slug, created_at, updated_at) VALUES (1, 'T', 't', 'x', 'x')").run();
-    db.prepare("INSERT INTO projects (id, team_id, name, slug, timezone, created_at, updated_at) VALUES (1, 1, 'P', 'p', 'UTC', 'x', 'x')").run();
-    db.prepare("INSERT INTO sync_conflicts (project_id, kind, edge_id, detail, created_at, reviewed_at) VALUES (1, 'refused_change', 2, 'why', 'then', 'later')").run();
-    expect(() => db.prepare("INSERT INTO sync_conflicts (project_id, kind, created_at) VALUES (1, 'id_conflict', 'now')").run()).toThrow(/CHECK constraint failed/);
+    db.prepare(
+      "INSERT INTO projects (id, team_id, name, slug, timezone, created_at, updated_at) VALUES (1, 1, 'P', 'p', 'UTC', 'x', 'x')",
+    ).run();
+    db.prepare(
+      "INSERT INTO sync_conflicts (project_id, kind, edge_id, detail, created_at, reviewed_at) VALUES (1, 'refused_change', 2, 'why', 'then', 'later')",
+    ).run();
+    expect(() =>
+      db.prepare("INSERT INTO sync_conflicts (project_id, kind, created_at) VALUES (1, 'id_conflict', 'now')").run(),
+    ).toThrow(/CHECK constraint failed/);
     expect(migrate(db, migrations)).toBe(migrations.filter((m) => m.version > 19).length);
-    expect(db.prepare('SELECT project_id, kind, edge_id, detail, created_at, reviewed_at, cleared_at FROM sync_conflicts').all()).toEqual([
-      { project_id: 1, kind: 'refused_change', edge_id: 2, detail: 'why', created_at: 'then', reviewed_at: 'later', cleared_at: null },
+    expect(
+      db
+        .prepare('SELECT project_id, kind, edge_id, detail, created_at, reviewed_at, cleared_at FROM sync_conflicts')
+        .all(),
+    ).toEqual([
+      {
+        project_id: 1,
+        kind: 'refused_change',
+        edge_id: 2,
+        detail: 'why',
+        created_at: 'then',
+        reviewed_at: 'later',
+        cleared_at: null,
+      },
     ]);
-    for (const kind of ['id_conflict', 'deleted_row', 'deleted_reference']) db.prepare("INSERT INTO sync_conflicts (project_id, kind, created_at) VALUES (1, ?, 'now')").run(kind);
-    expect(() => db.prepare("INSERT INTO sync_conflicts (project_id, kind, created_at) VALUES (1, 'nonsense', 'now')").run()).toThrow(/CHECK constraint failed/);
+    for (const kind of ['id_conflict', 'deleted_row', 'deleted_reference'])
+      db.prepare("INSERT INTO sync_conflicts (project_id, kind, created_at) VALUES (1, ?, 'now')").run(kind);
+    expect(() =>
+      db.prepare("INSERT INTO sync_conflicts (project_id, kind, created_at) VALUES (1, 'nonsense', 'now')").run(),
+    ).toThrow(/CHECK constraint failed/);
     db.close();
   });
 
@@ -108,15 +157,23 @@ describe('store', () => {
     );
     const block = 3 * 2 ** 32;
     db.prepare("INSERT INTO teams (id, name, slug, created_at, updated_at) VALUES (1, 'T', 't', 'x', 'x')").run();
-    db.prepare("INSERT INTO projects (id, team_id, name, slug, timezone, created_at, updated_at) VALUES (1, 1, 'P', 'p', 'UTC', 'x', 'x')").run();
-    const attendee = db.prepare("INSERT INTO attendees (id, project_id, first_name, last_name, status, extra, version, created_at, updated_at) VALUES (?, 1, 'A', '', 'active', '{}', 1, 'x', 'x')");
+    db.prepare(
+      "INSERT INTO projects (id, team_id, name, slug, timezone, created_at, updated_at) VALUES (1, 1, 'P', 'p', 'UTC', 'x', 'x')",
+    ).run();
+    const attendee = db.prepare(
+      "INSERT INTO attendees (id, project_id, first_name, last_name, status, extra, version, created_at, updated_at) VALUES (?, 1, 'A', '', 'active', '{}', 1, 'x', 'x')",
+    );
     for (const id of [5, block + 1]) attendee.run(id);
-    const tomb = db.prepare("INSERT INTO tombstones (project_id, entity, entity_id, version, deleted_at) VALUES (1, ?, ?, 2, 'x')");
+    const tomb = db.prepare(
+      "INSERT INTO tombstones (project_id, entity, entity_id, version, deleted_at) VALUES (1, ?, ?, 2, 'x')",
+    );
     tomb.run('attendee', 9);
     tomb.run('attendee', block + 4);
     tomb.run('credential', block + 7);
     migrate(db, migrations);
-    expect(db.prepare('SELECT table_name, block_base, high FROM row_id_marks ORDER BY table_name, block_base').all()).toEqual([
+    expect(
+      db.prepare('SELECT table_name, block_base, high FROM row_id_marks ORDER BY table_name, block_base').all(),
+    ).toEqual([
       { table_name: 'attendees', block_base: 0, high: 9 },
       { table_name: 'attendees', block_base: block, high: block + 4 },
       { table_name: 'credentials', block_base: block, high: block + 7 },
@@ -135,14 +192,21 @@ describe('store', () => {
         migrations.filter((m) => m.version < 27),
       );
       db.prepare("INSERT INTO teams (id, name, slug, created_at, updated_at) VALUES (1, 'T', 't', 'x', 'x')").run();
-      db.prepare("INSERT INTO projects (id, team_id, name, slug, timezone, created_at, updated_at) VALUES (1, 1, 'P', 'p', 'UTC', 'x', 'x')").run();
+      db.prepare(
+        "INSERT INTO projects (id, team_id, name, slug, timezone, created_at, updated_at) VALUES (1, 1, 'P', 'p', 'UTC', 'x', 'x')",
+      ).run();
       return db;
     };
     const user = (db: BetterSqlite3.Database, id: number, admin: number, active: number) =>
       db
-        .prepare("INSERT INTO users (id, name, email, password_hash, is_admin, is_active, created_at, updated_at) VALUES (?, 'U', ?, '-', ?, ?, 'x', 'x')")
+        .prepare(
+          "INSERT INTO users (id, name, email, password_hash, is_admin, is_active, created_at, updated_at) VALUES (?, 'U', ?, '-', ?, ?, 'x', 'x')",
+        )
         .run(id, `u${id}@example.test`, admin, active);
-    const edge = (db: BetterSqlite3.Database) => db.prepare("INSERT INTO sync_edges (project_id, name, token_hash, created_at) VALUES (1, 'north', x'00', 'x')").run();
+    const edge = (db: BetterSqlite3.Database) =>
+      db
+        .prepare("INSERT INTO sync_edges (project_id, name, token_hash, created_at) VALUES (1, 'north', x'00', 'x')")
+        .run();
 
     const db = at('with-admins.sqlite');
     user(db, 1, 0, 1); // staff
@@ -151,7 +215,9 @@ describe('store', () => {
     user(db, 4, 1, 1);
     edge(db);
     migrate(db, migrations);
-    expect(db.prepare('SELECT issued_by, suspended_at, suspended_reason FROM sync_edges').all()).toEqual([{ issued_by: 3, suspended_at: null, suspended_reason: null }]);
+    expect(db.prepare('SELECT issued_by, suspended_at, suspended_reason FROM sync_edges').all()).toEqual([
+      { issued_by: 3, suspended_at: null, suspended_reason: null },
+    ]);
     db.prepare('DELETE FROM users WHERE id = 3').run();
     expect(db.prepare('SELECT issued_by FROM sync_edges').pluck().get()).toBeNull(); // a deleted issuer leaves none
     db.close();

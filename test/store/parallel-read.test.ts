@@ -25,7 +25,11 @@ describe('reading tables in a worker thread', () => {
     const store = new Store({ dataDir, synchronous: 'NORMAL' }, log);
     store.start();
     store.db.prepare("INSERT INTO teams (name, slug, created_at, updated_at) VALUES ('T', 't', 'x', 'x')").run();
-    store.db.prepare("INSERT INTO projects (team_id, name, slug, timezone, created_at, updated_at) VALUES (1, 'P', 'p', 'UTC', 'x', 'x')").run();
+    store.db
+      .prepare(
+        "INSERT INTO projects (team_id, name, slug, timezone, created_at, updated_at) VALUES (1, 'P', 'p', 'UTC', 'x', 'x')",
+      )
+      .run();
     seedVenue(store.db, 1, attendees, 2, { keepValues: false });
     return store;
   };
@@ -38,9 +42,13 @@ describe('reading tables in a worker thread', () => {
     ]);
     const credentials = [...read.rows(0)];
     const attendees = [...read.rows(1)];
-    expect(credentials).toEqual(store.db.prepare('SELECT id, value FROM credentials WHERE id > 10 ORDER BY id').raw(true).all());
+    expect(credentials).toEqual(
+      store.db.prepare('SELECT id, value FROM credentials WHERE id > 10 ORDER BY id').raw(true).all(),
+    );
     expect(attendees.length).toBe(25_000);
-    expect(attendees[24_999]).toEqual(store.db.prepare('SELECT id, first_name FROM attendees ORDER BY id DESC LIMIT 1').raw(true).get());
+    expect(attendees[24_999]).toEqual(
+      store.db.prepare('SELECT id, first_name FROM attendees ORDER BY id DESC LIMIT 1').raw(true).get(),
+    );
     store.stop();
   });
 
@@ -56,8 +64,14 @@ describe('reading tables in a worker thread', () => {
   it('loads the same venue index from a file (two threads) as from memory (one)', () => {
     const store = seeded(30_000);
     // Some credentials with validity, revoked, and an attendee without a type, so every column matters.
-    store.db.prepare("UPDATE credentials SET valid_from = '2026-01-01T00:00:00.000Z', valid_until = '2026-02-01T00:00:00.000Z' WHERE id % 7 = 0").run();
-    store.db.prepare("UPDATE credentials SET status = 'revoked', revoked_at = '2026-01-15T00:00:00.000Z' WHERE id % 11 = 0").run();
+    store.db
+      .prepare(
+        "UPDATE credentials SET valid_from = '2026-01-01T00:00:00.000Z', valid_until = '2026-02-01T00:00:00.000Z' WHERE id % 7 = 0",
+      )
+      .run();
+    store.db
+      .prepare("UPDATE credentials SET status = 'revoked', revoked_at = '2026-01-15T00:00:00.000Z' WHERE id % 11 = 0")
+      .run();
     store.db.prepare("UPDATE attendees SET attendee_type_id = NULL, status = 'cancelled' WHERE id % 13 = 0").run();
     const fromFile = new VenueIndex(store.db);
     fromFile.load();
@@ -67,9 +81,16 @@ describe('reading tables in a worker thread', () => {
     const fromMemory = new VenueIndex(memory);
     fromMemory.load();
     expect(fromFile.credentialCount).toBe(60_000);
-    expect([...fromFile.credentialsById.entries()].sort((a, b) => a[0] - b[0])).toEqual([...fromMemory.credentialsById.entries()].sort((a, b) => a[0] - b[0]));
-    expect([...fromFile.attendees.entries()].sort((a, b) => a[0] - b[0])).toEqual([...fromMemory.attendees.entries()].sort((a, b) => a[0] - b[0]));
-    const last = store.db.prepare('SELECT id, value FROM credentials ORDER BY id DESC LIMIT 1').get() as { id: number; value: string };
+    expect([...fromFile.credentialsById.entries()].sort((a, b) => a[0] - b[0])).toEqual(
+      [...fromMemory.credentialsById.entries()].sort((a, b) => a[0] - b[0]),
+    );
+    expect([...fromFile.attendees.entries()].sort((a, b) => a[0] - b[0])).toEqual(
+      [...fromMemory.attendees.entries()].sort((a, b) => a[0] - b[0]),
+    );
+    const last = store.db.prepare('SELECT id, value FROM credentials ORDER BY id DESC LIMIT 1').get() as {
+      id: number;
+      value: string;
+    };
     expect(fromFile.credential(1, last.value)?.id).toBe(last.id);
     memory.close();
     store.stop();
@@ -110,7 +131,9 @@ describe('chunked read (the parallel reader thread, in this thread)', () => {
         { end: 1 },
       ]);
       const failed: ChunkMessage[] = [];
-      readChunks({ file: store.file, chunk: 2, queries: [{ sql: 'SELECT id FROM no_such_table', after: 0 }] }, (m) => failed.push(m));
+      readChunks({ file: store.file, chunk: 2, queries: [{ sql: 'SELECT id FROM no_such_table', after: 0 }] }, (m) =>
+        failed.push(m),
+      );
       expect(failed).toEqual([{ error: expect.stringMatching(/no such table/) }]);
     } finally {
       store.stop();

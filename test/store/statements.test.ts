@@ -8,7 +8,9 @@ import { statement } from '../../src/store/statements.js';
 describe('statement', () => {
   it('hands every caller the shared statement in its default mode, whatever an earlier caller set', () => {
     const db = new BetterSqlite3(':memory:');
-    db.exec('CREATE TABLE change_sequence (id INTEGER PRIMARY KEY, value INTEGER NOT NULL); INSERT INTO change_sequence VALUES (1, 7);');
+    db.exec(
+      'CREATE TABLE change_sequence (id INTEGER PRIMARY KEY, value INTEGER NOT NULL); INSERT INTO change_sequence VALUES (1, 7);',
+    );
     const sql = 'SELECT value FROM change_sequence WHERE id = 1';
     expect(statement(db, sql).pluck().get()).toBe(7);
     expect(statement(db, sql).get()).toEqual({ value: 7 });

@@ -28,7 +28,8 @@ function twoConnections(): [BetterSqlite3.Database, BetterSqlite3.Database] {
   return [a, b];
 }
 
-const value = (db: BetterSqlite3.Database) => (db.prepare('SELECT value FROM counter WHERE id = 1').get() as { value: number }).value;
+const value = (db: BetterSqlite3.Database) =>
+  (db.prepare('SELECT value FROM counter WHERE id = 1').get() as { value: number }).value;
 const bump = (db: BetterSqlite3.Database) => db.prepare('UPDATE counter SET value = value + 1 WHERE id = 1').run();
 
 describe('write transactions', () => {
@@ -117,7 +118,8 @@ function deferredTransactions(source: string): string[] {
       else if (source[end] === ')' && --depth === 0) break;
     }
     const after = source.slice(end + 1, end + 12);
-    if (!after.startsWith('.immediate(')) found.push(source.slice(match.index, Math.min(end + 12, match.index + 80)).replace(/\s+/g, ' '));
+    if (!after.startsWith('.immediate('))
+      found.push(source.slice(match.index, Math.min(end + 12, match.index + 80)).replace(/\s+/g, ' '));
   }
   return found;
 }
@@ -132,8 +134,12 @@ function sourceFiles(dir: string): string[] {
 describe('transactions in src/', () => {
   it('finds a plain deferred transaction in source text, and takes an immediate one', () => {
     expect(deferredTransactions('const t = db.transaction(() => { f(g(1)); })();')).toHaveLength(1);
-    expect(deferredTransactions('db.transaction((rows) => { for (const r of rows) insert.run(r); }).deferred(rows);')).toHaveLength(1);
-    expect(deferredTransactions('const store = (rows) => db.transaction(() => { insert.run(rows); }).immediate();')).toEqual([]);
+    expect(
+      deferredTransactions('db.transaction((rows) => { for (const r of rows) insert.run(r); }).deferred(rows);'),
+    ).toHaveLength(1);
+    expect(
+      deferredTransactions('const store = (rows) => db.transaction(() => { insert.run(rows); }).immediate();'),
+    ).toEqual([]);
   });
 
   it('opens every write transaction with BEGIN IMMEDIATE', () => {
@@ -142,10 +148,14 @@ describe('transactions in src/', () => {
       const name = relative('src', file);
       const text = readFileSync(file, 'utf8');
       // The helpers themselves: writeTransaction is .immediate(); readSnapshot's .deferred() runs query_only.
-      const found = name === join('store', 'transactions.ts') ? deferredTransactions(text).filter((t) => !t.includes('.deferred()')) : deferredTransactions(text);
+      const found =
+        name === join('store', 'transactions.ts')
+          ? deferredTransactions(text).filter((t) => !t.includes('.deferred()'))
+          : deferredTransactions(text);
       offenders.push(...found.map((t) => `${name}: ${t}`));
       // No hand-written BEGIN.
-      for (const m of text.matchAll(/['"`]BEGIN(?: (DEFERRED|TRANSACTION|EXCLUSIVE))?['"`;]/g)) offenders.push(`${name}: ${m[0]}`);
+      for (const m of text.matchAll(/['"`]BEGIN(?: (DEFERRED|TRANSACTION|EXCLUSIVE))?['"`;]/g))
+        offenders.push(`${name}: ${m[0]}`);
     }
     expect(offenders).toEqual([]);
   });

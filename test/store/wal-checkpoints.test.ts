@@ -20,7 +20,10 @@ describe('WAL checkpoints (the checkpoint worker, in this thread)', () => {
     store.stop();
     rmSync(dataDir, { recursive: true, force: true });
   });
-  const commit = () => store.db.prepare("INSERT INTO teams (name, slug, created_at, updated_at) VALUES ('t', ?, 'x', 'x')").run(`t${Math.random()}`);
+  const commit = () =>
+    store.db
+      .prepare("INSERT INTO teams (name, slug, created_at, updated_at) VALUES ('t', ?, 'x', 'x')")
+      .run(`t${Math.random()}`);
 
   it('checkpoints only when another connection committed since the last tick', () => {
     const checkpoints = new WalCheckpoints({ file: store.file, synchronous: 'NORMAL' });

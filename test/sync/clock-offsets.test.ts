@@ -1,5 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cutLink, drained, type Edge, mqttReader, type Node, scan, seedCloud, SyncWorld, until } from '../helpers/sync-world.js';
+import {
+  cutLink,
+  drained,
+  type Edge,
+  mqttReader,
+  type Node,
+  scan,
+  seedCloud,
+  SyncWorld,
+  until,
+} from '../helpers/sync-world.js';
 
 // Clock offsets that tell the truth (docs/sync.md: clocks): each event carries the offset in
 // force when the edge decided it, measured against the monotonic clock, so a step made while
@@ -28,11 +38,22 @@ describe('clock offsets on uploaded events (processes)', () => {
   beforeAll(async () => {
     await world.startCloud();
     venue = await seedCloud(world.cloud, 50);
-    expect((await world.cloud.api('POST', '/readers', { identifier: 'GATE-CLOCK', type: 'qr', access_point_id: venue.entry })).status).toBe(201);
+    expect(
+      (
+        await world.cloud.api('POST', '/readers', {
+          identifier: 'GATE-CLOCK',
+          type: 'qr',
+          access_point_id: venue.entry,
+        })
+      ).status,
+    ).toBe(201);
     edge = await world.addEdge('south');
     await until(
       'the tickets and the reader on the edge',
-      async () => [(await edge.node.api('GET', '/attendees?search=X-50')).body.data?.length, (await edge.node.api('GET', '/readers')).body.data?.length],
+      async () => [
+        (await edge.node.api('GET', '/attendees?search=X-50')).body.data?.length,
+        (await edge.node.api('GET', '/readers')).body.data?.length,
+      ],
       ([a, r]) => a === 1 && r === 1,
       60_000,
     );
@@ -110,7 +131,8 @@ describe('clock offsets on uploaded events (processes)', () => {
     // T-20 enters and leaves at the cloud's own doors; then, 3 h behind and offline, the edge lets them in again.
     expect((await scan(world.cloud, venue.entry, 'T-20')).access_granted).toBe(true);
     expect((await scan(world.cloud, venue.exit, 'T-20')).access_granted).toBe(true);
-    const count = async () => (await world.cloud.api('GET', `/access-zones/${venue.zone}`)).body.data.current_count as number;
+    const count = async () =>
+      (await world.cloud.api('GET', `/access-zones/${venue.zone}`)).body.data.current_count as number;
     const inside = await count();
     await cut();
     await edge.node.setClock(-HOURS_3);

@@ -18,11 +18,17 @@ describe('an edge whose clock is stepped (processes)', () => {
   beforeAll(async () => {
     await world.startCloud({ GATEHOUSE_WEBHOOK_ALLOW_INSECURE: 'true' });
     venue = await seedCloud(world.cloud, 600);
-    expect((await world.cloud.api('POST', '/readers', { identifier: 'GATE-MQTT', type: 'qr', access_point_id: venue.entry })).status).toBe(201);
+    expect(
+      (await world.cloud.api('POST', '/readers', { identifier: 'GATE-MQTT', type: 'qr', access_point_id: venue.entry }))
+        .status,
+    ).toBe(201);
     edge = await world.addEdge('north', { GATEHOUSE_SYNC_UPLOAD_BATCH: '50' });
     await until(
       'the tickets and the reader on the edge',
-      async () => [(await edge.node.api('GET', '/attendees?search=X-600')).body.data?.length, (await edge.node.api('GET', '/readers')).body.data?.length],
+      async () => [
+        (await edge.node.api('GET', '/attendees?search=X-600')).body.data?.length,
+        (await edge.node.api('GET', '/readers')).body.data?.length,
+      ],
       ([a, r]) => a === 1 && r === 1,
       60_000,
     );
@@ -96,10 +102,16 @@ describe('an edge whose clock is stepped (processes)', () => {
 
     it('deliver every event when an edge uploads events older than live ones already in the feed', async () => {
       const project = (await world.cloud.api('GET', '')).body.data.id as number;
-      const sub = await world.cloud.api('POST', '/api/v1/webhook/subscribe', { project_id: project, url: receiver.url, events: ['access.granted', 'access.denied'] });
+      const sub = await world.cloud.api('POST', '/api/v1/webhook/subscribe', {
+        project_id: project,
+        url: receiver.url,
+        events: ['access.granted', 'access.denied'],
+      });
       expect(sub.status).toBe(201);
       // Paused (PUT active false), the subscription keeps its place and the feed queues.
-      expect((await world.cloud.api('PUT', `/api/v1/webhook-subscriptions/${sub.body.data.id}`, { active: false })).status).toBe(200);
+      expect(
+        (await world.cloud.api('PUT', `/api/v1/webhook-subscriptions/${sub.body.data.id}`, { active: false })).status,
+      ).toBe(200);
       await cut();
       for (let i = 0; i < 150; i++) await scan(edge.node, venue.entry, next()); // older: decided before the cloud's live scans
       const live: string[] = [];
@@ -107,7 +119,9 @@ describe('an edge whose clock is stepped (processes)', () => {
       edge.proxy.set('pass');
       await converged(edge.node, world.cloud);
       const total = (await world.cloud.api('GET', '/access-events?per_page=1')).body.meta.total as number;
-      expect((await world.cloud.api('PUT', `/api/v1/webhook-subscriptions/${sub.body.data.id}`, { active: true })).status).toBe(200);
+      expect(
+        (await world.cloud.api('PUT', `/api/v1/webhook-subscriptions/${sub.body.data.id}`, { active: true })).status,
+      ).toBe(200);
       // Every event since the subscription began: the 20 live ones and the 150 uploaded after them.
       await receiver.waitFor(170, undefined, 60_000);
       await new Promise((r) => setTimeout(r, 1500)); // nothing more, nothing twice

@@ -2,7 +2,16 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { converged, type Edge, mqttReader, type Node, scan, seedCloud, SyncWorld, until } from '../helpers/sync-world.js';
+import {
+  converged,
+  type Edge,
+  mqttReader,
+  type Node,
+  scan,
+  seedCloud,
+  SyncWorld,
+  until,
+} from '../helpers/sync-world.js';
 
 // A cloud restored from a backup (docs/sync.md: a cloud restored from a backup): started from
 // an older copy of its data, it lacks events the edge had uploaded, and its change versions are
@@ -11,23 +20,31 @@ import { converged, type Edge, mqttReader, type Node, scan, seedCloud, SyncWorld
 // an edit made on the restored cloud reach it. A cloud that only restarted changes nothing.
 // Real processes; the backup is a copy of the cloud's data directory taken while it was stopped.
 
-const metric = (text: string, name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+const metric = (text: string, name: string) =>
+  Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
 
 describe('a cloud restored from a backup (processes)', () => {
   const world = new SyncWorld();
   let edge: Edge;
   let venue: { zone: number; entry: number; exit: number };
   const backup = mkdtempSync(join(tmpdir(), 'gatehouse-backup-'));
-  const attendee = async (node: Node, externalId: string) => (await node.api('GET', `/attendees?search=${externalId}`)).body.data[0] as Record<string, any> | undefined;
+  const attendee = async (node: Node, externalId: string) =>
+    (await node.api('GET', `/attendees?search=${externalId}`)).body.data[0] as Record<string, any> | undefined;
 
   beforeAll(async () => {
     await world.startCloud();
     venue = await seedCloud(world.cloud, 100);
-    expect((await world.cloud.api('POST', '/readers', { identifier: 'GATE-R', type: 'qr', access_point_id: venue.entry })).status).toBe(201);
+    expect(
+      (await world.cloud.api('POST', '/readers', { identifier: 'GATE-R', type: 'qr', access_point_id: venue.entry }))
+        .status,
+    ).toBe(201);
     edge = await world.addEdge('east', { GATEHOUSE_SYNC_UPLOAD_BATCH: '50' });
     await until(
       'the tickets and the reader on the edge',
-      async () => [(await attendee(edge.node, 'X-100'))?.id, (await edge.node.api('GET', '/readers')).body.data?.length],
+      async () => [
+        (await attendee(edge.node, 'X-100'))?.id,
+        (await edge.node.api('GET', '/readers')).body.data?.length,
+      ],
       ([a, r]) => a !== undefined && r === 1,
       60_000,
     );
@@ -58,12 +75,23 @@ describe('a cloud restored from a backup (processes)', () => {
     await converged(edge.node, world.cloud);
     const x5 = (await attendee(world.cloud, 'X-5'))!;
     expect((await world.cloud.api('PUT', `/attendees/${x5.id}`, { first_name: 'Renamed' })).status).toBe(200);
-    const late = await world.cloud.api('POST', '/attendees', { first_name: 'Late', last_name: 'Ticket', attendee_type: 'guest', external_id: 'X-LATE' });
+    const late = await world.cloud.api('POST', '/attendees', {
+      first_name: 'Late',
+      last_name: 'Ticket',
+      attendee_type: 'guest',
+      external_id: 'X-LATE',
+    });
     expect(late.status).toBe(201);
-    expect((await world.cloud.api('POST', `/attendees/${late.body.data.id}/credentials`, { kind: 'qr', value: 'T-LATE' })).status).toBe(201);
+    expect(
+      (await world.cloud.api('POST', `/attendees/${late.body.data.id}/credentials`, { kind: 'qr', value: 'T-LATE' }))
+        .status,
+    ).toBe(201);
     await until(
       'the rename and the new ticket on the edge',
-      async () => [(await attendee(edge.node, 'X-5'))?.first_name, (await scan(edge.node, venue.entry, 'T-LATE')).access_granted],
+      async () => [
+        (await attendee(edge.node, 'X-5'))?.first_name,
+        (await scan(edge.node, venue.entry, 'T-LATE')).access_granted,
+      ],
       ([name, granted]) => name === 'Renamed' && granted === true,
       30_000,
       300,
@@ -87,13 +115,18 @@ describe('a cloud restored from a backup (processes)', () => {
     ).body.data;
     expect(status.cloud_rollback.pulled_from_start).toBe(true);
     expect(status.cloud_rollback.resent_items).toBeGreaterThanOrEqual(edgeEvents);
-    expect(metric((await edge.node.api('GET', '/metrics')).text, 'gatehouse_sync_cloud_rollback_timestamp_seconds')).toBeGreaterThan(0);
+    expect(
+      metric((await edge.node.api('GET', '/metrics')).text, 'gatehouse_sync_cloud_rollback_timestamp_seconds'),
+    ).toBeGreaterThan(0);
     // Every event again on the cloud, each once.
     await converged(edge.node, world.cloud);
     // What the restored cloud no longer has is gone from the edge; what it has is as it has it.
     await until(
       'the edge to hold what the restored cloud holds',
-      async () => [(await attendee(edge.node, 'X-5'))?.first_name, (await scan(edge.node, venue.entry, 'T-LATE')).reason],
+      async () => [
+        (await attendee(edge.node, 'X-5'))?.first_name,
+        (await scan(edge.node, venue.entry, 'T-LATE')).reason,
+      ],
       ([name, reason]) => name === 'Guest5' && reason === 'invalid_credential',
       30_000,
       300,
@@ -102,10 +135,16 @@ describe('a cloud restored from a backup (processes)', () => {
     const x7 = (await attendee(world.cloud, 'X-7'))!;
     const c7 = (await world.cloud.api('GET', `/attendees/${x7.id}/credentials`)).body.data[0];
     expect((await world.cloud.api('DELETE', `/credentials/${c7.id}`)).status).toBeLessThan(300);
-    expect((await world.cloud.api('PUT', `/attendees/${(await attendee(world.cloud, 'X-8'))!.id}`, { first_name: 'Edited' })).status).toBe(200);
+    expect(
+      (await world.cloud.api('PUT', `/attendees/${(await attendee(world.cloud, 'X-8'))!.id}`, { first_name: 'Edited' }))
+        .status,
+    ).toBe(200);
     await until(
       'the revocation and the edit on the edge',
-      async () => [(await scan(edge.node, venue.entry, 'T-7')).access_granted, (await attendee(edge.node, 'X-8'))?.first_name],
+      async () => [
+        (await scan(edge.node, venue.entry, 'T-7')).access_granted,
+        (await attendee(edge.node, 'X-8'))?.first_name,
+      ],
       ([granted, name]) => granted === false && name === 'Edited',
       30_000,
       300,

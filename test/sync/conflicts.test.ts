@@ -74,7 +74,14 @@ describe('sync conflicts (processes)', () => {
     expect(later!.edge_id).toBe(b.id);
     expect((await eventOn(world.cloud, first.event_id))!.duplicate_of).toBeNull();
     const conflicts = (await world.cloud.api('GET', '/sync/conflicts?kind=duplicate_entry')).body.data;
-    expect(conflicts).toEqual([expect.objectContaining({ event_id: second.event_id, duplicate_of: first.event_id, edge_id: b.id, reviewed_at: null })]);
+    expect(conflicts).toEqual([
+      expect.objectContaining({
+        event_id: second.event_id,
+        duplicate_of: first.event_id,
+        edge_id: b.id,
+        reviewed_at: null,
+      }),
+    ]);
     expect((await world.cloud.api('GET', `/access-zones/${venue.zone}`)).body.data.current_count).toBe(1);
   }, 120_000);
 
@@ -107,7 +114,8 @@ describe('sync conflicts (processes)', () => {
   }, 120_000);
 
   it('orders an exit uploaded before the entry it follows by scan time: the person is not counted in', async () => {
-    const count = async () => (await world.cloud.api('GET', `/access-zones/${venue.zone}`)).body.data.current_count as number;
+    const count = async () =>
+      (await world.cloud.api('GET', `/access-zones/${venue.zone}`)).body.data.current_count as number;
     await Promise.all([drained(a), drained(b)]);
     const before = await count();
     a.proxy.set('cut');
@@ -123,11 +131,17 @@ describe('sync conflicts (processes)', () => {
     await drained(a);
     await until(
       'both on the cloud',
-      async () => (await world.cloud.events()).filter((e) => e.uuid === entry.event_id || e.uuid === exit.event_id).length,
+      async () =>
+        (await world.cloud.events()).filter((e) => e.uuid === entry.event_id || e.uuid === exit.event_id).length,
       (n) => n === 2,
     );
     expect(await count()).toBe(before);
-    const inOrder = (await world.cloud.api('GET', `/access-events?attendee_id=${(await world.cloud.events()).find((e) => e.uuid === entry.event_id)!.attendee_id}`)).body.data;
+    const inOrder = (
+      await world.cloud.api(
+        'GET',
+        `/access-events?attendee_id=${(await world.cloud.events()).find((e) => e.uuid === entry.event_id)!.attendee_id}`,
+      )
+    ).body.data;
     expect(inOrder.map((e: { uuid: string }) => e.uuid).slice(0, 2)).toEqual([exit.event_id, entry.event_id]); // newest first, by scan time
   }, 60_000);
 
@@ -159,7 +173,9 @@ describe('sync conflicts (processes)', () => {
     // Reviewed by staff on the cloud.
     const id = conflicts.find((c: { event_id: string }) => c.event_id === admitted.event_id).id;
     expect((await world.cloud.api('POST', `/sync/conflicts/${id}/review`)).body.data.reviewed_at).not.toBeNull();
-    expect((await world.cloud.api('GET', '/sync/conflicts?kind=revoked_credential&reviewed=false')).body.data).toEqual([]);
+    expect((await world.cloud.api('GET', '/sync/conflicts?kind=revoked_credential&reviewed=false')).body.data).toEqual(
+      [],
+    );
   }, 120_000);
 
   it('refuses a credential revoked on the cloud at an online edge by the push, long before its long poll would end', async () => {
@@ -178,7 +194,9 @@ describe('sync conflicts (processes)', () => {
       25,
     );
     const ms = Date.now() - revoked;
-    console.log(`sync: revocation on the cloud -> refused at the online edge in ${ms} ms (the edge's long poll is 30 s)`);
+    console.log(
+      `sync: revocation on the cloud -> refused at the online edge in ${ms} ms (the edge's long poll is 30 s)`,
+    );
     expect(ms).toBeLessThan(15_000);
   }, 60_000);
 
@@ -186,15 +204,35 @@ describe('sync conflicts (processes)', () => {
     const cloudAttendee = (await world.cloud.api('GET', '/attendees?search=X-12')).body.data[0];
     a.proxy.set('cut');
     await down(a);
-    expect((await a.node.api('PUT', `/attendees/${cloudAttendee.id}`, { first_name: 'EdgeName', email: 'edge@example.test' })).status).toBe(200);
-    expect((await world.cloud.api('PUT', `/attendees/${cloudAttendee.id}`, { first_name: 'CloudName', last_name: 'CloudLast' })).status).toBe(200);
+    expect(
+      (
+        await a.node.api('PUT', `/attendees/${cloudAttendee.id}`, {
+          first_name: 'EdgeName',
+          email: 'edge@example.test',
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await world.cloud.api('PUT', `/attendees/${cloudAttendee.id}`, {
+          first_name: 'CloudName',
+          last_name: 'CloudLast',
+        })
+      ).status,
+    ).toBe(200);
     a.proxy.set('pass');
     const conflict = await until(
       'the field conflict',
-      async () => (await world.cloud.api('GET', '/sync/conflicts?kind=attendee_field')).body.data as Record<string, unknown>[],
+      async () =>
+        (await world.cloud.api('GET', '/sync/conflicts?kind=attendee_field')).body.data as Record<string, unknown>[],
       (list) => list.some((c) => c.entity_id === cloudAttendee.id),
     );
-    expect(conflict.find((c) => c.entity_id === cloudAttendee.id)).toMatchObject({ field: 'first_name', edge_value: 'EdgeName', cloud_value: 'CloudName', edge_id: a.id });
+    expect(conflict.find((c) => c.entity_id === cloudAttendee.id)).toMatchObject({
+      field: 'first_name',
+      edge_value: 'EdgeName',
+      cloud_value: 'CloudName',
+      edge_id: a.id,
+    });
     const merged = { first_name: 'CloudName', last_name: 'CloudLast', email: 'edge@example.test' };
     expect((await world.cloud.api('GET', `/attendees/${cloudAttendee.id}`)).body.data).toMatchObject(merged);
     await until(
@@ -214,22 +252,52 @@ describe('sync conflicts (processes)', () => {
     const existing = (await world.cloud.api('GET', '/attendees?search=X-13')).body.data[0];
     a.proxy.set('cut');
     await down(a);
-    const made = await a.node.api('POST', '/attendees', { first_name: 'Walk', last_name: 'In', attendee_type: 'temp', external_id: 'EXT-R1' });
+    const made = await a.node.api('POST', '/attendees', {
+      first_name: 'Walk',
+      last_name: 'In',
+      attendee_type: 'temp',
+      external_id: 'EXT-R1',
+    });
     expect(made.status, made.text).toBe(201);
     const madeId = made.body.data.id as number;
-    expect((await a.node.api('PUT', `/attendees/${existing.id}`, { external_id: 'EXT-R2', first_name: 'Renamed' })).status).toBe(200);
+    expect(
+      (await a.node.api('PUT', `/attendees/${existing.id}`, { external_id: 'EXT-R2', first_name: 'Renamed' })).status,
+    ).toBe(200);
     const behind = await scan(a.node, venue.entry, 'T-14'); // an access event queued behind the refused fields
     // Meanwhile on the cloud: both external ids go to new attendees, and the type goes.
-    for (const ext of ['EXT-R1', 'EXT-R2']) expect((await world.cloud.api('POST', '/attendees', { first_name: ext, last_name: 'Cloud', attendee_type: 'guest', external_id: ext })).status).toBe(201);
-    const temp = (await world.cloud.api('GET', '/attendee-types')).body.data.find((t: { slug: string }) => t.slug === 'temp');
+    for (const ext of ['EXT-R1', 'EXT-R2'])
+      expect(
+        (
+          await world.cloud.api('POST', '/attendees', {
+            first_name: ext,
+            last_name: 'Cloud',
+            attendee_type: 'guest',
+            external_id: ext,
+          })
+        ).status,
+      ).toBe(201);
+    const temp = (await world.cloud.api('GET', '/attendee-types')).body.data.find(
+      (t: { slug: string }) => t.slug === 'temp',
+    );
     expect((await world.cloud.api('DELETE', `/attendee-types/${temp.id}`)).status).toBe(204);
 
     a.proxy.set('pass');
     await drained(a);
     expect(await eventOn(world.cloud, behind.event_id)).toMatchObject({ uuid: behind.event_id, edge_id: a.id });
-    expect((await world.cloud.api('GET', `/attendees/${madeId}`)).body.data).toMatchObject({ first_name: 'Walk', last_name: 'In', external_id: null, attendee_type: null });
-    expect((await world.cloud.api('GET', `/attendees/${existing.id}`)).body.data).toMatchObject({ first_name: 'Renamed', external_id: 'X-13' });
-    const refused = (await world.cloud.api('GET', '/sync/conflicts?kind=refused_change')).body.data as Record<string, unknown>[];
+    expect((await world.cloud.api('GET', `/attendees/${madeId}`)).body.data).toMatchObject({
+      first_name: 'Walk',
+      last_name: 'In',
+      external_id: null,
+      attendee_type: null,
+    });
+    expect((await world.cloud.api('GET', `/attendees/${existing.id}`)).body.data).toMatchObject({
+      first_name: 'Renamed',
+      external_id: 'X-13',
+    });
+    const refused = (await world.cloud.api('GET', '/sync/conflicts?kind=refused_change')).body.data as Record<
+      string,
+      unknown
+    >[];
     expect(refused).toEqual(
       expect.arrayContaining([
         expect.objectContaining({
@@ -250,15 +318,29 @@ describe('sync conflicts (processes)', () => {
           cloud_value: null,
           detail: expect.stringMatching(/no attendee type/),
         }),
-        expect.objectContaining({ edge_id: a.id, entity: 'attendee', entity_id: existing.id, field: 'external_id', edge_value: 'EXT-R2', cloud_value: 'X-13' }),
+        expect.objectContaining({
+          edge_id: a.id,
+          entity: 'attendee',
+          entity_id: existing.id,
+          field: 'external_id',
+          edge_value: 'EXT-R2',
+          cloud_value: 'X-13',
+        }),
       ]),
     );
     expect(refused).toHaveLength(3);
     // The edge hears the cloud's rows back: the refused values do not stay there.
     await until(
       "the edge to have the cloud's attendees",
-      async () => [(await a.node.api('GET', `/attendees/${madeId}`)).body.data, (await a.node.api('GET', `/attendees/${existing.id}`)).body.data],
-      ([walkIn, renamed]) => walkIn?.external_id === null && walkIn?.attendee_type === null && renamed?.external_id === 'X-13' && renamed?.first_name === 'Renamed',
+      async () => [
+        (await a.node.api('GET', `/attendees/${madeId}`)).body.data,
+        (await a.node.api('GET', `/attendees/${existing.id}`)).body.data,
+      ],
+      ([walkIn, renamed]) =>
+        walkIn?.external_id === null &&
+        walkIn?.attendee_type === null &&
+        renamed?.external_id === 'X-13' &&
+        renamed?.first_name === 'Renamed',
     );
   }, 90_000);
 });

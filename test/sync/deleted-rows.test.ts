@@ -19,9 +19,12 @@ describe('rows deleted on the other side (processes)', () => {
   let venue: { zone: number; entry: number; exit: number };
   let guestType: number;
 
-  const conflicts = async (kind: string) => (await world.cloud.api('GET', `/sync/conflicts?kind=${kind}&per_page=100`)).body.data as Record<string, any>[];
-  const hallCount = async () => (await world.cloud.api('GET', `/access-zones/${venue.zone}`)).body.data.current_count as number;
-  const attendeeId = async (externalId: string) => (await world.cloud.api('GET', `/attendees?search=${externalId}`)).body.data[0].id as number;
+  const conflicts = async (kind: string) =>
+    (await world.cloud.api('GET', `/sync/conflicts?kind=${kind}&per_page=100`)).body.data as Record<string, any>[];
+  const hallCount = async () =>
+    (await world.cloud.api('GET', `/access-zones/${venue.zone}`)).body.data.current_count as number;
+  const attendeeId = async (externalId: string) =>
+    (await world.cloud.api('GET', `/attendees?search=${externalId}`)).body.data[0].id as number;
   const eventOnCloud = (uuid: string) =>
     until(
       `event ${uuid} on the cloud`,
@@ -43,15 +46,27 @@ describe('rows deleted on the other side (processes)', () => {
       headers: { 'Gatehouse-Sync-Protocol': '1' },
       body: { clock: { offset_ms: 0, synchronised: true }, backlog: 0, items },
     });
-  const change = (event: string, data: Record<string, unknown>, uuid: string = randomUUID()) => ({ kind: 'change', uuid, event, data, created_at: new Date().toISOString() });
+  const change = (event: string, data: Record<string, unknown>, uuid: string = randomUUID()) => ({
+    kind: 'change',
+    uuid,
+    event,
+    data,
+    created_at: new Date().toISOString(),
+  });
 
   beforeAll(async () => {
     receiver = await startReceiver();
     await world.startCloud({ GATEHOUSE_WEBHOOK_ALLOW_INSECURE: '1' });
     venue = await seedCloud(world.cloud, 20);
-    guestType = ((await world.cloud.api('GET', '/attendee-types')).body.data as { id: number; slug: string }[]).find((t) => t.slug === 'guest')!.id;
+    guestType = ((await world.cloud.api('GET', '/attendee-types')).body.data as { id: number; slug: string }[]).find(
+      (t) => t.slug === 'guest',
+    )!.id;
     const projectId = (await world.cloud.api('GET', P)).body.data.id as number;
-    const subscribed = await world.cloud.api('POST', '/api/v1/webhook/subscribe', { url: receiver.url, events: ['sync.conflict'], project_id: projectId });
+    const subscribed = await world.cloud.api('POST', '/api/v1/webhook/subscribe', {
+      url: receiver.url,
+      events: ['sync.conflict'],
+      project_id: projectId,
+    });
     expect(subscribed.status, subscribed.text).toBe(201);
     edge = await world.addEdge('north');
     await until(
@@ -68,8 +83,12 @@ describe('rows deleted on the other side (processes)', () => {
 
   it('keeps an entry at an access point and zone the cloud deleted meanwhile, flags it, and moves nobody into the deleted zone', async () => {
     const side = (await world.cloud.api('POST', '/access-zones', { name: 'Side hall' })).body.data.id as number;
-    const door = (await world.cloud.api('POST', '/access-points', { name: 'Side door', access_zone_id: side, direction: 'in' })).body.data.id as number;
-    expect((await world.cloud.api('PUT', `/attendee-types/${guestType}`, { zone_ids: [venue.zone, side] })).status).toBe(200);
+    const door = (
+      await world.cloud.api('POST', '/access-points', { name: 'Side door', access_zone_id: side, direction: 'in' })
+    ).body.data.id as number;
+    expect(
+      (await world.cloud.api('PUT', `/attendee-types/${guestType}`, { zone_ids: [venue.zone, side] })).status,
+    ).toBe(200);
     expect((await scan(edge.node, venue.entry, 'T-3')).access_granted).toBe(true);
     await until(
       'the side door open to guests at the edge',
@@ -89,7 +108,14 @@ describe('rows deleted on the other side (processes)', () => {
     await online();
 
     const stored = await eventOnCloud(late.event_id);
-    expect(stored).toMatchObject({ access_point_id: door, access_zone_id: side, granted: true, edge_id: edge.id, deleted_reference: 'access_point,access_zone', review: null });
+    expect(stored).toMatchObject({
+      access_point_id: door,
+      access_zone_id: side,
+      granted: true,
+      edge_id: edge.id,
+      deleted_reference: 'access_point,access_zone',
+      review: null,
+    });
     const [flag, ...more] = (await conflicts('deleted_reference')).filter((c) => c.event_id === late.event_id);
     expect(more).toEqual([]);
     expect(flag).toMatchObject({
@@ -104,7 +130,9 @@ describe('rows deleted on the other side (processes)', () => {
       detail: expect.stringMatching(/access point .*deleted.*access zone .*deleted/),
     });
     const [hook] = await receiver.waitFor(1, 'sync.conflict');
-    expect(receiver.received.some((r) => r.body.data.kind === 'deleted_reference' && r.body.data.event_id === late.event_id)).toBe(true);
+    expect(
+      receiver.received.some((r) => r.body.data.kind === 'deleted_reference' && r.body.data.event_id === late.event_id),
+    ).toBe(true);
     expect(hook).toBeDefined();
     // Not moved out of the hall into a zone that no longer exists: T-3 is still counted there.
     expect(await hallCount()).toBe(1);
@@ -115,7 +143,9 @@ describe('rows deleted on the other side (processes)', () => {
   it('keeps an attendee the cloud deleted while an offline edge edited it deleted, and records the edit as a deleted_row conflict', async () => {
     const id = await attendeeId('X-5');
     await offline();
-    expect((await edge.node.api('PUT', `/attendees/${id}`, { last_name: 'Edited', email: 'edited@example.test' })).status).toBe(200);
+    expect(
+      (await edge.node.api('PUT', `/attendees/${id}`, { last_name: 'Edited', email: 'edited@example.test' })).status,
+    ).toBe(200);
     expect((await world.cloud.api('DELETE', `/attendees/${id}`)).status).toBe(204);
     await online();
     const [conflict] = await until(
@@ -126,7 +156,10 @@ describe('rows deleted on the other side (processes)', () => {
     expect(conflict).toMatchObject({
       edge_id: edge.id,
       entity: 'attendee',
-      edge_value: { event: 'attendee.updated', data: expect.objectContaining({ id, last_name: 'Edited', email: 'edited@example.test' }) },
+      edge_value: {
+        event: 'attendee.updated',
+        data: expect.objectContaining({ id, last_name: 'Edited', email: 'edited@example.test' }),
+      },
       cloud_value: { deleted_at: expect.any(String) },
       detail: expect.stringMatching(/deleted on the cloud/),
     });
@@ -214,7 +247,12 @@ describe('rows deleted on the other side (processes)', () => {
       decided_at: new Date(Date.now() + 60_000).toISOString(),
       source: 'api',
     };
-    const edit = change('attendee.updated', { id: gone, attendee_id: gone, first_name: 'Ghost', previous_attributes: { first_name: 'Guest11' } });
+    const edit = change('attendee.updated', {
+      id: gone,
+      attendee_id: gone,
+      first_name: 'Ghost',
+      previous_attributes: { first_name: 'Guest11' },
+    });
     const items = [
       ghost,
       edit,
@@ -248,9 +286,15 @@ describe('rows deleted on the other side (processes)', () => {
     ]);
     expect(await hallCount()).toBe(counted); // not moved out of the hall into a zone that does not exist
 
-    const rows = (await conflicts('deleted_row')).filter((c) => [gone, 888_888, malformed, goneTicket, 777_777].includes(c.entity_id));
+    const rows = (await conflicts('deleted_row')).filter((c) =>
+      [gone, 888_888, malformed, goneTicket, 777_777].includes(c.entity_id),
+    );
     expect(rows).toEqual([
-      expect.objectContaining({ entity: 'attendee', entity_id: gone, edge_value: { event: 'attendee.updated', data: edit.data } }),
+      expect.objectContaining({
+        entity: 'attendee',
+        entity_id: gone,
+        edge_value: { event: 'attendee.updated', data: edit.data },
+      }),
       expect.objectContaining({
         entity: 'credential',
         entity_id: goneTicket,
@@ -268,14 +312,20 @@ describe("the edge's replica taking a zone's tombstone", () => {
     const gh = await startAppliance();
     try {
       const token = await gh.token();
-      const api = (method: string, path: string, body?: unknown) => gh.request(method, `${P}${path}`, { token, ...(body === undefined ? {} : { body }) });
+      const api = (method: string, path: string, body?: unknown) =>
+        gh.request(method, `${P}${path}`, { token, ...(body === undefined ? {} : { body }) });
       const keep = (await api('POST', '/access-zones', { name: 'Keep' })).body.data.id as number;
       const drop = (await api('POST', '/access-zones', { name: 'Drop' })).body.data.id as number;
-      const type = (await api('POST', '/attendee-types', { name: 'Crew', zone_ids: [keep, drop] })).body.data.id as number;
+      const type = (await api('POST', '/attendee-types', { name: 'Crew', zone_ids: [keep, drop] })).body.data
+        .id as number;
       const projectId = (await api('GET', '')).body.data.id as number;
       const { store, clock, access } = gh.app.services;
       const replica = new Replica(store.db, clock, access.externalChanges);
-      expect(await replica.apply(projectId, [{ entity: 'access_zone', op: 'delete', id: drop, version: 1 }])).toEqual({ rows: 0, deletions: 1, skipped: 0 });
+      expect(await replica.apply(projectId, [{ entity: 'access_zone', op: 'delete', id: drop, version: 1 }])).toEqual({
+        rows: 0,
+        deletions: 1,
+        skipped: 0,
+      });
       expect((await api('GET', `/access-zones/${drop}`)).status).toBe(404);
       expect((await api('GET', `/attendee-types/${type}`)).body.data.zone_ids).toEqual([keep]);
     } finally {

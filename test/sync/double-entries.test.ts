@@ -81,7 +81,12 @@ function flagsFromScratch(inOrder: readonly Row[]): Map<string, string | null> {
   for (const e of inOrder) {
     if (!e.granted || e.movement === null) continue;
     const p = previous.get(e.attendee_id);
-    flags.set(e.uuid, e.movement === 'in' && p?.movement === 'in' && p.access_zone_id === e.access_zone_id && p.edge_id !== e.edge_id ? p.uuid : null);
+    flags.set(
+      e.uuid,
+      e.movement === 'in' && p?.movement === 'in' && p.access_zone_id === e.access_zone_id && p.edge_id !== e.edge_id
+        ? p.uuid
+        : null,
+    );
     previous.set(e.attendee_id, e);
   }
   return flags;
@@ -100,24 +105,39 @@ describe('double entries', () => {
   beforeAll(() => {
     store.start();
     const team = new TeamRepository(store.db, systemClock).create('Default', 'default');
-    projectId = new ProjectRepository(store.db, systemClock).create({ teamId: team.id, name: 'Default', slug: 'default', timezone: 'UTC' }).id;
+    projectId = new ProjectRepository(store.db, systemClock).create({
+      teamId: team.id,
+      name: 'Default',
+      slug: 'default',
+      timezone: 'UTC',
+    }).id;
     const now = new Date().toISOString();
     for (const zone of [1, 2]) {
       store.db
-        .prepare('INSERT INTO access_zones (id, project_id, name, slug, version, created_at, updated_at) VALUES (?, ?, ?, ?, 1, ?, ?)')
+        .prepare(
+          'INSERT INTO access_zones (id, project_id, name, slug, version, created_at, updated_at) VALUES (?, ?, ?, ?, 1, ?, ?)',
+        )
         .run(zone, projectId, `Zone ${zone}`, `zone-${zone}`, now, now);
       store.db
-        .prepare("INSERT INTO access_points (id, project_id, access_zone_id, name, slug, direction, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'both', 1, ?, ?)")
+        .prepare(
+          "INSERT INTO access_points (id, project_id, access_zone_id, name, slug, direction, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'both', 1, ?, ?)",
+        )
         .run(zone, projectId, zone, `Door ${zone}`, `door-${zone}`, now, now);
     }
     for (const holder of [1, 2]) {
       // The holders are the project's (an event naming anyone else is an unknown_reference: upload-flags.ts).
       store.db
-        .prepare("INSERT INTO attendees (id, project_id, first_name, last_name, status, extra, version, created_at, updated_at) VALUES (?, ?, ?, 'Holder', 'active', '{}', 1, ?, ?)")
+        .prepare(
+          "INSERT INTO attendees (id, project_id, first_name, last_name, status, extra, version, created_at, updated_at) VALUES (?, ?, ?, 'Holder', 'active', '{}', 1, ?, ?)",
+        )
         .run(holder, projectId, `Holder${holder}`, now, now);
     }
     const issuer = Number(
-      store.db.prepare("INSERT INTO users (name, email, password_hash, is_admin, created_at, updated_at) VALUES ('Admin', 'admin@example.test', '-', 1, ?, ?)").run(now, now).lastInsertRowid,
+      store.db
+        .prepare(
+          "INSERT INTO users (name, email, password_hash, is_admin, created_at, updated_at) VALUES ('Admin', 'admin@example.test', '-', 1, ?, ?)",
+        )
+        .run(now, now).lastInsertRowid,
     );
     const sync = new SyncEdges(store.db, systemClock, bus);
     edges = ['north', 'south', 'east'].map((name) => sync.create(projectId, name, issuer).edge);
@@ -178,20 +198,37 @@ describe('double entries', () => {
 
   it('ends every order of arrival with the flags the merged history gives, each change recorded and announced', async () => {
     const property = fc.asyncProperty(scenario, async (drawn) => {
-      for (const table of ['access_events', 'sync_conflicts', 'domain_events']) store.db.prepare(`DELETE FROM ${table}`).run();
+      for (const table of ['access_events', 'sync_conflicts', 'domain_events'])
+        store.db.prepare(`DELETE FROM ${table}`).run();
       told = [];
       const occupancy = new Occupancy();
-      const uploads = new UploadApply(store.db, systemClock, bus, occupancy, index, conflicts, async () => {}, new SyncEdges(store.db, systemClock, bus), { sliceItems: drawn.slice });
+      const uploads = new UploadApply(
+        store.db,
+        systemClock,
+        bus,
+        occupancy,
+        index,
+        conflicts,
+        async () => {},
+        new SyncEdges(store.db, systemClock, bus),
+        { sliceItems: drawn.slice },
+      );
       uploads.prepare();
       for (const { edge, items } of deliveries(drawn)) {
         const body: UploadBody = { clock: { offset_ms: 0, synchronised: true }, backlog: 0, items };
         await uploads.apply(edge, projectId, body);
       }
 
-      const inOrder = store.db.prepare('SELECT id, uuid, attendee_id, edge_id, granted, movement, access_zone_id, duplicate_of FROM access_events ORDER BY effective_at, id').all() as Row[];
+      const inOrder = store.db
+        .prepare(
+          'SELECT id, uuid, attendee_id, edge_id, granted, movement, access_zone_id, duplicate_of FROM access_events ORDER BY effective_at, id',
+        )
+        .all() as Row[];
       expect(inOrder).toHaveLength(drawn.s.history.length);
       const expected = flagsFromScratch(inOrder);
-      expect(inOrder.map((e) => [e.uuid, e.duplicate_of])).toEqual(inOrder.map((e) => [e.uuid, expected.get(e.uuid) ?? null]));
+      expect(inOrder.map((e) => [e.uuid, e.duplicate_of])).toEqual(
+        inOrder.map((e) => [e.uuid, expected.get(e.uuid) ?? null]),
+      );
 
       const recorded = conflicts.list(projectId, { kind: 'duplicate_entry' }, 0, 1000).items;
       const standing = recorded.filter((c) => c.cleared_at === null).map((c) => [c.event_id, c.duplicate_of]);
@@ -202,12 +239,20 @@ describe('double entries', () => {
           .sort(),
       );
       // Announced once when raised and once when cleared, on the bus and in the outbox alike.
-      const announcements = recorded.flatMap((c) => (c.cleared_at === null ? [`${c.id}:raised`] : [`${c.id}:raised`, `${c.id}:cleared`]));
-      expect(told.map((c) => `${c.id}:${c.cleared_at === null ? 'raised' : 'cleared'}`).sort()).toEqual(announcements.sort());
-      const outbox = store.db.prepare("SELECT data FROM domain_events WHERE event = 'sync.conflict' ORDER BY seq").all() as { data: string }[];
-      expect(outbox.map((r) => JSON.parse(r.data) as SyncConflictResource).map((c) => `${c.id}:${c.cleared_at === null ? 'raised' : 'cleared'}`)).toEqual(
-        told.map((c) => `${c.id}:${c.cleared_at === null ? 'raised' : 'cleared'}`),
+      const announcements = recorded.flatMap((c) =>
+        c.cleared_at === null ? [`${c.id}:raised`] : [`${c.id}:raised`, `${c.id}:cleared`],
       );
+      expect(told.map((c) => `${c.id}:${c.cleared_at === null ? 'raised' : 'cleared'}`).sort()).toEqual(
+        announcements.sort(),
+      );
+      const outbox = store.db
+        .prepare("SELECT data FROM domain_events WHERE event = 'sync.conflict' ORDER BY seq")
+        .all() as { data: string }[];
+      expect(
+        outbox
+          .map((r) => JSON.parse(r.data) as SyncConflictResource)
+          .map((c) => `${c.id}:${c.cleared_at === null ? 'raised' : 'cleared'}`),
+      ).toEqual(told.map((c) => `${c.id}:${c.cleared_at === null ? 'raised' : 'cleared'}`));
 
       if (drawn.s.zones === 1) {
         // Presence follows the holder's latest movement by corrected time.

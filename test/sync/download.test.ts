@@ -6,7 +6,8 @@ import { type Edge, type Node, scan, seedCloud, SyncWorld, until } from '../help
 // arrive as tombstones; the edge refuses writes to what the cloud owns and numbers its own
 // attendees from its block; a black-holed link while scanning at full speed.
 
-const metric = (text: string, name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+const metric = (text: string, name: string) =>
+  Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
 
 async function all(node: Node, path: string): Promise<Record<string, unknown>[]> {
   const out: Record<string, unknown>[] = [];
@@ -18,7 +19,8 @@ async function all(node: Node, path: string): Promise<Record<string, unknown>[]>
   }
 }
 
-const picture = (attendees: Record<string, unknown>[]) => attendees.map((a) => `${a.id}:${a.first_name}:${a.last_name}:${a.status}:${a.attendee_type}:${a.external_id}`).sort();
+const picture = (attendees: Record<string, unknown>[]) =>
+  attendees.map((a) => `${a.id}:${a.first_name}:${a.last_name}:${a.status}:${a.attendee_type}:${a.external_id}`).sort();
 
 describe('download, ids and the link (processes)', () => {
   const world = new SyncWorld();
@@ -80,7 +82,8 @@ describe('download, ids and the link (processes)', () => {
 
   it('takes deletions and new reference data at once: a new door, a deleted zone out of the type', async () => {
     const zone = (await world.cloud.api('POST', '/access-zones', { name: 'Backstage' })).body.data.id;
-    const door = (await world.cloud.api('POST', '/access-points', { name: 'Backstage door', access_zone_id: zone })).body.data.id;
+    const door = (await world.cloud.api('POST', '/access-points', { name: 'Backstage door', access_zone_id: zone }))
+      .body.data.id;
     await world.cloud.api('PUT', '/attendee-types/1', { zone_ids: [venue.zone, zone] });
     await until(
       'the door on the edge',
@@ -116,7 +119,11 @@ describe('download, ids and the link (processes)', () => {
   });
 
   it('numbers attendees made on the edge from its own block; the cloud keeps the id, and the ticket works there', async () => {
-    const made = await edge.node.api('POST', '/attendees', { first_name: 'Walk', last_name: 'In', attendee_type: 'guest' });
+    const made = await edge.node.api('POST', '/attendees', {
+      first_name: 'Walk',
+      last_name: 'In',
+      attendee_type: 'guest',
+    });
     expect(made.status).toBe(201);
     const id = made.body.data.id as number;
     expect(id).toBeGreaterThan(edge.id * 2 ** 32);

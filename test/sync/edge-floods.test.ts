@@ -93,7 +93,11 @@ describe('floods from an edge (processes)', () => {
   };
 
   beforeAll(async () => {
-    await world.startCloud({ GATEHOUSE_RATE_LIMIT_SYNC: String(SYNC_BUDGET), GATEHOUSE_RATE_LIMIT_SYNC_WINDOW_SECONDS: '3600', GATEHOUSE_SYNC_UPLOADS_AT_ONCE: '2' });
+    await world.startCloud({
+      GATEHOUSE_RATE_LIMIT_SYNC: String(SYNC_BUDGET),
+      GATEHOUSE_RATE_LIMIT_SYNC_WINDOW_SECONDS: '3600',
+      GATEHOUSE_SYNC_UPLOADS_AT_ONCE: '2',
+    });
     venue = await seedCloud(world.cloud, 20);
   }, 120_000);
   afterAll(() => world.destroy());
@@ -152,7 +156,10 @@ describe('floods from an edge (processes)', () => {
     const held = await heldUpload(north, first);
     const refused = await upload(north, second);
     expect(refused.status).toBe(503);
-    expect(refused.body).toMatchObject({ message: expect.stringMatching(/another batch of this edge/), retry_after: expect.any(Number) });
+    expect(refused.body).toMatchObject({
+      message: expect.stringMatching(/another batch of this edge/),
+      retry_after: expect.any(Number),
+    });
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     // Another edge is served meanwhile.
     expect((await upload(south, [entry(4)])).status).toBe(200);

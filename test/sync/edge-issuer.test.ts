@@ -13,7 +13,12 @@ import { Node, P, SyncWorld, until } from '../helpers/sync-world.js';
 // edge is revoked or suspended.
 
 const PASSWORD = 'a long enough password';
-const FAST_SYNC = { GATEHOUSE_SYNC_REQUEST_TIMEOUT_MS: '1500', GATEHOUSE_SYNC_BACKOFF_MIN_MS: '100', GATEHOUSE_SYNC_BACKOFF_MAX_MS: '500', GATEHOUSE_SYNC_LONG_POLL_SECONDS: '3' };
+const FAST_SYNC = {
+  GATEHOUSE_SYNC_REQUEST_TIMEOUT_MS: '1500',
+  GATEHOUSE_SYNC_BACKOFF_MIN_MS: '100',
+  GATEHOUSE_SYNC_BACKOFF_MAX_MS: '500',
+  GATEHOUSE_SYNC_LONG_POLL_SECONDS: '3',
+};
 const SUSPENDED = { message: 'Unauthenticated.', code: 'edge_suspended', reason: 'issuer_lost_access' };
 
 describe('edges and their issuers (a cloud process)', () => {
@@ -31,11 +36,16 @@ describe('edges and their issuers (a cloud process)', () => {
     const made = await cloud.api('POST', '/api/v1/users', { name: `Staff ${seq}`, email, password: PASSWORD });
     expect(made.status).toBe(201);
     const id = made.body.data.id as number;
-    expect((await cloud.api('POST', `/api/v1/users/${id}/projects`, { team_slug: 'default', project_slug: 'default' })).status).toBe(200);
+    expect(
+      (await cloud.api('POST', `/api/v1/users/${id}/projects`, { team_slug: 'default', project_slug: 'default' }))
+        .status,
+    ).toBe(200);
     return { id, email, token: await tokenOf(email, scopes) };
   }
   async function tokenOf(email: string, scopes: string[]): Promise<string> {
-    const res = await request('POST', '/api/v1/auth/token', { body: { email, password: PASSWORD, device_name: 'test', scopes } });
+    const res = await request('POST', '/api/v1/auth/token', {
+      body: { email, password: PASSWORD, device_name: 'test', scopes },
+    });
     expect(res.status, res.text).toBe(201);
     return res.body.token as string;
   }
@@ -47,12 +57,21 @@ describe('edges and their issuers (a cloud process)', () => {
   }
   /** A request of the sync protocol with an edge's sync token. */
   const protocol = (token: string, method: string, path: string, body?: unknown): Promise<TestResponse> =>
-    request(method, path, { token, headers: { 'gatehouse-sync-protocol': '1' }, ...(body === undefined ? {} : { body }) });
+    request(method, path, {
+      token,
+      headers: { 'gatehouse-sync-protocol': '1' },
+      ...(body === undefined ? {} : { body }),
+    });
   const changes = (token: string, query = '') => protocol(token, 'GET', `${P}/sync/changes${query}`);
-  const upload = (token: string) => protocol(token, 'POST', `${P}/sync/upload`, { clock: { offset_ms: 0, synchronised: true }, backlog: 0, items: [] });
-  const listed = async (id: number) => (await cloud.api('GET', '/sync/edges')).body.data.find((e: { id: number }) => e.id === id);
+  const upload = (token: string) =>
+    protocol(token, 'POST', `${P}/sync/upload`, { clock: { offset_ms: 0, synchronised: true }, backlog: 0, items: [] });
+  const listed = async (id: number) =>
+    (await cloud.api('GET', '/sync/edges')).body.data.find((e: { id: number }) => e.id === id);
   /** Opens a long poll of a fresh edge (never in contact before) and resolves once the cloud holds it open (the poll notes the edge's first contact before it waits), with the poll's answer to come. */
-  async function openPoll(edge: { id: number; token: string }, route: 'changes' | 'revocations'): Promise<{ answer: Promise<TestResponse> }> {
+  async function openPoll(
+    edge: { id: number; token: string },
+    route: 'changes' | 'revocations',
+  ): Promise<{ answer: Promise<TestResponse> }> {
     expect((await listed(edge.id)).last_contact_at).toBeNull();
     const caughtUp = (await changes(helper, '?limit=20000')).body.data;
     expect(caughtUp.has_more).toBe(false);
@@ -73,7 +92,16 @@ describe('edges and their issuers (a cloud process)', () => {
     adminId = (await cloud.api('GET', '/api/v1/me')).body.data.id;
     const zone = (await cloud.api('POST', '/access-zones', { name: 'Hall' })).body.data.id;
     await cloud.api('POST', '/attendee-types', { name: 'Guest', zone_ids: [zone] });
-    expect((await cloud.api('POST', '/attendees', { first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.test', attendee_type: 'guest' })).status).toBe(201);
+    expect(
+      (
+        await cloud.api('POST', '/attendees', {
+          first_name: 'Ada',
+          last_name: 'Lovelace',
+          email: 'ada@example.test',
+          attendee_type: 'guest',
+        })
+      ).status,
+    ).toBe(201);
     helper = (await issuedBy(await cloud.token(), 'cursor helper')).token;
   }, 120_000);
   afterAll(() => world.destroy());
@@ -87,7 +115,12 @@ describe('edges and their issuers (a cloud process)', () => {
     const edgeToken = await tokenOf(member.email, ['sync:edges']);
     const byStaff = await issueWith(edgeToken, 'by staff');
     expect(byStaff.status).toBe(201);
-    expect(byStaff.body.data).toMatchObject({ name: 'by staff', issued_by: member.id, suspended_at: null, suspended_reason: null });
+    expect(byStaff.body.data).toMatchObject({
+      name: 'by staff',
+      issued_by: member.id,
+      suspended_at: null,
+      suspended_reason: null,
+    });
     // The narrow token issues edges and nothing else.
     expect((await request('GET', `${P}/attendees`, { token: edgeToken })).status).toBe(401);
 
@@ -97,7 +130,14 @@ describe('edges and their issuers (a cloud process)', () => {
 
     // A project the staff member does not reach stays out of reach, ability or not.
     await cloud.api('POST', '/api/v1/projects', { name: 'Elsewhere', slug: 'elsewhere', timezone: 'UTC' });
-    expect((await request('POST', '/api/v1/projects/default/elsewhere/sync/edges', { token: edgeToken, body: { name: 'x' } })).status).toBe(404);
+    expect(
+      (
+        await request('POST', '/api/v1/projects/default/elsewhere/sync/edges', {
+          token: edgeToken,
+          body: { name: 'x' },
+        })
+      ).status,
+    ).toBe(404);
     // Bad input is still named.
     const blank = await issueWith(edgeToken, ' ');
     expect(blank.status).toBe(422);
@@ -114,16 +154,32 @@ describe('edges and their issuers (a cloud process)', () => {
     expect((await cloud.api('PUT', `/api/v1/users/${member.id}`, { is_active: false })).status).toBe(200);
     expect((await cloud.api('DELETE', `/api/v1/users/${member.id}/projects/default/default`)).status).toBe(200);
 
-    for (const res of [await changes(edge.token, '?limit=20000'), await upload(edge.token), await protocol(edge.token, 'GET', '/api/v1/sync/hello')]) {
+    for (const res of [
+      await changes(edge.token, '?limit=20000'),
+      await upload(edge.token),
+      await protocol(edge.token, 'GET', '/api/v1/sync/hello'),
+    ]) {
       expect(res.status).toBe(401);
       expect(res.body).toEqual(SUSPENDED);
       expect(res.text).not.toContain('ada@example.test');
     }
-    expect(await listed(edge.id)).toMatchObject({ issued_by: member.id, suspended_reason: 'issuer_lost_access', suspended_at: expect.any(String), revoked_at: null });
+    expect(await listed(edge.id)).toMatchObject({
+      issued_by: member.id,
+      suspended_reason: 'issuer_lost_access',
+      suspended_at: expect.any(String),
+      revoked_at: null,
+    });
 
     // Access given back to the issuer does not lift it: an administrator decides.
     expect((await cloud.api('PUT', `/api/v1/users/${member.id}`, { is_active: true })).status).toBe(200);
-    expect((await cloud.api('POST', `/api/v1/users/${member.id}/projects`, { team_slug: 'default', project_slug: 'default' })).status).toBe(200);
+    expect(
+      (
+        await cloud.api('POST', `/api/v1/users/${member.id}/projects`, {
+          team_slug: 'default',
+          project_slug: 'default',
+        })
+      ).status,
+    ).toBe(200);
     expect((await changes(edge.token)).body).toEqual(SUSPENDED);
 
     // Not a staff member's to re-confirm, whatever their token says.
@@ -134,7 +190,12 @@ describe('edges and their issuers (a cloud process)', () => {
 
     const confirmed = await cloud.api('POST', `/sync/edges/${edge.id}/confirm`);
     expect(confirmed.status).toBe(200);
-    expect(confirmed.body.data).toMatchObject({ id: edge.id, issued_by: adminId, suspended_at: null, suspended_reason: null });
+    expect(confirmed.body.data).toMatchObject({
+      id: edge.id,
+      issued_by: adminId,
+      suspended_at: null,
+      suspended_reason: null,
+    });
     const after = await changes(edge.token, '?limit=20000');
     expect(after.status).toBe(200);
     expect(after.text).toContain('ada@example.test');
@@ -147,7 +208,12 @@ describe('edges and their issuers (a cloud process)', () => {
     expect((await changes(byMember.token)).body).toEqual(SUSPENDED);
 
     const email = `admin${++seq}@example.test`;
-    const second = await cloud.api('POST', '/api/v1/users', { name: 'Second admin', email, password: PASSWORD, is_admin: true });
+    const second = await cloud.api('POST', '/api/v1/users', {
+      name: 'Second admin',
+      email,
+      password: PASSWORD,
+      is_admin: true,
+    });
     expect(second.status).toBe(201);
     const byAdmin = await issuedBy(await tokenOf(email, ['*']), 'admin');
     expect((await changes(byAdmin.token)).status).toBe(200);
@@ -172,14 +238,25 @@ describe('edges and their issuers (a cloud process)', () => {
     expect(revoked.status).toBe(409);
     expect(revoked.body.message).toMatch(/revoked/);
     expect((await cloud.api('POST', '/sync/edges/999999/confirm')).status).toBe(404);
-    expect((await cloud.api('POST', `/api/v1/projects/default/elsewhere/sync/edges/${edge.id}/confirm`)).status).toBe(404);
+    expect((await cloud.api('POST', `/api/v1/projects/default/elsewhere/sync/edges/${edge.id}/confirm`)).status).toBe(
+      404,
+    );
   });
 
   it('ends an open long poll at once when its edge is revoked: 401 and no rows, even when a change would have woken it', async () => {
     const edge = await issuedBy(await cloud.token(), 'polling');
     const { answer: poll } = await openPoll(edge, 'changes');
     expect((await cloud.api('DELETE', `/sync/edges/${edge.id}`)).status).toBe(200);
-    expect((await cloud.api('POST', '/attendees', { first_name: 'Grace', last_name: 'Hopper', email: 'grace@example.test', attendee_type: 'guest' })).status).toBe(201);
+    expect(
+      (
+        await cloud.api('POST', '/attendees', {
+          first_name: 'Grace',
+          last_name: 'Hopper',
+          email: 'grace@example.test',
+          attendee_type: 'guest',
+        })
+      ).status,
+    ).toBe(201);
     const answer = await poll; // held for 120 s otherwise: the test's own timeout is 30 s
     expect(answer.status).toBe(401);
     expect(answer.body).toEqual({ message: 'Unauthenticated.' });
@@ -191,7 +268,10 @@ describe('edges and their issuers (a cloud process)', () => {
     const sync = await tokenOf(member.email, ['sync:edges']);
     const onChanges = await issuedBy(sync, 'changes poll');
     const onRevocations = await issuedBy(sync, 'revocations poll');
-    const polls = [(await openPoll(onChanges, 'changes')).answer, (await openPoll(onRevocations, 'revocations')).answer];
+    const polls = [
+      (await openPoll(onChanges, 'changes')).answer,
+      (await openPoll(onRevocations, 'revocations')).answer,
+    ];
     expect((await cloud.api('PUT', `/api/v1/users/${member.id}`, { is_active: false })).status).toBe(200);
     for (const answer of await Promise.all(polls)) {
       expect(answer.status).toBe(401);
@@ -202,7 +282,12 @@ describe('edges and their issuers (a cloud process)', () => {
   it('an edge process says it is suspended, and syncs again without a restart once an administrator re-confirms it', async () => {
     const member = await staff();
     const issued = await issuedBy(await tokenOf(member.email, ['sync:edges']), 'site');
-    const edge = new Node('site', { GATEHOUSE_ROLE: 'edge', GATEHOUSE_CLOUD_URL: cloud.url, GATEHOUSE_SYNC_TOKEN: issued.token, ...FAST_SYNC });
+    const edge = new Node('site', {
+      GATEHOUSE_ROLE: 'edge',
+      GATEHOUSE_CLOUD_URL: cloud.url,
+      GATEHOUSE_SYNC_TOKEN: issued.token,
+      ...FAST_SYNC,
+    });
     try {
       await edge.start();
       const status = () => edge.api('GET', '/sync/status');
@@ -213,7 +298,15 @@ describe('edges and their issuers (a cloud process)', () => {
 
       expect((await cloud.api('POST', `/sync/edges/${issued.id}/confirm`)).status).toBe(200);
       await until('the edge online again', status, (r) => r.body.data.state === 'online', 30_000);
-      expect((await cloud.api('POST', '/attendees', { first_name: 'Katherine', last_name: 'Johnson', attendee_type: 'guest' })).status).toBe(201);
+      expect(
+        (
+          await cloud.api('POST', '/attendees', {
+            first_name: 'Katherine',
+            last_name: 'Johnson',
+            attendee_type: 'guest',
+          })
+        ).status,
+      ).toBe(201);
       await until(
         'the new attendee on the edge',
         () => edge.api('GET', '/attendees?search=Katherine'),

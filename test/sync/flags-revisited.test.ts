@@ -25,7 +25,13 @@ const drained = (edge: Edge) =>
 /** Far more than two edges' clock offsets can differ on one machine: the scans' order is the real one. */
 const apart = () => new Promise((r) => setTimeout(r, 300));
 
-type Conflict = { id: number; event_id: string; duplicate_of: string | null; edge_id: number; cleared_at: string | null };
+type Conflict = {
+  id: number;
+  event_id: string;
+  duplicate_of: string | null;
+  edge_id: number;
+  cleared_at: string | null;
+};
 
 describe('flags revisited (processes)', () => {
   const world = new SyncWorld();
@@ -43,17 +49,24 @@ describe('flags revisited (processes)', () => {
       () => cloudEvent(uuid),
       (e) => e !== undefined,
     );
-  const doubles = async () => (await world.cloud.api('GET', '/sync/conflicts?kind=duplicate_entry&per_page=100')).body.data as Conflict[];
-  const inside = async () => (await world.cloud.api('GET', `/access-zones/${venue.zone}`)).body.data.current_count as number;
+  const doubles = async () =>
+    (await world.cloud.api('GET', '/sync/conflicts?kind=duplicate_entry&per_page=100')).body.data as Conflict[];
+  const inside = async () =>
+    (await world.cloud.api('GET', `/access-zones/${venue.zone}`)).body.data.current_count as number;
   /** The sync.conflict deliveries so far, as their data (the conflict). */
-  const announced = () => receiver.received.filter((r) => r.body.event === 'sync.conflict').map((r) => r.body.data as Conflict);
+  const announced = () =>
+    receiver.received.filter((r) => r.body.event === 'sync.conflict').map((r) => r.body.data as Conflict);
 
   beforeAll(async () => {
     receiver = await startReceiver();
     await world.startCloud({ GATEHOUSE_WEBHOOK_ALLOW_INSECURE: 'true' });
     venue = await seedCloud(world.cloud, 20);
     const project = (await world.cloud.api('GET', '')).body.data.id as number;
-    const sub = await world.cloud.api('POST', '/api/v1/webhook/subscribe', { project_id: project, url: receiver.url, events: ['sync.conflict'] });
+    const sub = await world.cloud.api('POST', '/api/v1/webhook/subscribe', {
+      project_id: project,
+      url: receiver.url,
+      events: ['sync.conflict'],
+    });
     expect(sub.status, sub.text).toBe(201);
     a = await world.addEdge('north');
     b = await world.addEdge('south');
@@ -89,7 +102,9 @@ describe('flags revisited (processes)', () => {
     expect((await onCloud(second.event_id))!.duplicate_of).toBe(first.event_id);
     const [raised] = (await doubles()).filter((d) => d.event_id === second.event_id);
     expect(raised).toMatchObject({ duplicate_of: first.event_id, edge_id: b.id, cleared_at: null });
-    await until('the flag announced', announced, (list) => list.some((d) => d.id === raised!.id && d.cleared_at === null));
+    await until('the flag announced', announced, (list) =>
+      list.some((d) => d.id === raised!.id && d.cleared_at === null),
+    );
 
     // North's exit arrives: it sits between the two entries, so the second is no double entry.
     a.proxy.set('pass');
@@ -101,9 +116,16 @@ describe('flags revisited (processes)', () => {
     );
     expect(cleared!.edge_id).toBe(b.id);
     const kept = (await doubles()).filter((d) => d.event_id === second.event_id);
-    expect(kept).toEqual([expect.objectContaining({ id: raised!.id, duplicate_of: first.event_id, cleared_at: expect.any(String) })]);
-    const told = await until('the clearing announced', announced, (list) => list.some((d) => d.id === raised!.id && d.cleared_at !== null));
-    expect(told.filter((d) => d.id === raised!.id).map((d) => (d.cleared_at === null ? 'raised' : 'cleared'))).toEqual(['raised', 'cleared']);
+    expect(kept).toEqual([
+      expect.objectContaining({ id: raised!.id, duplicate_of: first.event_id, cleared_at: expect.any(String) }),
+    ]);
+    const told = await until('the clearing announced', announced, (list) =>
+      list.some((d) => d.id === raised!.id && d.cleared_at !== null),
+    );
+    expect(told.filter((d) => d.id === raised!.id).map((d) => (d.cleared_at === null ? 'raised' : 'cleared'))).toEqual([
+      'raised',
+      'cleared',
+    ]);
     expect(await inside()).toBe(before + 1); // in, out, in: inside, once
   }, 120_000);
 
@@ -135,11 +157,29 @@ describe('flags revisited (processes)', () => {
     expect((await cloudEvent(first.event_id))!.duplicate_of).toBeNull();
     const now = (await doubles()).filter((d) => [last.event_id, late.event_id].includes(d.event_id));
     expect(now).toEqual([
-      expect.objectContaining({ id: old!.id, event_id: last.event_id, duplicate_of: first.event_id, edge_id: b.id, cleared_at: expect.any(String) }),
-      expect.objectContaining({ event_id: late.event_id, duplicate_of: first.event_id, edge_id: c.id, cleared_at: null }),
-      expect.objectContaining({ event_id: last.event_id, duplicate_of: late.event_id, edge_id: b.id, cleared_at: null }),
+      expect.objectContaining({
+        id: old!.id,
+        event_id: last.event_id,
+        duplicate_of: first.event_id,
+        edge_id: b.id,
+        cleared_at: expect.any(String),
+      }),
+      expect.objectContaining({
+        event_id: late.event_id,
+        duplicate_of: first.event_id,
+        edge_id: c.id,
+        cleared_at: null,
+      }),
+      expect.objectContaining({
+        event_id: last.event_id,
+        duplicate_of: late.event_id,
+        edge_id: b.id,
+        cleared_at: null,
+      }),
     ]);
-    await until('every change announced', announced, (list) => now.every((n) => list.some((d) => d.id === n.id && d.cleared_at === n.cleared_at)));
+    await until('every change announced', announced, (list) =>
+      now.every((n) => list.some((d) => d.id === n.id && d.cleared_at === n.cleared_at)),
+    );
     expect(await inside()).toBe(before + 1);
   }, 120_000);
 });

@@ -16,14 +16,21 @@ import { TcpProxy } from '../helpers/tcp-proxy.js';
 // edge whose clock is ten minutes ahead.
 
 const P = '/api/v1/projects/default/default';
-const FAST = { GATEHOUSE_SYNC_REQUEST_TIMEOUT_MS: '1000', GATEHOUSE_SYNC_BACKOFF_MIN_MS: '50', GATEHOUSE_SYNC_BACKOFF_MAX_MS: '300', GATEHOUSE_SYNC_LONG_POLL_SECONDS: '2' };
+const FAST = {
+  GATEHOUSE_SYNC_REQUEST_TIMEOUT_MS: '1000',
+  GATEHOUSE_SYNC_BACKOFF_MIN_MS: '50',
+  GATEHOUSE_SYNC_BACKOFF_MAX_MS: '300',
+  GATEHOUSE_SYNC_LONG_POLL_SECONDS: '2',
+};
 
 describe('the cloud link', () => {
   let cloud: TestAppliance;
   let cloudToken: string;
   const stops: (() => Promise<unknown>)[] = [];
-  const onCloud = (method: string, path: string, body?: unknown) => cloud.request(method, `${P}${path}`, { token: cloudToken, ...(body === undefined ? {} : { body }) });
-  const issue = async (name: string) => (await onCloud('POST', '/sync/edges', { name })).body.data as { id: number; token: string };
+  const onCloud = (method: string, path: string, body?: unknown) =>
+    cloud.request(method, `${P}${path}`, { token: cloudToken, ...(body === undefined ? {} : { body }) });
+  const issue = async (name: string) =>
+    (await onCloud('POST', '/sync/edges', { name })).body.data as { id: number; token: string };
   const edgeWith = async (env: Record<string, string>, options: Parameters<typeof startAppliance>[1] = {}) => {
     const edge = await startAppliance({ GATEHOUSE_ROLE: 'edge', ...FAST, ...env }, options);
     stops.push(() => edge.destroy());
@@ -48,7 +55,11 @@ describe('the cloud link', () => {
     const proxy = new TcpProxy(Number(new URL(cloud.url).port));
     await proxy.start();
     stops.push(() => proxy.stop());
-    const { edge, token } = await edgeWith({ GATEHOUSE_CLOUD_URL: proxy.url, GATEHOUSE_SYNC_TOKEN: (await issue('told')).token, GATEHOUSE_WEBHOOK_ALLOW_INSECURE: '1' });
+    const { edge, token } = await edgeWith({
+      GATEHOUSE_CLOUD_URL: proxy.url,
+      GATEHOUSE_SYNC_TOKEN: (await issue('told')).token,
+      GATEHOUSE_WEBHOOK_ALLOW_INSECURE: '1',
+    });
     await until(
       'online',
       () => edge.request('GET', `${P}/sync/status`, { token }),
@@ -57,7 +68,14 @@ describe('the cloud link', () => {
     const receiver = await startReceiver();
     stops.push(() => receiver.close());
     const projectId = (await edge.request('GET', P, { token })).body.data.id;
-    expect((await edge.request('POST', '/api/v1/webhook/subscribe', { token, body: { url: receiver.url, events: ['sync.link_down', 'sync.link_up'], project_id: projectId } })).status).toBe(201);
+    expect(
+      (
+        await edge.request('POST', '/api/v1/webhook/subscribe', {
+          token,
+          body: { url: receiver.url, events: ['sync.link_down', 'sync.link_up'], project_id: projectId },
+        })
+      ).status,
+    ).toBe(201);
     const ws = await rawClient(wsUrl(edge));
     await subscribeAs(edge, ws, { token }, 'private-console.project.default.devices');
 
@@ -93,7 +111,10 @@ describe('the cloud link', () => {
       15_000,
     );
     expect(status.body.data.last_error).toMatch(/401/);
-    const hello = await cloud.request('GET', '/api/v1/sync/hello', { token: issued.token, headers: { 'Gatehouse-Sync-Protocol': '1' } });
+    const hello = await cloud.request('GET', '/api/v1/sync/hello', {
+      token: issued.token,
+      headers: { 'Gatehouse-Sync-Protocol': '1' },
+    });
     expect(hello.status).toBe(401);
     // Listed with its revocation and last contact.
     const listed = (await onCloud('GET', '/sync/edges')).body.data.find((e: { id: number }) => e.id === issued.id);
@@ -123,7 +144,10 @@ describe('the cloud link', () => {
     await new Promise<void>((r) => fake.listen(0, '127.0.0.1', r));
     stops.push(() => new Promise((r) => fake.close(r)));
     const port = (fake.address() as { port: number }).port;
-    const { edge, token } = await edgeWith({ GATEHOUSE_CLOUD_URL: `http://127.0.0.1:${port}`, GATEHOUSE_SYNC_TOKEN: '7|whatever' });
+    const { edge, token } = await edgeWith({
+      GATEHOUSE_CLOUD_URL: `http://127.0.0.1:${port}`,
+      GATEHOUSE_SYNC_TOKEN: '7|whatever',
+    });
     const status = await until(
       'incompatible',
       () => edge.request('GET', `${P}/sync/status`, { token }),
@@ -144,17 +168,43 @@ describe('the cloud link', () => {
     const [key, cert] = [join(dir, 'key.pem'), join(dir, 'cert.pem')];
     execFileSync(
       'openssl',
-      ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'],
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=DNS:localhost,IP:127.0.0.1',
+      ],
       {
         stdio: 'ignore',
       },
     );
-    const tlsCloud = await startAppliance({ GATEHOUSE_ROLE: 'cloud', GATEHOUSE_HTTPS_PORT: '0', GATEHOUSE_HTTPS_CERT_FILE: cert, GATEHOUSE_HTTPS_KEY_FILE: key });
+    const tlsCloud = await startAppliance({
+      GATEHOUSE_ROLE: 'cloud',
+      GATEHOUSE_HTTPS_PORT: '0',
+      GATEHOUSE_HTTPS_CERT_FILE: cert,
+      GATEHOUSE_HTTPS_KEY_FILE: key,
+    });
     stops.push(() => tlsCloud.destroy());
     const admin = await tlsCloud.token();
-    const issued = (await tlsCloud.request('POST', `${P}/sync/edges`, { token: admin, body: { name: 'tls' } })).body.data;
+    const issued = (await tlsCloud.request('POST', `${P}/sync/edges`, { token: admin, body: { name: 'tls' } })).body
+      .data;
     const url = `https://127.0.0.1:${tlsCloud.app.httpsPort}`;
-    const trusting = await edgeWith({ GATEHOUSE_CLOUD_URL: url, GATEHOUSE_SYNC_TOKEN: issued.token, GATEHOUSE_CLOUD_CA_FILE: cert });
+    const trusting = await edgeWith({
+      GATEHOUSE_CLOUD_URL: url,
+      GATEHOUSE_SYNC_TOKEN: issued.token,
+      GATEHOUSE_CLOUD_CA_FILE: cert,
+    });
     await until(
       'online over TLS',
       () => trusting.edge.request('GET', `${P}/sync/status`, { token: trusting.token }),
@@ -173,7 +223,10 @@ describe('the cloud link', () => {
 
   it('reports an edge clock ten minutes ahead, flags its events unsynchronised and keeps their raw time', async () => {
     const ahead = 10 * 60_000;
-    const { edge, token } = await edgeWith({ GATEHOUSE_CLOUD_URL: cloud.url, GATEHOUSE_SYNC_TOKEN: (await issue('fast clock')).token }, { clock: { now: () => Date.now() + ahead } });
+    const { edge, token } = await edgeWith(
+      { GATEHOUSE_CLOUD_URL: cloud.url, GATEHOUSE_SYNC_TOKEN: (await issue('fast clock')).token },
+      { clock: { now: () => Date.now() + ahead } },
+    );
     const status = await until(
       'online',
       () => edge.request('GET', `${P}/sync/status`, { token }),
@@ -186,17 +239,26 @@ describe('the cloud link', () => {
       () => edge.request('GET', `${P}/attendees?search=Ada`, { token }),
       (r) => r.body.data?.length === 1,
     );
-    const answer = (await edge.request('POST', `${P}/access-points/1/scan`, { token, body: { credential_value: 'CLOCK-1' } })).body;
+    const answer = (
+      await edge.request('POST', `${P}/access-points/1/scan`, { token, body: { credential_value: 'CLOCK-1' } })
+    ).body;
     const scanned = answer.data ?? answer;
     const event = await until(
       'the event on the cloud',
-      async () => ((await onCloud('GET', '/access-events?per_page=100')).body.data as Record<string, unknown>[]).find((e) => e.uuid === scanned.event_id),
+      async () =>
+        ((await onCloud('GET', '/access-events?per_page=100')).body.data as Record<string, unknown>[]).find(
+          (e) => e.uuid === scanned.event_id,
+        ),
       (e) => e !== undefined,
     );
     expect(event!.clock_unsynchronised).toBe(true);
     expect(Math.abs((event!.clock_offset_ms as number) + ahead)).toBeLessThan(2000);
-    expect(Date.parse(event!.scanned_at as string) - Date.parse(event!.uploaded_at as string)).toBeGreaterThan(ahead - 5000); // raw, never corrected
-    const listed = (await onCloud('GET', '/sync/status')).body.data.edges.find((e: { name: string }) => e.name === 'fast clock');
+    expect(Date.parse(event!.scanned_at as string) - Date.parse(event!.uploaded_at as string)).toBeGreaterThan(
+      ahead - 5000,
+    ); // raw, never corrected
+    const listed = (await onCloud('GET', '/sync/status')).body.data.edges.find(
+      (e: { name: string }) => e.name === 'fast clock',
+    );
     expect(Math.abs(listed.clock_offset_ms + ahead)).toBeLessThan(2000);
   }, 30_000);
 });

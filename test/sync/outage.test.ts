@@ -6,7 +6,8 @@ import { cutLink, type Edge, type Node, scan, seedCloud, SyncWorld, until } from
 // proxy the test cuts and restores; kill -9 of the edge mid-upload and of the cloud mid-batch.
 // Every check compares the full event sets on both sides by uuid.
 
-const metric = (res: { text: string }, name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(res.text)?.[1] ?? Number.NaN);
+const metric = (res: { text: string }, name: string) =>
+  Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(res.text)?.[1] ?? Number.NaN);
 const uuids = (events: Record<string, unknown>[]) => events.map((e) => e.uuid as string).sort();
 
 async function converged(edge: Node, cloud: Node, expected: number): Promise<void> {
@@ -50,7 +51,10 @@ describe('an outage, then convergence (processes, a cut link)', () => {
   it('decides 1,000 scans with the link cut, and the cloud ends with exactly those events', async () => {
     await cutLink(edge);
     const decisions = [];
-    for (let i = 1; i <= 1000; i++) decisions.push(await scan(edge.node, i % 10 === 0 ? venue.exit : venue.entry, i % 50 === 0 ? 'NO-SUCH-TICKET' : `T-${i}`));
+    for (let i = 1; i <= 1000; i++)
+      decisions.push(
+        await scan(edge.node, i % 10 === 0 ? venue.exit : venue.entry, i % 50 === 0 ? 'NO-SUCH-TICKET' : `T-${i}`),
+      );
     expect(decisions.filter((d) => d.access_granted).length).toBeGreaterThan(800);
     // The backlog counts what the journal's ingest has put into access_events: all of it, shortly.
     const status = (
@@ -69,7 +73,10 @@ describe('an outage, then convergence (processes, a cut link)', () => {
     const after = (await edge.node.api('GET', '/sync/status')).body.data;
     expect(after).toMatchObject({ online: true, backlog: 0, oldest_unsynced_at: null });
     // Occupancy on the cloud counts what the edge counted.
-    const [cloudZone, edgeZone] = [(await world.cloud.api('GET', `/access-zones/${venue.zone}`)).body.data, (await edge.node.api('GET', `/access-zones/${venue.zone}`)).body.data];
+    const [cloudZone, edgeZone] = [
+      (await world.cloud.api('GET', `/access-zones/${venue.zone}`)).body.data,
+      (await edge.node.api('GET', `/access-zones/${venue.zone}`)).body.data,
+    ];
     expect(cloudZone.current_count).toBe(edgeZone.current_count);
   }, 180_000);
 
@@ -89,12 +96,17 @@ describe('an outage, then convergence (processes, a cut link)', () => {
     await edge.node.kill9();
     const partial = (await world.cloud.api('GET', '/access-events?per_page=1')).body.meta.total as number;
     expect(partial).toBe(before + 100); // one batch of sync.uploadBatch
-    const duplicatesBefore = metric(await world.cloud.api('GET', '/metrics'), 'gatehouse_sync_received_duplicates_total');
+    const duplicatesBefore = metric(
+      await world.cloud.api('GET', '/metrics'),
+      'gatehouse_sync_received_duplicates_total',
+    );
     edge.proxy.set('pass');
     await edge.node.start();
     await converged(edge.node, world.cloud, 1600);
     // The batch went again after the restart, and was stored once.
-    expect(metric(await world.cloud.api('GET', '/metrics'), 'gatehouse_sync_received_duplicates_total') - duplicatesBefore).toBeGreaterThanOrEqual(100);
+    expect(
+      metric(await world.cloud.api('GET', '/metrics'), 'gatehouse_sync_received_duplicates_total') - duplicatesBefore,
+    ).toBeGreaterThanOrEqual(100);
   }, 180_000);
 
   it('loses nothing when the cloud is killed -9 mid-batch and comes back', async () => {

@@ -26,13 +26,16 @@ async function until<T>(what: string, read: () => Promise<T> | T, ok: (v: T) => 
 
 /** Everything a decision reads from the index, in a comparable form (credentials also through their value). */
 function picture(index: VenueIndex) {
-  const byId = <T>(m: Map<unknown, T>) => [...m.values()].sort((a, b) => (a as { id: number }).id - (b as { id: number }).id);
+  const byId = <T>(m: Map<unknown, T>) =>
+    [...m.values()].sort((a, b) => (a as { id: number }).id - (b as { id: number }).id);
   const credentials = byId(index.credentialsById);
   return {
     credentials,
     byValue: credentials.map((c) => index.credential(c.projectId, c.value)?.id ?? null),
     attendees: byId(index.attendees),
-    typeZones: [...index.typeZones].map(([type, zones]) => [type, [...zones].sort()]).sort((a, b) => (a[0] as number) - (b[0] as number)),
+    typeZones: [...index.typeZones]
+      .map(([type, zones]) => [type, [...zones].sort()])
+      .sort((a, b) => (a[0] as number) - (b[0] as number)),
     zones: byId(index.zones),
     accessPoints: byId(index.accessPoints),
     readers: byId(index.readers),
@@ -50,11 +53,15 @@ describe("the edge's index after a pull", () => {
   const ids: Record<string, number> = {};
 
   const onCloud = async (method: string, path: string, body?: unknown) => {
-    const res = await cloud.request(method, `${P}${path}`, { token: cloudToken, ...(body === undefined ? {} : { body }) });
+    const res = await cloud.request(method, `${P}${path}`, {
+      token: cloudToken,
+      ...(body === undefined ? {} : { body }),
+    });
     if (res.status >= 300) throw new Error(`cloud ${method} ${path}: ${res.status} ${res.text}`);
     return res.body;
   };
-  const onEdge = (method: string, path: string, body?: unknown) => edge.request(method, `${P}${path}`, { token: edgeToken, ...(body === undefined ? {} : { body }) });
+  const onEdge = (method: string, path: string, body?: unknown) =>
+    edge.request(method, `${P}${path}`, { token: edgeToken, ...(body === undefined ? {} : { body }) });
   /** The edge's decision at the hall's door over REST: 'granted' or the reason. */
   const decision = async (value: string) => {
     const res = await onEdge('POST', `/access-points/${ids.door}/scan`, { credential_value: value });
@@ -67,10 +74,20 @@ describe("the edge's index after a pull", () => {
     cloudToken = await cloud.token();
     const hall = (await onCloud('POST', '/access-zones', { name: 'Hall' })).data.id;
     const annex = (await onCloud('POST', '/access-zones', { name: 'Annex' })).data.id;
-    ids.door = (await onCloud('POST', '/access-points', { name: 'Hall door', access_zone_id: hall, direction: 'in' })).data.id;
-    ids.annexDoor = (await onCloud('POST', '/access-points', { name: 'Annex door', access_zone_id: annex, direction: 'in' })).data.id;
+    ids.door = (
+      await onCloud('POST', '/access-points', { name: 'Hall door', access_zone_id: hall, direction: 'in' })
+    ).data.id;
+    ids.annexDoor = (
+      await onCloud('POST', '/access-points', { name: 'Annex door', access_zone_id: annex, direction: 'in' })
+    ).data.id;
     await onCloud('POST', '/attendee-types', { name: 'Guest', zone_ids: [hall, annex] });
-    const rows = Array.from({ length: 300 }, (_, i) => ({ first_name: `Guest${i}`, last_name: 'Test', attendee_type: 'guest', external_id: `X-${i}`, credential_value: `T-${i}` }));
+    const rows = Array.from({ length: 300 }, (_, i) => ({
+      first_name: `Guest${i}`,
+      last_name: 'Test',
+      attendee_type: 'guest',
+      external_id: `X-${i}`,
+      credential_value: `T-${i}`,
+    }));
     await onCloud('POST', '/attendees/import', rows);
     const token = (await onCloud('POST', '/sync/edges', { name: 'North' })).data.token;
     proxy = new TcpProxy(cloud.app.httpPort);
@@ -105,7 +122,9 @@ describe("the edge's index after a pull", () => {
     );
     proxy.set('cut');
     expect(sync.stats.downloadedRows).toBeLessThan(605); // 2 zones, 2 doors, a type, 300 attendees and their credentials
-    const pulled = edge.app.services.store.db.prepare('SELECT id, attendee_id, value FROM credentials ORDER BY id LIMIT 6').all() as { id: number; attendee_id: number; value: string }[];
+    const pulled = edge.app.services.store.db
+      .prepare('SELECT id, attendee_id, value FROM credentials ORDER BY id LIMIT 6')
+      .all() as { id: number; attendee_id: number; value: string }[];
     expect(pulled).toHaveLength(6);
     const [byOther, renamed, cancelled, gone, revoked, blocked] = pulled;
 
@@ -115,7 +134,8 @@ describe("the edge's index after a pull", () => {
     await onCloud('DELETE', `/attendees/${gone!.attendee_id}`);
     await onCloud('DELETE', `/credentials/${revoked!.id}`);
     await onCloud('DELETE', `/access-points/${ids.annexDoor}`);
-    const late = (await onCloud('POST', '/attendees', { first_name: 'Late', attendee_type: 'guest' })).data.id as number;
+    const late = (await onCloud('POST', '/attendees', { first_name: 'Late', attendee_type: 'guest' })).data
+      .id as number;
     await onCloud('POST', `/attendees/${late}/credentials`, { value: 'LATE-1' });
     // The cloud gives a value to its attendee that the edge gives to one of its own below: the cloud's row wins on the edge.
     await onCloud('POST', `/attendees/${late}/credentials`, { value: 'CLASH-1' });
@@ -170,6 +190,8 @@ describe("the edge's index after a pull", () => {
     expect(await decision('T-299')).toBe('granted'); // on the pull's last pages
     expect(await decision('CLASH-1')).toBe('granted');
     expect(index.credential(index.credentialsById.get(pulled[1]!.id)!.projectId, 'CLASH-1')?.attendeeId).toBe(late);
-    expect((await onEdge('POST', `/access-points/${ids.annexDoor}/scan`, { credential_value: 'T-299' })).status).toBe(404);
+    expect((await onEdge('POST', `/access-points/${ids.annexDoor}/scan`, { credential_value: 'T-299' })).status).toBe(
+      404,
+    );
   }, 90_000);
 });

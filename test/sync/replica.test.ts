@@ -36,9 +36,17 @@ const key = (r: { entity: string; id: number }) => `${r.entity}:${r.id}`;
 const MAX_STEPS = 25;
 
 /** One change of the cloud's history: which row, after how big a gap in versions, and what. */
-const step = fc.record({ row: fc.nat({ max: ROWS.length - 1 }), gap: fc.integer({ min: 1, max: 3 }), op: fc.constantFrom('active', 'revoked', 'delete'), holder: fc.constantFrom(1, 2) });
+const step = fc.record({
+  row: fc.nat({ max: ROWS.length - 1 }),
+  gap: fc.integer({ min: 1, max: 3 }),
+  op: fc.constantFrom('active', 'revoked', 'delete'),
+  holder: fc.constantFrom(1, 2),
+});
 /** A batch as the edge may receive it: a page (any subset of the history) or revocations (revoked credentials only). */
-const batch = fc.record({ revocations: fc.boolean(), picks: fc.array(fc.boolean(), { minLength: MAX_STEPS, maxLength: MAX_STEPS }) });
+const batch = fc.record({
+  revocations: fc.boolean(),
+  picks: fc.array(fc.boolean(), { minLength: MAX_STEPS, maxLength: MAX_STEPS }),
+});
 const scenario = fc.record({
   steps: fc.array(step, { minLength: 1, maxLength: MAX_STEPS }),
   batches: fc.array(batch, { minLength: 1, maxLength: 6 }),
@@ -55,16 +63,41 @@ function changes({ steps, batches, newestIn }: Scenario): { history: Change[]; d
     const row = ROWS[s.row]!;
     if (s.op === 'delete') history.push({ ...row, op: 'delete', version });
     else if (row.entity === 'attendee')
-      history.push({ ...row, op: 'upsert', version, data: { attendee_type_id: 1, first_name: `v${version}`, last_name: 'Row', status: s.op === 'active' ? 'active' : 'cancelled', extra: '{}' } });
+      history.push({
+        ...row,
+        op: 'upsert',
+        version,
+        data: {
+          attendee_type_id: 1,
+          first_name: `v${version}`,
+          last_name: 'Row',
+          status: s.op === 'active' ? 'active' : 'cancelled',
+          extra: '{}',
+        },
+      });
     else {
       const revoked = s.op === 'revoked';
       const revokedAt = revoked ? `2026-01-01T00:00:${String(version % 60).padStart(2, '0')}.000Z` : null;
-      history.push({ ...row, op: 'upsert', version, data: { attendee_id: s.holder, value: `V-${row.id}`, kind: 'barcode', status: revoked ? 'revoked' : 'active', revoked_at: revokedAt } });
+      history.push({
+        ...row,
+        op: 'upsert',
+        version,
+        data: {
+          attendee_id: s.holder,
+          value: `V-${row.id}`,
+          kind: 'barcode',
+          status: revoked ? 'revoked' : 'active',
+          revoked_at: revokedAt,
+        },
+      });
     }
   }
-  const delivered = batches.map((b) => history.filter((c, i) => b.picks[i] && (!b.revocations || (c.op === 'upsert' && c.data?.status === 'revoked'))));
+  const delivered = batches.map((b) =>
+    history.filter((c, i) => b.picks[i] && (!b.revocations || (c.op === 'upsert' && c.data?.status === 'revoked'))),
+  );
   const newest = new Map(history.map((c) => [key(c), c]));
-  for (const c of newest.values()) delivered[newestIn[ROWS.findIndex((r) => key(r) === key(c))]! % delivered.length]!.push(c);
+  for (const c of newest.values())
+    delivered[newestIn[ROWS.findIndex((r) => key(r) === key(c))]! % delivered.length]!.push(c);
   for (const b of delivered) b.sort((a, z) => a.version - z.version);
   return { history, delivered };
 }
@@ -79,8 +112,16 @@ describe('the replica', () => {
   beforeAll(() => {
     store.start();
     const team = new TeamRepository(store.db, systemClock).create('Default', 'default');
-    projectId = new ProjectRepository(store.db, systemClock).create({ teamId: team.id, name: 'Default', slug: 'default', timezone: 'UTC' }).id;
-    const index = { written: async (_p: number, _from: number, _to: number, changes: readonly WrittenChange[]) => void told.push(...changes) };
+    projectId = new ProjectRepository(store.db, systemClock).create({
+      teamId: team.id,
+      name: 'Default',
+      slug: 'default',
+      timezone: 'UTC',
+    }).id;
+    const index = {
+      written: async (_p: number, _from: number, _to: number, changes: readonly WrittenChange[]) =>
+        void told.push(...changes),
+    };
     replica = new Replica(store.db, systemClock, index as unknown as ExternalChanges);
   });
   afterAll(() => {
@@ -90,18 +131,26 @@ describe('the replica', () => {
 
   /** The rows as the edge holds them, in the columns the history varies. */
   const held = () => [
-    ...(store.db.prepare('SELECT id, first_name, status FROM attendees ORDER BY id').all() as Record<string, unknown>[]).map((r) => `attendee:${r.id}:${r.first_name}:${r.status}`),
-    ...(store.db.prepare('SELECT id, attendee_id, status, revoked_at FROM credentials ORDER BY id').all() as Record<string, unknown>[]).map(
-      (r) => `credential:${r.id}:${r.attendee_id}:${r.status}:${r.revoked_at}`,
-    ),
+    ...(
+      store.db.prepare('SELECT id, first_name, status FROM attendees ORDER BY id').all() as Record<string, unknown>[]
+    ).map((r) => `attendee:${r.id}:${r.first_name}:${r.status}`),
+    ...(
+      store.db.prepare('SELECT id, attendee_id, status, revoked_at FROM credentials ORDER BY id').all() as Record<
+        string,
+        unknown
+      >[]
+    ).map((r) => `credential:${r.id}:${r.attendee_id}:${r.status}:${r.revoked_at}`),
   ];
   /** The same rows as a change leaves them. */
   const asRow = (c: Change) =>
-    c.entity === 'attendee' ? `attendee:${c.id}:${c.data!.first_name}:${c.data!.status}` : `credential:${c.id}:${c.data!.attendee_id}:${c.data!.status}:${c.data!.revoked_at}`;
+    c.entity === 'attendee'
+      ? `attendee:${c.id}:${c.data!.first_name}:${c.data!.status}`
+      : `credential:${c.id}:${c.data!.attendee_id}:${c.data!.status}:${c.data!.revoked_at}`;
 
   /** Empty venue tables and versions; the edge's own row and an upgraded edge's row, with no version held. */
   function reset(): void {
-    for (const table of ['credentials', 'attendees', 'tombstones', 'replica_versions']) store.db.prepare(`DELETE FROM ${table}`).run();
+    for (const table of ['credentials', 'attendees', 'tombstones', 'replica_versions'])
+      store.db.prepare(`DELETE FROM ${table}`).run();
     const now = new Date().toISOString();
     store.db
       .prepare(
@@ -109,7 +158,9 @@ describe('the replica', () => {
       )
       .run(projectId, now, now);
     store.db
-      .prepare("INSERT INTO credentials (id, project_id, attendee_id, value, kind, status, version, created_at, updated_at) VALUES (?, ?, 1, ?, 'barcode', 'active', 2, ?, ?)")
+      .prepare(
+        "INSERT INTO credentials (id, project_id, attendee_id, value, kind, status, version, created_at, updated_at) VALUES (?, ?, 1, ?, 'barcode', 'active', 2, ?, ?)",
+      )
       .run(EDGE_ROW, projectId, `V-${EDGE_ROW}`, now, now);
   }
 
@@ -133,7 +184,9 @@ describe('the replica', () => {
         expect(told.map((w) => `${w.op} ${key(w)}`)).toEqual(expected);
       }
       const newest = new Map(history.map((c) => [key(c), c]));
-      const untouched = ['attendee:1:old:active', `credential:${EDGE_ROW}:1:active:null`].filter((r) => !newest.has(r.split(':').slice(0, 2).join(':')));
+      const untouched = ['attendee:1:old:active', `credential:${EDGE_ROW}:1:active:null`].filter(
+        (r) => !newest.has(r.split(':').slice(0, 2).join(':')),
+      );
       const cloud = [...newest.values()].filter((c) => c.op === 'upsert').map(asRow);
       expect(held().sort()).toEqual([...cloud, ...untouched].sort());
     });

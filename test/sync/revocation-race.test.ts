@@ -21,7 +21,8 @@ const changesOf = (answer: HeldAnswer): Change[] => {
   return ((body.data ?? body).changes ?? []) as Change[];
 };
 const carries = (answer: HeldAnswer, value: string, status: string) =>
-  answer.path.includes('/sync/changes') && changesOf(answer).some((c) => c.entity === 'credential' && c.data?.value === value && c.data?.status === status);
+  answer.path.includes('/sync/changes') &&
+  changesOf(answer).some((c) => c.entity === 'credential' && c.data?.value === value && c.data?.status === status);
 
 describe('a running pull and a revocation (processes)', () => {
   const world = new SyncWorld();
@@ -37,10 +38,19 @@ describe('a running pull and a revocation (processes)', () => {
     venue = await seedCloud(world.cloud, 40);
     await world.cloud.api('POST', '/readers', { identifier: 'GATE-1', access_point_id: venue.entry });
     // The ticket's holder some pages before the ticket, other tickets on either side: a pull of ~25 pages.
-    const attendee = (await world.cloud.api('POST', '/attendees', { first_name: 'Rev', last_name: 'Oked', attendee_type: 'guest' })).body.data.id as number;
-    const more = (tag: string) => Array.from({ length: 40 }, (_, i) => ({ first_name: `${tag}${i}`, attendee_type: 'guest', external_id: `${tag}-${i}`, credential_value: `${tag}-${i}` }));
+    const attendee = (
+      await world.cloud.api('POST', '/attendees', { first_name: 'Rev', last_name: 'Oked', attendee_type: 'guest' })
+    ).body.data.id as number;
+    const more = (tag: string) =>
+      Array.from({ length: 40 }, (_, i) => ({
+        first_name: `${tag}${i}`,
+        attendee_type: 'guest',
+        external_id: `${tag}-${i}`,
+        credential_value: `${tag}-${i}`,
+      }));
     await world.cloud.api('POST', '/attendees/import', more('L'));
-    const credential = (await world.cloud.api('POST', `/attendees/${attendee}/credentials`, { value: 'REVOKED-1' })).body.data.id as number;
+    const credential = (await world.cloud.api('POST', `/attendees/${attendee}/credentials`, { value: 'REVOKED-1' }))
+      .body.data.id as number;
     await world.cloud.api('POST', '/attendees/import', more('M'));
     target = { attendee, credential };
 
@@ -49,7 +59,11 @@ describe('a running pull and a revocation (processes)', () => {
     revokedPage = answers.hold((a) => carries(a, 'REVOKED-1', 'revoked'));
     // Pages of 10; a held answer must outlast no request timeout (the edge would ask again, and get a page without the row).
     // No zone refuses re-entry (the default): every scan of a ticket is decided on the ticket alone.
-    edge = await world.addEdge('north', { GATEHOUSE_SYNC_PAGE_SIZE: '10', GATEHOUSE_SYNC_REQUEST_TIMEOUT_MS: '60000' }, { answers });
+    edge = await world.addEdge(
+      'north',
+      { GATEHOUSE_SYNC_PAGE_SIZE: '10', GATEHOUSE_SYNC_REQUEST_TIMEOUT_MS: '60000' },
+      { answers },
+    );
   }, 120_000);
   afterAll(async () => {
     reader?.client.end(true);
@@ -62,13 +76,21 @@ describe('a running pull and a revocation (processes)', () => {
   const mqttScan = async (value: string) => {
     if (!reader) {
       const creds = await readerLogin(edge);
-      const client = await connect(`mqtt://127.0.0.1:${creds.mqtt.port}`, { username: creds.mqtt.username, password: creds.mqtt.password, clientId: 'GATE-1-test' });
+      const client = await connect(`mqtt://127.0.0.1:${creds.mqtt.port}`, {
+        username: creds.mqtt.username,
+        password: creds.mqtt.password,
+        clientId: 'GATE-1-test',
+      });
       const box = inbox(client);
       expect(await subscribe(client, creds.mqtt.decisions_topic)).toEqual([1]);
       reader = { client, inbox: box, creds };
     }
     const id = `r-${Math.random().toString(36).slice(2, 10)}`;
-    await reader.client.publishAsync(reader.creds.mqtt.scans_topic, JSON.stringify({ request_id: id, credential_value: value }), { qos: 1 });
+    await reader.client.publishAsync(
+      reader.creds.mqtt.scans_topic,
+      JSON.stringify({ request_id: id, credential_value: value }),
+      { qos: 1 },
+    );
     const decision = (await reader.inbox.next((m) => m.payload.request_id === id, 5000)).payload;
     return decision.access_granted ? 'granted' : (decision.reason as string);
   };
@@ -78,7 +100,9 @@ describe('a running pull and a revocation (processes)', () => {
   };
   const credentialOnEdge = async () => {
     const res = await edge.node.api('GET', `/attendees/${target.attendee}/credentials`);
-    return res.status === 200 ? (res.body.data as { id: number; status: string }[]).find((c) => c.id === target.credential)?.status : `http ${res.status}`;
+    return res.status === 200
+      ? (res.body.data as { id: number; status: string }[]).find((c) => c.id === target.credential)?.status
+      : `http ${res.status}`;
   };
 
   it('never lets a page fetched before a revocation undo it, whichever arrives last', async () => {
@@ -124,8 +148,12 @@ async function readerLogin(edge: Edge): Promise<ReaderCredentials> {
   const asked = await requester(edge.node.url)('POST', `${P}/readers/login`, { body: { reader_identifier: 'GATE-1' } });
   expect(asked.status).toBe(202);
   const logins = await edge.node.api('GET', '/readers/logins');
-  const otp = (logins.body.data as { reader_identifier: string; otp: string }[]).find((l) => l.reader_identifier === 'GATE-1')!.otp;
-  const verified = await requester(edge.node.url)('POST', '/api/v1/reader-otp/verify', { body: { otp, reader_identifier: 'GATE-1' } });
+  const otp = (logins.body.data as { reader_identifier: string; otp: string }[]).find(
+    (l) => l.reader_identifier === 'GATE-1',
+  )!.otp;
+  const verified = await requester(edge.node.url)('POST', '/api/v1/reader-otp/verify', {
+    body: { otp, reader_identifier: 'GATE-1' },
+  });
   expect(verified.status).toBe(200);
   return verified.body.data as ReaderCredentials;
 }

@@ -20,7 +20,11 @@ interface Operation {
 }
 
 /** The path with its parameters filled: the default project's slugs, ids that parse. */
-const fill = (path: string) => path.replace(/\{(\w+)\}/g, (_, name: string) => ({ teamSlug: 'default', projectSlug: 'default', appId: 'app' })[name] ?? '1');
+const fill = (path: string) =>
+  path.replace(
+    /\{(\w+)\}/g,
+    (_, name: string) => ({ teamSlug: 'default', projectSlug: 'default', appId: 'app' })[name] ?? '1',
+  );
 
 describe('a stolen sync token, on a cloud process', () => {
   const world = new SyncWorld();
@@ -36,7 +40,8 @@ describe('a stolen sync token, on a cloud process', () => {
     expect(res.status, res.text).toBe(201);
     return { id: res.body.data.id as number, token: res.body.data.token as string };
   };
-  const speak = (method: string, path: string, token: string, body?: unknown) => request(method, path, { token, headers: SPEAK, ...(body === undefined ? {} : { body }) });
+  const speak = (method: string, path: string, token: string, body?: unknown) =>
+    request(method, path, { token, headers: SPEAK, ...(body === undefined ? {} : { body }) });
   const protocolRoutes = () => operations.filter((o) => o.security.some((s) => 'syncToken' in s));
   const accessEvent = (over: Record<string, unknown> = {}) => ({
     kind: 'access',
@@ -55,8 +60,17 @@ describe('a stolen sync token, on a cloud process', () => {
     source: 'api',
     ...over,
   });
-  const batch = (items: unknown[], over: Record<string, unknown> = {}) => ({ clock: { offset_ms: 0, synchronised: true }, backlog: 0, items, ...over });
-  const eventsOf = async (project: string) => (await world.cloud.api('GET', `${project}/access-events?per_page=100`)).body.data as { uuid: string; edge_id: number | null }[];
+  const batch = (items: unknown[], over: Record<string, unknown> = {}) => ({
+    clock: { offset_ms: 0, synchronised: true },
+    backlog: 0,
+    items,
+    ...over,
+  });
+  const eventsOf = async (project: string) =>
+    (await world.cloud.api('GET', `${project}/access-events?per_page=100`)).body.data as {
+      uuid: string;
+      edge_id: number | null;
+    }[];
   const expectUnauthenticated = (res: TestResponse, what: string) => {
     expect(res.status, `${what}: ${res.text}`).toBe(401);
     expect(res.body, what).toEqual({ message: 'Unauthenticated.' });
@@ -66,18 +80,32 @@ describe('a stolen sync token, on a cloud process', () => {
     await world.startCloud({ GATEHOUSE_WEBHOOK_ALLOW_INSECURE: '1' });
     request = requester(world.cloud.url);
     receiver = await startReceiver();
-    const doc = (await world.cloud.api('GET', '/api/v1/openapi.json')).body as { paths: Record<string, Record<string, Omit<Operation, 'method' | 'path'>>> };
-    operations = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ ...op, method: method.toUpperCase(), path })));
+    const doc = (await world.cloud.api('GET', '/api/v1/openapi.json')).body as {
+      paths: Record<string, Record<string, Omit<Operation, 'method' | 'path'>>>;
+    };
+    operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops).map(([method, op]) => ({ ...op, method: method.toUpperCase(), path })),
+    );
     const zone = (await world.cloud.api('POST', '/access-zones', { name: 'Hall' })).body.data.id as number;
-    door = (await world.cloud.api('POST', '/access-points', { name: 'Door', access_zone_id: zone })).body.data.id as number;
+    door = (await world.cloud.api('POST', '/access-points', { name: 'Door', access_zone_id: zone })).body.data
+      .id as number;
     // Two more projects: one in the same team, one in another team.
-    expect((await world.cloud.api('POST', '/api/v1/projects', { name: 'Other', slug: 'other', team_slug: 'default' })).status).toBe(201);
+    expect(
+      (await world.cloud.api('POST', '/api/v1/projects', { name: 'Other', slug: 'other', team_slug: 'default' }))
+        .status,
+    ).toBe(201);
     expect((await world.cloud.api('POST', '/api/v1/teams', { name: 'North' })).status).toBe(201);
-    expect((await world.cloud.api('POST', '/api/v1/projects', { name: 'Gala', slug: 'gala', team_slug: 'north' })).status).toBe(201);
+    expect(
+      (await world.cloud.api('POST', '/api/v1/projects', { name: 'Gala', slug: 'gala', team_slug: 'north' })).status,
+    ).toBe(201);
     edge = await issue(P, 'gate');
     other = await issue('/api/v1/projects/north/gala', 'gala gate');
     const projectId = (await world.cloud.api('GET', P)).body.data.id as number;
-    const sub = await world.cloud.api('POST', '/api/v1/webhook/subscribe', { url: receiver.url, events: ['access.denied', 'gateway.online'], project_id: projectId });
+    const sub = await world.cloud.api('POST', '/api/v1/webhook/subscribe', {
+      url: receiver.url,
+      events: ['access.denied', 'gateway.online'],
+      project_id: projectId,
+    });
     expect(sub.status, sub.text).toBe(201);
   }, 90_000);
   afterAll(async () => {
@@ -86,8 +114,20 @@ describe('a stolen sync token, on a cloud process', () => {
   });
 
   it("answers 404 to an edge's token on another project's sync paths, and stores nothing there", async () => {
-    expect(protocolRoutes().map((o) => o.operationId)).toEqual(expect.arrayContaining(['sync-protocol.hello', 'sync-protocol.upload', 'sync-protocol.changes', 'sync-protocol.revocations']));
-    const elsewhere = ['/api/v1/projects/default/other', '/api/v1/projects/north/gala', '/api/v1/projects/north/default', '/api/v1/projects/nope/nope'];
+    expect(protocolRoutes().map((o) => o.operationId)).toEqual(
+      expect.arrayContaining([
+        'sync-protocol.hello',
+        'sync-protocol.upload',
+        'sync-protocol.changes',
+        'sync-protocol.revocations',
+      ]),
+    );
+    const elsewhere = [
+      '/api/v1/projects/default/other',
+      '/api/v1/projects/north/gala',
+      '/api/v1/projects/north/default',
+      '/api/v1/projects/nope/nope',
+    ];
     const projectRoutes = protocolRoutes().filter((o) => o.path.includes('{projectSlug}'));
     expect(projectRoutes.length).toBeGreaterThanOrEqual(3);
     for (const project of elsewhere) {
@@ -115,8 +155,14 @@ describe('a stolen sync token, on a cloud process', () => {
     for (const op of protocolRoutes()) {
       const path = fill(op.path);
       const body = op.method === 'POST' ? batch([accessEvent()]) : undefined;
-      expectUnauthenticated(await speak(op.method, path, admin, body), `${op.operationId} with the administrator's token`);
-      expectUnauthenticated(await request(op.method, path, { headers: SPEAK, ...(body ? { body } : {}) }), `${op.operationId} without a token`);
+      expectUnauthenticated(
+        await speak(op.method, path, admin, body),
+        `${op.operationId} with the administrator's token`,
+      );
+      expectUnauthenticated(
+        await request(op.method, path, { headers: SPEAK, ...(body ? { body } : {}) }),
+        `${op.operationId} without a token`,
+      );
     }
     expect(await eventsOf(P)).toHaveLength(before);
   });
@@ -125,7 +171,10 @@ describe('a stolen sync token, on a cloud process', () => {
     const rest = operations.filter((o) => o.security.some((s) => 'bearerAuth' in s));
     expect(rest.length).toBeGreaterThan(50);
     for (const op of rest) {
-      const res = await request(op.method, fill(op.path), { token: edge.token, ...(op.method === 'GET' || op.method === 'DELETE' ? {} : { body: {} }) });
+      const res = await request(op.method, fill(op.path), {
+        token: edge.token,
+        ...(op.method === 'GET' || op.method === 'DELETE' ? {} : { body: {} }),
+      });
       expectUnauthenticated(res, `${op.method} ${op.path}`);
     }
   });
@@ -136,7 +185,10 @@ describe('a stolen sync token, on a cloud process', () => {
     expect((await speak('GET', '/api/v1/sync/hello', doomed.token)).status).toBe(200);
     expect((await world.cloud.api('DELETE', `/sync/edges/${doomed.id}`)).status).toBe(200);
     for (const op of protocolRoutes()) {
-      expectUnauthenticated(await speak(op.method, fill(op.path), doomed.token, op.method === 'POST' ? batch([accessEvent()]) : undefined), `${op.operationId} of a revoked edge`);
+      expectUnauthenticated(
+        await speak(op.method, fill(op.path), doomed.token, op.method === 'POST' ? batch([accessEvent()]) : undefined),
+        `${op.operationId} of a revoked edge`,
+      );
     }
     expect(await eventsOf(P)).toHaveLength(before);
   });
@@ -146,7 +198,13 @@ describe('a stolen sync token, on a cloud process', () => {
       accessEvent(),
       accessEvent(),
       accessEvent(),
-      { kind: 'change', uuid: randomUUID(), event: 'attendee.created', data: { id: edge.id * BLOCK + 1, first_name: 'Walk', last_name: 'In', status: 'active' }, created_at: new Date().toISOString() },
+      {
+        kind: 'change',
+        uuid: randomUUID(),
+        event: 'attendee.created',
+        data: { id: edge.id * BLOCK + 1, first_name: 'Walk', last_name: 'In', status: 'active' },
+        created_at: new Date().toISOString(),
+      },
     ];
     const first = await speak('POST', `${P}/sync/upload`, edge.token, batch(items));
     expect(first.status, first.text).toBe(200);
@@ -170,13 +228,24 @@ describe('a stolen sync token, on a cloud process', () => {
     const forgedItem = await speak('POST', `${P}/sync/upload`, edge.token, batch([accessEvent({ edge_id: other.id })]));
     expect(forgedItem.status, forgedItem.text).toBe(422);
     expect(forgedItem.body.errors['items.0.edge_id']).toEqual(['The items.0.edge_id field is not allowed.']);
-    const forgedBatch = await speak('POST', `${P}/sync/upload`, edge.token, batch([accessEvent()], { edge_id: other.id }));
+    const forgedBatch = await speak(
+      'POST',
+      `${P}/sync/upload`,
+      edge.token,
+      batch([accessEvent()], { edge_id: other.id }),
+    );
     expect(forgedBatch.status, forgedBatch.text).toBe(422);
     expect(forgedBatch.body.errors.edge_id).toEqual(['The edge_id field is not allowed.']);
     expect(await eventsOf(P)).toHaveLength(before);
 
     // A change's data is free-form: an edge_id in it is overwritten by the token's edge.
-    const status = { kind: 'change', uuid: randomUUID(), event: 'gateway.online', data: { identifier: 'GW-X', status: 'online', edge_id: other.id }, created_at: new Date().toISOString() };
+    const status = {
+      kind: 'change',
+      uuid: randomUUID(),
+      event: 'gateway.online',
+      data: { identifier: 'GW-X', status: 'online', edge_id: other.id },
+      created_at: new Date().toISOString(),
+    };
     const event = accessEvent();
     const sent = await speak('POST', `${P}/sync/upload`, edge.token, batch([event, status]));
     expect(sent.body.data).toMatchObject({ accepted: 2, duplicates: 0 });

@@ -28,8 +28,10 @@ describe('cloud sync, in one process', () => {
   let receiver: Receiver;
   const ids: Record<string, number> = {};
 
-  const onCloud = async (method: string, path: string, body?: unknown) => cloud.request(method, `${P}${path}`, { token: cloudToken, ...(body === undefined ? {} : { body }) });
-  const onEdge = async (method: string, path: string, body?: unknown) => edge.request(method, `${P}${path}`, { token: edgeToken, ...(body === undefined ? {} : { body }) });
+  const onCloud = async (method: string, path: string, body?: unknown) =>
+    cloud.request(method, `${P}${path}`, { token: cloudToken, ...(body === undefined ? {} : { body }) });
+  const onEdge = async (method: string, path: string, body?: unknown) =>
+    edge.request(method, `${P}${path}`, { token: edgeToken, ...(body === undefined ? {} : { body }) });
 
   beforeAll(async () => {
     cloud = await startAppliance({ GATEHOUSE_ROLE: 'cloud', GATEHOUSE_WEBHOOK_ALLOW_INSECURE: '1' });
@@ -38,13 +40,21 @@ describe('cloud sync, in one process', () => {
     const zone = (await onCloud('POST', '/access-zones', { name: 'Hall', capacity: 100 })).body.data;
     const point = (await onCloud('POST', '/access-points', { name: 'Gate 1', access_zone_id: zone.id })).body.data;
     const type = (await onCloud('POST', '/attendee-types', { name: 'Guest', zone_ids: [zone.id] })).body.data; // slug: guest
-    const attendee = (await onCloud('POST', '/attendees', { first_name: 'Ada', last_name: 'Lovelace', attendee_type: type.slug })).body.data;
-    const credential = (await onCloud('POST', `/attendees/${attendee.id}/credentials`, { value: 'TICKET-1' })).body.data;
+    const attendee = (
+      await onCloud('POST', '/attendees', { first_name: 'Ada', last_name: 'Lovelace', attendee_type: type.slug })
+    ).body.data;
+    const credential = (await onCloud('POST', `/attendees/${attendee.id}/credentials`, { value: 'TICKET-1' })).body
+      .data;
     Object.assign(ids, { zone: zone.id, point: point.id, attendee: attendee.id, credential: credential.id });
     const issued = await onCloud('POST', '/sync/edges', { name: 'North gate box' });
     expect(issued.status).toBe(201);
     syncToken = issued.body.data.token;
-    edge = await startAppliance({ GATEHOUSE_ROLE: 'edge', GATEHOUSE_CLOUD_URL: cloud.url, GATEHOUSE_SYNC_TOKEN: syncToken, GATEHOUSE_SYNC_LONG_POLL_SECONDS: '2' });
+    edge = await startAppliance({
+      GATEHOUSE_ROLE: 'edge',
+      GATEHOUSE_CLOUD_URL: cloud.url,
+      GATEHOUSE_SYNC_TOKEN: syncToken,
+      GATEHOUSE_SYNC_LONG_POLL_SECONDS: '2',
+    });
     edgeToken = await edge.token();
   }, 60_000);
   afterAll(async () => {
@@ -90,7 +100,12 @@ describe('cloud sync, in one process', () => {
   it("announces each uploaded event once on the cloud's WebSocket and webhooks, with the edge id, raw scan time and upload time", async () => {
     const projectId = (await cloud.request('GET', P, { token: cloudToken })).body.data.id;
     expect(
-      (await cloud.request('POST', '/api/v1/webhook/subscribe', { token: cloudToken, body: { url: receiver.url, events: ['access.granted', 'gateway.online'], project_id: projectId } })).status,
+      (
+        await cloud.request('POST', '/api/v1/webhook/subscribe', {
+          token: cloudToken,
+          body: { url: receiver.url, events: ['access.granted', 'gateway.online'], project_id: projectId },
+        })
+      ).status,
     ).toBe(201);
     const ws = await rawClient(wsUrl(cloud));
     await subscribeAs(cloud, ws, { token: cloudToken }, 'private-dashboard.project.default.access');
@@ -104,12 +119,28 @@ describe('cloud sync, in one process', () => {
     const answer = (await onEdge('POST', `/access-points/${ids.point}/scan`, { credential_value: 'LIVE-1' })).body;
     const scanned = answer.data ?? answer;
     const frame = await ws.next('AccessGranted', 5000);
-    expect(frame.data).toMatchObject({ uuid: scanned.event_id, attendee_id: attendee.id, edge_id: expect.any(Number), uploaded_at: expect.any(String), duplicate_of: null });
+    expect(frame.data).toMatchObject({
+      uuid: scanned.event_id,
+      attendee_id: attendee.id,
+      edge_id: expect.any(Number),
+      uploaded_at: expect.any(String),
+      duplicate_of: null,
+    });
     const [hook] = await receiver.waitFor(1, 'access.granted');
-    expect(hook!.body).toMatchObject({ id: scanned.event_id, data: { uuid: scanned.event_id, edge_id: frame.data.edge_id, uploaded_at: expect.any(String), clock_unsynchronised: false } });
+    expect(hook!.body).toMatchObject({
+      id: scanned.event_id,
+      data: {
+        uuid: scanned.event_id,
+        edge_id: frame.data.edge_id,
+        uploaded_at: expect.any(String),
+        clock_unsynchronised: false,
+      },
+    });
     await new Promise((r) => setTimeout(r, 300));
     // Once: no second AccessGranted for the same event (next() took the first from the frames).
-    expect(ws.frames.filter((f) => f.event === 'AccessGranted' && (f.data as { uuid?: string }).uuid === scanned.event_id)).toHaveLength(0);
+    expect(
+      ws.frames.filter((f) => f.event === 'AccessGranted' && (f.data as { uuid?: string }).uuid === scanned.event_id),
+    ).toHaveLength(0);
     expect(receiver.received.filter((r) => r.body.id === scanned.event_id)).toHaveLength(1);
     ws.ws.close();
   });
@@ -141,24 +172,57 @@ describe('cloud sync, in one process', () => {
   });
 
   it('keeps a change its store refuses as a refused_change conflict and applies the rest of the batch: one bad change never stops an upload', async () => {
-    const change = (uuid: string, data: Record<string, unknown>) => ({ kind: 'change', uuid, event: 'attendee.created', data, created_at: new Date().toISOString() });
+    const change = (uuid: string, data: Record<string, unknown>) => ({
+      kind: 'change',
+      uuid,
+      event: 'attendee.created',
+      data,
+      created_at: new Date().toISOString(),
+    });
     const block = Number(syncToken.split('|')[0]) * 2 ** 32; // an edge creates under the ids of its own block (docs/sync.md: ids)
     const body = {
       clock: { offset_ms: 0, synchronised: true },
       backlog: 0,
       items: [
-        change('8f0c1a52-5d1e-4c61-9a57-000000000001', { id: block + 990001, first_name: 'Bad', last_name: 'Status', status: 'sleeping' }), // the CHECK on status
-        change('8f0c1a52-5d1e-4c61-9a57-000000000002', { id: block + 990002, first_name: { not: 'text' }, last_name: 'Object', status: 'active' }), // no value SQLite binds
-        change('8f0c1a52-5d1e-4c61-9a57-000000000003', { id: block + 990003, first_name: 'Good', last_name: 'One', status: 'active' }),
+        change('8f0c1a52-5d1e-4c61-9a57-000000000001', {
+          id: block + 990001,
+          first_name: 'Bad',
+          last_name: 'Status',
+          status: 'sleeping',
+        }), // the CHECK on status
+        change('8f0c1a52-5d1e-4c61-9a57-000000000002', {
+          id: block + 990002,
+          first_name: { not: 'text' },
+          last_name: 'Object',
+          status: 'active',
+        }), // no value SQLite binds
+        change('8f0c1a52-5d1e-4c61-9a57-000000000003', {
+          id: block + 990003,
+          first_name: 'Good',
+          last_name: 'One',
+          status: 'active',
+        }),
       ],
     };
-    const upload = () => cloud.request('POST', `${P}/sync/upload`, { token: syncToken, body, headers: { 'Gatehouse-Sync-Protocol': '1' } });
+    const upload = () =>
+      cloud.request('POST', `${P}/sync/upload`, {
+        token: syncToken,
+        body,
+        headers: { 'Gatehouse-Sync-Protocol': '1' },
+      });
     const first = await upload();
     expect(first.status, first.text).toBe(200);
     expect(first.body.data).toMatchObject({ accepted: 3, duplicates: 0, refused: 2 });
-    expect((await onCloud('GET', `/attendees/${block + 990003}`)).body.data).toMatchObject({ first_name: 'Good', last_name: 'One' });
-    for (const id of [block + 990001, block + 990002]) expect((await onCloud('GET', `/attendees/${id}`)).status).toBe(404);
-    const refused = (await onCloud('GET', '/sync/conflicts?kind=refused_change')).body.data as Record<string, unknown>[];
+    expect((await onCloud('GET', `/attendees/${block + 990003}`)).body.data).toMatchObject({
+      first_name: 'Good',
+      last_name: 'One',
+    });
+    for (const id of [block + 990001, block + 990002])
+      expect((await onCloud('GET', `/attendees/${id}`)).status).toBe(404);
+    const refused = (await onCloud('GET', '/sync/conflicts?kind=refused_change')).body.data as Record<
+      string,
+      unknown
+    >[];
     expect(refused).toEqual([
       expect.objectContaining({
         entity: 'attendee',

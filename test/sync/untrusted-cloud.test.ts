@@ -61,13 +61,24 @@ class FakeCloud {
   }
 
   meta() {
-    return { cloud: { incarnation: this.incarnation, high_water: this.version }, server_time: new Date().toISOString() };
+    return {
+      cloud: { incarnation: this.incarnation, high_water: this.version },
+      server_time: new Date().toISOString(),
+    };
   }
 
   #route(req: IncomingMessage, res: ServerResponse, body: string): void {
     const url = new URL(req.url ?? '/', 'http://fake');
-    const route = url.pathname === '/api/v1/sync/hello' ? 'hello' : url.pathname.startsWith(PROJECT) ? (url.pathname.slice(PROJECT.length + 1) as 'changes' | 'revocations' | 'upload') : null;
-    const answer: Answer = route === null ? (_q, r) => json(r, 404, { message: 'no such route' }) : (this.answer[route] ?? this.#proper(route, url));
+    const route =
+      url.pathname === '/api/v1/sync/hello'
+        ? 'hello'
+        : url.pathname.startsWith(PROJECT)
+          ? (url.pathname.slice(PROJECT.length + 1) as 'changes' | 'revocations' | 'upload')
+          : null;
+    const answer: Answer =
+      route === null
+        ? (_q, r) => json(r, 404, { message: 'no such route' })
+        : (this.answer[route] ?? this.#proper(route, url));
     answer(req, res, body);
   }
 
@@ -90,14 +101,20 @@ class FakeCloud {
     if (route === 'upload') {
       return (_req, res, body) => {
         const batch = JSON.parse(body) as { items: unknown[]; feed?: { to: unknown } };
-        this.uploads.push({ at: performance.now(), items: batch.items.length, feed: batch.feed !== undefined, bytes: Buffer.byteLength(body) });
+        this.uploads.push({
+          at: performance.now(),
+          items: batch.items.length,
+          feed: batch.feed !== undefined,
+          bytes: Buffer.byteLength(body),
+        });
         if (batch.feed) this.uploaded = batch.feed.to;
         json(res, 200, { data: { accepted: batch.items.length, duplicates: 0, refused: 0, ...this.meta() } });
       };
     }
     return (_req, res) => {
       const changes = route === 'changes' ? this.pending.splice(0) : [];
-      const page = () => json(res, 200, { data: { changes, cursor: encodeCursor(this.version), has_more: false, ...this.meta() } });
+      const page = () =>
+        json(res, 200, { data: { changes, cursor: encodeCursor(this.version), has_more: false, ...this.meta() } });
       // A caught-up long poll: held a little, as a cloud with nothing new holds it.
       if (changes.length === 0 && Number(url.searchParams.get('wait') ?? 0) > 0) setTimeout(page, 300);
       else page();
@@ -108,7 +125,10 @@ class FakeCloud {
   oversized(total: number, declared: boolean): Answer {
     return (req, res) => {
       const cut: Cut = { path: new URL(req.url ?? '/', 'http://fake').pathname, written: 0, total };
-      res.writeHead(200, { 'content-type': 'application/json', ...(declared ? { 'content-length': String(total) } : {}) });
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        ...(declared ? { 'content-length': String(total) } : {}),
+      });
       res.on('close', () => {
         if (cut.written < total) this.cuts.push(cut);
       });
@@ -141,7 +161,8 @@ describe('a cloud the edge does not trust (an edge process, a fake cloud)', () =
   let edge: Node;
   const status = async () => (await edge.api('GET', '/sync/status')).body.data as Record<string, any>;
   const online = () => until('the edge online', status, (s) => s.online === true && s.last_error === null, 30_000);
-  const failing = (what: string, pattern: RegExp) => until(`the edge to say ${what}`, status, (s) => s.online === false && pattern.test(String(s.last_error)), 30_000);
+  const failing = (what: string, pattern: RegExp) =>
+    until(`the edge to say ${what}`, status, (s) => s.online === false && pattern.test(String(s.last_error)), 30_000);
   const alive = async () => {
     expect(edge.proc.proc.exitCode).toBeNull();
     expect((await requester(edge.url)('GET', '/health')).status).toBe(200);
@@ -149,7 +170,13 @@ describe('a cloud the edge does not trust (an edge process, a fake cloud)', () =
 
   beforeAll(async () => {
     const url = await fake.start();
-    edge = await new Node('edge', { GATEHOUSE_ROLE: 'edge', GATEHOUSE_CLOUD_URL: url, GATEHOUSE_SYNC_TOKEN: '7|fake', GATEHOUSE_SYNC_MAX_ANSWER_BYTES: String(CAP), ...FAST_SYNC }).start();
+    edge = await new Node('edge', {
+      GATEHOUSE_ROLE: 'edge',
+      GATEHOUSE_CLOUD_URL: url,
+      GATEHOUSE_SYNC_TOKEN: '7|fake',
+      GATEHOUSE_SYNC_MAX_ANSWER_BYTES: String(CAP),
+      ...FAST_SYNC,
+    }).start();
     await until('the edge linked', status, (s) => s.edge_id === 7 && s.online === true, 30_000);
   }, 90_000);
   afterAll(async () => {
@@ -187,8 +214,18 @@ describe('a cloud the edge does not trust (an edge process, a fake cloud)', () =
 
   it('refuses a page that does not follow the protocol (an entity named constructor, not JSON), says so while downloads fail, and recovers', async () => {
     fake.answer.changes = (_req, res) =>
-      json(res, 200, { data: { changes: [{ entity: 'constructor', op: 'upsert', id: 1, version: 1, data: {} }], cursor: encodeCursor(1), has_more: false, ...fake.meta() } });
-    const s = await failing('the page does not follow the protocol', /changes.*does not follow the sync protocol.*entity/);
+      json(res, 200, {
+        data: {
+          changes: [{ entity: 'constructor', op: 'upsert', id: 1, version: 1, data: {} }],
+          cursor: encodeCursor(1),
+          has_more: false,
+          ...fake.meta(),
+        },
+      });
+    const s = await failing(
+      'the page does not follow the protocol',
+      /changes.*does not follow the sync protocol.*entity/,
+    );
     expect(s.state).toBe('offline');
     await alive();
 
@@ -229,7 +266,10 @@ describe('a cloud the edge does not trust (an edge process, a fake cloud)', () =
 
     fake.answer.upload = (_req, res) => json(res, 200, { data: { accepted: 'all of them', ...fake.meta() } });
     expect((await edge.api('POST', '/attendees', { first_name: 'Walk', last_name: 'In' })).status).toBe(201);
-    const s = await failing('the upload answer does not follow the protocol', /upload.*does not follow the sync protocol/);
+    const s = await failing(
+      'the upload answer does not follow the protocol',
+      /upload.*does not follow the sync protocol/,
+    );
     expect(s.backlog).toBeGreaterThan(0); // not acknowledged: sent again
     delete fake.answer.upload;
     await until('the batch acknowledged', status, (st) => st.online === true && st.backlog === 0);
@@ -241,7 +281,12 @@ describe('a cloud the edge does not trust (an edge process, a fake cloud)', () =
       deferred++;
       fake.uploads.push({ at: performance.now(), items: -1, feed: false, bytes: 0 });
       delete fake.answer.upload; // once
-      json(res, 503, { message: 'The cloud is applying another batch of this edge.', retry_after: 2 }, { 'retry-after': '2' });
+      json(
+        res,
+        503,
+        { message: 'The cloud is applying another batch of this edge.', retry_after: 2 },
+        { 'retry-after': '2' },
+      );
     };
     const from = fake.uploads.length;
     expect((await edge.api('POST', '/attendees', { first_name: 'Later', last_name: 'In' })).status).toBe(201);
@@ -262,9 +307,18 @@ describe('a cloud the edge does not trust (an edge process, a fake cloud)', () =
   it('sends a batch larger than one request may carry as several, its feed position with the last', async () => {
     const from = fake.uploads.length;
     // A bulk import is one item of the feed and goes up as every row it wrote: 1,200 items.
-    const rows = Array.from({ length: 600 }, (_, i) => ({ first_name: 'Bulk', last_name: `No${i}`, external_id: `B-${i}`, credential_value: `B-${i}` }));
+    const rows = Array.from({ length: 600 }, (_, i) => ({
+      first_name: 'Bulk',
+      last_name: `No${i}`,
+      external_id: `B-${i}`,
+      credential_value: `B-${i}`,
+    }));
     expect((await edge.api('POST', '/attendees/import', rows)).status).toBe(200);
-    await until('the import acknowledged', status, (s) => s.backlog === 0 && fake.uploads.slice(from).some((u) => u.feed));
+    await until(
+      'the import acknowledged',
+      status,
+      (s) => s.backlog === 0 && fake.uploads.slice(from).some((u) => u.feed),
+    );
     const sent = fake.uploads.slice(from);
     expect(sent.reduce((n, u) => n + u.items, 0)).toBe(1200);
     expect(sent.length).toBeGreaterThan(1);
@@ -274,7 +328,12 @@ describe('a cloud the edge does not trust (an edge process, a fake cloud)', () =
 
   it('warns once at start when its cloud URL is plain http outside this box, and not for loopback', async () => {
     expect(edge.proc.output.filter((l) => /plain http/.test(l))).toEqual([]);
-    const far = await new Node('far edge', { GATEHOUSE_ROLE: 'edge', GATEHOUSE_CLOUD_URL: 'http://cloud.example.invalid:8080', GATEHOUSE_SYNC_TOKEN: '7|fake', ...FAST_SYNC }).start();
+    const far = await new Node('far edge', {
+      GATEHOUSE_ROLE: 'edge',
+      GATEHOUSE_CLOUD_URL: 'http://cloud.example.invalid:8080',
+      GATEHOUSE_SYNC_TOKEN: '7|fake',
+      ...FAST_SYNC,
+    }).start();
     try {
       await far.proc.waitFor(/plain http/, 10_000);
       await new Promise((r) => setTimeout(r, 1000)); // a few failed rounds: still one line

@@ -56,26 +56,51 @@ describe('an upload applied in slices', () => {
       clock_synchronised: true,
     };
   };
-  const body = (items: UploadedAccessEvent[], feed?: UploadBody['feed']): UploadBody => ({ clock: { offset_ms: 0, synchronised: true }, backlog: 0, items, ...(feed ? { feed } : {}) });
-  const stored = (uuid: string) => store.db.prepare('SELECT duplicate_of FROM access_events WHERE uuid = ?').get(uuid) as { duplicate_of: string | null } | undefined;
+  const body = (items: UploadedAccessEvent[], feed?: UploadBody['feed']): UploadBody => ({
+    clock: { offset_ms: 0, synchronised: true },
+    backlog: 0,
+    items,
+    ...(feed ? { feed } : {}),
+  });
+  const stored = (uuid: string) =>
+    store.db.prepare('SELECT duplicate_of FROM access_events WHERE uuid = ?').get(uuid) as
+      | { duplicate_of: string | null }
+      | undefined;
 
   beforeAll(() => {
     store.start();
     const team = new TeamRepository(store.db, systemClock).create('Default', 'default');
-    projectId = new ProjectRepository(store.db, systemClock).create({ teamId: team.id, name: 'Default', slug: 'default', timezone: 'UTC' }).id;
+    projectId = new ProjectRepository(store.db, systemClock).create({
+      teamId: team.id,
+      name: 'Default',
+      slug: 'default',
+      timezone: 'UTC',
+    }).id;
     const now = new Date().toISOString();
-    store.db.prepare("INSERT INTO access_zones (id, project_id, name, slug, version, created_at, updated_at) VALUES (1, ?, 'Hall', 'hall', 1, ?, ?)").run(projectId, now, now);
     store.db
-      .prepare("INSERT INTO access_points (id, project_id, access_zone_id, name, slug, direction, version, created_at, updated_at) VALUES (1, ?, 1, 'Door', 'door', 'both', 1, ?, ?)")
+      .prepare(
+        "INSERT INTO access_zones (id, project_id, name, slug, version, created_at, updated_at) VALUES (1, ?, 'Hall', 'hall', 1, ?, ?)",
+      )
+      .run(projectId, now, now);
+    store.db
+      .prepare(
+        "INSERT INTO access_points (id, project_id, access_zone_id, name, slug, direction, version, created_at, updated_at) VALUES (1, ?, 1, 'Door', 'door', 'both', 1, ?, ?)",
+      )
       .run(projectId, now, now);
     for (const holder of [1, 2]) {
       // The holders are the project's (an event naming anyone else is an unknown_reference: upload-flags.ts).
       store.db
-        .prepare("INSERT INTO attendees (id, project_id, first_name, last_name, status, extra, version, created_at, updated_at) VALUES (?, ?, ?, 'Holder', 'active', '{}', 1, ?, ?)")
+        .prepare(
+          "INSERT INTO attendees (id, project_id, first_name, last_name, status, extra, version, created_at, updated_at) VALUES (?, ?, ?, 'Holder', 'active', '{}', 1, ?, ?)",
+        )
         .run(holder, projectId, `Holder${holder}`, now, now);
     }
     const issuer = Number(
-      store.db.prepare("INSERT INTO users (name, email, password_hash, is_admin, created_at, updated_at) VALUES ('Admin', 'admin@example.test', '-', 1, ?, ?)").run(now, now).lastInsertRowid,
+      store.db
+        .prepare(
+          "INSERT INTO users (name, email, password_hash, is_admin, created_at, updated_at) VALUES ('Admin', 'admin@example.test', '-', 1, ?, ?)",
+        )
+        .run(now, now).lastInsertRowid,
     );
     edges = new SyncEdges(store.db, systemClock, bus);
     north = edges.create(projectId, 'north', issuer).edge;
@@ -83,11 +108,14 @@ describe('an upload applied in slices', () => {
     const index = new VenueIndex(store.db);
     index.load();
     conflicts = new SyncConflicts(store.db, systemClock);
-    uploads = new UploadApply(store.db, systemClock, bus, new Occupancy(), index, conflicts, async () => {}, edges, { sliceItems: 2 });
+    uploads = new UploadApply(store.db, systemClock, bus, new Occupancy(), index, conflicts, async () => {}, edges, {
+      sliceItems: 2,
+    });
     uploads.prepare();
   });
   beforeEach(() => {
-    for (const table of ['access_events', 'sync_conflicts', 'domain_events']) store.db.prepare(`DELETE FROM ${table}`).run();
+    for (const table of ['access_events', 'sync_conflicts', 'domain_events'])
+      store.db.prepare(`DELETE FROM ${table}`).run();
   });
   afterAll(() => {
     store.stop();
@@ -102,14 +130,21 @@ describe('an upload applied in slices', () => {
       if (applying) setImmediate(turn);
     };
     setImmediate(turn);
-    const outcome = await uploads.apply(north, projectId, body([1, 2, 1, 2, 1].map((n, i) => movement(n, i < 2 ? 'in' : i < 4 ? 'out' : 'in', i))));
+    const outcome = await uploads.apply(
+      north,
+      projectId,
+      body([1, 2, 1, 2, 1].map((n, i) => movement(n, i < 2 ? 'in' : i < 4 ? 'out' : 'in', i))),
+    );
     applying = false;
     expect(outcome).toEqual({ accepted: 5, duplicates: 0, refused: 0 });
     expect(turns).toBeGreaterThanOrEqual(2); // three slices: two turns between them
   });
 
   it('keeps what a batch cut short stored, claims no feed position for it, and stores the rest once when it is sent again', async () => {
-    const feed = { from: { access_event_id: 0, domain_event_seq: 0 }, to: { access_event_id: 40, domain_event_seq: 7 } };
+    const feed = {
+      from: { access_event_id: 0, domain_event_seq: 0 },
+      to: { access_event_id: 40, domain_event_seq: 7 },
+    };
     const before = edges.uploadedPosition(north.id);
     // South's entry first; then north's batch: an entry that repeats it, another holder's, and
     // (in the second slice) north's exit of the first holder just before its entry, by scan time.
@@ -120,7 +155,9 @@ describe('an upload applied in slices', () => {
     const northOut = movement(1, 'out', 5);
     const last = movement(2, 'out', 12);
     const batch = body([northIn, other, northOut, last], feed);
-    store.db.exec(`CREATE TRIGGER refuse_one BEFORE INSERT ON access_events WHEN NEW.uuid = '${northOut.uuid}' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`);
+    store.db.exec(
+      `CREATE TRIGGER refuse_one BEFORE INSERT ON access_events WHEN NEW.uuid = '${northOut.uuid}' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`,
+    );
     try {
       await expect(uploads.apply(north, projectId, batch)).rejects.toThrow(/refused by the test/);
     } finally {

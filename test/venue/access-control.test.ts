@@ -37,7 +37,14 @@ describe('access zones, access points and readers', () => {
   it('creates, lists, shows, updates and deletes an access zone, with its capacity view', async () => {
     const created = await api.post(`${A}/access-zones`, { name: 'Main Hall', capacity: 2, requires_ticket: true });
     expect(created.status).toBe(201);
-    expect(created.body.data).toMatchObject({ name: 'Main Hall', slug: 'main-hall', capacity: 2, current_count: 0, available: 2, requires_ticket: true });
+    expect(created.body.data).toMatchObject({
+      name: 'Main Hall',
+      slug: 'main-hall',
+      capacity: 2,
+      current_count: 0,
+      available: 2,
+      requires_ticket: true,
+    });
     const id = created.body.data.id;
     expect((await api.get(`${A}/access-zones`)).body.data.map((z: { id: number }) => z.id)).toContain(id);
     const capacity = await api.get(`${A}/access-zones/${id}/capacity`);
@@ -65,14 +72,37 @@ describe('access zones, access points and readers', () => {
   it('creates an access point from name and location alone, as the spec shows, and embeds its readers', async () => {
     const res = await api.post(`${A}/access-points`, { name: 'North Gate', location: 'Car park side' });
     expect(res.status).toBe(201);
-    expect(res.body.data).toMatchObject({ name: 'North Gate', slug: 'north-gate', location: 'Car park side', access_zone_id: null, direction: 'in', is_active: true, readers: [] });
+    expect(res.body.data).toMatchObject({
+      name: 'North Gate',
+      slug: 'north-gate',
+      location: 'Car park side',
+      access_zone_id: null,
+      direction: 'in',
+      is_active: true,
+      readers: [],
+    });
     const zone = (await api.post(`${A}/access-zones`, { name: 'Arena' })).body.data;
-    const updated = await api.put(`${A}/access-points/${res.body.data.id}`, { access_zone_id: zone.id, direction: 'both', is_active: false });
-    expect(updated.body.data).toMatchObject({ access_zone_id: zone.id, direction: 'both', is_active: false, name: 'North Gate' });
-    const reader = await api.post(`${A}/readers`, { identifier: 'NG-01', type: 'qr', access_point_id: res.body.data.id });
+    const updated = await api.put(`${A}/access-points/${res.body.data.id}`, {
+      access_zone_id: zone.id,
+      direction: 'both',
+      is_active: false,
+    });
+    expect(updated.body.data).toMatchObject({
+      access_zone_id: zone.id,
+      direction: 'both',
+      is_active: false,
+      name: 'North Gate',
+    });
+    const reader = await api.post(`${A}/readers`, {
+      identifier: 'NG-01',
+      type: 'qr',
+      access_point_id: res.body.data.id,
+    });
     expect(reader.status).toBe(201);
     const shown = await api.get(`${A}/access-points/${res.body.data.id}`);
-    expect(shown.body.data.readers).toEqual([expect.objectContaining({ id: reader.body.data.id, identifier: 'NG-01', type: 'qr' })]);
+    expect(shown.body.data.readers).toEqual([
+      expect.objectContaining({ id: reader.body.data.id, identifier: 'NG-01', type: 'qr' }),
+    ]);
   });
 
   it('refuses a zone from another project, a bad direction, and deleting a zone still in use (409), changing nothing', async () => {
@@ -82,7 +112,9 @@ describe('access zones, access points and readers', () => {
     expect(cross.body.errors.access_zone_id).toEqual(['The selected access zone id is invalid.']);
     const direction = await api.post(`${A}/access-points`, { name: 'Odd', direction: 'sideways' });
     expect(direction.status).toBe(422);
-    expect((await api.get(`${A}/access-points`)).body.data.map((p: { name: string }) => p.name)).not.toContain('Sneaky');
+    expect((await api.get(`${A}/access-points`)).body.data.map((p: { name: string }) => p.name)).not.toContain(
+      'Sneaky',
+    );
 
     const zone = (await api.post(`${A}/access-zones`, { name: 'Used' })).body.data;
     await api.post(`${A}/access-points`, { name: 'Into used', access_zone_id: zone.id });
@@ -118,7 +150,11 @@ describe('access zones, access points and readers', () => {
   it("never shows or changes another project's objects by id: 404", async () => {
     const zoneB = (await api.post(`${B}/access-zones`, { name: 'B only' })).body.data;
     const pointB = (await api.post(`${B}/access-points`, { name: 'B door' })).body.data;
-    for (const path of [`${A}/access-zones/${zoneB.id}`, `${A}/access-zones/${zoneB.id}/capacity`, `${A}/access-points/${pointB.id}`]) {
+    for (const path of [
+      `${A}/access-zones/${zoneB.id}`,
+      `${A}/access-zones/${zoneB.id}/capacity`,
+      `${A}/access-points/${pointB.id}`,
+    ]) {
       const res = await api.get(path);
       expect(res.status, path).toBe(404);
       expect(res.text).not.toContain('B only');
@@ -129,10 +165,15 @@ describe('access zones, access points and readers', () => {
 
     // A user who may reach only project A gets 404 for all of project B.
     const user = await createUser(gh, admin, 'a-only@example.test', ['access:read', 'access:write']);
-    await gh.request('POST', `/api/v1/users/${user.id}/projects`, { token: admin, body: { team_slug: 'default', project_slug: 'default' } });
+    await gh.request('POST', `/api/v1/users/${user.id}/projects`, {
+      token: admin,
+      body: { team_slug: 'default', project_slug: 'default' },
+    });
     expect((await gh.request('GET', `${A}/access-zones`, { token: user.token })).status).toBe(200);
     expect((await gh.request('GET', `${B}/access-zones/${zoneB.id}`, { token: user.token })).status).toBe(404);
-    expect((await gh.request('POST', `${B}/access-zones`, { token: user.token, body: { name: 'x' } })).status).toBe(404);
+    expect((await gh.request('POST', `${B}/access-zones`, { token: user.token, body: { name: 'x' } })).status).toBe(
+      404,
+    );
   });
 
   it('stamps every write with a higher change version and leaves a tombstone for each deletion', async () => {
@@ -141,7 +182,10 @@ describe('access zones, access points and readers', () => {
     expect(renamed.version).toBeGreaterThan(zone.version);
     await api.del(`${A}/access-zones/${zone.id}`);
     const db = new BetterSqlite3(join(gh.dataDir, 'gatehouse.db'), { readonly: true });
-    const tomb = db.prepare("SELECT * FROM tombstones WHERE entity = 'access_zone' AND entity_id = ?").get(zone.id) as { version: number; project_id: number };
+    const tomb = db.prepare("SELECT * FROM tombstones WHERE entity = 'access_zone' AND entity_id = ?").get(zone.id) as {
+      version: number;
+      project_id: number;
+    };
     db.close();
     expect(tomb.version).toBeGreaterThan(renamed.version);
     expect(tomb.project_id).toBe(1);
@@ -155,7 +199,13 @@ describe('access zones, access points and readers', () => {
     const point = (await api.post(`${A}/access-points`, { name: 'Evented door', access_zone_id: zone.id })).body.data;
     await api.put(`${A}/access-points/${point.id}`, { name: 'Evented door 2' });
     await api.del(`${A}/access-points/${point.id}`);
-    expect(events.map((e) => e.name)).toEqual(['access_zone.created', 'access_zone.updated', 'access_point.created', 'access_point.updated', 'access_point.deleted']);
+    expect(events.map((e) => e.name)).toEqual([
+      'access_zone.created',
+      'access_zone.updated',
+      'access_point.created',
+      'access_point.updated',
+      'access_point.deleted',
+    ]);
     expect(events[1]!.payload).toMatchObject({ projectId: 1, resource: { id: zone.id, capacity: 10 } });
     expect(events[3]!.payload.resource).toMatchObject({ id: point.id, name: 'Evented door 2', readers: [] });
     expect(events[4]!.payload).toMatchObject({ projectId: 1, id: point.id });

@@ -30,7 +30,12 @@ describe('attendee import', () => {
   let gh: TestAppliance;
   let admin: string;
   const count = async () => (await gh.request('GET', `${A}/attendees?per_page=1`, { token: admin })).body.meta.total;
-  const send = (body: string, query = '', type = 'text/csv') => gh.request('POST', `${A}/attendees/import${query}`, { token: admin, rawBody: body, headers: { 'content-type': type } });
+  const send = (body: string, query = '', type = 'text/csv') =>
+    gh.request('POST', `${A}/attendees/import${query}`, {
+      token: admin,
+      rawBody: body,
+      headers: { 'content-type': type },
+    });
 
   beforeAll(async () => {
     gh = await startAppliance();
@@ -56,7 +61,13 @@ describe('attendee import', () => {
     const bad = new Set([3, 4, 5]);
     const res = await send(csv(10_000, 'part', bad), '?mode=partial');
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ mode: 'partial', total: 10_000, imported: 9_997, failed: 3, credentials: 9_997 });
+    expect(res.body.data).toMatchObject({
+      mode: 'partial',
+      total: 10_000,
+      imported: 9_997,
+      failed: 3,
+      credentials: 9_997,
+    });
     expect(res.body.data.errors.map((e: { row: number; external_id: string }) => [e.row, e.external_id])).toEqual([
       [3, 'part-ext-3'],
       [4, 'part-ext-4'],
@@ -64,7 +75,13 @@ describe('attendee import', () => {
     ]);
     expect(await count()).toBe(9_997);
     const found = (await gh.request('GET', `${A}/attendees?search=part-ext-7`, { token: admin })).body.data[0];
-    expect(found).toMatchObject({ first_name: 'First7', last_name: 'Last, 7', email: 'part7@example.test', attendee_type: 'guest', extra: { tshirt: 'L' } });
+    expect(found).toMatchObject({
+      first_name: 'First7',
+      last_name: 'Last, 7',
+      email: 'part7@example.test',
+      attendee_type: 'guest',
+      extra: { tshirt: 'L' },
+    });
     const creds = (await gh.request('GET', `${A}/attendees/${found.id}/credentials`, { token: admin })).body.data;
     expect(creds).toEqual([expect.objectContaining({ value: 'part-CRED-7', kind: 'qr', status: 'active' })]);
     // The first ten rows again, now without faults: the seven written before collide and
@@ -81,12 +98,19 @@ describe('attendee import', () => {
       token: admin,
       body: {
         mode: 'partial',
-        attendees: [{ first_name: 'Json', last_name: 'One', external_id: 'json-1' }, { last_name: 'No first name' }, { first_name: 'Json', last_name: 'Two', credential_value: 'JSON-2', badge: 42 }],
+        attendees: [
+          { first_name: 'Json', last_name: 'One', external_id: 'json-1' },
+          { last_name: 'No first name' },
+          { first_name: 'Json', last_name: 'Two', credential_value: 'JSON-2', badge: 42 },
+        ],
       },
     });
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ imported: 2, failed: 1, credentials: 1 });
-    expect(res.body.data.errors[0]).toMatchObject({ row: 2, errors: { first_name: ['The first_name field is required.'] } });
+    expect(res.body.data.errors[0]).toMatchObject({
+      row: 2,
+      errors: { first_name: ['The first_name field is required.'] },
+    });
     const two = (await gh.request('GET', `${A}/attendees?search=Json%20Two`, { token: admin })).body.data[0];
     expect(two.extra).toEqual({ badge: 42 });
   });
@@ -104,9 +128,16 @@ describe('attendee import', () => {
     const before = await count();
     for (const type of ['text/csv', 'application/json']) {
       // curl --data-binary @missing-or-empty.csv sends Content-Length: 0
-      const res = await gh.request('POST', `${A}/attendees/import?mode=partial`, { token: admin, rawBody: '', headers: { 'content-type': type } });
+      const res = await gh.request('POST', `${A}/attendees/import?mode=partial`, {
+        token: admin,
+        rawBody: '',
+        headers: { 'content-type': type },
+      });
       expect(res.status).toBe(422);
-      expect(res.body).toEqual({ message: 'The file is empty: send CSV with a header row, or JSON rows.', errors: { file: ['The file is empty: send CSV with a header row, or JSON rows.'] } });
+      expect(res.body).toEqual({
+        message: 'The file is empty: send CSV with a header row, or JSON rows.',
+        errors: { file: ['The file is empty: send CSV with a header row, or JSON rows.'] },
+      });
     }
     const blank = await send('\n\n  \n');
     expect(blank.status).toBe(422);
@@ -117,33 +148,60 @@ describe('attendee import', () => {
   it('answers a body that is not CSV text with a 422 on file, never repeating its bytes', async () => {
     const before = await count();
     // A spreadsheet sent as it is: a zip file, binary from its first bytes.
-    const xlsx = Buffer.concat([Buffer.from('PK\u0003\u0004\u0014\u0000\u0006\u0000'), Buffer.from('[Content_Types].xml first_name')]);
-    const binary = await gh.request('POST', `${A}/attendees/import?mode=partial`, { token: admin, rawBody: xlsx, headers: { 'content-type': 'text/csv' } });
+    const xlsx = Buffer.concat([
+      Buffer.from('PK\u0003\u0004\u0014\u0000\u0006\u0000'),
+      Buffer.from('[Content_Types].xml first_name'),
+    ]);
+    const binary = await gh.request('POST', `${A}/attendees/import?mode=partial`, {
+      token: admin,
+      rawBody: xlsx,
+      headers: { 'content-type': 'text/csv' },
+    });
     expect(binary.status).toBe(422);
-    expect(binary.body.errors).toEqual({ file: ['The file is not CSV text: it holds NUL bytes (a spreadsheet or another binary file? Save it as CSV, UTF-8).'] });
+    expect(binary.body.errors).toEqual({
+      file: [
+        'The file is not CSV text: it holds NUL bytes (a spreadsheet or another binary file? Save it as CSV, UTF-8).',
+      ],
+    });
     // Text, but not what the import reads: a spreadsheet's export with semicolons is one column.
     const semicolons = await send('first_name;last_name\nAda;Lovelace\n', '?mode=partial');
     expect(semicolons.status).toBe(422);
-    expect(semicolons.body.errors).toEqual({ file: ['The header row has no first_name column: the first line must name the columns, separated by commas (docs/venue.md).'] });
+    expect(semicolons.body.errors).toEqual({
+      file: [
+        'The header row has no first_name column: the first line must name the columns, separated by commas (docs/venue.md).',
+      ],
+    });
     expect(JSON.stringify(semicolons.body)).not.toContain('Lovelace');
     // JSON of another shape is the body's fault, said plainly.
     const shape = await gh.request('POST', `${A}/attendees/import`, { token: admin, body: { people: [] } });
     expect(shape.status).toBe(422);
-    expect(shape.body.errors).toEqual({ body: ['The body field is invalid: send CSV with a header row (text/csv), or JSON: an array of rows or {"mode", "attendees"}.'] });
+    expect(shape.body.errors).toEqual({
+      body: [
+        'The body field is invalid: send CSV with a header row (text/csv), or JSON: an array of rows or {"mode", "attendees"}.',
+      ],
+    });
     expect(await count()).toBe(before);
   });
 
   it('exports attendees as CSV in the import format, filtered, and the export imports back', async () => {
-    const res = await fetch(`${gh.url}${A}/attendees/export?search=part-ext-12`, { headers: { authorization: `Bearer ${admin}` } });
+    const res = await fetch(`${gh.url}${A}/attendees/export?search=part-ext-12`, {
+      headers: { authorization: `Bearer ${admin}` },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
     const text = await res.text();
     const lines = text.trim().split('\r\n');
-    expect(lines[0]).toBe('first_name,last_name,email,attendee_type,external_id,status,credential_value,credential_kind');
+    expect(lines[0]).toBe(
+      'first_name,last_name,email,attendee_type,external_id,status,credential_value,credential_kind',
+    );
     expect(lines).toContain('First12,"Last, 12",part12@example.test,,part-ext-12,active,part-CRED-12,qr');
     // Into another project, the exported file imports as it is.
     await gh.request('POST', '/api/v1/projects', { token: admin, body: { name: 'Copy', slug: 'copy' } });
-    const back = await gh.request('POST', '/api/v1/projects/default/copy/attendees/import', { token: admin, rawBody: text, headers: { 'content-type': 'text/csv' } });
+    const back = await gh.request('POST', '/api/v1/projects/default/copy/attendees/import', {
+      token: admin,
+      rawBody: text,
+      headers: { 'content-type': 'text/csv' },
+    });
     expect(back.status).toBe(200);
     expect(back.body.data).toMatchObject({ imported: lines.length - 1, credentials: lines.length - 1 });
     expect(gh.app.routes.find((r) => r.operationId === 'attendees.export')!.rateClass).toBe('search');

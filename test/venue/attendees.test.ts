@@ -80,9 +80,17 @@ describe('attendees, attendee types and credentials', () => {
       ['Bob', 'Alanson', 'press', 'cancelled'],
       ['Carol', 'Jones', null, 'active'],
     ] as const) {
-      await api.post(`${A}/attendees`, { first_name: first, last_name: last, email: `${first.toLowerCase()}@mail.test`, attendee_type: type, status, external_id: `srch-${first}` });
+      await api.post(`${A}/attendees`, {
+        first_name: first,
+        last_name: last,
+        email: `${first.toLowerCase()}@mail.test`,
+        attendee_type: type,
+        status,
+        external_id: `srch-${first}`,
+      });
     }
-    const names = async (q: string) => (await api.get(`${A}/attendees?${q}`)).body.data.map((a: { first_name: string }) => a.first_name).sort();
+    const names = async (q: string) =>
+      (await api.get(`${A}/attendees?${q}`)).body.data.map((a: { first_name: string }) => a.first_name).sort();
     expect(await names('search=alan')).toEqual(['Alan', 'Alana', 'Bob']);
     expect(await names('search=alan%20turing')).toEqual(['Alan']);
     expect(await names('search=carol%40mail.test')).toEqual(['Carol']);
@@ -104,7 +112,12 @@ describe('attendees, attendee types and credentials', () => {
   it('issues, lists and revokes credentials; a value is never reused across attendees', async () => {
     const a = (await api.post(`${A}/attendees`, { first_name: 'Holder', last_name: 'One' })).body.data;
     const b = (await api.post(`${A}/attendees`, { first_name: 'Holder', last_name: 'Two' })).body.data;
-    const issued = await api.post(`${A}/attendees/${a.id}/credentials`, { value: 'QR-0001', kind: 'qr', valid_from: '2026-06-01T08:00:00+02:00', valid_until: '2026-06-03T23:00:00Z' });
+    const issued = await api.post(`${A}/attendees/${a.id}/credentials`, {
+      value: 'QR-0001',
+      kind: 'qr',
+      valid_from: '2026-06-01T08:00:00+02:00',
+      valid_until: '2026-06-03T23:00:00Z',
+    });
     expect(issued.status).toBe(201);
     expect(issued.body.data).toMatchObject({
       attendee_id: a.id,
@@ -118,10 +131,16 @@ describe('attendees, attendee types and credentials', () => {
     const reused = await api.post(`${A}/attendees/${b.id}/credentials`, { value: 'QR-0001' });
     expect(reused.status).toBe(422);
     expect(reused.body.errors.value).toHaveLength(1);
-    const backwards = await api.post(`${A}/attendees/${b.id}/credentials`, { value: 'QR-0002', valid_from: '2026-06-03T00:00:00Z', valid_until: '2026-06-01T00:00:00Z' });
+    const backwards = await api.post(`${A}/attendees/${b.id}/credentials`, {
+      value: 'QR-0002',
+      valid_from: '2026-06-03T00:00:00Z',
+      valid_until: '2026-06-01T00:00:00Z',
+    });
     expect(backwards.status).toBe(422);
     expect(Object.keys(backwards.body.errors)).toEqual(['valid_until']);
-    expect((await api.post(`${A}/attendees/${b.id}/credentials`, { value: 'X', kind: 'smoke-signal' })).status).toBe(422);
+    expect((await api.post(`${A}/attendees/${b.id}/credentials`, { value: 'X', kind: 'smoke-signal' })).status).toBe(
+      422,
+    );
     expect((await api.post(`${A}/attendees/999999/credentials`, { value: 'QR-0003' })).status).toBe(404);
 
     const revoked = await api.del(`${A}/credentials/${issued.body.data.id}`);

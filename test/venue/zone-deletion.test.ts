@@ -15,12 +15,14 @@ describe('deleting an access zone', () => {
   beforeAll(async () => {
     gh = await startAppliance();
     api = client(gh, await gh.token());
-    for (const name of ['access_zone.deleted', 'attendee_type.updated'] as const) gh.app.services.bus.on(announced, name, () => announced.push(name));
+    for (const name of ['access_zone.deleted', 'attendee_type.updated'] as const)
+      gh.app.services.bus.on(announced, name, () => announced.push(name));
   });
   afterAll(() => gh.destroy());
 
   const zone = async (name: string) => (await api.post(`${A}/access-zones`, { name })).body.data.id as number;
-  const type = async (name: string, slug: string, zoneIds: number[]) => (await api.post(`${A}/attendee-types`, { name, slug, zone_ids: zoneIds })).body.data;
+  const type = async (name: string, slug: string, zoneIds: number[]) =>
+    (await api.post(`${A}/attendee-types`, { name, slug, zone_ids: zoneIds })).body.data;
 
   it('refuses with 422 while attendee types grant it, naming each type, and changes nothing', async () => {
     const lounge = await zone('Lounge');
@@ -32,9 +34,13 @@ describe('deleting an access zone', () => {
     const res = await api.del(`${A}/access-zones/${lounge}`);
     expect(res.status).toBe(422);
     expect(res.body).toEqual({
-      message: 'The access zone is still granted by the attendee types VIP (vip), Crew (crew): take it out of their zone_ids first.',
+      message:
+        'The access zone is still granted by the attendee types VIP (vip), Crew (crew): take it out of their zone_ids first.',
       errors: {
-        attendee_types: [`The attendee type VIP (vip, id ${vip.id}) grants this zone.`, `The attendee type Crew (crew, id ${crew.id}) grants this zone.`],
+        attendee_types: [
+          `The attendee type VIP (vip, id ${vip.id}) grants this zone.`,
+          `The attendee type Crew (crew, id ${crew.id}) grants this zone.`,
+        ],
       },
     });
     expect((await api.get(`${A}/access-zones/${lounge}`)).status).toBe(200);

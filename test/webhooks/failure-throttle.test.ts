@@ -18,16 +18,23 @@ const ENV = {
   GATEHOUSE_INCOMING_WEBHOOKS_LOG_MAX_NOT_APPLIED_ROWS: '100',
 };
 
-const metric = async (gh: TestAppliance, name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec((await gh.request('GET', '/metrics')).text)?.[1] ?? NaN);
+const metric = async (gh: TestAppliance, name: string) =>
+  Number(new RegExp(`^${name} (\\S+)$`, 'm').exec((await gh.request('GET', '/metrics')).text)?.[1] ?? NaN);
 
 describe('failing webhook requests', () => {
   let gh: TestAppliance;
   let api: ReturnType<typeof client>;
   let secret: string;
   const report = (n: number | string) => JSON.stringify({ gateway_id: 'GW-1', status: 'online', n });
-  const unsigned = (from: string, n: number) => gh.request('POST', ENDPOINTS['gateway-status'], { rawBody: report(n), headers: { 'content-type': 'application/json', 'X-Forwarded-For': from } });
-  const signed = (n: number | string, from: string) => signedPost(gh, ENDPOINTS['gateway-status'], report(n), secret, { headers: { 'X-Forwarded-For': from } });
-  const logged = async (query = '') => (await api.get(`/api/v1/incoming-webhooks?per_page=100${query}`)).body.meta.total as number;
+  const unsigned = (from: string, n: number) =>
+    gh.request('POST', ENDPOINTS['gateway-status'], {
+      rawBody: report(n),
+      headers: { 'content-type': 'application/json', 'X-Forwarded-For': from },
+    });
+  const signed = (n: number | string, from: string) =>
+    signedPost(gh, ENDPOINTS['gateway-status'], report(n), secret, { headers: { 'X-Forwarded-For': from } });
+  const logged = async (query = '') =>
+    (await api.get(`/api/v1/incoming-webhooks?per_page=100${query}`)).body.meta.total as number;
 
   beforeAll(async () => {
     gh = await startAppliance(ENV);
@@ -50,12 +57,18 @@ describe('failing webhook requests', () => {
     }
     expect(statuses.slice(0, 20)).toEqual(Array(20).fill(401));
     expect(statuses.slice(20)).toEqual(Array(40).fill(429));
-    expect(last!.body).toEqual({ error: 'too_many_failures', message: expect.stringContaining('10.66.0.1'), retry_after: expect.any(Number) });
+    expect(last!.body).toEqual({
+      error: 'too_many_failures',
+      message: expect.stringContaining('10.66.0.1'),
+      retry_after: expect.any(Number),
+    });
     expect(Number(last!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(await logged()).toBe(before + 20 + 1); // the 20 within the budget, and the signed one
     expect(await metric(gh, 'gatehouse_webhook_throttled_total')).toBe(40);
     // Forged signatures and a source's own address count alike; the throttle is per address.
-    const forged = await signedPost(gh, ENDPOINTS['gateway-status'], report('forged'), 'whsec_wrong', { headers: { 'X-Forwarded-For': '10.66.0.1' } });
+    const forged = await signedPost(gh, ENDPOINTS['gateway-status'], report('forged'), 'whsec_wrong', {
+      headers: { 'X-Forwarded-For': '10.66.0.1' },
+    });
     expect(forged.status).toBe(429);
     expect((await unsigned('10.66.0.2', 0)).status).toBe(401);
   });
@@ -64,7 +77,13 @@ describe('failing webhook requests', () => {
     // A gateway whose reports name an unknown gateway is refused 404 by the endpoint, after the
     // signature verified: the project's to see in the log, never a reason to lock its doors out.
     for (let n = 0; n < 30; n++) {
-      const res = await signedPost(gh, ENDPOINTS['gateway-status'], JSON.stringify({ gateway_id: 'GW-UNKNOWN', status: 'online', n }), secret, { headers: { 'X-Forwarded-For': '10.88.0.1' } });
+      const res = await signedPost(
+        gh,
+        ENDPOINTS['gateway-status'],
+        JSON.stringify({ gateway_id: 'GW-UNKNOWN', status: 'online', n }),
+        secret,
+        { headers: { 'X-Forwarded-For': '10.88.0.1' } },
+      );
       expect(res.status).toBe(404);
     }
     expect((await signed('still fine', '10.88.0.1')).status).toBe(200);
@@ -76,7 +95,8 @@ describe('failing webhook requests', () => {
     expect(accepted).toEqual(Array(5).fill(200));
     const acceptedRows = await logged('&result=success');
     // 300 failures, 10 from each of 30 addresses: each address stays within its budget.
-    for (let a = 0; a < 30; a++) for (let n = 0; n < 10; n++) expect((await unsigned(`10.55.0.${a + 1}`, n)).status).toBe(401);
+    for (let a = 0; a < 30; a++)
+      for (let n = 0; n < 10; n++) expect((await unsigned(`10.55.0.${a + 1}`, n)).status).toBe(401);
     const failures = await logged('&result=failure');
     expect(failures).toBeGreaterThan(0);
     expect(failures).toBeLessThanOrEqual(100 + 10); // the budget, pruned every tenth of it

@@ -17,12 +17,24 @@ describe('incoming webhook settings', () => {
       const svc = await signedPost(gh, '/webhook/v1/mqtt-gateway-status', body, secret);
       expect(svc.status).toBe(401);
       expect(svc.body).toEqual({ error: 'missing_signature', message: expect.stringContaining('X-Acme-Signature') });
-      const acme = await signedPost(gh, '/webhook/v1/mqtt-gateway-status', body, secret, { header: 'X-Acme-Signature', headers: { 'X-Acme-Timestamp': String(Math.floor(Date.now() / 1000) - 1000) } });
+      const acme = await signedPost(gh, '/webhook/v1/mqtt-gateway-status', body, secret, {
+        header: 'X-Acme-Signature',
+        headers: { 'X-Acme-Timestamp': String(Math.floor(Date.now() / 1000) - 1000) },
+      });
       expect(acme.body.error).toBe('stale_timestamp'); // the timestamp header follows the prefix too
-      expect((await signedPost(gh, '/webhook/v1/mqtt-gateway-status', `${body} `, secret, { header: 'X-Acme-Signature' })).status).toBe(200);
+      expect(
+        (await signedPost(gh, '/webhook/v1/mqtt-gateway-status', `${body} `, secret, { header: 'X-Acme-Signature' }))
+          .status,
+      ).toBe(200);
       // ...and so does the header that marks a retry answered with its first answer.
-      const retry = await signedPost(gh, '/webhook/v1/mqtt-gateway-status', `${body} `, secret, { header: 'X-Acme-Signature' });
-      expect([retry.status, retry.headers.get('x-acme-replayed'), retry.headers.get('x-svc-replayed')]).toEqual([200, 'true', null]);
+      const retry = await signedPost(gh, '/webhook/v1/mqtt-gateway-status', `${body} `, secret, {
+        header: 'X-Acme-Signature',
+      });
+      expect([retry.status, retry.headers.get('x-acme-replayed'), retry.headers.get('x-svc-replayed')]).toEqual([
+        200,
+        'true',
+        null,
+      ]);
     } finally {
       await gh.destroy();
     }
@@ -45,10 +57,21 @@ describe('incoming webhook settings', () => {
     try {
       const token = await gh.token();
       await gh.request('POST', '/api/v1/projects/default/default/gateways', { token, body: { identifier: 'GW-1' } });
-      const res = await gh.request('POST', '/webhook/v1/mqtt-gateway-status', { body: { gateway_id: 'GW-1', status: 'online' } });
+      const res = await gh.request('POST', '/webhook/v1/mqtt-gateway-status', {
+        body: { gateway_id: 'GW-1', status: 'online' },
+      });
       expect(res.status).toBe(200);
       // A signature that is there is still checked.
-      expect((await signedPost(gh, '/webhook/v1/mqtt-gateway-status', { gateway_id: 'GW-1', status: 'offline' }, 'whsec_wrong')).status).toBe(401);
+      expect(
+        (
+          await signedPost(
+            gh,
+            '/webhook/v1/mqtt-gateway-status',
+            { gateway_id: 'GW-1', status: 'offline' },
+            'whsec_wrong',
+          )
+        ).status,
+      ).toBe(401);
     } finally {
       await gh.destroy();
     }
@@ -57,10 +80,17 @@ describe('incoming webhook settings', () => {
   it('bounds the log by age and by rows', async () => {
     const clock = new ManualClock(Date.parse('2026-11-23T12:00:00Z'));
     // Refused requests have their own row budget (issue 23 item 10): these are all refused.
-    const gh = await startAppliance({ GATEHOUSE_INCOMING_WEBHOOKS_LOG_MAX_NOT_APPLIED_ROWS: '100', GATEHOUSE_INCOMING_WEBHOOKS_LOG_RETENTION_DAYS: '30' }, { clock });
+    const gh = await startAppliance(
+      {
+        GATEHOUSE_INCOMING_WEBHOOKS_LOG_MAX_NOT_APPLIED_ROWS: '100',
+        GATEHOUSE_INCOMING_WEBHOOKS_LOG_RETENTION_DAYS: '30',
+      },
+      { clock },
+    );
     try {
       const token = await gh.token();
-      const count = async () => (await gh.request('GET', '/api/v1/incoming-webhooks?per_page=1', { token })).body.meta.total as number;
+      const count = async () =>
+        (await gh.request('GET', '/api/v1/incoming-webhooks?per_page=1', { token })).body.meta.total as number;
       for (let i = 0; i < 105; i++) await gh.request('POST', '/webhook/v1/access-event', { body: { i } });
       expect(await count()).toBe(105);
       expect(gh.app.deps.webhookLog.prune()).toBe(5);

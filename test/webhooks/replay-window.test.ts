@@ -32,7 +32,11 @@ function readResponse(socket: Socket): Promise<{ status: number; replayed: strin
       const length = Number(header('content-length') ?? 0);
       if (buffered.length < end + 4 + length) return;
       socket.off('data', onData);
-      resolve({ status: Number(lines[0]!.split(' ')[1]), replayed: header('x-svc-replayed'), body: buffered.subarray(end + 4, end + 4 + length).toString('utf8') });
+      resolve({
+        status: Number(lines[0]!.split(' ')[1]),
+        replayed: header('x-svc-replayed'),
+        body: buffered.subarray(end + 4, end + 4 + length).toString('utf8'),
+      });
     };
     socket.on('data', onData).once('error', reject);
   });
@@ -55,7 +59,15 @@ async function sendTogether(url: string, path: string, headers: Record<string, s
   );
   const request = (lines: string[], payload = '') => [...lines, `Host: ${hostname}:${port}`, '', payload].join('\r\n');
   await Promise.all(sockets.map((socket) => (socket.write(request(['GET /health HTTP/1.1'])), readResponse(socket))));
-  const post = request([`POST ${path} HTTP/1.1`, 'Content-Type: application/json', `Content-Length: ${Buffer.byteLength(body)}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)], body);
+  const post = request(
+    [
+      `POST ${path} HTTP/1.1`,
+      'Content-Type: application/json',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+    ],
+    body,
+  );
   const replies = sockets.map((socket) => readResponse(socket));
   for (const socket of sockets) socket.write(post);
   try {
@@ -72,16 +84,22 @@ describe('retried webhooks, from outside', () => {
   let gh: TestAppliance;
   let api: ReturnType<typeof client>;
   let door: number;
-  const post = (kind: SourceKind, body: unknown) => signedPost(gh, ENDPOINTS[kind], body, secrets[kind], { timestamp: Math.floor(clock.now() / 1000) });
+  const post = (kind: SourceKind, body: unknown) =>
+    signedPost(gh, ENDPOINTS[kind], body, secrets[kind], { timestamp: Math.floor(clock.now() / 1000) });
   /** Sends the same body `n` times, one after the other, as a retrying sender does. */
   const sendTimes = async (kind: SourceKind, body: unknown, n: number) => {
     const answers: TestResponse[] = [];
     for (let i = 0; i < n; i++) answers.push(await post(kind, body));
     return answers;
   };
-  const shape = (answers: TestResponse[]) => answers.map((r) => ({ status: r.status, text: r.text, replayed: r.headers.get('x-svc-replayed') }));
+  const shape = (answers: TestResponse[]) =>
+    answers.map((r) => ({ status: r.status, text: r.text, replayed: r.headers.get('x-svc-replayed') }));
   const total = async (path: string) => (await api.get(`${A}/${path}`)).body.meta.total as number;
-  const partnerEvent = { event_type: 'registration.created', event_id: 'evt-retry-1', data: { registration_id: 'REG-R1', attendee: { first_name: 'Hedy', last_name: 'Lamarr' } } };
+  const partnerEvent = {
+    event_type: 'registration.created',
+    event_id: 'evt-retry-1',
+    data: { registration_id: 'REG-R1', attendee: { first_name: 'Hedy', last_name: 'Lamarr' } },
+  };
   const scanWithId = { reader_id: 'R-1', credential_value: 'TICKET-2', request_id: 'gw-req-1' };
 
   beforeAll(async () => {
@@ -89,14 +107,16 @@ describe('retried webhooks, from outside', () => {
     const token = await gh.token();
     api = client(gh, token);
     const zone = (await api.post(`${A}/access-zones`, { name: 'Arena' })).body.data.id;
-    door = (await api.post(`${A}/access-points`, { name: 'Gate', access_zone_id: zone, direction: 'both' })).body.data.id;
+    door = (await api.post(`${A}/access-points`, { name: 'Gate', access_zone_id: zone, direction: 'both' })).body.data
+      .id;
     await api.post(`${A}/readers`, { identifier: 'R-1', access_point_id: door });
     await api.post(
       `${A}/attendees/import`,
       [1, 2, 3, 4].map((n) => ({ first_name: `Guest ${n}`, credential_value: `TICKET-${n}` })),
     );
     await api.post(`${A}/gateways`, { identifier: 'GW-1' });
-    for (const kind of Object.keys(ENDPOINTS) as SourceKind[]) secrets[kind] = (await createSource(gh, token, kind)).secret;
+    for (const kind of Object.keys(ENDPOINTS) as SourceKind[])
+      secrets[kind] = (await createSource(gh, token, kind)).secret;
   });
   afterAll(async () => {
     await gh.destroy();
@@ -115,7 +135,9 @@ describe('retried webhooks, from outside', () => {
     expect(await total('attendees')).toBe(attendees + 1);
     expect((await api.get(`${A}/attendees/${answers[0]!.body.attendee_id}/credentials`)).body.data).toHaveLength(1);
     // The log shows the retries as replays, not as fresh acceptances (newest first).
-    const log = (await api.get(`${A}/incoming-webhooks?endpoint=${encodeURIComponent(ENDPOINTS['registration-partner'])}`)).body.data;
+    const log = (
+      await api.get(`${A}/incoming-webhooks?endpoint=${encodeURIComponent(ENDPOINTS['registration-partner'])}`)
+    ).body.data;
     expect(log.map((e: { status: number; reason: string | null }) => [e.status, e.reason])).toEqual([
       [200, 'replayed'],
       [200, 'replayed'],
@@ -128,7 +150,9 @@ describe('retried webhooks, from outside', () => {
     const events = await total('access-events');
     const answers = await sendTimes('access-event', { reader_id: 'R-1', credential_value: 'TICKET-1' }, 3); // no request_id: the gate alone
     expect(answers[0]!.body).toMatchObject({ success: true, access_granted: true });
-    expect(shape(answers)).toEqual([0, 1, 2].map((i) => ({ status: 200, text: answers[0]!.text, replayed: i === 0 ? null : 'true' })));
+    expect(shape(answers)).toEqual(
+      [0, 1, 2].map((i) => ({ status: 200, text: answers[0]!.text, replayed: i === 0 ? null : 'true' })),
+    );
     expect(await total('access-events')).toBe(events + 1);
     // The same scan in other bytes is another request: decided anew.
     const other = await post('access-event', { credential_value: 'TICKET-1', reader_id: 'R-1' });
@@ -180,22 +204,40 @@ describe('retried webhooks, from outside', () => {
     const status = await post('gateway-status', report);
     const seen = await gatewayAt();
     clock.advance(1_000);
-    expect(shape([await post('gateway-status', report)])).toEqual([{ status: 200, text: status.text, replayed: 'true' }]);
+    expect(shape([await post('gateway-status', report)])).toEqual([
+      { status: 200, text: status.text, replayed: 'true' },
+    ]);
     expect(status.body.message).toContain('R-GONE');
     expect(await gatewayAt()).toBe(seen); // a report applied again would move last_seen
 
     const attendees = await total('attendees');
-    const sync = { team_slug: 'default', project_slug: 'default', sync_mode: 'upsert', attendees: [{ external_id: 'CRM-9', first_name: 'Ada' }] };
+    const sync = {
+      team_slug: 'default',
+      project_slug: 'default',
+      sync_mode: 'upsert',
+      attendees: [{ external_id: 'CRM-9', first_name: 'Ada' }],
+    };
     const synced = await sendTimes('attendee-sync', sync, 3);
     // Applied again, the upsert would answer skipped: 1; the retries get created: 1, the first answer.
     expect(synced[0]!.body.results).toMatchObject({ created: 1, updated: 0, skipped: 0 });
-    expect(shape(synced)).toEqual([0, 1, 2].map((i) => ({ status: 200, text: synced[0]!.text, replayed: i === 0 ? null : 'true' })));
+    expect(shape(synced)).toEqual(
+      [0, 1, 2].map((i) => ({ status: 200, text: synced[0]!.text, replayed: i === 0 ? null : 'true' })),
+    );
     expect(await total('attendees')).toBe(attendees + 1);
 
     const uploads = await total('uploads');
-    const notice = { kind: 'storage#object', name: 'notes.txt', bucket: 'other', contentType: 'text/plain', size: '3', timeCreated: '2026-11-23T10:00:00Z' };
+    const notice = {
+      kind: 'storage#object',
+      name: 'notes.txt',
+      bucket: 'other',
+      contentType: 'text/plain',
+      size: '3',
+      timeCreated: '2026-11-23T10:00:00Z',
+    };
     const noticed = await sendTimes('upload-finalized', notice, 2);
-    expect(shape(noticed)).toEqual([0, 1].map((i) => ({ status: 200, text: noticed[0]!.text, replayed: i === 0 ? null : 'true' })));
+    expect(shape(noticed)).toEqual(
+      [0, 1].map((i) => ({ status: 200, text: noticed[0]!.text, replayed: i === 0 ? null : 'true' })),
+    );
     expect(await total('uploads')).toBe(uploads + 1);
   });
 
@@ -204,22 +246,38 @@ describe('retried webhooks, from outside', () => {
     expect(first.body.access_granted).toBe(true);
     const attendees = await total('attendees');
     const events = await total('access-events');
-    const partnerFirst = (await api.get(`${A}/incoming-webhooks?endpoint=${encodeURIComponent(ENDPOINTS['registration-partner'])}&per_page=1`)).body.data;
+    const partnerFirst = (
+      await api.get(
+        `${A}/incoming-webhooks?endpoint=${encodeURIComponent(ENDPOINTS['registration-partner'])}&per_page=1`,
+      )
+    ).body.data;
     expect(partnerFirst).toHaveLength(1);
 
     clock.advance(301_000); // past timestampToleranceSeconds: the answer is no longer in memory
     // The identical body: its receipt answers it (issue 23 item 5; test/webhooks/receipts.test.ts).
     const afterWindow = await post('registration-partner', partnerEvent);
-    expect([afterWindow.status, afterWindow.headers.get('x-svc-replayed'), afterWindow.body.outcome]).toEqual([200, 'true', 'created']);
+    expect([afterWindow.status, afterWindow.headers.get('x-svc-replayed'), afterWindow.body.outcome]).toEqual([
+      200,
+      'true',
+      'created',
+    ]);
     // The same event in other bytes: by its event_id.
     const reworded = await post('registration-partner', { ...partnerEvent, timestamp: '2026-11-23T12:05:00Z' });
-    expect([reworded.status, reworded.headers.get('x-svc-replayed'), reworded.body.outcome]).toEqual([200, null, 'replayed']);
+    expect([reworded.status, reworded.headers.get('x-svc-replayed'), reworded.body.outcome]).toEqual([
+      200,
+      null,
+      'replayed',
+    ]);
 
     await gh.stop();
     gh = await startAppliance({}, { clock, dataDir });
     api = client(gh, await gh.token());
     const afterRestart = await post('access-event', scanWithId);
-    expect([afterRestart.status, afterRestart.headers.get('x-svc-replayed'), afterRestart.text]).toEqual([200, 'true', first.text]);
+    expect([afterRestart.status, afterRestart.headers.get('x-svc-replayed'), afterRestart.text]).toEqual([
+      200,
+      'true',
+      first.text,
+    ]);
     // The same request_id in other bytes: the request_id answers the first decision from the log.
     const sameId = await post('access-event', { ...scanWithId, scan_type: 'qr' });
     expect([sameId.status, sameId.headers.get('x-svc-replayed')]).toEqual([200, null]);
@@ -231,7 +289,11 @@ describe('retried webhooks, from outside', () => {
 
 describe('the replay window', () => {
   const limits = { windowMs: 300_000, maxEntries: 3, maxBytes: 1_000, maxAnswerBytes: 400, waitMs: 10_000 };
-  const answer = (body: string, status = 200): KeptResponse => ({ status, body, contentType: 'application/json; charset=utf-8' });
+  const answer = (body: string, status = 200): KeptResponse => ({
+    status,
+    body,
+    contentType: 'application/json; charset=utf-8',
+  });
   const kept = async (window: ReplayWindow, key: string) => {
     const claim = await window.claim(key);
     if (claim.kind === 'claimed') window.settle(key, null); // put back as it was: not kept
@@ -255,7 +317,12 @@ describe('the replay window', () => {
   });
 
   it('keeps at most maxEntries answers and maxBytes of them, the oldest given up first, and no answer over maxAnswerBytes', async () => {
-    const window = new ReplayWindow(new ManualClock(NOW), { ...limits, maxEntries: 3, maxBytes: 500, maxAnswerBytes: 400 });
+    const window = new ReplayWindow(new ManualClock(NOW), {
+      ...limits,
+      maxEntries: 3,
+      maxBytes: 500,
+      maxAnswerBytes: 400,
+    });
     const put = async (key: string, bytes: number) => {
       expect(await window.claim(key)).toEqual({ kind: 'claimed' });
       window.settle(key, answer('x'.repeat(bytes)));
@@ -282,7 +349,9 @@ describe('the replay window', () => {
     expect(await window.claim('a')).toEqual({ kind: 'claimed' });
     const retries = [window.claim('a'), window.claim('a')];
     window.settle('a', answer('y'.repeat(500)));
-    expect(await Promise.all(retries)).toEqual([0, 1].map(() => ({ kind: 'answered', answer: answer('y'.repeat(500)) })));
+    expect(await Promise.all(retries)).toEqual(
+      [0, 1].map(() => ({ kind: 'answered', answer: answer('y'.repeat(500)) })),
+    );
     expect(await kept(window, 'a')).toBe('claimed'); // over maxAnswerBytes: given to the waiting retries only
   });
 

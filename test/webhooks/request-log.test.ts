@@ -14,7 +14,9 @@ describe('incoming webhook log', () => {
     const post = signedPoster(gh, token, 'gateway-status');
     await gh.request('POST', '/api/v1/projects/default/default/gateways', { token, body: { identifier: 'GW-LOG' } });
     expect((await post({ gateway_id: 'GW-LOG', status: 'online' })).status).toBe(200);
-    expect((await gh.request('POST', '/webhook/v1/mqtt-gateway-status', { body: { gateway_id: 'GW-LOG' } })).status).toBe(401);
+    expect(
+      (await gh.request('POST', '/webhook/v1/mqtt-gateway-status', { body: { gateway_id: 'GW-LOG' } })).status,
+    ).toBe(401);
   });
   afterAll(() => gh.destroy());
 
@@ -27,7 +29,15 @@ describe('incoming webhook log', () => {
     received_at: typeof entry.received_at === 'string' && !Number.isNaN(Date.parse(entry.received_at)),
     response_time_ms: Number.isInteger(entry.response_time_ms) && (entry.response_time_ms as number) >= 0,
   });
-  const expected = { id: true, endpoint: '/webhook/v1/mqtt-gateway-status', method: 'POST', status: true, source_ip: 'string', received_at: true, response_time_ms: true };
+  const expected = {
+    id: true,
+    endpoint: '/webhook/v1/mqtt-gateway-status',
+    method: 'POST',
+    status: true,
+    source_ip: 'string',
+    received_at: true,
+    response_time_ms: true,
+  };
 
   it("answers every entry of the administrators' listing in the spec's field types: id a string, response_time_ms whole milliseconds", async () => {
     const res = await gh.request('GET', '/api/v1/incoming-webhooks', { token });
@@ -50,9 +60,13 @@ describe('incoming webhook log', () => {
     const other = signedPoster(gh, token, 'gateway-status', { name: 'second gateway source' });
     expect((await other({ gateway_id: 'GW-NOT-HERE', status: 'online' })).status).toBe(404);
     const { id } = await other.source();
-    const mine = await gh.request('GET', `/api/v1/projects/default/default/incoming-webhooks?source_id=${id}`, { token });
+    const mine = await gh.request('GET', `/api/v1/projects/default/default/incoming-webhooks?source_id=${id}`, {
+      token,
+    });
     expect(mine.status).toBe(200);
-    expect(mine.body.data.map((e: { status: number; source_id: number }) => [e.status, e.source_id])).toEqual([[404, id]]);
+    expect(mine.body.data.map((e: { status: number; source_id: number }) => [e.status, e.source_id])).toEqual([
+      [404, id],
+    ]);
     const all = await gh.request('GET', '/api/v1/projects/default/default/incoming-webhooks', { token });
     expect(all.body.data.map((e: { status: number }) => e.status)).toEqual([404, 200]);
     expect((await gh.request('GET', '/api/v1/incoming-webhooks?source_id=zero', { token })).status).toBe(422);

@@ -27,11 +27,18 @@ describe('Standard Webhooks signatures', () => {
     const signature = new Webhook(secret).sign(id, new Date(timestamp * 1000), raw);
     return gh.request('POST', PATH, {
       rawBody: raw,
-      headers: { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature, ...headers },
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': id,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signature,
+        ...headers,
+      },
     });
   };
   const events = async () => (await api.get(`${A}/access-events`)).body.meta.total as number;
-  const scan = (credential: string) => JSON.stringify({ reader_id: 'R-1', credential_value: credential, scan_type: 'qr' });
+  const scan = (credential: string) =>
+    JSON.stringify({ reader_id: 'R-1', credential_value: credential, scan_type: 'qr' });
   const shape = (r: TestResponse) => ({ status: r.status, text: r.text, replayed: r.headers.get('x-svc-replayed') });
 
   beforeAll(async () => {
@@ -39,7 +46,8 @@ describe('Standard Webhooks signatures', () => {
     const token = await gh.token();
     api = client(gh, token);
     const zone = (await api.post(`${A}/access-zones`, { name: 'Arena' })).body.data.id;
-    const door = (await api.post(`${A}/access-points`, { name: 'Gate', access_zone_id: zone, direction: 'both' })).body.data.id;
+    const door = (await api.post(`${A}/access-points`, { name: 'Gate', access_zone_id: zone, direction: 'both' })).body
+      .data.id;
     await api.post(`${A}/readers`, { identifier: 'R-1', access_point_id: door });
     await api.post(
       `${A}/attendees/import`,
@@ -69,14 +77,26 @@ describe('Standard Webhooks signatures', () => {
     const before = await events();
     // A sender's retry re-signs the same id with a fresh timestamp: the first answer, not applied.
     clock.advance(60_000);
-    expect(shape(await send(scan('TICKET-2'), 'msg_replayed'))).toEqual({ status: 200, text: first.text, replayed: 'true' });
+    expect(shape(await send(scan('TICKET-2'), 'msg_replayed'))).toEqual({
+      status: 200,
+      text: first.text,
+      replayed: 'true',
+    });
     clock.advance(301_000);
-    expect(shape(await send(scan('TICKET-2'), 'msg_replayed'))).toEqual({ status: 200, text: first.text, replayed: 'true' });
+    expect(shape(await send(scan('TICKET-2'), 'msg_replayed'))).toEqual({
+      status: 200,
+      text: first.text,
+      replayed: 'true',
+    });
     await gh.stop();
     gh = await startAppliance({}, { clock, dataDir });
     api = client(gh, await gh.token());
     clock.advance(3_600_000);
-    expect(shape(await send(scan('TICKET-3'), 'msg_replayed'))).toEqual({ status: 200, text: first.text, replayed: 'true' });
+    expect(shape(await send(scan('TICKET-3'), 'msg_replayed'))).toEqual({
+      status: 200,
+      text: first.text,
+      replayed: 'true',
+    });
     expect(await events()).toBe(before);
   });
 
@@ -84,19 +104,27 @@ describe('Standard Webhooks signatures', () => {
     const before = await events();
     const raw = scan('TICKET-3');
     const stale = await send(raw, 'msg_stale', seconds() - 301);
-    expect([stale.status, stale.body]).toEqual([401, { error: 'stale_timestamp', message: expect.stringMatching(/tolerance 300 s/) }]);
+    expect([stale.status, stale.body]).toEqual([
+      401,
+      { error: 'stale_timestamp', message: expect.stringMatching(/tolerance 300 s/) },
+    ]);
     const future = await send(raw, 'msg_future', seconds() + 301);
     expect([future.status, future.body.error]).toEqual([401, 'stale_timestamp']);
     // A captured request with its timestamp moved forward: the signature covers the timestamp.
     const signedLongAgo = new Webhook(secret).sign('msg_old', new Date((seconds() - 3600) * 1000), raw);
     const tampered = await send(raw, 'msg_old', seconds(), { 'webhook-signature': signedLongAgo });
     expect([tampered.status, tampered.body.error]).toEqual([401, 'invalid_signature']);
-    const otherBody = await send(raw, 'msg_body', seconds(), { 'webhook-signature': new Webhook(secret).sign('msg_body', new Date(clock.now()), scan('TICKET-1')) });
+    const otherBody = await send(raw, 'msg_body', seconds(), {
+      'webhook-signature': new Webhook(secret).sign('msg_body', new Date(clock.now()), scan('TICKET-1')),
+    });
     expect([otherBody.status, otherBody.body.error]).toEqual([401, 'invalid_signature']);
     const otherId = await send(raw, 'msg_id', seconds(), { 'webhook-id': 'msg_other' });
     expect([otherId.status, otherId.body.error]).toEqual([401, 'invalid_signature']);
     const noId = await send(raw, 'msg_noid', seconds(), { 'webhook-id': '' });
-    expect([noId.status, noId.body]).toEqual([401, { error: 'invalid_signature', message: expect.stringContaining('webhook-id') }]);
+    expect([noId.status, noId.body]).toEqual([
+      401,
+      { error: 'invalid_signature', message: expect.stringContaining('webhook-id') },
+    ]);
     const noTimestamp = await send(raw, 'msg_nots', seconds(), { 'webhook-timestamp': '' });
     expect([noTimestamp.status, noTimestamp.body.error]).toEqual([401, 'stale_timestamp']);
     const notV1 = await send(raw, 'msg_v2', seconds(), { 'webhook-signature': 'v1a,abc v2,def' });
@@ -107,7 +135,11 @@ describe('Standard Webhooks signatures', () => {
         'content-type': 'application/json',
         'webhook-id': 'msg_w',
         'webhook-timestamp': String(seconds()),
-        'webhook-signature': new Webhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`).sign('msg_w', new Date(clock.now()), raw),
+        'webhook-signature': new Webhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`).sign(
+          'msg_w',
+          new Date(clock.now()),
+          raw,
+        ),
       },
     });
     expect([wrongSecret.status, wrongSecret.body.error]).toEqual([401, 'invalid_signature']);
@@ -119,7 +151,11 @@ describe('Standard Webhooks signatures', () => {
   it("takes one of several signatures (a sender rotating its secret signs with both), and keeps the spec's own scheme working", async () => {
     const raw = scan('TICKET-1');
     const ours = new Webhook(secret).sign('msg_multi', new Date(clock.now()), raw);
-    const foreign = new Webhook(`whsec_${Buffer.alloc(32, 9).toString('base64')}`).sign('msg_multi', new Date(clock.now()), raw);
+    const foreign = new Webhook(`whsec_${Buffer.alloc(32, 9).toString('base64')}`).sign(
+      'msg_multi',
+      new Date(clock.now()),
+      raw,
+    );
     expect((await send(raw, 'msg_multi', seconds(), { 'webhook-signature': `${foreign} ${ours}` })).status).toBe(200);
     const spec = await signedPost(gh, PATH, `${raw} `, secret, { timestamp: seconds() });
     expect([spec.status, spec.body.success]).toEqual([200, true]);

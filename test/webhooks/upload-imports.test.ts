@@ -50,7 +50,9 @@ describe('upload imports', () => {
     const id = res.body.upload_id as number;
     const deadline = Date.now() + 20_000;
     for (;;) {
-      const row = ((await api.get(`${A}/uploads?per_page=100`)).body.data as { id: number; status: string; report: any }[]).find((u) => u.id === id)!;
+      const row = (
+        (await api.get(`${A}/uploads?per_page=100`)).body.data as { id: number; status: string; report: any }[]
+      ).find((u) => u.id === id)!;
       if (row.status !== 'queued') return { status: row.status, report: row.report };
       if (Date.now() > deadline) throw new Error(`upload ${id} still queued`);
       await new Promise((r) => setTimeout(r, 50));
@@ -67,41 +69,69 @@ describe('upload imports', () => {
   it('refuses a symlink to a file outside the directory, and imports nothing from it', async () => {
     symlinkSync(join(outside, 'secret.csv'), join(importDir, 'link-out.csv'));
     const outcome = await importOf('link-out.csv');
-    expect(outcome).toEqual({ status: 'failed', report: { error: 'The object "link-out.csv" is a symbolic link: only regular files in the import directory are imported.' } });
+    expect(outcome).toEqual({
+      status: 'failed',
+      report: {
+        error: 'The object "link-out.csv" is a symbolic link: only regular files in the import directory are imported.',
+      },
+    });
     expect(await attendees('Mallory')).toHaveLength(0);
   });
 
   it('refuses a symlink that points inside the directory too', async () => {
     writeFileSync(join(importDir, 'real.csv'), 'first_name,last_name\nLinked,Inside\n');
     symlinkSync('real.csv', join(importDir, 'link-in.csv'));
-    expect(await importOf('link-in.csv')).toMatchObject({ status: 'failed', report: { error: expect.stringContaining('is a symbolic link') } });
+    expect(await importOf('link-in.csv')).toMatchObject({
+      status: 'failed',
+      report: { error: expect.stringContaining('is a symbolic link') },
+    });
     expect(await attendees('Linked')).toHaveLength(0);
   });
 
   it('refuses a path through a symlinked directory that leads outside', async () => {
     symlinkSync(outside, join(importDir, 'sub'));
     const outcome = await importOf('sub/secret.csv');
-    expect(outcome).toMatchObject({ status: 'failed', report: { error: 'The object "sub/secret.csv" is a symbolic link: only regular files in the import directory are imported.' } });
+    expect(outcome).toMatchObject({
+      status: 'failed',
+      report: {
+        error:
+          'The object "sub/secret.csv" is a symbolic link: only regular files in the import directory are imported.',
+      },
+    });
     expect(await attendees('Mallory')).toHaveLength(0);
   });
 
   it('refuses ../ and absolute names', async () => {
     for (const name of ['../private/secret.csv', 'a/../../private/secret.csv', join(outside, 'secret.csv')]) {
-      expect(await importOf(name), name).toMatchObject({ status: 'failed', report: { error: expect.stringContaining('leaves the import directory') } });
+      expect(await importOf(name), name).toMatchObject({
+        status: 'failed',
+        report: { error: expect.stringContaining('leaves the import directory') },
+      });
     }
     expect(await attendees('Mallory')).toHaveLength(0);
   });
 
   it('refuses a file over the configured maximum without importing any of it', async () => {
     writeFileSync(join(importDir, 'big.csv'), `first_name,last_name\nHuge,First\n${'x,y\n'.repeat(MAX)}`);
-    expect(await importOf('big.csv')).toEqual({ status: 'failed', report: { error: `The object "big.csv" is over the import limit of ${MAX} bytes (incomingWebhooks.importMaxBytes).` } });
+    expect(await importOf('big.csv')).toEqual({
+      status: 'failed',
+      report: {
+        error: `The object "big.csv" is over the import limit of ${MAX} bytes (incomingWebhooks.importMaxBytes).`,
+      },
+    });
     expect(await attendees('Huge')).toHaveLength(0);
   });
 
   it('refuses what is not a regular file, and says a missing one is missing', async () => {
     mkdirSync(join(importDir, 'folder.csv'));
-    expect(await importOf('folder.csv')).toMatchObject({ status: 'failed', report: { error: expect.stringContaining('not a regular file') } });
-    expect(await importOf('nope.csv')).toMatchObject({ status: 'failed', report: { error: expect.stringContaining('ENOENT') } });
+    expect(await importOf('folder.csv')).toMatchObject({
+      status: 'failed',
+      report: { error: expect.stringContaining('not a regular file') },
+    });
+    expect(await importOf('nope.csv')).toMatchObject({
+      status: 'failed',
+      report: { error: expect.stringContaining('ENOENT') },
+    });
   });
 
   it('never repeats the bytes of a malformed file in its error', async () => {

@@ -1,11 +1,22 @@
 import type { Venue } from '../../venue/index.js';
 import { createAccessPointBody, updateAccessPointBody } from '../../venue/access-points.js';
-import { createZoneBody, updateZoneBody, zoneResource, zoneSchema, type AccessZoneRow } from '../../venue/access-zones.js';
+import {
+  createZoneBody,
+  updateZoneBody,
+  zoneResource,
+  zoneSchema,
+  type AccessZoneRow,
+} from '../../venue/access-zones.js';
 import type { Occupancy } from '../../access/occupancy.js';
 import { createReaderBody, readerResource, updateReaderBody } from '../../venue/readers.js';
 import { accessPointViewSchema, readerViews, readerViewSchema } from '../../devices/reader-view.js';
 import type { DeviceDeps } from '../deps.js';
-import { createTimeRestrictionBody, timeRestrictionResource, timeRestrictionSchema, updateTimeRestrictionBody } from '../../venue/time-restrictions.js';
+import {
+  createTimeRestrictionBody,
+  timeRestrictionResource,
+  timeRestrictionSchema,
+  updateTimeRestrictionBody,
+} from '../../venue/time-restrictions.js';
 import { blocklistResource, blocklistSchema, createBlocklistBody, updateBlocklistBody } from '../../venue/blocklist.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { messageSchema, single, validationErrorSchema } from '../resources.js';
@@ -19,7 +30,15 @@ const capacitySchema = zoneSchema.pick({ id: true, name: true, capacity: true, c
 // Readers over REST carry their live state (docs/mqtt.md: reader state) with their refused scans,
 // and the gateway fronting them (devices/reader-view.ts); AccessPointUpdated carries the same.
 
-export function accessControlRoutes({ venue, occupancy, devices }: { venue: Venue; occupancy: Occupancy; devices: Pick<DeviceDeps, 'readerStates'> }): AnyRoute[] {
+export function accessControlRoutes({
+  venue,
+  occupancy,
+  devices,
+}: {
+  venue: Venue;
+  occupancy: Occupancy;
+  devices: Pick<DeviceDeps, 'readerStates'>;
+}): AnyRoute[] {
   const views = readerViews(venue.readers, devices.readerStates);
   // Zones show the live occupancy the engine keeps.
   const zoneView = (row: AccessZoneRow) => zoneResource(row, occupancy.count(row.id));
@@ -48,7 +67,12 @@ export function accessControlRoutes({ venue, occupancy, devices }: { venue: Venu
       tag: 'Access zones',
       label: 'access zone',
       inUseBy: 'access points or time restrictions',
-      deleteRefusals: { 422: { description: 'Attendee types still grant the zone (errors.attendee_types names each: docs/venue.md)', schema: validationErrorSchema } },
+      deleteRefusals: {
+        422: {
+          description: 'Attendee types still grant the zone (errors.attendee_types names each: docs/venue.md)',
+          schema: validationErrorSchema,
+        },
+      },
       schema: zoneSchema,
       createBody: createZoneBody,
       updateBody: updateZoneBody,
@@ -69,9 +93,14 @@ export function accessControlRoutes({ venue, occupancy, devices }: { venue: Venu
       rateClass: 'standard',
       project: true,
       params: withId('accessZoneId'),
-      responses: { 200: { description: 'The capacity view', schema: single(capacitySchema) }, 404: { description: 'No such zone', schema: messageSchema } },
+      responses: {
+        200: { description: 'The capacity view', schema: single(capacitySchema) },
+        404: { description: 'No such zone', schema: messageSchema },
+      },
       handler: ({ project, params }) => {
-        const { id, name, capacity, current_count, available } = zoneView(venue.zones.get(project!.id, params.accessZoneId));
+        const { id, name, capacity, current_count, available } = zoneView(
+          venue.zones.get(project!.id, params.accessZoneId),
+        );
         return { body: { data: { id, name, capacity, current_count, available } } };
       },
     }),

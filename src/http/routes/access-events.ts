@@ -42,23 +42,42 @@ export function accessEventRoutes({ db, settled }: { db: () => Database; settled
       params: projectParams,
       query: pageQuery.extend(accessEventFilters.shape).extend({ format: z.enum(['json', 'csv']).optional() }),
       responses: {
-        200: { description: 'A page of access events, or with ?format=csv every matching event as text/csv', schema: collectionSchema(accessEventSchema), text: 'text/csv' },
+        200: {
+          description: 'A page of access events, or with ?format=csv every matching event as text/csv',
+          schema: collectionSchema(accessEventSchema),
+          text: 'text/csv',
+        },
       },
       conditions: [conditions.eventLogBehind],
       handler: async ({ project, query: q, koa }) => {
         await settled();
         const query = q as PageQuery & Record<string, unknown>;
         if (query.format === 'csv') {
-          const { items } = queryAccessEvents(db(), project!.id, accessEventFilters.parse(query), 0, Number.MAX_SAFE_INTEGER);
+          const { items } = queryAccessEvents(
+            db(),
+            project!.id,
+            accessEventFilters.parse(query),
+            0,
+            Number.MAX_SAFE_INTEGER,
+          );
           return {
             body: csvDocument(
               CSV_COLUMNS,
               items.map((e) => CSV_COLUMNS.map((c) => e[c])),
             ),
-            headers: { 'Content-Type': 'text/csv; charset=utf-8', 'Content-Disposition': `attachment; filename="access-events-${project!.slug}.csv"` },
+            headers: {
+              'Content-Type': 'text/csv; charset=utf-8',
+              'Content-Disposition': `attachment; filename="access-events-${project!.slug}.csv"`,
+            },
           };
         }
-        const { items, total } = queryAccessEvents(db(), project!.id, accessEventFilters.parse(query), window(query).offset, window(query).limit);
+        const { items, total } = queryAccessEvents(
+          db(),
+          project!.id,
+          accessEventFilters.parse(query),
+          window(query).offset,
+          window(query).limit,
+        );
         return { body: paginate(koa, query, items, total) };
       },
     }),

@@ -14,7 +14,9 @@ import { PROJECT_PATH } from './crud.js';
 // read in the project's time zone (an end date includes that whole day); the range is widened
 // to whole buckets. Response shapes: docs/engine.md and the OpenAPI description.
 
-const dateInput = z.union([z.iso.datetime({ offset: true }), z.iso.date()]).describe('ISO 8601 instant with offset, or a date (YYYY-MM-DD) in the project time zone');
+const dateInput = z
+  .union([z.iso.datetime({ offset: true }), z.iso.date()])
+  .describe('ISO 8601 instant with offset, or a date (YYYY-MM-DD) in the project time zone');
 
 const metricsBody = z.discriminatedUnion('metric', [
   z.strictObject({
@@ -54,7 +56,12 @@ const accessSummarySchema = z.object({
   end_date: z.string(),
   granted: z.number().int(),
   denied: z.number().int(),
-  denied_by_reason: z.object(Object.fromEntries(DENIAL_REASONS.map((r) => [r, z.number().int()])) as Record<(typeof DENIAL_REASONS)[number], z.ZodNumber>),
+  denied_by_reason: z.object(
+    Object.fromEntries(DENIAL_REASONS.map((r) => [r, z.number().int()])) as Record<
+      (typeof DENIAL_REASONS)[number],
+      z.ZodNumber
+    >,
+  ),
   by_zone: z.array(z.object({ access_zone_id: z.number().int().nullable(), name: z.string().nullable(), ...counts })),
   by_access_point: z.array(z.object({ access_point_id: z.number().int(), name: z.string().nullable(), ...counts })),
   unique_attendees: z.number().int().describe('distinct attendees granted at least once'),
@@ -98,14 +105,34 @@ export function analyticsRoutes({ db, settled }: { db: () => Database; settled: 
         const end = instant(body.end_date, timeZone, true);
         if (!(end > start)) throw validationError({ end_date: ['The end_date must be after the start_date.'] });
         if (body.metric === 'access_summary') {
-          const data = { metric: body.metric, start_date: new Date(start).toISOString(), end_date: new Date(end).toISOString(), ...accessSummary(db(), { projectId: project!.id, start, end }) };
+          const data = {
+            metric: body.metric,
+            start_date: new Date(start).toISOString(),
+            end_date: new Date(end).toISOString(),
+            ...accessSummary(db(), { projectId: project!.id, start, end }),
+          };
           return { body: { data } };
         }
-        const zone = db().prepare('SELECT id FROM access_zones WHERE id = ? AND project_id = ?').get(body.zone_id, project!.id);
+        const zone = db()
+          .prepare('SELECT id FROM access_zones WHERE id = ? AND project_id = ?')
+          .get(body.zone_id, project!.id);
         if (!zone) throw new AppError('not_found', { resource: 'Access zone' });
         const occupancy = zoneOccupancy(db(), { zoneId: body.zone_id, interval: body.interval, start, end, timeZone });
-        if (!occupancy) throw validationError({ interval: [`The range holds more than ${MAX_BUCKETS} buckets of ${body.interval}; choose a longer interval or a shorter range.`] });
-        const data = { metric: body.metric, zone_id: body.zone_id, interval: body.interval, timezone: timeZone, start_date: occupancy.start, end_date: occupancy.end, series: occupancy.series };
+        if (!occupancy)
+          throw validationError({
+            interval: [
+              `The range holds more than ${MAX_BUCKETS} buckets of ${body.interval}; choose a longer interval or a shorter range.`,
+            ],
+          });
+        const data = {
+          metric: body.metric,
+          zone_id: body.zone_id,
+          interval: body.interval,
+          timezone: timeZone,
+          start_date: occupancy.start,
+          end_date: occupancy.end,
+          series: occupancy.series,
+        };
         return { body: { data } };
       },
     }),

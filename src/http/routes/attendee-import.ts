@@ -1,6 +1,12 @@
 import { z } from 'zod';
 import { AppError, validationError } from '../../errors.js';
-import { type AttendeeImporter, EMPTY_IMPORT, ImportFormatError, parseCsv, type ImportReport } from '../../venue/attendee-import.js';
+import {
+  type AttendeeImporter,
+  EMPTY_IMPORT,
+  ImportFormatError,
+  parseCsv,
+  type ImportReport,
+} from '../../venue/attendee-import.js';
 import type { Venue } from '../../venue/index.js';
 import { attendeeQuery } from '../../venue/attendees.js';
 import { defineRoute, type AnyRoute } from '../route.js';
@@ -18,9 +24,16 @@ const row = z.record(z.string(), z.unknown());
 // Optional here so that an empty upload reaches the handler and is answered on `file`, as an
 // unreadable one is (docs/venue.md); the document still says a body is required (bodyRequired).
 const importBody = z
-  .union([z.string().describe('CSV with a header row (Content-Type: text/csv)'), z.array(row), z.strictObject({ mode: z.enum(['all', 'partial']).optional(), attendees: z.array(row) })], {
-    error: 'send CSV with a header row (text/csv), or JSON: an array of rows or {"mode", "attendees"}',
-  })
+  .union(
+    [
+      z.string().describe('CSV with a header row (Content-Type: text/csv)'),
+      z.array(row),
+      z.strictObject({ mode: z.enum(['all', 'partial']).optional(), attendees: z.array(row) }),
+    ],
+    {
+      error: 'send CSV with a header row (text/csv), or JSON: an array of rows or {"mode", "attendees"}',
+    },
+  )
   .optional();
 
 const reportSchema = z.object({
@@ -29,13 +42,23 @@ const reportSchema = z.object({
   imported: z.number().int(),
   failed: z.number().int(),
   credentials: z.number().int(),
-  errors: z.array(z.object({ row: z.number().int(), external_id: z.string().nullable(), errors: z.record(z.string(), z.array(z.string())) })),
+  errors: z.array(
+    z.object({
+      row: z.number().int(),
+      external_id: z.string().nullable(),
+      errors: z.record(z.string(), z.array(z.string())),
+    }),
+  ),
 });
 
 /** 422 when nothing was written because of bad rows; field keys are rows.<n>.<field>. */
 export function importOutcome(report: ImportReport) {
   if (report.imported > 0 || report.failed === 0) return { status: 200, body: { data: report } };
-  const errors = Object.fromEntries(report.errors.flatMap((e) => Object.entries(e.errors).map(([field, messages]) => [`rows.${e.row}.${field}`, messages])));
+  const errors = Object.fromEntries(
+    report.errors.flatMap((e) =>
+      Object.entries(e.errors).map(([field, messages]) => [`rows.${e.row}.${field}`, messages]),
+    ),
+  );
   const err = validationError(errors);
   return { status: 422, body: { ...err.body, message: `${err.body.message} Nothing was imported.`, data: report } };
 }
@@ -48,7 +71,8 @@ export function attendeeImportRoutes({ importer }: { importer: AttendeeImporter 
       operationId: 'attendees.import',
       tags: ['Attendees'],
       summary: 'Import attendees with their credentials from CSV or JSON',
-      description: 'mode=all (default) writes nothing if any row is bad; mode=partial writes the good rows. The report lists each bad row with its field errors.',
+      description:
+        'mode=all (default) writes nothing if any row is bad; mode=partial writes the good rows. The report lists each bad row with its field errors.',
       ability: 'attendees:write',
       rateClass: 'bulk',
       project: true,
@@ -61,7 +85,8 @@ export function attendeeImportRoutes({ importer }: { importer: AttendeeImporter 
       responses: {
         200: { description: 'The import report', schema: single(reportSchema) },
         422: {
-          description: 'Bad rows and nothing imported (errors keyed rows.<n>.<field>), or an empty or unreadable file (on file)',
+          description:
+            'Bad rows and nothing imported (errors keyed rows.<n>.<field>), or an empty or unreadable file (on file)',
           schema: validationErrorSchema.extend({ data: reportSchema.optional() }),
         },
       },
@@ -74,7 +99,12 @@ export function attendeeImportRoutes({ importer }: { importer: AttendeeImporter 
           if (err instanceof ImportFormatError) throw validationError({ file: [err.message] });
           throw err;
         }
-        if (rows.length === 0) throw new AppError('validation_failed', {}, { body: { message: 'The import holds no rows.', errors: { file: ['The import holds no rows.'] } } });
+        if (rows.length === 0)
+          throw new AppError(
+            'validation_failed',
+            {},
+            { body: { message: 'The import holds no rows.', errors: { file: ['The import holds no rows.'] } } },
+          );
         const mode = query.mode ?? (typeof body === 'object' && !Array.isArray(body) ? body.mode : undefined) ?? 'all';
         return importOutcome(importer.run(project!.id, rows, mode));
       },
@@ -82,7 +112,16 @@ export function attendeeImportRoutes({ importer }: { importer: AttendeeImporter 
   ];
 }
 
-const CSV_COLUMNS = ['first_name', 'last_name', 'email', 'attendee_type', 'external_id', 'status', 'credential_value', 'credential_kind'] as const;
+const CSV_COLUMNS = [
+  'first_name',
+  'last_name',
+  'email',
+  'attendee_type',
+  'external_id',
+  'status',
+  'credential_value',
+  'credential_kind',
+] as const;
 
 export function attendeeExportRoutes({ venue }: { venue: Venue }): AnyRoute[] {
   return [
@@ -104,11 +143,23 @@ export function attendeeExportRoutes({ venue }: { venue: Venue }): AnyRoute[] {
         const rows = items.map((row) => {
           const a = venue.attendees.resource(row);
           const credential = credentials.get(row.id);
-          return [a.first_name, a.last_name, a.email, a.attendee_type, a.external_id, a.status, credential?.value, credential?.kind];
+          return [
+            a.first_name,
+            a.last_name,
+            a.email,
+            a.attendee_type,
+            a.external_id,
+            a.status,
+            credential?.value,
+            credential?.kind,
+          ];
         });
         return {
           body: csvDocument(CSV_COLUMNS, rows),
-          headers: { 'Content-Type': 'text/csv; charset=utf-8', 'Content-Disposition': `attachment; filename="attendees-${project!.slug}.csv"` },
+          headers: {
+            'Content-Type': 'text/csv; charset=utf-8',
+            'Content-Disposition': `attachment; filename="attendees-${project!.slug}.csv"`,
+          },
         };
       },
     }),

@@ -1,5 +1,11 @@
 import type { Venue } from '../../venue/index.js';
-import { attendeeQuery, attendeeSchema, createAttendeeBody, updateAttendeeBody, type AttendeeRow } from '../../venue/attendees.js';
+import {
+  attendeeQuery,
+  attendeeSchema,
+  createAttendeeBody,
+  updateAttendeeBody,
+  type AttendeeRow,
+} from '../../venue/attendees.js';
 import { attendeeTypeSchema, createAttendeeTypeBody, updateAttendeeTypeBody } from '../../venue/attendee-types.js';
 import { credentialResource, credentialSchema, issueCredentialBody } from '../../venue/credentials.js';
 import { defineRoute, type AnyRoute } from '../route.js';
@@ -60,7 +66,10 @@ export function attendeeRoutes({ venue }: { venue: Venue }): AnyRoute[] {
       rateClass: 'standard',
       project: true,
       params: attendeeParams,
-      responses: { 200: { description: 'The credentials', schema: single(credentialSchema.array()) }, 404: { description: 'No such attendee', schema: messageSchema } },
+      responses: {
+        200: { description: 'The credentials', schema: single(credentialSchema.array()) },
+        404: { description: 'No such attendee', schema: messageSchema },
+      },
       handler: ({ project, params }) => {
         const attendee = loadAttendee(project!.id, params.attendeeId);
         return { body: { data: venue.credentials.ofAttendee(attendee.id).map(credentialResource) } };
@@ -77,10 +86,16 @@ export function attendeeRoutes({ venue }: { venue: Venue }): AnyRoute[] {
       project: true,
       params: attendeeParams,
       body: issueCredentialBody,
-      responses: { 201: { description: 'The credential', schema: single(credentialSchema) }, 404: { description: 'No such attendee', schema: messageSchema } },
+      responses: {
+        201: { description: 'The credential', schema: single(credentialSchema) },
+        404: { description: 'No such attendee', schema: messageSchema },
+      },
       handler: ({ project, params, body }) => {
         const attendee = loadAttendee(project!.id, params.attendeeId);
-        return { status: 201, body: { data: credentialResource(venue.credentials.issue(project!.id, attendee.id, body)) } };
+        return {
+          status: 201,
+          body: { data: credentialResource(venue.credentials.issue(project!.id, attendee.id, body)) },
+        };
       },
     }),
     defineRoute({
@@ -93,8 +108,13 @@ export function attendeeRoutes({ venue }: { venue: Venue }): AnyRoute[] {
       rateClass: 'standard',
       project: true,
       params: withId('credentialId'),
-      responses: { 200: { description: 'The revoked credential', schema: single(credentialSchema) }, 404: { description: 'No such credential', schema: messageSchema } },
-      handler: ({ project, params }) => ({ body: { data: credentialResource(venue.credentials.revoke(project!.id, params.credentialId)) } }),
+      responses: {
+        200: { description: 'The revoked credential', schema: single(credentialSchema) },
+        404: { description: 'No such credential', schema: messageSchema },
+      },
+      handler: ({ project, params }) => ({
+        body: { data: credentialResource(venue.credentials.revoke(project!.id, params.credentialId)) },
+      }),
     }),
   ];
 }

@@ -9,7 +9,14 @@ import { SESSION_COOKIE, XSRF_COOKIE } from '../authenticate.js';
 import type { HttpDeps } from '../deps.js';
 import { loginLocked } from '../responses.js';
 import { defineRoute, type AnyRoute, type Principal } from '../route.js';
-import { meSchema, messageSchema, revokedSchema, single, tokenResultSchema, validationErrorSchema } from '../resources.js';
+import {
+  meSchema,
+  messageSchema,
+  revokedSchema,
+  single,
+  tokenResultSchema,
+  validationErrorSchema,
+} from '../resources.js';
 
 // spec: Authentication, Token lifecycle, Current user. Response bodies we chose where the
 // spec is open are in docs/auth.md.
@@ -23,12 +30,18 @@ const tokenRequest = z
   })
   .optional();
 
-const sessionLogin = z.object({ email: z.string().max(255).optional(), password: z.string().max(1024).optional() }).optional();
+const sessionLogin = z
+  .object({ email: z.string().max(255).optional(), password: z.string().max(1024).optional() })
+  .optional();
 
 /** The user behind an email and password, or 'Unable to authenticate' without saying which part
  * failed; 429 while the account has too many failed logins (auth/login-throttle.ts). The caller
  * reports a login that succeeded to deps.loginThrottle.succeeded(). */
-async function checkCredentials(deps: HttpDeps, email: string | undefined, password: string | undefined): Promise<User> {
+async function checkCredentials(
+  deps: HttpDeps,
+  email: string | undefined,
+  password: string | undefined,
+): Promise<User> {
   await deps.loginThrottle.attempt(email);
   const found = email ? deps.users.findWithHash(email.trim()) : null;
   // Always run the KDF, so an unknown email costs as long as a wrong password.
@@ -41,10 +54,17 @@ async function checkCredentials(deps: HttpDeps, email: string | undefined, passw
  * The scopes a new token of `user` gets: those asked for (default `*`), never more than the user has:
  * a read-only account's default is `read`, and a write scope asked for is a 422 on `scopes`.
  */
-export function grantable(user: User, asked: readonly string[] | undefined, held: readonly string[] = effectiveAbilities(user, ['*'])): string[] {
+export function grantable(
+  user: User,
+  asked: readonly string[] | undefined,
+  held: readonly string[] = effectiveAbilities(user, ['*']),
+): string[] {
   const wanted = [...new Set(asked ?? (held.includes('*') ? ['*'] : held))];
   const refused = wanted.filter((s) => !mayGrant(held, s));
-  if (refused.length) throw validationError({ scopes: [`This account cannot give a token ${refused.join(', ')}: it holds ${held.join(', ') || 'no scope'}.`] });
+  if (refused.length)
+    throw validationError({
+      scopes: [`This account cannot give a token ${refused.join(', ')}: it holds ${held.join(', ') || 'no scope'}.`],
+    });
   return wanted;
 }
 
@@ -59,10 +79,20 @@ function setSessionCookies(ctx: Context, deps: HttpDeps, id: string | null, csrf
 function currentToken(principal: Principal, now: number) {
   if (principal.token) {
     const t = principal.token;
-    return { name: t.name, abilities: [...principal.abilities], expires_at: t.expiresAt, last_used_at: t.lastUsedAt ?? iso(now) };
+    return {
+      name: t.name,
+      abilities: [...principal.abilities],
+      expires_at: t.expiresAt,
+      last_used_at: t.lastUsedAt ?? iso(now),
+    };
   }
   // A cookie session has no token; it is described as one named "session".
-  return { name: 'session', abilities: [...principal.abilities], expires_at: principal.session!.expiresAt, last_used_at: iso(now) };
+  return {
+    name: 'session',
+    abilities: [...principal.abilities],
+    expires_at: principal.session!.expiresAt,
+    last_used_at: iso(now),
+  };
 }
 
 export function authRoutes(deps: HttpDeps): AnyRoute[] {
@@ -73,7 +103,8 @@ export function authRoutes(deps: HttpDeps): AnyRoute[] {
       operationId: 'auth.token.store',
       tags: ['Authentication'],
       summary: 'Create a personal access token from an email and password',
-      description: 'device_name is required. Any failure answers 401 \'Unable to authenticate\' without saying which part failed. scopes default to ["*"].',
+      description:
+        'device_name is required. Any failure answers 401 \'Unable to authenticate\' without saying which part failed. scopes default to ["*"].',
       ability: 'public',
       rateClass: 'standard',
       body: tokenRequest,
@@ -121,7 +152,9 @@ export function authRoutes(deps: HttpDeps): AnyRoute[] {
       summary: "Revoke every token of the current user (other users' tokens are untouched)",
       ability: 'authenticated',
       rateClass: 'standard',
-      responses: { 200: { description: 'data.revoked counts the tokens revoked, the current one included', schema: revokedSchema } },
+      responses: {
+        200: { description: 'data.revoked counts the tokens revoked, the current one included', schema: revokedSchema },
+      },
       handler: ({ principal }) => ({ body: { data: { revoked: deps.tokens.revokeAllOf(principal!.user.id) } } }),
     }),
     defineRoute({
@@ -136,7 +169,15 @@ export function authRoutes(deps: HttpDeps): AnyRoute[] {
       handler: ({ principal }) => {
         const { user } = principal!;
         return {
-          body: { data: { id: user.id, name: user.name, email: user.email, is_admin: user.is_admin, current_token: currentToken(principal!, deps.clock.now()) } },
+          body: {
+            data: {
+              id: user.id,
+              name: user.name,
+              email: user.email,
+              is_admin: user.is_admin,
+              current_token: currentToken(principal!, deps.clock.now()),
+            },
+          },
         };
       },
     }),
@@ -176,9 +217,15 @@ export function authRoutes(deps: HttpDeps): AnyRoute[] {
       bodyRequired: true,
       conditions: [loginLocked],
       responses: {
-        200: { description: 'Logged in; a new session cookie is set', schema: single(meSchema.omit({ current_token: true })) },
+        200: {
+          description: 'Logged in; a new session cookie is set',
+          schema: single(meSchema.omit({ current_token: true })),
+        },
         401: { description: 'Unable to authenticate', schema: messageSchema },
-        419: { description: 'Token Mismatch: no CSRF session, or X-XSRF-TOKEN missing or wrong', schema: messageSchema },
+        419: {
+          description: 'Token Mismatch: no CSRF session, or X-XSRF-TOKEN missing or wrong',
+          schema: messageSchema,
+        },
       },
       handler: async ({ body, koa }) => {
         const user = await checkCredentials(deps, body?.email, body?.password);

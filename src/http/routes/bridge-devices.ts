@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { type BridgeDevice, bridgeDeviceResource, bridgeDeviceSchema, createBridgeDeviceBody, updateBridgeDeviceBody } from '../../devices/bridge-devices.js';
+import {
+  type BridgeDevice,
+  bridgeDeviceResource,
+  bridgeDeviceSchema,
+  createBridgeDeviceBody,
+  updateBridgeDeviceBody,
+} from '../../devices/bridge-devices.js';
 import { collectionSchema, pageQuery, paginate, window } from '../pagination.js';
 import { type AnyRoute, defineRoute } from '../route.js';
 import { messageSchema } from '../resources.js';
@@ -9,14 +15,20 @@ import { crudRoutes, PROJECT_PATH, projectParams } from './crud.js';
 // Readers plugged into the box (issue 27; docs/bridge.md): CRUD of the devices, each answered
 // with its live state from the bridge, and the list says whether USB HID works on this box.
 
-const hidSchema = z.object({ available: z.boolean(), reason: z.string().nullable().describe('why USB HID is off here (node-hid cannot load: no hidraw / libusb)') });
+const hidSchema = z.object({
+  available: z.boolean(),
+  reason: z.string().nullable().describe('why USB HID is off here (node-hid cannot load: no hidraw / libusb)'),
+});
 const listSchema = collectionSchema(bridgeDeviceSchema).extend({
   meta: collectionSchema(bridgeDeviceSchema).shape.meta.extend({ hid: hidSchema }),
 });
 
 export function bridgeDeviceRoutes({ bridge }: HttpDeps): AnyRoute[] {
   const view = (d: BridgeDevice) => bridgeDeviceResource(d, bridge.runtime.stateOf(d.id));
-  const configManaged = { description: 'The device comes from the config file (managed_by "config"): change it there', schema: messageSchema };
+  const configManaged = {
+    description: 'The device comes from the config file (managed_by "config"): change it there',
+    schema: messageSchema,
+  };
   const routes = crudRoutes({
     name: 'bridge/devices',
     idParam: 'deviceId',
@@ -44,7 +56,8 @@ export function bridgeDeviceRoutes({ bridge }: HttpDeps): AnyRoute[] {
     path: `${PROJECT_PATH}/bridge/devices`,
     operationId: 'bridge-devices.index',
     tags: ['Bridge devices'],
-    summary: 'List the devices plugged into the box, with their state (connected, counters); meta.hid says whether USB HID works here',
+    summary:
+      'List the devices plugged into the box, with their state (connected, counters); meta.hid says whether USB HID works here',
     ability: 'access:read',
     rateClass: 'standard',
     project: true,

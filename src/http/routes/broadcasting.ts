@@ -18,8 +18,16 @@ const authBody = z.object({
 
 const authResponse = z.object({
   auth: z.string().describe('key:hex(HMAC-SHA256(secret, socket_id:channel_name[:channel_data]))'),
-  channel_data: z.string().optional().describe("presence channels: JSON {user_id (the user's integer id), user_info: {name}}"),
-  shared_secret: z.string().optional().describe("private-encrypted- channels: base64 of the channel's key, SHA-256(channel_name || encryption master key)"),
+  channel_data: z
+    .string()
+    .optional()
+    .describe("presence channels: JSON {user_id (the user's integer id), user_info: {name}}"),
+  shared_secret: z
+    .string()
+    .optional()
+    .describe(
+      "private-encrypted- channels: base64 of the channel's key, SHA-256(channel_name || encryption master key)",
+    ),
 });
 
 const clientConfig = z.object({
@@ -54,25 +62,46 @@ export function broadcastingRoutes(deps: Pick<HttpDeps, 'config' | 'projects' | 
       responses: {
         200: { description: 'The auth string for pusher:subscribe', schema: authResponse },
       },
-      conditions: [{ code: 'channel_forbidden', when: 'the user or token may not read this channel (`reason` says why)' }],
+      conditions: [
+        { code: 'channel_forbidden', when: 'the user or token may not read this channel (`reason` says why)' },
+      ],
       handler: ({ body, principal }) => {
         const { key, secret } = deps.realtime.credentials;
         const verdict = mayJoin(body.channel_name, principal!.user, principal!.abilities, deps.projects);
         if (!verdict.ok) throw new AppError('channel_forbidden', {}, { body: { reason: verdict.reason } });
         const { user, token, session } = principal!;
-        const credential = token ? { kind: 'token' as const, id: token.id } : { kind: 'session' as const, idHash: session!.idHash };
-        const issued = deps.realtime.server.grants.issue(body.socket_id, body.channel_name, { userId: user.id, credential, projectId: verdict.project.id });
-        if (issued === 'too_many') throw new AppError('channel_forbidden', {}, { body: { reason: 'Too many channels authorized for this connection' } });
+        const credential = token
+          ? { kind: 'token' as const, id: token.id }
+          : { kind: 'session' as const, idHash: session!.idHash };
+        const issued = deps.realtime.server.grants.issue(body.socket_id, body.channel_name, {
+          userId: user.id,
+          credential,
+          projectId: verdict.project.id,
+        });
+        if (issued === 'too_many')
+          throw new AppError(
+            'channel_forbidden',
+            {},
+            { body: { reason: 'Too many channels authorized for this connection' } },
+          );
         const target = parseChannel(body.channel_name)!;
         if (target.kind === 'presence') {
           const user = principal!.user;
           // The integer id, as Laravel's auth endpoint gives it; the server keeps its type.
           const channelData = JSON.stringify({ user_id: user.id, user_info: { name: user.name } });
-          return { body: { auth: authString(key, secret, body.socket_id, body.channel_name, channelData), channel_data: channelData } };
+          return {
+            body: {
+              auth: authString(key, secret, body.socket_id, body.channel_name, channelData),
+              channel_data: channelData,
+            },
+          };
         }
         const auth = authString(key, secret, body.socket_id, body.channel_name);
         // As pusher-http-node's authorizeChannel answers for an encrypted channel.
-        if (target.encrypted) return { body: { auth, shared_secret: deps.realtime.cipher.sharedSecret(body.channel_name).toString('base64') } };
+        if (target.encrypted)
+          return {
+            body: { auth, shared_secret: deps.realtime.cipher.sharedSecret(body.channel_name).toString('base64') },
+          };
         return { body: { auth } };
       },
     }),
@@ -92,7 +121,14 @@ export function broadcastingRoutes(deps: Pick<HttpDeps, 'config' | 'projects' | 
         const port = origin.port ? Number(origin.port) : tls ? 443 : 80;
         return {
           body: {
-            data: { key: deps.realtime.credentials.key, ws_host: origin.hostname, ws_port: port, ws_path: '', force_tls: tls, auth_endpoint: `${origin.origin}/broadcasting/auth` },
+            data: {
+              key: deps.realtime.credentials.key,
+              ws_host: origin.hostname,
+              ws_port: port,
+              ws_path: '',
+              force_tls: tls,
+              auth_endpoint: `${origin.origin}/broadcasting/auth`,
+            },
           },
         };
       },

@@ -10,7 +10,8 @@ import { messageSchema, single } from '../resources.js';
 
 export const PROJECT_PATH = '/api/v1/projects/{teamSlug}/{projectSlug}';
 export const projectParams = z.object({ teamSlug: z.string(), projectSlug: z.string() });
-export const withId = <K extends string>(key: K) => projectParams.extend({ [key]: z.coerce.number().int().positive() } as Record<K, z.ZodCoercedNumber>);
+export const withId = <K extends string>(key: K) =>
+  projectParams.extend({ [key]: z.coerce.number().int().positive() } as Record<K, z.ZodCoercedNumber>);
 
 interface CrudSpec<Row, C extends z.ZodType, U extends z.ZodType> {
   /** Operation id prefix and path segment: 'access-points'. */
@@ -32,7 +33,12 @@ interface CrudSpec<Row, C extends z.ZodType, U extends z.ZodType> {
   deleteRefusals?: Record<number, ResponseSpec>;
   /** Query parameters that make the index a search (the search rate class); the rest is standard. */
   searchQuery?: readonly string[];
-  list(projectId: number, offset: number, limit: number, filters: Record<string, unknown>): { items: Row[]; total: number };
+  list(
+    projectId: number,
+    offset: number,
+    limit: number,
+    filters: Record<string, unknown>,
+  ): { items: Row[]; total: number };
   get(projectId: number, id: number): Row;
   create(projectId: number, input: z.output<C>): Row;
   update(projectId: number, id: number, input: z.output<U>): Row;
@@ -48,7 +54,9 @@ export function crudRoutes<Row, C extends z.ZodType, U extends z.ZodType>(spec: 
   const one = { description: `The ${spec.label}`, schema: single(spec.schema) };
   const missing = { description: `No such ${spec.label} in this project`, schema: messageSchema };
   const id = (p: Record<string, unknown>) => p[spec.idParam] as number;
-  const inUse: Record<number, ResponseSpec> = spec.inUseBy ? { 409: { description: `Still in use by ${spec.inUseBy}`, schema: messageSchema } } : {};
+  const inUse: Record<number, ResponseSpec> = spec.inUseBy
+    ? { 409: { description: `Still in use by ${spec.inUseBy}`, schema: messageSchema } }
+    : {};
   return [
     defineRoute({
       ...common,
@@ -96,7 +104,10 @@ export function crudRoutes<Row, C extends z.ZodType, U extends z.ZodType>(spec: 
       params: projectParams,
       body: spec.createBody,
       responses: { 201: one },
-      handler: ({ project, body }) => ({ status: 201, body: { data: spec.resource(spec.create(project!.id, body as z.output<C>)) } }),
+      handler: ({ project, body }) => ({
+        status: 201,
+        body: { data: spec.resource(spec.create(project!.id, body as z.output<C>)) },
+      }),
     }),
     defineRoute({
       ...common,
@@ -108,7 +119,9 @@ export function crudRoutes<Row, C extends z.ZodType, U extends z.ZodType>(spec: 
       params,
       body: spec.updateBody,
       responses: { 200: one, 404: missing },
-      handler: ({ project, params: p, body }) => ({ body: { data: spec.resource(spec.update(project!.id, id(p), body as z.output<U>)) } }),
+      handler: ({ project, params: p, body }) => ({
+        body: { data: spec.resource(spec.update(project!.id, id(p), body as z.output<U>)) },
+      }),
     }),
     defineRoute({
       ...common,
@@ -118,7 +131,12 @@ export function crudRoutes<Row, C extends z.ZodType, U extends z.ZodType>(spec: 
       summary: `Delete a ${spec.label}`,
       ability: spec.write,
       params,
-      responses: { 204: { description: 'Deleted; a tombstone records it' }, 404: missing, ...inUse, ...spec.deleteRefusals },
+      responses: {
+        204: { description: 'Deleted; a tombstone records it' },
+        404: missing,
+        ...inUse,
+        ...spec.deleteRefusals,
+      },
       handler: ({ project, params: p }) => {
         spec.destroy(project!.id, id(p));
         return { status: 204 };

@@ -57,7 +57,11 @@ const pendingLoginSchema = z.object({
 export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
   const { devices, projects, venueIndex: index, config } = deps;
   const log = deps.log.child({ module: 'readers' });
-  const verifyLimiter = new RateLimiterMemory({ points: config.readers.verifyPerMinute, duration: 60, keyPrefix: 'otp-verify' });
+  const verifyLimiter = new RateLimiterMemory({
+    points: config.readers.verifyPerMinute,
+    duration: 60,
+    keyPrefix: 'otp-verify',
+  });
   const hostOf = (ctx: { hostname: string }) => config.mqtt.publicHost ?? (ctx.hostname || 'localhost');
   const readerOf = (projectId: number, id: number) => {
     const reader = index.readerById(id);
@@ -82,7 +86,14 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
       responses: {
         202: {
           description: 'A login is pending (or, the same answer, the project or reader does not exist)',
-          schema: single(z.object({ reader_identifier: z.string(), status: z.literal('pending'), expires_at: z.string(), message: z.string() })),
+          schema: single(
+            z.object({
+              reader_identifier: z.string(),
+              status: z.literal('pending'),
+              expires_at: z.string(),
+              message: z.string(),
+            }),
+          ),
         },
       },
       handler: ({ params, body, koa }) => {
@@ -96,7 +107,12 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
         setImmediate(() => {
           if (!project || !reader) {
             log.info(
-              { project: `${params.teamSlug}/${params.projectSlug}`, reader: body.reader_identifier, ip, knownProject: project !== null },
+              {
+                project: `${params.teamSlug}/${params.projectSlug}`,
+                reader: body.reader_identifier,
+                ip,
+                knownProject: project !== null,
+              },
               'reader login asked for an unknown project or reader: none made',
             );
             return;
@@ -105,7 +121,13 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
             const login = devices.logins.request(reader, ip, now);
             // The log line is one of the places staff read the OTP from (issue 7 item 2).
             log.info(
-              { project: `${project.team_slug}/${project.slug}`, reader: reader.identifier, otp: login.otp, expiresAt: login.expires_at, ip },
+              {
+                project: `${project.team_slug}/${project.slug}`,
+                reader: reader.identifier,
+                otp: login.otp,
+                expiresAt: login.expires_at,
+                ip,
+              },
               `reader login requested: one-time password ${login.otp} for reader ${reader.identifier}`,
             );
           } catch (err) {
@@ -132,13 +154,19 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
       operationId: 'readers.logins',
       tags: ['Readers'],
       summary: 'Pending reader logins with their one-time passwords (staff who may provision readers)',
-      description: 'Needs `access:write` (or `*`): an OTP mints a reader credential, so `read` and `access:read` are refused (403) though this is a GET.',
+      description:
+        'Needs `access:write` (or `*`): an OTP mints a reader credential, so `read` and `access:read` are refused (403) though this is a GET.',
       ability: 'access:write',
       revealsSecrets: true,
       rateClass: 'standard',
       project: true,
       params: projectParams,
-      responses: { 200: { description: 'Pending, unexpired logins, newest first', schema: z.object({ data: z.array(pendingLoginSchema) }) } },
+      responses: {
+        200: {
+          description: 'Pending, unexpired logins, newest first',
+          schema: z.object({ data: z.array(pendingLoginSchema) }),
+        },
+      },
       handler: ({ project }) => ({
         body: {
           data: devices.logins.pending(project!.id).map((l) => ({
@@ -179,7 +207,10 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
           verified = devices.logins.verify(readers, body.otp.trim(), koa.ip || null);
         } catch (err) {
           const reason = (err as { reason?: string }).reason ?? (err as Error).message;
-          log.warn({ reader: body.reader_identifier, knownReader: readers.length > 0, ip: koa.ip, reason }, 'reader OTP refused');
+          log.warn(
+            { reader: body.reader_identifier, knownReader: readers.length > 0, ip: koa.ip, reason },
+            'reader OTP refused',
+          );
           throw err;
         }
         const reader = index.readerById(verified.login.reader_id)!;
@@ -189,11 +220,19 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
           // Whoever holds an OTP can take a working reader over: staff must see that it happened.
           const replacedAt = verified.replaced.createdAt;
           log.warn(
-            { reader: reader.identifier, project: `${project.team_slug}/${project.slug}`, replacedTokenCreatedAt: replacedAt, ip: koa.ip },
+            {
+              reader: reader.identifier,
+              project: `${project.team_slug}/${project.slug}`,
+              replacedTokenCreatedAt: replacedAt,
+              ip: koa.ip,
+            },
             'reader provisioned over its live token, which is replaced',
           );
         }
-        log.info({ reader: reader.identifier, project: `${project.team_slug}/${project.slug}` }, 'reader OTP verified, MQTT token issued');
+        log.info(
+          { reader: reader.identifier, project: `${project.team_slug}/${project.slug}` },
+          'reader OTP verified, MQTT token issued',
+        );
         const ports = devices.mqttPorts();
         return {
           body: {
@@ -228,7 +267,10 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
       rateClass: 'standard',
       project: true,
       params: withId('readerId'),
-      responses: { 204: { description: 'Revoked (also when there was none)' }, 404: { description: 'No such reader', schema: messageSchema } },
+      responses: {
+        204: { description: 'Revoked (also when there was none)' },
+        404: { description: 'No such reader', schema: messageSchema },
+      },
       handler: ({ project, params }) => {
         const reader = readerOf(project!.id, params.readerId);
         devices.tokens.revoke('reader', reader.id); // its connections closed too
@@ -246,10 +288,17 @@ function gatewayRoutes({ devices, config }: HttpDeps): AnyRoute[] {
   const params = withId('gatewayId');
   const common = { tags: ['Gateways'], rateClass: 'standard' as const, project: true };
   const missing = { description: 'No such gateway in this project', schema: messageSchema };
-  const view = (row: Parameters<typeof gateways.resource>[0], prefix: string) => ({ ...gateways.resource(row), status_topic: gatewayStatusTopic(prefix, row.identifier) });
+  const view = (row: Parameters<typeof gateways.resource>[0], prefix: string) => ({
+    ...gateways.resource(row),
+    status_topic: gatewayStatusTopic(prefix, row.identifier),
+  });
   const viewSchema = gatewaySchema.extend({ status_topic: z.string() });
-  const issuedSchema = z.object({ data: viewSchema, token: z.string().describe('the MQTT password (username: the identifier); shown once') });
-  const issue = (projectId: number, gatewayId: number) => devices.tokens.issue('gateway', gatewayId, projectId, null).plainText;
+  const issuedSchema = z.object({
+    data: viewSchema,
+    token: z.string().describe('the MQTT password (username: the identifier); shown once'),
+  });
+  const issue = (projectId: number, gatewayId: number) =>
+    devices.tokens.issue('gateway', gatewayId, projectId, null).plainText;
   return [
     defineRoute({
       ...common,
@@ -283,7 +332,9 @@ function gatewayRoutes({ devices, config }: HttpDeps): AnyRoute[] {
       ability: 'access:read',
       params,
       responses: { 200: { description: 'The gateway', schema: single(viewSchema) }, 404: missing },
-      handler: ({ project, params: p }) => ({ body: { data: view(gateways.get(project!.id, p.gatewayId), projectPrefix(project!.team_slug, project!.slug)) } }),
+      handler: ({ project, params: p }) => ({
+        body: { data: view(gateways.get(project!.id, p.gatewayId), projectPrefix(project!.team_slug, project!.slug)) },
+      }),
     }),
     defineRoute({
       ...common,
@@ -297,7 +348,13 @@ function gatewayRoutes({ devices, config }: HttpDeps): AnyRoute[] {
       responses: { 201: { description: 'The gateway and its token', schema: issuedSchema } },
       handler: ({ project, body }) => {
         const row = gateways.create(project!.id, body);
-        return { status: 201, body: { data: view(row, projectPrefix(project!.team_slug, project!.slug)), token: issue(project!.id, row.id) } };
+        return {
+          status: 201,
+          body: {
+            data: view(row, projectPrefix(project!.team_slug, project!.slug)),
+            token: issue(project!.id, row.id),
+          },
+        };
       },
     }),
     defineRoute({
@@ -346,5 +403,10 @@ function gatewayRoutes({ devices, config }: HttpDeps): AnyRoute[] {
         return { status: 201, body: { data: view(row, projectPrefix(project!.team_slug, project!.slug)), token } };
       },
     }),
-  ].map((r) => ({ ...r, description: r.description ?? `MQTT: username = the gateway identifier, password = its token (${config.mqtt.port} TCP, /mqtt WebSocket).` }));
+  ].map((r) => ({
+    ...r,
+    description:
+      r.description ??
+      `MQTT: username = the gateway identifier, password = its token (${config.mqtt.port} TCP, /mqtt WebSocket).`,
+  }));
 }

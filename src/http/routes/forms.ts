@@ -1,5 +1,13 @@
 import type { Venue } from '../../venue/index.js';
-import { createFormBody, formResource, formSchema, submissionBody, submissionResource, submissionSchema, updateFormBody } from '../../venue/forms.js';
+import {
+  createFormBody,
+  formResource,
+  formSchema,
+  submissionBody,
+  submissionResource,
+  submissionSchema,
+  updateFormBody,
+} from '../../venue/forms.js';
 import { collectionSchema, pageQuery, paginate, window } from '../pagination.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { messageSchema, single } from '../resources.js';
@@ -36,7 +44,10 @@ export function formRoutes({ venue }: { venue: Venue }): AnyRoute[] {
       summary: "A form's submissions, oldest first",
       ability: 'forms:read',
       query: pageQuery,
-      responses: { 200: { description: 'A page of submissions', schema: collectionSchema(submissionSchema) }, 404: { description: 'No such form', schema: messageSchema } },
+      responses: {
+        200: { description: 'A page of submissions', schema: collectionSchema(submissionSchema) },
+        404: { description: 'No such form', schema: messageSchema },
+      },
       handler: ({ project, params, query, koa }) => {
         const form = venue.forms.get(project!.id, params.formId);
         const { items, total } = venue.forms.listSubmissions(form.id, window(query).offset, window(query).limit);
@@ -51,8 +62,14 @@ export function formRoutes({ venue }: { venue: Venue }): AnyRoute[] {
       summary: 'Submit a form; data is checked against its fields',
       ability: 'forms:write',
       body: submissionBody,
-      responses: { 201: { description: 'The submission', schema: single(submissionSchema) }, 404: { description: 'No such form', schema: messageSchema } },
-      handler: ({ project, params, body }) => ({ status: 201, body: { data: submissionResource(venue.forms.submit(project!.id, params.formId, body)) } }),
+      responses: {
+        201: { description: 'The submission', schema: single(submissionSchema) },
+        404: { description: 'No such form', schema: messageSchema },
+      },
+      handler: ({ project, params, body }) => ({
+        status: 201,
+        body: { data: submissionResource(venue.forms.submit(project!.id, params.formId, body)) },
+      }),
     }),
   ];
 }

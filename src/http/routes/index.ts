@@ -63,7 +63,12 @@ export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
     ...formRoutes(deps),
     ...broadcastingRoutes(deps),
     ...pusherApiRoutes(deps),
-    ...webhookRoutes({ scans: deps.scans, gateways: deps.devices.gateways, readerScans: deps.readerScans, gate: deps.webhookGate }),
+    ...webhookRoutes({
+      scans: deps.scans,
+      gateways: deps.devices.gateways,
+      readerScans: deps.readerScans,
+      gate: deps.webhookGate,
+    }),
   );
   return routes;
 }

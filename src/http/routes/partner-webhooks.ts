@@ -17,12 +17,26 @@ const syncResponse = z.object({
   results: z.object({
     created: z.number().int(),
     updated: z.number().int(),
-    skipped: z.number().int().describe('create: known external ids; update: unknown ones; any mode: records identical to the stored attendee'),
-    errors: z.array(z.object({ index: z.number().int().describe('0-based position in attendees'), external_id: z.string().nullable(), messages: z.array(z.string()) })),
+    skipped: z
+      .number()
+      .int()
+      .describe('create: known external ids; update: unknown ones; any mode: records identical to the stored attendee'),
+    errors: z.array(
+      z.object({
+        index: z.number().int().describe('0-based position in attendees'),
+        external_id: z.string().nullable(),
+        messages: z.array(z.string()),
+      }),
+    ),
   }),
 });
 
-export function partnerWebhookRoutes({ attendeeSync: sync, registrationPartner: partner, projects, webhookGate: gate }: HttpDeps): AnyRoute[] {
+export function partnerWebhookRoutes({
+  attendeeSync: sync,
+  registrationPartner: partner,
+  projects,
+  webhookGate: gate,
+}: HttpDeps): AnyRoute[] {
   return [
     defineRoute({
       method: 'GET',
@@ -85,8 +99,16 @@ export function partnerWebhookRoutes({ attendeeSync: sync, registrationPartner: 
       responses: {
         200: { description: 'Applied, or acknowledged as a replay', schema: partnerResponseSchema },
         400: { description: 'The payload fails validation (also an unknown event_type or a credential_value in use)' },
-        404: { description: 'No attendee has this registration id (not recorded: send it again once the registration exists)', schema: webhookError },
-        409: { description: 'registration.created for a known registration id, or an unsigned request while more than one project exists', schema: webhookError },
+        404: {
+          description:
+            'No attendee has this registration id (not recorded: send it again once the registration exists)',
+          schema: webhookError,
+        },
+        409: {
+          description:
+            'registration.created for a known registration id, or an unsigned request while more than one project exists',
+          schema: webhookError,
+        },
       },
       handler: ({ body, koa }) => {
         const { projectId } = gate.admit('registration-partner', koa);

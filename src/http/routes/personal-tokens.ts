@@ -20,7 +20,9 @@ export const personalTokenSchema = z.object({
   expires_at: timestamp.nullable(),
   created_at: timestamp,
 });
-const createdTokenSchema = personalTokenSchema.extend({ token: z.string().describe('`<id>|<secret>`, shown this once') });
+const createdTokenSchema = personalTokenSchema.extend({
+  token: z.string().describe('`<id>|<secret>`, shown this once'),
+});
 
 const createToken = z.strictObject({
   name: z.string().trim().min(1).max(255),
@@ -48,7 +50,9 @@ export function personalTokenRoutes(deps: HttpDeps): AnyRoute[] {
       path: '/api/v1/me/tokens',
       operationId: 'me.tokens.index',
       summary: "The current user's personal access tokens, newest first, with their last use",
-      responses: { 200: { description: 'The tokens (never their values)', schema: single(z.array(personalTokenSchema)) } },
+      responses: {
+        200: { description: 'The tokens (never their values)', schema: single(z.array(personalTokenSchema)) },
+      },
       handler: ({ principal }) => ({ body: { data: deps.tokens.listOf(principal!.user.id).map(resource) } }),
     }),
     defineRoute({
@@ -77,7 +81,10 @@ export function personalTokenRoutes(deps: HttpDeps): AnyRoute[] {
       operationId: 'me.tokens.destroy',
       summary: 'Revoke one of the current user’s tokens; the next request with it is 401',
       params: tokenId,
-      responses: { 204: { description: 'Revoked' }, 404: { description: 'No such token of this user', schema: messageSchema } },
+      responses: {
+        204: { description: 'Revoked' },
+        404: { description: 'No such token of this user', schema: messageSchema },
+      },
       handler: ({ params, principal }) => {
         found(deps.tokens.findOwned(principal!.user.id, params.tokenId), 'Token');
         deps.tokens.revoke(params.tokenId);

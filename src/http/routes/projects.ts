@@ -4,7 +4,15 @@ import { isTimeZone, SLUG_PATTERN } from '../../accounts/slug.js';
 import type { HttpDeps } from '../deps.js';
 import { collectionSchema, pageQuery, paginate, window } from '../pagination.js';
 import { defineRoute, type AnyRoute } from '../route.js';
-import { messageSchema, projectResource, projectSchema, single, teamResource, teamSchema, validationErrorSchema } from '../resources.js';
+import {
+  messageSchema,
+  projectResource,
+  projectSchema,
+  single,
+  teamResource,
+  teamSchema,
+  validationErrorSchema,
+} from '../resources.js';
 
 // Projects are addressed as {teamSlug}/{projectSlug} (spec: What the service does, item 1).
 // GET /api/v1/projects lists only what the account may reach; a project it cannot reach is
@@ -62,12 +70,22 @@ export function projectRoutes(deps: HttpDeps): AnyRoute[] {
       admin: true,
       rateClass: 'standard',
       body: createProject,
-      responses: { 201: projectResponse, 422: { description: 'Invalid, unknown team or slug taken', schema: validationErrorSchema } },
+      responses: {
+        201: projectResponse,
+        422: { description: 'Invalid, unknown team or slug taken', schema: validationErrorSchema },
+      },
       handler: ({ body }) => {
         const team = deps.teams.findBySlug(body.team_slug ?? DEFAULT_TEAM_SLUG);
-        if (!team) throw validationError({ team_slug: [`The team "${body.team_slug ?? DEFAULT_TEAM_SLUG}" does not exist.`] });
-        if (body.slug && deps.projects.slugTaken(team.id, body.slug)) throw validationError({ slug: ['The slug has already been taken.'] });
-        const project = deps.projects.create({ teamId: team.id, name: body.name, slug: body.slug, timezone: body.timezone ?? deps.config.defaults.timezone });
+        if (!team)
+          throw validationError({ team_slug: [`The team "${body.team_slug ?? DEFAULT_TEAM_SLUG}" does not exist.`] });
+        if (body.slug && deps.projects.slugTaken(team.id, body.slug))
+          throw validationError({ slug: ['The slug has already been taken.'] });
+        const project = deps.projects.create({
+          teamId: team.id,
+          name: body.name,
+          slug: body.slug,
+          timezone: body.timezone ?? deps.config.defaults.timezone,
+        });
         return { status: 201, body: { data: projectResource(project) } };
       },
     }),
@@ -81,7 +99,10 @@ export function projectRoutes(deps: HttpDeps): AnyRoute[] {
       rateClass: 'standard',
       project: true,
       params: projectPath,
-      responses: { 200: projectResponse, 404: { description: 'No such project, or not reachable', schema: messageSchema } },
+      responses: {
+        200: projectResponse,
+        404: { description: 'No such project, or not reachable', schema: messageSchema },
+      },
       handler: ({ project }) => ({ body: { data: projectResource(project!) } }),
     }),
     defineRoute({
@@ -96,9 +117,14 @@ export function projectRoutes(deps: HttpDeps): AnyRoute[] {
       project: true,
       params: projectPath,
       body: updateProject,
-      responses: { 200: projectResponse, 404: { description: 'No such project', schema: messageSchema }, 422: { description: 'Invalid', schema: validationErrorSchema } },
+      responses: {
+        200: projectResponse,
+        404: { description: 'No such project', schema: messageSchema },
+        422: { description: 'Invalid', schema: validationErrorSchema },
+      },
       handler: ({ project, body }) => {
-        if (body.slug && deps.projects.slugTaken(project!.team_id, body.slug, project!.id)) throw validationError({ slug: ['The slug has already been taken.'] });
+        if (body.slug && deps.projects.slugTaken(project!.team_id, body.slug, project!.id))
+          throw validationError({ slug: ['The slug has already been taken.'] });
         const updated = found(deps.projects.update(project!.id, body), 'Project');
         return { body: { data: projectResource(updated) } };
       },
@@ -129,9 +155,13 @@ export function projectRoutes(deps: HttpDeps): AnyRoute[] {
       admin: true,
       rateClass: 'standard',
       body: createTeam,
-      responses: { 201: { description: 'The team', schema: single(teamSchema) }, 422: { description: 'Invalid or slug taken', schema: validationErrorSchema } },
+      responses: {
+        201: { description: 'The team', schema: single(teamSchema) },
+        422: { description: 'Invalid or slug taken', schema: validationErrorSchema },
+      },
       handler: ({ body }) => {
-        if (body.slug && deps.teams.findBySlug(body.slug)) throw validationError({ slug: ['The slug has already been taken.'] });
+        if (body.slug && deps.teams.findBySlug(body.slug))
+          throw validationError({ slug: ['The slug has already been taken.'] });
         return { status: 201, body: { data: teamResource(deps.teams.create(body.name, body.slug)) } };
       },
     }),

@@ -16,10 +16,22 @@ import { defineRoute, type AnyRoute } from '../route.js';
 // would go out in clear or be undecryptable (issue 22, item 4).
 
 /** Field errors for an event to encrypted channels; null when there is nothing to say. */
-function encryptedEventProblem(channels: readonly string[], data: unknown, field: { channels: string; data: string }): Record<string, string[]> | null {
+function encryptedEventProblem(
+  channels: readonly string[],
+  data: unknown,
+  field: { channels: string; data: string },
+): Record<string, string[]> | null {
   if (!channels.some(isEncryptedChannel)) return null;
-  if (channels.length > 1) return { [field.channels]: ['an event for a private-encrypted- channel goes to that channel alone (each has its own key)'] };
-  if (!looksSealed(data)) return { [field.data]: ['a private-encrypted- channel takes data sealed by a server library: {nonce, ciphertext} (NaCl secretbox, base64)'] };
+  if (channels.length > 1)
+    return {
+      [field.channels]: ['an event for a private-encrypted- channel goes to that channel alone (each has its own key)'],
+    };
+  if (!looksSealed(data))
+    return {
+      [field.data]: [
+        'a private-encrypted- channel takes data sealed by a server library: {nonce, ciphertext} (NaCl secretbox, base64)',
+      ],
+    };
   return null;
 }
 
@@ -37,11 +49,22 @@ const eventBody = z
     socket_id: z.string().max(64).optional().describe('this socket does not receive the event'),
     info,
   })
-  .refine((b) => (b.channels === undefined) !== (b.channel === undefined), { message: 'give channels or channel', path: ['channels'] });
+  .refine((b) => (b.channels === undefined) !== (b.channel === undefined), {
+    message: 'give channels or channel',
+    path: ['channels'],
+  });
 
 const batchBody = z.object({
   batch: z
-    .array(z.object({ name: z.string().min(1).max(200), data: eventData, channel: channelName, socket_id: z.string().max(64).optional(), info }))
+    .array(
+      z.object({
+        name: z.string().min(1).max(200),
+        data: eventData,
+        channel: channelName,
+        socket_id: z.string().max(64).optional(),
+        info,
+      }),
+    )
     .min(1)
     .max(10),
 });
@@ -59,7 +82,9 @@ const published = z.object({ channels: z.record(z.string(), counts).optional() }
 const publishedBatch = z.object({ batch: z.array(counts).optional() });
 const channelList = z.object({ channels: z.record(z.string(), counts) });
 const channelState = counts.extend({ occupied: z.boolean() });
-const members = z.object({ users: z.array(z.object({ id: z.union([z.string(), z.number()]).describe('the user_id the channel auth gave') })) });
+const members = z.object({
+  users: z.array(z.object({ id: z.union([z.string(), z.number()]).describe('the user_id the channel auth gave') })),
+});
 
 export function pusherApiRoutes(deps: Pick<HttpDeps, 'config' | 'clock' | 'realtime'>): AnyRoute[] {
   const { server, credentials } = deps.realtime;
@@ -68,7 +93,12 @@ export function pusherApiRoutes(deps: Pick<HttpDeps, 'config' | 'clock' | 'realt
   const verify = (koa: Context, appId: string) => {
     if (appId !== credentials.appId) throw new AppError('unknown_app', { appId: appId.slice(0, 64) });
     const problem = verifyPusherSignature(
-      { method: koa.method, path: koa.path, query: koa.query, body: (koa.state.rawBody as Buffer | undefined) ?? Buffer.alloc(0) },
+      {
+        method: koa.method,
+        path: koa.path,
+        query: koa.query,
+        body: (koa.state.rawBody as Buffer | undefined) ?? Buffer.alloc(0),
+      },
       credentials.key,
       credentials.secret,
       deps.clock.now(),
@@ -80,7 +110,8 @@ export function pusherApiRoutes(deps: Pick<HttpDeps, 'config' | 'clock' | 'realt
     const fields = new Set((wanted ?? '').split(',').map((f) => f.trim()));
     const out: Record<string, number> = {};
     if (fields.has('subscription_count')) out.subscription_count = server.registry.subscriberCount(name);
-    if (fields.has('user_count') && channelKind(name) === 'presence') out.user_count = server.registry.members(name).length;
+    if (fields.has('user_count') && channelKind(name) === 'presence')
+      out.user_count = server.registry.members(name).length;
     return out;
   };
   const publish = (channels: string[], name: string, data: unknown, socketId: string | undefined) => {
@@ -89,7 +120,13 @@ export function pusherApiRoutes(deps: Pick<HttpDeps, 'config' | 'clock' | 'realt
     server.publish(channels, name, payload, socketId);
   };
   // Events go to the connected sockets; nothing is stored, so a busy store never refuses one.
-  const common = { tags: ['Pusher HTTP API'], ability: 'public' as const, rateClass: 'standard' as const, envelope: 'webhook' as const, writes: false };
+  const common = {
+    tags: ['Pusher HTTP API'],
+    ability: 'public' as const,
+    rateClass: 'standard' as const,
+    envelope: 'webhook' as const,
+    writes: false,
+  };
 
   return [
     defineRoute({
@@ -100,14 +137,23 @@ export function pusherApiRoutes(deps: Pick<HttpDeps, 'config' | 'clock' | 'realt
       summary: 'Publish an event to one or more channels',
       params: appParams,
       body: eventBody,
-      responses: { 200: { description: '{} or {channels: {name: info}} when info is asked', schema: published }, ...errors, 413: { description: 'data over pusher.maxEventBytes', schema: error } },
+      responses: {
+        200: { description: '{} or {channels: {name: info}} when info is asked', schema: published },
+        ...errors,
+        413: { description: 'data over pusher.maxEventBytes', schema: error },
+      },
       handler: ({ params, body, koa }) => {
         verify(koa, params.appId);
         const channels = body.channels ?? [body.channel!];
-        const problem = encryptedEventProblem(channels, body.data, { channels: body.channels ? 'channels' : 'channel', data: 'data' });
+        const problem = encryptedEventProblem(channels, body.data, {
+          channels: body.channels ? 'channels' : 'channel',
+          data: 'data',
+        });
         if (problem) throw validationError(problem);
         publish(channels, body.name, body.data, body.socket_id);
-        return { body: body.info ? { channels: Object.fromEntries(channels.map((c) => [c, channelInfo(c, body.info)])) } : {} };
+        return {
+          body: body.info ? { channels: Object.fromEntries(channels.map((c) => [c, channelInfo(c, body.info)])) } : {},
+        };
       },
     }),
     defineRoute({
@@ -118,13 +164,21 @@ export function pusherApiRoutes(deps: Pick<HttpDeps, 'config' | 'clock' | 'realt
       summary: 'Publish up to 10 events',
       params: appParams,
       body: batchBody,
-      responses: { 200: { description: '{} or {batch: [info]} when info is asked', schema: publishedBatch }, 400: { description: "Also an event's data over pusher.maxEventBytes" }, ...errors },
+      responses: {
+        200: { description: '{} or {batch: [info]} when info is asked', schema: publishedBatch },
+        400: { description: "Also an event's data over pusher.maxEventBytes" },
+        ...errors,
+      },
       handler: ({ params, body, koa }) => {
         verify(koa, params.appId);
         // Validate every event's size before publishing any, so a batch is all or nothing.
         for (const [i, e] of body.batch.entries()) {
-          if (Buffer.byteLength(encode(e.data)) > maxEventBytes) throw validationError({ [`batch.${i}.data`]: [`larger than ${maxEventBytes} bytes`] });
-          const problem = encryptedEventProblem([e.channel], e.data, { channels: `batch.${i}.channel`, data: `batch.${i}.data` });
+          if (Buffer.byteLength(encode(e.data)) > maxEventBytes)
+            throw validationError({ [`batch.${i}.data`]: [`larger than ${maxEventBytes} bytes`] });
+          const problem = encryptedEventProblem([e.channel], e.data, {
+            channels: `batch.${i}.channel`,
+            data: `batch.${i}.data`,
+          });
           if (problem) throw validationError(problem);
         }
         for (const e of body.batch) publish([e.channel], e.name, e.data, e.socket_id);
@@ -140,10 +194,15 @@ export function pusherApiRoutes(deps: Pick<HttpDeps, 'config' | 'clock' | 'realt
       summary: 'Occupied channels',
       params: appParams,
       query: z.object({ filter_by_prefix: z.string().max(164).optional(), info }).loose(),
-      responses: { 200: { description: '{channels: {name: {subscription_count?, user_count?}}}', schema: channelList }, ...errors },
+      responses: {
+        200: { description: '{channels: {name: {subscription_count?, user_count?}}}', schema: channelList },
+        ...errors,
+      },
       handler: ({ params, query, koa }) => {
         verify(koa, params.appId);
-        const names = server.registry.names().filter((n) => !query.filter_by_prefix || n.startsWith(query.filter_by_prefix));
+        const names = server.registry
+          .names()
+          .filter((n) => !query.filter_by_prefix || n.startsWith(query.filter_by_prefix));
         return { body: { channels: Object.fromEntries(names.sort().map((n) => [n, channelInfo(n, query.info)])) } };
       },
     }),
@@ -155,10 +214,18 @@ export function pusherApiRoutes(deps: Pick<HttpDeps, 'config' | 'clock' | 'realt
       summary: 'One channel: occupied, and counts when asked',
       params: channelParams,
       query: z.object({ info }).loose(),
-      responses: { 200: { description: '{occupied, subscription_count?, user_count?}', schema: channelState }, ...errors },
+      responses: {
+        200: { description: '{occupied, subscription_count?, user_count?}', schema: channelState },
+        ...errors,
+      },
       handler: ({ params, query, koa }) => {
         verify(koa, params.appId);
-        return { body: { occupied: server.registry.subscriberCount(params.channelName) > 0, ...channelInfo(params.channelName, query.info) } };
+        return {
+          body: {
+            occupied: server.registry.subscriberCount(params.channelName) > 0,
+            ...channelInfo(params.channelName, query.info),
+          },
+        };
       },
     }),
     defineRoute({
@@ -169,11 +236,18 @@ export function pusherApiRoutes(deps: Pick<HttpDeps, 'config' | 'clock' | 'realt
       summary: 'The members of a presence channel',
       params: channelParams,
       query: z.object({}).loose(),
-      responses: { 200: { description: '{users: [{id}]}: each id as its channel_data gave it (a number stays a number)', schema: members }, ...errors },
+      responses: {
+        200: {
+          description: '{users: [{id}]}: each id as its channel_data gave it (a number stays a number)',
+          schema: members,
+        },
+        ...errors,
+      },
       conditions: [{ code: 'validation_failed', when: 'the channel is not a presence channel' }],
       handler: ({ params, koa }) => {
         verify(koa, params.appId);
-        if (channelKind(params.channelName) !== 'presence') throw validationError({ channelName: ['only presence channels have users'] });
+        if (channelKind(params.channelName) !== 'presence')
+          throw validationError({ channelName: ['only presence channels have users'] });
         return { body: { users: server.registry.members(params.channelName).map((m) => ({ id: m.user_id })) } };
       },
     }),

@@ -17,7 +17,14 @@ import { scanInstant } from '../../access/scan-time.js';
 // A scan not answered within mqtt.answerTimeoutMs is answered 503 with Retry-After, as an MQTT
 // reader's connection is closed then (issue 22, item 2; docs/mqtt.md: answered in bounded time).
 
-export const requestIdField = z.string().min(1).max(128).optional().describe("the sender's id for this scan: a retry with the same id gets the first decision back and writes no second event");
+export const requestIdField = z
+  .string()
+  .min(1)
+  .max(128)
+  .optional()
+  .describe(
+    "the sender's id for this scan: a retry with the same id gets the first decision back and writes no second event",
+  );
 
 /** What each stage a scan can wait on is called in the 503's message. */
 const WAITED_FOR: Record<WaitingOn, string> = {
@@ -41,16 +48,26 @@ class RequestWaiter implements ScanWaiter {
  * becomes the caller's error, and a scan not answered within the bound 503 scan_answer_timeout
  * with Retry-After (the scan goes on: its retry with the same request_id gets its decision).
  */
-export async function respondToScan(scans: ScanService, request: ScanRequest, unknownAccessPoint: () => AppError, log?: Logger) {
+export async function respondToScan(
+  scans: ScanService,
+  request: ScanRequest,
+  unknownAccessPoint: () => AppError,
+  log?: Logger,
+) {
   const deadlines = scans.deadlines;
   const waiter = deadlines ? new RequestWaiter() : null;
   const ticket = deadlines && waiter ? deadlines.begin(waiter, request.source === 'webhook' ? 'webhook' : 'api') : 0;
   try {
     const scanning = scans.scan(ticket ? { ...request, deadline: ticket } : request);
-    const first: ScanOutcome | { waitingOn: WaitingOn; waitedMs: number } = waiter ? await Promise.race([scanning, waiter.late]) : await scanning;
+    const first: ScanOutcome | { waitingOn: WaitingOn; waitedMs: number } = waiter
+      ? await Promise.race([scanning, waiter.late])
+      : await scanning;
     if ('answer' in first) return first.answer;
     const timeoutMs = deadlines!.timeoutMs;
-    log?.warn({ ...first, timeoutMs, source: request.source, requestId: request.requestId ?? undefined }, 'scan not answered within mqtt.answerTimeoutMs, answering 503');
+    log?.warn(
+      { ...first, timeoutMs, source: request.source, requestId: request.requestId ?? undefined },
+      'scan not answered within mqtt.answerTimeoutMs, answering 503',
+    );
     const retryAfter = deadlines!.retryAfterSeconds;
     // retry_after in the body too, as every REST and webhook answer with Retry-After has it (store_busy, 429).
     throw new AppError(
@@ -81,9 +98,15 @@ export const scanResponseSchema = z.object({
     .enum(REASON_DETAILS)
     .nullable()
     .optional()
-    .describe('with a denial: which cause of not_authorized it was (type_not_permitted, already_inside, access_point_inactive, access_point_without_zone), else null'),
+    .describe(
+      'with a denial: which cause of not_authorized it was (type_not_permitted, already_inside, access_point_inactive, access_point_without_zone), else null',
+    ),
   attendee: z.object({ id: z.number().int(), first_name: z.string(), last_name: z.string() }).nullable(),
-  event_id: z.string().describe("the access event's uuid (the same on a retried request_id): find it in access-events, webhooks and sync"),
+  event_id: z
+    .string()
+    .describe(
+      "the access event's uuid (the same on a retried request_id): find it in access-events, webhooks and sync",
+    ),
 });
 
 export function scanRoutes({ scans, now }: { scans: ScanService; now: () => number }): AnyRoute[] {
@@ -109,8 +132,22 @@ export function scanRoutes({ scans, now }: { scans: ScanService; now: () => numb
         const instant = scanInstant(body.timestamp, now());
         if (!instant.ok) throw validationError({ timestamp: [instant.message] });
         const scannedAt = instant.at;
-        const request = { projectId: project!.id, accessPointId: params.accessPointId, credentialValue: body.credential_value, scannedAt, source: 'api' as const, requestId: body.request_id ?? null };
-        return { body: await respondToScan(scans, request, () => new AppError('not_found', { resource: 'Access point' }), koa.state.log as Logger) };
+        const request = {
+          projectId: project!.id,
+          accessPointId: params.accessPointId,
+          credentialValue: body.credential_value,
+          scannedAt,
+          source: 'api' as const,
+          requestId: body.request_id ?? null,
+        };
+        return {
+          body: await respondToScan(
+            scans,
+            request,
+            () => new AppError('not_found', { resource: 'Access point' }),
+            koa.state.log as Logger,
+          ),
+        };
       },
     }),
   ];

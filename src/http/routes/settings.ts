@@ -5,7 +5,11 @@ import { single, validationErrorSchema } from '../resources.js';
 
 // Run-time settings an administrator may change without a restart (docs/config.md).
 const settingsSchema = z.object({
-  token_expiry_minutes: z.number().int().nullable().describe('Minutes a token lives after creation; null = no expiry (the default). Applies to existing tokens too.'),
+  token_expiry_minutes: z
+    .number()
+    .int()
+    .nullable()
+    .describe('Minutes a token lives after creation; null = no expiry (the default). Applies to existing tokens too.'),
 });
 
 const settingsUpdate = z.strictObject({
@@ -37,7 +41,10 @@ export function settingsRoutes(deps: HttpDeps): AnyRoute[] {
       operationId: 'settings.update',
       summary: 'Change run-time settings (administrators)',
       body: settingsUpdate,
-      responses: { 200: { description: 'The settings', schema: single(settingsSchema) }, 422: { description: 'Invalid', schema: validationErrorSchema } },
+      responses: {
+        200: { description: 'The settings', schema: single(settingsSchema) },
+        422: { description: 'Invalid', schema: validationErrorSchema },
+      },
       handler: ({ body }) => ({ body: { data: deps.settings.update(body) } }),
     }),
   ];

@@ -41,28 +41,52 @@ const statusSchema = z.object({
   online: z.boolean(),
   last_error: z.string().nullable(),
   last_upload_at: z.string().nullable(),
-  last_download_at: z.string().nullable().describe('the last download round that reached the newest change (an empty one included)'),
+  last_download_at: z
+    .string()
+    .nullable()
+    .describe('the last download round that reached the newest change (an empty one included)'),
   backlog: z.number().int().describe('items waiting to be uploaded'),
-  oldest_unsynced_at: z.string().nullable().describe('scan time of the oldest access event not yet acknowledged by the cloud'),
+  oldest_unsynced_at: z
+    .string()
+    .nullable()
+    .describe('scan time of the oldest access event not yet acknowledged by the cloud'),
   cursor: z.string().nullable().describe('the download cursor'),
-  clock_offset_ms: z.number().int().nullable().describe("cloud time minus this box's clock now, kept against its monotonic clock since the last measurement (docs/sync.md: clocks)"),
+  clock_offset_ms: z
+    .number()
+    .int()
+    .nullable()
+    .describe(
+      "cloud time minus this box's clock now, kept against its monotonic clock since the last measurement (docs/sync.md: clocks)",
+    ),
   clock_synchronised: z.boolean(),
   latency_ms: z.number().nullable(),
   cloud_rollback: z
     .object({ detected_at: z.string(), resent_items: z.number().int(), pulled_from_start: z.boolean() })
     .nullable()
-    .describe('edge: the last time it found its cloud behind it (restored from a backup): items it uploaded again, and that it pulled reference data again from the start'),
+    .describe(
+      'edge: the last time it found its cloud behind it (restored from a backup): items it uploaded again, and that it pulled reference data again from the start',
+    ),
   edges: z.array(edgeSchema).optional().describe('cloud: the edges of this project'),
 });
 
-const protocolErrorSchema = z.object({ message: z.string(), code: z.literal('sync_protocol_unsupported'), supported_protocols: z.array(z.number().int()) });
+const protocolErrorSchema = z.object({
+  message: z.string(),
+  code: z.literal('sync_protocol_unsupported'),
+  supported_protocols: z.array(z.number().int()),
+});
 
 const issuedSchema = edgeSchema.extend({ token: z.string().describe('the sync token, shown only in this answer') });
 
 const waitQuery = z.object({
   cursor: z.string().max(200).optional().describe('the cursor of the last page (absent: from the beginning)'),
   limit: z.coerce.number().int().min(1).max(20_000).default(5000),
-  wait: z.coerce.number().int().min(0).max(300).default(0).describe('seconds to hold the request open when nothing is newer than the cursor (a long poll)'),
+  wait: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(300)
+    .default(0)
+    .describe('seconds to hold the request open when nothing is newer than the cursor (a long poll)'),
 });
 
 export function syncRoutes(deps: HttpDeps): AnyRoute[] {
@@ -70,7 +94,12 @@ export function syncRoutes(deps: HttpDeps): AnyRoute[] {
   const base = `${PROJECT_PATH}/sync`;
   const common = { tags: ['Sync'], rateClass: 'standard' as const, project: true };
   const protocol = { tags: ['Sync protocol'], rateClass: 'sync' as const, ability: 'sync' as const };
-  const refused = { 409: { description: 'The edge speaks a protocol version this cloud does not (it stops syncing)', schema: protocolErrorSchema } };
+  const refused = {
+    409: {
+      description: 'The edge speaks a protocol version this cloud does not (it stops syncing)',
+      schema: protocolErrorSchema,
+    },
+  };
   const cloudOnly = () => {
     if (deps.config.role !== 'cloud') throw new AppError('sync_not_cloud', { role: deps.config.role });
   };
@@ -137,7 +166,10 @@ export function syncRoutes(deps: HttpDeps): AnyRoute[] {
       summary: 'Show an edge (cloud)',
       ability: '*',
       params: withId('edgeId'),
-      responses: { 200: { description: 'The edge', schema: single(edgeSchema) }, 404: { description: 'No such edge in this project', schema: messageSchema } },
+      responses: {
+        200: { description: 'The edge', schema: single(edgeSchema) },
+        404: { description: 'No such edge in this project', schema: messageSchema },
+      },
       conditions: [notCloud],
       handler: ({ project, params }) => {
         cloudOnly();
@@ -152,7 +184,10 @@ export function syncRoutes(deps: HttpDeps): AnyRoute[] {
       summary: 'Revoke an edge (cloud): its next request is refused; its uploaded events stay',
       ability: '*',
       params: withId('edgeId'),
-      responses: { 200: { description: 'The edge, revoked', schema: single(edgeSchema) }, 404: { description: 'No such edge in this project', schema: messageSchema } },
+      responses: {
+        200: { description: 'The edge, revoked', schema: single(edgeSchema) },
+        404: { description: 'No such edge in this project', schema: messageSchema },
+      },
       conditions: [notCloud],
       handler: ({ project, params }) => {
         cloudOnly();
@@ -165,7 +200,8 @@ export function syncRoutes(deps: HttpDeps): AnyRoute[] {
       method: 'POST',
       path: `${base}/edges/{edgeId}/confirm`,
       operationId: 'sync-edges.confirm',
-      summary: 'Re-confirm an edge (cloud, administrators): it stands on your access from now on, and a suspension is lifted',
+      summary:
+        'Re-confirm an edge (cloud, administrators): it stands on your access from now on, and a suspension is lifted',
       description:
         'An edge whose issuer lost access to the project is refused (401 edge_suspended) until an administrator re-confirms it here. A revoked edge cannot be re-confirmed: issue a new one.',
       ability: '*',
@@ -179,7 +215,10 @@ export function syncRoutes(deps: HttpDeps): AnyRoute[] {
       conditions: [notCloud],
       handler: ({ project, params, principal }) => {
         cloudOnly();
-        if (edgeOf(project!.id, params.edgeId).revoked_at !== null) throw new AppError('conflict', { detail: 'The edge is revoked: it cannot be re-confirmed. Issue a new edge instead.' });
+        if (edgeOf(project!.id, params.edgeId).revoked_at !== null)
+          throw new AppError('conflict', {
+            detail: 'The edge is revoked: it cannot be re-confirmed. Issue a new edge instead.',
+          });
         return { body: { data: sync.edges.resource(sync.edges.confirm(params.edgeId, principal!.user.id)) } };
       },
     }),
@@ -202,7 +241,10 @@ export function syncRoutes(deps: HttpDeps): AnyRoute[] {
       summary: 'Flagged access events and field conflicts, oldest first',
       ability: 'access:read',
       params: projectParams,
-      query: pageQuery.extend({ kind: z.enum(CONFLICT_KINDS).optional(), reviewed: z.enum(['true', 'false']).optional() }),
+      query: pageQuery.extend({
+        kind: z.enum(CONFLICT_KINDS).optional(),
+        reviewed: z.enum(['true', 'false']).optional(),
+      }),
       responses: { 200: { description: 'A page of conflicts', schema: collectionSchema(conflictSchema) } },
       handler: ({ project, query, koa }) => {
         const { offset, limit } = window(query);
@@ -219,7 +261,10 @@ export function syncRoutes(deps: HttpDeps): AnyRoute[] {
       summary: 'Mark a conflict reviewed',
       ability: 'access:write',
       params: withId('conflictId'),
-      responses: { 200: { description: 'The conflict', schema: single(conflictSchema) }, 404: { description: 'No such conflict in this project', schema: messageSchema } },
+      responses: {
+        200: { description: 'The conflict', schema: single(conflictSchema) },
+        404: { description: 'No such conflict in this project', schema: messageSchema },
+      },
       handler: ({ project, params }) => {
         const conflict = sync.conflicts.markReviewed(project!.id, params.conflictId);
         if (!conflict) throw notFound('Conflict');
@@ -237,7 +282,10 @@ export function syncRoutes(deps: HttpDeps): AnyRoute[] {
       description:
         'An edge calls it first: it hosts the project under these slugs, numbers what it creates from its id and above `highest_ids` (docs/sync.md: ids), and stops if it does not speak `protocol`.',
       writes: false,
-      responses: { 200: { description: 'The edge, its project and the protocol', schema: single(helloSchema) }, ...refused },
+      responses: {
+        200: { description: 'The edge, its project and the protocol', schema: single(helloSchema) },
+        ...refused,
+      },
       handler: ({ project, koa }) => {
         const edge = edgeIn(koa);
         touch(edge);
@@ -248,7 +296,13 @@ export function syncRoutes(deps: HttpDeps): AnyRoute[] {
               protocol: PROTOCOL_VERSION,
               supported_protocols: [...SUPPORTED_PROTOCOLS],
               edge: { id: edge.id, name: edge.name },
-              project: { id: project!.id, team_slug: team.slug, slug: project!.slug, name: project!.name, timezone: project!.timezone },
+              project: {
+                id: project!.id,
+                team_slug: team.slug,
+                slug: project!.slug,
+                name: project!.name,
+                timezone: project!.timezone,
+              },
               highest_ids: sync.edges.highestIds(edge.id),
               uploaded: sync.edges.uploadedPosition(edge.id),
               cloud: sync.cloudState(),
@@ -315,22 +369,51 @@ export function syncRoutes(deps: HttpDeps): AnyRoute[] {
     }),
   ];
 
-  async function changePage(koa: { state: Record<string, unknown>; req: NodeJS.EventEmitter }, projectId: number, query: z.output<typeof waitQuery>, only?: 'revocations') {
+  async function changePage(
+    koa: { state: Record<string, unknown>; req: NodeJS.EventEmitter },
+    projectId: number,
+    query: z.output<typeof waitQuery>,
+    only?: 'revocations',
+  ) {
     const edge = edgeIn(koa);
     touch(edge);
     const after = decodeCursor(query.cursor);
-    if (after === null) throw new AppError('validation_failed', {}, { body: { message: 'The cursor is not one this cloud gave.', errors: { cursor: ['The cursor is not one this cloud gave.'] } } });
+    if (after === null)
+      throw new AppError(
+        'validation_failed',
+        {},
+        {
+          body: {
+            message: 'The cursor is not one this cloud gave.',
+            errors: { cursor: ['The cursor is not one this cloud gave.'] },
+          },
+        },
+      );
     let page = sync.changes.page(projectId, after, query.limit, only);
     const end = performance.now() + query.wait * 1000;
     // Held until something of the project's changes, or the wait is over. Let go at once when the
     // edge is revoked or suspended meanwhile; whatever woke it, the edge is asked again before
     // anything is answered (docs/sync.md: the protocol, authentication).
-    for (let left = end - performance.now(); page.changes.length === 0 && left > 0 && !sync.changes.stopped; left = end - performance.now()) {
+    for (
+      let left = end - performance.now();
+      page.changes.length === 0 && left > 0 && !sync.changes.stopped;
+      left = end - performance.now()
+    ) {
       await sync.changes.wait(projectId, left, edge.id);
       const refusal = edgeRefusal(deps, sync.edges.get(edge.id));
       if (refusal) throw refusal;
       page = sync.changes.page(projectId, after, query.limit, only);
     }
-    return { body: { data: { changes: page.changes, cursor: encodeCursor(page.last), has_more: page.hasMore, cloud: sync.cloudState(), server_time: now() } } };
+    return {
+      body: {
+        data: {
+          changes: page.changes,
+          cursor: encodeCursor(page.last),
+          has_more: page.hasMore,
+          cloud: sync.cloudState(),
+          server_time: now(),
+        },
+      },
+    };
   }
 }

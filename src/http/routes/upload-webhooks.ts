@@ -11,7 +11,15 @@ import { webhookError } from '../resources.js';
 // POST /webhook/v1/large-upload-finalized (spec: incoming webhooks; docs/webhooks-incoming.md)
 // and the uploads it recorded, with the outcome of the imports it queued.
 
-export function uploadWebhookRoutes({ uploads, gate, projects }: { uploads: UploadImports; gate: WebhookGate; projects: ProjectRepository }): AnyRoute[] {
+export function uploadWebhookRoutes({
+  uploads,
+  gate,
+  projects,
+}: {
+  uploads: UploadImports;
+  gate: WebhookGate;
+  projects: ProjectRepository;
+}): AnyRoute[] {
   return [
     defineRoute({
       method: 'POST',
@@ -27,8 +35,19 @@ export function uploadWebhookRoutes({ uploads, gate, projects }: { uploads: Uplo
       webhook: 'upload-finalized',
       body: finalizedSchema,
       responses: {
-        200: { description: 'Recorded', schema: z.object({ success: z.literal(true), message: z.string(), upload_id: z.number().int(), status: z.enum(['recorded', 'queued']) }) },
-        409: { description: 'Unsigned (development) and more than one project: the project is unknown', schema: webhookError },
+        200: {
+          description: 'Recorded',
+          schema: z.object({
+            success: z.literal(true),
+            message: z.string(),
+            upload_id: z.number().int(),
+            status: z.enum(['recorded', 'queued']),
+          }),
+        },
+        409: {
+          description: 'Unsigned (development) and more than one project: the project is unknown',
+          schema: webhookError,
+        },
       },
       handler: ({ body, koa }) => {
         let { projectId } = gate.admit('upload-finalized', koa);

@@ -108,14 +108,24 @@ export function userRoutes(deps: HttpDeps): AnyRoute[] {
       ability: '*',
       params: userId,
       body: updateUser,
-      responses: { 200: userResponse, 404: notFoundResponse, 422: { description: 'Invalid', schema: validationErrorSchema } },
+      responses: {
+        200: userResponse,
+        404: notFoundResponse,
+        422: { description: 'Invalid', schema: validationErrorSchema },
+      },
       handler: async ({ params, body, principal }) => {
         const before = load(params.userId);
-        if (body.email && deps.users.emailTaken(body.email, params.userId)) throw validationError({ email: ['The email has already been taken.'] });
+        if (body.email && deps.users.emailTaken(body.email, params.userId))
+          throw validationError({ email: ['The email has already been taken.'] });
         if (params.userId === principal!.user.id && (body.is_active === false || body.is_admin === false)) {
-          throw validationError({ [body.is_active === false ? 'is_active' : 'is_admin']: ['You cannot deactivate or demote your own account.'] });
+          throw validationError({
+            [body.is_active === false ? 'is_active' : 'is_admin']: [
+              'You cannot deactivate or demote your own account.',
+            ],
+          });
         }
-        if ((body.is_admin ?? before.is_admin) && (body.read_only ?? before.read_only)) throw validationError({ read_only: [ADMIN_READ_ONLY] });
+        if ((body.is_admin ?? before.is_admin) && (body.read_only ?? before.read_only))
+          throw validationError({ read_only: [ADMIN_READ_ONLY] });
         const user = await deps.users.update(params.userId, body);
         return { body: show(user!) };
       },
@@ -128,10 +138,15 @@ export function userRoutes(deps: HttpDeps): AnyRoute[] {
       summary: 'Delete a user with their tokens, sessions and memberships',
       ability: '*',
       params: userId,
-      responses: { 204: { description: 'Deleted' }, 404: notFoundResponse, 409: { description: 'Cannot delete yourself', schema: messageSchema } },
+      responses: {
+        204: { description: 'Deleted' },
+        404: notFoundResponse,
+        409: { description: 'Cannot delete yourself', schema: messageSchema },
+      },
       handler: ({ params, principal }) => {
         load(params.userId);
-        if (params.userId === principal!.user.id) throw new AppError('conflict', { detail: 'You cannot delete your own account.' });
+        if (params.userId === principal!.user.id)
+          throw new AppError('conflict', { detail: 'You cannot delete your own account.' });
         deps.users.delete(params.userId);
         deps.log.info({ userId: params.userId }, 'user deleted');
         return { status: 204 };
@@ -193,7 +208,10 @@ export function userRoutes(deps: HttpDeps): AnyRoute[] {
       summary: 'Take a single project away from a user',
       ability: '*',
       params: userId.extend({ teamSlug: z.string(), projectSlug: z.string() }),
-      responses: { 200: userResponse, 404: { description: 'No such user, project or membership', schema: messageSchema } },
+      responses: {
+        200: userResponse,
+        404: { description: 'No such user, project or membership', schema: messageSchema },
+      },
       handler: ({ params }) => {
         const user = load(params.userId);
         const project = found(deps.projects.findBySlugs(params.teamSlug, params.projectSlug), 'Project');

@@ -45,7 +45,14 @@ export function webhookDeliveryRoutes({ outgoing }: HttpDeps): AnyRoute[] {
       query: deliveryQuery,
       responses: { 200: { description: 'A page of deliveries', schema: collectionSchema(deliverySchema) } },
       handler: ({ project, query, koa }) => {
-        const filter = { projectId: project!.id, subscriptionId: query.subscription_id, event: query.event, status: query.status, since: query.since, until: query.until };
+        const filter = {
+          projectId: project!.id,
+          subscriptionId: query.subscription_id,
+          event: query.event,
+          status: query.status,
+          since: query.since,
+          until: query.until,
+        };
         const { items, total } = deliveries.list(filter, window(query).offset, window(query).limit);
         return {
           body: paginate(
@@ -66,7 +73,9 @@ export function webhookDeliveryRoutes({ outgoing }: HttpDeps): AnyRoute[] {
       ability: '*',
       params,
       responses: { 200: { description: 'The delivery', schema: single(deliverySchema) }, 404: missing },
-      handler: ({ project, params: p }) => ({ body: { data: deliveries.resource(inProject(project!.id, p.deliveryId)) } }),
+      handler: ({ project, params: p }) => ({
+        body: { data: deliveries.resource(inProject(project!.id, p.deliveryId)) },
+      }),
     }),
     defineRoute({
       ...common,
@@ -74,10 +83,14 @@ export function webhookDeliveryRoutes({ outgoing }: HttpDeps): AnyRoute[] {
       path: `${item}/resend`,
       operationId: 'webhook-deliveries.resend',
       summary: 'Send the delivery again now (the same delivery id); answers it after the attempt',
-      description: 'A failed delivery that is resent and accepted becomes delivered; a pending one that fails keeps its place and schedule.',
+      description:
+        'A failed delivery that is resent and accepted becomes delivered; a pending one that fails keeps its place and schedule.',
       ability: '*',
       params,
-      responses: { 200: { description: 'The delivery after the attempt', schema: single(deliverySchema) }, 404: missing },
+      responses: {
+        200: { description: 'The delivery after the attempt', schema: single(deliverySchema) },
+        404: missing,
+      },
       handler: async ({ project, params: p }) => {
         inProject(project!.id, p.deliveryId);
         return { body: { data: deliveries.resource(await dispatcher.attemptNow(p.deliveryId)) } };

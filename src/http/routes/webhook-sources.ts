@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { createSourceBody, DEFAULT_GRACE_MINUTES, rotateBody, sourceSchema, updateSourceBody } from '../../webhooks/sources.js';
+import {
+  createSourceBody,
+  DEFAULT_GRACE_MINUTES,
+  rotateBody,
+  sourceSchema,
+  updateSourceBody,
+} from '../../webhooks/sources.js';
 import { logEntrySchema, logQuery } from '../../webhooks/request-log.js';
 import { collectionSchema, pageQuery, paginate, window } from '../pagination.js';
 import { defineRoute, type AnyRoute } from '../route.js';
@@ -18,7 +24,10 @@ export function webhookSourceRoutes({ webhookSources: sources, webhookLog: log, 
   const params = withId('sourceId');
   const common = { tags: ['Webhook sources'], rateClass: 'standard' as const, project: true };
   const missing = { description: 'No such webhook source in this project', schema: messageSchema };
-  const withSecret = z.object({ data: sourceSchema, secret: z.string().describe('shown once: the HMAC-SHA256 key the sender signs the raw body with') });
+  const withSecret = z.object({
+    data: sourceSchema,
+    secret: z.string().describe('shown once: the HMAC-SHA256 key the sender signs the raw body with'),
+  });
   const { headerPrefix } = config.incomingWebhooks;
   const signing = `Senders sign the raw body: \`X-${headerPrefix}-Signature: sha256=<hex HMAC-SHA256(secret, body)>\` (registration partner: \`X-Partner-Signature\`), optionally \`X-${headerPrefix}-Timestamp\` (Unix seconds).`;
   const logEntries = collectionSchema(logEntrySchema);
@@ -32,7 +41,9 @@ export function webhookSourceRoutes({ webhookSources: sources, webhookLog: log, 
       ability: '*',
       params: projectParams,
       query: pageQuery,
-      responses: { 200: { description: 'A page of sources (never their secrets)', schema: collectionSchema(sourceSchema) } },
+      responses: {
+        200: { description: 'A page of sources (never their secrets)', schema: collectionSchema(sourceSchema) },
+      },
       handler: ({ project, query, koa }) => {
         const { items, total } = sources.list(project!.id, window(query).offset, window(query).limit);
         return {
@@ -82,7 +93,9 @@ export function webhookSourceRoutes({ webhookSources: sources, webhookLog: log, 
       params,
       body: updateSourceBody,
       responses: { 200: { description: 'The source', schema: single(sourceSchema) }, 404: missing },
-      handler: ({ project, params: p, body }) => ({ body: { data: sources.resource(sources.update(project!.id, p.sourceId, body)) } }),
+      handler: ({ project, params: p, body }) => ({
+        body: { data: sources.resource(sources.update(project!.id, p.sourceId, body)) },
+      }),
     }),
     defineRoute({
       ...common,
@@ -121,7 +134,8 @@ export function webhookSourceRoutes({ webhookSources: sources, webhookLog: log, 
       path: `${PROJECT_PATH}/incoming-webhooks`,
       operationId: 'incoming-webhooks.index',
       summary: "The project's incoming webhook log, newest first",
-      description: "Requests matched to one of the project's sources. Requests no source verified are in the administrators' GET /api/v1/incoming-webhooks.",
+      description:
+        "Requests matched to one of the project's sources. Requests no source verified are in the administrators' GET /api/v1/incoming-webhooks.",
       ability: '*',
       params: projectParams,
       query: pageQuery.extend(logQuery.shape),

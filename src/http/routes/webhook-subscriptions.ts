@@ -18,15 +18,24 @@ const subscribeBody = z.strictObject({
   url: z.string().min(1).max(2048).describe('https URL of the receiver (plain http with webhook.allowInsecure)'),
   events: eventsField.describe('catalogue event names, or ["*"] for all (docs/webhooks-outgoing.md)'),
   project_id: z.number().int().positive(),
-  signature_scheme: z.enum(['sha256', 'standard']).default('sha256').describe('sha256: X-Svc-Signature (the spec); standard: Standard Webhooks headers'),
+  signature_scheme: z
+    .enum(['sha256', 'standard'])
+    .default('sha256')
+    .describe('sha256: X-Svc-Signature (the spec); standard: Standard Webhooks headers'),
 });
 const updateBody = z.strictObject({
   url: z.string().min(1).max(2048).optional(),
   events: eventsField.optional(),
-  active: z.boolean().optional().describe('false disables; true re-enables, resuming where it stopped, and makes the caller its owner'),
+  active: z
+    .boolean()
+    .optional()
+    .describe('false disables; true re-enables, resuming where it stopped, and makes the caller its owner'),
 });
 const idParams = z.object({ subscriptionId: z.coerce.number().int().positive() });
-const withSecret = z.object({ data: subscriptionSchema, secret: z.string().describe('shown once: the signing secret') });
+const withSecret = z.object({
+  data: subscriptionSchema,
+  secret: z.string().describe('shown once: the signing secret'),
+});
 
 export function webhookSubscriptionRoutes({ outgoing, projects }: HttpDeps): AnyRoute[] {
   const { subscriptions, deliveries, dispatcher } = outgoing;
@@ -52,11 +61,21 @@ export function webhookSubscriptionRoutes({ outgoing, projects }: HttpDeps): Any
       body: subscribeBody,
       responses: {
         201: { description: 'The subscription and its secret', schema: withSecret },
-        422: { description: 'Invalid url, unknown event, or a project this account cannot reach', schema: validationErrorSchema },
+        422: {
+          description: 'Invalid url, unknown event, or a project this account cannot reach',
+          schema: validationErrorSchema,
+        },
       },
       handler: ({ body, principal }) => {
-        if (!projects.reachable(body.project_id, reachOf(principal))) throw validationError({ project_id: ['The project does not exist or this account cannot reach it.'] });
-        const { row, secret } = subscriptions.create({ projectId: body.project_id, userId: principal!.user.id, url: body.url, events: body.events, scheme: body.signature_scheme });
+        if (!projects.reachable(body.project_id, reachOf(principal)))
+          throw validationError({ project_id: ['The project does not exist or this account cannot reach it.'] });
+        const { row, secret } = subscriptions.create({
+          projectId: body.project_id,
+          userId: principal!.user.id,
+          url: body.url,
+          events: body.events,
+          scheme: body.signature_scheme,
+        });
         return { status: 201, body: { data: subscriptions.resource(row), secret } };
       },
     }),
@@ -68,9 +87,16 @@ export function webhookSubscriptionRoutes({ outgoing, projects }: HttpDeps): Any
       summary: "List the subscriptions of the account's reachable projects",
       ability: '*',
       query: pageQuery.extend({ project_id: z.coerce.number().int().positive().optional() }),
-      responses: { 200: { description: 'A page of subscriptions (never their secrets)', schema: collectionSchema(subscriptionSchema) } },
+      responses: {
+        200: {
+          description: 'A page of subscriptions (never their secrets)',
+          schema: collectionSchema(subscriptionSchema),
+        },
+      },
       handler: ({ query, principal, koa }) => {
-        const ids = projects.reachableIds(reachOf(principal)).filter((id) => query.project_id === undefined || id === query.project_id);
+        const ids = projects
+          .reachableIds(reachOf(principal))
+          .filter((id) => query.project_id === undefined || id === query.project_id);
         const { items, total } = subscriptions.list(ids, window(query).offset, window(query).limit);
         return {
           body: paginate(
@@ -91,7 +117,9 @@ export function webhookSubscriptionRoutes({ outgoing, projects }: HttpDeps): Any
       ability: '*',
       params: idParams,
       responses: { 200: { description: 'The subscription', schema: single(subscriptionSchema) }, 404: missing },
-      handler: ({ params, principal }) => ({ body: { data: subscriptions.resource(reachable(principal, params.subscriptionId)) } }),
+      handler: ({ params, principal }) => ({
+        body: { data: subscriptions.resource(reachable(principal, params.subscriptionId)) },
+      }),
     }),
     defineRoute({
       ...common,
@@ -102,10 +130,16 @@ export function webhookSubscriptionRoutes({ outgoing, projects }: HttpDeps): Any
       ability: '*',
       params: idParams,
       body: updateBody,
-      responses: { 200: { description: 'The subscription', schema: single(subscriptionSchema) }, 404: missing, 422: { description: 'Invalid', schema: validationErrorSchema } },
+      responses: {
+        200: { description: 'The subscription', schema: single(subscriptionSchema) },
+        404: missing,
+        422: { description: 'Invalid', schema: validationErrorSchema },
+      },
       handler: ({ params, body, principal }) => {
         reachable(principal, params.subscriptionId);
-        return { body: { data: subscriptions.resource(subscriptions.update(params.subscriptionId, body, principal!.user.id)) } };
+        return {
+          body: { data: subscriptions.resource(subscriptions.update(params.subscriptionId, body, principal!.user.id)) },
+        };
       },
     }),
     defineRoute({
@@ -144,10 +178,14 @@ export function webhookSubscriptionRoutes({ outgoing, projects }: HttpDeps): Any
       path: `${item}/test`,
       operationId: 'webhook-subscriptions.test',
       summary: 'Send a webhook.test event to the subscription now; answers its delivery',
-      description: 'One attempt, outside the queue; the delivery shows in the log. A disabled subscription is sent to as well.',
+      description:
+        'One attempt, outside the queue; the delivery shows in the log. A disabled subscription is sent to as well.',
       ability: '*',
       params: idParams,
-      responses: { 200: { description: 'The delivery after its attempt', schema: single(deliverySchema) }, 404: missing },
+      responses: {
+        200: { description: 'The delivery after its attempt', schema: single(deliverySchema) },
+        404: missing,
+      },
       handler: async ({ params, principal }) => {
         const row = reachable(principal, params.subscriptionId);
         const test = deliveries.createTest(row.id, row.project_id);

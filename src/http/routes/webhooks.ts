@@ -2,7 +2,12 @@ import { z } from 'zod';
 import { conditions } from '../responses.js';
 import type { ScanService } from '../../access/scan-service.js';
 import type { Logger } from '../../logger.js';
-import { MAX_CREDENTIAL_VALUE, type ReaderScanRefusal, type ReaderScans, scanErrorRefusal } from '../../access/reader-scan.js';
+import {
+  MAX_CREDENTIAL_VALUE,
+  type ReaderScanRefusal,
+  type ReaderScans,
+  scanErrorRefusal,
+} from '../../access/reader-scan.js';
 import { AppError, validationError } from '../../errors.js';
 import type { WebhookGate } from '../../webhooks/gate.js';
 import { gatewayReportSchema, type Gateways } from '../../devices/gateways.js';
@@ -58,7 +63,11 @@ export function webhookRoutes({ scans, gateways, readerScans, gate }: WebhookRou
       responses: {
         200: { description: 'Recorded', schema: z.object({ success: z.literal(true), message: z.string() }) },
         404: { description: 'No gateway has this identifier', schema: webhookError },
-        409: { description: 'The identifier is used in more than one project: an unsigned request (incomingWebhooks.allowUnsigned) names none', schema: webhookError },
+        409: {
+          description:
+            'The identifier is used in more than one project: an unsigned request (incomingWebhooks.allowUnsigned) names none',
+          schema: webhookError,
+        },
       },
       handler: ({ body, koa }) => {
         const { projectId } = gate.admit('gateway-status', koa);
@@ -66,7 +75,9 @@ export function webhookRoutes({ scans, gateways, readerScans, gate }: WebhookRou
         if (matches.length === 0) throw new AppError('unknown_gateway', { identifier: body.gateway_id });
         if (matches.length > 1) throw new AppError('ambiguous_gateway', { identifier: body.gateway_id });
         const { unknownReaders } = gateways.report(matches[0]!, body);
-        const message = unknownReaders.length ? `Gateway status recorded; unknown reader ids ignored: ${unknownReaders.slice(0, 20).join(', ')}.` : 'Gateway status recorded.';
+        const message = unknownReaders.length
+          ? `Gateway status recorded; unknown reader ids ignored: ${unknownReaders.slice(0, 20).join(', ')}.`
+          : 'Gateway status recorded.';
         return { body: { success: true, message } };
       },
     }),
@@ -104,7 +115,14 @@ export function webhookRoutes({ scans, gateways, readerScans, gate }: WebhookRou
         });
         if (!located.ok) throw refused(located.refusal);
         const { reader, request } = located;
-        return { body: await respondToScan(scans, request, () => refused(scanErrorRefusal(reader.identifier)), koa.state.log as Logger) };
+        return {
+          body: await respondToScan(
+            scans,
+            request,
+            () => refused(scanErrorRefusal(reader.identifier)),
+            koa.state.log as Logger,
+          ),
+        };
       },
     }),
   ];

@@ -21,10 +21,16 @@ function rangeOf(root: string, dep: string): string {
 }
 
 export async function runInit(args: string[]): Promise<{ dir: string; files: string[]; next: string[] }> {
-  const { values: v, positionals } = parseArgs({ args, options: { yes: { type: 'boolean', short: 'y' }, name: { type: 'string' } }, allowPositionals: true, strict: true });
+  const { values: v, positionals } = parseArgs({
+    args,
+    options: { yes: { type: 'boolean', short: 'y' }, name: { type: 'string' } },
+    allowPositionals: true,
+    strict: true,
+  });
   if (!positionals[0]) throw new CliError("the new plugin's folder is required: gatehouse plugin init <dir>");
   const dir = resolve(positionals[0]);
-  if (existsSync(dir) && readdirSync(dir).length > 0) throw new CliError(`${dir} is not empty; init writes a new plugin into an empty or new folder`);
+  if (existsSync(dir) && readdirSync(dir).length > 0)
+    throw new CliError(`${dir} is not empty; init writes a new plugin into an empty or new folder`);
   let name =
     v.name ??
     basename(dir)
@@ -32,13 +38,22 @@ export async function runInit(args: string[]): Promise<{ dir: string; files: str
       .replace(/[^a-z0-9-._~]+/g, '-');
   if (!v.yes && v.name === undefined) {
     const { input } = await import('@inquirer/prompts');
-    name = await input({ message: 'Plugin name (npm package name)', default: name, validate: (value) => nameError(value) ?? true });
+    name = await input({
+      message: 'Plugin name (npm package name)',
+      default: name,
+      validate: (value) => nameError(value) ?? true,
+    });
   }
   const problem = nameError(name);
   if (problem) throw new CliError(`--name: ${problem}`);
 
   const root = checkoutRoot();
-  const files = scaffoldFiles({ name, checkout: relative(dir, root) || '.', vueVersion: rangeOf(root, 'vue'), piniaVersion: rangeOf(root, 'pinia') });
+  const files = scaffoldFiles({
+    name,
+    checkout: relative(dir, root) || '.',
+    vueVersion: rangeOf(root, 'vue'),
+    piniaVersion: rangeOf(root, 'pinia'),
+  });
   for (const [path, content] of Object.entries(files)) {
     mkdirSync(dirname(join(dir, path)), { recursive: true });
     writeFileSync(join(dir, path), content, { flag: 'wx' });
@@ -47,6 +62,11 @@ export async function runInit(args: string[]): Promise<{ dir: string; files: str
   return {
     dir,
     files: Object.keys(files).sort(),
-    next: [`cd ${shown}`, 'npm install', 'npm run dev -- --url http://127.0.0.1:8080 --token "$TOKEN"', 'npm run build'],
+    next: [
+      `cd ${shown}`,
+      'npm install',
+      'npm run dev -- --url http://127.0.0.1:8080 --token "$TOKEN"',
+      'npm run build',
+    ],
   };
 }

@@ -1,7 +1,14 @@
 // What callApi rejects with (call-api.ts): why, and for an answered error the appliance's status,
 // message and field errors (docs/plugins.md "callApi").
 
-export type PluginApiErrorCode = 'unknown_dependency' | 'unknown_operation' | 'invalid_operation' | 'missing_parameter' | 'list_too_long' | 'network' | 'api';
+export type PluginApiErrorCode =
+  | 'unknown_dependency'
+  | 'unknown_operation'
+  | 'invalid_operation'
+  | 'missing_parameter'
+  | 'list_too_long'
+  | 'network'
+  | 'api';
 
 export class PluginApiError extends Error {
   constructor(

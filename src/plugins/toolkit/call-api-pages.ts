@@ -17,15 +17,21 @@ interface Page {
 }
 
 /** `page` or `per_page` in the call: the plugin pages the list itself, one page per call. */
-export const asksForOnePage = (data: Record<string, unknown>): boolean => data.page !== undefined || data.per_page !== undefined;
+export const asksForOnePage = (data: Record<string, unknown>): boolean =>
+  data.page !== undefined || data.per_page !== undefined;
 
 function isPage(json: unknown): json is Page {
   if (typeof json !== 'object' || json === null || !Array.isArray((json as { data?: unknown }).data)) return false;
   const meta = (json as { meta?: Record<string, unknown> }).meta;
-  return typeof meta === 'object' && meta !== null && [meta.current_page, meta.per_page, meta.total].every((n) => typeof n === 'number' && Number.isInteger(n) && n >= 0);
+  return (
+    typeof meta === 'object' &&
+    meta !== null &&
+    [meta.current_page, meta.per_page, meta.total].every((n) => typeof n === 'number' && Number.isInteger(n) && n >= 0)
+  );
 }
 
-const idOf = (item: unknown): unknown => (typeof item === 'object' && item !== null ? (item as { id?: unknown }).id : undefined);
+const idOf = (item: unknown): unknown =>
+  typeof item === 'object' && item !== null ? (item as { id?: unknown }).id : undefined;
 
 function tooLong(what: string, count: number): PluginApiError {
   const { maxItems, perPage } = CALL_API_LIMITS;
@@ -56,7 +62,10 @@ export function wholeEnvelope(whole: Extract<Whole, { kind: 'list' }>): unknown 
  * twice (by its `id`) is kept once; one deleted meanwhile may move an unread one back, which the next
  * call sees.
  */
-export async function everyItem(fetchPage: (page: Record<string, number>) => Promise<unknown>, what: string): Promise<Whole> {
+export async function everyItem(
+  fetchPage: (page: Record<string, number>) => Promise<unknown>,
+  what: string,
+): Promise<Whole> {
   const { maxItems, maxPages, perPage } = CALL_API_LIMITS;
   const first = await fetchPage({});
   if (!isPage(first)) return { kind: 'answer', json: first };

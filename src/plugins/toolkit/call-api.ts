@@ -41,7 +41,9 @@ export interface CallApiOptions {
 const OPERATION = /^(get|post|put|patch|delete):(\/\S*)$/;
 
 /** The XSRF-TOKEN cookie's value (URL-decoded, as Laravel sets it), or null outside a page or without it. */
-export function xsrfCookie(cookies: string | undefined = typeof document === 'undefined' ? undefined : document.cookie): string | null {
+export function xsrfCookie(
+  cookies: string | undefined = typeof document === 'undefined' ? undefined : document.cookie,
+): string | null {
   const raw = cookies ? /(?:^|;\s*)XSRF-TOKEN=([^;]*)/.exec(cookies)?.[1] : undefined;
   if (!raw) return null;
   try {
@@ -53,16 +55,32 @@ export function xsrfCookie(cookies: string | undefined = typeof document === 'un
 
 /** callApi bound to a context and to where the manifest's dependencies are read (live: a reloaded manifest applies at once). */
 export function createCallApi(context: () => PluginContext, source: () => CallApiSource) {
-  return async function callApi<T = unknown>(operationId: string, identifier: string, additionalData: Record<string, unknown> = {}, options: CallApiOptions = {}): Promise<T> {
+  return async function callApi<T = unknown>(
+    operationId: string,
+    identifier: string,
+    additionalData: Record<string, unknown> = {},
+    options: CallApiOptions = {},
+  ): Promise<T> {
     const { dependencies } = source();
     const dependency = dependencies.find((d) => d.identifier === identifier);
-    if (!dependency) throw new PluginApiError('unknown_dependency', `No dependency "${identifier}" in app-manifest.json (declared: ${dependencies.map((d) => d.identifier).join(', ') || 'none'}).`);
+    if (!dependency)
+      throw new PluginApiError(
+        'unknown_dependency',
+        `No dependency "${identifier}" in app-manifest.json (declared: ${dependencies.map((d) => d.identifier).join(', ') || 'none'}).`,
+      );
     const operation = dependency.operations[operationId];
     if (operation === undefined) {
-      throw new PluginApiError('unknown_operation', `Dependency "${identifier}" has no operation "${operationId}" (declared: ${Object.keys(dependency.operations).join(', ') || 'none'}).`);
+      throw new PluginApiError(
+        'unknown_operation',
+        `Dependency "${identifier}" has no operation "${operationId}" (declared: ${Object.keys(dependency.operations).join(', ') || 'none'}).`,
+      );
     }
     const match = OPERATION.exec(operation);
-    if (!match) throw new PluginApiError('invalid_operation', `Operation "${operationId}" of "${identifier}" is "${operation}": expected "<method>:<path>".`);
+    if (!match)
+      throw new PluginApiError(
+        'invalid_operation',
+        `Operation "${operationId}" of "${identifier}" is "${operation}": expected "<method>:<path>".`,
+      );
 
     const ctx = context();
     const method = match[1]!.toUpperCase();
@@ -70,7 +88,10 @@ export function createCallApi(context: () => PluginContext, source: () => CallAp
     const path = match[2]!.replace(/\{([^}]+)\}/g, (_all, name: string) => {
       const value = name === 'teamSlug' ? ctx.teamSlug : name === 'projectSlug' ? ctx.projectSlug : rest[name];
       if (value === undefined || value === null || value === '') {
-        throw new PluginApiError('missing_parameter', `Operation "${operationId}" of "${identifier}" needs the path parameter "${name}" in additionalData.`);
+        throw new PluginApiError(
+          'missing_parameter',
+          `Operation "${operationId}" of "${identifier}" needs the path parameter "${name}" in additionalData.`,
+        );
       }
       delete rest[name];
       return encodeURIComponent(String(value));
@@ -93,7 +114,10 @@ function answerOf<T>(json: unknown, options: CallApiOptions): T {
 }
 
 /** One request: `data` as the query (GET, DELETE) or the JSON body; resolves to the parsed answer, rejects with an `api` or `network` error. */
-async function send(request: { ctx: PluginContext; method: string; path: string }, data: Record<string, unknown>): Promise<unknown> {
+async function send(
+  request: { ctx: PluginContext; method: string; path: string },
+  data: Record<string, unknown>,
+): Promise<unknown> {
   const { ctx, method, path } = request;
   // Paths are relative to the API's version root (/v1/...), which the appliance serves under /api.
   let url = `${ctx.baseUrl.replace(/\/+$/, '')}/api${path}`;
@@ -121,7 +145,12 @@ async function send(request: { ctx: PluginContext; method: string; path: string 
 
   let res: Response;
   try {
-    res = await (ctx.fetch ?? fetch)(url, { method, headers, ...(body === undefined ? {} : { body }), credentials: ctx.token ? 'omit' : 'include' });
+    res = await (ctx.fetch ?? fetch)(url, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body }),
+      credentials: ctx.token ? 'omit' : 'include',
+    });
   } catch (err) {
     throw new PluginApiError('network', `${method} ${path} did not reach the appliance: ${(err as Error).message}`);
   }
@@ -134,8 +163,12 @@ async function send(request: { ctx: PluginContext; method: string; path: string 
   }
   if (!res.ok) {
     const envelope = (typeof json === 'object' && json !== null ? json : {}) as { message?: unknown; errors?: unknown };
-    const message = typeof envelope.message === 'string' ? envelope.message : `${method} ${path} answered ${res.status}`;
-    const errors = typeof envelope.errors === 'object' && envelope.errors !== null ? (envelope.errors as Record<string, string[]>) : {};
+    const message =
+      typeof envelope.message === 'string' ? envelope.message : `${method} ${path} answered ${res.status}`;
+    const errors =
+      typeof envelope.errors === 'object' && envelope.errors !== null
+        ? (envelope.errors as Record<string, string[]>)
+        : {};
     throw new PluginApiError('api', message, res.status, errors, json);
   }
   return json;

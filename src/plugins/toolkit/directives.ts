@@ -3,7 +3,17 @@
 // `:svc-string="expr"`, which Vue renders as an attribute) anywhere inside the app's root. The rules themselves
 // are in dom.ts (bindElement).
 import type { App, Directive } from 'vue';
-import { type BindOptions, bindElement, elementsWith, isBound, isElement, SVC_DIRECTIVES, SVC_MODIFIERS, type SvcBinding, type SvcDirective } from './dom.js';
+import {
+  type BindOptions,
+  bindElement,
+  elementsWith,
+  isBound,
+  isElement,
+  SVC_DIRECTIVES,
+  SVC_MODIFIERS,
+  type SvcBinding,
+  type SvcDirective,
+} from './dom.js';
 import { type PluginStore, usePluginStore } from './store.js';
 
 export interface SvcToolkitOptions extends BindOptions {
@@ -15,7 +25,11 @@ function toKey(value: unknown): string | null {
   return value === null || value === undefined ? null : String(value);
 }
 
-function directiveFor(directive: SvcDirective, store: () => PluginStore, options: BindOptions): Directive<Element, unknown> {
+function directiveFor(
+  directive: SvcDirective,
+  store: () => PluginStore,
+  options: BindOptions,
+): Directive<Element, unknown> {
   const bound = new WeakMap<Element, { setKey(key: string | null): void; binding: SvcBinding }>();
   return {
     mounted(el, { value }) {
@@ -88,7 +102,12 @@ function observeRoot(root: ParentNode, store: PluginStore, options: BindOptions)
       for (const el of [...owned[directive].keys()]) if (!root.contains(el)) release(el, directive);
     }
   });
-  observer.observe(root, { childList: true, subtree: true, attributes: true, attributeFilter: [...SVC_DIRECTIVES, ...SVC_MODIFIERS] });
+  observer.observe(root, {
+    childList: true,
+    subtree: true,
+    attributes: true,
+    attributeFilter: [...SVC_DIRECTIVES, ...SVC_MODIFIERS],
+  });
   scan(root as Node);
   observer.takeRecords(); // the records of the text the first scan's bindings just wrote: nothing to do for them
 

@@ -19,7 +19,12 @@ export type SvcModifier = (typeof SVC_MODIFIERS)[number];
 
 /** Spec: "Directives" table. A missing entry is a modifier the directive does not take. */
 const SOURCE: Record<SvcDirective, Partial<Record<SvcModifier | 'none', StoreSection>>> = {
-  'svc-string': { none: 'stringsList', 'svc-settings': 'pluginVars', 'svc-assets': 'assetList', 'svc-state': 'triggerState' },
+  'svc-string': {
+    none: 'stringsList',
+    'svc-settings': 'pluginVars',
+    'svc-assets': 'assetList',
+    'svc-state': 'triggerState',
+  },
   'svc-src': { none: 'assetList', 'svc-state': 'triggerState' },
 };
 
@@ -63,8 +68,14 @@ export interface SvcBinding {
 type Target = { key: string | null; section: StoreSection } | { error: string };
 
 // WeakMaps, one per directive: nothing here keeps a removed element alive.
-const fallbacks: Record<SvcDirective, WeakMap<Element, string | null>> = { 'svc-string': new WeakMap(), 'svc-src': new WeakMap() };
-const bindings: Record<SvcDirective, WeakMap<Element, SvcBinding>> = { 'svc-string': new WeakMap(), 'svc-src': new WeakMap() };
+const fallbacks: Record<SvcDirective, WeakMap<Element, string | null>> = {
+  'svc-string': new WeakMap(),
+  'svc-src': new WeakMap(),
+};
+const bindings: Record<SvcDirective, WeakMap<Element, SvcBinding>> = {
+  'svc-string': new WeakMap(),
+  'svc-src': new WeakMap(),
+};
 const reported = new WeakMap<Element, Set<string>>();
 
 export function isElement(node: Node): node is Element {
@@ -81,12 +92,15 @@ function resolveTarget(el: Element, directive: SvcDirective, key: string | null)
     if (!el.hasAttribute(m)) continue;
     if (modifier !== undefined) {
       const all = SVC_MODIFIERS.filter((x) => el.hasAttribute(x));
-      return { error: `${directive}: modifiers ${all.join(' and ')} exclude each other; use one source modifier per element (spec rule 1)` };
+      return {
+        error: `${directive}: modifiers ${all.join(' and ')} exclude each other; use one source modifier per element (spec rule 1)`,
+      };
     }
     modifier = m;
   }
   const section = SOURCE[directive][modifier ?? 'none'];
-  if (section === undefined) return { error: `${directive} does not take the modifier ${modifier} (spec: Directives table)` };
+  if (section === undefined)
+    return { error: `${directive} does not take the modifier ${modifier} (spec: Directives table)` };
   return { key, section };
 }
 
@@ -130,7 +144,12 @@ function report(el: Element, directive: SvcDirective, message: string, options: 
  * synchronous effect per element that reads only the key it shows (an element shows a new value as soon as
  * the store has it), the target in a plain variable that refresh() changes and re-runs the effect for.
  */
-export function bindElement(el: Element, directive: SvcDirective, store: PluginStore, options: BindElementOptions = {}): SvcBinding {
+export function bindElement(
+  el: Element,
+  directive: SvcDirective,
+  store: PluginStore,
+  options: BindElementOptions = {},
+): SvcBinding {
   bindings[directive].get(el)?.unbind();
   const known = fallbacks[directive];
   let fallback = known.get(el);
@@ -219,7 +238,12 @@ export function elementsWith(container: ParentNode, directive: SvcDirective): El
   return found;
 }
 
-function processAll(container: ParentNode, directive: SvcDirective, store: PluginStore, options: BindOptions): () => void {
+function processAll(
+  container: ParentNode,
+  directive: SvcDirective,
+  store: PluginStore,
+  options: BindOptions,
+): () => void {
   const made = elementsWith(container, directive)
     .filter((el) => !isBound(el, directive))
     .map((el) => bindElement(el, directive, store, options));

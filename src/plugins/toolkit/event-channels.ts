@@ -62,7 +62,11 @@ export type Plan = Map<string, Map<string, { name: string; dependencies: string[
  * appliance does not publish. Whether the token may join a channel is the appliance's to answer
  * (channel authorization, 403): the manifest's `permissions` are device capabilities, not abilities.
  */
-export function planSubscriptions(dependencies: readonly PluginDependency[], teamSlug: string, projectSlug: string): { plan: Plan; skipped: string[] } {
+export function planSubscriptions(
+  dependencies: readonly PluginDependency[],
+  teamSlug: string,
+  projectSlug: string,
+): { plan: Plan; skipped: string[] } {
   const plan: Plan = new Map();
   const skipped: string[] = [];
   for (const dependency of dependencies) {

@@ -9,12 +9,27 @@
 import PusherModule from 'pusher-js';
 import type { Options as PusherOptions } from 'pusher-js';
 import type { PluginContext } from './call-api.js';
-import { type BroadcastingConfig, channelAuthorizer, FetchError, fetchBroadcastingConfig, type PageLocation, socketOptions } from './socket-config.js';
+import {
+  type BroadcastingConfig,
+  channelAuthorizer,
+  FetchError,
+  fetchBroadcastingConfig,
+  type PageLocation,
+  socketOptions,
+} from './socket-config.js';
 import { bareEventName, type Plan, planSubscriptions } from './event-channels.js';
 import type { PluginDependency } from './types.js';
 
 /** pusher-js's connection states, `idle` before connecting and `configuring` while the broadcasting config is read. */
-export type SocketState = 'idle' | 'configuring' | 'initialized' | 'connecting' | 'connected' | 'unavailable' | 'failed' | 'disconnected';
+export type SocketState =
+  | 'idle'
+  | 'configuring'
+  | 'initialized'
+  | 'connecting'
+  | 'connected'
+  | 'unavailable'
+  | 'failed'
+  | 'disconnected';
 
 export interface ChannelStatus {
   /** `pending`: waiting for the connection or for authorization (again after a reconnect). */
@@ -59,7 +74,13 @@ export interface PluginEvent<T = unknown> {
   receivedAt: number;
 }
 
-export const idleConnection = (): EventConnection => ({ state: 'idle', socketId: null, channels: {}, skipped: [], error: null });
+export const idleConnection = (): EventConnection => ({
+  state: 'idle',
+  socketId: null,
+  channels: {},
+  skipped: [],
+  error: null,
+});
 
 /** What the toolkit uses of a pusher-js client: its default export types as a namespace under NodeNext, as test/realtime's clients say. */
 interface PusherChannel {
@@ -112,20 +133,47 @@ export class EventSocket {
     let options: PusherOptions;
     try {
       config = await fetchBroadcastingConfig(context);
-      options = socketOptions(config, context, this.options.page === undefined ? (globalThis.location ?? null) : this.options.page);
+      options = socketOptions(
+        config,
+        context,
+        this.options.page === undefined ? (globalThis.location ?? null) : this.options.page,
+      );
     } catch (err) {
-      if (!this.#stopped) this.#update({ state: 'failed', error: { kind: 'config', message: (err as Error).message, status: err instanceof FetchError ? err.status : null, channel: null } });
+      if (!this.#stopped)
+        this.#update({
+          state: 'failed',
+          error: {
+            kind: 'config',
+            message: (err as Error).message,
+            status: err instanceof FetchError ? err.status : null,
+            channel: null,
+          },
+        });
       return;
     }
     if (this.#stopped) return;
-    const pusher = new Pusher(config.key, { ...options, channelAuthorization: { customHandler: channelAuthorizer(context, (c, status, message) => this.#authFailures.set(c, { status, message })) } });
+    const pusher = new Pusher(config.key, {
+      ...options,
+      channelAuthorization: {
+        customHandler: channelAuthorizer(context, (c, status, message) =>
+          this.#authFailures.set(c, { status, message }),
+        ),
+      },
+    });
     this.#pusher = pusher;
     pusher.connection.bind('state_change', ({ current }: { current: SocketState }) => this.#stateChanged(current));
-    pusher.connection.bind('error', (e: { type?: string; data?: { code?: number; message?: string }; error?: { data?: { code?: number; message?: string }; message?: string } }) => {
-      const said = e.data ?? e.error?.data;
-      const message = said?.message ?? e.error?.message ?? e.type ?? 'connection error';
-      this.#update({ error: { kind: 'connection', message, status: said?.code ?? null, channel: null } });
-    });
+    pusher.connection.bind(
+      'error',
+      (e: {
+        type?: string;
+        data?: { code?: number; message?: string };
+        error?: { data?: { code?: number; message?: string }; message?: string };
+      }) => {
+        const said = e.data ?? e.error?.data;
+        const message = said?.message ?? e.error?.message ?? e.type ?? 'connection error';
+        this.#update({ error: { kind: 'connection', message, status: said?.code ?? null, channel: null } });
+      },
+    );
     this.setDependencies(this.#dependencies);
   }
 
@@ -136,7 +184,11 @@ export class EventSocket {
     const { plan, skipped } = planSubscriptions(dependencies, context.teamSlug, context.projectSlug);
     this.#plan = plan;
     const channels: Record<string, ChannelStatus> = {};
-    for (const [name, events] of plan) channels[name] = { ...(this.#status.channels[name] ?? { state: 'pending', status: null, message: null }), events: [...events.keys()] };
+    for (const [name, events] of plan)
+      channels[name] = {
+        ...(this.#status.channels[name] ?? { state: 'pending', status: null, message: null }),
+        events: [...events.keys()],
+      };
     this.#update({ channels, skipped });
     const pusher = this.#pusher;
     if (!pusher) return;
@@ -161,7 +213,9 @@ export class EventSocket {
     this.#subscribed.add(name);
     const channel = pusher.subscribe(name);
     channel.unbind_all(); // a channel left and joined again is the same pusher-js object
-    channel.bind('pusher:subscription_succeeded', () => this.#channel(name, { state: 'subscribed', status: null, message: null }));
+    channel.bind('pusher:subscription_succeeded', () =>
+      this.#channel(name, { state: 'subscribed', status: null, message: null }),
+    );
     channel.bind('pusher:subscription_error', (e: { error?: string; status?: number }) => {
       // pusher-js reports an authorizer's refusal without its status: the authorizer recorded it.
       const failure = this.#authFailures.get(name);
@@ -180,14 +234,20 @@ export class EventSocket {
     const routes = this.#plan.get(channel)?.get(bare);
     if (!routes) return; // not listed by any dependency: not handed over
     const receivedAt = Date.now();
-    for (const { name, dependencies } of routes) this.options.deliver({ name, event: bare, dependencies: [...dependencies], channel, data, receivedAt });
+    for (const { name, dependencies } of routes)
+      this.options.deliver({ name, event: bare, dependencies: [...dependencies], channel, data, receivedAt });
   }
 
   #stateChanged(state: SocketState): void {
     if (this.#stopped) return;
     const socketId = state === 'connected' ? (this.#pusher?.connection.socket_id ?? null) : null;
     // Off the socket every subscription is gone; pusher-js joins them all again when it reconnects.
-    const channels = state === 'connected' ? this.#status.channels : Object.fromEntries(Object.entries(this.#status.channels).map(([n, c]) => [n, { ...c, state: 'pending' as const }]));
+    const channels =
+      state === 'connected'
+        ? this.#status.channels
+        : Object.fromEntries(
+            Object.entries(this.#status.channels).map(([n, c]) => [n, { ...c, state: 'pending' as const }]),
+          );
     this.#update({ state, socketId, channels });
   }
 
@@ -203,4 +263,10 @@ export class EventSocket {
   }
 }
 
-export { type BroadcastingConfig, FetchError, fetchBroadcastingConfig, type PageLocation, socketOptions } from './socket-config.js';
+export {
+  type BroadcastingConfig,
+  FetchError,
+  fetchBroadcastingConfig,
+  type PageLocation,
+  socketOptions,
+} from './socket-config.js';

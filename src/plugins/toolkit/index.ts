@@ -15,9 +15,29 @@ export {
   type SvcDirective,
   type SvcModifier,
 } from './dom.js';
-export { type CallApiOptions, createCallApi, PluginApiError, type PluginApiErrorCode, type PluginContext, xsrfCookie } from './call-api.js';
-export { type ManifestError, type ManifestResult, manifestJsonSchema, manifestSchema, parseManifest, parseManifestText } from './manifest.js';
-export { createPluginApp, type ManifestUpdate, type PluginAppOptions, type PluginSource, tokenFromLocation } from './plugin-app.js';
+export {
+  type CallApiOptions,
+  createCallApi,
+  PluginApiError,
+  type PluginApiErrorCode,
+  type PluginContext,
+  xsrfCookie,
+} from './call-api.js';
+export {
+  type ManifestError,
+  type ManifestResult,
+  manifestJsonSchema,
+  manifestSchema,
+  parseManifest,
+  parseManifestText,
+} from './manifest.js';
+export {
+  createPluginApp,
+  type ManifestUpdate,
+  type PluginAppOptions,
+  type PluginSource,
+  tokenFromLocation,
+} from './plugin-app.js';
 export { showManifestErrors } from './manifest-errors.js';
 export { devInspector, type InspectorOptions, installInspector, isInspectorShortcut } from './inspector.js';
 export type { ConnectEventsOptions, EventHandler, PluginRecord } from './store.js';

@@ -100,10 +100,20 @@ export const InspectorRow = defineComponent({
               onInput: (event: Event) => (text.value = (event.target as HTMLTextAreaElement).value),
               onKeydown: onInputKeydown,
             }),
-            error.value === null ? null : h('p', { id: `${id}-error`, class: `${CLASS}__error`, role: 'alert', 'data-testid': 'inspector-error' }, error.value),
+            error.value === null
+              ? null
+              : h(
+                  'p',
+                  { id: `${id}-error`, class: `${CLASS}__error`, role: 'alert', 'data-testid': 'inspector-error' },
+                  error.value,
+                ),
             h('button', { type: 'button', 'data-testid': 'inspector-save', onClick: save }, 'Save'),
             h('button', { type: 'button', 'data-testid': 'inspector-cancel', onClick: finish }, 'Cancel'),
-            h('p', { id: `${id}-hint`, class: `${CLASS}__note` }, `${sectionHint(section)} Enter saves, Escape cancels.`),
+            h(
+              'p',
+              { id: `${id}-hint`, class: `${CLASS}__note` },
+              `${sectionHint(section)} Enter saves, Escape cancels.`,
+            ),
           ])
         : h(
             'button',
@@ -121,7 +131,10 @@ export const InspectorRow = defineComponent({
             },
             displayValue(value),
           );
-      return h('li', { class: `${CLASS}__row`, 'data-testid': 'inspector-row', ...rowAttrs }, [h('span', { id: keyId, class: `${CLASS}__key` }, entryKey), body]);
+      return h('li', { class: `${CLASS}__row`, 'data-testid': 'inspector-row', ...rowAttrs }, [
+        h('span', { id: keyId, class: `${CLASS}__key` }, entryKey),
+        body,
+      ]);
     };
   },
 });

@@ -37,7 +37,13 @@ const SimulatorRow = defineComponent({
     const control = (value: StoreValue) => {
       const common = { id, 'data-testid': 'inspector-sim-control', 'data-key': props.entryKey, 'data-kind': kind };
       if (kind === 'boolean') {
-        return h('input', { ...common, type: 'checkbox', role: 'switch', checked: value === true, onChange: (event: Event) => apply((event.target as HTMLInputElement).checked) });
+        return h('input', {
+          ...common,
+          type: 'checkbox',
+          role: 'switch',
+          checked: value === true,
+          onChange: (event: Event) => apply((event.target as HTMLInputElement).checked),
+        });
       }
       if (kind === 'number') {
         return h('input', {

@@ -43,7 +43,8 @@ export function editText(section: StoreSection, value: StoreValue): string {
 
 /** Why `value` cannot be in `section` (manifest types, spec: "Manifest top level"), or null when it can. */
 export function refusal(section: StoreSection, value: unknown): string | null {
-  const kind = value === null ? 'null' : Array.isArray(value) ? 'a list' : typeof value === 'object' ? 'an object' : typeof value;
+  const kind =
+    value === null ? 'null' : Array.isArray(value) ? 'a list' : typeof value === 'object' ? 'an object' : typeof value;
   if (kind === 'number' && !Number.isFinite(value)) return 'Numbers must be finite (as in the manifest).';
   const allowed: Record<StoreSection, readonly string[]> = {
     pluginVars: ['string', 'number', 'boolean'],
@@ -52,7 +53,12 @@ export function refusal(section: StoreSection, value: unknown): string | null {
     triggerState: ['string', 'number', 'boolean', 'null'],
   };
   if (allowed[section].includes(kind)) return null;
-  const wanted = { pluginVars: 'text, a number or a boolean', stringsList: 'text', assetList: 'text (a URL or path)', triggerState: 'text, a number, a boolean or null' }[section];
+  const wanted = {
+    pluginVars: 'text, a number or a boolean',
+    stringsList: 'text',
+    assetList: 'text (a URL or path)',
+    triggerState: 'text, a number, a boolean or null',
+  }[section];
   const why = kind === 'null' ? ' (only triggerState values may be null)' : '';
   return `${section} values are ${wanted}, not ${kind}${why}.`;
 }
@@ -61,7 +67,8 @@ export function refusal(section: StoreSection, value: unknown): string | null {
 export function parseEdit(section: StoreSection, text: string): ParsedEdit {
   if (isTextSection(section)) return { ok: true, value: text };
   const trimmed = text.trim();
-  if (trimmed === '') return { ok: false, message: `Empty: write "" for empty text${section === 'triggerState' ? ', or null' : ''}.` };
+  if (trimmed === '')
+    return { ok: false, message: `Empty: write "" for empty text${section === 'triggerState' ? ', or null' : ''}.` };
   let value: unknown;
   try {
     value = JSON.parse(trimmed);
@@ -80,7 +87,8 @@ export function parseEdit(section: StoreSection, text: string): ParsedEdit {
 export function applyEdit(store: PluginStore, section: StoreSection, key: string, value: StoreValue): string | null {
   const refused = refusal(section, value);
   if (refused !== null) return refused;
-  if (!Object.hasOwn(store[section], key)) return `${section} has no key ${JSON.stringify(key)} any more (the manifest was reloaded).`;
+  if (!Object.hasOwn(store[section], key))
+    return `${section} has no key ${JSON.stringify(key)} any more (the manifest was reloaded).`;
   // refusal() has narrowed the value to the section's type.
   if (section === 'pluginVars') store.updateSetting(key, value as string | number | boolean);
   else if (section === 'stringsList') store.updateString(key, value as string);

@@ -3,7 +3,20 @@
 // (inspector-row.ts; what an edit may be: inspector-values.ts), a trigger-state simulator (inspector-simulator.ts)
 // and a copy-store button. Its own small Vue app in its own container, rendering the store it is given, so it
 // works next to any plugin app and needs no Pinia of its own.
-import { type App, createApp, defineComponent, h, nextTick, onBeforeUnmount, onMounted, type PropType, ref, useId, watch, watchEffect } from 'vue';
+import {
+  type App,
+  createApp,
+  defineComponent,
+  h,
+  nextTick,
+  onBeforeUnmount,
+  onMounted,
+  type PropType,
+  ref,
+  useId,
+  watch,
+  watchEffect,
+} from 'vue';
 import { copyText } from './inspector-copy.js';
 import { InspectorRow } from './inspector-row.js';
 import { InspectorSimulator } from './inspector-simulator.js';
@@ -116,10 +129,16 @@ const InspectorPanel = defineComponent({
           onDone: () => (editing.value = null),
         }),
       );
-      return h('section', { 'aria-labelledby': headingId, 'data-testid': 'inspector-section', 'data-section': section }, [
-        h('h3', { id: headingId, class: `${CLASS}__heading` }, section),
-        rows.length === 0 ? h('p', { class: `${CLASS}__note` }, 'No keys.') : h('ul', { class: `${CLASS}__list` }, rows),
-      ]);
+      return h(
+        'section',
+        { 'aria-labelledby': headingId, 'data-testid': 'inspector-section', 'data-section': section },
+        [
+          h('h3', { id: headingId, class: `${CLASS}__heading` }, section),
+          rows.length === 0
+            ? h('p', { class: `${CLASS}__note` }, 'No keys.')
+            : h('ul', { class: `${CLASS}__list` }, rows),
+        ],
+      );
     };
 
     return () => {
@@ -140,15 +159,42 @@ const InspectorPanel = defineComponent({
           h('div', { class: `${CLASS}__header` }, [
             h('h2', { class: `${CLASS}__title` }, 'Store inspector'),
             h('button', { type: 'button', 'data-testid': 'inspector-copy', onClick: copyStore }, 'Copy store'),
-            h('button', { type: 'button', 'aria-label': 'Close the inspector', title: 'Close (Escape)', 'data-testid': 'inspector-close', onClick: hide }, '×'),
+            h(
+              'button',
+              {
+                type: 'button',
+                'aria-label': 'Close the inspector',
+                title: 'Close (Escape)',
+                'data-testid': 'inspector-close',
+                onClick: hide,
+              },
+              '×',
+            ),
           ]),
-          h('p', { class: `${CLASS}__status`, role: 'status', 'aria-live': 'polite', 'data-testid': 'inspector-status' }, status.value),
+          h(
+            'p',
+            { class: `${CLASS}__status`, role: 'status', 'aria-live': 'polite', 'data-testid': 'inspector-status' },
+            status.value,
+          ),
           manualCopy.value === null
             ? null
-            : h('textarea', { ref: manualCopyArea, class: `${CLASS}__fallback`, readonly: true, value: manualCopy.value, 'aria-label': 'Store JSON', 'data-testid': 'inspector-copy-fallback' }),
+            : h('textarea', {
+                ref: manualCopyArea,
+                class: `${CLASS}__fallback`,
+                readonly: true,
+                value: manualCopy.value,
+                'aria-label': 'Store JSON',
+                'data-testid': 'inspector-copy-fallback',
+              }),
           h('div', { class: `${CLASS}__body` }, [
-            h('p', { id: `${id}-help`, class: `${CLASS}__note` }, 'Double-click a value, or focus it and press Enter or F2, to edit it. Enter saves, Escape cancels.'),
-            props.store.loaded ? null : h('p', { class: `${CLASS}__note` }, 'No manifest loaded yet: bound elements show their fallback.'),
+            h(
+              'p',
+              { id: `${id}-help`, class: `${CLASS}__note` },
+              'Double-click a value, or focus it and press Enter or F2, to edit it. Enter saves, Escape cancels.',
+            ),
+            props.store.loaded
+              ? null
+              : h('p', { class: `${CLASS}__note` }, 'No manifest loaded yet: bound elements show their fallback.'),
             ...SECTIONS.map(sectionView),
             h(InspectorSimulator, { store: props.store }),
           ]),
@@ -186,7 +232,9 @@ export function installInspector(store: PluginStore, options: InspectorOptions =
  * The inspector as a createPluginApp setup hook (plugin-app.ts): installed on the dev server only
  * (`source.dev`), removed when the plugin's app unmounts.
  */
-export function devInspector(options: InspectorOptions = {}): (app: App, store: PluginStore, source: { dev: boolean }) => void {
+export function devInspector(
+  options: InspectorOptions = {},
+): (app: App, store: PluginStore, source: { dev: boolean }) => void {
   return (app, store, source) => {
     if (source.dev) app.onUnmount(installInspector(store, options));
   };

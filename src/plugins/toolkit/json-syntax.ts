@@ -25,7 +25,10 @@ const LITERAL = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null/y;
 /** The offset and nature of the first JSON syntax error (RFC 8259), or undefined if there is none. */
 function findSyntaxError(text: string): SyntaxProblem | undefined {
   let i = 0;
-  const fail = (wanted: string): SyntaxProblem => ({ at: i, problem: `expected ${wanted}, got ${i < text.length ? JSON.stringify(text[i]) : 'the end of the text'}` });
+  const fail = (wanted: string): SyntaxProblem => ({
+    at: i,
+    problem: `expected ${wanted}, got ${i < text.length ? JSON.stringify(text[i]) : 'the end of the text'}`,
+  });
   const space = (): void => {
     while (/[ \t\n\r]/.test(text[i] ?? '')) i++;
   };

@@ -17,12 +17,16 @@ export const MANIFEST_SCHEMA_ID = 'urn:gatehouse:plugin:app-manifest';
 
 // spec: "Dependency object", operations: `<method>:<path>`, method lower case, path from the API version root.
 const OPERATION = /^(get|post|put|patch|delete):\/\S*$/;
-const OPERATION_MESSAGE = 'operation must be "<method>:<path>" with a lower-case method, e.g. "get:/v1/projects/{teamSlug}/{projectSlug}/access-points"';
+const OPERATION_MESSAGE =
+  'operation must be "<method>:<path>" with a lower-case method, e.g. "get:/v1/projects/{teamSlug}/{projectSlug}/access-points"';
 
 const textMap = () => z.record(z.string(), z.string());
 
 const dependencyShape = {
-  identifier: z.string().min(1, { error: 'identifier must not be empty' }).describe('Unique name of the dependency, passed to callApi(operationId, identifier, data).'),
+  identifier: z
+    .string()
+    .min(1, { error: 'identifier must not be empty' })
+    .describe('Unique name of the dependency, passed to callApi(operationId, identifier, data).'),
   model: z.string().describe('Resource name in the API, e.g. "AccessPoint".'),
   permissionKey: z.string().describe('Key for access control.'),
   permissions: z
@@ -32,24 +36,36 @@ const dependencyShape = {
   operations: z
     .record(z.string(), z.string().regex(OPERATION, { error: OPERATION_MESSAGE }))
     .default(() => ({}))
-    .describe('Operation id (e.g. "access-points.show") to "<method>:<path>", e.g. "get:/v1/projects/{teamSlug}/{projectSlug}/access-points/{access_point}".'),
+    .describe(
+      'Operation id (e.g. "access-points.show") to "<method>:<path>", e.g. "get:/v1/projects/{teamSlug}/{projectSlug}/access-points/{access_point}".',
+    ),
   events: textMap()
     .default(() => ({}))
     .describe('Socket event name to socket event name, e.g. "AccessPointUpdated".'),
 };
 
-const dependencySchema = z.strictObject(dependencyShape).describe('A service API resource the plugin calls with callApi and whose socket events it hears.');
+const dependencySchema = z
+  .strictObject(dependencyShape)
+  .describe('A service API resource the plugin calls with callApi and whose socket events it hears.');
 
 /** Identifiers are how callApi finds a dependency, so a second use is an error naming both places.
  * Runs even when some dependency is invalid (see `when` below), so it sees raw elements. */
 function uniqueIdentifiers(dependencies: readonly unknown[], ctx: z.RefinementCtx): void {
   const first = new Map<string, number>();
   dependencies.forEach((dependency, index) => {
-    const identifier = typeof dependency === 'object' && dependency !== null && 'identifier' in dependency ? dependency.identifier : undefined;
+    const identifier =
+      typeof dependency === 'object' && dependency !== null && 'identifier' in dependency
+        ? dependency.identifier
+        : undefined;
     if (typeof identifier !== 'string' || identifier === '') return;
     const earlier = first.get(identifier);
     if (earlier === undefined) first.set(identifier, index);
-    else ctx.addIssue({ code: 'custom', path: [index, 'identifier'], message: `duplicate identifier "${identifier}": dependencies[${earlier}] and dependencies[${index}] both use it` });
+    else
+      ctx.addIssue({
+        code: 'custom',
+        path: [index, 'identifier'],
+        message: `duplicate identifier "${identifier}": dependencies[${earlier}] and dependencies[${index}] both use it`,
+      });
   });
 }
 
@@ -58,7 +74,9 @@ const manifestShape = {
   settings: z
     .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
     .default(() => ({}))
-    .describe('Setting name to value (string, number or boolean), configurable per deployment; the store section pluginVars.'),
+    .describe(
+      'Setting name to value (string, number or boolean), configurable per deployment; the store section pluginVars.',
+    ),
   strings: z
     .object({
       default: textMap()
@@ -74,7 +92,9 @@ const manifestShape = {
   triggerState: z
     .record(z.string(), z.union([z.boolean(), z.number(), z.string(), z.null()]))
     .default(() => ({}))
-    .describe('State key to runtime value (boolean, number, string or null) that may change while running; the store section triggerState.'),
+    .describe(
+      'State key to runtime value (boolean, number, string or null) that may change while running; the store section triggerState.',
+    ),
   dependencies: z
     .array(dependencySchema)
     .superRefine(uniqueIdentifiers, { when: (payload) => Array.isArray(payload.value) })
@@ -86,7 +106,9 @@ const manifestShape = {
     .describe('Capabilities the plugin needs, e.g. "camera", "bluetooth", "notifications".'),
 };
 
-export const manifestSchema = z.strictObject(manifestShape).describe('A Gatehouse plugin manifest (app-manifest.json). Keys are case-sensitive.');
+export const manifestSchema = z
+  .strictObject(manifestShape)
+  .describe('A Gatehouse plugin manifest (app-manifest.json). Keys are case-sensitive.');
 
 export function parseManifest(input: unknown): ManifestResult {
   const result = manifestSchema.safeParse(input, { reportInput: true });

@@ -43,7 +43,10 @@ export interface PluginAppOptions {
  * The token when the context has none: from the page address's fragment (`#token=…`, never sent to
  * a server), which is then removed from the address bar, so a kiosk can be provisioned by its URL.
  */
-export function tokenFromLocation(loc: Location | undefined = globalThis.location, hist: History | undefined = globalThis.history): string | null {
+export function tokenFromLocation(
+  loc: Location | undefined = globalThis.location,
+  hist: History | undefined = globalThis.history,
+): string | null {
   if (!loc?.hash) return null;
   const params = new URLSearchParams(loc.hash.slice(1));
   const token = params.get('token');
@@ -54,7 +57,11 @@ export function tokenFromLocation(loc: Location | undefined = globalThis.locatio
   return token;
 }
 
-export function createPluginApp(root: Component, source: PluginSource, options: PluginAppOptions = {}): { app: App; store: PluginStore } {
+export function createPluginApp(
+  root: Component,
+  source: PluginSource,
+  options: PluginAppOptions = {},
+): { app: App; store: PluginStore } {
   const app = createApp(root).use(createPinia()).use(svcToolkit);
   const store = app.runWithContext(() => usePluginStore());
   store.setContext({ ...source.context, token: source.context.token ?? tokenFromLocation() });
@@ -63,7 +70,8 @@ export function createPluginApp(root: Component, source: PluginSource, options: 
   // some); from then on the store keeps its subscriptions in step with the manifest.
   let socketOpened = false;
   const openSocket = () => {
-    if (socketOpened || options.events === false || !store.dependencies.some((d) => Object.keys(d.events).length > 0)) return;
+    if (socketOpened || options.events === false || !store.dependencies.some((d) => Object.keys(d.events).length > 0))
+      return;
     socketOpened = true;
     void store.connectEvents();
     app.onUnmount(() => store.disconnectEvents());

@@ -24,7 +24,11 @@ export type PageLocation = Pick<Location, 'protocol' | 'hostname' | 'port'>;
  * dev server's proxy of /app, /broadcasting and /api: the config names the appliance as the proxy
  * reached it, which the browser may not reach, so the page's host and port are used.
  */
-export function socketOptions(config: BroadcastingConfig, context: PluginContext, page: PageLocation | null): PusherOptions {
+export function socketOptions(
+  config: BroadcastingConfig,
+  context: PluginContext,
+  page: PageLocation | null,
+): PusherOptions {
   const sameOrigin = context.baseUrl === '';
   if (sameOrigin && !page) throw new Error('baseUrl "" (the page\'s own origin) needs the page\'s location');
   const tls = sameOrigin ? page!.protocol === 'https:' : config.force_tls === true;
@@ -75,7 +79,10 @@ export async function fetchBroadcastingConfig(context: PluginContext): Promise<B
       credentials: auth.credentials,
     });
   } catch (err) {
-    throw new FetchError(`GET /api/v1/broadcasting/config did not reach the appliance: ${(err as Error).message}`, null);
+    throw new FetchError(
+      `GET /api/v1/broadcasting/config did not reach the appliance: ${(err as Error).message}`,
+      null,
+    );
   }
   if (!res.ok) throw new FetchError(`GET /api/v1/broadcasting/config: ${await refusal(res)}`, res.status);
   return ((await res.json()) as { data: BroadcastingConfig }).data;
@@ -86,11 +93,21 @@ export async function fetchBroadcastingConfig(context: PluginContext): Promise<B
  * posts it) with the plugin's credentials and fetch, the way callApi reaches the appliance. A
  * refusal is recorded with its status and the server's reason before pusher-js hears of it.
  */
-export function channelAuthorizer(context: PluginContext, refused: (channel: string, status: number | null, message: string) => void) {
-  return (params: { socketId: string; channelName: string }, callback: (error: Error | null, data: { auth: string; shared_secret?: string } | null) => void): void => {
+export function channelAuthorizer(
+  context: PluginContext,
+  refused: (channel: string, status: number | null, message: string) => void,
+) {
+  return (
+    params: { socketId: string; channelName: string },
+    callback: (error: Error | null, data: { auth: string; shared_secret?: string } | null) => void,
+  ): void => {
     const auth = credentials(context);
     const body = new URLSearchParams({ socket_id: params.socketId, channel_name: params.channelName }).toString();
-    const headers = { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded', ...auth.headers };
+    const headers = {
+      accept: 'application/json',
+      'content-type': 'application/x-www-form-urlencoded',
+      ...auth.headers,
+    };
     const fail = (status: number | null, message: string) => {
       refused(params.channelName, status, message);
       callback(new Error(message), null);
@@ -98,13 +115,19 @@ export function channelAuthorizer(context: PluginContext, refused: (channel: str
     void (async () => {
       let res: Response;
       try {
-        res = await (context.fetch ?? fetch)(`${context.baseUrl.replace(/\/+$/, '')}/broadcasting/auth`, { method: 'POST', headers, body, credentials: auth.credentials });
+        res = await (context.fetch ?? fetch)(`${context.baseUrl.replace(/\/+$/, '')}/broadcasting/auth`, {
+          method: 'POST',
+          headers,
+          body,
+          credentials: auth.credentials,
+        });
       } catch (err) {
         return fail(null, `/broadcasting/auth did not answer: ${(err as Error).message}`);
       }
       if (!res.ok) return fail(res.status, `/broadcasting/auth refused ${params.channelName}: ${await refusal(res)}`);
       const answer = (await res.json().catch(() => null)) as { auth?: unknown } | null;
-      if (typeof answer?.auth !== 'string') return fail(res.status, `/broadcasting/auth answered ${params.channelName} without an auth string`);
+      if (typeof answer?.auth !== 'string')
+        return fail(res.status, `/broadcasting/auth answered ${params.channelName} without an auth string`);
       callback(null, answer as { auth: string });
     })();
   };

@@ -52,7 +52,10 @@ export interface StoreSections {
 }
 
 const isRecord = (value: unknown): value is PluginRecord =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) && (typeof (value as { id?: unknown }).id === 'number' || typeof (value as { id?: unknown }).id === 'string');
+  typeof value === 'object' &&
+  value !== null &&
+  !Array.isArray(value) &&
+  (typeof (value as { id?: unknown }).id === 'number' || typeof (value as { id?: unknown }).id === 'string');
 
 /**
  * Whether `incoming` is an older copy than `current`: a GET answered after an event that changed the
@@ -60,8 +63,10 @@ const isRecord = (value: unknown): value is PluginRecord =>
  * else by `updated_at`; neither: not older.
  */
 function older(incoming: PluginRecord, current: PluginRecord): boolean {
-  if (typeof incoming.version === 'number' && typeof current.version === 'number') return incoming.version < current.version;
-  if (typeof incoming.updated_at === 'string' && typeof current.updated_at === 'string') return Date.parse(incoming.updated_at) < Date.parse(current.updated_at);
+  if (typeof incoming.version === 'number' && typeof current.version === 'number')
+    return incoming.version < current.version;
+  if (typeof incoming.updated_at === 'string' && typeof current.updated_at === 'string')
+    return Date.parse(incoming.updated_at) < Date.parse(current.updated_at);
   return false;
 }
 
@@ -135,7 +140,13 @@ export const usePluginStore = defineStore('gatehouse-plugin', () => {
   function setContext(value: PluginContext): void {
     // The records are the resources of one project on one appliance: another one starts empty.
     const before = context.value;
-    if (before && (before.baseUrl !== value.baseUrl || before.teamSlug !== value.teamSlug || before.projectSlug !== value.projectSlug)) records.value = {};
+    if (
+      before &&
+      (before.baseUrl !== value.baseUrl ||
+        before.teamSlug !== value.teamSlug ||
+        before.projectSlug !== value.projectSlug)
+    )
+      records.value = {};
     context.value = value;
     if (socket) void connectEvents(socketOptions);
   }
@@ -159,16 +170,28 @@ export const usePluginStore = defineStore('gatehouse-plugin', () => {
 
   const call = createCallApi(
     () => {
-      if (!context.value) throw new PluginApiError('network', 'callApi before the plugin has its context (setContext: the appliance, project and token).');
+      if (!context.value)
+        throw new PluginApiError(
+          'network',
+          'callApi before the plugin has its context (setContext: the appliance, project and token).',
+        );
       return context.value;
     },
     () => ({ dependencies: dependencies.value }),
   );
-  async function callApi<T = unknown>(operationId: string, identifier: string, additionalData: Record<string, unknown> = {}, options: CallApiOptions = {}): Promise<T> {
+  async function callApi<T = unknown>(
+    operationId: string,
+    identifier: string,
+    additionalData: Record<string, unknown> = {},
+    options: CallApiOptions = {},
+  ): Promise<T> {
     const answer = await call<T>(operationId, identifier, additionalData, options);
     // A GET answer (a list, a page of one, or one resource) fills the records; changes arrive as events.
     if (dependencies.value.find((d) => d.identifier === identifier)?.operations[operationId]?.startsWith('get:')) {
-      const data: unknown = options.envelope && typeof answer === 'object' && answer !== null ? (answer as { data?: unknown }).data : answer;
+      const data: unknown =
+        options.envelope && typeof answer === 'object' && answer !== null
+          ? (answer as { data?: unknown }).data
+          : answer;
       for (const item of Array.isArray(data) ? data : [data]) if (isRecord(item)) upsertRecord(identifier, item);
     }
     return answer;
@@ -222,7 +245,11 @@ export const usePluginStore = defineStore('gatehouse-plugin', () => {
     socketOptions = options;
     if (!context.value) {
       const message = 'connectEvents before the plugin has its context (setContext: the appliance, project and token).';
-      connection.value = { ...idleConnection(), state: 'failed', error: { kind: 'config', message, status: null, channel: null } };
+      connection.value = {
+        ...idleConnection(),
+        state: 'failed',
+        error: { kind: 'config', message, status: null, channel: null },
+      };
       return;
     }
     const current: EventSocket = new EventSocket({

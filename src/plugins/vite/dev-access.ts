@@ -58,7 +58,12 @@ export function allowedHost(header: string | undefined, listenHost: string | und
   } catch {
     return false;
   }
-  return hostname === 'localhost' || hostname.endsWith('.localhost') || isIP(hostname) !== 0 || (listenHost !== undefined && hostname === listenHost.toLowerCase());
+  return (
+    hostname === 'localhost' ||
+    hostname.endsWith('.localhost') ||
+    isIP(hostname) !== 0 ||
+    (listenHost !== undefined && hostname === listenHost.toLowerCase())
+  );
 }
 
 /**
@@ -66,7 +71,11 @@ export function allowedHost(header: string | undefined, listenHost: string | und
  * WebSocket as they are; the WebSocket only for a Host Vite would allow (a DNS-rebinding page
  * would otherwise open the appliance's socket through the dev server).
  */
-export function applianceProxy(target: string, token: string | undefined, listenHost?: string): Record<string, ProxyOptions> {
+export function applianceProxy(
+  target: string,
+  token: string | undefined,
+  listenHost?: string,
+): Record<string, ProxyOptions> {
   const withToken: ProxyOptions = {
     target,
     changeOrigin: true,
@@ -74,7 +83,8 @@ export function applianceProxy(target: string, token: string | undefined, listen
       if (!token) return;
       proxy.on('proxyReq', (proxyReq, req) => {
         // A request that brings its own credential (a page that signed a person in) keeps it.
-        if (req.headers.authorization === undefined && isApiPath(req.url) && fromDevPage(req)) proxyReq.setHeader('authorization', `Bearer ${token}`);
+        if (req.headers.authorization === undefined && isApiPath(req.url) && fromDevPage(req))
+          proxyReq.setHeader('authorization', `Bearer ${token}`);
       });
     },
   };

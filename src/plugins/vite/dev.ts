@@ -26,13 +26,17 @@ export const devOptions = {
 function pluginDir(dir: string | undefined): string {
   if (!dir) throw new CliError('the plugin folder is required: gatehouse plugin dev <dir>');
   const root = resolve(dir);
-  if (!existsSync(join(root, 'app-manifest.json'))) throw new CliError(`${root} has no app-manifest.json (gatehouse plugin init <dir> makes a plugin)`);
+  if (!existsSync(join(root, 'app-manifest.json')))
+    throw new CliError(`${root} has no app-manifest.json (gatehouse plugin init <dir> makes a plugin)`);
   if (!existsSync(join(root, 'index.html'))) throw new CliError(`${root} has no index.html, the plugin's page`);
   return root;
 }
 
 /** The token for the dev page: --token, GATEHOUSE_TOKEN, or one made from --email/--password. */
-async function devToken(url: string, v: { token?: string; email?: string; password?: string }): Promise<string | undefined> {
+async function devToken(
+  url: string,
+  v: { token?: string; email?: string; password?: string },
+): Promise<string | undefined> {
   if ((v.email === undefined) !== (v.password === undefined)) throw new CliError('--email and --password go together');
   if (v.token) return v.token;
   if (!v.email) return process.env.GATEHOUSE_TOKEN || undefined;
@@ -47,7 +51,8 @@ async function devToken(url: string, v: { token?: string; email?: string; passwo
     throw new CliError(`the appliance at ${url} did not answer (${(err as Error).message}); start it or pass --url`);
   }
   const body = (await res.json().catch(() => ({}))) as { token?: string; message?: string };
-  if (!res.ok || !body.token) throw new CliError(`signing in at ${url} failed: ${res.status} ${body.message ?? ''}`.trim());
+  if (!res.ok || !body.token)
+    throw new CliError(`signing in at ${url} failed: ${res.status} ${body.message ?? ''}`.trim());
   return body.token;
 }
 
@@ -75,7 +80,9 @@ export async function runDev(args: string[]): Promise<undefined> {
   });
   await server.listen();
   const served = server.resolvedUrls?.local[0] ?? `http://${v.host ?? '127.0.0.1'}:${server.config.server.port}/`;
-  process.stdout.write(`gatehouse plugin dev: serving ${relative(process.cwd(), root) || '.'} at ${served} (API and WebSocket proxied to ${url})\n`);
+  process.stdout.write(
+    `gatehouse plugin dev: serving ${relative(process.cwd(), root) || '.'} at ${served} (API and WebSocket proxied to ${url})\n`,
+  );
   const stop = () => void server.close().then(() => process.exit(0));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
@@ -91,7 +98,12 @@ function listFiles(dir: string, base = dir): string[] {
 
 /** Builds the plugin into <dir>/dist (or --out): a static page with relative asset paths, hostable under any path. */
 export async function runBuild(args: string[]): Promise<{ dir: string; out: string; files: string[] }> {
-  const { values: v, positionals } = parseArgs({ args, options: { out: { type: 'string' }, url: { type: 'string' } }, allowPositionals: true, strict: true });
+  const { values: v, positionals } = parseArgs({
+    args,
+    options: { out: { type: 'string' }, url: { type: 'string' } },
+    allowPositionals: true,
+    strict: true,
+  });
   const root = pluginDir(positionals[0]);
   const out = resolve(root, v.out ?? 'dist');
   const [{ build }, { default: vue }] = await Promise.all([import('vite'), import('@vitejs/plugin-vue')]);

@@ -134,7 +134,14 @@ export function gatehouse(options: GatehouseViteOptions = {}): Plugin {
           // second copy splits the store); without them, the toolkit's own copies (resolveId below).
           dedupe: SHARED.filter((name) => existsSync(join(root, 'node_modules', name))),
         },
-        server: { proxy: applianceProxy(target, token, typeof config.server?.host === 'string' ? config.server.host : undefined), fs: servedFiles(root) },
+        server: {
+          proxy: applianceProxy(
+            target,
+            token,
+            typeof config.server?.host === 'string' ? config.server.host : undefined,
+          ),
+          fs: servedFiles(root),
+        },
       };
     },
     configResolved(config) {
@@ -147,14 +154,17 @@ export function gatehouse(options: GatehouseViteOptions = {}): Plugin {
     },
     buildStart() {
       if (!serving && !state.manifest) {
-        this.error(`app-manifest.json is not valid:\n${state.errors.map((e) => `  ${e.path}: ${e.message}`).join('\n')}`);
+        this.error(
+          `app-manifest.json is not valid:\n${state.errors.map((e) => `  ${e.path}: ${e.message}`).join('\n')}`,
+        );
       }
     },
     async resolveId(id, _importer, resolveOptions) {
       if (id === VIRTUAL_ID) return RESOLVED_ID;
       // Reached only when Vite's resolver found nothing: a plugin folder without its own node_modules
       // (examples/ in this checkout, a test's temporary folder) uses the toolkit's dependencies.
-      if (SHARED.includes(id)) return this.resolve(id, join(checkoutRoot(), 'package.json'), { ...resolveOptions, skipSelf: true });
+      if (SHARED.includes(id))
+        return this.resolve(id, join(checkoutRoot(), 'package.json'), { ...resolveOptions, skipSelf: true });
       return undefined;
     },
     load(id) {

@@ -53,7 +53,9 @@ function tagsOf(openapi: OpenApiDocument): CatalogueTag[] {
       }
     }
   }
-  return [...byTag].filter(([, operations]) => operations.length > 0).map(([name, operations]) => ({ name, model: modelOf(name), permissionKey: permissionKeyOf(name), operations }));
+  return [...byTag]
+    .filter(([, operations]) => operations.length > 0)
+    .map(([name, operations]) => ({ name, model: modelOf(name), permissionKey: permissionKeyOf(name), operations }));
 }
 
 function uniqueId(wanted: string, method: string, taken: Set<string>): string {
@@ -99,7 +101,8 @@ function onPusher(channel: Record<string, unknown>): boolean {
 
 /** A `$ref` inside the document (`#/components/messages/AccessGranted`), followed until it is not one. */
 function resolve(document: unknown, value: unknown, key = '', depth = 0): { key: string; value: unknown } {
-  if (!isObject(value) || typeof value.$ref !== 'string' || !value.$ref.startsWith('#/') || depth > 8) return { key, value };
+  if (!isObject(value) || typeof value.$ref !== 'string' || !value.$ref.startsWith('#/') || depth > 8)
+    return { key, value };
   const parts = value.$ref
     .slice(2)
     .split('/')

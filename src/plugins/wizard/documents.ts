@@ -65,7 +65,13 @@ export async function loadDocuments(options: LoadOptions): Promise<ApiDocuments>
   return { openapi, asyncapi };
 }
 
-async function fetchDocument<T>(base: URL, name: string, schema: z.ZodType<T>, what: string, options: LoadOptions): Promise<T> {
+async function fetchDocument<T>(
+  base: URL,
+  name: string,
+  schema: z.ZodType<T>,
+  what: string,
+  options: LoadOptions,
+): Promise<T> {
   const url = new URL(`api/v1/${name}`, base.href.endsWith('/') ? base : `${base.href}/`).href;
   const headers: Record<string, string> = { accept: 'application/json' };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
@@ -87,7 +93,8 @@ async function fetchDocument<T>(base: URL, name: string, schema: z.ZodType<T>, w
     throw new CliError(`GET ${url} did not answer JSON: is ${base.origin} a Gatehouse appliance?`);
   }
   const parsed = schema.safeParse(json);
-  if (!parsed.success) throw new CliError(`GET ${url} is not ${what}: ${parsed.error.issues[0]?.message ?? 'unexpected shape'}`);
+  if (!parsed.success)
+    throw new CliError(`GET ${url} is not ${what}: ${parsed.error.issues[0]?.message ?? 'unexpected shape'}`);
   return parsed.data;
 }
 

@@ -49,7 +49,8 @@ export function pickOperations(tag: CatalogueTag, list: string | undefined): str
   const all = tag.operations.map((o) => o.id);
   if (list === undefined || list.trim() === 'all') return all;
   return items(list).map((id) => {
-    if (!all.includes(id)) throw new CliError(`unknown operation "${id}" in tag "${tag.name}" (its operations: ${all.join(', ')})`);
+    if (!all.includes(id))
+      throw new CliError(`unknown operation "${id}" in tag "${tag.name}" (its operations: ${all.join(', ')})`);
     return id;
   });
 }
@@ -82,7 +83,8 @@ export function defaultIdentifier(tag: CatalogueTag, taken: readonly string[], r
 export function identifierProblem(identifier: string, taken: readonly string[], replace: boolean): string | null {
   if (identifier === '') return 'the identifier must not be empty';
   if (/\s/.test(identifier)) return `the identifier "${identifier}" must not contain spaces`;
-  if (taken.includes(identifier) && !replace) return `a dependency "${identifier}" is already in app-manifest.json (pass --replace to replace it, or choose another identifier)`;
+  if (taken.includes(identifier) && !replace)
+    return `a dependency "${identifier}" is already in app-manifest.json (pass --replace to replace it, or choose another identifier)`;
   return null;
 }
 

@@ -7,7 +7,15 @@ import { CliError } from '../../cli/commands.js';
 import type { PluginDependency } from '../toolkit/types.js';
 import { buildCatalogue, type Catalogue } from './catalogue.js';
 import { DEFAULT_URL, loadDocuments } from './documents.js';
-import { type Choices, findTag, generateDependency, identifierProblem, nothingChosen, pickEvents, pickOperations } from './generate.js';
+import {
+  type Choices,
+  findTag,
+  generateDependency,
+  identifierProblem,
+  nothingChosen,
+  pickEvents,
+  pickOperations,
+} from './generate.js';
 import { askChoices, terminalPrompts, type WizardPrompts } from './prompts.js';
 import { MANIFEST_FILE, readManifestFile, writeDependency } from './write-manifest.js';
 
@@ -44,7 +52,8 @@ type Flags = ReturnType<typeof parseArgs<{ options: typeof options; allowPositio
 
 export async function runAddDependency(args: string[], io: WizardIo = {}): Promise<AddDependencyResult> {
   const { values, positionals } = parseArgs({ args, options, allowPositionals: true, strict: true });
-  if (positionals.length > 1) throw new CliError(`add-dependency takes one plugin folder, got ${positionals.length}: ${positionals.join(' ')}`);
+  if (positionals.length > 1)
+    throw new CliError(`add-dependency takes one plugin folder, got ${positionals.length}: ${positionals.join(' ')}`);
   const dir = resolve(io.cwd ?? process.cwd(), positionals[0] ?? '.');
   const env = io.env ?? process.env;
   const replace = values.replace ?? false;
@@ -54,7 +63,10 @@ export async function runAddDependency(args: string[], io: WizardIo = {}): Promi
   }
   let prompts = io.prompts;
   if (interactive && !prompts) {
-    if (!process.stdin.isTTY) throw new CliError('no terminal to ask in: pass --tag (with --operations, --events, --identifier) to run without prompts');
+    if (!process.stdin.isTTY)
+      throw new CliError(
+        'no terminal to ask in: pass --tag (with --operations, --events, --identifier) to run without prompts',
+      );
     prompts = await terminalPrompts();
   }
 
@@ -62,10 +74,16 @@ export async function runAddDependency(args: string[], io: WizardIo = {}): Promi
   const { manifest } = await readManifestFile(dir);
   const taken = manifest.dependencies.map((d) => d.identifier);
   const url = values.url ?? DEFAULT_URL;
-  const catalogue = buildCatalogue(await loadDocuments({ url, token: values.token ?? env.GATEHOUSE_TOKEN, ...(io.fetch ? { fetch: io.fetch } : {}) }));
-  if (catalogue.tags.length === 0) throw new CliError(`the OpenAPI document of ${url} has no operation under /api/ for callApi to call`);
+  const catalogue = buildCatalogue(
+    await loadDocuments({ url, token: values.token ?? env.GATEHOUSE_TOKEN, ...(io.fetch ? { fetch: io.fetch } : {}) }),
+  );
+  if (catalogue.tags.length === 0)
+    throw new CliError(`the OpenAPI document of ${url} has no operation under /api/ for callApi to call`);
 
-  const choices = interactive && prompts ? await asked(catalogue, prompts, taken, replace) : fromFlags(catalogue, values, taken, replace);
+  const choices =
+    interactive && prompts
+      ? await asked(catalogue, prompts, taken, replace)
+      : fromFlags(catalogue, values, taken, replace);
   const dependency = generateDependency(catalogue, choices);
   const written = await writeDependency(dir, dependency, replace);
   return { file: written.file, dependency, replaced: written.replaced, warnings: written.warnings };
@@ -76,7 +94,8 @@ function fromFlags(catalogue: Catalogue, values: Flags, taken: readonly string[]
   const tag = findTag(catalogue, values.tag!);
   const operations = pickOperations(tag, values.operations);
   const events = pickEvents(catalogue, tag, values.events);
-  if (nothingChosen(operations, events)) throw new CliError(`nothing to add: no operation and no event chosen for "${tag.name}"`);
+  if (nothingChosen(operations, events))
+    throw new CliError(`nothing to add: no operation and no event chosen for "${tag.name}"`);
   // No numbered default here, unlike the prompt's: a script run twice must fail, not add a second copy.
   const identifier = (values.identifier ?? tag.permissionKey).trim();
   const problem = identifierProblem(identifier, taken, replace);
@@ -84,7 +103,12 @@ function fromFlags(catalogue: Catalogue, values: Flags, taken: readonly string[]
   return { tag, operations, events, identifier };
 }
 
-async function asked(catalogue: Catalogue, prompts: WizardPrompts, taken: readonly string[], replace: boolean): Promise<Choices> {
+async function asked(
+  catalogue: Catalogue,
+  prompts: WizardPrompts,
+  taken: readonly string[],
+  replace: boolean,
+): Promise<Choices> {
   try {
     return await askChoices(catalogue, prompts, taken, replace);
   } catch (err) {

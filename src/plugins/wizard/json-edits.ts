@@ -22,14 +22,19 @@ export function appendToArray(text: string, key: string, value: unknown, style: 
   if (array) {
     if (array.type !== 'array') throw new Error(`"${key}" is not an array`);
     const last = array.children?.at(-1);
-    if (!last) return apply(text, array.offset, array.length, arrayText([value], lineIndent(text, array.offset), style));
-    const item = oneLine(text, array) ? `, ${inline(value)}` : `,${style.eol}${lineIndent(text, last.offset)}${block(value, lineIndent(text, last.offset), style)}`;
+    if (!last)
+      return apply(text, array.offset, array.length, arrayText([value], lineIndent(text, array.offset), style));
+    const item = oneLine(text, array)
+      ? `, ${inline(value)}`
+      : `,${style.eol}${lineIndent(text, last.offset)}${block(value, lineIndent(text, last.offset), style)}`;
     return apply(text, last.offset + last.length, 0, item);
   }
   const property = (indent: string) => `${JSON.stringify(key)}: ${arrayText([value], indent, style)}`;
   const lastProperty = root.children?.at(-1);
-  if (!lastProperty) return apply(text, root.offset, root.length, `{${style.eol}${style.unit}${property(style.unit)}${style.eol}}`);
-  if (oneLine(text, root)) return apply(text, lastProperty.offset + lastProperty.length, 0, `, ${JSON.stringify(key)}: ${inline([value])}`);
+  if (!lastProperty)
+    return apply(text, root.offset, root.length, `{${style.eol}${style.unit}${property(style.unit)}${style.eol}}`);
+  if (oneLine(text, root))
+    return apply(text, lastProperty.offset + lastProperty.length, 0, `, ${JSON.stringify(key)}: ${inline([value])}`);
   const indent = lineIndent(text, lastProperty.offset);
   return apply(text, lastProperty.offset + lastProperty.length, 0, `,${style.eol}${indent}${property(indent)}`);
 }

@@ -14,18 +14,32 @@ interface Choice {
 /** The three prompts the wizard asks with, as narrow as it uses them (answers are strings). */
 export interface WizardPrompts {
   select(config: { message: string; choices: Choice[]; pageSize?: number }): Promise<string>;
-  checkbox(config: { message: string; choices: Choice[]; pageSize?: number; validate?: (chosen: readonly { value: string }[]) => boolean | string }): Promise<string[]>;
+  checkbox(config: {
+    message: string;
+    choices: Choice[];
+    pageSize?: number;
+    validate?: (chosen: readonly { value: string }[]) => boolean | string;
+  }): Promise<string[]>;
   input(config: { message: string; default?: string; validate?: (value: string) => boolean | string }): Promise<string>;
 }
 
 export async function terminalPrompts(): Promise<WizardPrompts> {
   const { checkbox, input, select } = await import('@inquirer/prompts');
-  return { select: (config) => select(config), checkbox: (config) => checkbox(config), input: (config) => input(config) };
+  return {
+    select: (config) => select(config),
+    checkbox: (config) => checkbox(config),
+    input: (config) => input(config),
+  };
 }
 
 const PAGE = 16;
 
-export async function askChoices(catalogue: Catalogue, prompts: WizardPrompts, taken: readonly string[], replace: boolean): Promise<Choices> {
+export async function askChoices(
+  catalogue: Catalogue,
+  prompts: WizardPrompts,
+  taken: readonly string[],
+  replace: boolean,
+): Promise<Choices> {
   const tagName = await prompts.select({
     message: 'Which part of the API? (tag → model)',
     pageSize: PAGE,
@@ -41,15 +55,27 @@ export async function askChoices(catalogue: Catalogue, prompts: WizardPrompts, t
   const operations = await prompts.checkbox({
     message: `Endpoints of ${tag.name} the plugin calls (space to pick, a for all)`,
     pageSize: PAGE,
-    choices: tag.operations.map((o) => ({ name: `${o.id.padEnd(width)}  ${o.method.toUpperCase().padEnd(6)} ${o.path}`, value: o.id, description: o.summary })),
+    choices: tag.operations.map((o) => ({
+      name: `${o.id.padEnd(width)}  ${o.method.toUpperCase().padEnd(6)} ${o.path}`,
+      value: o.id,
+      description: o.summary,
+    })),
   });
 
   const preselected = modelEvents(catalogue, tag);
   const events = await prompts.checkbox({
     message: `Socket events the plugin listens to${preselected.length ? ` (${tag.model}'s are picked)` : ''}`,
     pageSize: PAGE,
-    choices: catalogue.events.map((e) => ({ name: e.name, value: e.name, description: e.summary, checked: preselected.includes(e.name) })),
-    validate: (chosen) => chosen.length > 0 || operations.length > 0 || 'Pick at least one endpoint or event: a dependency with neither does nothing.',
+    choices: catalogue.events.map((e) => ({
+      name: e.name,
+      value: e.name,
+      description: e.summary,
+      checked: preselected.includes(e.name),
+    })),
+    validate: (chosen) =>
+      chosen.length > 0 ||
+      operations.length > 0 ||
+      'Pick at least one endpoint or event: a dependency with neither does nothing.',
   });
 
   const identifier = await prompts.input({

@@ -34,22 +34,39 @@ export async function readManifestFile(dir: string): Promise<ManifestFile> {
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new CliError(`no ${MANIFEST_FILE} in ${dir} (run gatehouse plugin init there, or name the plugin's folder)`);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new CliError(
+        `no ${MANIFEST_FILE} in ${dir} (run gatehouse plugin init there, or name the plugin's folder)`,
+      );
     throw new CliError(`cannot read ${file}: ${(err as Error).message}`);
   }
   const parsed = parseManifestText(text);
-  if (!parsed.ok) throw new CliError(`${file} is not a valid manifest; fix it first:\n${parsed.errors.map((e) => `  ${e.path}: ${e.message}`).join('\n')}`);
+  if (!parsed.ok)
+    throw new CliError(
+      `${file} is not a valid manifest; fix it first:\n${parsed.errors.map((e) => `  ${e.path}: ${e.message}`).join('\n')}`,
+    );
   return { file, text, manifest: parsed.manifest };
 }
 
 /** The manifest text with the dependency appended, or put in the place of the one with its identifier when `replace`. */
-export function withDependency(source: string, manifest: PluginManifest, dependency: PluginDependency, replace: boolean): Edited {
+export function withDependency(
+  source: string,
+  manifest: PluginManifest,
+  dependency: PluginDependency,
+  replace: boolean,
+): Edited {
   const bom = source.startsWith('\uFEFF') ? '\uFEFF' : '';
   let text = source.slice(bom.length);
   const style = styleOf(text);
   const index = manifest.dependencies.findIndex((d) => d.identifier === dependency.identifier);
-  if (index >= 0 && !replace) throw new CliError(`a dependency "${dependency.identifier}" is already in ${MANIFEST_FILE} (pass --replace to replace it)`);
-  text = index >= 0 ? replaceInArray(text, 'dependencies', index, dependency, style) : appendToArray(text, 'dependencies', dependency, style);
+  if (index >= 0 && !replace)
+    throw new CliError(
+      `a dependency "${dependency.identifier}" is already in ${MANIFEST_FILE} (pass --replace to replace it)`,
+    );
+  text =
+    index >= 0
+      ? replaceInArray(text, 'dependencies', index, dependency, style)
+      : appendToArray(text, 'dependencies', dependency, style);
   return { text: bom + text, replaced: index >= 0, warnings: permissionWarnings(manifest, dependency) };
 }
 
@@ -66,11 +83,18 @@ function permissionWarnings(manifest: PluginManifest, dependency: PluginDependen
  * Reads the manifest again (it may have changed while the prompts waited), edits, validates the
  * result and replaces the file atomically.
  */
-export async function writeDependency(dir: string, dependency: PluginDependency, replace: boolean): Promise<{ file: string } & Omit<Edited, 'text'>> {
+export async function writeDependency(
+  dir: string,
+  dependency: PluginDependency,
+  replace: boolean,
+): Promise<{ file: string } & Omit<Edited, 'text'>> {
   const { file, text, manifest } = await readManifestFile(dir);
   const edited = withDependency(text, manifest, dependency, replace);
   const check = parseManifestText(edited.text);
-  if (!check.ok) throw new CliError(`${file} unchanged: the edited manifest would not be valid:\n${check.errors.map((e) => `  ${e.path}: ${e.message}`).join('\n')}`);
+  if (!check.ok)
+    throw new CliError(
+      `${file} unchanged: the edited manifest would not be valid:\n${check.errors.map((e) => `  ${e.path}: ${e.message}`).join('\n')}`,
+    );
   await writeAtomically(file, edited.text);
   return { file, replaced: edited.replaced, warnings: edited.warnings };
 }

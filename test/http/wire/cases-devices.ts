@@ -14,44 +14,78 @@ export function deviceCases(w: World, v: Venue): Case[] {
   const gateway = () => w.create(`${A}/gateways`, { identifier: `GW-${unique()}` });
   const loginBody = { reader_identifier: 'R-1' };
   return [
-    c('readers.login', 202, 'a reader of the project', () => w.send({ method: 'POST', path: `${A}/readers/login`, json: loginBody })),
+    c('readers.login', 202, 'a reader of the project', () =>
+      w.send({ method: 'POST', path: `${A}/readers/login`, json: loginBody }),
+    ),
     c('readers.login', 202, 'a project that does not exist: the same answer, no login (issue 23 item 12)', () =>
       w.send({ method: 'POST', path: '/api/v1/projects/nope/nope/readers/login', json: loginBody }),
     ),
-    c('readers.login', 202, 'a reader the project does not have: the same answer, no login', () => w.send({ method: 'POST', path: `${A}/readers/login`, json: { reader_identifier: 'R-NONE' } })),
+    c('readers.login', 202, 'a reader the project does not have: the same answer, no login', () =>
+      w.send({ method: 'POST', path: `${A}/readers/login`, json: { reader_identifier: 'R-NONE' } }),
+    ),
     c('readers.logins', 200, 'the pending logins', () => w.api('GET', `${A}/readers/logins`)),
     c('readers.verify-otp', 200, 'the one-time password staff read out', async () => {
       await w.send({ method: 'POST', path: `${A}/readers/login`, json: loginBody });
       const otp = (await w.api('GET', `${A}/readers/logins`)).body.data[0].otp as string;
       return w.send({ method: 'POST', path: '/api/v1/reader-otp/verify', json: { ...loginBody, otp } });
     }),
-    c('readers.verify-otp', 422, 'a wrong one-time password', () => w.send({ method: 'POST', path: '/api/v1/reader-otp/verify', json: { ...loginBody, otp: '000000' } })),
+    c('readers.verify-otp', 422, 'a wrong one-time password', () =>
+      w.send({ method: 'POST', path: '/api/v1/reader-otp/verify', json: { ...loginBody, otp: '000000' } }),
+    ),
     c('readers.revoke-token', 204, 'a reader', () => w.api('DELETE', `${A}/readers/${v.reader}/token`)),
     c('readers.revoke-token', 404, 'a reader that does not exist', () => w.api('DELETE', `${A}/readers/999999/token`)),
 
     c('gateways.index', 200, 'a page', () => w.api('GET', `${A}/gateways`)),
     c('gateways.show', 200, 'a gateway', () => w.api('GET', `${A}/gateways/${v.gateway}`)),
     c('gateways.show', 404, 'an id that names nothing', () => w.api('GET', `${A}/gateways/999999`)),
-    c('gateways.store', 201, 'a new identifier', () => w.api('POST', `${A}/gateways`, { identifier: `GW-${unique()}` })),
+    c('gateways.store', 201, 'a new identifier', () =>
+      w.api('POST', `${A}/gateways`, { identifier: `GW-${unique()}` }),
+    ),
     c('gateways.store', 422, 'an identifier taken', () => w.api('POST', `${A}/gateways`, { identifier: 'GW-1' })),
     c('gateways.update', 200, 'a new name', () => w.api('PUT', `${A}/gateways/${v.gateway}`, { name: 'Gate one' })),
-    c('gateways.update', 404, 'an id that names nothing', () => w.api('PUT', `${A}/gateways/999999`, { name: 'Nobody' })),
-    c('gateways.destroy', 204, 'a gateway made for it', async () => w.api('DELETE', `${A}/gateways/${await gateway()}`)),
+    c('gateways.update', 404, 'an id that names nothing', () =>
+      w.api('PUT', `${A}/gateways/999999`, { name: 'Nobody' }),
+    ),
+    c('gateways.destroy', 204, 'a gateway made for it', async () =>
+      w.api('DELETE', `${A}/gateways/${await gateway()}`),
+    ),
     c('gateways.destroy', 404, 'an id that names nothing', () => w.api('DELETE', `${A}/gateways/999999`)),
     c('gateways.rotate-token', 201, 'a gateway', () => w.api('POST', `${A}/gateways/${v.gateway}/token`)),
     c('gateways.rotate-token', 404, 'an id that names nothing', () => w.api('POST', `${A}/gateways/999999/token`)),
 
     c('webhook-sources.index', 200, 'a page', () => w.api('GET', `${A}/integrations/webhooks`)),
-    c('webhook-sources.store', 201, 'a new source', () => w.api('POST', `${A}/integrations/webhooks`, { kind: 'gateway-status', name: `Source ${unique()}` })),
-    c('webhook-sources.store', 422, 'an address that is no address', () => w.api('POST', `${A}/integrations/webhooks`, { kind: 'gateway-status', name: 'Bad', ip_allowlist: ['not an address'] })),
-    c('webhook-sources.show', 200, 'a source', async () => w.api('GET', `${A}/integrations/webhooks/${await source('shown')}`)),
+    c('webhook-sources.store', 201, 'a new source', () =>
+      w.api('POST', `${A}/integrations/webhooks`, { kind: 'gateway-status', name: `Source ${unique()}` }),
+    ),
+    c('webhook-sources.store', 422, 'an address that is no address', () =>
+      w.api('POST', `${A}/integrations/webhooks`, {
+        kind: 'gateway-status',
+        name: 'Bad',
+        ip_allowlist: ['not an address'],
+      }),
+    ),
+    c('webhook-sources.show', 200, 'a source', async () =>
+      w.api('GET', `${A}/integrations/webhooks/${await source('shown')}`),
+    ),
     c('webhook-sources.show', 404, 'an id that names nothing', () => w.api('GET', `${A}/integrations/webhooks/999999`)),
-    c('webhook-sources.update', 200, 'a new name', async () => w.api('PUT', `${A}/integrations/webhooks/${await source('renamed')}`, { name: 'Renamed' })),
-    c('webhook-sources.update', 404, 'an id that names nothing', () => w.api('PUT', `${A}/integrations/webhooks/999999`, { name: 'Nobody' })),
-    c('webhook-sources.rotate-secret', 201, 'a source', async () => w.api('POST', `${A}/integrations/webhooks/${await source('rotated')}/rotate-secret`, { grace_minutes: 0 })),
-    c('webhook-sources.rotate-secret', 404, 'an id that names nothing', () => w.api('POST', `${A}/integrations/webhooks/999999/rotate-secret`, {})),
-    c('webhook-sources.destroy', 204, 'a source made for it', async () => w.api('DELETE', `${A}/integrations/webhooks/${await source('removed')}`)),
-    c('webhook-sources.destroy', 404, 'an id that names nothing', () => w.api('DELETE', `${A}/integrations/webhooks/999999`)),
+    c('webhook-sources.update', 200, 'a new name', async () =>
+      w.api('PUT', `${A}/integrations/webhooks/${await source('renamed')}`, { name: 'Renamed' }),
+    ),
+    c('webhook-sources.update', 404, 'an id that names nothing', () =>
+      w.api('PUT', `${A}/integrations/webhooks/999999`, { name: 'Nobody' }),
+    ),
+    c('webhook-sources.rotate-secret', 201, 'a source', async () =>
+      w.api('POST', `${A}/integrations/webhooks/${await source('rotated')}/rotate-secret`, { grace_minutes: 0 }),
+    ),
+    c('webhook-sources.rotate-secret', 404, 'an id that names nothing', () =>
+      w.api('POST', `${A}/integrations/webhooks/999999/rotate-secret`, {}),
+    ),
+    c('webhook-sources.destroy', 204, 'a source made for it', async () =>
+      w.api('DELETE', `${A}/integrations/webhooks/${await source('removed')}`),
+    ),
+    c('webhook-sources.destroy', 404, 'an id that names nothing', () =>
+      w.api('DELETE', `${A}/integrations/webhooks/999999`),
+    ),
     ...webhookCases(w),
     // Read last, so they list what the cases above posted.
     c('incoming-webhooks.index', 200, "the project's log", () => w.api('GET', `${A}/incoming-webhooks?per_page=100`)),
@@ -64,8 +98,17 @@ export function deviceCases(w: World, v: Venue): Case[] {
 export const acceptedBodies: Record<SourceKind, string> = {
   'access-event': JSON.stringify({ reader_id: 'R-1', credential_value: 'CRED-1', request_id: 'wire-1' }),
   'gateway-status': JSON.stringify({ gateway_id: 'GW-1', status: 'online' }),
-  'attendee-sync': JSON.stringify({ team_slug: 'default', project_slug: 'default', sync_mode: 'upsert', attendees: [{ external_id: 'SYNC-1', first_name: 'Synced' }] }),
-  'registration-partner': JSON.stringify({ event_type: 'registration.created', event_id: 'EV-1', data: { registration_id: 'REG-1', attendee: { first_name: 'Reg' } } }),
+  'attendee-sync': JSON.stringify({
+    team_slug: 'default',
+    project_slug: 'default',
+    sync_mode: 'upsert',
+    attendees: [{ external_id: 'SYNC-1', first_name: 'Synced' }],
+  }),
+  'registration-partner': JSON.stringify({
+    event_type: 'registration.created',
+    event_id: 'EV-1',
+    data: { registration_id: 'REG-1', attendee: { first_name: 'Reg' } },
+  }),
   'upload-finalized': JSON.stringify({ name: 'notes.txt', bucket: 'uploads', contentType: 'text/plain', size: '12' }),
 };
 
@@ -93,28 +136,73 @@ function webhookCases(w: World): Case[] {
   return [
     c('webhooks.access-event', 200, 'a scan at a reader', scan),
     c('webhooks.access-event', 200, again, scan, replayed),
-    c('webhooks.access-event', 404, 'a reader that does not exist', w.signed('access-event', json({ reader_id: 'R-NONE', credential_value: 'CRED-1' }))),
-    c('webhooks.access-event', 409, 'a reader at no door', w.signed('access-event', json({ reader_id: 'R-FREE', credential_value: 'CRED-1' }))),
+    c(
+      'webhooks.access-event',
+      404,
+      'a reader that does not exist',
+      w.signed('access-event', json({ reader_id: 'R-NONE', credential_value: 'CRED-1' })),
+    ),
+    c(
+      'webhooks.access-event',
+      409,
+      'a reader at no door',
+      w.signed('access-event', json({ reader_id: 'R-FREE', credential_value: 'CRED-1' })),
+    ),
     c('webhooks.mqtt-gateway-status', 200, 'a gateway report', status),
     c('webhooks.mqtt-gateway-status', 200, again, status, replayed),
-    c('webhooks.mqtt-gateway-status', 404, 'a gateway that does not exist', w.signed('gateway-status', json({ gateway_id: 'GW-NONE', status: 'online' }))),
+    c(
+      'webhooks.mqtt-gateway-status',
+      404,
+      'a gateway that does not exist',
+      w.signed('gateway-status', json({ gateway_id: 'GW-NONE', status: 'online' })),
+    ),
     c('webhooks.attendee-sync', 200, 'a record to upsert', sync),
     c('webhooks.attendee-sync', 200, again, sync, replayed),
-    c('webhooks.attendee-sync', 403, "another project than the source's", w.signed('attendee-sync', json({ team_slug: 'default', project_slug: 'other', sync_mode: 'upsert', attendees: [] }))),
-    c('webhooks.attendee-sync', 404, 'a project that does not exist', w.signed('attendee-sync', json({ team_slug: 'default', project_slug: 'nope', sync_mode: 'upsert', attendees: [] }))),
+    c(
+      'webhooks.attendee-sync',
+      403,
+      "another project than the source's",
+      w.signed(
+        'attendee-sync',
+        json({ team_slug: 'default', project_slug: 'other', sync_mode: 'upsert', attendees: [] }),
+      ),
+    ),
+    c(
+      'webhooks.attendee-sync',
+      404,
+      'a project that does not exist',
+      w.signed(
+        'attendee-sync',
+        json({ team_slug: 'default', project_slug: 'nope', sync_mode: 'upsert', attendees: [] }),
+      ),
+    ),
     c('webhooks.registration-partner', 200, 'a registration', created),
     c('webhooks.registration-partner', 200, again, created, replayed),
     c(
       'webhooks.registration-partner',
       409,
       'a registration id already created',
-      w.signed('registration-partner', json({ event_type: 'registration.created', event_id: 'EV-2', data: { registration_id: 'REG-1', attendee: { first_name: 'Reg' } } })),
+      w.signed(
+        'registration-partner',
+        json({
+          event_type: 'registration.created',
+          event_id: 'EV-2',
+          data: { registration_id: 'REG-1', attendee: { first_name: 'Reg' } },
+        }),
+      ),
     ),
     c(
       'webhooks.registration-partner',
       404,
       'an update of a registration that does not exist',
-      w.signed('registration-partner', json({ event_type: 'registration.updated', event_id: 'EV-3', data: { registration_id: 'REG-NONE', attendee: { first_name: 'Nobody' } } })),
+      w.signed(
+        'registration-partner',
+        json({
+          event_type: 'registration.updated',
+          event_id: 'EV-3',
+          data: { registration_id: 'REG-NONE', attendee: { first_name: 'Nobody' } },
+        }),
+      ),
     ),
     c('webhooks.large-upload-finalized', 200, 'a finished upload', upload),
     c('webhooks.large-upload-finalized', 200, again, upload, replayed),
@@ -134,7 +222,9 @@ export function inFlightCases(w: World, ops: Map<string, Operation>): Case[] {
       return pipelined(w.gh.url, [req, req]);
     };
     const answer = (i: number) => async () => (await (pair ??= twice()))[i]!;
-    const inFlight = (ops.get(op)?.spec.responses['409'] as { description?: string } | undefined)?.description?.includes('`request_in_progress`');
+    const inFlight = (
+      ops.get(op)?.spec.responses['409'] as { description?: string } | undefined
+    )?.description?.includes('`request_in_progress`');
     return [
       c(op, 200, 'the first of two identical signed bodies written together', answer(0)),
       inFlight

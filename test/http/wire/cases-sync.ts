@@ -9,10 +9,19 @@ export function syncCases(w: World, _v: Venue): Case[] {
   const edgeToken = () => w.syncToken();
   const conflict = async () => {
     const projectId = (await w.api('GET', A)).body.data.id as number;
-    return w.gh.app.services.sync.conflicts.record(projectId, { kind: 'attendee_field', edgeId: 1, entity: 'attendee', entityId: 1, field: 'first_name', edgeValue: 'Ada', cloudValue: 'Ava' }).id;
+    return w.gh.app.services.sync.conflicts.record(projectId, {
+      kind: 'attendee_field',
+      edgeId: 1,
+      entity: 'attendee',
+      entityId: 1,
+      field: 'first_name',
+      edgeValue: 'Ada',
+      cloudValue: 'Ava',
+    }).id;
   };
   const edge = async () => (await w.api('POST', `${A}/sync/edges`, { name: 'another' })).body.data.id as number;
-  const speak = async (method: string, path: string, json?: unknown, protocol = '1') => w.send({ method, path, token: await edgeToken(), json, headers: { 'Gatehouse-Sync-Protocol': protocol } });
+  const speak = async (method: string, path: string, json?: unknown, protocol = '1') =>
+    w.send({ method, path, token: await edgeToken(), json, headers: { 'Gatehouse-Sync-Protocol': protocol } });
   const batch = {
     clock: { offset_ms: 3, synchronised: true },
     backlog: 0,
@@ -36,19 +45,47 @@ export function syncCases(w: World, _v: Venue): Case[] {
     c('sync.status', 200, 'the cloud with its edges', () => w.api('GET', `${A}/sync/status`)),
     c('sync-conflicts.index', 200, 'a page', () => w.api('GET', `${A}/sync/conflicts?reviewed=false`)),
     c('sync-conflicts.index', 422, 'an unknown kind', () => w.api('GET', `${A}/sync/conflicts?kind=nope`)),
-    c('sync-conflicts.review', 200, 'a conflict', async () => w.api('POST', `${A}/sync/conflicts/${await conflict()}/review`)),
-    c('sync-conflicts.review', 404, 'an id that names nothing', () => w.api('POST', `${A}/sync/conflicts/999999/review`)),
+    c('sync-conflicts.review', 200, 'a conflict', async () =>
+      w.api('POST', `${A}/sync/conflicts/${await conflict()}/review`),
+    ),
+    c('sync-conflicts.review', 404, 'an id that names nothing', () =>
+      w.api('POST', `${A}/sync/conflicts/999999/review`),
+    ),
     c('sync-protocol.hello', 200, 'a sync token', () => speak('GET', '/api/v1/sync/hello')),
-    c('sync-protocol.hello', 409, 'a protocol version the cloud does not speak', () => speak('GET', '/api/v1/sync/hello', undefined, '99'), { error: 'sync_protocol_unsupported' }),
+    c(
+      'sync-protocol.hello',
+      409,
+      'a protocol version the cloud does not speak',
+      () => speak('GET', '/api/v1/sync/hello', undefined, '99'),
+      { error: 'sync_protocol_unsupported' },
+    ),
     c('sync-protocol.upload', 200, 'a batch', () => speak('POST', `${A}/sync/upload`, batch)),
-    c('sync-protocol.upload', 422, 'an item of no known kind', () => speak('POST', `${A}/sync/upload`, { ...batch, items: [{ kind: 'other', uuid: randomUUID() }] })),
-    c('sync-protocol.upload', 404, "another project's path", () => speak('POST', '/api/v1/projects/default/elsewhere/sync/upload', batch)),
-    c('sync-protocol.upload', 409, 'an old protocol version', () => speak('POST', `${A}/sync/upload`, batch, '0'), { error: 'sync_protocol_unsupported' }),
-    c('sync-protocol.changes', 409, 'no protocol version', () => speak('GET', `${A}/sync/changes`, undefined, ''), { error: 'sync_protocol_unsupported' }),
-    c('sync-protocol.revocations', 409, 'a newer protocol version', () => speak('GET', `${A}/sync/revocations`, undefined, '2'), { error: 'sync_protocol_unsupported' }),
+    c('sync-protocol.upload', 422, 'an item of no known kind', () =>
+      speak('POST', `${A}/sync/upload`, { ...batch, items: [{ kind: 'other', uuid: randomUUID() }] }),
+    ),
+    c('sync-protocol.upload', 404, "another project's path", () =>
+      speak('POST', '/api/v1/projects/default/elsewhere/sync/upload', batch),
+    ),
+    c('sync-protocol.upload', 409, 'an old protocol version', () => speak('POST', `${A}/sync/upload`, batch, '0'), {
+      error: 'sync_protocol_unsupported',
+    }),
+    c('sync-protocol.changes', 409, 'no protocol version', () => speak('GET', `${A}/sync/changes`, undefined, ''), {
+      error: 'sync_protocol_unsupported',
+    }),
+    c(
+      'sync-protocol.revocations',
+      409,
+      'a newer protocol version',
+      () => speak('GET', `${A}/sync/revocations`, undefined, '2'),
+      { error: 'sync_protocol_unsupported' },
+    ),
     c('sync-protocol.changes', 200, 'from the beginning', () => speak('GET', `${A}/sync/changes?limit=10`)),
-    c('sync-protocol.changes', 422, 'a cursor the cloud never gave', () => speak('GET', `${A}/sync/changes?cursor=bm9wZQ`)),
+    c('sync-protocol.changes', 422, 'a cursor the cloud never gave', () =>
+      speak('GET', `${A}/sync/changes?cursor=bm9wZQ`),
+    ),
     c('sync-protocol.revocations', 200, 'from the beginning', () => speak('GET', `${A}/sync/revocations`)),
-    c('sync-protocol.revocations', 422, 'a wait over the limit', () => speak('GET', `${A}/sync/revocations?wait=100000`)),
+    c('sync-protocol.revocations', 422, 'a wait over the limit', () =>
+      speak('GET', `${A}/sync/revocations?wait=100000`),
+    ),
   ];
 }

@@ -14,9 +14,13 @@ function crud(w: World, name: string, id: number, make: () => unknown, change: u
     c(`${name}.store`, 201, 'a valid record', () => w.api('POST', base, make())),
     c(`${name}.update`, 200, 'a valid change', () => w.api('PUT', `${base}/${id}`, change)),
     c(`${name}.update`, 404, 'an id that names nothing', () => w.api('PUT', `${base}/999999`, change)),
-    c(`${name}.destroy`, 204, 'a record made for it', async () => w.api('DELETE', `${base}/${await w.create(base, make())}`)),
+    c(`${name}.destroy`, 204, 'a record made for it', async () =>
+      w.api('DELETE', `${base}/${await w.create(base, make())}`),
+    ),
     c(`${name}.destroy`, 404, 'an id that names nothing', () => w.api('DELETE', `${base}/999999`)),
-    ...(inUse === undefined ? [] : [c(`${name}.destroy`, 409, 'a record still in use', () => w.api('DELETE', `${base}/${inUse}`))]),
+    ...(inUse === undefined
+      ? []
+      : [c(`${name}.destroy`, 409, 'a record still in use', () => w.api('DELETE', `${base}/${inUse}`))]),
   ];
 }
 
@@ -30,42 +34,102 @@ export function venueCases(w: World, v: Venue): Case[] {
       return w.api('DELETE', `${A}/access-zones/${zone}`);
     }),
     c('access-zones.capacity', 200, 'a zone', () => w.api('GET', `${A}/access-zones/${v.zone}/capacity`)),
-    c('access-zones.capacity', 404, 'an id that names nothing', () => w.api('GET', `${A}/access-zones/999999/capacity`)),
-    ...crud(w, 'access-points', v.door, () => ({ name: `Door ${unique()}`, access_zone_id: v.zone }), { location: 'North' }),
+    c('access-zones.capacity', 404, 'an id that names nothing', () =>
+      w.api('GET', `${A}/access-zones/999999/capacity`),
+    ),
+    ...crud(w, 'access-points', v.door, () => ({ name: `Door ${unique()}`, access_zone_id: v.zone }), {
+      location: 'North',
+    }),
     ...crud(w, 'readers', v.reader, () => ({ identifier: `R-${unique()}` }), { type: 'barcode' }),
-    ...crud(w, 'time-restrictions', v.restriction, () => ({ access_zone_id: v.zone, days_of_week: [1], start_time: '09:00', end_time: '10:00' }), { days_of_week: [1, 2, 3, 4, 5, 6, 7] }),
-    ...crud(w, 'blocklist', v.blockEntry, () => ({ credential_id: v.credential, reason: `Lost card ${unique()}`, until: '2020-01-01T00:00:00Z' }), { reason: 'Ejected twice' }),
+    ...crud(
+      w,
+      'time-restrictions',
+      v.restriction,
+      () => ({ access_zone_id: v.zone, days_of_week: [1], start_time: '09:00', end_time: '10:00' }),
+      { days_of_week: [1, 2, 3, 4, 5, 6, 7] },
+    ),
+    ...crud(
+      w,
+      'blocklist',
+      v.blockEntry,
+      () => ({ credential_id: v.credential, reason: `Lost card ${unique()}`, until: '2020-01-01T00:00:00Z' }),
+      { reason: 'Ejected twice' },
+    ),
     ...crud(w, 'attendees', v.attendee, () => ({ first_name: `Guest ${unique()}` }), { email: 'ada@example.test' }),
     ...crud(w, 'attendee-types', v.type, () => ({ name: `Type ${unique()}` }), { name: 'Guest of honour' }, v.type),
-    ...crud(w, 'forms', v.form, () => ({ name: `Form ${unique()}`, fields: [{ name: 'q', label: 'Q', type: 'text' }] }), { is_active: true }),
+    ...crud(
+      w,
+      'forms',
+      v.form,
+      () => ({ name: `Form ${unique()}`, fields: [{ name: 'q', label: 'Q', type: 'text' }] }),
+      { is_active: true },
+    ),
 
-    c('access-points.scan', 200, 'a credential at a door', () => w.api('POST', `${A}/access-points/${v.door}/scan`, { credential_value: 'CRED-1' })),
-    c('access-points.scan', 404, 'a door that does not exist', () => w.api('POST', `${A}/access-points/999999/scan`, { credential_value: 'CRED-1' })),
-    c('access-points.scan', 200, 'an inactive door (decided: a denial naming the cause)', () => w.api('POST', `${A}/access-points/${v.closedDoor}/scan`, { credential_value: 'CRED-1' })),
+    c('access-points.scan', 200, 'a credential at a door', () =>
+      w.api('POST', `${A}/access-points/${v.door}/scan`, { credential_value: 'CRED-1' }),
+    ),
+    c('access-points.scan', 404, 'a door that does not exist', () =>
+      w.api('POST', `${A}/access-points/999999/scan`, { credential_value: 'CRED-1' }),
+    ),
+    c('access-points.scan', 200, 'an inactive door (decided: a denial naming the cause)', () =>
+      w.api('POST', `${A}/access-points/${v.closedDoor}/scan`, { credential_value: 'CRED-1' }),
+    ),
     c('access-events.index', 200, 'a page of events', () => w.api('GET', `${A}/access-events`)),
     c('access-events.index', 200, 'the CSV export', () => w.api('GET', `${A}/access-events?format=csv`)),
     c('analytics.metrics', 200, 'an access summary', () => w.api('POST', `${A}/analytics/metrics`, summary)),
     c('analytics.metrics', 404, 'the occupancy of a zone that does not exist', () =>
-      w.api('POST', `${A}/analytics/metrics`, { metric: 'zone_occupancy', zone_id: 999999, start_date: '2026-01-01', end_date: '2026-01-02' }),
+      w.api('POST', `${A}/analytics/metrics`, {
+        metric: 'zone_occupancy',
+        zone_id: 999999,
+        start_date: '2026-01-01',
+        end_date: '2026-01-02',
+      }),
     ),
 
-    c('attendees.import', 200, 'JSON rows', () => w.api('POST', `${A}/attendees/import`, [{ first_name: 'Imported', credential_value: `IMP-${unique()}` }])),
-    c('attendees.import', 200, 'a CSV file', () =>
-      w.send({ method: 'POST', path: `${A}/attendees/import`, token: w.admin, raw: `first_name,external_id\r\nCsv,CSV-${unique()}\r\n`, type: 'text/csv' }),
+    c('attendees.import', 200, 'JSON rows', () =>
+      w.api('POST', `${A}/attendees/import`, [{ first_name: 'Imported', credential_value: `IMP-${unique()}` }]),
     ),
-    c('attendees.import', 422, 'only bad rows', () => w.api('POST', `${A}/attendees/import`, [{ last_name: 'No first name' }])),
+    c('attendees.import', 200, 'a CSV file', () =>
+      w.send({
+        method: 'POST',
+        path: `${A}/attendees/import`,
+        token: w.admin,
+        raw: `first_name,external_id\r\nCsv,CSV-${unique()}\r\n`,
+        type: 'text/csv',
+      }),
+    ),
+    c('attendees.import', 422, 'only bad rows', () =>
+      w.api('POST', `${A}/attendees/import`, [{ last_name: 'No first name' }]),
+    ),
     c('attendees.export', 200, 'the CSV export', () => w.api('GET', `${A}/attendees/export`)),
-    c('attendees.credentials.index', 200, "an attendee's credentials", () => w.api('GET', `${A}/attendees/${v.attendee}/credentials`)),
-    c('attendees.credentials.index', 404, 'an attendee that does not exist', () => w.api('GET', `${A}/attendees/999999/credentials`)),
-    c('attendees.credentials.store', 201, 'a new value', () => w.api('POST', `${A}/attendees/${v.attendee}/credentials`, { value: `CRED-${unique()}` })),
-    c('attendees.credentials.store', 404, 'an attendee that does not exist', () => w.api('POST', `${A}/attendees/999999/credentials`, { value: `CRED-${unique()}` })),
+    c('attendees.credentials.index', 200, "an attendee's credentials", () =>
+      w.api('GET', `${A}/attendees/${v.attendee}/credentials`),
+    ),
+    c('attendees.credentials.index', 404, 'an attendee that does not exist', () =>
+      w.api('GET', `${A}/attendees/999999/credentials`),
+    ),
+    c('attendees.credentials.store', 201, 'a new value', () =>
+      w.api('POST', `${A}/attendees/${v.attendee}/credentials`, { value: `CRED-${unique()}` }),
+    ),
+    c('attendees.credentials.store', 404, 'an attendee that does not exist', () =>
+      w.api('POST', `${A}/attendees/999999/credentials`, { value: `CRED-${unique()}` }),
+    ),
     c('credentials.destroy', 200, 'a credential made for it', async () =>
-      w.api('DELETE', `${A}/credentials/${await w.create(`${A}/attendees/${v.attendee}/credentials`, { value: `CRED-${unique()}` })}`),
+      w.api(
+        'DELETE',
+        `${A}/credentials/${await w.create(`${A}/attendees/${v.attendee}/credentials`, { value: `CRED-${unique()}` })}`,
+      ),
     ),
     c('credentials.destroy', 404, 'an id that names nothing', () => w.api('DELETE', `${A}/credentials/999999`)),
-    c('forms.submissions.store', 201, 'an answer', () => w.api('POST', `${A}/forms/${v.form}/submissions`, { data: { q: 'yes' } })),
-    c('forms.submissions.store', 404, 'a form that does not exist', () => w.api('POST', `${A}/forms/999999/submissions`, { data: { q: 'yes' } })),
+    c('forms.submissions.store', 201, 'an answer', () =>
+      w.api('POST', `${A}/forms/${v.form}/submissions`, { data: { q: 'yes' } }),
+    ),
+    c('forms.submissions.store', 404, 'a form that does not exist', () =>
+      w.api('POST', `${A}/forms/999999/submissions`, { data: { q: 'yes' } }),
+    ),
     c('forms.submissions.index', 200, "a form's answers", () => w.api('GET', `${A}/forms/${v.form}/submissions`)),
-    c('forms.submissions.index', 404, 'a form that does not exist', () => w.api('GET', `${A}/forms/999999/submissions`)),
+    c('forms.submissions.index', 404, 'a form that does not exist', () =>
+      w.api('GET', `${A}/forms/999999/submissions`),
+    ),
   ];
 }

@@ -21,10 +21,13 @@ interface Response {
 }
 
 /** Every operation of the document, by operation id. */
-export function operationsOf(doc: { paths: Record<string, Record<string, Operation['spec'] & { operationId: string }>> }): Map<string, Operation> {
+export function operationsOf(doc: {
+  paths: Record<string, Record<string, Operation['spec'] & { operationId: string }>>;
+}): Map<string, Operation> {
   const out = new Map<string, Operation>();
   for (const [path, methods] of Object.entries(doc.paths)) {
-    for (const [method, spec] of Object.entries(methods)) out.set(spec.operationId, { id: spec.operationId, method: method.toUpperCase(), path, spec });
+    for (const [method, spec] of Object.entries(methods))
+      out.set(spec.operationId, { id: spec.operationId, method: method.toUpperCase(), path, spec });
   }
   return out;
 }
@@ -37,18 +40,22 @@ function valid(schema: object, value: unknown): string | null {
 }
 
 /** A header's value as its schema types it (headers travel as text). */
-const typed = (value: string, schema: { type?: string }): unknown => (schema.type === 'integer' || schema.type === 'number' ? Number(value) : value);
+const typed = (value: string, schema: { type?: string }): unknown =>
+  schema.type === 'integer' || schema.type === 'number' ? Number(value) : value;
 
 /** What is wrong with a request that succeeded, by the document: a body it does not allow, or none where it requires one. */
 export function requestProblems(operation: Operation, req: { json?: unknown; raw?: string; type?: string }): string[] {
-  const body = operation.spec.requestBody as { required?: boolean; content: Record<string, { schema: object }> } | undefined;
+  const body = operation.spec.requestBody as
+    | { required?: boolean; content: Record<string, { schema: object }> }
+    | undefined;
   const sent = req.json !== undefined || (req.raw !== undefined && req.raw !== '');
   if (!sent) return body?.required ? ['succeeded without the body the document requires'] : [];
   const type = req.json !== undefined ? 'application/json' : (req.type ?? '');
   const media = body?.content[type];
   if (!media) return [`succeeded with a ${type} body the document does not take`];
   if (type === 'text/csv') return [];
-  const value = req.json ?? (type === 'application/json' ? JSON.parse(req.raw!) : Object.fromEntries(new URLSearchParams(req.raw)));
+  const value =
+    req.json ?? (type === 'application/json' ? JSON.parse(req.raw!) : Object.fromEntries(new URLSearchParams(req.raw)));
   const error = valid(media.schema, value);
   return error ? [`succeeded with a request body the document refuses: ${error.replace(/^body/, 'request')}`] : [];
 }
@@ -56,13 +63,21 @@ export function requestProblems(operation: Operation, req: { json?: unknown; raw
 /** What is wrong with this answer to this operation, by the document; empty when nothing is. */
 export function problemsWith(operation: Operation, res: TestResponse): string[] {
   const declared = operation.spec.responses[String(res.status)];
-  if (!declared) return [`answered ${res.status}, which the document does not declare (${Object.keys(operation.spec.responses).join(', ')})`];
+  if (!declared)
+    return [
+      `answered ${res.status}, which the document does not declare (${Object.keys(operation.spec.responses).join(', ')})`,
+    ];
   const problems: string[] = [];
   const type = (res.headers.get('content-type') ?? '').split(';')[0]!.trim();
   if (res.text === '') {
-    if (declared.content) problems.push(`answered ${res.status} without a body; the document declares ${Object.keys(declared.content).join(', ')}`);
+    if (declared.content)
+      problems.push(
+        `answered ${res.status} without a body; the document declares ${Object.keys(declared.content).join(', ')}`,
+      );
   } else if (!declared.content?.[type]) {
-    problems.push(`answered ${res.status} with ${type || 'an untyped'} body; the document declares ${declared.content ? Object.keys(declared.content).join(', ') : 'none'}`);
+    problems.push(
+      `answered ${res.status} with ${type || 'an untyped'} body; the document declares ${declared.content ? Object.keys(declared.content).join(', ') : 'none'}`,
+    );
   } else if (type === 'application/json') {
     const error = valid(declared.content[type]!.schema, res.body);
     if (error) problems.push(`${res.status} body: ${error} in ${res.text.slice(0, 300)}`);
@@ -79,7 +94,8 @@ export function problemsWith(operation: Operation, res: TestResponse): string[] 
     if (error) problems.push(`${res.status} header ${name}: ${value}: ${error}`);
   }
   res.headers.forEach((_value, name) => {
-    if (/^(x-|retry-after$)/i.test(name) && !names.has(name.toLowerCase())) problems.push(`${res.status} sends ${name}, which the document does not declare`);
+    if (/^(x-|retry-after$)/i.test(name) && !names.has(name.toLowerCase()))
+      problems.push(`${res.status} sends ${name}, which the document does not declare`);
   });
   return problems;
 }
@@ -88,6 +104,8 @@ export function problemsWith(operation: Operation, res: TestResponse): string[] 
 export function namesError(res: TestResponse, code: ErrorCode): boolean {
   const body = res.body as { error?: unknown; message?: unknown } | undefined;
   if (body?.error !== undefined) return body.error === code;
-  const template = errorCatalogue[code].message.split(/\{\w+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&'));
+  const template = errorCatalogue[code].message
+    .split(/\{\w+\}/)
+    .map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&'));
   return typeof body?.message === 'string' && new RegExp(`^${template.join('.*')}$`, 's').test(body.message);
 }

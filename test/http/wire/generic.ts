@@ -8,10 +8,16 @@ import { kindOfRoute, PUSHER_ENV, type Case, type World } from './world.js';
 // refusal of the webhook gate. They are sent to every operation that has the declaration, so a
 // new route is tried with them without a line here; its own answers are in the case tables.
 
-const FILL: Record<string, string> = { teamSlug: 'default', projectSlug: 'default', appId: PUSHER_ENV.GATEHOUSE_PUSHER_APP_ID, channelName: 'presence-wire' };
+const FILL: Record<string, string> = {
+  teamSlug: 'default',
+  projectSlug: 'default',
+  appId: PUSHER_ENV.GATEHOUSE_PUSHER_APP_ID,
+  channelName: 'presence-wire',
+};
 
 /** The path with its parameters filled: slugs of the default project, ids that parse (and name nothing), overrides. */
-export const fill = (path: string, over: Record<string, string> = {}) => path.replace(/\{(\w+)\}/g, (_, name: string) => over[name] ?? FILL[name] ?? '999999');
+export const fill = (path: string, over: Record<string, string> = {}) =>
+  path.replace(/\{(\w+)\}/g, (_, name: string) => over[name] ?? FILL[name] ?? '999999');
 
 /** A value the query parameter refuses, read from its schema in the document; null when none can be refused. */
 function refused(schema: Record<string, unknown>): string | null {
@@ -23,9 +29,15 @@ function refused(schema: Record<string, unknown>): string | null {
 }
 
 /** The route's path without its last segment when that segment is its id (`.../access-points`), else null. */
-const collectionOf = (path: string, idName: string): string | null => (path.endsWith(`/{${idName}}`) ? path.slice(0, -`/{${idName}}`.length) : null);
+const collectionOf = (path: string, idName: string): string | null =>
+  path.endsWith(`/{${idName}}`) ? path.slice(0, -`/{${idName}}`.length) : null;
 
-export function genericCases(w: World, route: AnyRoute, operation: Operation, routes: readonly AnyRoute[] = []): Case[] {
+export function genericCases(
+  w: World,
+  route: AnyRoute,
+  operation: Operation,
+  routes: readonly AnyRoute[] = [],
+): Case[] {
   const { method } = route;
   const op = route.operationId;
   const path = fill(route.path);
@@ -35,7 +47,8 @@ export function genericCases(w: World, route: AnyRoute, operation: Operation, ro
   const invalid = route.envelope === 'webhook' ? 400 : 422;
   /** The credentials the route takes, made for these body bytes. */
   const credentials = async (raw: string): Promise<Record<string, string>> => {
-    if (route.ability === 'sync') return { authorization: `Bearer ${await w.syncToken()}`, 'Gatehouse-Sync-Protocol': '1' };
+    if (route.ability === 'sync')
+      return { authorization: `Bearer ${await w.syncToken()}`, 'Gatehouse-Sync-Protocol': '1' };
     if (route.ability !== 'public') return { authorization: `Bearer ${w.admin}` };
     if (route.csrf) return w.csrf();
     if (kind) {
@@ -55,14 +68,20 @@ export function genericCases(w: World, route: AnyRoute, operation: Operation, ro
     add(401, "a user's token, not a sync token", () => w.send({ method, path, token: w.admin }));
   } else if (route.ability !== 'public') {
     add(401, 'no credentials', () => w.send({ method, path }));
-    if (method !== 'GET') add(419, 'an X-XSRF-TOKEN header and no session', () => w.send({ method, path, headers: { 'x-xsrf-token': 'forged' } }));
+    if (method !== 'GET')
+      add(419, 'an X-XSRF-TOKEN header and no session', () =>
+        w.send({ method, path, headers: { 'x-xsrf-token': 'forged' } }),
+      );
     if (route.ability !== 'authenticated') {
-      add(401, `a token made without ${route.ability}`, () => w.send({ method, path, token: route.ability === 'forms:read' ? w.weak.attendees : w.weak.forms }));
+      add(401, `a token made without ${route.ability}`, () =>
+        w.send({ method, path, token: route.ability === 'forms:read' ? w.weak.attendees : w.weak.forms }),
+      );
       const writeLike = route.revealsSecrets || (method !== 'GET' && !route.readOnly);
       if (writeLike) add(403, "a read-only account's full token", () => w.send({ method, path, token: w.viewer }));
     }
   }
-  if (route.admin) add(403, 'a full token of an account that is not an administrator', () => w.send({ method, path, token: w.staff }));
+  if (route.admin)
+    add(403, 'a full token of an account that is not an administrator', () => w.send({ method, path, token: w.staff }));
   if (route.csrf) add(419, 'no CSRF session', () => w.send({ method, path, json: {} }));
   const ids = operation.spec.parameters as { name: string; in: string; schema: Record<string, unknown> }[];
   const numeric = ids.filter((p) => p.in === 'path' && p.schema.type === 'integer').map((p) => p.name);
@@ -88,8 +107,14 @@ export function genericCases(w: World, route: AnyRoute, operation: Operation, ro
   }
   if (kind) {
     const header = kind === 'registration-partner' ? 'X-Partner-Signature' : 'X-Svc-Signature';
-    add(401, 'a signature no source made', () => w.send({ method, path, raw: '{}', type: 'application/json', headers: { [header]: `sha256=${'0'.repeat(64)}` } }));
-    add(401, 'a timestamp outside the tolerance', w.signed(kind, '{"stale":true}', { headers: { 'X-Svc-Timestamp': '1' } }));
+    add(401, 'a signature no source made', () =>
+      w.send({ method, path, raw: '{}', type: 'application/json', headers: { [header]: `sha256=${'0'.repeat(64)}` } }),
+    );
+    add(
+      401,
+      'a timestamp outside the tolerance',
+      w.signed(kind, '{"stale":true}', { headers: { 'X-Svc-Timestamp': '1' } }),
+    );
     add(403, "a client outside the source's allowlist", async () => {
       await w.source(kind, 'allowlisted', { ip_allowlist: ['10.0.0.0/8'] });
       return w.signed(kind, '{"outside":true}', { source: 'allowlisted' })();

@@ -18,7 +18,12 @@ function encode(req: Req, host: string): string {
     ...req.headers,
     'Content-Length': String(Buffer.byteLength(body)),
   };
-  return [`${req.method} ${req.path} HTTP/1.1`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), '', body].join('\r\n');
+  return [
+    `${req.method} ${req.path} HTTP/1.1`,
+    ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+    '',
+    body,
+  ].join('\r\n');
 }
 
 /** One response off the front of `buffered`, or null until all of it is there (Content-Length framed). */
@@ -38,7 +43,10 @@ function take(buffered: Buffer): { response: TestResponse; rest: Buffer } | null
   } catch {
     body = undefined;
   }
-  return { response: { status: Number(statusLine!.split(' ')[1]), headers, text, body }, rest: buffered.subarray(end + 4 + length) };
+  return {
+    response: { status: Number(statusLine!.split(' ')[1]), headers, text, body },
+    rest: buffered.subarray(end + 4 + length),
+  };
 }
 
 /** Writes every request on one new connection in one write; answers their responses in order. */
@@ -66,7 +74,9 @@ export function pipelined(url: string, reqs: readonly Req[]): Promise<TestRespon
       }
     });
     socket.once('error', reject);
-    socket.once('close', () => reject(new Error(`the connection closed after ${responses.length} of ${reqs.length} answers`)));
+    socket.once('close', () =>
+      reject(new Error(`the connection closed after ${responses.length} of ${reqs.length} answers`)),
+    );
   });
 }
 

@@ -12,7 +12,12 @@ import { createSource, ENDPOINTS, type SourceKind } from '../../helpers/signed-w
 
 export const A = '/api/v1/projects/default/default';
 // A cloud (it does all a standalone box does, and serves the sync routes their whole table).
-export const PUSHER_ENV = { GATEHOUSE_PUSHER_APP_ID: '4242', GATEHOUSE_PUSHER_KEY: 'wire-key', GATEHOUSE_PUSHER_SECRET: 'wire-secret', GATEHOUSE_ROLE: 'cloud' };
+export const PUSHER_ENV = {
+  GATEHOUSE_PUSHER_APP_ID: '4242',
+  GATEHOUSE_PUSHER_KEY: 'wire-key',
+  GATEHOUSE_PUSHER_SECRET: 'wire-secret',
+  GATEHOUSE_ROLE: 'cloud',
+};
 
 export interface Req {
   method: string;
@@ -69,7 +74,10 @@ export class World {
     this.weak.forms = await this.gh.token(['forms:read']);
     this.weak.attendees = await this.gh.token(['attendees:read']);
     this.staff = (await createUser(this.gh, this.admin, 'staff@example.test', ['*'])).token;
-    const viewer = await this.gh.request('POST', '/api/v1/users', { token: this.admin, body: { name: 'Viewer', email: 'viewer@example.test', password: 'a long enough password', read_only: true } });
+    const viewer = await this.gh.request('POST', '/api/v1/users', {
+      token: this.admin,
+      body: { name: 'Viewer', email: 'viewer@example.test', password: 'a long enough password', read_only: true },
+    });
     if (viewer.status !== 201) throw new Error(`read-only user: ${viewer.status} ${viewer.text}`);
     this.viewer = await this.gh.token(undefined, 'viewer@example.test', 'a long enough password'); // all it holds: read
     return this;
@@ -122,9 +130,20 @@ export class World {
         cookies.set(pair!.slice(0, eq), pair!.slice(eq + 1));
       }
     };
-    const headers = () => ({ cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; '), 'x-xsrf-token': cookies.get('XSRF-TOKEN') ?? '' });
+    const headers = () => ({
+      cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+      'x-xsrf-token': cookies.get('XSRF-TOKEN') ?? '',
+    });
     take(await this.gh.request('GET', '/sanctum/csrf-cookie'));
-    if (login) take(await this.send({ method: 'POST', path: '/api/v1/auth/session', json: { email: 'admin@example.test', password: 'correct horse battery' }, headers: headers() }));
+    if (login)
+      take(
+        await this.send({
+          method: 'POST',
+          path: '/api/v1/auth/session',
+          json: { email: 'admin@example.test', password: 'correct horse battery' },
+          headers: headers(),
+        }),
+      );
     return headers();
   }
 
@@ -134,9 +153,14 @@ export class World {
   }
 
   /** A webhook source of this kind in the default project, made once per name. */
-  async source(kind: SourceKind, name = 'main', options: { ip_allowlist?: string[]; rate_limit_per_minute?: number } = {}) {
+  async source(
+    kind: SourceKind,
+    name = 'main',
+    options: { ip_allowlist?: string[]; rate_limit_per_minute?: number } = {},
+  ) {
     const key = `${kind}:${name}`;
-    if (!this.sources.has(key)) this.sources.set(key, await createSource(this.gh, this.admin, kind, { name: `${kind} ${name}`, ...options }));
+    if (!this.sources.has(key))
+      this.sources.set(key, await createSource(this.gh, this.admin, kind, { name: `${kind} ${name}`, ...options }));
     return this.sources.get(key)!;
   }
 
@@ -149,35 +173,76 @@ export class World {
   async signedRequest(kind: SourceKind, raw: string, options: SignOptions = {}): Promise<Req> {
     const { secret } = await this.source(kind, options.source);
     const header = kind === 'registration-partner' ? 'X-Partner-Signature' : 'X-Svc-Signature';
-    return { method: 'POST', path: ENDPOINTS[kind], raw, type: options.type ?? 'application/json', headers: { [header]: await sign(secret, raw), ...options.headers } };
+    return {
+      method: 'POST',
+      path: ENDPOINTS[kind],
+      raw,
+      type: options.type ?? 'application/json',
+      headers: { [header]: await sign(secret, raw), ...options.headers },
+    };
   }
 
   /** A Pusher HTTP API request signed as the Pusher server libraries sign it (auth_* query parameters). */
-  pusher(method: string, path: string, query: Record<string, string> = {}, body?: string, appId = PUSHER_ENV.GATEHOUSE_PUSHER_APP_ID): Promise<TestResponse> {
+  pusher(
+    method: string,
+    path: string,
+    query: Record<string, string> = {},
+    body?: string,
+    appId = PUSHER_ENV.GATEHOUSE_PUSHER_APP_ID,
+  ): Promise<TestResponse> {
     const full = `/apps/${appId}${path}`;
-    const params: Record<string, string> = { ...query, auth_key: PUSHER_ENV.GATEHOUSE_PUSHER_KEY, auth_timestamp: String(Math.floor(Date.now() / 1000)), auth_version: '1.0' };
+    const params: Record<string, string> = {
+      ...query,
+      auth_key: PUSHER_ENV.GATEHOUSE_PUSHER_KEY,
+      auth_timestamp: String(Math.floor(Date.now() / 1000)),
+      auth_version: '1.0',
+    };
     if (body !== undefined) params.body_md5 = createHash('md5').update(body).digest('hex');
     const qs = Object.keys(params)
       .sort()
       .map((k) => `${k}=${params[k]}`)
       .join('&');
-    const signature = createHmac('sha256', PUSHER_ENV.GATEHOUSE_PUSHER_SECRET).update(`${method}\n${full}\n${qs}`).digest('hex');
-    return this.send({ method, path: `${full}?${qs}&auth_signature=${signature}`, ...(body !== undefined ? { raw: body, type: 'application/json' } : {}) });
+    const signature = createHmac('sha256', PUSHER_ENV.GATEHOUSE_PUSHER_SECRET)
+      .update(`${method}\n${full}\n${qs}`)
+      .digest('hex');
+    return this.send({
+      method,
+      path: `${full}?${qs}&auth_signature=${signature}`,
+      ...(body !== undefined ? { raw: body, type: 'application/json' } : {}),
+    });
   }
 
   /** A request whose Content-Length declares more bytes than any body limit (only a few are sent). */
   oversized(method: string, path: string, headers: Record<string, string>): Promise<TestResponse> {
     return new Promise((resolve, reject) => {
-      const req = httpRequest(`${this.gh.url}${path}`, { method, headers: { 'content-type': 'application/json', 'content-length': String(200 * 1024 * 1024), ...headers } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          req.destroy();
-          const text = Buffer.concat(chunks).toString('utf8');
-          const entries = Object.entries(res.headers).flatMap(([k, v]) => (Array.isArray(v) ? v.map((x): [string, string] => [k, x]) : v === undefined ? [] : [[k, String(v)] as [string, string]]));
-          resolve({ status: res.statusCode!, headers: new Headers(entries), text, body: text ? JSON.parse(text) : undefined });
-        });
-      });
+      const req = httpRequest(
+        `${this.gh.url}${path}`,
+        {
+          method,
+          headers: { 'content-type': 'application/json', 'content-length': String(200 * 1024 * 1024), ...headers },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            req.destroy();
+            const text = Buffer.concat(chunks).toString('utf8');
+            const entries = Object.entries(res.headers).flatMap(([k, v]) =>
+              Array.isArray(v)
+                ? v.map((x): [string, string] => [k, x])
+                : v === undefined
+                  ? []
+                  : [[k, String(v)] as [string, string]],
+            );
+            resolve({
+              status: res.statusCode!,
+              headers: new Headers(entries),
+              text,
+              body: text ? JSON.parse(text) : undefined,
+            });
+          });
+        },
+      );
       req.on('error', reject);
       req.write('{');
     });

@@ -13,7 +13,8 @@ import type { Case, World } from './world.js';
 // does write answers a 503 the document does not declare, and fails.
 
 /** Whether the document declares store_busy for the operation (answers.ts conditions.storeBusy). */
-export const declaresStoreBusy = (op: Operation): boolean => (op.spec.responses['503'] as { description?: string } | undefined)?.description?.includes('`store_busy`') ?? false;
+export const declaresStoreBusy = (op: Operation): boolean =>
+  (op.spec.responses['503'] as { description?: string } | undefined)?.description?.includes('`store_busy`') ?? false;
 
 /** A path template as a pattern of the paths it names. */
 const pattern = (template: string) =>
@@ -55,7 +56,13 @@ export class WriteLock {
  * expecting 503 store_busy where the document declares it. `wrong` collects the operations that
  * declare it yet answered 2xx under the lock.
  */
-export function underWriteLock(w: World, lock: WriteLock, ops: Map<string, Operation>, cases: readonly Case[], wrong: string[]): Case[] {
+export function underWriteLock(
+  w: World,
+  lock: WriteLock,
+  ops: Map<string, Operation>,
+  cases: readonly Case[],
+  wrong: string[],
+): Case[] {
   return cases
     .filter((k) => k.status < 300)
     .map((k): Case => {
@@ -63,10 +70,14 @@ export function underWriteLock(w: World, lock: WriteLock, ops: Map<string, Opera
       const busy = op !== undefined && declaresStoreBusy(op);
       const target = op && pattern(op.path);
       const send = async () => {
-        w.around = (req, go) => (req.method === op?.method && target?.test(req.path.split('?')[0]!) ? lock.around(go) : go());
+        w.around = (req, go) =>
+          req.method === op?.method && target?.test(req.path.split('?')[0]!) ? lock.around(go) : go();
         try {
           const res = await k.send();
-          if (busy && res.status < 300) wrong.push(`${k.op}: declares store_busy but answered ${res.status} under the write lock, so it does not write to SQLite: mark it writes: false`);
+          if (busy && res.status < 300)
+            wrong.push(
+              `${k.op}: declares store_busy but answered ${res.status} under the write lock, so it does not write to SQLite: mark it writes: false`,
+            );
           return res;
         } finally {
           w.around = null;
