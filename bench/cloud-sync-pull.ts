@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cpuOf, line, sleep } from './process-stats.js';
 import { stopProcess } from './appliance-process.js';
-import { api, attendeesOnCloud, cleanUp, downloadedRows, LinkProxy, startNode } from './sync-bench.js';
+import { api, attendeesOnCloud, cleanUp, downloadedRows, LinkProxy, startNode, seedVenue } from './sync-bench.js';
 
 const ATTENDEES = process.env.BENCH_QUICK === '1' ? 10_000 : 100_000;
 const PULLS = Number(process.env.PULLS ?? 3);
@@ -46,26 +46,7 @@ async function main(): Promise<void> {
   const profiled = (name: string): Record<string, string> =>
     profile ? { NODE_OPTIONS: `--import=${preload}`, CPU_PROFILE_PREFIX: join(profile, name) } : {};
   const cloud = await startNode('cloud', { GATEHOUSE_ROLE: 'cloud', ...profiled('cloud') }, 19);
-  const zone = (await api<{ data: { id: number } }>(cloud, 'POST', '/access-zones', { name: 'Hall' }, 201)).data.id;
-  const entry = (
-    await api<{ data: { id: number } }>(
-      cloud,
-      'POST',
-      '/access-points',
-      { name: 'Entry', access_zone_id: zone, direction: 'in' },
-      201,
-    )
-  ).data.id;
-  const exit = (
-    await api<{ data: { id: number } }>(
-      cloud,
-      'POST',
-      '/access-points',
-      { name: 'Exit', access_zone_id: zone, direction: 'out' },
-      201,
-    )
-  ).data.id;
-  await api(cloud, 'POST', '/attendee-types', { name: 'Guest', zone_ids: [zone] }, 201);
+  const { entry, exit } = await seedVenue(cloud);
   for (let i = 1; i <= READERS; i++)
     await api(cloud, 'POST', '/readers', { identifier: `BENCH-R${i}`, access_point_id: i % 2 ? entry : exit }, 201);
   const scanners = Array.from({ length: 1000 }, (_, i) => ({

@@ -29,6 +29,7 @@ import {
   type Node as BaseNode,
   openDb,
   startNode,
+  seedVenue,
 } from './sync-bench.js';
 
 const quick = process.env.BENCH_QUICK === '1';
@@ -113,26 +114,7 @@ async function mqttLoop(
 async function main(): Promise<void> {
   const cloud = await start('cloud', { GATEHOUSE_ROLE: 'cloud' });
   // The venue: a hall with an entry and an exit, 8 readers, a type, 1,000 scanning attendees.
-  const zone = (await api<{ data: { id: number } }>(cloud, 'POST', '/access-zones', { name: 'Hall' }, 201)).data.id;
-  const entry = (
-    await api<{ data: { id: number } }>(
-      cloud,
-      'POST',
-      '/access-points',
-      { name: 'Entry', access_zone_id: zone, direction: 'in' },
-      201,
-    )
-  ).data.id;
-  const exit = (
-    await api<{ data: { id: number } }>(
-      cloud,
-      'POST',
-      '/access-points',
-      { name: 'Exit', access_zone_id: zone, direction: 'out' },
-      201,
-    )
-  ).data.id;
-  await api(cloud, 'POST', '/attendee-types', { name: 'Guest', zone_ids: [zone] }, 201);
+  const { zone, entry, exit } = await seedVenue(cloud);
   for (let i = 1; i <= READERS; i++)
     await api(cloud, 'POST', '/readers', { identifier: `BENCH-R${i}`, access_point_id: i % 2 ? entry : exit }, 201);
   const scanners = Array.from({ length: 1000 }, (_, i) => ({

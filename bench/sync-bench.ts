@@ -61,6 +61,17 @@ export async function api<T = Record<string, unknown>>(
   return (text ? JSON.parse(text) : {}) as T;
 }
 
+/** The venue every sync bench runs on: a hall, its entry and exit, and the Guest type that may enter it. */
+export async function seedVenue(cloud: Node): Promise<{ zone: number; entry: number; exit: number }> {
+  const id = async (path: string, body: Record<string, unknown>) =>
+    (await api<{ data: { id: number } }>(cloud, 'POST', path, body, 201)).data.id;
+  const zone = await id('/access-zones', { name: 'Hall' });
+  const entry = await id('/access-points', { name: 'Entry', access_zone_id: zone, direction: 'in' });
+  const exit = await id('/access-points', { name: 'Exit', access_zone_id: zone, direction: 'out' });
+  await api(cloud, 'POST', '/attendee-types', { name: 'Guest', zone_ids: [zone] }, 201);
+  return { zone, entry, exit };
+}
+
 export function openDb(node: Node): Database.Database {
   const db = new Database(join(node.dataDir, 'gatehouse.db'));
   db.pragma('busy_timeout = 10000');

@@ -16,7 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import { UPLOAD_MAX_BYTES, UPLOAD_MAX_ITEMS } from '../src/sync/protocol.js';
 import { line, sleep } from './process-stats.js';
-import { api, cleanUp, P, startNode } from './sync-bench.js';
+import { api, cleanUp, P, startNode, seedVenue } from './sync-bench.js';
 
 const ITEMS = Number(process.env.BENCH_UPLOAD_ITEMS ?? UPLOAD_MAX_ITEMS);
 const BYTES = Number(process.env.BENCH_UPLOAD_BYTES ?? UPLOAD_MAX_BYTES);
@@ -52,26 +52,7 @@ function probe(url: string, during: () => boolean) {
 
 async function main(): Promise<void> {
   const cloud = await startNode('cloud', { GATEHOUSE_ROLE: 'cloud' });
-  const zone = (await api<{ data: { id: number } }>(cloud, 'POST', '/access-zones', { name: 'Hall' }, 201)).data.id;
-  const entry = (
-    await api<{ data: { id: number } }>(
-      cloud,
-      'POST',
-      '/access-points',
-      { name: 'Entry', access_zone_id: zone, direction: 'in' },
-      201,
-    )
-  ).data.id;
-  const exit = (
-    await api<{ data: { id: number } }>(
-      cloud,
-      'POST',
-      '/access-points',
-      { name: 'Exit', access_zone_id: zone, direction: 'out' },
-      201,
-    )
-  ).data.id;
-  await api(cloud, 'POST', '/attendee-types', { name: 'Guest', zone_ids: [zone] }, 201);
+  const { zone, entry, exit } = await seedVenue(cloud);
   const rows = Array.from({ length: ATTENDEES }, (_, i) => ({
     first_name: 'Guest',
     last_name: `No${i}`,
