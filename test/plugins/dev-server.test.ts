@@ -24,8 +24,14 @@ describe('gatehouse plugin dev, in Chromium', () => {
   let token: string;
   const errors: string[] = [];
   const manifestFile = () => join(dir, 'app-manifest.json');
-  const readManifest = () => JSON.parse(readFileSync(manifestFile(), 'utf8'));
-  const writeManifest = (m: unknown) => writeFileSync(manifestFile(), `${JSON.stringify(m, null, 2)}\n`);
+  // The last valid manifest written: each test edits from it, so a test that fails while the file
+  // is invalid does not hand its invalid file to the next one.
+  let lastGood: string | null = null;
+  const readManifest = () => JSON.parse(lastGood ?? readFileSync(manifestFile(), 'utf8'));
+  const writeManifest = (m: unknown) => {
+    lastGood = `${JSON.stringify(m, null, 2)}\n`;
+    writeFileSync(manifestFile(), lastGood);
+  };
 
   async function open(): Promise<Page> {
     const { page, errors: pageErrors } = await watchedPage(browser);
@@ -228,7 +234,9 @@ describe('gatehouse plugin dev, in Chromium', () => {
     );
     const notice = page.getByTestId('gatehouse-manifest-errors');
     await notice.waitFor({ timeout: 10_000 });
+    // Never a half-written read's syntax error: the first errors shown are this file's own.
     const text = await notice.textContent();
+    expect(text).not.toContain('invalid JSON');
     expect(text).toContain('$.strings.default.title');
     expect(text).toContain('did you mean "settings"');
     expect(await page.locator('h1').textContent()).toBe(title);
@@ -242,6 +250,20 @@ describe('gatehouse plugin dev, in Chromium', () => {
     writeManifest({ ...good, strings: { default: { ...good.strings.default, title: 'Fixed' } } });
     await expect.poll(() => page.locator('h1').textContent(), { timeout: 10_000 }).toBe('Fixed');
     await expect.poll(() => notice.count()).toBe(0);
+    await page.close();
+  });
+
+  it('a manifest that is not JSON shows where it breaks once the file stands still, and a fix clears it', async () => {
+    const page = await open();
+    const good = readManifest();
+    const title = await page.locator('h1').textContent();
+    writeFileSync(manifestFile(), '{\n  "name": "doors",\n  "strings": {');
+    const notice = page.getByTestId('gatehouse-manifest-errors');
+    await notice.waitFor({ timeout: 10_000 });
+    expect(await notice.textContent()).toContain('invalid JSON at line 3');
+    expect(await page.locator('h1').textContent()).toBe(title);
+    writeManifest(good);
+    await expect.poll(() => notice.count(), { timeout: 10_000 }).toBe(0);
     await page.close();
   });
 

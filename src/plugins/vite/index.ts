@@ -82,7 +82,10 @@ export function gatehouse(options: GatehouseViteOptions = {}): Plugin {
     server.watcher.add(manifestFile);
     // An editor that truncates and then writes can be read in between, and the watcher may fold
     // the write's event into the truncation's (a busy machine): so each read is checked again a
-    // moment later, and read again if the file changed since.
+    // moment later, and read again if the file changed since. A read that is not JSON at all (an
+    // empty or half-written file) is pushed only once the file has stood still that long, so a
+    // save never flashes a syntax error it does not have.
+    const SETTLE_MS = 150;
     let readAs = '';
     let recheck: NodeJS.Timeout | null = null;
     const fileState = () => {
@@ -93,16 +96,21 @@ export function gatehouse(options: GatehouseViteOptions = {}): Plugin {
         return 'missing';
       }
     };
-    const changed = (file: string) => {
+    const notJson = (read: ManifestState) =>
+      !read.manifest && read.errors.some((e) => e.path === '$' && e.message.startsWith('invalid JSON'));
+    const changed = (file: string, settled = false) => {
       if (resolve(file) !== manifestFile) return;
       readAs = fileState();
+      const next = readManifestFile(manifestFile);
+      const waitForRest = !settled && notJson(next);
       if (recheck) clearTimeout(recheck);
       recheck = setTimeout(() => {
         recheck = null;
         if (fileState() !== readAs) changed(manifestFile);
-      }, 150);
+        else if (waitForRest) changed(manifestFile, true);
+      }, SETTLE_MS);
       recheck.unref();
-      const next = readManifestFile(manifestFile);
+      if (waitForRest) return;
       // An invalid edit keeps the last good manifest in the module (a page opened now starts from
       // it, with the errors shown); open pages keep their state and show the errors.
       state = next.manifest ? next : { manifest: state.manifest, errors: next.errors };
@@ -117,9 +125,10 @@ export function gatehouse(options: GatehouseViteOptions = {}): Plugin {
       // `since` names the revision asked about (a page ignores it; it tells answers apart).
       if (data?.revision !== revision) client.send(MANIFEST_EVENT, { ...lastRead, since: data?.revision ?? null });
     });
-    server.watcher.on('change', changed);
-    server.watcher.on('add', changed);
-    server.watcher.on('unlink', changed);
+    const onEvent = (file: string) => changed(file);
+    server.watcher.on('change', onEvent);
+    server.watcher.on('add', onEvent);
+    server.watcher.on('unlink', onEvent);
   }
 
   return {
