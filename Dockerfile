@@ -10,6 +10,7 @@ COPY tsconfig.json ./
 COPY scripts ./scripts
 COPY src ./src
 COPY firmware-bridge ./firmware-bridge
+COPY sync ./sync
 # The staff console (docs/console.md): scripts/build.mjs builds it into dist/console.
 COPY console ./console
 COPY config ./config

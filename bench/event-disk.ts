@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { eventId } from '../src/access/event-id.js';
-import { EventRetention } from '../src/access/event-retention.js';
-import { INSERT_EVENT_SQL } from '../src/access/journal-format.js';
+import { EventRetention } from '../src/journal/event-retention.js';
+import { INSERT_EVENT_SQL } from '../src/journal/journal-format.js';
 import { Store } from '../src/store/database.js';
 
 const EVENTS = process.env.BENCH_QUICK === '1' ? 50_000 : 200_000;

@@ -14,7 +14,7 @@
 // The defaults are this build's limits (protocol.ts); a build from before them took 10,000 items
 // in 32 MiB: BENCH_UPLOAD_ITEMS=10000 BENCH_UPLOAD_BYTES=33554432 measures that.
 import { randomUUID } from 'node:crypto';
-import { UPLOAD_MAX_BYTES, UPLOAD_MAX_ITEMS } from '../src/sync/protocol.js';
+import { UPLOAD_MAX_BYTES, UPLOAD_MAX_ITEMS } from '../sync/protocol.js';
 import { line, sleep } from './process-stats.js';
 import { api, cleanUp, P, startNode, seedVenue } from './sync-bench.js';
 

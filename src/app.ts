@@ -1,4 +1,4 @@
-import type { AccessEventLog } from './access/event-log.js';
+import type { AccessEventLog } from './journal/event-log.js';
 import { bootstrapFirstRun } from './accounts/bootstrap.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config/schema.js';

@@ -1,5 +1,5 @@
 // The two sides of a sync conflict in words (docs/sync.md "Conflicts"; the shapes per kind are
-// conflictSchema's in src/sync/conflicts.ts): an edge's change as sent ({event, data}), a row the
+// conflictSchema's in sync/conflicts.ts): an edge's change as sent ({event, data}), a row the
 // cloud holds, a deletion ({deleted_at}), an access event's references and the ones gone.
 
 /** An uploaded change as the edge sent it (id_conflict, deleted_row, a refused_change kept whole). */

@@ -4,7 +4,7 @@
 // Events arriving together are added in one batch, on an animation frame, at most every
 // UPDATE_EVERY_MS.
 
-/** GET .../access-events: one event (src/access/event-query.ts). */
+/** GET .../access-events: one event (src/journal/event-query.ts). */
 export interface AccessEvent {
   id: number;
   access_point_id: number;

@@ -44,7 +44,7 @@ export interface CloudRollback {
   pulled_from_start: boolean;
 }
 
-// The cloud's kinds, in its order (src/sync/conflicts.ts).
+// The cloud's kinds, in its order (sync/conflicts.ts).
 export const CONFLICT_KINDS = [
   'duplicate_entry',
   'revoked_credential',

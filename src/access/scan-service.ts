@@ -5,7 +5,7 @@ import type { Database } from '../store/database.js';
 import { JOURNAL_WRITE, type ScanDeadlines } from './scan-deadlines.js';
 import type { AccessEngine } from './engine.js';
 import { eventId } from './event-id.js';
-import type { AccessEventLog } from './event-log.js';
+import type { AccessEventLog } from '../journal/event-log.js';
 import { type DecideOnce, ScanRequests } from './scan-requests.js';
 import { outcome, type ScanOutcome } from './scan-outcome.js';
 import type { VenueIndex } from './venue-index.js';
@@ -15,7 +15,7 @@ export type { ScanOutcome } from './scan-outcome.js';
 
 // One command path for every transport (STYLE): decide -> persist -> announce -> answer.
 // The decision is made at once, in memory; its access event joins the current group commit
-// (access/event-log.ts); only once that is in the journal is the decision announced on the bus
+// (journal/event-log.ts); only once that is in the journal is the decision announced on the bus
 // and answered. A scan carrying a request_id is decided once (scan-requests.ts: a retry with the
 // same id gets the first decision back and writes no second event; docs/engine.md).
 

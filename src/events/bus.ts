@@ -1,4 +1,4 @@
-import type { SyncConflictResource } from '../sync/conflicts.js';
+import type { SyncConflictResource } from '../../sync/conflicts.js';
 import type { GatewayResource } from '../devices/gateways.js';
 import type { ReaderStatus } from '../devices/reader-state.js';
 import type { AccessDeniedPayload, AccessGrantedPayload, BridgeDeviceEvent } from '../realtime/event-schemas.js';

@@ -1,5 +1,5 @@
 import { AppError } from '../errors.js';
-import type { EdgeRow } from '../sync/edges.js';
+import type { EdgeRow } from '../../sync/edges.js';
 import type { HttpDeps } from './deps.js';
 
 /**

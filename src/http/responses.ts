@@ -3,7 +3,7 @@ import { namedOnly } from '../auth/abilities.js';
 import { errorCatalogue, type ErrorCode } from '../errors.js';
 import type { WebhookKind } from '../webhooks/gate.js';
 import type { AnyRoute, RateClass } from './route.js';
-import { cloudOwnedResource } from '../sync/cloud-owned.js';
+import { cloudOwnedResource } from '../../sync/cloud-owned.js';
 import { rateClassesOf } from './rate-limit.js';
 
 // Every answer a route can give, derived from what the route declares (issue 22 item 7): the

@@ -8,7 +8,7 @@ import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import type { Attempt, Deliveries, DeliveryRow } from './deliveries.js';
 import { nextAttemptAt } from './retry-schedule.js';
-import { ScanPacer } from '../access/scan-pacer.js';
+import { ScanPacer } from '../feed/pacer.js';
 import type { Sender } from './sender.js';
 import { signatureHeaders } from './signing.js';
 import { consumerOf, type SubscriptionRow, type Subscriptions } from './subscriptions.js';
@@ -84,7 +84,7 @@ export class Dispatcher implements Module {
     this.#pacer = new ScanPacer(options, scansSoFar);
   }
 
-  /** Whether deliveries are being paced because the box is busy deciding scans (scan-pacer.ts). */
+  /** Whether deliveries are being paced because the box is busy deciding scans (feed/pacer.ts). */
   get busy(): boolean {
     return this.#pacer.busy;
   }

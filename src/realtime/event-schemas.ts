@@ -3,7 +3,7 @@ import { DENIAL_REASONS, REASON_DETAILS } from '../access/engine.js';
 import { bridgeDeviceSchema } from '../devices/bridge-device-schema.js';
 import { gatewaySchema } from '../devices/gateways.js';
 import { readerStatusSchema } from '../devices/reader-state.js';
-import { conflictSchema } from '../sync/conflicts.js';
+import { conflictSchema } from '../../sync/conflicts.js';
 import { accessPointViewSchema } from '../devices/reader-view.js';
 import { zoneSchema } from '../venue/access-zones.js';
 import type { ProjectTopic } from './channel-access.js';

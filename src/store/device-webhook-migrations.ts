@@ -152,7 +152,7 @@ export const deviceAndWebhookMigrations: readonly Migration[] = [
     sql: `
       -- How far the ingest worker has taken the access-event journal into access_events
       -- (segment number and byte offset), written in the same transaction as the rows
-      -- (access/event-journal.ts, docs/storage.md).
+      -- (journal/event-journal.ts, docs/storage.md).
       CREATE TABLE event_journal_position (
         id INTEGER PRIMARY KEY CHECK (id = 1),
         segment INTEGER NOT NULL,

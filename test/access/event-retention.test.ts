@@ -5,14 +5,14 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { AccessEventRow } from '../../src/access/event-log.js';
+import type { AccessEventRow } from '../../src/journal/event-log.js';
 import {
   acknowledgedAccessEventId,
   EventRetention,
   RETRY_WINDOW_MS,
   type RetentionConfig,
-} from '../../src/access/event-retention.js';
-import { INSERT_EVENT_SQL, journalLine } from '../../src/access/journal-format.js';
+} from '../../src/journal/event-retention.js';
+import { INSERT_EVENT_SQL, journalLine } from '../../src/journal/journal-format.js';
 import { Store } from '../../src/store/database.js';
 import { eventRow } from '../helpers/access-event-rows.js';
 import { client, ManualClock, startAppliance, type TestAppliance } from '../helpers/appliance.js';

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { journalLine, SLOT, SLOTS, segmentName } from '../../src/access/journal-format.js';
-import { type IngestMessage, ingestLoop, JournalIngest, MAX_ROWS } from '../../src/access/journal-ingest.js';
+import { journalLine, SLOT, SLOTS, segmentName } from '../../src/journal/journal-format.js';
+import { type IngestMessage, ingestLoop, JournalIngest, MAX_ROWS } from '../../src/journal/journal-ingest.js';
 import { Store } from '../../src/store/database.js';
 import { eventRow } from '../helpers/access-event-rows.js';
 

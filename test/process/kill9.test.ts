@@ -85,7 +85,7 @@ describe('kill -9 during a burst of decisions', () => {
     expect(answered.size).toBeGreaterThanOrEqual(1500);
 
     // The restarted appliance first takes in what the killed one had journaled but not yet
-    // ingested into SQLite (access/event-journal.ts), then rebuilds occupancy from the log.
+    // ingested into SQLite (journal/event-journal.ts), then rebuilds occupancy from the log.
     const again = runGatehouse([], { ...env, GATEHOUSE_LOG_LEVEL: 'info' });
     const [, url2] = await again.waitFor(/Gatehouse ready at (http:\/\/\S+?)"/);
     const view = await fetch(`${url2}${A}/access-zones/${zone}`, {

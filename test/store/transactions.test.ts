@@ -131,7 +131,7 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-describe('transactions in src/', () => {
+describe('transactions in src/ and the wings', () => {
   it('finds a plain deferred transaction in source text, and takes an immediate one', () => {
     expect(deferredTransactions('const t = db.transaction(() => { f(g(1)); })();')).toHaveLength(1);
     expect(
@@ -144,7 +144,7 @@ describe('transactions in src/', () => {
 
   it('opens every write transaction with BEGIN IMMEDIATE', () => {
     const offenders: string[] = [];
-    for (const file of sourceFiles('src')) {
+    for (const file of ['src', 'sync', 'firmware-bridge'].flatMap(sourceFiles)) {
       const name = relative('src', file);
       const text = readFileSync(file, 'utf8');
       // The helpers themselves: writeTransaction is .immediate(); readSnapshot's .deferred() runs query_only.

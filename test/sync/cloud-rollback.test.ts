@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { cloudBehind, type LinkPosition } from '../../src/sync/cloud-rollback.js';
-import { encodeCursor } from '../../src/sync/protocol.js';
+import { cloudBehind, type LinkPosition } from '../../sync/cloud-rollback.js';
+import { encodeCursor } from '../../sync/protocol.js';
 
-// When an edge finds its cloud behind it (src/sync/cloud-rollback.ts; docs/sync.md: a cloud
+// When an edge finds its cloud behind it (sync/cloud-rollback.ts; docs/sync.md: a cloud
 // restored from a backup), and where its upload goes on from.
 
 const link = (over: Partial<LinkPosition> = {}): LinkPosition => ({

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Replica } from '../../src/sync/replica.js';
+import { Replica } from '../../sync/replica.js';
 import { requester, startAppliance } from '../helpers/appliance.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { type Edge, P, scan, seedCloud, SyncWorld, until } from '../helpers/sync-world.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requester, type TestResponse } from '../helpers/appliance.js';
-import { UPLOAD_MAX_BYTES, UPLOAD_MAX_ITEMS } from '../../src/sync/protocol.js';
+import { UPLOAD_MAX_BYTES, UPLOAD_MAX_ITEMS } from '../../sync/protocol.js';
 import { P, seedCloud, SyncWorld } from '../helpers/sync-world.js';
 
 // Floods from an edge (docs/security.md: a stolen edge; docs/sync.md: limits), against a cloud

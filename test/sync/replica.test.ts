@@ -10,8 +10,8 @@ import { ProjectRepository } from '../../src/accounts/projects.js';
 import { TeamRepository } from '../../src/accounts/teams.js';
 import { systemClock } from '../../src/clock.js';
 import { Store } from '../../src/store/database.js';
-import type { Change } from '../../src/sync/protocol.js';
-import { Replica } from '../../src/sync/replica.js';
+import type { Change } from '../../sync/protocol.js';
+import { Replica } from '../../sync/replica.js';
 
 // The edge's replica under any order of arrival (docs/sync.md: the edge's replica), a property
 // test (fast-check): a cloud history of upserts and deletions for the same few rows, delivered as

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeCursor, UPLOAD_MAX_BYTES, UPLOAD_MAX_ITEMS } from '../../src/sync/protocol.js';
+import { encodeCursor, UPLOAD_MAX_BYTES, UPLOAD_MAX_ITEMS } from '../../sync/protocol.js';
 import { requester } from '../helpers/appliance.js';
 import { Node, until } from '../helpers/sync-world.js';
 

@@ -11,10 +11,10 @@ import { TeamRepository } from '../../src/accounts/teams.js';
 import { systemClock } from '../../src/clock.js';
 import { EventBus } from '../../src/events/bus.js';
 import { Store } from '../../src/store/database.js';
-import { SyncConflicts } from '../../src/sync/conflicts.js';
-import { type EdgeRow, SyncEdges } from '../../src/sync/edges.js';
-import type { UploadBody, UploadedAccessEvent } from '../../src/sync/protocol.js';
-import { UploadApply } from '../../src/sync/upload-apply.js';
+import { SyncConflicts } from '../../sync/conflicts.js';
+import { type EdgeRow, SyncEdges } from '../../sync/edges.js';
+import type { UploadBody, UploadedAccessEvent } from '../../sync/protocol.js';
+import { UploadApply } from '../../sync/upload-apply.js';
 
 // A batch applied in slices (docs/sync.md: limits), through the cloud's UploadApply into a real
 // SQLite file, two items a slice: the event loop turns between slices; a batch cut short (its

@@ -11,10 +11,10 @@ import { TeamRepository } from '../../src/accounts/teams.js';
 import { systemClock } from '../../src/clock.js';
 import { EventBus } from '../../src/events/bus.js';
 import { Store } from '../../src/store/database.js';
-import { SyncConflicts } from '../../src/sync/conflicts.js';
-import { type EdgeRow, SyncEdges } from '../../src/sync/edges.js';
-import type { UploadBody } from '../../src/sync/protocol.js';
-import { UploadApply } from '../../src/sync/upload-apply.js';
+import { SyncConflicts } from '../../sync/conflicts.js';
+import { type EdgeRow, SyncEdges } from '../../sync/edges.js';
+import type { UploadBody } from '../../sync/protocol.js';
+import { UploadApply } from '../../sync/upload-apply.js';
 import { highestInBlock } from '../../src/venue/row-ids.js';
 
 // "An upload touches only its edge's project" (docs/security.md: a stolen edge), a property test

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { conditions } from '../responses.js';
 import type { Database } from '../../store/database.js';
-import { accessEventFilters, accessEventSchema, queryAccessEvents } from '../../access/event-query.js';
+import { accessEventFilters, accessEventSchema, queryAccessEvents } from '../../journal/event-query.js';
 import { collectionSchema, pageQuery, paginate, window, type PageQuery } from '../pagination.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { csvDocument } from '../csv.js';
@@ -27,7 +27,7 @@ const CSV_COLUMNS = [
   'reason_detail', // last: added after the others, so their places in an export stay as they were
 ] as const;
 
-/** `settled`: resolves once every answered scan is in access_events (the journal's ingest lag, access/event-journal.ts). */
+/** `settled`: resolves once every answered scan is in access_events (the journal's ingest lag, journal/event-journal.ts). */
 export function accessEventRoutes({ db, settled }: { db: () => Database; settled: () => Promise<void> }): AnyRoute[] {
   return [
     defineRoute({

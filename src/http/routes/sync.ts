@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { AppError, notFound } from '../../errors.js';
 import { isStoreBusy } from '../../store/transactions.js';
-import { conflictSchema, CONFLICT_KINDS } from '../../sync/conflicts.js';
-import { edgeSchema, type EdgeRow } from '../../sync/edges.js';
+import { conflictSchema, CONFLICT_KINDS } from '../../../sync/conflicts.js';
+import { edgeSchema, type EdgeRow } from '../../../sync/edges.js';
 import {
   changePageSchema,
   decodeCursor,
@@ -14,7 +14,7 @@ import {
   UPLOAD_MAX_ITEMS,
   uploadBodySchema,
   uploadResultSchema,
-} from '../../sync/protocol.js';
+} from '../../../sync/protocol.js';
 import type { HttpDeps } from '../deps.js';
 import { collectionSchema, pageQuery, paginate, window } from '../pagination.js';
 import { type AnyRoute, defineRoute } from '../route.js';

@@ -1,8 +1,8 @@
-import type { ProjectRepository } from '../accounts/projects.js';
-import type { FeedCursor } from '../feed/feed.js';
-import type { Database } from '../store/database.js';
-import { statement } from '../store/statements.js';
-import { raiseMark } from '../venue/row-ids.js';
+import type { ProjectRepository } from '../src/accounts/projects.js';
+import type { FeedCursor } from '../src/feed/feed.js';
+import type { Database } from '../src/store/database.js';
+import { statement } from '../src/store/statements.js';
+import { raiseMark } from '../src/venue/row-ids.js';
 import type { FeedPosition } from './protocol.js';
 
 // The edge's link to its cloud, as it is kept (sync_link, one row once linked; docs/sync.md):

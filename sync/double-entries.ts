@@ -1,5 +1,5 @@
-import type { Database } from '../store/database.js';
-import { statement } from '../store/statements.js';
+import type { Database } from '../src/store/database.js';
+import { statement } from '../src/store/statements.js';
 import type { SyncConflictResource, SyncConflicts } from './conflicts.js';
 
 // Double entries on the cloud (docs/sync.md: conflicts, "Flags are a function of the merged

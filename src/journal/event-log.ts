@@ -3,7 +3,7 @@ import type { EventJournal } from './event-journal.js';
 // The durable access-event log with group commit (issue 5, item 4). Decisions made in the same
 // turn of the event loop are made durable together: append() queues the row and answers a
 // promise, shared by the whole batch, that settles once the batch is in the access-event
-// journal (access/event-journal.ts: one write to an append-only file, ingested into SQLite by
+// journal (journal/event-journal.ts: one write to an append-only file, ingested into SQLite by
 // a worker), so nobody is told about a decision before it is stored. A batch is written on
 // setImmediate (after the I/O callbacks that brought the scans in) or as soon as it reaches
 // maxBatch rows. One row per decision is all the hot path writes: occupancy is rebuilt at

@@ -1,10 +1,10 @@
-import type { WrittenChange } from '../access/changed-rows.js';
-import type { ExternalChanges } from '../access/external-changes.js';
-import type { Clock } from '../clock.js';
-import { iso } from '../clock.js';
-import type { Database } from '../store/database.js';
-import { statement } from '../store/statements.js';
-import { writeWhenFree } from '../store/transactions.js';
+import type { WrittenChange } from '../src/access/changed-rows.js';
+import type { ExternalChanges } from '../src/access/external-changes.js';
+import type { Clock } from '../src/clock.js';
+import { iso } from '../src/clock.js';
+import type { Database } from '../src/store/database.js';
+import { statement } from '../src/store/statements.js';
+import { writeWhenFree } from '../src/store/transactions.js';
 import { type Change, type Entity, REPLICATED } from './protocol.js';
 
 // The edge's copy of its cloud's reference data (issue 26 item 7). A downloaded page is written

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { Clock } from '../clock.js';
-import { iso } from '../clock.js';
-import type { Database } from '../store/database.js';
-import { statement } from '../store/statements.js';
-import { writeTransaction } from '../store/transactions.js';
+import type { Clock } from '../src/clock.js';
+import { iso } from '../src/clock.js';
+import type { Database } from '../src/store/database.js';
+import { statement } from '../src/store/statements.js';
+import { writeTransaction } from '../src/store/transactions.js';
 
 // What sync flagged for review (issue 26 item 11; docs/sync.md: conflicts): an entry at one edge
 // repeating an entry admitted at another while both were offline (duplicate_entry), an admission

@@ -1,4 +1,4 @@
-import type { ScanPacer } from '../access/scan-pacer.js';
+import type { ScanPacer } from '../src/feed/pacer.js';
 import type { SyncDepsIn } from './index.js';
 import type { CloudLink } from './link.js';
 import type { LinkState } from './link-state.js';

@@ -1,6 +1,6 @@
-import { iso } from '../clock.js';
-import { writeTransaction, writeWhenFree } from '../store/transactions.js';
-import { blockOfEdge, setIdBlock } from '../venue/row-ids.js';
+import { iso } from '../src/clock.js';
+import { writeTransaction, writeWhenFree } from '../src/store/transactions.js';
+import { blockOfEdge, setIdBlock } from '../src/venue/row-ids.js';
 import { cloudBehind } from './cloud-rollback.js';
 import { CONSUMER } from './edge-upload.js';
 import type { EdgeRun } from './edge-run.js';

@@ -1,9 +1,9 @@
-import { SYNC_UPLOAD_CONSUMER } from '../access/event-retention.js';
-import { ScanPacer } from '../access/scan-pacer.js';
-import { iso } from '../clock.js';
-import type { FeedCursor, FeedItem } from '../feed/feed.js';
-import { statement } from '../store/statements.js';
-import { writeWhenFree } from '../store/transactions.js';
+import { SYNC_UPLOAD_CONSUMER } from '../src/journal/event-retention.js';
+import { ScanPacer } from '../src/feed/pacer.js';
+import { iso } from '../src/clock.js';
+import type { FeedCursor, FeedItem } from '../src/feed/feed.js';
+import { statement } from '../src/store/statements.js';
+import { writeWhenFree } from '../src/store/transactions.js';
 import { type EdgeRun, paced } from './edge-run.js';
 import { type FeedPosition, uploadResultSchema } from './protocol.js';
 import { FEED_EVENTS } from './unsynced.js';
@@ -37,7 +37,7 @@ const position = (c: FeedCursor): FeedPosition => ({
 });
 
 export class EdgeUpload {
-  /** The doors first: items per second while scans are busy (access/scan-pacer.ts). */
+  /** The doors first: items per second while scans are busy (feed/pacer.ts). */
   readonly pacer: ScanPacer;
   #pending = true;
   #wake: (() => void) | null = null;

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 import { Agent, type Dispatcher, request } from 'undici';
 import { z } from 'zod';
-import type { ClockOffset } from '../clock-offset.js';
-import { parseJson, SYNC_JSON_DEPTH } from '../json-depth.js';
+import type { ClockOffset } from '../src/clock-offset.js';
+import { parseJson, SYNC_JSON_DEPTH } from '../src/json-depth.js';
 import { cloudStateSchema, type CloudState, PROTOCOL_HEADER, PROTOCOL_VERSION, SENT_AT_HEADER } from './protocol.js';
 
 // The edge's HTTP client to its cloud (issue 26 items 2, 10). Every request carries the

@@ -1,5 +1,5 @@
 import type { Registry } from 'prom-client';
-import { gaugesIn } from '../metrics.js';
+import { gaugesIn } from '../src/metrics.js';
 import type { SyncServices } from './index.js';
 
 /** /metrics: the edge's link and what crossed it (docs/sync.md: status). Read at scrape time. */

@@ -1,4 +1,4 @@
-import type { Logger } from '../logger.js';
+import type { Logger } from '../src/logger.js';
 import { LinkError, quote } from './link.js';
 
 // Whether the edge's link to its cloud is up (issue 26 item 10; docs/sync.md: link health), from

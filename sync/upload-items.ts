@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { FeedItem } from '../feed/feed.js';
-import type { Database } from '../store/database.js';
-import { statement } from '../store/statements.js';
+import type { FeedItem } from '../src/feed/feed.js';
+import type { Database } from '../src/store/database.js';
+import { statement } from '../src/store/statements.js';
 import { UPLOAD_MAX_BYTES, UPLOAD_MAX_ITEMS, type UploadedAccessEvent, type UploadedChange } from './protocol.js';
 
 // What the edge uploads for the items it read from its feed (docs/sync.md: upload): an access

@@ -1,6 +1,6 @@
-import { iso } from '../clock.js';
-import { commit } from '../events/unit-of-work.js';
-import { blockOfEdge, setIdBlock } from '../venue/row-ids.js';
+import { iso } from '../src/clock.js';
+import { commit } from '../src/events/unit-of-work.js';
+import { blockOfEdge, setIdBlock } from '../src/venue/row-ids.js';
 import { EdgeDownload } from './edge-download.js';
 import { EdgeHello } from './edge-hello.js';
 import type { EdgeRun, EdgeStats, EdgeSyncDeps } from './edge-run.js';

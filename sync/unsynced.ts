@@ -1,6 +1,6 @@
-import type { FeedCursor } from '../feed/feed.js';
-import type { Database } from '../store/database.js';
-import { statement } from '../store/statements.js';
+import type { FeedCursor } from '../src/feed/feed.js';
+import type { Database } from '../src/store/database.js';
+import { statement } from '../src/store/statements.js';
 import { UPLOADED_CHANGES } from './protocol.js';
 
 // What an edge has not uploaded yet (docs/sync.md: status): the feed's items after the upload

@@ -1,4 +1,4 @@
-import { AppError } from '../errors.js';
+import { AppError } from '../src/errors.js';
 
 // Which upload batches the cloud takes now (docs/sync.md: limits). One batch per edge at a time:
 // an edge sends its batches in order, one after the other, so a second one while its first is

@@ -1,6 +1,6 @@
-import type { VenueIndex } from '../access/venue-index.js';
-import type { Database } from '../store/database.js';
-import { statement } from '../store/statements.js';
+import type { VenueIndex } from '../src/access/venue-index.js';
+import type { Database } from '../src/store/database.js';
+import { statement } from '../src/store/statements.js';
 import type { NewConflict } from './conflicts.js';
 import type { UploadedAccessEvent } from './protocol.js';
 

@@ -1,7 +1,7 @@
-import { ScanPacer } from '../access/scan-pacer.js';
-import { iso } from '../clock.js';
-import { writeWhenFree } from '../store/transactions.js';
-import { blockOfEdge, ID_BLOCK } from '../venue/row-ids.js';
+import { ScanPacer } from '../src/feed/pacer.js';
+import { iso } from '../src/clock.js';
+import { writeWhenFree } from '../src/store/transactions.js';
+import { blockOfEdge, ID_BLOCK } from '../src/venue/row-ids.js';
 import { type EdgeRun, paced } from './edge-run.js';
 import type { z } from 'zod';
 import { LinkError } from './link.js';
@@ -17,7 +17,7 @@ import { changePageSchema, decodeCursor, encodeCursor } from './protocol.js';
 type ChangePage = z.output<typeof changePageSchema>;
 
 export class EdgeDownload {
-  /** The doors first: rows per second while scans are busy (access/scan-pacer.ts). */
+  /** The doors first: rows per second while scans are busy (feed/pacer.ts). */
   readonly pacer: ScanPacer;
   #caughtUp = false;
   /** Rows asked for at most, after a page too large to read (until the pull is caught up). */

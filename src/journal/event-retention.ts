@@ -6,7 +6,7 @@ import { gaugesIn } from '../metrics.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import { isStoreBusy, writeTransaction } from '../store/transactions.js';
-import { PAST_LIMIT_MS } from './scan-time.js';
+import { PAST_LIMIT_MS } from '../access/scan-time.js';
 
 // Bounded disk on the box (issue 26 item 13; docs/storage.md, "Retention of access events"):
 // access events older than the configured days go, in the background, in short transactions.

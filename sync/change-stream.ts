@@ -1,8 +1,8 @@
-import type { EventBus } from '../events/bus.js';
-import { VERSIONED } from '../access/local-versions.js';
-import type { Database } from '../store/database.js';
-import { statement } from '../store/statements.js';
-import { readSnapshot } from '../store/transactions.js';
+import type { EventBus } from '../src/events/bus.js';
+import { VERSIONED } from '../src/access/local-versions.js';
+import type { Database } from '../src/store/database.js';
+import { statement } from '../src/store/statements.js';
+import { readSnapshot } from '../src/store/transactions.js';
 import { type Change, ENTITIES, type Entity, REPLICATED } from './protocol.js';
 
 // What the cloud serves edges to download (issue 26 items 7, 8): the project's reference rows

@@ -1,6 +1,6 @@
-import type { Database } from '../store/database.js';
-import { statement } from '../store/statements.js';
-import { blockOfEdge, ID_BLOCK, inBlock, raiseMark } from '../venue/row-ids.js';
+import type { Database } from '../src/store/database.js';
+import { statement } from '../src/store/statements.js';
+import { blockOfEdge, ID_BLOCK, inBlock, raiseMark } from '../src/venue/row-ids.js';
 import type { EdgeRow } from './edges.js';
 import type { UploadedChange } from './protocol.js';
 

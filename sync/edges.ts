@@ -1,12 +1,12 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import type { Clock } from '../clock.js';
-import { iso } from '../clock.js';
-import type { EventBus } from '../events/bus.js';
-import type { Database } from '../store/database.js';
-import { statement } from '../store/statements.js';
-import { writeTransaction } from '../store/transactions.js';
-import { blockOfEdge, highestInBlock } from '../venue/row-ids.js';
+import type { Clock } from '../src/clock.js';
+import { iso } from '../src/clock.js';
+import type { EventBus } from '../src/events/bus.js';
+import type { Database } from '../src/store/database.js';
+import { statement } from '../src/store/statements.js';
+import { writeTransaction } from '../src/store/transactions.js';
+import { blockOfEdge, highestInBlock } from '../src/venue/row-ids.js';
 import type { FeedPosition } from './protocol.js';
 
 // The edges a cloud serves (issue 26 item 1). Each has a sync token, `<edge id>|<random>`,

@@ -1,4 +1,4 @@
-import type { FeedCursor } from '../feed/feed.js';
+import type { FeedCursor } from '../src/feed/feed.js';
 import { decodeCursor, type Hello } from './protocol.js';
 
 // A cloud restored from a backup (docs/sync.md: a cloud restored from a backup). Started from
