@@ -1,4 +1,4 @@
-// bench:analytics — the analytics metrics over 1M access events (issue 5, item 7): zone
+// bench:analytics — the analytics metrics over 1M access events (docs/engine.md): zone
 // occupancy by hour and by 15 minutes over a week, and the access summary of that week, each
 // timed through the same functions the route calls. Baseline in the same run: COUNT(*) over
 // the range, the least any query over those events can cost. BENCH_QUICK=1: 250k events.

@@ -1,5 +1,5 @@
-// bench:sync — POST /webhook/v1/attendee-sync with 10,000 records in one signed request (issue 8,
-// item 4: "10,000 records in one request in well under a second"), against an appliance in this
+// bench:sync — POST /webhook/v1/attendee-sync with 10,000 records in one signed request
+// (docs/performance.md, "Attendee sync webhook": "10,000 records in one request in well under a second"), against an appliance in this
 // process on a real SQLite file, over real HTTP. Three requests in a row on the same records:
 //   sync.create_10k_ms  all new (upsert creates)
 //   sync.update_10k_ms  every record changed (upsert updates; versions bumped, index refreshed)

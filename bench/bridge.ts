@@ -1,4 +1,4 @@
-// bench:bridge — issue 27, Performance. Serial readers plugged into the box, as fast as their
+// bench:bridge — docs/performance.md, "The firmware bridge". Serial readers plugged into the box, as fast as their
 // lines allow: the appliance in its own process (`node dist/main.js`, a temp data dir, HTTP and
 // MQTT on port 0, rate limits off), a zone with one access point (direction both, so a holder's
 // scans alternate in and out and are granted), 1,000 attendees with rdm6300 credentials (10 hex

@@ -1,4 +1,4 @@
-// bench:cloud-sync's pull alone, for profiles and quick A/B runs (docs/performance.md, issue 26):
+// bench:cloud-sync's pull alone, for profiles and quick A/B runs (docs/performance.md):
 // a cloud at nice 19 with the same venue and the same 100,000 attendees with 200,000
 // credentials written straight into its store, then PULLS fresh edges (default 3), one after
 // the other, each through a TCP proxy process of its own, each timed from its link coming up

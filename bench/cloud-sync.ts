@@ -1,4 +1,4 @@
-// bench:cloud-sync — issue 26, Performance. A cloud and edges as processes on loopback (each
+// bench:cloud-sync — docs/performance.md, "Cloud sync". A cloud and edges as processes on loopback (each
 // edge through a TCP proxy), per run:
 //   sync.upload_100k_events_s:   an edge with a backlog of 100,000 access events (written while
 //                                its link was cut), from the link's return until the cloud holds them all;

@@ -1,4 +1,4 @@
-// bench:console — issue 29, Performance: "With 1,000 access events per second arriving, the feed stays
+// bench:console — docs/performance.md, "Staff console": "With 1,000 access events per second arriving, the feed stays
 // responsive: the page renders at ≥ 30 frames/s in Chromium, shows the latest events (batching is fine)
 // and its memory stays flat over 5 minutes (keep a bounded window of rows)."
 // One run: the appliance in its own process (dist/main.js, rate limits off) with the demo venue

@@ -1,4 +1,4 @@
-// bench:engine — the decision engine on 100k attendees with 200k credentials (issue 5).
+// bench:engine — the decision engine on 100k attendees with 200k credentials (docs/engine.md).
 //   memory:  AccessEngine.decide alone, in a tight loop (90% at a `both` gate, 10% at a door
 //            with a time window; 5% unknown credentials). Throughput, then p50/p99 per call.
 //   durable: ScanService.scan, i.e. decide + group-committed access event + announce, with 64
@@ -73,7 +73,7 @@ line('engine.memory_granted_share', (granted / N).toFixed(2), 'of decisions');
 // The memory pass's 2M prepared inputs are the bench's own data, not the appliance's: let them
 // go before the durable passes. Kept, they double the old generation, and every scavenge walks
 // the old generation's pages to find its remembered sets — on this VM about 1 ms a scavenge
-// per ~200 MB (docs/performance.md, issue 22), which the p99 would count against the scan path.
+// per ~200 MB (docs/performance.md), which the p99 would count against the scan path.
 inputs = [];
 (globalThis as { gc?: () => void }).gc?.();
 

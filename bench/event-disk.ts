@@ -1,5 +1,5 @@
-// bench:event-disk — the disk one access event takes in the store, with its indexes (issue 26
-// item 13; docs/storage.md, "Retention of access events"): 200,000 festival-like events
+// bench:event-disk — the disk one access event takes in the store, with its indexes
+// (docs/storage.md, "Retention of access events"): 200,000 festival-like events
 // inserted as the journal's ingest inserts them (INSERT_EVENT_SQL, 2,000 per transaction) into
 // a fresh store; the used pages (page_count - freelist_count) x page_size before and after, so
 // the baseline is the empty store of the same run. Then retention: half of them pruned by

@@ -64,7 +64,7 @@ if (process.argv[2] === '--child') {
     credentials: number;
   };
   if (result.credentials !== credentials) throw new Error(`loaded ${result.credentials} of ${credentials}`);
-  const tag = '1m'; // same names in quick mode (DESIGN); engine.load_credentials says how many
+  const tag = '1m'; // same names in quick mode (docs/performance.md); engine.load_credentials says how many
   line('engine.load_credentials', credentials, 'credentials');
   line(`engine.load_${tag}_credentials_s`, result.seconds.toFixed(2), 's');
   line(`engine.load_${tag}_credentials_rss_mb`, mb(result.after), 'MB');

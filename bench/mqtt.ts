@@ -1,4 +1,4 @@
-// bench:mqtt — scans over the embedded MQTT broker (issue 7, performance): 50 simulated readers
+// bench:mqtt — scans over the embedded MQTT broker (docs/mqtt.md, performance): 50 simulated readers
 // over real TCP publish scans at QoS 1 to the real appliance in its own process (`node
 // dist/main.js`, built first when missing or older than src/), against the demo venue (`gatehouse
 // demo seed`: 4 zones, 5 access points, 5,000 attendees with credentials, a blocklist, time
@@ -34,7 +34,7 @@
 // scan with a decision; staff connections are read-only. So the baseline runs the same broker
 // software in the same shape instead: aedes 1.2 from this repo's node_modules, constructed with
 // the appliance's options (drainTimeout, connectTimeout, maxClientsIdLength, heartbeatInterval),
-// on `net.createServer({ noDelay: true }, ...)` (DESIGN: TCP_NODELAY), in its own node process
+// on `net.createServer({ noDelay: true }, ...)` (TCP_NODELAY: docs/mqtt.md), in its own node process
 // like the appliance (this file, run as `echo-broker`), with no authentication, ACL, engine or
 // event log. Three echo shapes are measured against it:
 //   echo subscriber (the issue's baseline, mqtt.bare_broker_*): a separate MQTT client (a worker
@@ -43,7 +43,7 @@
 //     and one more client per round trip; the only echo a stock broker can do, so it is also what
 //     is compared with mosquitto (`listener <port> 127.0.0.1`, `allow_anonymous true` and
 //     `set_tcp_nodelay true`: mosquitto leaves Nagle on by default, and without it the same load
-//     measured ~1,100 round trips/s at p50 44 ms here, the delayed-ACK stall DESIGN describes, which
+//     measured ~1,100 round trips/s at p50 44 ms here, the delayed-ACK stall docs/mqtt.md names, which
 //     would compare TCP settings rather than brokers).
 //   in-broker echo answering as the appliance does (mqtt.in_broker_echo_*, the stricter baseline:
 //     nothing but the broker between send and receive): aedes' authorizePublish hook acknowledges
@@ -537,7 +537,7 @@ interface Measured {
 /**
  * CPU seconds spent so far by the kernel's DAMON memory monitor (threads named kdamond.N), 0
  * when it does not run. On the 2-core VM these benches were measured on, kdamond.0 takes one
- * core for 2-25 ms every ~512 ms (seen with perf; docs/performance.md, issue 22): while it runs,
+ * core for 2-25 ms every ~512 ms (seen with perf; docs/performance.md): while it runs,
  * the appliance and the bench's client thread share the other core, and those stalls are what
  * the p99 at 5,000 scans/s mostly measures there. Printed so a reader sees when a run met it.
  */

@@ -1,4 +1,4 @@
-// bench:plugin — issue 28, Performance: "A page with 2,000 bound elements: first render of all bindings
+// bench:plugin — docs/performance.md, "Plugin toolkit": "A page with 2,000 bound elements: first render of all bindings
 // ≤ 50 ms and an updateString reflected in ≤ 5 ms in Chromium."
 // Builds bench/plugin-page/ with Vite's API into a temp dir (Vue 3 + Pinia + the toolkit from src/, production
 // mode, no runtime template compiler), serves it from a node:http server on 127.0.0.1 (cross-origin isolated,
@@ -185,7 +185,7 @@ async function main(outDir: string, state: { server?: Server; browser?: Browser 
       0.5,
     );
   const all = (mode: PageMode, kind: 'updateMs' | 'updateManyMs') => results[mode].flatMap((r) => r[kind]);
-  // The target (issue 28: first render of all bindings <= 50 ms) is the bindings' own first render: bind mode.
+  // The target (docs/plugins.md: first render of all bindings <= 50 ms) is the bindings' own first render: bind mode.
   line('plugin.bindings_first_render_ms', `${ms(first('bind'))} ms`);
   line('plugin.bindings_first_render_baseline_ms', `${ms(first('dom'))} ms`);
   line('plugin.first_render_ms', `${ms(first('vue'))} ms`);

@@ -1,5 +1,5 @@
 // Runs one bench N times (BENCH_RUNS, default 5) and prints each of its figures as
-// min / median / max over the runs (issue 22 item 5: one good run is not a figure on a noisy
+// min / median / max over the runs (docs/performance.md: one good run is not a figure on a noisy
 // shared machine). Each run is a fresh process (`node <script> [args]`: a .mjs bench, or
 // bench/run-ts.mjs with a .ts one), so one run's heap, JIT state or slow mode cannot carry into
 // the next. A run's own lines go to stderr as they come, prefixed with its number; stdout gets,
@@ -17,7 +17,7 @@ if (!script) {
   console.error('usage: node bench/repeat.mjs <bench.mjs | bench.ts> [args]');
   process.exit(2);
 }
-// BENCH_QUICK=1 is a smoke run (DESIGN: under 30 s with the same lines): one run unless BENCH_RUNS says.
+// BENCH_QUICK=1 is a smoke run (docs/performance.md: under 30 s with the same lines): one run unless BENCH_RUNS says.
 const runs = Number.parseInt(process.env.BENCH_RUNS ?? (process.env.BENCH_QUICK === '1' ? '1' : '5'), 10);
 if (!Number.isInteger(runs) || runs < 1) {
   console.error(`BENCH_RUNS must be a whole number of at least 1, not "${process.env.BENCH_RUNS}"`);

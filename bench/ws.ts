@@ -1,4 +1,4 @@
-// bench:ws — WebSocket fan-out of the Pusher protocol-7 server (issue 6): 1,000 clients
+// bench:ws — WebSocket fan-out of the Pusher protocol-7 server (docs/realtime.md): 1,000 clients
 // subscribed to one private channel while 1,000 events/s are published for 10 s through the
 // signed Pusher HTTP API, against the real appliance in its own process (`node dist/main.js`,
 // built first when missing or older than src/). Prints, one per line:

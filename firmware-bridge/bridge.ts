@@ -18,7 +18,7 @@ import { type Decide, DeviceRunner } from './device-runner.js';
 import type { HidStatus, HidTransport } from './hid-transport.js';
 import type { Transport } from './transport.js';
 
-// The firmware bridge (issue 27; docs/bridge.md): one runner per enabled device, started with
+// The firmware bridge (docs/bridge.md): one runner per enabled device, started with
 // the appliance and restarted when its record changes. Its scans take the same path as an MQTT
 // reader's: the reader-scan translation (access/reader-scan.ts) with source `bridge`, then the
 // scan service, so they are journaled, answered, announced and synced like any other.

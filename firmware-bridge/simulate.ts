@@ -10,7 +10,7 @@ import { SIMULATOR_DIR } from '../src/devices/bridge-paths.js';
 import { EncodeError, type EncodedScan as Scan, encodeScan as encode } from './framing/encode.js';
 import { SERIAL_FRAMINGS, type SerialFraming } from './framing/index.js';
 
-// `gatehouse bridge simulate` (issue 27 item 7): a reader "plugged in" without hardware. socat
+// `gatehouse bridge simulate` (docs/bridge.md): a reader "plugged in" without hardware. socat
 // makes a pseudo-terminal pair; one end is registered as a bridge device on a running appliance
 // over REST, real frames of the chosen framing go into the other, and each decision is read back
 // from the feedback bytes (grant 06, deny 15), as a reader's LED would show it. The pair is made

@@ -1,4 +1,4 @@
-// Runs the pattern of issue 22, item 2 many times against the built appliance (dist/main.js):
+// Runs the pattern of docs/mqtt.md, "The nine-minute PUBACK: what was found", many times against the built appliance (dist/main.js):
 // mosquitto_sub following a reader's decisions and mosquitto_pub publishing its QoS 1 scans, both
 // with the reader's credentials, fresh connections every round. Prints each failed round and a
 // summary: publishes without a PUBACK (mosquitto_pub has no timeout of its own: killed after

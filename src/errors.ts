@@ -1,9 +1,9 @@
 import type { z } from 'zod';
 
 // The one error catalogue: every error the HTTP layer can answer, with its status and
-// message template. Laravel's conventions where DESIGN.md fixes them (401 'Unauthenticated.',
+// message template. Laravel's conventions for the shared answers (docs/rest.md: 401 'Unauthenticated.',
 // 403 'Invalid ability provided.', 419 'Token Mismatch', 422 {message, errors}).
-// test/errors.test.ts checks each entry.
+// test/house/error-catalogue.test.ts checks each entry.
 
 export const errorCatalogue = {
   malformed_json: { status: 400, message: 'The request body is not valid JSON: {detail}' },
@@ -28,12 +28,12 @@ export const errorCatalogue = {
   stale_timestamp: { status: 401, message: '{detail}' },
   address_not_allowed: { status: 403, message: 'The address {address} is not in the allowlist of the webhook source.' },
   // Only while the first request with the same signed body is still being handled: a retry of an
-  // answered one gets that answer again (issue 22 item 1; webhooks/replay-window.ts).
+  // answered one gets that answer again (webhooks/replay-window.ts).
   request_in_progress: {
     status: 409,
     message: 'An identical signed request is still being handled; send it again shortly to get its answer.',
   },
-  // Before anything else, for an address whose webhook requests failed too often (issue 23 item 10; webhooks/failure-throttle.ts).
+  // Before anything else, for an address whose webhook requests failed too often (webhooks/failure-throttle.ts).
   too_many_failures: {
     status: 429,
     message: 'Too many failed webhook requests from {address}; try again in {seconds} s.',
@@ -176,7 +176,7 @@ export const notFound = (resource: string) => new AppError('not_found', { resour
 export type FieldErrors = Record<string, string[]>;
 
 /** An empty field-error map without a prototype: field names come from request keys, and a
- * plain object already "has" `constructor`, `__proto__` and `toString` (issue 23 item 6: those
+ * plain object already "has" `constructor`, `__proto__` and `toString` (docs/security.md, attack 6: those
  * keys made `errors[field] ??= []` throw, a 500 before any login). */
 export function emptyFieldErrors(): FieldErrors {
   return Object.create(null) as FieldErrors;

@@ -117,7 +117,7 @@ export interface Services {
     broadcaster: Broadcaster;
     accessWatch: RealtimeAccessWatch;
   };
-  /** The durable feed and what reads it: outgoing webhooks (issue 25). */
+  /** The durable feed and what reads it: outgoing webhooks (docs/webhooks-outgoing.md). */
   outgoing: {
     feed: Feed;
     policy: ReceiverPolicy;
@@ -126,9 +126,9 @@ export interface Services {
     dispatcher: Dispatcher;
     observed: ObservedEvents;
   };
-  /** Cloud sync by role (issue 26; docs/sync.md). */
+  /** Cloud sync by role (docs/sync.md). */
   sync: SyncServices;
-  /** Readers plugged into the box (issue 27; docs/bridge.md). */
+  /** Readers plugged into the box (docs/bridge.md). */
   bridge: FirmwareBridgeParts;
   webhooks: {
     sources: WebhookSources;
@@ -197,7 +197,7 @@ export function buildServices(
     log.child({ module: 'event-journal' }),
   );
   const eventLog = new AccessEventLog(journal, config.store.maxBatch);
-  // Every scan answered within mqtt.answerTimeoutMs, or its sender let go (issue 22, item 2).
+  // Every scan answered within mqtt.answerTimeoutMs, or its sender let go (docs/mqtt.md, "Answered in bounded time").
   const deadlines = new ScanDeadlines(config.mqtt.answerTimeoutMs, metrics.registry);
   const readerStates = new ReaderStates(clock, bus);
   const access = {

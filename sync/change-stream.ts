@@ -5,7 +5,7 @@ import { statement } from '../src/store/statements.js';
 import { readSnapshot } from '../src/store/transactions.js';
 import { type Change, ENTITIES, type Entity, REPLICATED } from './protocol.js';
 
-// What the cloud serves edges to download (issue 26 items 7, 8): the project's reference rows
+// What the cloud serves edges to download (docs/sync.md): the project's reference rows
 // and tombstones whose change version is above the edge's cursor, oldest first, a page at a
 // time. The cursor is a change version, not an offset: every write takes the next version of
 // one store-wide sequence inside its own write transaction, so writes commit in version order

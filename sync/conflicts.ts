@@ -5,7 +5,7 @@ import type { Database } from '../src/store/database.js';
 import { statement } from '../src/store/statements.js';
 import { writeTransaction } from '../src/store/transactions.js';
 
-// What sync flagged for review (issue 26 item 11; docs/sync.md: conflicts): an entry at one edge
+// What sync flagged for review (docs/sync.md: conflicts): an entry at one edge
 // repeating an entry admitted at another while both were offline (duplicate_entry), an admission
 // of a credential the cloud had revoked or blocklisted by then (revoked_credential, blocklisted),
 // a field of an attendee changed on both sides (attendee_field: the cloud's value kept), a

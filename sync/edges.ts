@@ -9,7 +9,7 @@ import { writeTransaction } from '../src/store/transactions.js';
 import { blockOfEdge, highestInBlock } from '../src/venue/row-ids.js';
 import type { FeedPosition } from './protocol.js';
 
-// The edges a cloud serves (issue 26 item 1). Each has a sync token, `<edge id>|<random>`,
+// The edges a cloud serves (docs/sync.md). Each has a sync token, `<edge id>|<random>`,
 // shown once when the edge is issued; only the SHA-256 of the random part is kept. The token
 // opens the sync protocol's routes of its one project and nothing else: the REST API's bearer
 // authentication looks in personal_access_tokens, where it is not (docs/sync.md: tokens).

@@ -23,7 +23,7 @@ import { UploadGate } from './upload-gate.js';
 import { cloudOwnedResource } from './cloud-owned.js';
 import { inClear } from './link.js';
 
-// Cloud sync's services (issue 26; docs/sync.md), by role: a cloud serves edges (edges, the
+// Cloud sync's services (docs/sync.md), by role: a cloud serves edges (edges, the
 // change stream, the upload's apply); an edge runs EdgeSync; both keep conflicts. A
 // standalone box builds the parts and starts none.
 

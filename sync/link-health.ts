@@ -1,7 +1,7 @@
 import type { Logger } from '../src/logger.js';
 import { LinkError, quote } from './link.js';
 
-// Whether the edge's link to its cloud is up (issue 26 item 10; docs/sync.md: link health), from
+// Whether the edge's link to its cloud is up (docs/sync.md: link health), from
 // what its requests met. Two failed requests in a row make it down (one stray reset of a pooled
 // connection does not); a failure of a request begun before the last success is old news (a
 // long poll cut with the link, answered late); a refused token or another protocol version stops

@@ -6,7 +6,7 @@ import type { ClockOffset } from '../src/clock-offset.js';
 import { parseJson, SYNC_JSON_DEPTH } from '../src/json-depth.js';
 import { cloudStateSchema, type CloudState, PROTOCOL_HEADER, PROTOCOL_VERSION, SENT_AT_HEADER } from './protocol.js';
 
-// The edge's HTTP client to its cloud (issue 26 items 2, 10). Every request carries the
+// The edge's HTTP client to its cloud (docs/sync.md). Every request carries the
 // protocol version and the edge's clock, and is given up after sync.requestTimeoutMs (a long
 // poll: after its wait plus that), so a black-holed link (connections accepted, nothing
 // answered) is offline, not waited on. TLS trusts the system's CAs plus cloud.caFile. Every

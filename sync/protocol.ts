@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DENIAL_REASONS, REASON_DETAILS } from '../src/access/engine.js';
 
-// The sync protocol's shapes (issue 26 item 2; docs/sync.md), shared by the cloud's routes
+// The sync protocol's shapes (docs/sync.md), shared by the cloud's routes
 // (http/routes/sync.ts, which put them in the OpenAPI document) and the edge's client
 // (link.ts). Every request from an edge names the protocol version it speaks in a header; a
 // cloud that does not speak it answers 409 sync_protocol_unsupported and the edge stops

@@ -7,7 +7,7 @@ import { statement } from '../src/store/statements.js';
 import { writeWhenFree } from '../src/store/transactions.js';
 import { type Change, type Entity, REPLICATED } from './protocol.js';
 
-// The edge's copy of its cloud's reference data (issue 26 item 7). A downloaded page is written
+// The edge's copy of its cloud's reference data (docs/sync.md). A downloaded page is written
 // in one transaction, straight into the venue tables under the cloud's ids (shared ids:
 // venue/row-ids.ts), each row taking a change version of the edge's own sequence, each
 // deletion leaving a tombstone. Once the page has committed, the decision index takes what was

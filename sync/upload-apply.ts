@@ -20,7 +20,7 @@ import {
   unknownReferenceConflict,
 } from './upload-flags.js';
 
-// The cloud's side of an upload (issue 26 items 4-6, 11). A batch is applied in slices, each a
+// The cloud's side of an upload (docs/sync.md). A batch is applied in slices, each a
 // transaction of its own with the event loop free between two (docs/sync.md: limits):
 // access events are stored once each by uuid (a batch sent again stores nothing new), change
 // items once each by their outbox uuid (sync_applied_changes). Each access event keeps the

@@ -15,7 +15,7 @@ import type { EdgeRow } from './edges.js';
 import type { UploadedChange } from './protocol.js';
 import { idClash, noteUploadedId } from './upload-ids.js';
 
-// The change items of an upload, on the cloud (issue 26 items 4, 9, 11): attendees and
+// The change items of an upload, on the cloud (docs/sync.md): attendees and
 // credentials an edge made or changed, under the shared ids (venue/row-ids.ts), each applied
 // once by its outbox uuid; an attendee changed on both sides is merged per field with the
 // edge's previous_attributes (the cloud keeps a field it changed meanwhile, and the conflict

@@ -1,4 +1,4 @@
-// The Access screen's logic without a page (issue 29, item 6; docs/console.md "Access"): the
+// The Access screen's logic without a page (docs/console.md "Access"): the
 // venue's editable resources described as fields, form values turned into the JSON bodies the
 // routes validate (src/venue/*.ts), the blocklist indexed by what it names, paging, and whether
 // this box may change the cloud-owned resources (docs/sync.md "What an edge may change").

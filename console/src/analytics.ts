@@ -1,4 +1,4 @@
-// The Analytics screen's logic without a page (issue 29, item 8; docs/console.md "Analytics"):
+// The Analytics screen's logic without a page (docs/console.md "Analytics"):
 // the requests of POST .../analytics/metrics (src/http/routes/analytics.ts), bucket labels from
 // the buckets' own local times, the rows of the tables and the charts' data. The charts and the
 // tables are drawn from the same rows, so the numbers a screen reader hears are the ones drawn.

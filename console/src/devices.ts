@@ -1,4 +1,4 @@
-// The devices screen's logic without a browser (issue 29, item 3; docs/mqtt.md, docs/bridge.md):
+// The devices screen's logic without a browser (docs/mqtt.md, docs/bridge.md):
 // readers, gateways and the devices plugged into the box as REST lists them, moved by the devices
 // channel's events (realtime.md), and the pending reader logins staff read out.
 

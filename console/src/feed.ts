@@ -1,4 +1,4 @@
-// The live feed's rows (issue 29, item 2): the access-event log's latest page, then the socket's
+// The live feed's rows (docs/console.md): the access-event log's latest page, then the socket's
 // AccessGranted / AccessDenied events, newest first, in a bounded window (the manifest's
 // `feedWindow`, 200), so a long shift or a burst of scans cannot grow the page without end.
 // Events arriving together are added in one batch, on an animation frame, at most every
@@ -220,7 +220,7 @@ export function removeZone(zones: readonly Zone[], id: number): Zone[] {
   return zones.some((z) => z.id === id) ? zones.filter((z) => z.id !== id) : (zones as Zone[]);
 }
 
-/** A gate with many denials lately (issue 29 item 2: "a spike of denials at one gate stands out"). */
+/** A gate with many denials lately (docs/console.md: "a spike of denials at one gate stands out"). */
 export interface DenialSpike {
   accessPointId: number;
   count: number;

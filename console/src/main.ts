@@ -1,4 +1,4 @@
-// The staff console (issue 29; docs/console.md): a plugin made with our own toolkit. Its strings,
+// The staff console (docs/console.md): a plugin made with our own toolkit. Its strings,
 // settings and assets are app-manifest.json's, its data comes through callApi, its live updates
 // through the manifest's socket events. It runs on the appliance's origin with a cookie session
 // (baseUrl '', no token), so the socket is connected by the session once a project is chosen,

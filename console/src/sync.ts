@@ -1,4 +1,4 @@
-// The sync screen's logic without a browser (issue 29, item 4; docs/sync.md): what GET
+// The sync screen's logic without a browser (docs/sync.md): what GET
 // .../sync/status says about this box (standalone, an edge and its link, a cloud and its edges),
 // and the conflicts the cloud flagged, kept current by SyncConflict events and reviews.
 

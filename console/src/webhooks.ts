@@ -1,4 +1,4 @@
-// The webhooks screen's logic (issue 29 item 5; docs/console.md "Webhooks"), apart from Vue so
+// The webhooks screen's logic (docs/console.md "Webhooks"), apart from Vue so
 // the tests can read it: the shapes the appliance answers, the log filters as the API takes them,
 // the allowlist as typed and its 422s under the field, the outgoing event catalogue.
 

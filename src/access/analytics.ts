@@ -4,7 +4,7 @@ import { DENIAL_REASONS, type DenialReason } from './engine.js';
 import { bucketBoundaries, localIso, type BucketInterval } from './zoned-time.js';
 import { readSnapshot } from '../store/transactions.js';
 
-// Analytics metrics (spec: Analytics; issue 5, item 7), computed from the access-event log by
+// Analytics metrics (spec: Analytics), computed from the access-event log by
 // index range counts, never by reading events one by one (docs/engine.md, "Analytics"):
 //   zone_occupancy  entries, exits and occupancy per 15min / hour / day bucket of the
 //                   project's time zone. entries = granted `in` passes at the zone; exits =

@@ -14,7 +14,7 @@ import type { VenueIndex } from './venue-index.js';
 
 // Reads one project's venue rows and tombstones whose change versions fall in ranges written
 // by another process (external-changes.ts) and applies them as the appliance's own write of them
-// would have been (issue 22, item 3):
+// would have been (docs/engine.md, "Changes by another process"):
 // - zones, access points, readers, attendee types with their zones, time restrictions and the
 //   blocklist are announced on the bus with the same events and resources as a local write, so
 //   the index takes them through index-sync.ts and everything else that listens reacts as to a

@@ -4,7 +4,7 @@ import { localWeekdayAndMinute } from './local-time.js';
 
 // The decision (spec: What the service does, items 3-4; Events, denial reasons). Every scan at
 // an access point of the project is decided, and every decision is an access event (item 3:
-// "Each result produces an event"). Checks run in the spec's order and the first that fails
+// "Each result produces an event"). Checks run in the contract's order and the first that fails
 // names the reason; reason_detail says which cause of not_authorized it was:
 //   0. the access point is active and leads into a zone    not_authorized (access_point_inactive / access_point_without_zone)
 //   1. the credential exists, is assigned and active      invalid_credential / expired
@@ -26,8 +26,8 @@ export const DENIAL_REASONS = [
 export type DenialReason = (typeof DENIAL_REASONS)[number];
 
 /**
- * Which of not_authorized's causes refused a scan (docs/engine.md: reason_detail). The spec's six
- * reasons stay the reasons; these only tell apart what the spec's one meaning of not_authorized
+ * Which of not_authorized's causes refused a scan (docs/engine.md: reason_detail). The contract's six
+ * reasons stay the reasons; these only tell apart what its one meaning of not_authorized
  * ("attendee type lacks access to the zone") no longer covers alone. null for every other denial.
  */
 export const REASON_DETAILS = [

@@ -10,7 +10,7 @@ import { LocalVersions, type VersionRange } from './local-versions.js';
 import type { VenueIndex } from './venue-index.js';
 
 // Venue changes made by another process on the same store reach the running appliance within
-// about a second (issue 22, item 3; docs/engine.md: changes by another process). The CLI
+// about a second (docs/engine.md: changes by another process). The CLI
 // (`attendees import`, `demo seed`) or any tool writing through the venue modules takes change
 // versions from the store-wide sequence as the appliance does, and leaves tombstones for what it
 // deletes; nothing tells the appliance. So once a second this reads the sequence (one row by its

@@ -1,6 +1,6 @@
 import type { EventBus, EventName } from '../events/bus.js';
 
-// The change versions this process wrote itself (issue 22, item 3). Every write to a venue
+// The change versions this process wrote itself (docs/engine.md, "Changes by another process"). Every write to a venue
 // table takes the next store-wide change version (venue/versioned-table.ts), whichever process
 // makes it; the appliance's own writes reach its decision index through the bus as they commit
 // (access/index-sync.ts). What the bus announced is recorded here, so the poll of the change

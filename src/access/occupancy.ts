@@ -1,4 +1,4 @@
-// Who is in which zone (issue 5, item 3). An `in` grant counts the holder into the zone and
+// Who is in which zone (docs/engine.md). An `in` grant counts the holder into the zone and
 // out of any zone they were in before (entering another zone moves them); an `out` grant
 // counts them out. A count never goes below zero: leaving a zone one was never counted into
 // changes nothing. Single-threaded JS makes check-then-enter atomic, so concurrent scans at

@@ -4,7 +4,7 @@ import type { ScanRequest } from './scan-service.js';
 import { scanInstant } from './scan-time.js';
 import { readerKey, type ReaderEntry, type VenueIndex } from './venue-index.js';
 
-// A scan reported by a reader, whatever carried it (issue 24, item 4): MQTT (mqtt/scan-handler.ts),
+// A scan reported by a reader, whatever carried it (docs/decisions.md, "One reader-scan translation"): MQTT (mqtt/scan-handler.ts),
 // the access-event webhook (http/routes/webhooks.ts) and, next, readers plugged into the box all
 // turn "reader X saw credential Y at time T" into a ScanRequest the same way, here: the timestamp
 // converted and bounded (scan-time.ts), the reader found by its identifier, its state marked
@@ -13,7 +13,7 @@ import { readerKey, type ReaderEntry, type VenueIndex } from './venue-index.js';
 // refusal: the engine decides it (a denial, docs/engine.md). Each transport only says how a refusal travels (an error answer on the
 // decisions topic, a webhook error envelope). One set of limits for every transport.
 
-/** The longest credential value decided, on every transport (docs/decisions.md, issue 24 item 4). */
+/** The longest credential value decided, on every transport (docs/decisions.md). */
 export const MAX_CREDENTIAL_VALUE = 4096;
 /** The longest request_id, on every transport. */
 export const MAX_REQUEST_ID = 128;

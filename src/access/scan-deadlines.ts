@@ -1,7 +1,7 @@
 import { Counter, type Registry } from 'prom-client';
 import type { Module } from '../lifecycle.js';
 
-// Every scan is answered within a bound, or its sender is let go (issue 22, item 2; docs/mqtt.md:
+// Every scan is answered within a bound, or its sender is let go (docs/mqtt.md:
 // answered in bounded time). A transport opens a ticket for each scan it waits on, with the
 // waiter to tell when the bound passes (an MQTT connection, which is closed so the reader sends
 // the scan again; an HTTP request, answered 503 with Retry-After); the scan service notes what

@@ -16,7 +16,7 @@ export interface ScanResponse {
   /** With every denial: which cause of not_authorized it was, else null (docs/engine.md). */
   reason_detail?: ReasonDetail | null;
   attendee: ScanAttendee | null;
-  /** The access event's uuid, so a client can find its event anywhere (issue 26). */
+  /** The access event's uuid, so a client can find its event anywhere (docs/sync.md). */
   event_id: string;
 }
 

@@ -8,7 +8,7 @@ import type { ScanRequest } from './scan-service.js';
 import { outcome, type ScanOutcome } from './scan-outcome.js';
 import type { VenueIndex } from './venue-index.js';
 
-// The request-id layer in front of the scan service (issue 24 item 5; docs/engine.md: a scan
+// The request-id layer in front of the scan service (docs/engine.md: a scan
 // carrying a request_id is decided once). A retry with the same id from the same reader (MQTT
 // QoS 1 redelivery, a gateway retrying a timed-out POST) gets the first decision back and writes
 // no second event: from memory (recent-outcomes.ts) while it is among the last 200,000, else from

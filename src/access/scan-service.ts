@@ -44,7 +44,7 @@ export class ScanService {
     private readonly engine: AccessEngine,
     index: VenueIndex,
     private readonly eventLog: AccessEventLog,
-    /** Where transports open a ticket per scan they wait on, so none waits past the bound (issue 22). */
+    /** Where transports open a ticket per scan they wait on, so none waits past the bound (docs/decisions.md, "Retries, bounds and parity"). */
     readonly deadlines: ScanDeadlines | null = null,
     /** On an edge: its clock against its cloud's, stamped on each event as it is decided (docs/sync.md: clocks). */
     private readonly clockOffset: ClockOffset | null = null,

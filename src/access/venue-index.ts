@@ -1,7 +1,7 @@
 import type { Database } from '../store/database.js';
 import { readInParallel } from '../store/parallel-read.js';
 
-// The in-memory picture of every project's venue that decisions read (issue 5, item 2):
+// The in-memory picture of every project's venue that decisions read (docs/engine.md):
 // credentials by value, attendees, type permissions, zones, access points, readers, time
 // windows and the blocklist. Loaded once at start; kept coherent by access/index-sync.ts from
 // the domain events, so a decision never waits on SQLite.

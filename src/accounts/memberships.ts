@@ -14,7 +14,7 @@ export class MembershipRepository {
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
-    /** Announces a membership taken away, so open connections are checked at once (issue 23, item 1). */
+    /** Announces a membership taken away, so open connections are checked at once (docs/security.md, attack 1). */
     private readonly bus?: EventBus,
   ) {}
 

@@ -20,7 +20,7 @@ export class SettingsStore {
     private readonly db: Database,
     private readonly clock: Clock,
     private readonly defaults: RuntimeSettings,
-    /** A new token expiry may end tokens at once: connections are checked again (issue 23, item 1). */
+    /** A new token expiry may end tokens at once: connections are checked again (docs/security.md, attack 1). */
     private readonly bus?: EventBus,
   ) {}
 

@@ -53,7 +53,7 @@ export class UserRepository {
     private readonly db: Database,
     private readonly clock: Clock,
     /** Announces deactivation, demotion and deletion, so open connections are checked at once
-     * (issue 23, item 1). None in the CLI: the running appliance's periodic re-check sees those. */
+     * (docs/security.md, attack 1). None in the CLI: the running appliance's periodic re-check sees those. */
     private readonly bus?: EventBus,
   ) {}
 

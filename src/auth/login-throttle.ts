@@ -1,7 +1,7 @@
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { AppError } from '../errors.js';
 
-// Failed logins per account (issue 23 item 11), apart from the per-address budget of the
+// Failed logins per account (docs/security.md, attack 11), apart from the per-address budget of the
 // standard rate class: a client guessing at one account is stopped after
 // auth.loginFailuresPerAccount failures in auth.loginFailureWindowSeconds, for that account
 // only and from every address, while its neighbours keep logging in from the same address.

@@ -31,7 +31,7 @@ const sha256 = (value: string) => createHash('sha256').update(value).digest();
 const SLIDE_STEP_MS = 60_000;
 
 /** A write that only keeps books (a session's sliding expiry): a store busy past busy_timeout
- * must not fail the request it rides on; the next request writes it (issue 22 item 6). */
+ * must not fail the request it rides on; the next request writes it (docs/storage.md). */
 function bookkeeping(write: () => unknown): void {
   try {
     write();
@@ -45,7 +45,7 @@ export class SessionService {
     private readonly db: Database,
     private readonly clock: Clock,
     private readonly lifetimeMinutes: number,
-    /** Announces a logged-in session ended, so connections admitted with it end at once (issue 23, item 1). */
+    /** Announces a logged-in session ended, so connections admitted with it end at once (docs/security.md, attack 1). */
     private readonly bus?: EventBus,
   ) {}
 

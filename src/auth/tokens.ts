@@ -33,8 +33,8 @@ interface TokenRow {
 }
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest();
-// A last_used_at write at most once a minute per token (DESIGN: Sanctum users complain
-// about a write on every request).
+// A last_used_at write at most once a minute per token (docs/auth.md, "last_used_at"; Sanctum
+// users complain about a write on every request).
 const TOUCH_INTERVAL_MS = 60_000;
 
 export class TokenService {
@@ -46,7 +46,7 @@ export class TokenService {
     private readonly clock: Clock,
     /** Minutes a token lives, null = forever; read on each check so an administrator's change applies at once. */
     private readonly expiryMinutes: () => number | null,
-    /** Announces revocations, so connections admitted with the token end at once (issue 23, item 1). */
+    /** Announces revocations, so connections admitted with the token end at once (docs/security.md, attack 1). */
     private readonly bus?: EventBus,
   ) {}
 
@@ -99,7 +99,7 @@ export class TokenService {
       statement(this.db, 'UPDATE personal_access_tokens SET last_used_at = ? WHERE id = ?').run(iso(at), id);
     } catch (err) {
       // Bookkeeping, not the request's purpose: a store busy past busy_timeout must not fail a
-      // read (issue 22 item 6). Counted as written, so it is tried again a minute on, not on
+      // read (docs/storage.md). Counted as written, so it is tried again a minute on, not on
       // every request meanwhile.
       if (!isStoreBusy(err)) throw err;
     }

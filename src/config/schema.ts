@@ -27,9 +27,9 @@ export const configSchema = z
           .min(1024)
           .max(64 * 1024 * 1024)
           .default(1024 * 1024),
-        // A request body must arrive whole this long after it starts being read, or 408 (issue 23 item 12).
+        // A request body must arrive whole this long after it starts being read, or 408 (docs/security.md, attack 12).
         bodyTimeoutMs: z.number().int().min(100).max(3_600_000).default(10_000),
-        // Trust X-Forwarded-For only behind a configured proxy (DESIGN: client address).
+        // Trust X-Forwarded-For only behind a configured proxy (docs/security.md, "Hardening").
         trustProxy: z.boolean().default(false),
         maxProxyHops: z.number().int().min(0).default(1),
         shutdownGraceMs: z.number().int().min(0).default(10_000),
@@ -56,12 +56,12 @@ export const configSchema = z
             keyFile: z.string().min(1).nullable().default(null),
           })
           .prefault({}),
-        // A client whose socket does not drain this long is disconnected (aedes issue 1060).
+        // A client whose socket does not drain this long is disconnected (aedes issue #1060).
         drainTimeoutMs: z.number().int().min(100).max(600_000).default(5_000),
         connectTimeoutMs: z.number().int().min(100).max(600_000).default(10_000),
         maxConnections: z.number().int().min(1).default(5_000),
         // Open connections per identity (a reader, a gateway, a staff user whatever their token):
-        // one read-only token cannot fill the broker and lock the doors out (issue 23, item 4).
+        // one read-only token cannot fill the broker and lock the doors out (docs/security.md, attack 4).
         maxConnectionsPerIdentity: z
           .strictObject({
             reader: z.number().int().min(1).max(1_000).default(2),
@@ -74,7 +74,7 @@ export const configSchema = z
         // An MQTT packet over this closes the connection as soon as its header arrives (never buffered).
         maxPacketBytes: z.number().int().min(1024).max(268_435_455).default(65_536),
         // A scan not answered within this closes its MQTT connection (the reader sends it again) and
-        // is answered 503 with Retry-After over HTTP (issue 22, item 2; docs/mqtt.md).
+        // is answered 503 with Retry-After over HTTP (docs/mqtt.md).
         answerTimeoutMs: z.number().int().min(100).max(600_000).default(2_000),
         // Connections' credentials are checked again this often (revoked API tokens, expiry).
         recheckIntervalMs: z.number().int().min(100).max(3_600_000).default(5_000),
@@ -112,7 +112,7 @@ export const configSchema = z
         sessionLifetimeMinutes: z.number().int().min(1).default(120),
         secureCookies: z.boolean().default(false),
         // Failed logins (token and cookie session) per account per window, apart from the
-        // per-address rate limit; 0 = off (issue 23 item 11; docs/security.md).
+        // per-address rate limit; 0 = off (docs/security.md).
         loginFailuresPerAccount: z.number().int().min(0).max(1000).default(5),
         loginFailureWindowSeconds: z.number().int().min(1).max(86_400).default(60),
       })
@@ -161,7 +161,7 @@ export const configSchema = z
         caFile: z.string().min(1).nullable().default(null),
       })
       .prefault({}),
-    // Cloud sync (issue 26; docs/sync.md).
+    // Cloud sync (docs/sync.md).
     sync: z
       .strictObject({
         token: z.string().min(1).nullable().default(null),
@@ -197,7 +197,7 @@ export const configSchema = z
           .default(16 * 1024 * 1024),
       })
       .prefault({}),
-    // Readers plugged into the box: serial and USB HID (issue 27; docs/bridge.md).
+    // Readers plugged into the box: serial and USB HID (docs/bridge.md).
     bridge: z
       .strictObject({
         enabled: z.boolean().default(true),
@@ -228,7 +228,7 @@ export const configSchema = z
         appId: z.string().min(1).nullable().default(null),
         key: z.string().min(1).nullable().default(null),
         secret: z.string().min(1).nullable().default(null),
-        // private-encrypted- channels (issue 22, item 4): base64 of 32 bytes, as the official server
+        // private-encrypted- channels (docs/realtime.md, "Encrypted channels"): base64 of 32 bytes, as the official server
         // libraries take it (encryptionMasterKeyBase64); generated and kept when unset.
         encryptionMasterKey: z
           .string()
@@ -251,12 +251,12 @@ export const configSchema = z
       .prefault({}),
     metrics: z
       .strictObject({
-        // Who may read /metrics (issue 23 item 12; docs/security.md): open keeps existing scrapers working.
+        // Who may read /metrics (docs/security.md): open keeps existing scrapers working.
         access: z.enum(['open', 'loopback', 'token']).default('open'),
         token: z.string().min(16, 'at least 16 characters').nullable().default(null),
       })
       .prefault({}),
-    // Outgoing webhooks (issue 25; docs/webhooks-outgoing.md).
+    // Outgoing webhooks (docs/webhooks-outgoing.md).
     webhook: z
       .strictObject({
         // Development and LAN receivers: plain http, and loopback and link-local addresses.
@@ -313,7 +313,7 @@ export const configSchema = z
         // Development only: requests without a signature header are admitted, naming no project.
         allowUnsigned: z.boolean().default(false),
         // Retries of a signed body accepted within timestampToleranceSeconds get its first answer
-        // again (issue 22 item 1): at most this many answers and bytes of answer bodies are kept
+        // again (docs/webhooks-incoming.md): at most this many answers and bytes of answer bodies are kept
         // (the oldest given up first); a larger answer is not kept; a retry of a body still being
         // handled waits this long for its answer (docs/webhooks-incoming.md: Retries).
         replayMaxEntries: z.number().int().min(0).max(10_000_000).default(20_000),
@@ -331,24 +331,24 @@ export const configSchema = z
           .default(64 * 1024),
         replayWaitMs: z.number().int().min(0).max(120_000).default(10_000),
         // Accepted deliveries are remembered durably (webhook_receipts) so a captured one sent again
-        // later is not applied again (issue 23 item 5): this many days on attendee-sync and
+        // later is not applied again (docs/security.md, attack 5): this many days on attendee-sync and
         // large-upload-finalized, whose bodies nothing dates; the other endpoints have fixed windows
         // (docs/webhooks-incoming.md: Replays). At most receiptMaxRows are kept, the oldest given up.
         receiptDays: z.number().int().min(1).max(3650).default(30),
         receiptMaxRows: z.number().int().min(100).max(100_000_000).default(1_000_000),
         // Requests no source vouched for, per client address and minute; past it 429 with no log
-        // row (issue 23 item 10). 0 = no limit.
+        // row (docs/security.md, attack 10). 0 = no limit.
         failuresPerMinute: z.number().int().min(0).max(1_000_000).default(120),
         logRetentionDays: z.number().int().min(1).max(3650).default(30),
         // Two row budgets: requests that applied something, and those that did not (refused, or a
-        // retry answered again), so junk cannot prune the accepted requests' log (issue 23 item 10).
+        // retry answered again), so junk cannot prune the accepted requests' log (docs/security.md, attack 10).
         logMaxRows: z.number().int().min(100).default(100_000),
         logMaxNotAppliedRows: z.number().int().min(100).default(20_000),
         // large-upload-finalized: notices for this bucket with an attendee CSV/JSON content type are
         // imported from importDir/<object name> (where the bucket is mounted or synced).
         importBucket: z.string().min(1).nullable().default(null),
         importDir: z.string().min(1).nullable().default(null),
-        // The largest import file read; the size is checked before reading (issue 23 item 8).
+        // The largest import file read; the size is checked before reading (docs/security.md, attack 8).
         importMaxBytes: z
           .number()
           .int()
@@ -373,7 +373,7 @@ export const configSchema = z
         device.path === null || device.path === undefined ? null : paths.problem(device.path, device.framing);
       if (problem) ctx.addIssue({ code: 'custom', path: ['bridge', 'devices', i, 'path'], message: problem });
     }
-    // DESIGN: Cloud sync. An edge needs the cloud's URL and its sync token.
+    // Cloud sync (docs/sync.md, "Config"). An edge needs the cloud's URL and its sync token.
     if (config.role !== 'edge') return;
     if (!config.cloud.url)
       ctx.addIssue({

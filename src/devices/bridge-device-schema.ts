@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { deviceIdentifier as identifierField } from './identifier.js';
 
-// The contract of a device plugged into the box (issue 27; docs/bridge.md): its settings as
+// The contract of a device plugged into the box (docs/bridge.md): its settings as
 // REST and the config file take them, the answer with its live state, and the framings.
 
 export const SERIAL_FRAMINGS = ['line', 'rdm6300', 'id12', 'wiegand26', 'wiegand34'] as const;

@@ -15,7 +15,7 @@ import { commit } from '../events/unit-of-work.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 
-// Readers plugged into the box (issue 27; docs/bridge.md): a serial port or a USB HID device
+// Readers plugged into the box (docs/bridge.md): a serial port or a USB HID device
 // that acts as a reader. This is their record (REST and the config file); the ports themselves
 // are opened by firmware-bridge/, which listens for bridge.device_saved / _deleted and reports
 // each device's live state (connected, counters) back for the answers. The settings' schema and

@@ -44,11 +44,11 @@ export interface VerifiedLogin {
   login: ReaderLoginRow;
   plainText: string;
   token: DeviceToken;
-  /** The reader's live token this one replaced, if it had one: announced, a takeover is possible (issue 23, item 2). */
+  /** The reader's live token this one replaced, if it had one: announced, a takeover is possible (docs/security.md, attack 2). */
   replaced: DeviceToken | null;
 }
 
-/** Every refusal of an OTP answers this (issue 23 item 12): which of wrong, expired, used,
+/** Every refusal of an OTP answers this (docs/security.md, attack 12): which of wrong, expired, used,
  * locked or no login at all (or no such reader) it was is for the log, not for whoever asks,
  * since the differences told a stranger which readers exist and what state their logins are in. */
 export const OTP_REFUSED = 'The one-time password is invalid, expired or already used: ask for a new reader login.';

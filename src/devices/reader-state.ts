@@ -39,7 +39,7 @@ export interface ReaderStatus {
   status: 'online' | 'offline' | 'unknown';
   /** `mqtt` while the reader holds a broker connection; `bridge` while a device plugged into the box acts as it; `gateway` when a gateway reported it. */
   connected_via: 'mqtt' | 'bridge' | 'gateway' | null;
-  /** As the gateway reported it (`connected` occurs in the spec), else null. */
+  /** As the gateway reported it (`connected` is one the contract names), else null. */
   gateway_status: string | null;
   last_seen: string | null;
   last_scan: string | null;

@@ -119,10 +119,10 @@ export interface DomainEvents {
   /** A reader's connection state changed (MQTT connect/disconnect, a gateway's report). */
   'reader.status_changed': { projectId: number; readerId: number; status: ReaderStatus; timestamp: string };
   /** A reader asked for a login (console devices channel). The OTP is not in the event: it is shown
-   * only over REST with access:write, so no listener can pass it on (issue 23, item 2). */
+   * only over REST with access:write, so no listener can pass it on (docs/security.md, attack 2). */
   'reader.login_requested': { projectId: number; readerId: number; identifier: string; expiresAt: string };
   /** A reader was provisioned (OTP verify) while it had a live token, which the new one replaced:
-   * a takeover for staff to notice (issue 23, item 2). */
+   * a takeover for staff to notice (docs/security.md, attack 2). */
   'reader.token_replaced': {
     projectId: number;
     readerId: number;
@@ -133,8 +133,8 @@ export interface DomainEvents {
   };
   /** A reader's or gateway's MQTT credentials were revoked or replaced: whoever used them is disconnected. */
   'device.credentials_revoked': { kind: 'reader' | 'gateway'; deviceId: number };
-  /** What a user may reach or act with has changed, or a credential of theirs ended (issue 23,
-   * item 1): connections that rely on it (WebSocket subscriptions, MQTT sessions) are checked
+  /** What a user may reach or act with has changed, or a credential of theirs ended
+   * (docs/security.md, attack 1): connections that rely on it (WebSocket subscriptions, MQTT sessions) are checked
    * again at once. userId null: anyone's (the token expiry setting changed). */
   'access.changed': { userId: number | null; reason: AccessChangeReason };
   /** An outgoing webhook subscription was disabled: its receiver answered 410 Gone, it failed for outgoingWebhooks.disableAfterHours, or its owner lost access to its project. */

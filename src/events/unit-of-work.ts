@@ -10,7 +10,7 @@ export interface Work {
 }
 
 /** Runs `work` in one SQLite write transaction (BEGIN IMMEDIATE: store/transactions.ts), then
- * announces its events (DESIGN: an event is durable before anyone is told about it). Events of
+ * announces its events (docs/engine.md, "Durable, then announced, then answered"). Events of
  * the outgoing catalogue are also written to the outbox inside the transaction (feed/outbox.ts):
  * webhooks and sync get them even if the process dies before the announcement. A throw rolls
  * back and announces nothing. */

@@ -3,7 +3,7 @@ import { statement } from '../store/statements.js';
 import { readSnapshot } from '../store/transactions.js';
 import type { CatalogueEvent } from './catalogue.js';
 
-// The durable feed (issue 25; docs/architecture.md, "The durable feed"): what happened at the
+// The durable feed (docs/architecture.md, "The durable feed"): what happened at the
 // venue, read from two durable, ordered sources — access_events by id (the journal's ingest
 // order) and the domain_events outbox by seq — each taken in its own order with no gap and
 // merged between the two by time, with a cursor per consumer kept

@@ -1,5 +1,5 @@
-// The scan path first (issue 25: MQTT throughput with 50 subscriptions within 15 % of none;
-// issue 26: decisions during sync at least 80 % of idle). Every sample the scan rate is read
+// The scan path first (docs/decisions.md, "The scan path first": MQTT throughput with 50 webhook
+// subscriptions within 15 % of none; decisions during sync at least 80 % of idle). Every sample the scan rate is read
 // from the event log's count; when scans came faster than busyScansPerSecond, the work paced
 // here (outgoing deliveries, sync's items and rows) gets a budget of busyDeliveriesPerSecond
 // for the next sample; otherwise there is no budget to keep. A take larger than what is left

@@ -54,7 +54,7 @@ function errorEnvelope(deps: HttpDeps, envelopeOfPath: (path: string) => Envelop
 const quiet = (route: AnyRoute | undefined): boolean => route?.rateClass === 'none' || route?.rateClass === 'sync';
 
 /** SQLite could not give a write its lock within busy_timeout (another connection held it: the
- * journal's ingest worker, a CLI command): not a bug, an answer to retry (issue 22 item 6).
+ * journal's ingest worker, a CLI command): not a bug, an answer to retry (docs/storage.md).
  * 503 with Retry-After, counted by route; the transaction rolled back, so nothing is half-written. */
 function storeBusyAsAppError(ctx: Context, err: unknown, deps: HttpDeps): unknown {
   if (!isStoreBusy(err)) return err;
@@ -107,9 +107,9 @@ function webhookError(err: AppError): { status: number; body: Record<string, unk
 const SOURCE_REFUSALS = new Set(['too_many_requests', 'request_in_progress', 'store_busy']);
 
 /** Every request to /webhook/... goes into the incoming webhook log with its final status
- * (issue 8 item 5); then the gate keeps its answer for retries, or forgets a refused body.
+ * (docs/webhooks-incoming.md); then the gate keeps its answer for retries, or forgets a refused body.
  * An address past its budget of failures no source vouched for is answered 429 first, and not
- * logged (issue 23 item 10; webhooks/failure-throttle.ts). */
+ * logged (webhooks/failure-throttle.ts). */
 function incomingWebhookLog(deps: HttpDeps) {
   return async (ctx: Context, next: Next) => {
     if (!ctx.path.startsWith('/webhook/')) return next();

@@ -20,7 +20,7 @@ const isJsonType = (type: string) => type === 'application/json' || /^applicatio
 /** `answered`: the request already has its answer (a webhook retry): the body is not parsed. */
 export type BeforeParse = 'parse' | 'answered';
 
-/** The whole body within `timeoutMs` of the start of reading, or 408 (issue 23 item 12: a body
+/** The whole body within `timeoutMs` of the start of reading, or 408 (docs/security.md, attack 12: a body
  * sent slowly, or stopped halfway, held its connection for Node's 300 s request timeout). A total
  * deadline, not an idle one, so a byte every few seconds does not keep it open either. The
  * answer closes the connection: the rest of that body is never read. */

@@ -6,7 +6,7 @@ import type { Context, Next } from 'koa';
 import { AppError } from '../errors.js';
 import type { AnyRoute } from './route.js';
 
-// The staff console (issue 29; docs/console.md): the static files `scripts/build.mjs` writes to
+// The staff console (docs/console.md): the static files `scripts/build.mjs` writes to
 // dist/console, served at `/` after the route table, so no REST, webhook, broadcasting, Sanctum,
 // metrics or health route is ever shadowed. An unknown GET path without a file extension
 // outside those prefixes is a console page (history routing): it gets index.html. Hashed

@@ -1,5 +1,5 @@
 // CSV cells for the exports (attendees, access events): RFC 4180 quoting, and formula
-// neutralisation (issue 23 item 7; OWASP "CSV Injection", ASVS 5.0 1.2.10). Exported values
+// neutralisation (OWASP "CSV Injection", ASVS 5.0 1.2.10). Exported values
 // come from outside (credential_value is whatever a QR code said), and a spreadsheet runs a cell
 // that starts with = + - @ as a formula; it also strips a leading tab, CR or LF (and some a NUL)
 // and then runs what follows. Such a cell is prefixed with an apostrophe, which spreadsheets show

@@ -33,7 +33,7 @@ import type { DeviceTokens } from '../devices/device-tokens.js';
 import type { Gateways } from '../devices/gateways.js';
 import type { ReaderStates } from '../devices/reader-state.js';
 
-/** Readers and gateways on the broker (issue 7). */
+/** Readers and gateways on the broker (docs/mqtt.md). */
 export interface DeviceDeps {
   logins: ReaderLogins;
   tokens: DeviceTokens;
@@ -58,7 +58,7 @@ export interface HttpDeps {
   settings: SettingsStore;
   metrics: HttpMetrics;
   rateLimits: RateLimits;
-  /** Failed logins per account (issue 23 item 11). */
+  /** Failed logins per account (docs/security.md, attack 11). */
   loginThrottle: LoginThrottle;
   venue: Venue;
   scans: ScanService;
@@ -78,11 +78,11 @@ export interface HttpDeps {
   registrationPartner: RegistrationPartner;
   realtime: { server: PusherServer; credentials: PusherCredentials; cipher: ChannelCipher };
   devices: DeviceDeps;
-  /** Cloud sync: edges, the protocol, status and conflicts (issue 26). */
+  /** Cloud sync: edges, the protocol, status and conflicts (docs/sync.md). */
   sync: Services['sync'];
   /** Whether an edge still stands on its issuer's access (checked at every request of the sync protocol). */
   issuerAccess: Services['issuerAccess'];
-  /** Readers plugged into the box: their record and their live state (issue 27). */
+  /** Readers plugged into the box: their record and their live state (docs/bridge.md). */
   bridge: { devices: Services['bridge']['devices']; runtime: Services['bridge']['runtime'] };
   isReady(): boolean;
 }

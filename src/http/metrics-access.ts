@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
 import { AppError } from '../errors.js';
 
-// Who may read /metrics (issue 23 item 12; docs/security.md). The figures say how busy each
+// Who may read /metrics (docs/security.md). The figures say how busy each
 // door is, which clients are connected and how the box fails; on a shared venue LAN that is for
 // the operator's monitoring only. `open` stays the default so existing scrapers keep working;
 // `loopback` serves only clients on the box itself (a local Prometheus agent or exporter), by

@@ -28,7 +28,7 @@ function authorize(route: AnyRoute, method: string, principal: Principal | null)
   // A read that reveals secrets is checked as a write would be: `read` does not reach it.
   const asMethod = route.revealsSecrets ? 'SECRET' : route.readOnly ? 'GET' : method;
   if (!abilitiesAllow(principal.abilities, asMethod, route.ability, principal.user.is_admin)) {
-    // A token made without the ability is refused as unauthenticated, as the spec says, naming
+    // A token made without the ability is refused as unauthenticated, as the platform's contract says, naming
     // what it lacks; a read-only account, or a cookie session (which holds every ability its
     // account has: a 401 would end it), is forbidden the action (docs/auth.md: abilities).
     if (principal.kind === 'token' && !principal.user.read_only)
@@ -50,14 +50,14 @@ function parse<S extends z.ZodType>(
   return result.data;
 }
 
-/** A retried webhook body gets its first answer again, as it went out (issue 22 item 1). */
+/** A retried webhook body gets its first answer again, as it went out (docs/webhooks-incoming.md). */
 function respondAgain(ctx: Context, replay: RepeatedResponse): void {
   ctx.status = replay.status;
   ctx.set(replay.headers); // Content-Type first: Koa keeps it when the body is a string
   ctx.body = replay.body;
 }
 
-/** The sync protocol's routes (issue 26): the edge's sync token opens its own project's and
+/** The sync protocol's routes (docs/sync.md): the edge's sync token opens its own project's and
  * nothing else; each edge has a budget of requests (docs/sync.md: limits). */
 async function authenticateEdge(route: AnyRoute, ctx: Context, deps: HttpDeps): Promise<Project> {
   // Only a cloud takes sync tokens: a box whose role changed since it issued them refuses them all.

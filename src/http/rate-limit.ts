@@ -82,7 +82,7 @@ export async function consumeOrThrow(limiter: RateLimiterMemory, key: string, li
 export function tooManyRequests(rejection: unknown, limit: number): AppError {
   if (!(rejection instanceof RateLimiterRes)) throw rejection;
   const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
-  // Koa drops headers set before a throw unless they travel with the error (DESIGN).
+  // Koa drops headers set before a throw unless they travel with the error (the error's `headers`).
   return new AppError(
     'too_many_requests',
     {},

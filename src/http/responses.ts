@@ -6,7 +6,7 @@ import type { AnyRoute, RateClass } from './route.js';
 import { cloudOwnedResource } from '../../sync/cloud-owned.js';
 import { rateClassesOf } from './rate-limit.js';
 
-// Every answer a route can give, derived from what the route declares (issue 22 item 7): the
+// Every answer a route can give, derived from what the route declares (docs/rest.md): the
 // request pipeline (pipeline.ts) answers the same errors for every route that has the same
 // declaration (an ability, a rate class, a body, a webhook gate), so the OpenAPI document
 // (openapi.ts) takes them from here rather than from each route, and cannot forget one.

@@ -75,7 +75,7 @@ export interface RouteSpec<
   searchQuery?: readonly string[];
   /** A read that is a POST (a query with a body): `read` grants it as it grants GETs. */
   readOnly?: boolean;
-  /** A GET that shows credentials (reader OTPs): `read` does not grant it, only its ability or `*` (issue 23, item 2). */
+  /** A GET that shows credentials (reader OTPs): `read` does not grant it, only its ability or `*` (docs/security.md, attack 2). */
   revealsSecrets?: boolean;
   /** Whether the handler writes to SQLite, so that another connection holding the write lock
    * past store.busyTimeoutMs makes it answer 503 store_busy (responses.ts). By default every

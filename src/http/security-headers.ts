@@ -1,6 +1,6 @@
 import type { Context, Next } from 'koa';
 
-// Headers on every answer of the HTTP app (issue 23 item 12; OWASP REST Security and HTTP
+// Headers on every answer of the HTTP app (OWASP REST Security and HTTP
 // Headers cheat sheets), set before the route runs so errors carry them too (the error
 // envelope answers from the same context; a route may replace any of them):
 // - `X-Content-Type-Options: nosniff`: a browser never guesses a type other than the one sent

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 
-// WebSocket upgrades on the HTTP port, routed by path (DESIGN: Ports): the Pusher-protocol
+// WebSocket upgrades on the HTTP port, routed by path (docs/architecture.md): the Pusher-protocol
 // server at /app/{key}, MQTT over WebSocket at /mqtt. Any other path is answered 404 and closed.
 
 export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;

@@ -31,7 +31,7 @@ import {
 import type { IngestMessage, IngestWorkerData } from './journal-ingest.js';
 import { workerFile } from '../workers/worker-file.js';
 
-// The access-event journal: where a decision becomes durable (issue 5, item 4; docs/storage.md).
+// The access-event journal: where a decision becomes durable (docs/storage.md).
 // The group commit appends its rows to a plain append-only file, one JSON array per line, with
 // one write(2): from then on a killed process cannot lose them (the same promise SQLite's WAL
 // gives with synchronous=NORMAL; with FULL the file is fdatasync'ed before anyone is answered).
@@ -96,7 +96,7 @@ export class EventJournal {
    */
   recover(): number {
     const report = emptyTightened();
-    privateDirectory(this.options.dir, report); // 0700, its segments 0600 (issue 23 item 12)
+    privateDirectory(this.options.dir, report); // 0700, its segments 0600 (docs/security.md, attack 12)
     reportTightened(this.log, report);
     const position = this.db.prepare(POSITION_SQL).get() as { segment: number; offset: number };
     const segments = readdirSync(this.options.dir)

@@ -1,6 +1,6 @@
 import type { EventJournal } from './event-journal.js';
 
-// The durable access-event log with group commit (issue 5, item 4). Decisions made in the same
+// The durable access-event log with group commit (docs/engine.md). Decisions made in the same
 // turn of the event loop are made durable together: append() queues the row and answers a
 // promise, shared by the whole batch, that settles once the batch is in the access-event
 // journal (journal/event-journal.ts: one write to an append-only file, ingested into SQLite by

@@ -3,7 +3,7 @@ import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import { DENIAL_REASONS, REASON_DETAILS } from '../access/engine.js';
 
-// Reading the access-event log (issue 5, item 8): filters by zone, access point, attendee,
+// Reading the access-event log (docs/engine.md): filters by zone, access point, attendee,
 // result, reason and time range; newest first.
 
 const instant = z.iso.datetime({ offset: true }).transform((s) => new Date(s).toISOString());

@@ -8,7 +8,7 @@ import { statement } from '../store/statements.js';
 import { isStoreBusy, writeTransaction } from '../store/transactions.js';
 import { PAST_LIMIT_MS } from '../access/scan-time.js';
 
-// Bounded disk on the box (issue 26 item 13; docs/storage.md, "Retention of access events"):
+// Bounded disk on the box (docs/storage.md, "Retention of access events"):
 // access events older than the configured days go, in the background, in short transactions.
 // An event goes only when nothing still needs it: the cloud has acknowledged it (on an edge),
 // the presence snapshot covers it (occupancy is the snapshot plus the events after its mark),

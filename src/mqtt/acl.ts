@@ -3,7 +3,7 @@ import { abilitiesAllow } from '../auth/abilities.js';
 import type { MqttIdentity } from './identities.js';
 import { parseTopic, gatewayStatusTopic } from './topics.js';
 
-// Who may publish and subscribe to what (issue 7 item 4; docs/mqtt.md: ACL). Everything not
+// Who may publish and subscribe to what (docs/mqtt.md: ACL). Everything not
 // listed is refused: a forbidden PUBLISH disconnects the client (MQTT 3.1.1 has no way to
 // refuse one), a forbidden SUBSCRIBE is answered 0x80 in the SUBACK.
 //   reader   publishes its scans topic; subscribes its decisions topic.

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { Duplex } from 'node:stream';
 import type { Aedes, Client } from 'aedes';
 
-// aedes' private surface, in one place (issue 24, item 1). The MQTT fast path needs a few things
+// aedes' private surface, in one place (docs/decisions.md, "Other libraries' internals behind one door each"). The MQTT fast path needs a few things
 // aedes' typings leave out: the client's packet parser (the packet-size guard and the reader-frame
 // split, broker.ts), its read batch and keep-alive timer (a scan taken before aedes counts as a
 // packet aedes read, direct-replies.ts), its outgoing message-id counter and drain wait (the

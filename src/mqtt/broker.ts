@@ -17,7 +17,7 @@ import { ClientSessions, type ConnectionLimits } from './client-sessions.js';
 import { ConnackCode, describeIdentity, identify, type IdentityDeps, type MqttIdentity } from './identities.js';
 import { connectionHolds } from './staff-access.js';
 
-// The embedded broker (issue 7; docs/mqtt.md): aedes on TCP (TCP_NODELAY: DESIGN), optionally
+// The embedded broker (docs/mqtt.md): aedes on TCP (TCP_NODELAY: docs/mqtt.md), optionally
 // TLS, and MQTT over WebSocket at /mqtt on the HTTP port. It knows who each client is (its
 // identity, from the password: identities.ts) and what each may do (acl.ts); what a publish
 // means is the business of the handlers given to it (scans, gateway status: mqtt/service.ts).
@@ -25,7 +25,7 @@ import { connectionHolds } from './staff-access.js';
 // PUBACK and the answer go back in one write on the connection it came in on; a reader's scans
 // take a shorter way in than aedes' pipeline (direct-replies.ts).
 // One frozen client cannot stall the rest: aedes' drainTimeout closes a client whose socket
-// does not drain (aedes issue 1060), and a packet over maxPacketBytes closes its connection as
+// does not drain (aedes issue #1060), and a packet over maxPacketBytes closes its connection as
 // soon as its header arrives, before its body is buffered.
 
 export interface BrokerOptions {
@@ -178,8 +178,8 @@ export class MqttBroker {
     this.#connectedClients = new ConnectedClients(this.aedes);
     this.#sessions = new ClientSessions(this.aedes, this.#connectedClients, options.maxConnectionsPerIdentity, log);
     // A client thrown out right after CONNACK (a PUBLISH the ACL refuses) is disconnected before
-    // aedes has finished its connect, so clientDisconnect can come before clientReady (issue 23,
-    // item 9). The hooks are told connected, then disconnected, once each, in that order.
+    // aedes has finished its connect, so clientDisconnect can come before clientReady
+    // (docs/security.md, attack 9). The hooks are told connected, then disconnected, once each, in that order.
     this.aedes.on('clientReady', (client) => {
       const identity = this.#identities.get(client);
       if (!identity) return;
@@ -315,7 +315,7 @@ export class MqttBroker {
       closed++;
     }
     // The next holder of a credential for this device (a re-provisioned reader, a reader made in
-    // a deleted one's row id) starts afresh: nothing queued for the old one (issue 23, item 4).
+    // a deleted one's row id) starts afresh: nothing queued for the old one (docs/security.md, attack 4).
     for (const [clientId] of this.#sessions.persistent(ofDevice)) void this.#sessions.drop(clientId);
     return closed;
   }
@@ -323,7 +323,7 @@ export class MqttBroker {
   /**
    * Closes the connections whose access no longer holds (staff-access.ts): this user's staff
    * connections, or every connection for null. A persistent session's subscriptions go with it,
-   * so nothing is queued for it and a reconnect starts without them (issue 23, item 1).
+   * so nothing is queued for it and a reconnect starts without them (docs/security.md, attack 1).
    */
   recheck(userId: number | null, reason: string): number {
     let closed = 0;

@@ -5,7 +5,7 @@ import type { ConnectedClients } from './connected-clients.js';
 import type { Verdict } from './acl.js';
 import { describeIdentity, type MqttIdentity } from './identities.js';
 
-// MQTT client ids belong to their identity (issue 23, item 4; docs/mqtt.md: "Client ids and
+// MQTT client ids belong to their identity (docs/mqtt.md: "Client ids and
 // sessions"). Without this, anyone with a token could connect with a reader's client id: the
 // broker closes the existing connection of that id (MQTT-3.1.4-2), so the reader is kicked off
 // and, reconnecting, kicks back in a loop; with clean=false they would resume the reader's
@@ -108,7 +108,7 @@ export class ClientSessions {
 
   /**
    * The persistent sessions of matching identities whose client is away, checked with the filters
-   * they keep (issue 23, item 1): dropped when `holds` refuses them, forgotten when they keep none.
+   * they keep (docs/security.md, attack 1): dropped when `holds` refuses them, forgotten when they keep none.
    */
   recheckAway(
     match: (who: MqttIdentity) => boolean,

@@ -26,7 +26,7 @@ type ReaderIdentity = Extract<MqttIdentity, { kind: 'reader' }>;
 //
 // Every scan answered here has a ticket in the answer deadlines (access/scan-deadlines.ts):
 // one not answered within mqtt.answerTimeoutMs closes its connection unacknowledged, so the
-// reader reconnects and sends it again, and its request_id makes that safe (issue 22, item 2).
+// reader reconnects and sends it again, and its request_id makes that safe (docs/mqtt.md, "Answered in bounded time").
 // An answer that cannot be written closes the connection too: a scan is never left unanswered
 // on a connection that stays open.
 

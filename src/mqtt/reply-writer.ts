@@ -14,13 +14,13 @@ import { remainingLengthBytes, writeRemainingLength } from './remaining-length.j
 // chunks. The decision's packet id comes from the client's own counter, the one aedes numbers
 // its deliveries with, so ids never collide; the client's PUBACK for it finds nothing to clear
 // for a clean session, as for any QoS 1 delivery to one. A socket that does not drain is handed
-// to aedes' drain timeout, the same bound as for its own writes (aedes issue 1060).
+// to aedes' drain timeout, the same bound as for its own writes (aedes issue #1060).
 //
 // A connection is written to from its CONNACK on, not from aedes' `connected`: a reader's scans
 // are taken from the bytes as soon as the CONNACK is sent (reader-frames.ts), while aedes marks
 // the client connected a few ticks later, at the end of its connect series. A scan answered at
 // once (a retry answered from the request-id window, an error answer) could land in between;
-// its PUBACK was then dropped and the reader waited for it forever (issue 22, item 2: a
+// its PUBACK was then dropped and the reader waited for it forever (docs/mqtt.md, "Answered in bounded time": a
 // mosquitto_pub repeating a request_id got no PUBACK for 9 minutes; docs/mqtt.md).
 
 /** Whether `client` can take an answer on `topic` directly: writable, a clean session, subscribed to exactly that topic. */

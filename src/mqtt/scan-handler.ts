@@ -12,7 +12,7 @@ import { fieldErrorsFromZod, type FieldErrors } from '../errors.js';
 import { JsonDepthError, parseJson } from '../json-depth.js';
 
 // A scan published on a reader's scans topic becomes a decision on its decisions topic
-// (DESIGN: the path of one scan; docs/mqtt.md). Same ScanService as every other transport, so
+// (docs/architecture.md, "The path of one scan"; docs/mqtt.md). Same ScanService as every other transport, so
 // a request_id seen before (QoS 1 redelivery, a reader's retry) gets the first decision back
 // and writes no second event. Malformed scans are counted, logged and answered with an error
 // on the decisions topic when a request_id can be read; they never reach the engine.

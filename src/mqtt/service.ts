@@ -50,7 +50,7 @@ export class MqttService {
       this.readerStates.forget(e.id);
     });
     this.bus.on(this, 'gateway.deleted', (e) => disconnect('gateway', e.id));
-    // A staff member's access changed: their connections are checked again now (issue 23, item 1).
+    // A staff member's access changed: their connections are checked again now (docs/security.md, attack 1).
     this.bus.on(this, 'access.changed', (e) => broker.recheck(e.userId, e.reason));
   }
 

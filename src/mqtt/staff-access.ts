@@ -1,7 +1,7 @@
 import { maySubscribe, type AclDeps, type Verdict } from './acl.js';
 import { stillValid, type IdentityDeps, type MqttIdentity } from './identities.js';
 
-// Whether an MQTT connection may go on as it is (issue 23, item 1; docs/mqtt.md: "When access
+// Whether an MQTT connection may go on as it is (docs/mqtt.md: "When access
 // ends"). Its credentials must still hold (token not revoked or expired, user active; a device
 // token not replaced), and a staff connection must still be allowed every filter it subscribed,
 // asked again with the user as they are now: a membership removed or administrator rights taken

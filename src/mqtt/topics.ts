@@ -1,4 +1,4 @@
-// The MQTT topic tree (DESIGN: MQTT topics; docs/mqtt.md). {t}/{p} are the team and project
+// The MQTT topic tree (docs/mqtt.md, "Topics"). {t}/{p} are the team and project
 // slugs, {reader} a reader's identifier and {gateway} a gateway's identifier:
 //   gatehouse/{t}/{p}/readers/{reader}/scans       reader -> box, QoS 1
 //   gatehouse/{t}/{p}/readers/{reader}/decisions   box -> reader, QoS 1

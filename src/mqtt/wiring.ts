@@ -4,7 +4,7 @@ import type { Services } from '../services.js';
 import { MqttBroker } from './broker.js';
 import { MqttService, registerMqttMetrics } from './service.js';
 
-// The embedded broker wired to the domain services (issue 7; docs/mqtt.md): who may connect
+// The embedded broker wired to the domain services (docs/mqtt.md): who may connect
 // and publish where (identities, ACL), what a publish means (scans, gateway status:
 // service.ts). One module for the lifecycle: the service follows the bus while the broker runs.
 

@@ -7,7 +7,7 @@ import { statement } from '../store/statements.js';
 import { writeTransaction } from '../store/transactions.js';
 import { consumerOf } from './subscriptions.js';
 
-// The delivery log (issue 25 item 5; spec: Outgoing delivery log entry, Outgoing delivery
+// The delivery log (spec: Outgoing delivery log entry, Outgoing delivery
 // states): one row per event sent to one subscription. A row is made, pending, when the
 // dispatcher takes the event from the feed, in the same transaction that moves the
 // subscription's cursor past it: an event is taken exactly once. Retries and resends are

@@ -13,7 +13,7 @@ import type { Sender } from './sender.js';
 import { signatureHeaders } from './signing.js';
 import { consumerOf, type SubscriptionRow, type Subscriptions } from './subscriptions.js';
 
-// Sends what the feed holds to each subscription (issue 25 item 4; docs/webhooks-outgoing.md,
+// Sends what the feed holds to each subscription (docs/webhooks-outgoing.md,
 // "Dispatch"). Per subscription, strictly in order: one delivery in flight, the oldest pending
 // first; a failing one holds those behind it until it is delivered or has failed its last
 // retry; other subscriptions are not held by it. At most `concurrency` deliveries are in flight

@@ -3,7 +3,7 @@ import type { Deliveries } from './deliveries.js';
 import type { Dispatcher } from './dispatcher.js';
 import type { Subscriptions } from './subscriptions.js';
 
-// Outgoing webhooks in /metrics (issue 25 item 7): what was sent, each subscription's state and
+// Outgoing webhooks in /metrics (docs/webhooks-outgoing.md): what was sent, each subscription's state and
 // backlog, and how old the oldest waiting delivery is. Read when scraped.
 
 export function registerOutgoingMetrics(

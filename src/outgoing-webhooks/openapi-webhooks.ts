@@ -1,7 +1,7 @@
 import { CATALOGUE, TEST_EVENT } from '../feed/catalogue.js';
 
-// The outgoing webhooks in the OpenAPI document's `webhooks` section (OpenAPI 3.1; issue 25
-// item 2): one entry per catalogue event, the body every delivery has and the headers it is
+// The outgoing webhooks in the OpenAPI document's `webhooks` section (OpenAPI 3.1):
+// one entry per catalogue event, the body every delivery has and the headers it is
 // signed with. docs/webhooks-outgoing.md shows each event's data.
 
 const WHEN: Record<string, string> = {

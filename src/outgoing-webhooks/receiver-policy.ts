@@ -1,7 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 
-// Where the box may send webhooks (issue 25 item 6; docs/webhooks-outgoing.md, "Receivers").
+// Where the box may send webhooks (docs/webhooks-outgoing.md, "Receivers").
 // The box sits on a venue LAN, so a subscription must not turn it into a way in: https only
 // (plain http with webhook.allowInsecure), no loopback or link-local receiver unless allowed,
 // never a cloud metadata address unless its network is listed in webhook.allowedNetworks.

@@ -1,4 +1,4 @@
-// When a failed delivery is tried again (issue 25 item 4; docs/webhooks-outgoing.md, "Retries").
+// When a failed delivery is tried again (docs/webhooks-outgoing.md, "Retries").
 // The first attempt is immediate; after the n-th failed attempt the next one waits
 // schedule[n - 1] seconds, jittered by up to ±10 % so receivers coming back are not hit by every
 // box at once; past the schedule's end the delivery has failed.

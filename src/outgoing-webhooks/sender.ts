@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
 import type { ReceiverPolicy } from './receiver-policy.js';
 
-// One HTTP attempt of a delivery (issue 25 items 4 and 6): POST with keep-alive connections
+// One HTTP attempt of a delivery (docs/webhooks-outgoing.md): POST with keep-alive connections
 // (undici, which Node's fetch is built on), a timeout over the whole exchange, the answer read
 // up to a bound and the rest dropped, no redirect followed, and every connection's address
 // checked by the receiver policy as it is resolved (receiver-policy.ts).

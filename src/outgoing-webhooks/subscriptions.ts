@@ -11,8 +11,8 @@ import { statement } from '../store/statements.js';
 import type { ReceiverPolicy } from './receiver-policy.js';
 import type { SignatureScheme, SigningSecrets } from './signing.js';
 
-// Outgoing webhook subscriptions (spec: Endpoints, Outgoing webhook subscriptions; issue 25
-// item 1). Each subscription is a consumer of the durable feed with its own cursor
+// Outgoing webhook subscriptions (spec: Endpoints, Outgoing webhook subscriptions;
+// docs/webhooks-outgoing.md). Each subscription is a consumer of the durable feed with its own cursor
 // (feed_cursors 'webhook:<id>'), placed at the feed's end when it is made: it receives what
 // happens from then on. Its secret is shown once, when made or rotated. It stands on its
 // owner's access to the project (accounts/issuer-access.ts): disabled (owner_lost_access) when

@@ -4,7 +4,7 @@ import type { ChannelGrants } from './grants.js';
 import type { PusherServer } from './server.js';
 import type { Module } from '../lifecycle.js';
 
-// Ends WebSocket subscriptions whose access ended (issue 23, item 1; docs/realtime.md: "When
+// Ends WebSocket subscriptions whose access ended (docs/realtime.md: "When
 // access ends"). Event-driven: the services announce a user deactivated, demoted or deleted, a
 // membership removed, a token revoked, a session ended or the token expiry changed
 // (`access.changed`, emitted before the REST answer that made the change), and a project renamed

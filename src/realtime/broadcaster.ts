@@ -15,12 +15,12 @@ import { KeyedThrottle } from './zone-throttle.js';
 /** A zone's count goes out at once, then at most once per this interval while it keeps moving (docs/realtime.md). */
 export const OCCUPANCY_INTERVAL_MS = 100;
 
-// Domain events -> WebSocket channels (issue 6, item 4; docs/realtime.md). The bus emits after
+// Domain events -> WebSocket channels (docs/realtime.md). The bus emits after
 // commit, so nothing reaches a dashboard that is not stored. Each event goes to both names of
 // its project's channel; an event for channels nobody is subscribed to costs a map lookup, so
 // the scan path pays nothing for dashboards that are not open. On an encrypted name
 // (`private-encrypted-…`) the event is sealed for that channel, as the official server
-// libraries seal what they publish (issue 22, item 4). Each event's topic and payload are typed
+// libraries seal what they publish (docs/realtime.md, "Encrypted channels"). Each event's topic and payload are typed
 // by event-schemas.ts, which /api/v1/asyncapi.json is generated from.
 
 export interface BroadcasterOptions {
@@ -87,7 +87,7 @@ export class Broadcaster implements Module {
         timestamp: e.timestamp,
       }),
     );
-    // Never the OTP: a read-only account may join this channel (issue 23, item 2).
+    // Never the OTP: a read-only account may join this channel (docs/security.md, attack 2).
     bus.on(this, 'reader.login_requested', (e) =>
       this.publish(e.projectId, 'console:devices', 'ReaderLoginRequested', {
         reader_id: e.readerId,
@@ -183,7 +183,7 @@ export class Broadcaster implements Module {
     let json: string | null = null;
     for (const channel of names) {
       // Only to channels bound to this project: a bare name authorized for a same-named project
-      // of another team never carries this one's events (issue 23, item 3).
+      // of another team never carries this one's events (docs/security.md, attack 3).
       if (
         this.server.registry.subscriberCount(channel) === 0 ||
         this.server.registry.boundProject(channel) !== projectId

@@ -2,12 +2,12 @@ import type { Project, ProjectRepository } from '../accounts/projects.js';
 import type { User } from '../accounts/users.js';
 
 // The channels this appliance publishes on, and who may subscribe (docs/realtime.md). A
-// project is named by its slug as the spec's channel does (`dashboard.project.{projectSlug}
+// project is named by its slug as the contract's channel does (`dashboard.project.{projectSlug}
 // .access`) or, since slugs are unique per team only, by team and project slug. A bare slug is
 // granted only while it names one project, and a subscription is bound to the project it was
 // authorized for (grants.ts), so a same-named project of another team, even one created later,
-// is never heard on it (issue 23, item 3); the qualified name always works. Every private project
-// channel also exists end-to-end encrypted (`private-encrypted-…`, issue 22, item 4): the same
+// is never heard on it (docs/security.md, attack 3); the qualified name always works. Every private project
+// channel also exists end-to-end encrypted (`private-encrypted-…`): the same
 // events, sealed per channel (encryption.ts), for dashboards on networks they do not trust;
 // presence channels cannot be encrypted (Pusher: only private channels are).
 
@@ -91,7 +91,7 @@ export const AMBIGUOUS = (slug: string) =>
 
 /**
  * May this user, acting with these abilities, subscribe to the channel? A subscription is bound
- * to the one project its name named when it was authorized (issue 23, item 3): a bare slug that
+ * to the one project its name named when it was authorized (docs/security.md, attack 3): a bare slug that
  * names projects in several teams is refused, to administrators too, since it would not say
  * which project's events the subscriber means.
  */

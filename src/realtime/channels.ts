@@ -8,7 +8,7 @@ import { textFrame } from './fan-out.js';
 // both: JSON object keys are strings), who keeps the id as their first connection gave it.
 // A project channel is bound to the project its first bound subscriber was authorized for, and
 // admits no subscriber bound to another one: the appliance publishes a project's events only to
-// channels bound to it (issue 23, item 3), so one name never carries two projects' events.
+// channels bound to it (docs/security.md, attack 3), so one name never carries two projects' events.
 
 export interface Subscriber {
   readonly socketId: string;
@@ -17,7 +17,7 @@ export interface Subscriber {
 }
 
 export interface Member {
-  /** As the channel_data gave it: a number stays a number on the wire (issue 22, item 4). */
+  /** As the channel_data gave it: a number stays a number on the wire (docs/realtime.md, "Encrypted channels"). */
   user_id: string | number;
   user_info?: unknown;
 }

@@ -5,8 +5,8 @@ import type { Config } from '../config/schema.js';
 import type { Database } from '../store/database.js';
 import { writeTransaction } from '../store/transactions.js';
 
-// The Pusher app id, key and secret (issue 6, item 5) and the encryption master key of
-// private-encrypted- channels (issue 22, item 4): from config (GATEHOUSE_PUSHER_APP_ID, _KEY,
+// The Pusher app id, key and secret (docs/realtime.md) and the encryption master key of
+// private-encrypted- channels (docs/realtime.md, "Encrypted channels"): from config (GATEHOUSE_PUSHER_APP_ID, _KEY,
 // _SECRET, _ENCRYPTION_MASTER_KEY) where given, else generated on first start and kept in the
 // database, so clients configured once keep working across restarts. The secret and the master
 // key are never logged or served (a channel's derived key goes only to its authorized subscribers).

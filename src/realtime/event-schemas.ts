@@ -37,7 +37,8 @@ export const accessGrantedSchema = z.object({
 });
 export type AccessGrantedPayload = z.infer<typeof accessGrantedSchema>;
 
-/** spec: Real-time events. `reason`: one of the spec's six (an uploaded event's as its edge recorded it, which the upload holds to the same six). */
+/** spec: Real-time events. `reason`: one of the contract's six (an uploaded event's as its edge recorded it,
+ * which the upload holds to the same six). */
 export const accessDeniedSchema = z.object({
   credential_value: z.string(),
   access_point_id: z.number().int(),

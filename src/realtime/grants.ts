@@ -6,7 +6,7 @@ import { AMBIGUOUS, namedProjects, namesProject, parseChannel, type ChannelTarge
 import { CloseCode } from './protocol.js';
 
 // Who each project-channel subscription was authorized for, so access is checked again when it
-// changes, not only at subscribe (issue 23, items 1 and 3; docs/realtime.md: "When access ends").
+// changes, not only at subscribe (docs/realtime.md: "When access ends").
 // /broadcasting/auth records a grant per (socket, channel): the user, the token or cookie session
 // it acted with, and the one project the name named. pusher:subscribe with that auth string
 // claims it (checked once more then); from there the subscription is bound to that project id

@@ -2,7 +2,7 @@ import type { Registry } from 'prom-client';
 import { gaugesIn } from '../metrics.js';
 import type { PusherServer } from './server.js';
 
-/** /metrics: WebSocket connections, channels, subscriptions and frames in/out (issue 6, item 7). */
+/** /metrics: WebSocket connections, channels, subscriptions and frames in/out (docs/realtime.md). */
 export function registerRealtimeMetrics(registry: Registry, server: PusherServer): void {
   const gauge = gaugesIn(registry);
   gauge('gatehouse_ws_connections', 'Open WebSocket (Pusher protocol) connections', () => server.stats.connections);

@@ -16,7 +16,7 @@ export const CloseCode = {
   unauthorized: 4009,
   /** 4009 too ("connection is unauthorized"): the credential a subscription was admitted with
    * ended (user deactivated or deleted, token revoked or expired, session ended); pusher-js does
-   * not reconnect, the user signs in again (issue 23, item 1). */
+   * not reconnect, the user signs in again (docs/security.md, attack 1). */
   accessEnded: 4009,
   /** 4100: the client does not read what it is sent (send buffer over pusher.maxBufferedBytes). */
   overCapacity: 4100,
@@ -26,7 +26,7 @@ export const CloseCode = {
   pongTimeout: 4201,
   /** 4210: what the user may read changed (a membership removed, administrator rights taken, the
    * project renamed): reconnect at once and authorize again; channels no longer allowed are
-   * refused then, with 403, which Echo's .error() reports (issue 23, item 1). */
+   * refused then, with 403, which Echo's .error() reports (docs/security.md, attack 1). */
   accessChanged: 4210,
   /** 4301: client events over pusher.clientEventsPerSecond. */
   clientEventRateLimit: 4301,

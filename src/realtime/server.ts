@@ -12,7 +12,7 @@ import type { Module } from '../lifecycle.js';
 
 // A Pusher Channels server (protocol 7) on the `ws` package, sharing the HTTP port: the HTTP
 // server hands it upgrades for /app/{key} (http/upgrade.ts). Unmodified pusher-js and
-// laravel-echo connect to it (DESIGN: WebSocket; docs/realtime.md). Activity: a client idle for
+// laravel-echo connect to it (docs/realtime.md). Activity: a client idle for
 // activityTimeout is sent pusher:ping and closed with 4201 when nothing comes back within
 // pongTimeout; any frame from the client, WebSocket ping/pong control frames included, counts.
 
@@ -47,7 +47,7 @@ export class PusherServer implements Module {
   constructor(
     readonly options: PusherServerOptions,
     private readonly log: Logger,
-    /** What /broadcasting/auth authorized each socket for; checked at subscribe (issue 23). */
+    /** What /broadcasting/auth authorized each socket for; checked at subscribe (docs/security.md). */
     readonly grants: ChannelGrants,
   ) {
     // No compression: frames are small, and a deflate context per socket costs memory (ws docs).

@@ -1,6 +1,6 @@
 import type { Migration } from './migrations.js';
 
-// Readers plugged into the box (issue 27; docs/bridge.md).
+// Readers plugged into the box (docs/bridge.md).
 
 export const bridgeMigrations: readonly Migration[] = [
   {

@@ -5,7 +5,7 @@ import type { CheckpointResult, CheckpointWorkerData } from './wal-checkpoints.j
 
 export type { CheckpointResult };
 
-// WAL checkpoints off the writer (DESIGN: SQLite on the hot path). The appliance's connection
+// WAL checkpoints off the writer (docs/storage.md). The appliance's connection
 // runs with wal_autocheckpoint = 0, so no commit ever pays for copying the WAL back into the
 // database file; this worker thread opens its own connection and runs PASSIVE checkpoints,
 // which never take the writer's lock. A checkpoint still fsyncs the database file, and on this

@@ -44,7 +44,7 @@ export class Store {
   }
 
   start(): void {
-    // 0700 and 0600 whatever the umask (issue 23 item 12; store/private-files.ts).
+    // 0700 and 0600 whatever the umask (store/private-files.ts).
     const report = emptyTightened();
     privateDirectory(this.dir, report);
     privateFile(this.file, report);

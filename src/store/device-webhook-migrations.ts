@@ -1,7 +1,7 @@
 import type { Migration } from './migrations.js';
 
 // Devices on the broker, incoming webhooks, the access-event journal's position and changes by
-// other processes (issues 7 to 23), after the core schema of migrations.ts. Append only.
+// other processes, after the core schema of migrations.ts. Append only.
 
 export const deviceAndWebhookMigrations: readonly Migration[] = [
   {

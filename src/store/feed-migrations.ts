@@ -1,6 +1,6 @@
 import type { Migration } from './migrations.js';
 
-// The durable feed and outgoing webhooks (issue 25; docs/architecture.md, "The durable feed").
+// The durable feed and outgoing webhooks (docs/architecture.md, "The durable feed").
 
 export const feedMigrations: readonly Migration[] = [
   {

@@ -2,7 +2,7 @@ import { MessageChannel, Worker, receiveMessageOnPort } from 'node:worker_thread
 import { workerFile } from '../workers/worker-file.js';
 import type { ChunkMessage, ChunkQuery, ParallelReadWorkerData } from './chunked-read.js';
 
-// Reads big tables on a second core while the caller reads others on the first (issue 5: a
+// Reads big tables on a second core while the caller reads others on the first (docs/engine.md: a
 // million credentials loaded in <= 5 s at start; two thirds of that was better-sqlite3 making JS
 // values of the rows). The worker opens its own read-only connection, runs the queries in turn,
 // reads each in id chunks and posts every chunk as one JSON string: the cheapest thing to hand

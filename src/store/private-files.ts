@@ -3,7 +3,7 @@ import type { Logger } from '../logger.js';
 
 // The data directory holds the database (password and token hashes, webhook secrets, the Pusher
 // secret) and the access-event journal (who went through which door): readable by the
-// appliance's own user only (issue 23 item 12). Directories are made 0700 and files 0600
+// appliance's own user only (docs/security.md, attack 12). Directories are made 0700 and files 0600
 // whatever the umask; ones an older version or an operator left readable by others are
 // tightened at start and reported, so the operator knows. A chmod the process may not do (a
 // directory owned by someone else) is reported, never fatal: the box still starts.

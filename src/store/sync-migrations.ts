@@ -1,6 +1,6 @@
 import type { Migration } from './migrations.js';
 
-// Cloud sync (issue 26; docs/sync.md).
+// Cloud sync (docs/sync.md).
 
 export const syncMigrations: readonly Migration[] = [
   {

@@ -1,6 +1,6 @@
 import BetterSqlite3 from 'better-sqlite3';
 
-// How the appliance's code opens transactions (issue 22 item 6; docs/storage.md, "Write
+// How the appliance's code opens transactions (docs/storage.md, "Write
 // transactions"). Other connections write the same file all the time: the journal's ingest
 // worker, a CLI command, the demo seed. A deferred transaction (plain BEGIN, better-sqlite3's
 // default) starts as a read; when another connection commits between its first read and its
@@ -39,7 +39,7 @@ export function isStoreBusy(err: unknown): err is InstanceType<typeof BetterSqli
 }
 
 /** Runs `work` every `ms` (unref'd): a housekeeping round that finds the store busy past its
- * busy timeout is skipped, the next round does it (issue 22 item 6); any other error is thrown. */
+ * busy timeout is skipped, the next round does it (docs/storage.md); any other error is thrown. */
 export function everyUnlessBusy(work: () => unknown, ms: number): NodeJS.Timeout {
   return setInterval(() => {
     try {

@@ -11,7 +11,7 @@ import { statement } from '../store/statements.js';
 import { ATTENDEE_STATUSES } from './attendees.js';
 import { CREDENTIAL_KINDS } from './credentials.js';
 
-// Bulk import of attendees with their credentials, from CSV or JSON (issue 4, item 5).
+// Bulk import of attendees with their credentials, from CSV or JSON (docs/venue.md).
 // Every row is validated in memory first (against the project's types, external ids and
 // credential values, and against the other rows of the file); then all valid rows are written
 // in one transaction with prepared statements and one reserved block of change versions.

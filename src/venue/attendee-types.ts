@@ -10,7 +10,7 @@ import { slugField } from './access-zones.js';
 import { VersionedTable } from './versioned-table.js';
 
 // Attendee types and the zones each may enter (spec: What the service does, item 4: "the
-// attendee type has access to the zone"). DESIGN: attendee-types {name, zone_ids}.
+// attendee type has access to the zone"), as {name, zone_ids} (docs/venue.md).
 
 export interface AttendeeTypeRow {
   id: number;

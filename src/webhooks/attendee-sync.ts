@@ -8,7 +8,7 @@ import type { Database } from '../store/database.js';
 import { nextRowId } from '../venue/row-ids.js';
 import { statement } from '../store/statements.js';
 
-// POST /webhook/v1/attendee-sync (spec: Endpoints, Incoming webhooks; issue 8 item 4;
+// POST /webhook/v1/attendee-sync (spec: Endpoints, Incoming webhooks;
 // docs/webhooks-incoming.md). An external system pushes attendees keyed by external_id:
 // `upsert` creates or updates, `create` only creates (known ids are skipped), `update` only
 // updates (unknown ids are skipped). Bad records are reported by index and the good ones applied.

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { gaugesIn } from '../metrics.js';
 
-// Failed webhook requests per client address (issue 23 item 10; docs/security.md).
+// Failed webhook requests per client address (docs/security.md).
 // Unsigned and forged requests used to be answered and logged without limit (196 a second from
 // one client, each a log row): a source's own rate limit only applies once its signature has
 // verified. So the requests no source vouched for — no or a wrong signature, a stale timestamp,

@@ -3,7 +3,7 @@ import { lstat, open, readlink, realpath, type FileHandle } from 'node:fs/promis
 import { isAbsolute, join, normalize, sep } from 'node:path';
 
 // Reads the object a large-upload-finalized notice names, from the import directory only
-// (issue 23 item 8: a symlink in the directory had a file outside imported, and a JSON error
+// (docs/security.md, attack 8: a symlink in the directory had a file outside imported, and a JSON error
 // echoed the start of another file). The notice is signed, but its name is still input:
 //   - the name is relative, without `..`;
 //   - no component may be a symbolic link, wherever it points (inside too: a bucket mounted or

@@ -10,7 +10,7 @@ import type { WebhookKind } from './gate.js';
 import type { KeptResponse } from './replay-window.js';
 import type { Module } from '../lifecycle.js';
 
-// Accepted webhook deliveries, remembered durably (issue 23 item 5; docs/webhooks-incoming.md:
+// Accepted webhook deliveries, remembered durably (docs/webhooks-incoming.md:
 // Replays; docs/security.md). The spec signs the body only, so X-Svc-Timestamp is not
 // covered and a captured body sent again with a fresh timestamp verifies; the in-memory retry
 // window (replay-window.ts) forgets it after 300 s and at a restart. So every accepted delivery

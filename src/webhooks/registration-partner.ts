@@ -11,7 +11,7 @@ import type { AttendeeRow } from '../venue/attendees.js';
 import { credentialResource } from '../venue/credentials.js';
 import type { Venue } from '../venue/index.js';
 
-// POST /webhook/v1/registration-partner (spec: Endpoints, Incoming webhooks; issue 8 item 4;
+// POST /webhook/v1/registration-partner (spec: Endpoints, Incoming webhooks;
 // docs/webhooks-incoming.md). The registration partner tells us about its registrations; the
 // registration_id is the attendee's external_id. Each event is applied once per project: its
 // event_id is recorded in partner_events in the same transaction as its writes, and an event_id

@@ -2,8 +2,8 @@ import type { Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
 import { gaugesIn } from '../metrics.js';
 
-// The answers given to signed webhook bodies, kept for the senders' retries (issue 22 item 1;
-// docs/webhooks-incoming.md: Retries). Svix, GitHub, Stripe and gateways resend the identical
+// The answers given to signed webhook bodies, kept for the senders' retries
+// (docs/webhooks-incoming.md: Retries). Svix, GitHub, Stripe and gateways resend the identical
 // signed body when they got no answer in time or a 5xx, and count anything but a 2xx as a failed
 // delivery (retried again, alerted on, the endpoint disabled in the end). So a body from the same
 // source that was already accepted (2xx) within the window gets its first answer again, and is
@@ -17,7 +17,7 @@ import { gaugesIn } from '../metrics.js';
 // Bounded in memory: at most `maxEntries` answers and `maxBytes` of answer bodies are kept, the
 // oldest given up first; an answer over `maxAnswerBytes` is not kept. What is given up, and
 // everything after a restart, is found in the durable receipts for the endpoint's window
-// (receipts.ts, issue 23 item 5), and past that falls to the endpoints' own idempotency
+// (receipts.ts), and past that falls to the endpoints' own idempotency
 // (request_id, event_id, upserts by external_id).
 
 /** An answer as it went out: given again, byte for byte, to a retry of the same body. */

@@ -6,14 +6,14 @@ import { statement } from '../store/statements.js';
 import { everyUnlessBusy, writeTransaction } from '../store/transactions.js';
 import type { Module } from '../lifecycle.js';
 
-// The log of every incoming webhook request (issue 8 item 5; spec: incoming webhook log entry
-// {id, endpoint, method, status, source_ip, received_at, response_time_ms}, with the spec's types:
-// id a string, response_time_ms an integer; issue 22 item 7), plus the source and
+// The log of every incoming webhook request (spec: incoming webhook log entry
+// {id, endpoint, method, status, source_ip, received_at, response_time_ms}, with the contract's types:
+// id a string, response_time_ms an integer), plus the source and
 // project it was matched to and, for failures, the reason (the error code answered) and the first
-// KB of the body; a retry answered with its first answer has the reason `replayed` (issue 22 item 1). Retention is bounded by age and by row count (incomingWebhooks.logRetentionDays,
+// KB of the body; a retry answered with its first answer has the reason `replayed` (docs/webhooks-incoming.md). Retention is bounded by age and by row count (incomingWebhooks.logRetentionDays,
 // .logMaxRows), pruned at start and hourly.
 //
-// Two row budgets (issue 23 item 10): requests that applied something (reason NULL) keep
+// Two row budgets (docs/security.md, attack 10): requests that applied something (reason NULL) keep
 // logMaxRows, those that did not (refused, or answered again: reason set) logMaxNotAppliedRows,
 // each pruned newest-kept, so a flood of junk cannot push the accepted requests out of the log.
 // Each budget is also pruned as rows come in (every tenth of it), so it holds between the hourly
@@ -129,7 +129,7 @@ export class IncomingWebhookLog implements Module {
     const { n } = statement(this.db, `SELECT count(*) AS n FROM incoming_webhook_log ${clause}`).get(params) as {
       n: number;
     };
-    // Stored as the row id and tenths of a millisecond; answered in the spec's types.
+    // Stored as the row id and tenths of a millisecond; answered in the contract's types.
     return {
       items: items.map((r) => ({ ...r, id: String(r.id), response_time_ms: Math.round(r.response_time_ms) })),
       total: n,

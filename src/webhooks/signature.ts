@@ -2,8 +2,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 
 // The incoming-webhook signature (spec: Authentication item 9): `sha256=<lowercase hex
 // HMAC-SHA256 of the raw body>` under the source's secret. Verified over the exact bytes
-// received, never a re-serialisation (DESIGN: signed webhooks), lengths checked before
-// timingSafeEqual. Known vector (DESIGN): secret "It's a Secret to Everybody", body
+// received, never a re-serialisation, lengths checked before timingSafeEqual
+// (docs/webhooks-incoming.md). Known vector (test vector there): secret "It's a Secret to Everybody", body
 // "Hello, World!" -> sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17.
 
 export const sign = (secret: string, body: Buffer | string): string =>

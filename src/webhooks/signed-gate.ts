@@ -18,23 +18,23 @@ import { checkTimestamp, parseSignature, verifies } from './signature.js';
 import { parseStandard, STANDARD_HEADERS, standardDigest, verifiesStandard } from './standard-signature.js';
 import { allowed, type ActiveSource, type WebhookSources } from './sources.js';
 
-// The signed gate (issue 8 items 1-3; docs/webhooks-incoming.md), in this order:
-//   1. the signature: Standard Webhooks headers when `webhook-signature` is sent (issue 23 item 5;
+// The signed gate (docs/webhooks-incoming.md), in this order:
+//   1. the signature: Standard Webhooks headers when `webhook-signature` is sent (docs/security.md, attack 5;
 //      standard-signature.ts: webhook-id and an integer webhook-timestamp required), else the
-//      spec's `X-{prefix}-Signature` (the partner's `X-Partner-Signature`): missing or not
+//      contract's `X-{prefix}-Signature` (the partner's `X-Partner-Signature`): missing or not
 //      `sha256=<64 hex>` -> 401;
 //   2. the source: every enabled source of the endpoint's kind is tried (its secret, and its
 //      previous one during a rotation's grace), each compared in constant time; none -> 401.
-//      The source names the project (DESIGN: sources are matched by signature);
+//      The source names the project (docs/webhooks-incoming.md: sources are matched by signature);
 //   3. the source's allowlist against the client address -> 403;
 //   4. the timestamp, within the tolerance -> 401: `webhook-timestamp` (signed), or
-//      `X-{prefix}-Timestamp` when present (not signed: the spec signs the body only);
+//      `X-{prefix}-Timestamp` when present (not signed: the platform's scheme signs the body only);
 //   5. retry: the same delivery from the same source — the same body, or the same webhook-id —
 //      accepted (2xx) within the tolerance window is answered its first answer again with
 //      `X-{prefix}-Replayed: true` and applied no more; while its first request is still being
-//      handled it waits for that answer (issue 22 item 1; replay-window.ts). After that window,
+//      handled it waits for that answer (replay-window.ts). After that window,
 //      or a restart, the durable receipts answer it the same way for the endpoint's window
-//      (issue 23 item 5; receipts.ts). A delivery answered with an error may be sent again and
+//      (receipts.ts). A delivery answered with an error may be sent again and
 //      is then applied. Retries are answered before the rate limit: they apply nothing;
 //   6. the source's rate limit -> 429 with retry_after.
 
@@ -119,7 +119,7 @@ export class SignedWebhookGate implements WebhookGate {
     return setAdmission(ctx, { projectId: source.projectId, sourceId: source.id, replay: null });
   }
 
-  /** The spec's scheme: the body alone is signed, so the body is what a retry repeats. Null: unsigned, and allowed. */
+  /** The platform's scheme (X-Svc-Signature): the body alone is signed, so the body is what a retry repeats. Null: unsigned, and allowed. */
   #spec(
     kind: WebhookKind,
     ctx: Context,

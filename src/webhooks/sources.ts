@@ -9,11 +9,11 @@ import { statement } from '../store/statements.js';
 import type { WebhookKind } from './gate.js';
 import { writeTransaction } from '../store/transactions.js';
 
-// Webhook sources per project (issue 8 item 1; docs/webhooks-incoming.md): who may post which
+// Webhook sources per project (docs/webhooks-incoming.md): who may post which
 // incoming webhook. A source has a kind, a secret (made here, shown once, rotatable with a
 // grace period in which the previous one still verifies), an optional allowlist of addresses
 // and CIDR ranges (IPv4 and IPv6; node's net.BlockList, which also matches IPv4-mapped IPv6
-// addresses as IPv4: DESIGN), an enabled flag and its own rate limit. The secret has to be kept
+// addresses as IPv4: docs/webhooks-incoming.md), an enabled flag and its own rate limit. The secret has to be kept
 // readable: an HMAC is checked by computing it.
 
 export const WEBHOOK_KINDS = [

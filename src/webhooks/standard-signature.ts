@@ -1,7 +1,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
-// Standard Webhooks signatures (standardwebhooks.com; Svix's scheme), offered beside the spec's
-// body-only `X-Svc-Signature` (issue 23 item 5; docs/webhooks-incoming.md): the signature covers
+// Standard Webhooks signatures (standardwebhooks.com; Svix's scheme), offered beside the contract's
+// body-only `X-Svc-Signature` (docs/webhooks-incoming.md): the signature covers
 // the delivery's id and timestamp as well as the body, so a captured request cannot be sent
 // again with a fresh timestamp, and the id tells a retry (same id) from a new delivery of the
 // same bytes (another id: a card scanned twice).
@@ -14,7 +14,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 // The key is the source's secret without its `whsec_` prefix, base64-decoded, as the
 // standardwebhooks libraries read it (secrets made before these were base64url: Node's decoder
 // takes both alphabets). Verified over the exact bytes received, lengths checked before
-// timingSafeEqual (DESIGN: signed webhooks).
+// timingSafeEqual (docs/webhooks-incoming.md).
 
 export const STANDARD_HEADERS = {
   id: 'webhook-id',

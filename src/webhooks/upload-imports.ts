@@ -8,7 +8,7 @@ import { statement } from '../store/statements.js';
 import { ImportFormatError, parseCsv, type AttendeeImporter, type ImportReport } from '../venue/attendee-import.js';
 import { ImportFileError, readImportFile } from './import-file.js';
 
-// POST /webhook/v1/large-upload-finalized (issue 8 item 4; docs/webhooks-incoming.md): an
+// POST /webhook/v1/large-upload-finalized (docs/webhooks-incoming.md): an
 // object store says an upload is complete. Every notice is recorded. When its bucket is the
 // configured import bucket and its content type is an attendee CSV or JSON, an import is queued:
 // the box has no cloud credentials, so it reads the object from incomingWebhooks.importDir, the
@@ -16,7 +16,7 @@ import { ImportFileError, readImportFile } from './import-file.js';
 // name; then runs the attendee importer in `partial` mode (valid rows in, each bad row reported).
 // The outcome (imported, failed with the reason, or the importer's report) is kept on the
 // upload's row, listed by GET .../uploads, and logged. The file is read by import-file.ts:
-// regular files inside the directory only, size-checked first (issue 23 item 8); a reason never
+// regular files inside the directory only, size-checked first (docs/security.md, attack 8); a reason never
 // quotes the file (JSON.parse and csv-parse messages do, so they are not passed on).
 
 export const finalizedSchema = z.object({

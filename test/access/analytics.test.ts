@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, ManualClock, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 
-// Analytics against expectations worked out by hand from eight scans (issue 5, item 7).
+// Analytics against expectations worked out by hand from eight scans (docs/engine.md).
 // Project time zone Europe/Berlin (UTC+1 in November).
 
 const P = '/api/v1/projects/default/berlin';

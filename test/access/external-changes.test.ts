@@ -8,7 +8,7 @@ import { rawClient, signChannel, wsUrl, type RawClient } from '../helpers/pusher
 import { writeVenue } from '../helpers/venue-writer.js';
 
 // Venue changes made by another process while the appliance runs on the same data directory
-// (issue 22, item 3): the built CLI, and a small tool writing through the venue modules in its
+// (docs/engine.md, "Changes by another process"): the built CLI, and a small tool writing through the venue modules in its
 // own process (test/fixtures/venue-writer.ts). Nothing tells the appliance; each change must
 // reach its next decisions within about a second. Waits are generous (a busy machine).
 
@@ -44,7 +44,7 @@ describe('venue changes made by another process', () => {
     return res.body.access_granted ? 'granted' : res.body.reason;
   };
   /** Asks for a reader login as the reader would, and answers the OTP staff then see, or null
-   * when no login was made (anonymous login answers 202 either way: issue 23 item 12). */
+   * when no login was made (anonymous login answers 202 either way: docs/security.md, attack 12). */
   const login = async (reader_identifier: string): Promise<string | null> => {
     const asked = await gh.request('POST', `${A}/readers/login`, { body: { reader_identifier } });
     expect(asked.status).toBe(202);

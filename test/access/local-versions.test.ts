@@ -4,7 +4,7 @@ import { EventBus } from '../../src/events/bus.js';
 import { LocalVersions } from '../../src/access/local-versions.js';
 
 // Which change versions the appliance announced itself, so the poll of the change sequence
-// reads only those another process wrote (issue 22, item 3).
+// reads only those another process wrote (docs/engine.md, "Changes by another process").
 
 describe('local versions', () => {
   it('records the version of every announced change and the range of every bulk import', () => {

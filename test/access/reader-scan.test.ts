@@ -5,7 +5,7 @@ import { VenueIndex } from '../../src/access/venue-index.js';
 import { ReaderStates } from '../../src/devices/reader-state.js';
 import { EventBus } from '../../src/events/bus.js';
 
-// The one reader-scan translation (src/access/reader-scan.ts, issue 24 item 4) that MQTT and the
+// The one reader-scan translation (src/access/reader-scan.ts) that MQTT and the
 // access-event webhook share, from plain data: a VenueIndex filled by its put methods, reader
 // state on a clock that stands still. The transports' own tests (test/mqtt/readers.test.ts,
 // test/access/webhook.test.ts) check how each carries the refusals.

@@ -12,7 +12,7 @@ import { client, startAppliance, type TestAppliance } from '../helpers/appliance
 import { connect, inbox, mqttUrl, readerLogin, subscribe, type ReaderCredentials } from '../helpers/mqtt.js';
 import { signedPoster } from '../helpers/signed-webhooks.js';
 
-// Every scan is answered within a bound, or its sender is let go (issue 22, item 2; docs/mqtt.md:
+// Every scan is answered within a bound, or its sender is let go (docs/mqtt.md:
 // answered in bounded time): an MQTT reader's connection is closed so it sends the scan again, an
 // HTTP scan is answered 503 with Retry-After, and each is counted by what it waited on. The
 // journal is held with the event log's hold() (a stalled journal: writes neither done nor failed).

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, ManualClock, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { signedPoster } from '../helpers/signed-webhooks.js';
 
-// POST /webhook/v1/access-event: the gateway's way in (issue 5, item 6).
+// POST /webhook/v1/access-event: the gateway's way in (docs/engine.md).
 
 const A = '/api/v1/projects/default/default';
 const NOW = Date.parse('2026-11-23T12:00:00Z');

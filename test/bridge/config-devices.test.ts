@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { PtyPair, rdm6300 } from '../helpers/pty.js';
 
-// Devices in the config file (issue 27, item 1): found by name at start, read-only over REST
+// Devices in the config file (docs/bridge.md): found by name at start, read-only over REST
 // (managed_by "config"), gone when taken out of the file; a config naming a project that does
 // not exist stops the start with a clear message.
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HidBackend, HidDeviceInfo, HidHandle } from '../../firmware-bridge/index.js';
 import { client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 
-// USB HID scanners plugged into the box (issue 27, item 3). No USB device exists on a build
+// USB HID scanners plugged into the box (docs/bridge.md). No USB device exists on a build
 // machine, so the appliance is given a HidBackend of the test's (the one place the bridge meets
 // node-hid) that plays real report byte sequences:
 //   HID POS scanned-data report, 64 bytes: [0x02, length, AIM id x3, data x56, vendor x2, flags]

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { runCli } from '../helpers/process.js';
 
-// `gatehouse bridge simulate` (issue 27 item 7): the built CLI against a real appliance on a free
+// `gatehouse bridge simulate` (docs/bridge.md): the built CLI against a real appliance on a free
 // port. It makes a socat pty pair, registers one end as a bridge device over REST, plays real
 // frames into the other and prints each decision read back from the feedback bytes. It runs with
 // the appliance's data directory, as it does from the same checkout and config: the pair is made

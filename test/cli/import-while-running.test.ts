@@ -59,7 +59,7 @@ describe('npm run demo while the appliance runs', () => {
         body: { reader_id: 'GATE-IN-1', credential_value, scan_type: 'qr', timestamp: new Date().toISOString() },
       });
     const askLogin = () => gh!.request('POST', `${A}/readers/login`, { body: { reader_identifier: 'GATE-IN-1' } });
-    // Before the seed the reader is unknown: the same 202 (issue 23 item 12), and no login is made.
+    // Before the seed the reader is unknown: the same 202 (docs/security.md, attack 12), and no login is made.
     expect((await askLogin()).status).toBe(202);
     expect((await api.get(`${A}/readers/logins`)).body.data).toEqual([]);
 
@@ -72,7 +72,7 @@ describe('npm run demo while the appliance runs', () => {
 
     // Step 12: the reader asks for a login, staff read the OTP, the reader trades it for its MQTT token and scans.
     expect((await askLogin()).status).toBe(202);
-    // The login is made just after the 202 (issue 23 item 12: the answer tells nothing): wait for it.
+    // The login is made just after the 202 (docs/security.md, attack 12: the answer tells nothing): wait for it.
     const pending = async () =>
       ((await api.get(`${A}/readers/logins`)).body.data as { reader_identifier: string; otp: string }[]).find(
         (l) => l.reader_identifier === 'GATE-IN-1',

@@ -10,7 +10,7 @@ import { type ConsoleHarness, DEMO_PROJECT, EXPECTED_4XX, startConsole } from '.
 import { connectReader, type Inbox, readerLogin } from '../helpers/mqtt.js';
 import { runCli } from '../helpers/process.js';
 
-// The console's Access screen (issue 29, item 6; docs/console.md "Access") against a real
+// The console's Access screen (docs/console.md "Access") against a real
 // appliance with the demo venue, in Chromium at tablet width: an attendee found by name with their
 // credential, the credential revoked through the page and then refused at a reader over MQTT, a
 // credential blocklisted and taken off again (checked over REST), a zone refused with its 422 under

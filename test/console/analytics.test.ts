@@ -6,7 +6,7 @@ import { watchedPage } from '../helpers/chromium.js';
 import { type ConsoleHarness, DEMO_PROJECT, startConsole } from '../helpers/console.js';
 import { connectReader, type Inbox, readerLogin } from '../helpers/mqtt.js';
 
-// The console's Analytics screen (issue 29, item 8; docs/console.md "Analytics") against a real
+// The console's Analytics screen (docs/console.md "Analytics") against a real
 // appliance with the demo venue, after grants and denials scanned over MQTT: the tables show what
 // POST .../analytics/metrics answers for the same zone, interval and dates, the charts are drawn
 // (Chart.js under the console's CSP: no inline style), 15 min and hour buckets, a bad range's 422

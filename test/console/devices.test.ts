@@ -6,7 +6,7 @@ import { watchedPage } from '../helpers/chromium.js';
 import { type ConsoleHarness, DEMO_PROJECT, EXPECTED_4XX, startConsole } from '../helpers/console.js';
 import { connect, connectReader, type Inbox, mqttUrl, type ReaderCredentials } from '../helpers/mqtt.js';
 
-// The devices screen (issue 29, item 3; docs/console.md "Devices") in Chromium at tablet width
+// The devices screen (docs/console.md "Devices") in Chromium at tablet width
 // against a real appliance with the demo venue: the readers with their state, a reader login
 // asked over REST shown with its OTP without a reload, that OTP verified and the reader connected
 // over MQTT shown online, its scans moving its last scan and its refused scans its errors, its

@@ -17,7 +17,7 @@ import { requester } from '../helpers/appliance.js';
 import { PROCESS_ADMIN } from '../helpers/process-appliance.js';
 import { type Edge, type Node, P, scan, seedCloud, SyncWorld, until } from '../helpers/sync-world.js';
 
-// The sync screen (issue 29, item 4; docs/console.md "Sync") in Chromium at tablet width. On a
+// The sync screen (docs/console.md "Sync") in Chromium at tablet width. On a
 // standalone box (the default role) it says sync is not configured. Then a cloud and an edge as
 // real processes (test/helpers/sync-world.ts), the edge's link through a TCP proxy the test cuts:
 // the edge's console, signed in with the edge's own administrator, shows its link up, then down

@@ -14,7 +14,7 @@ import { client, type TestAppliance } from '../helpers/appliance.js';
 import { type ConsoleHarness, DEMO_PROJECT, startConsole } from '../helpers/console.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 
-// The console's webhooks screen (issue 29 item 5; docs/console.md "Webhooks") as staff use it: a
+// The console's webhooks screen (docs/console.md "Webhooks") as staff use it: a
 // real appliance with the demo venue, Debian's Chromium at 768 × 1024, a real receiver (node:http
 // on 127.0.0.1, allowed by GATEHOUSE_WEBHOOK_ALLOW_INSECURE) that first answers 500 and then 200.
 // A source made in the page signs real requests with the secret the page showed once; the request

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, ManualClock, startAppliance, type TestAppliance, type TestResponse } from '../helpers/appliance.js';
 
 // Anonymous reader login and OTP verify answer the same whether or not the project, the reader
-// or a pending login exists (issue 23 item 12), so neither tells a stranger on the LAN which
+// or a pending login exists (docs/security.md, attack 12), so neither tells a stranger on the LAN which
 // projects and readers there are. The clock stands still, so the answers can be compared byte
 // for byte.
 

@@ -4,7 +4,7 @@ import { client, startAppliance, type TestAppliance } from '../helpers/appliance
 import { closedBy, connectReader } from '../helpers/mqtt.js';
 import { authorizeChannel, rawClient, subscribeAs, wsUrl, type RawClient } from '../helpers/pusher.js';
 
-// One-time passwords only for those who may provision readers (issue 23, item 2; docs/mqtt.md:
+// One-time passwords only for those who may provision readers (docs/mqtt.md:
 // "Reader login"): an OTP is a reader credential in waiting, so it is shown only with
 // access:write (or *), never to read or access:read, and never on a channel: the devices channel
 // says a login was asked for, without the OTP. Provisioning a reader over a live token (which

@@ -10,7 +10,7 @@ import { PROCESS_ADMIN } from './process-appliance.js';
 import { TcpProxy } from './tcp-proxy.js';
 
 // A cloud and its edges as real processes on loopback, each edge behind a TCP proxy of its own
-// (issue 26's tests): kill -9 and restart any of them on the same data directory, cut or
+// (docs/sync.md, "What holds when venues do what they do to boxes"): kill -9 and restart any of them on the same data directory, cut or
 // black-hole any link. Every node hosts the project default/default.
 
 export const P = '/api/v1/projects/default/default';

@@ -1,6 +1,6 @@
 import { createServer, type Server, type Socket, connect } from 'node:net';
 
-// A TCP proxy between an edge and its cloud, inside the test (issue 26: tests with a link that
+// A TCP proxy between an edge and its cloud, inside the test (docs/sync.md: tests with a link that
 // can be cut, black-holed and restored):
 // - pass: bytes flow both ways (optionally each chunk from the target delayed);
 // - cut: every open connection is reset and new ones are reset at once (a dead link);

@@ -41,7 +41,7 @@ function specAllows(scope: string, route: AnyRoute): boolean {
   if (route.ability === 'sync:edges') return scope === '*' || scope === 'sync:edges';
   if (scope === '*') return true;
   // A read made as a POST (analytics) counts as a GET: docs/decisions.md. A GET that reveals
-  // credentials (reader OTPs) counts as a write: `read` and `*:read` do not reach it (issue 23, item 2).
+  // credentials (reader OTPs) counts as a write: `read` and `*:read` do not reach it (docs/security.md, attack 2).
   const method = route.revealsSecrets ? 'POST' : route.readOnly ? 'GET' : route.method;
   if (scope === 'read') return method === 'GET';
   const a = area(route.path);

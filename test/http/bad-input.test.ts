@@ -4,7 +4,7 @@ import { errorCatalogue, formatMessage, AppError, validationError } from '../../
 import { startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { webhookPoster } from '../helpers/webhooks.js';
 
-/** Keys that name members of Object.prototype (issue 23 item 6): a field-error map that is a
+/** Keys that name members of Object.prototype (docs/security.md, attack 6): a field-error map that is a
  * plain object answered 500 for them, before any login. */
 const PROTO_KEYS = ['constructor', '__proto__', 'toString'] as const;
 /** A JSON object with `key` as an own key: JSON.stringify({__proto__: ...}) would set the prototype instead. */

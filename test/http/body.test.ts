@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAppliance, type TestAppliance } from '../helpers/appliance.js';
 
 // A body that stalls is answered 408 after http.bodyTimeoutMs and its connection closed
-// (issue 23 item 12: a slow body held a connection for Node's 300 s request timeout). Raw
+// (docs/security.md, attack 12: a slow body held a connection for Node's 300 s request timeout). Raw
 // sockets, since no HTTP client sends half a body on purpose.
 
 const TIMEOUT_MS = 2000;

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONSOLE_CSP } from '../../src/http/console-files.js';
 import { startAppliance, type TestAppliance } from '../helpers/appliance.js';
 
-// The staff console's files at / (issue 29 item 3; docs/console.md): dist/console as the test
+// The staff console's files at / (docs/console.md): dist/console as the test
 // global setup's scripts/build.mjs wrote it, served by a real appliance. Types, cache headers,
 // the history-routing fallback, the console's CSP, and every route and prefix of the appliance
 // left as it was.

@@ -2,7 +2,7 @@ import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 
-// CSV exports neutralise cells a spreadsheet would run as a formula (issue 23 item 7; OWASP CSV
+// CSV exports neutralise cells a spreadsheet would run as a formula (OWASP CSV
 // injection, ASVS 5 1.2.10): credential_value is whatever a QR code said. Tested through the real
 // export, read back with csv-parse, an independent CSV reader.
 

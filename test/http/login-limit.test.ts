@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, createUser, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 
-// Failed logins are limited per account, apart from the per-address budget (issue 23 item 11):
+// Failed logins are limited per account, apart from the per-address budget (docs/security.md, attack 11):
 // one client guessing at an account is stopped at 5 failures a minute, that account only, from
 // every address, while other accounts log in from the same address. Addresses are told apart by
 // X-Forwarded-For (the appliance trusts one proxy hop here).

@@ -2,7 +2,7 @@ import { networkInterfaces } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startAppliance, type TestAppliance } from '../helpers/appliance.js';
 
-// Who may read /metrics (issue 23 item 12): metrics.access is `open` (the default, so existing
+// Who may read /metrics (docs/security.md, attack 12): metrics.access is `open` (the default, so existing
 // scrapers keep working), `loopback` (clients on the box itself, by the socket's address) or
 // `token` (a bearer token of its own, metrics.token). Requests over real sockets; the loopback
 // mode is tested from this machine's own non-loopback address.

@@ -17,7 +17,7 @@ import { A, PUSHER_ENV, World, type Case } from './wire/world.js';
 import { underWriteLock, WriteLock } from './wire/write-lock.js';
 import { cloudOwnedResource } from '../../sync/cloud-owned.js';
 
-// The served OpenAPI document against what the appliance really answers (issue 22 item 7): every
+// The served OpenAPI document against what the appliance really answers (docs/rest.md): every
 // operation of the document is sent its happy path and every refusal it can give (the case tables
 // in wire/, and the refusals its declaration implies, wire/generic.ts), each answer is judged
 // against the document (wire/check.ts), and the last test fails when an operation was never

@@ -9,7 +9,7 @@ import {
 } from '../helpers/appliance.js';
 import { signedInBrowser } from '../helpers/cookie-session.js';
 
-// Settings → API tokens (spec: Token lifecycle, "token creation in the dashboard"; issue 29, item 7):
+// Settings → API tokens (spec: Token lifecycle, "token creation in the dashboard"):
 // GET/POST /api/v1/me/tokens and DELETE /api/v1/me/tokens/{id}, from a cookie session as the console
 // calls them.
 

@@ -3,7 +3,7 @@ import { client, startAppliance, type TestAppliance } from '../helpers/appliance
 import { signedInBrowser } from '../helpers/cookie-session.js';
 import { runCli } from '../helpers/process.js';
 
-// Read-only accounts (issue 29, item 1; docs/auth.md "Read-only accounts"): their sessions and
+// Read-only accounts (docs/auth.md "Read-only accounts"): their sessions and
 // tokens read and never write, whatever a token was given, from the moment the flag is set.
 
 const A = '/api/v1/projects/default/default';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, startAppliance, type TestAppliance, type TestResponse } from '../helpers/appliance.js';
 import { createSource, ENDPOINTS, signedPost } from '../helpers/signed-webhooks.js';
 
-// Response headers every client meets (issue 23 item 12): nosniff on every answer, no-store on
+// Response headers every client meets (docs/security.md, attack 12): nosniff on every answer, no-store on
 // every answer (those carrying tokens, secrets and one-time passwords are listed here one by
 // one), and no framing by other sites. Raw HTTP against a real appliance.
 

@@ -12,7 +12,7 @@ import {
   type ReaderCredentials,
 } from '../helpers/mqtt.js';
 
-// Every ACL refusal of the broker (issue 7, item 4): CONNACK 4 for bad credentials, SUBACK 0x80
+// Every ACL refusal of the broker (docs/mqtt.md): CONNACK 4 for bad credentials, SUBACK 0x80
 // for forbidden subscriptions, a disconnect for a forbidden publish; staff tokens read-only.
 
 const A = '/api/v1/projects/default/default';

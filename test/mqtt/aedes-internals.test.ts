@@ -20,7 +20,7 @@ import {
 } from '../../src/mqtt/aedes-internals.js';
 import { ConnectedClients } from '../../src/mqtt/connected-clients.js';
 
-// aedes' private surface (src/mqtt/aedes-internals.ts, issue 24 item 1), on the aedes that is
+// aedes' private surface (src/mqtt/aedes-internals.ts), on the aedes that is
 // installed: a real broker on a free port and real mqtt.js clients. These fail when an aedes
 // release moves a field the MQTT fast path reads, before any reader meets it.
 

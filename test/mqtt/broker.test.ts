@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { mqttPort, readerLogin, type ReaderCredentials } from '../helpers/mqtt.js';
 
-// The order of a connection's events (issue 23, item 9): a reader that sends a PUBLISH the ACL
+// The order of a connection's events (docs/security.md, attack 9): a reader that sends a PUBLISH the ACL
 // refuses right after CONNACK is disconnected before aedes has finished its connect, so aedes
 // reports the disconnect before the connect. The reader must still end up offline, not shown
 // online for good. Each connection here is thrown out by the broker; the reader's state is read

@@ -12,7 +12,7 @@ import {
   type ReaderCredentials,
 } from '../helpers/mqtt.js';
 
-// MQTT client ids belong to their identity (issue 23, item 4; docs/mqtt.md: "Client ids and
+// MQTT client ids belong to their identity (docs/mqtt.md: "Client ids and
 // sessions"). Another identity using a reader's client id neither kicks the reader off nor gets
 // its persistent session or queued decisions; the same reader reconnecting takes its own session
 // over; each identity has a connection cap, so one token cannot fill the broker. Real `mqtt`

@@ -5,7 +5,7 @@ import { closedBy, connect, connectReader, inbox, mqttUrl, readerLogin, subscrib
 import { rawClient, signChannel, wsUrl, type RawClient } from '../helpers/pusher.js';
 import { signedPoster } from '../helpers/signed-webhooks.js';
 
-// Gateways (issue 7, item 5): credentials issued over REST, a retained status with a last will
+// Gateways (docs/mqtt.md): credentials issued over REST, a retained status with a last will
 // that marks them offline, the readers they front, and the mqtt-gateway-status webhook keeping
 // the same state; state over REST and as console events on the WebSocket.
 
@@ -127,7 +127,7 @@ describe('gateways', () => {
     // It scans for its readers and hears only their decisions, though subscribed to readers/+.
     expect(await subscribe(gateway, [`${T}/readers/+/decisions`, `${T}/readers/LONE/decisions`])).toEqual([1, 128]);
     const lone = await readerLogin(gh, staff, A, 'LONE');
-    // Without the OTP: only REST with access:write shows it (issue 23, item 2).
+    // Without the OTP: only REST with access:write shows it (docs/security.md, attack 2).
     expect((await console_.next('ReaderLoginRequested')).data).toEqual({
       reader_id: readers.LONE,
       reader_identifier: 'LONE',

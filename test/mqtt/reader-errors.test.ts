@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { connect, connectReader, inbox, mqttUrl, readerLogin, subscribe } from '../helpers/mqtt.js';
 
-// A reader's refused scans over REST (docs/mqtt.md: reader state; issue 29 item 3, the console's
-// error counts): each scan the broker refuses before a decision counts on the reader it names,
+// A reader's refused scans over REST (docs/mqtt.md: reader state; the console's error counts,
+// docs/console.md "Devices"): each scan the broker refuses before a decision counts on the reader it names,
 // from the reader itself or from its gateway, with the latest error code; decisions (denials
 // included) are not errors, and the announced ReaderStatusChanged keeps its shape.
 

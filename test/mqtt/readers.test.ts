@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, ManualClock, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { closedBy, connect, connectReader, inbox, mqttUrl, readerLogin, subscribe } from '../helpers/mqtt.js';
 
-// Readers on the embedded broker (issue 7, items 2, 3, 6): login -> OTP -> verify -> connect ->
+// Readers on the embedded broker (docs/mqtt.md): login -> OTP -> verify -> connect ->
 // scan -> decision, with real `mqtt` clients over TCP; OTP refusals; duplicate request ids;
 // revocation; malformed scans.
 
@@ -141,7 +141,7 @@ describe('readers over MQTT', () => {
   });
 
   it('refuses wrong, reused, expired and locked OTPs with 422, unknown readers and projects too', async () => {
-    // One refusal for every case (issue 23 item 12: the answers told strangers which readers exist).
+    // One refusal for every case (docs/security.md, attack 12: the answers told strangers which readers exist).
     const REFUSED = ['The one-time password is invalid, expired or already used: ask for a new reader login.'];
     const verify = (otp: string, reader_identifier = 'R-3') =>
       gh.request('POST', '/api/v1/reader-otp/verify', { body: { otp, reader_identifier } });

@@ -290,7 +290,7 @@ describe('acknowledging and answering scans', () => {
       await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
       const clientId = `early-${attempt}`;
       const registering = (c: { id: string }) => {
-        // The broker names a client <identity>/<client id> (issue 23 item 4: client-sessions.ts).
+        // The broker names a client <identity>/<client id> (docs/security.md, attack 4: client-sessions.ts).
         if (!c.id.endsWith(`/${clientId}`)) return;
         gh.app.mqtt.aedes.off('client', registering);
         socket.write(mqttPacket.generate(scanPacket(creds, 7, 'early-1', 'T-1')));

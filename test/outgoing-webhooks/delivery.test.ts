@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 
-// Outgoing webhooks end to end (issue 25): a real appliance, a real HTTP receiver on loopback
+// Outgoing webhooks end to end (docs/webhooks-outgoing.md): a real appliance, a real HTTP receiver on loopback
 // (allowed by GATEHOUSE_WEBHOOK_ALLOW_INSECURE), signatures checked with independent libraries.
 
 const A = '/api/v1/projects/default/default';

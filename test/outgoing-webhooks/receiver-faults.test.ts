@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 
-// Receivers that misbehave (issue 25, "Bad input and faults"): slow, resetting, flooding,
+// Receivers that misbehave (docs/webhooks-outgoing.md, "Bad input and faults"): slow, resetting, flooding,
 // redirecting, down and back. Each is a failed attempt recorded in the log and retried on the
 // schedule; nothing is lost, nothing sent twice but as a retry of the same delivery id.
 // webhook.timeoutMs is 1 s here so the slow receiver costs the suite 1 s, not 5.

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createUser, ManualClock, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 
-// Retries, order, disabling, resends and rotation (issue 25 items 1, 4, 5), with injected time:
+// Retries, order, disabling, resends and rotation (docs/webhooks-outgoing.md), with injected time:
 // the appliance's clock is a ManualClock, moved on by the test; nothing sleeps for a schedule.
 
 const A = '/api/v1/projects/default/default';

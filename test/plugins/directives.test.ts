@@ -10,7 +10,7 @@ import {
   usePluginStore,
 } from '../../src/plugins/toolkit/index.js';
 
-// Spec: plugin-toolkit.md "Directives" (table and rules 1–5), through the Vue plugin.
+// docs/plugins.md; contract: "Directives" (table and rules 1–5), through the Vue plugin.
 
 function manifest(over: Partial<PluginManifest> = {}): PluginManifest {
   return {

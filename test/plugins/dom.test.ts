@@ -13,7 +13,7 @@ import {
   usePluginStore,
 } from '../../src/plugins/toolkit/index.js';
 
-// Spec: plugin-toolkit.md "Directives" rule 6: processing helpers for code without Vue (no app is created here).
+// docs/plugins.md; contract: "Directives" rule 6: processing helpers for code without Vue (no app is created here).
 
 function manifest(over: Partial<PluginManifest> = {}): PluginManifest {
   return {

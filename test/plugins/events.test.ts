@@ -7,7 +7,7 @@ import type { PluginDependency, PluginManifest } from '../../src/plugins/toolkit
 import { client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { accessPointsDependency } from './fixtures.js';
 
-// Socket events for plugins (issue 28 item 5; docs/plugins.md "Socket events") against a real
+// Socket events for plugins (docs/plugins.md "Socket events") against a real
 // appliance with real pusher-js (its node build): the dependency's events are subscribed, handed
 // to the plugin under the names the manifest gives them and reflected in the store's records;
 // what the manifest does not list is not handed over; refusals show in `connection`, never thrown.

@@ -9,7 +9,7 @@ import {
 } from '../../src/plugins/toolkit/inspector-values.js';
 import { type PluginStore, type StoreSection, usePluginStore } from '../../src/plugins/toolkit/index.js';
 
-// What the store inspector accepts (spec: plugin-toolkit.md "What the service does" 5, "Manifest top level").
+// What the store inspector accepts (docs/plugins.md; contract: "What the service does" 5, "Manifest top level").
 
 describe('inspector values', () => {
   const samples: [StoreSection, StoreValue][] = [

@@ -11,7 +11,7 @@ import {
 } from '../../src/plugins/toolkit/index.js';
 import { devInspector, installInspector } from '../../src/plugins/toolkit/inspector.js';
 
-// Spec: plugin-toolkit.md "What the service does" 5, the developer tool's store inspector (issue 28 item 8).
+// The developer tool's store inspector (docs/plugins.md; contract: "What the service does" 5).
 
 function manifest(over: Partial<PluginManifest> = {}): PluginManifest {
   return {

@@ -4,7 +4,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { computed, nextTick, watchEffect } from 'vue';
 import { type PluginManifest, type PluginStore, usePluginStore } from '../../src/plugins/toolkit/index.js';
 
-// Spec: plugin-toolkit.md "What the service does" 2, "Store operations", Directives rule 3.
+// docs/plugins.md; contract: "What the service does" 2, "Store operations", Directives rule 3.
 
 function manifest(over: Partial<PluginManifest> = {}): PluginManifest {
   return {

@@ -51,7 +51,7 @@ describe('the appliance process', () => {
     const first = runGatehouse([], { GATEHOUSE_DATA_DIR: dataDir });
     const [, url] = await first.waitFor(/Gatehouse ready at (http:\/\/\S+?)"/);
     const password = (await first.waitFor(/generated password: (\S+?)"/))[1]!;
-    await first.waitFor(/role: standalone: nothing syncs/); // issue 26 item 1: says so at start
+    await first.waitFor(/role: standalone: nothing syncs/); // docs/sync.md: says so at start
     expect(existsSync(join(dataDir, 'gatehouse.db'))).toBe(true);
 
     const login = await json(`${url}/api/v1/auth/token`, {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock, client, createUser, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { rawClient, subscribeAs, wsUrl, type Frame, type RawClient } from '../helpers/pusher.js';
 
-// Access is re-checked when it changes, not only at subscribe (issue 23, item 1; docs/realtime.md:
+// Access is re-checked when it changes, not only at subscribe (docs/realtime.md:
 // "When access ends"). A user deactivated or deleted, a token revoked or expired, a cookie session
 // ended: every subscription admitted with it ends before the answer that ended it, with
 // pusher:error and close 4009. A membership removed: the subscriptions of that project end with

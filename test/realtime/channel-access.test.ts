@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, createUser, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { authorizeChannel, rawClient, signChannel, subscribeAs, wsUrl, type RawClient } from '../helpers/pusher.js';
 
-// Channel names bind to one project (issue 23, item 3; docs/realtime.md: "Channels and events").
+// Channel names bind to one project (docs/realtime.md: "Channels and events").
 // A bare-slug channel (`dashboard.project.summer.access`) authorized while only default/summer
 // exists is bound to that project's id: when team-b/summer is created later, its events never
 // reach the existing subscriber, plain or encrypted, while default/summer's still do. Once the

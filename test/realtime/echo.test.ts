@@ -12,7 +12,7 @@ import {
 } from '../helpers/appliance.js';
 import { signChannel } from '../helpers/pusher.js';
 
-// Unmodified pusher-js and laravel-echo against the appliance (issue 6): the access channel
+// Unmodified pusher-js and laravel-echo against the appliance (docs/realtime.md): the access channel
 // carries the spec's AccessGranted / AccessDenied payloads, /broadcasting/auth decides who may
 // listen, presence counts a user's tabs as one member. docs/realtime.md.
 

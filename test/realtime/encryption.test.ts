@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { rawClient, signChannel, wsUrl } from '../helpers/pusher.js';
 
-// End-to-end encrypted channels (issue 22, item 4; docs/realtime.md): /broadcasting/auth hands
+// End-to-end encrypted channels (docs/realtime.md): /broadcasting/auth hands
 // out the channel's key as the official server library derives it, the appliance seals its own
 // events for private-encrypted- channels, and what a publisher sealed with that library goes
 // through unchanged; real pusher-js and laravel-echo open both.

@@ -7,7 +7,7 @@ import { client, startAppliance, type TestAppliance } from '../helpers/appliance
 import { rawClient, signChannel, wsUrl } from '../helpers/pusher.js';
 
 // The signed Pusher HTTP API, driven by the official server library (pusher-http-node), the
-// app credentials, the event namespace option and the WebSocket metrics (issue 6, items 4-7).
+// app credentials, the event namespace option and the WebSocket metrics (docs/realtime.md).
 
 const ENV = {
   GATEHOUSE_PUSHER_APP_ID: '4242',

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { rawClient, signChannel, wsUrl, type RawClient } from '../helpers/pusher.js';
 
-// The Pusher protocol 7 server seen frame by frame (issue 6, items 1, 2 and 7; docs/realtime.md).
+// The Pusher protocol 7 server seen frame by frame (docs/realtime.md).
 
 const ACCESS = 'private-dashboard.project.default.access';
 
@@ -168,7 +168,7 @@ describe('Pusher server limits', () => {
     await a.subscribe(channel, signChannel(gh, a.socketId, channel, dataA), dataA);
     await b.subscribe(channel, signChannel(gh, b.socketId, channel, dataB), dataB);
     a.send('client-typing', { text: 'hi' }, channel);
-    // user_id as the sender's channel_data gave it: a number stays a number (issue 22, item 4).
+    // user_id as the sender's channel_data gave it: a number stays a number (docs/realtime.md, "Encrypted channels").
     expect(await b.next('client-typing')).toEqual({
       event: 'client-typing',
       channel,

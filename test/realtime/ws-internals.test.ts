@@ -7,7 +7,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import { sendEach, textFrame, useWsSend, writeFrames } from '../../src/realtime/fan-out.js';
 import { hasShape, socketOf, WS_WRITTEN_AGAINST, wsVersion } from '../../src/realtime/ws-internals.js';
 
-// ws's private surface (src/realtime/ws-internals.ts, issue 24 item 1): the broadcast fan-out
+// ws's private surface (src/realtime/ws-internals.ts): the broadcast fan-out
 // writes pre-built frames to the socket under each WebSocket. On the installed ws, over a real
 // HTTP upgrade with a real ws client: the field is the upgrade's socket, frames written there
 // arrive as messages, and the public-API fallback delivers the same messages. A ws release that

@@ -6,7 +6,7 @@ import { runGatehouse } from '../helpers/process.js';
 
 // The data directory holds the database (password hashes, token hashes, webhook secrets, Pusher
 // credentials) and the access-event journal (who went through which door): only the appliance's
-// own user may read it (issue 23 item 12). The built appliance is started as `npm start` does,
+// own user may read it (docs/security.md, attack 12). The built appliance is started as `npm start` does,
 // with the usual umask 022, and the modes are read from the files it made.
 
 const dirs: string[] = [];

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Edge, type Node, scan, seedCloud, SyncWorld, until } from '../helpers/sync-world.js';
 
-// Conflicts (issue 26 item 11), with a cloud and two edges as processes: the same ticket at
+// Conflicts (docs/sync.md), with a cloud and two edges as processes: the same ticket at
 // two offline edges, a revocation during an outage and one while online, an attendee changed
 // on both sides. Nothing is flagged without cause.
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Edge, type Node, scan, seedCloud, SyncWorld, until } from '../helpers/sync-world.js';
 
-// The download side and the link (issue 26 items 3, 7, 9, 10), with real processes: a pull cut
+// The download side and the link (docs/sync.md), with real processes: a pull cut
 // at page 3 of 50 while the cloud changes rows of page 1 resumes and misses nothing; deletions
 // arrive as tombstones; the edge refuses writes to what the cloud owns and numbers its own
 // attendees from its block; a black-holed link while scanning at full speed.

@@ -10,7 +10,7 @@ import { startReceiver } from '../helpers/receiver.js';
 import { until } from '../helpers/sync-world.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 
-// The edge's link to its cloud (issue 26 items 1, 2, 5, 10), cloud and edges in this process:
+// The edge's link to its cloud (docs/sync.md), cloud and edges in this process:
 // link down and up told as webhooks and on the console channel, a revoked edge refused, a cloud
 // of another protocol version (sync stops, nothing applied), TLS with a private CA file, an
 // edge whose clock is ten minutes ahead.

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cutLink, type Edge, type Node, scan, seedCloud, SyncWorld, until } from '../helpers/sync-world.js';
 
 // The doors keep deciding through an outage and the cloud converges afterwards, nothing lost,
-// nothing doubled (issue 26): a cloud and an edge as real processes, the link through a TCP
+// nothing doubled (docs/sync.md): a cloud and an edge as real processes, the link through a TCP
 // proxy the test cuts and restores; kill -9 of the edge mid-upload and of the cloud mid-batch.
 // Every check compares the full event sets on both sides by uuid.
 

@@ -4,7 +4,7 @@ import { startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { writeVenue } from '../helpers/venue-writer.js';
 
-// The edge's decision index after a pull (issue 26; docs/sync.md: the edge's replica). Each
+// The edge's decision index after a pull (docs/sync.md: the edge's replica). Each
 // page's rows go into the index from what the replica wrote, not read back from SQLite; the
 // index must end as an index loaded from the edge's database would be, while another process
 // writes the same store during the pull, the cloud changes and deletes rows of pages already

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAppliance, type TestAppliance } from '../helpers/appliance.js';
 
-// Every change a sync download must see takes a change version (issue 26 item 7: "fix the
+// Every change a sync download must see takes a change version (docs/sync.md: "fix the
 // version holes first"): a zone taken out of an attendee type, a reader moved behind a gateway.
 
 const A = '/api/v1/projects/default/default';

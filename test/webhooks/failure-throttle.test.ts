@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { createSource, ENDPOINTS, signedPost } from '../helpers/signed-webhooks.js';
 
-// Junk cannot flood the webhook endpoints or their log (issue 23 item 10; docs/security.md).
+// Junk cannot flood the webhook endpoints or their log (docs/security.md).
 // Requests no source vouched for (unsigned, forged, stale, from outside the allowlist) are
 // counted per client address; past incomingWebhooks.failuresPerMinute the address is answered
 // 429 with Retry-After before anything else, and no log row is written. Refused and replayed

@@ -3,7 +3,7 @@ import { createUser, ManualClock, startAppliance } from '../helpers/appliance.js
 import { createSource, signedPost } from '../helpers/signed-webhooks.js';
 import { allowed, buildAllowlist } from '../../src/webhooks/sources.js';
 
-// The gate's settings (issue 8 items 1, 2, 5): another product's header names, IPv4-mapped
+// The gate's settings (docs/webhooks-incoming.md): another product's header names, IPv4-mapped
 // addresses in allowlists, unsigned development mode, and the log's retention bounds.
 
 describe('incoming webhook settings', () => {
@@ -79,7 +79,7 @@ describe('incoming webhook settings', () => {
 
   it('bounds the log by age and by rows', async () => {
     const clock = new ManualClock(Date.parse('2026-11-23T12:00:00Z'));
-    // Refused requests have their own row budget (issue 23 item 10): these are all refused.
+    // Refused requests have their own row budget (docs/security.md, attack 10): these are all refused.
     const gh = await startAppliance(
       {
         GATEHOUSE_INCOMING_WEBHOOKS_LOG_MAX_NOT_APPLIED_ROWS: '100',

@@ -7,7 +7,7 @@ import { client, startAppliance, type TestAppliance } from '../helpers/appliance
 import { createSource, ENDPOINTS, signedPost, type SourceKind } from '../helpers/signed-webhooks.js';
 import { sign as ourSign } from '../../src/webhooks/signature.js';
 
-// The incoming-webhook gate (issue 8 items 1-3, 5): every endpoint refuses what is not signed by
+// The incoming-webhook gate (docs/webhooks-incoming.md): every endpoint refuses what is not signed by
 // one of its project's enabled sources, in the documented envelope, logs every request, and
 // changes nothing when it refuses. Requests are signed with @octokit/webhooks-methods.
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, ManualClock, startAppliance, type TestAppliance, type TestResponse } from '../helpers/appliance.js';
 import { createSource, ENDPOINTS, signedPost, type SourceKind } from '../helpers/signed-webhooks.js';
 
-// A captured webhook cannot be replayed later (issue 23 item 5; docs/security.md). The
+// A captured webhook cannot be replayed later (docs/security.md). The
 // spec signs the body only, so a captured body sent again with a fresh X-Svc-Timestamp verifies;
 // accepted bodies are remembered durably (webhook_receipts) for each endpoint's window, past the
 // in-memory retry window and across restarts. Requests are signed with @octokit/webhooks-methods.

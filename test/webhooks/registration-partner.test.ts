@@ -4,7 +4,7 @@ import { client, startAppliance, type TestAppliance } from '../helpers/appliance
 import { createSource } from '../helpers/signed-webhooks.js';
 import { webhookPoster, WEBHOOK_TEST_ENV, type WebhookPost } from '../helpers/webhooks.js';
 
-// POST /webhook/v1/registration-partner (issue 8 item 4; docs/webhooks-incoming.md).
+// POST /webhook/v1/registration-partner (docs/webhooks-incoming.md).
 
 const A = '/api/v1/projects/default/default';
 

@@ -8,8 +8,8 @@ import { client, ManualClock, startAppliance, type TestAppliance, type TestRespo
 import { createSource, ENDPOINTS, signedPost, type SourceKind } from '../helpers/signed-webhooks.js';
 import { ReplayWindow, type KeptResponse } from '../../src/webhooks/replay-window.js';
 
-// Retried webhooks are answered like the first time, never as an error (issue 22 item 1;
-// docs/webhooks-incoming.md: Retries). Senders resend the identical signed body when they got
+// Retried webhooks are answered like the first time, never as an error
+// (docs/webhooks-incoming.md: Retries). Senders resend the identical signed body when they got
 // no answer in time or a 5xx; every request here is signed with @octokit/webhooks-methods.
 
 const A = '/api/v1/projects/default/default';
@@ -254,7 +254,7 @@ describe('retried webhooks, from outside', () => {
     expect(partnerFirst).toHaveLength(1);
 
     clock.advance(301_000); // past timestampToleranceSeconds: the answer is no longer in memory
-    // The identical body: its receipt answers it (issue 23 item 5; test/webhooks/receipts.test.ts).
+    // The identical body: its receipt answers it (test/webhooks/receipts.test.ts).
     const afterWindow = await post('registration-partner', partnerEvent);
     expect([afterWindow.status, afterWindow.headers.get('x-svc-replayed'), afterWindow.body.outcome]).toEqual([
       200,

@@ -3,7 +3,7 @@ import { startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { signedPoster } from '../helpers/signed-webhooks.js';
 
 // spec: Resources, Incoming webhook log entry: id string, endpoint string, method string,
-// status integer, source_ip string, received_at timestamp, response_time_ms integer (issue 22 item 7).
+// status integer, source_ip string, received_at timestamp, response_time_ms integer (docs/rest.md).
 
 describe('incoming webhook log', () => {
   let gh: TestAppliance;

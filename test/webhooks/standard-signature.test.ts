@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, ManualClock, startAppliance, type TestAppliance, type TestResponse } from '../helpers/appliance.js';
 import { createSource, ENDPOINTS, signedPost } from '../helpers/signed-webhooks.js';
 
-// Standard Webhooks signatures (issue 23 item 5; docs/webhooks-incoming.md): `webhook-signature:
+// Standard Webhooks signatures (docs/webhooks-incoming.md): `webhook-signature:
 // v1,<base64 HMAC-SHA256 over "id.timestamp.body">` with `webhook-id` and `webhook-timestamp`, so
 // the timestamp is signed and a captured request goes stale. Every request here is signed with
 // the `standardwebhooks` library (an independent implementation), with the source's own secret.

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { createSource, ENDPOINTS, signedPost } from '../helpers/signed-webhooks.js';
 
-// large-upload-finalized reads only regular files inside the import directory (issue 23 item 8):
+// large-upload-finalized reads only regular files inside the import directory (docs/security.md, attack 8):
 // no symlink (wherever it points), nothing resolving outside, nothing over the configured size,
 // and no error that repeats what a file holds. Notices are signed webhooks; outcomes are read
 // back over REST, as an operator would.

@@ -22,7 +22,7 @@ import { defineRoute, type AnyRoute } from '../route.js';
 import { messageSchema, single, validationErrorSchema } from '../resources.js';
 import { crudRoutes, PROJECT_PATH, withId } from './crud.js';
 
-// Access control resources (spec: Endpoints, Access points; DESIGN: routes we add).
+// Access control resources (spec: Endpoints, Access points; the routes we add: docs/venue.md).
 // Abilities: access:read for GET, access:write for the rest (spec: scope table).
 
 const capacitySchema = zoneSchema.pick({ id: true, name: true, capacity: true, current_count: true, available: true });

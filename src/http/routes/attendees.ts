@@ -12,9 +12,9 @@ import { defineRoute, type AnyRoute } from '../route.js';
 import { messageSchema, single } from '../resources.js';
 import { crudRoutes, PROJECT_PATH, withId } from './crud.js';
 
-// Attendees, their types and credentials. Abilities follow the spec's scope table by path:
+// Attendees, their types and credentials. Abilities follow the contract's scope table by path:
 // attendees:* for /attendees/* and /attendee-types/*; revoking a credential by id
-// (DESIGN: credentials/{id}) is access control, access:write.
+// (docs/venue.md: `DELETE .../credentials/{id}`) is access control, access:write.
 
 export function attendeeRoutes({ venue }: { venue: Venue }): AnyRoute[] {
   const people = { read: 'attendees:read' as const, write: 'attendees:write' as const };

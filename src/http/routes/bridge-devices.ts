@@ -12,7 +12,7 @@ import { messageSchema } from '../resources.js';
 import type { HttpDeps } from '../deps.js';
 import { crudRoutes, PROJECT_PATH, projectParams } from './crud.js';
 
-// Readers plugged into the box (issue 27; docs/bridge.md): CRUD of the devices, each answered
+// Readers plugged into the box (docs/bridge.md): CRUD of the devices, each answered
 // with its live state from the bridge, and the list says whether USB HID works on this box.
 
 const hidSchema = z.object({

@@ -5,11 +5,11 @@ import { authString, SOCKET_ID, validChannelName } from '../../realtime/protocol
 import type { HttpDeps } from '../deps.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 
-// Private, encrypted and presence channel auth for pusher-js / laravel-echo (issue 6, item 3;
-// issue 22, item 4), and the client configuration a dashboard reads instead of server config
-// (issue 6, item 5). docs/realtime.md. What an auth answer was given for (the user, the token or
+// Private, encrypted and presence channel auth for pusher-js / laravel-echo
+// (docs/realtime.md; "Encrypted channels" there), and the client configuration a dashboard reads
+// instead of server config. What an auth answer was given for (the user, the token or
 // session, the one project the name names) is recorded for the socket, so the subscription ends
-// when that access does and only ever carries that project's events (issue 23, items 1 and 3).
+// when that access does and only ever carries that project's events (docs/security.md, attacks 1 and 3).
 
 const authBody = z.object({
   socket_id: z.string().regex(SOCKET_ID, 'a socket id as the server sent it (digits.digits)'),

@@ -13,11 +13,11 @@ import { messageSchema, single } from '../resources.js';
 import type { HttpDeps } from '../deps.js';
 import { PROJECT_PATH, projectParams, withId } from './crud.js';
 
-// Readers and gateways on the broker (issue 7; docs/mqtt.md). Reader login and OTP verify are
+// Readers and gateways on the broker (docs/mqtt.md). Reader login and OTP verify are
 // unauthenticated (spec: Authentication item 8): the OTP is what proves the person setting the
 // reader up was given it by staff, who read it from GET .../readers/logins (or the log). An OTP
 // is a reader credential in waiting, so only those who may provision readers (access:write) see
-// it, and a reader provisioned over a live token is announced (issue 23, item 2). Gateways are
+// it, and a reader provisioned over a live token is announced (docs/security.md, attack 2). Gateways are
 // created by staff, who get the gateway's MQTT token once.
 
 const loginBody = z.strictObject({ reader_identifier: z.string().min(1).max(128) });
@@ -97,7 +97,7 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
         },
       },
       handler: ({ params, body, koa }) => {
-        // The same answer whether the project and reader exist (issue 23 item 12), and the login
+        // The same answer whether the project and reader exist (docs/security.md, attack 12), and the login
         // is made after it is sent, so its time does not tell either (as a password-reset mail is
         // queued): nothing the answer says depends on the write.
         const now = deps.clock.now();
@@ -119,7 +119,7 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
           }
           try {
             const login = devices.logins.request(reader, ip, now);
-            // The log line is one of the places staff read the OTP from (issue 7 item 2).
+            // The log line is one of the places staff read the OTP from (docs/mqtt.md).
             log.info(
               {
                 project: `${project.team_slug}/${project.slug}`,
@@ -200,7 +200,7 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
       handler: async ({ body, koa }) => {
         await consumeOrThrow(verifyLimiter, koa.ip || 'unknown', config.readers.verifyPerMinute);
         // An unknown reader goes through the same check with no logins: the same refusal, and no
-        // early answer whose speed tells it apart (issue 23 item 12).
+        // early answer whose speed tells it apart (docs/security.md, attack 12).
         const readers = index.readersWithIdentifier(body.reader_identifier);
         let verified: ReturnType<typeof devices.logins.verify>;
         try {

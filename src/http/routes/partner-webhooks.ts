@@ -8,8 +8,8 @@ import type { HttpDeps } from '../deps.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { webhookError } from '../resources.js';
 
-// The incoming webhooks that bring attendees in (spec: Endpoints, Incoming webhooks; issue 8
-// item 4): attendee-sync from an external attendee list, registration-partner events. Both
+// The incoming webhooks that bring attendees in (spec: Endpoints, Incoming webhooks;
+// docs/webhooks-incoming.md): attendee-sync from an external attendee list, registration-partner events. Both
 // answer errors in the webhook envelope {error, message, errors?}; docs/webhooks-incoming.md.
 
 const syncResponse = z.object({

@@ -7,7 +7,7 @@ import { defineRoute, type AnyRoute } from '../route.js';
 import { messageSchema, single, validationErrorSchema } from '../resources.js';
 
 // The dashboard's Settings → API tokens (spec: Token lifecycle, "token creation in the dashboard";
-// issue 29, item 7; docs/auth.md "Tokens of the signed-in user"): the signed-in user's own tokens,
+// docs/auth.md "Tokens of the signed-in user"): the signed-in user's own tokens,
 // listed with their last use, created with chosen scopes (the value shown once), revoked one by one.
 // Nobody reaches another user's tokens (404). Made with `*` (a session, or a full token).
 

@@ -7,13 +7,13 @@ import { channelKind, validChannelName } from '../../realtime/protocol.js';
 import type { HttpDeps } from '../deps.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 
-// Pusher's HTTP API for local services (issue 6, item 6): publish events and look at channels,
+// Pusher's HTTP API for local services (docs/realtime.md): publish events and look at channels,
 // signed the Pusher way (realtime/http-signature.ts), so the official server libraries
 // (pusher-http-node, pusher-http-php, Laravel's pusher driver) work against the box unchanged.
 // Errors answer {error, message}. docs/realtime.md. Events for encrypted channels are relayed
 // as the publisher sealed them (the server has no need of their keys), but only when they are
 // sealed, and to one channel each: the official libraries send nothing else, and anything else
-// would go out in clear or be undecryptable (issue 22, item 4).
+// would go out in clear or be undecryptable (docs/realtime.md, "Encrypted channels").
 
 /** Field errors for an event to encrypted channels; null when there is nothing to say. */
 function encryptedEventProblem(

@@ -10,12 +10,12 @@ import { messageSchema } from '../resources.js';
 import { PROJECT_PATH, withId } from './crud.js';
 import { scanInstant } from '../../access/scan-time.js';
 
-// POST .../access-points/{id}/scan (DESIGN: routes we add): an authenticated client scans
+// POST .../access-points/{id}/scan (ours, docs/engine.md "Scanning over REST"): an authenticated client scans
 // at a door and gets the access-event webhook's answer, also at a door that cannot admit
 // (inactive, or leading into no zone: a denial like any other, docs/engine.md). The decision's access event is
 // durable (in the access-event journal) before this answers. Timestamps: docs/engine.md.
 // A scan not answered within mqtt.answerTimeoutMs is answered 503 with Retry-After, as an MQTT
-// reader's connection is closed then (issue 22, item 2; docs/mqtt.md: answered in bounded time).
+// reader's connection is closed then (docs/mqtt.md: answered in bounded time).
 
 export const requestIdField = z
   .string()

@@ -22,7 +22,7 @@ import { messageSchema, single } from '../resources.js';
 import { edgeRefusal } from '../edge-refusal.js';
 import { PROJECT_PATH, projectParams, withId } from './crud.js';
 
-// Cloud sync over HTTP (issue 26; docs/sync.md). Three groups:
+// Cloud sync over HTTP (docs/sync.md). Three groups:
 // - edges, on the cloud: issue (the token shown once; the ability sync:edges, docs/auth.md), list,
 //   show, revoke, and re-confirm one whose issuer lost access (administrators);
 // - status and conflicts, for anyone who may read the project, on every role;

@@ -9,7 +9,7 @@ import { messageSchema, single } from '../resources.js';
 import { PROJECT_PATH, projectParams, withId } from './crud.js';
 
 // The outgoing delivery log (spec: Outgoing delivery log entry, Outgoing delivery states;
-// issue 25 item 5): newest first, filtered by subscription, event, status and time; a resend is
+// docs/webhooks-outgoing.md): newest first, filtered by subscription, event, status and time; a resend is
 // a new attempt of the same delivery (the same delivery id), made now, outside the queue.
 
 const iso = z.iso.datetime({ offset: true });

@@ -13,8 +13,8 @@ import { messageSchema, single } from '../resources.js';
 import type { HttpDeps } from '../deps.js';
 import { PROJECT_PATH, projectParams, withId } from './crud.js';
 
-// Project settings -> Integrations -> Webhooks (spec: Authentication item 10; issue 8 items 1
-// and 5): the sources that may post incoming webhooks, and the log of what was posted. Full
+// Project settings -> Integrations -> Webhooks (spec: Authentication item 10;
+// docs/webhooks-incoming.md): the sources that may post incoming webhooks, and the log of what was posted. Full
 // (`*`) tokens manage sources, since a secret lets its holder act as a gateway or partner; the
 // log, which holds the first KB of refused bodies, is read with `*` or `read`.
 

@@ -7,8 +7,8 @@ import { collectionSchema, pageQuery, paginate, window } from '../pagination.js'
 import { type AnyRoute, defineRoute, type Principal } from '../route.js';
 import { messageSchema, single, validationErrorSchema } from '../resources.js';
 
-// Outgoing webhook subscriptions (spec: Endpoints, Outgoing webhook subscriptions; issue 25
-// item 1), where the spec puts them: outside a project path, the project named in the body. An
+// Outgoing webhook subscriptions (spec: Endpoints, Outgoing webhook subscriptions;
+// docs/webhooks-outgoing.md), where the platform's contract puts them: outside a project path, the project named in the body. An
 // account sees and manages the subscriptions of the projects it can reach; another project's
 // subscription is 404, as a project it cannot reach is. Managing them takes a full (`*`) token:
 // a subscription sends the venue's events out, signed with a secret shown once. It stands on its

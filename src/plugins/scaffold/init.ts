@@ -1,4 +1,4 @@
-// `gatehouse plugin init <dir> [--yes] [--name N]` (issue 28, item 10): writes a new plugin
+// `gatehouse plugin init <dir> [--yes] [--name N]` (docs/plugins.md): writes a new plugin
 // (templates.ts). Asks for the name unless --yes; refuses a folder that has files in it.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';

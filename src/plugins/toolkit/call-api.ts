@@ -3,7 +3,7 @@
 // is the contract, so an operation the plugin did not declare is never called. What is known wrong
 // before asking is refused before any request: an unknown identifier or operation, a path
 // parameter missing. What the token may do is the appliance's to say (its 401 / 403 come back as
-// `api` errors): the manifest's top-level `permissions` are the device capabilities the spec names
+// `api` errors): the manifest's top-level `permissions` are the device capabilities the contract names
 // (`camera`, `bluetooth`, `notifications`), not a copy of its dependencies'. {teamSlug} and
 // {projectSlug} come from the plugin's context, other path parameters from additionalData; what is
 // left of additionalData goes as the query (GET, DELETE) or as the JSON body. A list is read to

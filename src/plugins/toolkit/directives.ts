@@ -1,4 +1,4 @@
-// The Vue side of the string-binding toolkit (../shared/spec/plugin-toolkit.md: "Directives"): the directive form
+// The Vue side of the string-binding toolkit (docs/plugins.md; contract: "Directives"): the directive form
 // `v-svc-string="'key'"` / `v-svc-src="'key'"`, and the preferred attribute form `svc-string="key"` (also
 // `:svc-string="expr"`, which Vue renders as an attribute) anywhere inside the app's root. The rules themselves
 // are in dom.ts (bindElement).

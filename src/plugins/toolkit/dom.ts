@@ -1,4 +1,4 @@
-// Binding svc-string / svc-src elements to the plugin store (../shared/spec/plugin-toolkit.md: "Directives",
+// Binding svc-string / svc-src elements to the plugin store (docs/plugins.md; contract: "Directives",
 // rules 1–6). bindElement is the one place these rules live: the Vue plugin (directives.ts) and the plain-DOM
 // helpers below (rule 6, for code without Vue) both use it.
 //

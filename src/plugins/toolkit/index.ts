@@ -1,4 +1,4 @@
-// The plugin toolkit's public surface (../shared/spec/plugin-toolkit.md).
+// The plugin toolkit's public surface (docs/plugins.md).
 export type { PluginDependency, PluginManifest, SettingValue, StateValue, StoreSection } from './types.js';
 export { type PluginStore, usePluginStore } from './store.js';
 export { type SvcToolkitOptions, svcToolkit } from './directives.js';

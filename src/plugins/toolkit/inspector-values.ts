@@ -1,4 +1,4 @@
-// What the store inspector accepts as a value (../shared/spec/plugin-toolkit.md: "What the service does" 5,
+// What the store inspector accepts as a value (docs/plugins.md; contract: "What the service does" 5,
 // "Manifest top level"). An edit may only leave the store in a state some manifest could have produced, so every
 // edit, from the value editor or the trigger-state simulator, goes through applyEdit: checked against its section's
 // types, then written with the store's update* action (in place: bound elements stay subscribed).
@@ -12,7 +12,7 @@ import { invalidJson } from './json-syntax.js';
 import type { PluginStore } from './store.js';
 import type { StateValue, StoreSection } from './types.js';
 
-/** The four store sections, in the spec's order. */
+/** The four store sections, in the contract's order. */
 export const SECTIONS: readonly StoreSection[] = ['pluginVars', 'stringsList', 'assetList', 'triggerState'];
 
 /** Any value of any section (StateValue is the widest of the four). */

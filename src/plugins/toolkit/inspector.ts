@@ -1,4 +1,4 @@
-// The developer tool's store inspector (../shared/spec/plugin-toolkit.md: "What the service does" 5): a panel
+// The developer tool's store inspector (docs/plugins.md; contract: "What the service does" 5): a panel
 // toggled by Ctrl+Shift+D (Cmd+Shift+D on macOS) listing the four store sections, where a value is edited in place
 // (inspector-row.ts; what an edit may be: inspector-values.ts), a trigger-state simulator (inspector-simulator.ts)
 // and a copy-store button. Its own small Vue app in its own container, rendering the store it is given, so it

@@ -1,4 +1,4 @@
-// The page's own notice of an invalid app-manifest.json (issue 28, item 7): while the manifest on
+// The page's own notice of an invalid app-manifest.json (docs/plugins.md): while the manifest on
 // disk is invalid the plugin keeps running on the last good one and this says why, path by path,
 // until an edit makes it valid again. Plain DOM, outside the plugin's Vue app, so a broken plugin
 // template cannot hide it.

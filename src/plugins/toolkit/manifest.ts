@@ -1,4 +1,4 @@
-// Validates app-manifest.json (../shared/spec/plugin-toolkit.md: "Manifest top level", "Dependency object")
+// Validates app-manifest.json (docs/plugins.md; contract: "Manifest top level", "Dependency object")
 // into a full PluginManifest, with errors that name the JSON path and the problem. The same schema
 // generates the JSON Schema editors use through `$schema`. Bundled into plugins: zod and types only.
 import { z } from 'zod';

@@ -1,4 +1,4 @@
-// A plugin's app as the toolkit starts it (issue 28, items 5, 7, 8; docs/plugins.md "Starting a
+// A plugin's app as the toolkit starts it (docs/plugins.md "Starting a
 // plugin"): Vue with Pinia and the svc directives, the store filled from the manifest, the context
 // set, and in dev the manifest's hot reload and the inspector. A plugin's main.ts is three lines:
 //

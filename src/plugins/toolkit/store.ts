@@ -1,4 +1,4 @@
-// The plugin's client-side store (../shared/spec/plugin-toolkit.md: "What the service does" 2, "Store operations").
+// The plugin's client-side store (docs/plugins.md; contract: "What the service does" 2, "Store operations").
 // Bound elements (dom.ts, directives.ts) read it through the get* actions, so the fallback rule lives here only.
 // It also keeps each dependency's resources by id (`records`), filled by callApi's GET answers and kept
 // current by the socket's <Model>Created/Updated/Deleted events (events.ts; docs/plugins.md "Socket events").

@@ -1,4 +1,4 @@
-// The plugin manifest (app-manifest.json) as the toolkit reads it (../shared/spec/plugin-toolkit.md:
+// The plugin manifest (app-manifest.json) as the toolkit reads it (docs/plugins.md; contract:
 // "Manifest top level", "Dependency object"); manifest.ts validates a file into this shape.
 
 /** A setting's value: administrator-configurable per deployment. */

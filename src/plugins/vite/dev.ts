@@ -1,4 +1,4 @@
-// `gatehouse plugin dev <dir>` and `gatehouse plugin build <dir>` (issue 28, items 7 and 10): Vite
+// `gatehouse plugin dev <dir>` and `gatehouse plugin build <dir>` (docs/plugins.md): Vite
 // with @vitejs/plugin-vue and our plugin (index.ts) over a plugin's folder. dev serves it with hot
 // reload, the API and the WebSocket proxied to the appliance; build writes a static bundle.
 import { existsSync, readdirSync, statSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// The toolkit's Vite plugin (issue 28, item 7; docs/plugins.md "Dev server and hot reload"). It
+// The toolkit's Vite plugin (docs/plugins.md "Dev server and hot reload"). It
 // gives a plugin's page the module `virtual:gatehouse/plugin` (its manifest as validated now, the
 // validation errors, its context), watches app-manifest.json and pushes each edit to open pages
 // over Vite's HMR channel as a custom event (the store is updated in place: no reload), makes

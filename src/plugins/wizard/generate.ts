@@ -1,5 +1,5 @@
 // From what was chosen (a tag, some of its operations, some socket events, an identifier) to the
-// dependency object (../shared/spec/plugin-toolkit.md: "Dependency object"), and the checks the
+// dependency object (docs/plugins.md; contract: "Dependency object"), and the checks the
 // prompts and the flags share, so both forms refuse the same things with the same words.
 import { CliError } from '../../cli/commands.js';
 import type { PluginDependency } from '../toolkit/types.js';
@@ -14,8 +14,8 @@ export interface Choices {
 }
 
 /**
- * Keys in the spec's order. Permissions: `view_<key>` when it reads (a GET, or socket events),
- * `manage_<key>` when it writes, as the spec's `view_access_points`, `manage_access_points`.
+ * Keys in the contract's order. Permissions: `view_<key>` when it reads (a GET, or socket events),
+ * `manage_<key>` when it writes, as the contract's `view_access_points`, `manage_access_points`.
  */
 export function generateDependency(catalogue: Catalogue, choices: Choices): PluginDependency {
   const { tag } = choices;
@@ -30,7 +30,7 @@ export function generateDependency(catalogue: Catalogue, choices: Choices): Plug
     permissionKey: tag.permissionKey,
     permissions,
     operations: Object.fromEntries(chosen.map((o) => [o.id, `${o.method}:${o.path}`])),
-    // Bare on both sides, as the spec writes them: the socket side strips pusher.eventNamespace
+    // Bare on both sides, as the contract writes them: the socket side strips pusher.eventNamespace
     // (toolkit/events.ts), so the manifest works on a box with any namespace.
     events: Object.fromEntries(events.map((e) => [e.name, e.name])),
   };

@@ -1,4 +1,4 @@
-// How the wizard names what it writes into a dependency (../shared/spec/plugin-toolkit.md:
+// How the wizard names what it writes into a dependency (docs/plugins.md; contract:
 // "Dependency object", "Endpoints"): operation paths relative to the API version root with the
 // project's parameters as {teamSlug}/{projectSlug} (callApi fills those from the plugin's context),
 // other path parameters under a readable snake_case name ({accessPointId} → {access_point}, the

@@ -1,7 +1,7 @@
 import { c, unique, type Venue } from './fixtures.js';
 import { A, type Case, type World } from './world.js';
 
-// Readers plugged into the box (issue 27): the devices' record. Paths that are not there: the
+// Readers plugged into the box (docs/bridge.md): the devices' record. Paths that are not there: the
 // bridge waits for them, which is all the wire needs. A device from the config file is made
 // through the service, as the config file's devices are at start.
 

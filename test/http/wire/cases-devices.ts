@@ -130,7 +130,7 @@ function webhookCases(w: World): Case[] {
     accepted('registration-partner'),
     accepted('upload-finalized'),
   ] as const;
-  // A retry of an accepted body: its first answer again, marked (issue 22 item 1).
+  // A retry of an accepted body: its first answer again, marked (docs/webhooks-incoming.md).
   const again = 'the same signed bytes again';
   const replayed = { headers: ['X-Svc-Replayed'] };
   return [

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { c, type Venue } from './fixtures.js';
 import { A, type Case, type World } from './world.js';
 
-// Cloud sync (issue 26): the edges an administrator issues (and re-confirms) on the cloud, status and conflicts,
+// Cloud sync (docs/sync.md): the edges an administrator issues (and re-confirms) on the cloud, status and conflicts,
 // and the protocol an edge speaks with its sync token (the wire test's appliance is a cloud).
 
 export function syncCases(w: World, _v: Venue): Case[] {

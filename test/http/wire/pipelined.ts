@@ -81,7 +81,7 @@ export function pipelined(url: string, reqs: readonly Req[]): Promise<TestRespon
 }
 
 /** Sends the request's headers and only half of its body, then waits: the answer the appliance
- * gives a body that stops arriving (408 once http.bodyTimeoutMs has passed, issue 23 item 12). */
+ * gives a body that stops arriving (408 once http.bodyTimeoutMs has passed). */
 export function stalled(url: string, req: Req): Promise<TestResponse> {
   const { hostname, port, host } = new URL(url);
   const whole = encode(req, host);

@@ -5,7 +5,7 @@ import type { Operation } from './check.js';
 import type { Case, World } from './world.js';
 
 // The tables' happy requests once more, each while another connection (this test, as a CLI
-// import would) holds SQLite's write lock (issue 22 item 6). The lock is held around the request
+// import would) holds SQLite's write lock (docs/storage.md). The lock is held around the request
 // to the case's own operation only: what the case sends first to set it up goes through
 // unhindered. An operation the document says may answer 503 store_busy must answer it (its
 // Retry-After and retry_after are checked against the document like any answer); every other
