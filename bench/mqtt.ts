@@ -1,4 +1,4 @@
-// bench:mqtt — scans over the embedded MQTT broker (docs/mqtt.md, performance): 50 simulated readers
+// bench:mqtt — scans over the embedded MQTT broker (docs/performance.md): 50 simulated readers
 // over real TCP publish scans at QoS 1 to the real appliance in its own process (`node
 // dist/main.js`, built first when missing or older than src/), against the demo venue (`gatehouse
 // demo seed`: 4 zones, 5 access points, 5,000 attendees with credentials, a blocklist, time

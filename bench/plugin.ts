@@ -185,7 +185,7 @@ async function main(outDir: string, state: { server?: Server; browser?: Browser 
       0.5,
     );
   const all = (mode: PageMode, kind: 'updateMs' | 'updateManyMs') => results[mode].flatMap((r) => r[kind]);
-  // The target (docs/plugins.md: first render of all bindings <= 50 ms) is the bindings' own first render: bind mode.
+  // The target (docs/performance.md, "Plugin toolkit": first render of all bindings <= 50 ms) is the bindings' own first render: bind mode.
   line('plugin.bindings_first_render_ms', `${ms(first('bind'))} ms`);
   line('plugin.bindings_first_render_baseline_ms', `${ms(first('dom'))} ms`);
   line('plugin.first_render_ms', `${ms(first('vue'))} ms`);

@@ -1,4 +1,4 @@
-// Evidence for docs/performance.md (docs/performance.md): a scavenge's pause grows with the old
+// Evidence for docs/performance.md: a scavenge's pause grows with the old
 // generation's size even when almost nothing survives, because V8 walks every old-generation
 // page to find the remembered sets. Churns short-lived objects for 3 s with an empty old
 // generation, then with 2M old objects (about what bench:engine used to keep alive), at the

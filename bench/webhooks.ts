@@ -1,4 +1,4 @@
-// bench:webhooks — outgoing webhook delivery (docs/webhooks-outgoing.md, Performance). Each run:
+// bench:webhooks — outgoing webhook delivery (docs/performance.md, "Outgoing webhooks"). Each run:
 //   webhooks.deliveries_per_s_1_sub:   events already in the feed, one subscription, to a local
 //                                      receiver in its own process, until all are received;
 //   webhooks.deliveries_per_s_50_subs: the same with 50 subscriptions (every one gets every event);

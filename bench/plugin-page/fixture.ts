@@ -1,4 +1,4 @@
-// What bench:plugin's page holds (docs/plugins.md, Performance: "a page with 2,000 bound elements"): the bound
+// What bench:plugin's page holds (docs/performance.md, "Plugin toolkit": "a page with 2,000 bound elements"): the bound
 // elements, in the attribute form plugins are told to prefer (docs/plugins.md), and the manifest whose
 // values they show. A realistic mix, deterministic so every run measures the same page:
 //   1,600 <span svc-string="sNNNN">            one key each, from stringsList

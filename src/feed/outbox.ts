@@ -3,7 +3,7 @@ import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import type { OutboxEntry } from './catalogue.js';
 
-// The domain-event outbox (docs/webhooks-outgoing.md, "Durable from the commit"): a row per catalogue event,
+// The domain-event outbox (docs/architecture.md, "The durable feed"): a row per catalogue event,
 // written inside the transaction of the change that makes it (events/unit-of-work.ts calls
 // this for every event it announces), so a committed change cannot lose its announcement to a
 // crash; consumers read it in seq order with a cursor of their own (feed.ts).

@@ -12,7 +12,7 @@ import {
   sealedEventSchema,
 } from '../realtime/event-schemas.js';
 
-// GET /api/v1/asyncapi.json (docs/plugins.md): the WebSocket (Pusher protocol) channels and
+// GET /api/v1/asyncapi.json (docs/realtime.md, "The AsyncAPI description"): the WebSocket (Pusher protocol) channels and
 // events and the MQTT topics, AsyncAPI 3.0.0. Payloads come from the zod schemas the code
 // publishes or validates with (realtime/event-schemas.ts, mqtt/scan-handler.ts, the gateway
 // report), channel names from the functions that build them (channel-access.ts, mqtt/topics.ts).

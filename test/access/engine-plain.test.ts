@@ -3,7 +3,7 @@ import { AccessEngine, type Decision, ScanError } from '../../src/access/engine.
 import { Occupancy } from '../../src/access/occupancy.js';
 import { VenueIndex } from '../../src/access/venue-index.js';
 
-// The decision engine from plain data (docs/decisions.md, "Habits: Biome"): a VenueIndex filled through its own
+// The decision engine from plain data: a VenueIndex filled through its own
 // put methods with the rows SQLite would give, no store, no appliance. Each of the spec's checks
 // in its order (docs/engine.md), and what a grant does to occupancy. test/access/engine.test.ts
 // runs the same rules through the REST API on a real appliance.

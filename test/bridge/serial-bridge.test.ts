@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { id12, PtyPair, ptyConfigFile, rdm6300, wiegand26 } from '../helpers/pty.js';
 
-// Serial readers plugged into the box (docs/bridge.md, Tests): real pseudo-terminals from socat. The
+// Serial readers plugged into the box (docs/bridge.md): real pseudo-terminals from socat. The
 // bridge opens one end with serialport; the test writes real frames to the other and reads the
 // feedback bytes back. Every framing, bad frames, debounce, an unplug mid-frame and a re-plug at
 // the same path, and the REST record's bad inputs.

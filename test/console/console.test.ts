@@ -5,7 +5,7 @@ import { ADMIN_EMAIL, ADMIN_PASSWORD, client, type TestAppliance } from '../help
 import { type ConsoleHarness, DEMO_PROJECT, startConsole } from '../helpers/console.js';
 import { connectReader, type Inbox, readerLogin } from '../helpers/mqtt.js';
 
-// The staff console (docs/console.md, first slice; docs/console.md) as a venue's staff meet it: the
+// The staff console (docs/console.md) as a venue's staff meet it: the
 // appliance serving dist/console (built by the test global setup) with the demo venue, Debian's
 // Chromium at tablet width. Sign in by typing, a wrong password refused, the live doors fed by a
 // reader's MQTT scans without a reload (a grant with the attendee and gate, the zone's bar moved;

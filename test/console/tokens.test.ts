@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, type TestAppliance } from '../helpers/appliance.js';
 import { type ConsoleHarness, DEMO_PROJECT, startConsole } from '../helpers/console.js';
 
-// Settings → API tokens in the console (docs/console.md) and read-only accounts (item 1), in
+// Settings → API tokens in the console (docs/console.md) and read-only accounts (docs/auth.md "Read-only accounts"), in
 // Chromium against a real appliance: a token created with chosen abilities, its value shown once and
 // copied, used over REST, its last use listed, revoked and then refused; the 422s under their fields;
 // a read-only account sees its tokens and no edit control.

@@ -4,7 +4,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SerialPort } from 'serialport';
 
-// A pseudo-terminal pair from socat (docs/bridge.md, Tests): the bridge opens `device`, the test holds
+// A pseudo-terminal pair from socat (docs/bridge.md): the bridge opens `device`, the test holds
 // `line` (the reader's side) with serialport, writes real frames and reads the feedback bytes.
 // kill() is an unplug: socat dies, `device` disappears; plug() makes the pair again at the
 // same paths (a re-plug at the same path).

@@ -9,7 +9,7 @@ import { parseChannel } from '../../src/realtime/channel-access.js';
 import { BROADCAST_EVENTS } from '../../src/realtime/event-schemas.js';
 import { startAppliance, type TestAppliance } from '../helpers/appliance.js';
 
-// GET /api/v1/asyncapi.json (docs/plugins.md) from a running appliance, checked with the official
+// GET /api/v1/asyncapi.json (docs/realtime.md, "The AsyncAPI description") from a running appliance, checked with the official
 // AsyncAPI parser and against the code: the events the broadcaster's source publishes, the channel
 // names channel-access.ts accepts, the topics mqtt/topics.ts parses, the scan schema's verdicts.
 

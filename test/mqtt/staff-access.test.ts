@@ -12,7 +12,7 @@ import {
   type ReaderCredentials,
 } from '../helpers/mqtt.js';
 
-// A staff MQTT subscription ends when the access it relied on does (docs/security.md, item 1;
+// A staff MQTT subscription ends when the access it relied on does (docs/security.md, attack 1;
 // docs/mqtt.md: "When access ends"): a membership removed, a user deactivated, a token revoked
 // disconnect the client at once, and a persistent session (clean=false) keeps no subscription
 // the user may no longer have, so nothing is queued for it. The periodic re-check is the

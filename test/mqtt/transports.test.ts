@@ -19,7 +19,7 @@ import {
   type ReaderCredentials,
 } from '../helpers/mqtt.js';
 
-// The broker's transports (docs/mqtt.md, items 1 and Tests): MQTT over WebSocket at /mqtt on the
+// The broker's transports (docs/mqtt.md, "Listeners"): MQTT over WebSocket at /mqtt on the
 // HTTP port, MQTT over TLS, interoperability with Debian's mosquitto_pub / mosquitto_sub (a
 // client nobody here wrote), and a frozen subscriber that must not stall anyone else.
 
