@@ -15,7 +15,7 @@ import { createMqtt, type Mqtt } from './mqtt/wiring.js';
 import { buildServices, type ServiceOverrides, type Services } from './services.js';
 import { Store } from './store/database.js';
 
-// The composition root (STYLE: Architecture): opens the store, builds the services
+// The composition root (docs/architecture.md): opens the store, builds the services
 // (services.ts) and the transports over them, and runs every long-lived part as one ordered
 // list of modules (lifecycle.ts): started in order, stopped in reverse. docs/architecture.md
 // walks the list.

@@ -1,6 +1,6 @@
 import type { Logger } from './logger.js';
 
-// One lifecycle for every long-lived module (STYLE: uniform module lifecycle; Zigbee2MQTT's
+// One lifecycle for every long-lived module (docs/architecture.md, "Lifecycle"; Zigbee2MQTT's
 // extensions, Fastify's reverse close). A module is built with its dependencies and does
 // nothing until start(); the app holds the modules in one ordered list, starts them in order
 // and stops them in reverse, each stop on its own so one failure does not keep the rest open.

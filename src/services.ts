@@ -69,7 +69,7 @@ import { RegistrationPartner } from './webhooks/registration-partner.js';
 import { ClockOffset } from './clock-offset.js';
 
 // The domain services, built in one place from the validated config and an open store
-// (STYLE: one composition root). Building does nothing else: no timer, thread or listener
+// (the one composition root; docs/architecture.md). Building does nothing else: no timer, thread or listener
 // starts here; src/app.ts puts the long-lived ones in its lifecycle list. Transports take
 // what they need from here: HTTP its narrow view (http/deps.ts), MQTT its own (mqtt/wiring.ts).
 

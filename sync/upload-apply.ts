@@ -25,7 +25,8 @@ import {
 // access events are stored once each by uuid (a batch sent again stores nothing new), change
 // items once each by their outbox uuid (sync_applied_changes). Each access event keeps the
 // edge's raw scan time; its edge, upload time and the edge's clock state are columns of its
-// own. Occupancy follows scan time, not arrival: a movement older than the holder's latest
+// own. Occupancy follows scan time on the cloud's clock (effective_at: the raw time corrected when
+// the edge's clock was off), not arrival: a movement older than the holder's latest
 // one already known is history, not presence (an exit uploaded before the entry it follows
 // leaves the entry uncounted), and never into a zone the cloud deleted meanwhile: such an event
 // is kept and flagged (upload-flags.ts). Double entries are worked out once each slice is in, for
@@ -213,8 +214,9 @@ export class UploadApply {
     undo: (() => void)[],
     arrivals: Arrivals,
   ): boolean {
-    // Stored first (once: the uuid is unique); what it changes is worked out only for a new one.
-    // The clock offset in force when the edge decided it, or (an edge that does not stamp events) the batch's.
+    // Stored first (once: the uuid is unique, so a batch sent again stores nothing new); what it
+    // changes is worked out only for a new row. Its clock: the offset and state the edge stamped on
+    // it (a null offset: never measured), or the batch's when the edge stamped none.
     const offset = e.clock_offset_ms !== undefined ? e.clock_offset_ms : clock.offset_ms;
     const synchronised = e.clock_synchronised !== undefined ? e.clock_synchronised : clock.synchronised;
     const stored = statement(

@@ -13,6 +13,7 @@ import { localWeekdayAndMinute } from './local-time.js';
 //   3. the zone has room                                  capacity_exceeded
 //   4. a time window allows it                            time_restricted
 //   5. no blocklist entry applies                         blocklisted
+// Checks 2-5 apply to an entry only: leaving is never refused once the credential is valid.
 // Everything is read from memory (VenueIndex); docs/engine.md has the rules in full.
 
 export const DENIAL_REASONS = [
@@ -55,7 +56,8 @@ export type Decision =
       movement: 'in' | 'out';
       /** The grant changed the zone's occupancy (false: re-entry without anti-passback, or leaving uncounted). */
       counted: boolean;
-      /** The zone an entry moved its holder out of. */
+      /** The zone an entry moved its holder out of (counted there until now); null for an exit, or when they
+       * were in no zone or already in this one. undo() counts them back in there. */
       fromZoneId: number | null;
     }
   | {

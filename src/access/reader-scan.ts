@@ -4,16 +4,17 @@ import type { ScanRequest } from './scan-service.js';
 import { scanInstant } from './scan-time.js';
 import { readerKey, type ReaderEntry, type VenueIndex } from './venue-index.js';
 
-// A scan reported by a reader, whatever carried it (docs/decisions.md, "One reader-scan translation"): MQTT (mqtt/scan-handler.ts),
-// the access-event webhook (http/routes/webhooks.ts) and, next, readers plugged into the box all
-// turn "reader X saw credential Y at time T" into a ScanRequest the same way, here: the timestamp
+// A scan reported by a reader, whatever carried it (docs/decisions.md, "One reader-scan translation"):
+// MQTT (mqtt/scan-handler.ts), the access-event webhook (http/routes/webhooks.ts) and readers plugged
+// into the box (firmware-bridge/bridge.ts) all turn "reader X saw credential Y at time T" into a ScanRequest the same way, here: the timestamp
 // converted and bounded (scan-time.ts), the reader found by its identifier, its state marked
 // (last seen, last scan), an unassigned reader refused, and the engine's ScanError (its access
 // point gone meanwhile) named as that same refusal. A scan at an inactive or zoneless door is no
-// refusal: the engine decides it (a denial, docs/engine.md). Each transport only says how a refusal travels (an error answer on the
-// decisions topic, a webhook error envelope). One set of limits for every transport.
+// refusal: the engine decides it (a denial, docs/engine.md). Each transport only says how a refusal
+// travels (an error answer on the decisions topic, a webhook error envelope, the bridge's deny bytes).
+// One set of limits for every transport.
 
-/** The longest credential value decided, on every transport (docs/decisions.md). */
+/** The longest credential value decided, on every transport (docs/decisions.md, "One reader-scan translation"). */
 export const MAX_CREDENTIAL_VALUE = 4096;
 /** The longest request_id, on every transport. */
 export const MAX_REQUEST_ID = 128;

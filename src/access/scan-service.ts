@@ -13,7 +13,7 @@ import type { ClockOffset } from '../clock-offset.js';
 
 export type { ScanOutcome } from './scan-outcome.js';
 
-// One command path for every transport (STYLE): decide -> persist -> announce -> answer.
+// One command path for every transport: decide -> persist -> announce -> answer.
 // The decision is made at once, in memory; its access event joins the current group commit
 // (journal/event-log.ts); only once that is in the journal is the decision announced on the bus
 // and answered. A scan carrying a request_id is decided once (scan-requests.ts: a retry with the

@@ -13,7 +13,7 @@ import type { FormResource, SubmissionResource } from '../venue/forms.js';
 import type { ReaderResource } from '../venue/readers.js';
 import type { TimeRestrictionResource } from '../venue/time-restrictions.js';
 
-// The typed domain event bus (STYLE: Zigbee2MQTT's eventBus). Events are emitted only after
+// The typed domain event bus (after Zigbee2MQTT's eventBus). Events are emitted only after
 // the transaction that made them has committed (see unit-of-work.ts). Each handler is wrapped
 // so one failing listener cannot break the others; an owner's handlers go on its stop().
 
@@ -47,7 +47,6 @@ export type AccessChangeReason =
   | 'session_ended'
   | 'token_expiry_changed';
 
-/** Every domain event and its payload. Later modules (WebSocket, webhooks, sync) subscribe. */
 /** Fields of an access event uploaded from an edge, as the cloud announces it (docs/sync.md). */
 export interface Uploaded {
   uuid: string;
@@ -58,6 +57,8 @@ export interface Uploaded {
   deleted_reference: string | null;
 }
 
+/** Every domain event and its payload. Subscribers: the venue index, the WebSocket broadcaster, MQTT's and
+ * WebSocket's access re-checks, the bridge, sync; the outbox is written by commit() (unit-of-work.ts). */
 export interface DomainEvents {
   'access_zone.created': ChangeEvent<ZoneResource>;
   'access_zone.updated': ChangeEvent<ZoneResource>;

@@ -3,7 +3,7 @@ import { responsesOf, headerSpec, type ResponseContext } from './responses.js';
 import type { AnyRoute } from './route.js';
 
 // GET /api/v1/openapi.json: generated from the very zod schemas the routes validate with
-// (STYLE: one schema per contract). OpenAPI 3.1, whose schema dialect is JSON Schema 2020-12,
+// (one schema per contract). OpenAPI 3.1, whose schema dialect is JSON Schema 2020-12,
 // which is what zod emits. Each operation also carries x-ability and x-rate-class, and
 // x-rate-class-search-when where given query parameters count a request as a search. Every
 // status an operation can answer, with its body and headers, comes from answers.ts

@@ -53,7 +53,7 @@ export class Broadcaster implements Module {
     const { bus } = this;
     bus.on(this, 'AccessGranted', (e) => this.publish(e.projectId, 'dashboard:access', 'AccessGranted', e.payload));
     bus.on(this, 'AccessDenied', (e) => this.publish(e.projectId, 'dashboard:access', 'AccessDenied', e.payload));
-    // Spec: AccessPointUpdated / AccessPointDeleted; a new access point is announced as updated
+    // spec: AccessPointUpdated / AccessPointDeleted; a new access point is announced as updated
     // (a dashboard upserts by id either way), as REST shows it: a client that keeps the answer of
     // GET .../access-points and merges the event keeps its readers' gateway_id and status.
     bus.on(this, 'access_point.created', (e) => this.#publishAccessPoint(e.projectId, e.resource));
@@ -104,13 +104,14 @@ export class Broadcaster implements Module {
         timestamp: e.timestamp,
       }),
     );
-    // Cloud sync (docs/sync.md): the link on the edge's console, conflicts on the cloud's.
+    // Readers plugged into the box (docs/bridge.md), on the devices channel.
     bus.on(this, 'bridge.device_connected', (e) =>
       this.publish(e.projectId, 'console:devices', 'BridgeDeviceConnected', e.device),
     );
     bus.on(this, 'bridge.device_disconnected', (e) =>
       this.publish(e.projectId, 'console:devices', 'BridgeDeviceDisconnected', e.device),
     );
+    // Cloud sync (docs/sync.md): the link on the edge's console, conflicts on the cloud's.
     bus.on(this, 'sync.link_down', (e) =>
       this.publish(e.projectId, 'console:devices', 'SyncLinkDown', {
         edge_id: e.edgeId,

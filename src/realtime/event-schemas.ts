@@ -9,7 +9,7 @@ import { zoneSchema } from '../venue/access-zones.js';
 import type { ProjectTopic } from './channel-access.js';
 
 // The payload of every event the broadcaster publishes (docs/realtime.md: Channels and events),
-// one zod schema each (STYLE: one schema per contract). Broadcaster.publish takes a payload of
+// one zod schema each (one schema per contract). Broadcaster.publish takes a payload of
 // the event's inferred type on the event's topic, and the bus types AccessGranted/AccessDenied
 // and the bridge device event from here, so what is sent cannot drift from what
 // /api/v1/asyncapi.json (http/asyncapi.ts) says. Resources go out as REST shows them, so their
