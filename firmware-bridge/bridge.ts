@@ -41,7 +41,8 @@ export interface BridgeDeps {
   log: Logger;
   serial: Transport;
   hid: HidTransport;
-  /** The files a device may name: a stored device outside them (saved by an older version, or the config changed since) is never opened. */
+  /** The files a device may name: a stored device outside them (saved
+   * by an older version, or the config changed since) is never opened. */
   paths: BridgePaths;
 }
 
@@ -158,7 +159,8 @@ export class FirmwareBridge {
     });
   }
 
-  /** The reader-scan translation every transport shares, source `bridge`; the device's access point when it names one. */
+  /** The reader-scan translation every transport shares, source
+   * `bridge`; the device's access point when it names one. */
   readonly #decide: Decide = async (device, value) => {
     const located = this.deps.readerScans.locate({
       projectId: device.projectId,

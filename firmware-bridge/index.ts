@@ -84,7 +84,8 @@ export function createFirmwareBridge(d: FirmwareBridgeDeps): FirmwareBridgeParts
   return { devices, runtime, applyConfig };
 }
 
-/** The reader a device acts as: made when missing (an RFID reader for the RFID framings), except on an edge, where readers come from the cloud. */
+/** The reader a device acts as: made when missing (an RFID reader for the
+ * RFID framings), except on an edge, where readers come from the cloud. */
 function ensureReader({ config, venue, index }: FirmwareBridgeDeps): EnsureReader {
   return (projectId, identifier, accessPointId, framing) => {
     if (index.readers.has(readerKey(projectId, identifier))) return;

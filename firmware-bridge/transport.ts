@@ -19,7 +19,8 @@ export interface OpenedPort {
 }
 
 export interface Transport {
-  /** Where the device is now: its path when that exists, or the path its USB ids are found on; a reason when it is not there. */
+  /** Where the device is now: its path when that exists, or the
+   * path its USB ids are found on; a reason when it is not there. */
   locate(device: BridgeDevice): Promise<{ path: string } | { absent: string }>;
   open(path: string, device: BridgeDevice, events: PortEvents): Promise<OpenedPort>;
 }

@@ -267,7 +267,8 @@ export class Gatehouse {
   }
 }
 
-/** A housekeeping timer as a module; a failed round (e.g. the store busy past busy_timeout) is logged and the next one tries again. */
+/** A housekeeping timer as a module; a failed round (e.g. the store
+ * busy past busy_timeout) is logged and the next one tries again. */
 function sweep(name: string, work: () => unknown, ms: number, log: Logger): Module {
   let timer: NodeJS.Timeout | null = null;
   const round = () => {

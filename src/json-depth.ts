@@ -8,7 +8,8 @@
 
 /** Arrays and objects inside one another, at most: far beyond any document of ours or a partner's. */
 export const MAX_JSON_DEPTH = 64;
-/** The sync protocol carries stored values (an attendee's `extra`, up to MAX_JSON_DEPTH deep) inside its own envelope. */
+/** The sync protocol carries stored values (an attendee's
+ * `extra`, up to MAX_JSON_DEPTH deep) inside its own envelope. */
 export const SYNC_JSON_DEPTH = 2 * MAX_JSON_DEPTH;
 
 export class JsonDepthError extends SyntaxError {
@@ -25,7 +26,8 @@ const OPEN_OBJECT = 0x7b;
 const CLOSE_ARRAY = 0x5d;
 const CLOSE_OBJECT = 0x7d;
 
-/** Whether `text` opens more than `max` arrays and objects inside one another (brackets in strings are text). Text that is not JSON may answer either way: JSON.parse judges it. */
+/** Whether `text` opens more than `max` arrays and objects inside one another (brackets in strings are text). Text
+ * that is not JSON may answer either way: JSON.parse judges it. */
 export function nestsDeeperThan(text: string, max: number): boolean {
   if (text.length <= max) return false;
   let depth = 0;
@@ -43,7 +45,8 @@ export function nestsDeeperThan(text: string, max: number): boolean {
   return false;
 }
 
-/** JSON.parse, refusing text nested deeper than `maxDepth` with a JsonDepthError (a SyntaxError, as JSON.parse's own refusals are). */
+/** JSON.parse, refusing text nested deeper than `maxDepth` with a
+ * JsonDepthError (a SyntaxError, as JSON.parse's own refusals are). */
 export function parseJson(text: string, maxDepth = MAX_JSON_DEPTH): unknown {
   if (nestsDeeperThan(text, maxDepth)) throw new JsonDepthError(maxDepth);
   return JSON.parse(text);

@@ -341,7 +341,8 @@ export function buildServices(
     clockOffset,
   });
   registerSyncMetrics(metrics.registry, sync);
-  // Edges and subscriptions stand on their issuer's access to the project (docs/security.md "Credentials outlive their issuer").
+  // Edges and subscriptions stand on their issuer's access to the
+  // project (docs/security.md "Credentials outlive their issuer").
   const issuerAccess = new IssuerAccess(
     bus,
     users,

@@ -160,7 +160,8 @@ export class ChangeStream {
       if (edgeId === undefined || waiter.edgeId === edgeId) waiter.done();
   }
 
-  /** A raw row (id, version, then `keys`) as a change's data: created_at, updated_at, the columns; an attendee type also zone_ids. */
+  /** A raw row (id, version, then `keys`) as a change's data:
+   * created_at, updated_at, the columns; an attendee type also zone_ids. */
   #data(entity: Entity, row: unknown[], keys: readonly string[]): Record<string, string | number | null | number[]> {
     const data: Record<string, string | number | null | number[]> = {};
     for (let i = 0; i < keys.length; i++) data[keys[i]!] = row[i + 2] as string | number | null;
@@ -175,7 +176,8 @@ export class ChangeStream {
     return data;
   }
 
-  /** The newest change version: every answer of the protocol carries it (docs/sync.md: a cloud restored from a backup). */
+  /** The newest change version: every answer of the protocol
+   * carries it (docs/sync.md: a cloud restored from a backup). */
   highWater(): number {
     return this.#currentSequence();
   }

@@ -131,7 +131,8 @@ export class SyncConflicts {
     return this.resource(this.#get(Number(result.lastInsertRowid))!);
   }
 
-  /** Inside the caller's transaction: the event's standing conflicts of this kind, marked cleared (a later arrival explained them) and kept; answers them as cleared. */
+  /** Inside the caller's transaction: the event's standing conflicts of this kind, marked cleared (a later arrival
+   * explained them) and kept; answers them as cleared. */
   clear(projectId: number, kind: ConflictKind, eventUuid: string): SyncConflictResource[] {
     const rows = statement(
       this.db,

@@ -32,7 +32,8 @@ export class DeletedRows {
     private readonly conflicts: SyncConflicts,
   ) {}
 
-  /** An edge's attendee.created or .updated for an attendee the cloud deleted: recorded, not applied. Answers whether it was one. */
+  /** An edge's attendee.created or .updated for an attendee the cloud
+   * deleted: recorded, not applied. Answers whether it was one. */
   editOfDeleted(edge: EdgeRow, projectId: number, c: UploadedChange, id: number, announce: Emit[]): boolean {
     if (statement(this.db, 'SELECT 1 FROM attendees WHERE id = ? AND project_id = ?').get(id, projectId)) return false;
     const deletedAt = statement(
@@ -54,7 +55,8 @@ export class DeletedRows {
     return true;
   }
 
-  /** An edge's credential.revoked for a credential the cloud deleted (with its attendee): recorded, nothing to apply. Answers whether it was one. */
+  /** An edge's credential.revoked for a credential the cloud deleted (with
+   * its attendee): recorded, nothing to apply. Answers whether it was one. */
   revocationOfDeleted(edge: EdgeRow, projectId: number, c: UploadedChange, id: number, announce: Emit[]): boolean {
     if (statement(this.db, 'SELECT 1 FROM credentials WHERE id = ? AND project_id = ?').get(id, projectId))
       return false;
@@ -184,7 +186,8 @@ export class DeletedRows {
   }
 }
 
-/** The cloud's column against the edge's resource field: extra is JSON text here and an object there (compared with keys sorted). */
+/** The cloud's column against the edge's resource field: extra is
+ * JSON text here and an object there (compared with keys sorted). */
 function sameValue(field: string, cloud: unknown, edge: unknown): boolean {
   if (field === 'extra') return canonical(JSON.parse(String(cloud ?? '{}'))) === canonical(edge ?? {});
   return (cloud ?? null) === (edge ?? null);

@@ -32,7 +32,8 @@ export interface Settled {
 }
 
 const COLUMNS = 'id, uuid, attendee_id, edge_id, movement, access_zone_id, effective_at, duplicate_of';
-/** A holder's history is their project's events, without those naming what the project never held (upload-flags.ts: unknown_reference). */
+/** A holder's history is their project's events, without those naming
+ * what the project never held (upload-flags.ts: unknown_reference). */
 const OWN = "project_id = ? AND review IS NOT 'unknown_reference'";
 
 export class DoubleEntries {
@@ -41,7 +42,8 @@ export class DoubleEntries {
     private readonly conflicts: SyncConflicts,
   ) {}
 
-  /** Index support for the lookups by holder and time, and for a flagged event's conflicts; only the cloud pays for them (created at start). */
+  /** Index support for the lookups by holder and time, and for a flagged
+   * event's conflicts; only the cloud pays for them (created at start). */
   prepare(): void {
     // A holder's movements in the cloud's time (effective_at: the scan time corrected by the edge's clock offset).
     this.db.exec('DROP INDEX IF EXISTS access_events_holder_time');
@@ -53,7 +55,8 @@ export class DoubleEntries {
     );
   }
 
-  /** The holder's granted movement just before (or after) the one at (effective time, id) in the project: ties by id. */
+  /** The holder's granted movement just before (or after) the
+   * one at (effective time, id) in the project: ties by id. */
   neighbour(projectId: number, attendeeId: number, at: string, id: number, side: 'before' | 'after'): Movement | null {
     const sql =
       side === 'before'
@@ -125,7 +128,8 @@ export interface Arrival {
 
 const byTime = (x: Arrival, y: Arrival) => (x.at < y.at ? -1 : x.at > y.at ? 1 : x.id - y.id);
 
-/** The rule: an entry repeats the holder's previous movement when that is an entry into the same zone at another edge. */
+/** The rule: an entry repeats the holder's previous movement
+ * when that is an entry into the same zone at another edge. */
 function repeatOf(event: Movement, previous: Movement | null): string | null {
   if (event.movement !== 'in' || event.access_zone_id === null) return null; // letting someone out is never a double entry
   if (previous?.movement !== 'in' || previous.access_zone_id !== event.access_zone_id) return null;

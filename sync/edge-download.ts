@@ -111,7 +111,8 @@ export class EdgeDownload {
         { waitMs: wait * 1000, signal: this.run.signal() },
       )
       .catch((err: unknown) => {
-        // Rows too large for a page this size: the next asks for a quarter (a cloud that answers too much whatever is asked keeps failing, and it shows).
+        // Rows too large for a page this size: the next asks for a quarter (a cloud
+        // that answers too much whatever is asked keeps failing, and it shows).
         if (err instanceof LinkError && err.kind === 'too_large') this.#pageCap = Math.max(1, Math.floor(limit / 4));
         throw err;
       });

@@ -194,7 +194,8 @@ export class EdgeSync {
     }
   }
 
-  /** Every answer names the cloud's run: a new one (it restarted, maybe from a backup) means checking where this edge stands before going on. */
+  /** Every answer names the cloud's run: a new one (it restarted, maybe
+   * from a backup) means checking where this edge stands before going on. */
   #met(cloud: CloudState): void {
     if (this.#incarnation === null || cloud.incarnation === this.#incarnation) return;
     this.d.log.info({ incarnation: cloud.incarnation }, 'the cloud started again: checking what it holds of this edge');

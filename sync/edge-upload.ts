@@ -120,7 +120,8 @@ export class EdgeUpload {
     }
   }
 
-  /** Nothing to send: until something is written, or a second (which also catches writes by another process: the CLI). */
+  /** Nothing to send: until something is written, or a second
+   * (which also catches writes by another process: the CLI). */
   idle(): Promise<void> {
     if (this.#pending) return Promise.resolve();
     return new Promise((resolve) => {

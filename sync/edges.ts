@@ -168,7 +168,8 @@ export class SyncEdges {
     return this.get(id)!;
   }
 
-  /** hello's highest_ids: what the cloud holds or held in the edge's block, so the edge numbers above it (docs/sync.md: ids). */
+  /** hello's highest_ids: what the cloud holds or held in the edge's
+   * block, so the edge numbers above it (docs/sync.md: ids). */
   highestIds(edgeId: number): { attendee: number | null; credential: number | null } {
     const base = blockOfEdge(edgeId);
     return {
@@ -206,7 +207,8 @@ export class SyncEdges {
     return row && row.a !== null && row.d !== null ? { access_event_id: row.a, domain_event_seq: row.d } : null;
   }
 
-  /** The edge a bearer token opens, or null (unknown, malformed, wrong secret, revoked). A suspended edge is answered: the caller refuses it with its reason. */
+  /** The edge a bearer token opens, or null (unknown, malformed, wrong secret, revoked). A suspended edge is
+   * answered: the caller refuses it with its reason. */
   authenticate(bearer: string): EdgeRow | null {
     const bar = bearer.indexOf('|');
     if (bar < 1) return null;

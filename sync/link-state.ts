@@ -44,7 +44,8 @@ export class LinkState {
     return `/api/v1/projects/${encodeURIComponent(team)}/${encodeURIComponent(project.slug)}/sync/${suffix}`;
   }
 
-  /** At the first contact: the edge's id and project; numbered above every id the cloud holds or held in its block (docs/sync.md: ids). */
+  /** At the first contact: the edge's id and project; numbered above
+   * every id the cloud holds or held in its block (docs/sync.md: ids). */
   enrol(
     edgeId: number,
     projectId: number,

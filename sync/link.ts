@@ -56,7 +56,8 @@ export function inClear(url: string): boolean {
 const QUOTED = 300;
 export const quote = (text: string) => (text.length > QUOTED ? `${text.slice(0, QUOTED)}…` : text);
 
-/** Every answer's run of the cloud and its time, when they are well formed (an answer's own schema says whether it must carry them). */
+/** Every answer's run of the cloud and its time, when they are well
+ * formed (an answer's own schema says whether it must carry them). */
 const answerMeta = z.object({ cloud: cloudStateSchema.optional(), server_time: z.string().optional() });
 
 /** `value` as `schema` takes it, or a LinkError naming the first thing wrong ("changes.0.entity: …"). */
@@ -107,7 +108,8 @@ export class CloudLink {
     await this.#agent.destroy();
   }
 
-  /** JSON request; resolves to the answer's `data` as `schema` takes it; throws LinkError. `waitMs`: a long poll's hold. */
+  /** JSON request; resolves to the answer's `data` as `schema`
+   * takes it; throws LinkError. `waitMs`: a long poll's hold. */
   async call<S extends z.ZodType>(
     method: 'GET' | 'POST',
     path: string,

@@ -151,7 +151,8 @@ export class Replica {
     return counts;
   }
 
-  /** Inside the caller's write: forgets every cloud version held, before a pull from the start (a cloud restored from a backup numbers its rows anew: docs/sync.md). */
+  /** Inside the caller's write: forgets every cloud version held, before a pull from the start (a cloud restored
+   * from a backup numbers its rows anew: docs/sync.md). */
   forgetVersions(): void {
     statement(this.db, 'DELETE FROM replica_versions').run();
   }
@@ -203,7 +204,8 @@ export class Replica {
     const { table, columns, absent } = REPLICATED[change.entity];
     const data = change.data ?? {};
     const prepared = this.#of(change.entity);
-    // id, project_id, the columns (null when absent, or the entity's `absent` value), version, created_at, updated_at: one array, filled in place (300,000 rows a pull).
+    // id, project_id, the columns (null when absent, or the entity's `absent` value), version, created_at, updated_at:
+    // one array, filled in place (300,000 rows a pull).
     const n = columns.length;
     const args: unknown[] = new Array(n + 5);
     args[0] = change.id;

@@ -40,7 +40,8 @@ interface Flags {
   deleted_reference: string | null;
 }
 
-/** The batch's movements (access event ids) and their flags as announced, for the double entries once the batch is in. */
+/** The batch's movements (access event ids) and their flags
+ * as announced, for the double entries once the batch is in. */
 interface Arrivals {
   movements: Arrival[];
   flags: Map<number, Flags>;
@@ -90,7 +91,8 @@ export class UploadApply {
     private readonly clock: Clock,
     private readonly bus: EventBus,
     private readonly occupancy: Occupancy,
-    /** The cloud's decision index: holders' names for the announcements, and for the flags a credential's revocation and the blocklist. */
+    /** The cloud's decision index: holders' names for the announcements,
+     * and for the flags a credential's revocation and the blocklist. */
     private readonly index: VenueIndex,
     private readonly conflicts: SyncConflicts,
     /** After the commit: changed attendees and credentials into the decision index. */
@@ -131,7 +133,8 @@ export class UploadApply {
     return outcome;
   }
 
-  /** The slice of the batch's `items` from `from`, in one transaction; once committed, announced. Answers where the next slice begins. */
+  /** The slice of the batch's `items` from `from`, in one transaction;
+   * once committed, announced. Answers where the next slice begins. */
   async #slice(
     edge: EdgeRow,
     projectId: number,
@@ -258,7 +261,8 @@ export class UploadApply {
       );
       conflicts.push(this.#raise(projectId, deletedReferenceConflict(edge.id, e, gone)));
     }
-    // Naming what the edge's project never held: kept for review, and nothing more (no count, no name, no flag on anyone's history).
+    // Naming what the edge's project never held: kept for review, and
+    // nothing more (no count, no name, no flag on anyone's history).
     const unknown = this.#flags.unknownReferences(projectId, e, gone);
     if (unknown.length > 0) {
       flags.review = 'unknown_reference';
@@ -271,7 +275,8 @@ export class UploadApply {
     let counted = false;
     let fromZoneId: number | null = null;
     if (e.granted && e.attendee_id !== null && e.movement !== null && e.access_zone_id !== null) {
-      // Presence follows the holder's latest movement on the cloud's clock, and never into (or out of) a zone the cloud no longer has.
+      // Presence follows the holder's latest movement on the cloud's
+      // clock, and never into (or out of) a zone the cloud no longer has.
       if (!zoneGone && !this.#doubles.neighbour(projectId, e.attendee_id, at, id, 'after')) {
         ({ counted, fromZoneId } = this.#move(e.attendee_id, e.access_zone_id, e.movement, undo));
         if (counted)

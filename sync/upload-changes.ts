@@ -27,7 +27,8 @@ import { idClash, noteUploadedId } from './upload-ids.js';
 
 type Emit = () => void;
 
-/** A row a change names that this project never held: refused as if no project held it (docs/security.md: a stolen edge). */
+/** A row a change names that this project never held: refused
+ * as if no project held it (docs/security.md: a stolen edge). */
 interface Missing {
   entity: 'attendee' | 'credential';
   id: number;
@@ -355,7 +356,8 @@ export class UploadChanges {
   }
 }
 
-/** What the store refuses of a change as sent: a constraint, or a value SQLite cannot bind. Not a busy store or a full disk: those are retried. */
+/** What the store refuses of a change as sent: a constraint, or a value
+ * SQLite cannot bind. Not a busy store or a full disk: those are retried. */
 function isRefusal(err: unknown): boolean {
   if (err instanceof BetterSqlite3.SqliteError)
     return err.code.startsWith('SQLITE_CONSTRAINT') || err.code === 'SQLITE_MISMATCH' || err.code === 'SQLITE_RANGE';

@@ -112,7 +112,8 @@ export class UploadFlags {
     return unknown;
   }
 
-  /** Why an admission needs review: the cloud had revoked or blocklisted the credential by its scan time on the cloud's clock (effective_at: docs/sync.md, clocks), from the index; SQL only to date a blocklist hit. */
+  /** Why an admission needs review: the cloud had revoked or blocklisted the credential by its scan time on the
+   * cloud's clock (effective_at: docs/sync.md, clocks), from the index; SQL only to date a blocklist hit. */
   review(projectId: number, e: UploadedAccessEvent, effectiveAt: string): ReviewKind | null {
     if (e.credential_id === null) return null;
     const at = Date.parse(effectiveAt);
@@ -137,7 +138,9 @@ export class UploadFlags {
 /** The event's `deleted_reference` column: what is gone, comma-separated (`access_point,access_zone`). */
 export const deletedReferenceColumn = (gone: readonly GoneReference[]): string => gone.map((g) => g.entity).join(',');
 
-/** The deleted_reference conflict of an event: it names the outermost reference gone (the zone when it is: what occupancy would have counted into), the event's references as sent, and each gone one, deleted when or never known here. */
+/** The deleted_reference conflict of an event: it names the outermost reference gone (the zone when it is: what
+ * occupancy would have counted into), the event's references as
+ * sent, and each gone one, deleted when or never known here. */
 export function deletedReferenceConflict(
   edgeId: number,
   e: UploadedAccessEvent,
@@ -162,7 +165,8 @@ export function deletedReferenceConflict(
   };
 }
 
-/** The unknown_reference conflict of an event: it names the first reference unknown, the event's references as sent, and each unknown one. */
+/** The unknown_reference conflict of an event: it names the first
+ * reference unknown, the event's references as sent, and each unknown one. */
 export function unknownReferenceConflict(
   edgeId: number,
   e: UploadedAccessEvent,

@@ -29,7 +29,8 @@ export interface IdClash {
   detail: string;
 }
 
-/** The entity an uploaded change creates or may insert under its id (an update of a row the cloud lacks inserts it), or null. */
+/** The entity an uploaded change creates or may insert under its
+ * id (an update of a row the cloud lacks inserts it), or null. */
 function createdEntity(c: UploadedChange): Entity | null {
   if (c.event === 'attendee.created' || c.event === 'attendee.updated') return 'attendee';
   if (c.event === 'credential.created') return 'credential';

@@ -40,13 +40,15 @@ export function uploadItems(db: Database, items: readonly FeedItem[]): Item[] {
         attendee_id: r.attendee_id,
         granted: r.granted === 1,
         reason: r.reason as UploadedAccessEvent['reason'],
-        // Only when set, as the clock fields below: a cloud from before reason_detail refuses a field it does not know (docs/sync.md).
+        // Only when set, as the clock fields below: a cloud from before
+        // reason_detail refuses a field it does not know (docs/sync.md).
         ...(r.reason_detail === null ? {} : { reason_detail: r.reason_detail as UploadedAccessEvent['reason_detail'] }),
         movement: r.movement,
         scanned_at: r.scanned_at,
         decided_at: r.decided_at,
         source: r.source,
-        // The offset in force when it was decided (src/clock-offset.ts); a row from before the stamp has none: the batch's clock.
+        // The offset in force when it was decided (src/clock-offset.ts);
+        // a row from before the stamp has none: the batch's clock.
         ...(r.clock_unsynchronised === null
           ? {}
           : { clock_offset_ms: r.clock_offset_ms, clock_synchronised: r.clock_unsynchronised === 0 }),

@@ -7,7 +7,8 @@ export type Frame = { ok: true; value: string } | { ok: false; reason: BadFrameR
 export interface FrameParser {
   /** Bytes as they arrive (any split); the frames they complete, in order. Never throws. */
   push(chunk: Buffer): Frame[];
-  /** The device went away: a frame in progress is dropped (returned as one 'partial' bad frame when bytes were pending, else []), so it is never glued onto the next. */
+  /** The device went away: a frame in progress is dropped (returned as one 'partial' bad frame when bytes were
+   * pending, else []), so it is never glued onto the next. */
   reset(): Frame[];
 }
 export const SERIAL_FRAMINGS = ['line', 'rdm6300', 'id12', 'wiegand26', 'wiegand34'] as const;

@@ -7,7 +7,8 @@ export type HidScan =
 export interface ReportDecoder {
   /** One input report; the scans it completes (usually 0 or 1). Never throws. */
   push(report: Buffer): HidScan[];
-  /** The device went away: anything pending is dropped (one 'partial' when something was pending), never glued onto the next scan. */
+  /** The device went away: anything pending is dropped (one 'partial'
+   * when something was pending), never glued onto the next scan. */
   reset(): HidScan[];
 }
 

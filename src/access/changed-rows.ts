@@ -192,13 +192,15 @@ export class ChangedRows {
     if (holders) await this.#holders(projectId, [range], stopped);
   }
 
-  /** Announces the rows of the tables with bus events (zones … blocklist) whose versions are in the ranges; answers how many. */
+  /** Announces the rows of the tables with bus events (zones …
+   * blocklist) whose versions are in the ranges; answers how many. */
   async #announce(projectId: number, ranges: readonly VersionRange[], stopped: () => boolean): Promise<number> {
     let count = 0;
     for (const spec of this.#announced) {
       for await (const rows of this.#chunks(`SELECT * FROM ${spec.table}`, projectId, ranges, stopped)) {
         for (const row of rows) {
-          // A row whose creation and last change are one write is new to the appliance, as far as anyone listening can tell.
+          // A row whose creation and last change are one write is new
+          // to the appliance, as far as anyone listening can tell.
           const event = row.created_at === row.updated_at ? spec.created : spec.updated;
           this.#emit(event, { projectId, resource: spec.resource(row), version: row.version });
         }
@@ -231,7 +233,8 @@ export class ChangedRows {
     this.bus.emit(event, payload as DomainEvents[EventName]);
   }
 
-  /** The rows of `select` with versions in the ranges, by version, CHUNK at a time with a turn of the event loop between. */
+  /** The rows of `select` with versions in the ranges, by version,
+   * CHUNK at a time with a turn of the event loop between. */
   async *#chunks(
     select: string,
     projectId: number,

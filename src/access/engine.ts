@@ -6,7 +6,8 @@ import { localWeekdayAndMinute } from './local-time.js';
 // an access point of the project is decided, and every decision is an access event (item 3:
 // "Each result produces an event"). Checks run in the contract's order and the first that fails
 // names the reason; reason_detail says which cause of not_authorized it was:
-//   0. the access point is active and leads into a zone    not_authorized (access_point_inactive / access_point_without_zone)
+//   0. the access point is active and leads into a zone
+//      not_authorized (access_point_inactive / access_point_without_zone)
 //   1. the credential exists, is assigned and active      invalid_credential / expired
 //   2. the attendee type may enter the zone               not_authorized (type_not_permitted)
 //      the zone's anti-passback, when it has it           not_authorized (already_inside)
@@ -108,7 +109,8 @@ export class AccessEngine {
     const inside = this.occupancy.zoneOf(attendee.id) === zone.id;
     const movement: 'in' | 'out' = point.direction === 'out' || (point.direction === 'both' && inside) ? 'out' : 'in';
     if (movement === 'in') {
-      // 2. permission, and the zone's anti-passback (a re-entry is let in, uncounted, where the zone does not ask for it)
+      // 2. permission, and the zone's anti-passback (a re-entry
+      //    is let in, uncounted, where the zone does not ask for it)
       if (!this.mayEnter(attendee, zone))
         return denied(zone.id, 'not_authorized', 'type_not_permitted', credential, attendee);
       if (zone.antiPassback && inside) return denied(zone.id, 'not_authorized', 'already_inside', credential, attendee);

@@ -83,7 +83,8 @@ export class PresenceSnapshots {
     }, intervalMs).unref();
   }
 
-  /** Stops the timer and saves a last snapshot, unless some events are still only in the journal (the next start replays them onto the last snapshot). */
+  /** Stops the timer and saves a last snapshot, unless some events are still
+   * only in the journal (the next start replays them onto the last snapshot). */
   stop(ingested = true): void {
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;

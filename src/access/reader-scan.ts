@@ -6,8 +6,8 @@ import { readerKey, type ReaderEntry, type VenueIndex } from './venue-index.js';
 
 // A scan reported by a reader, whatever carried it (docs/decisions.md, "One reader-scan translation"):
 // MQTT (mqtt/scan-handler.ts), the access-event webhook (http/routes/webhooks.ts) and readers plugged
-// into the box (firmware-bridge/bridge.ts) all turn "reader X saw credential Y at time T" into a ScanRequest the same way, here: the timestamp
-// converted and bounded (scan-time.ts), the reader found by its identifier, its state marked
+// into the box (firmware-bridge/bridge.ts) all turn "reader X saw credential Y at time T" into a ScanRequest the same
+// way, here: the timestamp converted and bounded (scan-time.ts), the reader found by its identifier, its state marked
 // (last seen, last scan), an unassigned reader refused, and the engine's ScanError (its access
 // point gone meanwhile) named as that same refusal. A scan at an inactive or zoneless door is no
 // refusal: the engine decides it (a denial, docs/engine.md). Each transport only says how a refusal
@@ -20,7 +20,8 @@ export const MAX_CREDENTIAL_VALUE = 4096;
 export const MAX_REQUEST_ID = 128;
 
 export interface ReaderScan {
-  /** The project the reader must be in; null: any project, as long as one reader has the identifier (an unsigned webhook). */
+  /** The project the reader must be in; null: any project, as
+   * long as one reader has the identifier (an unsigned webhook). */
   projectId: number | null;
   identifier: string;
   credentialValue: string;
@@ -85,7 +86,8 @@ export class ReaderScans {
     };
   }
 
-  /** The reader a scan names, when its project has it (a gateway's scan refused before locate() is still the reader's). */
+  /** The reader a scan names, when its project has it (a gateway's
+   * scan refused before locate() is still the reader's). */
   find(projectId: number, identifier: string): ReaderEntry | null {
     return this.index.readers.get(readerKey(projectId, identifier)) ?? null;
   }
@@ -100,7 +102,8 @@ export class ReaderScans {
   }
 }
 
-/** What the engine's ScanError means for a reader's scan: its access point is gone, so the reader is assigned to none. */
+/** What the engine's ScanError means for a reader's scan: its
+ * access point is gone, so the reader is assigned to none. */
 export function scanErrorRefusal(identifier: string): ReaderScanRefusal {
   return refusal('reader_unassigned', identifier);
 }

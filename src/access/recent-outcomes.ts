@@ -75,7 +75,8 @@ export class RecentOutcomes<T> {
     this.#uuid = new Uint8Array(capacity * 16);
   }
 
-  /** The decision remembered for this request: the pending promise, or the settled outcome rebuilt; undefined when not remembered. */
+  /** The decision remembered for this request: the pending promise,
+   * or the settled outcome rebuilt; undefined when not remembered. */
   find(scope: number, requestId: string): Promise<T> | T | undefined {
     const slot = this.#lookup(scope, requestId, hashOf(scope, requestId));
     if (slot < 0) return undefined;

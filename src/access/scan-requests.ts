@@ -17,7 +17,8 @@ import type { VenueIndex } from './venue-index.js';
 
 /** How many request ids are remembered in memory; older ones are found in the event log. */
 const REMEMBERED_REQUESTS = 200_000;
-/** Request keys of the log held as a set (no outcomes) so a new request id costs no read; past it, every miss reads the log. */
+/** Request keys of the log held as a set (no outcomes) so a new
+ * request id costs no read; past it, every miss reads the log. */
 const KNOWN_KEYS_LIMIT = 1_000_000;
 
 /** Decides a request the first time its id is seen (the scan service's decide -> persist -> announce). */

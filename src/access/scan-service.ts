@@ -44,7 +44,8 @@ export class ScanService {
     private readonly engine: AccessEngine,
     index: VenueIndex,
     private readonly eventLog: AccessEventLog,
-    /** Where transports open a ticket per scan they wait on, so none waits past the bound (docs/decisions.md, "Retries, bounds and parity"). */
+    /** Where transports open a ticket per scan they wait on, so none waits
+     * past the bound (docs/decisions.md, "Retries, bounds and parity"). */
     readonly deadlines: ScanDeadlines | null = null,
     /** On an edge: its clock against its cloud's, stamped on each event as it is decided (docs/sync.md: clocks). */
     private readonly clockOffset: ClockOffset | null = null,
@@ -78,7 +79,8 @@ export class ScanService {
     return ScanRequests.requestKey(request);
   }
 
-  /** Decides, makes the access event durable, announces it, and answers (ScanError only for an access point the project does not have). */
+  /** Decides, makes the access event durable, announces it, and answers
+   * (ScanError only for an access point the project does not have). */
   scan(request: ScanRequest): Promise<ScanOutcome> {
     const requestKey = ScanRequests.requestKey(request);
     if (requestKey === null) return this.#decide(request, null);

@@ -340,7 +340,8 @@ export class VenueIndex {
     if (set?.size === 0) bySubject.delete(key);
   }
 
-  /** Whether an entry naming this attendee or this credential is in force at `at` (allocates nothing: it runs per scan). */
+  /** Whether an entry naming this attendee or this credential
+   * is in force at `at` (allocates nothing: it runs per scan). */
   isBlocked(attendeeId: number, credentialId: number, at: number): boolean {
     return (
       inForce(this.#blocksByAttendee.get(attendeeId), at) || inForce(this.#blocksByCredential.get(credentialId), at)

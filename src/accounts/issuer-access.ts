@@ -50,7 +50,8 @@ export interface IssuedCredentials {
   };
 }
 
-/** The changes that can take a user's access to a project away (a revoked token or an ended session leaves the user's own access as it was). */
+/** The changes that can take a user's access to a project away (a revoked
+ * token or an ended session leaves the user's own access as it was). */
 const LOSSES: ReadonlySet<AccessChangeReason> = new Set([
   'user_deactivated',
   'user_demoted',
@@ -109,7 +110,8 @@ export class IssuerAccess implements Module {
     return false;
   }
 
-  /** After an access change of `userId` (null: no one in particular): their edges and subscriptions, and any left without an issuer. */
+  /** After an access change of `userId` (null: no one in particular):
+   * their edges and subscriptions, and any left without an issuer. */
   recheck(userId: number | null): void {
     for (const edge of this.issued.edges.standingOn(userId)) this.edgeSuspension(edge);
     for (const row of this.issued.subscriptions.activeOwnedBy(userId)) this.subscriptionHolds(row);

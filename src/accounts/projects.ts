@@ -36,7 +36,8 @@ export class ProjectRepository {
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
-    /** Announces saved projects (the venue index keeps their time zones). None in the CLI: the running appliance's change poll sees those. */
+    /** Announces saved projects (the venue index keeps their time zones).
+     * None in the CLI: the running appliance's change poll sees those. */
     private readonly bus?: EventBus,
   ) {}
 

@@ -48,7 +48,8 @@ export function mayGrant(held: readonly string[], scope: string): boolean {
   return held.includes('read') && (readScopes as readonly string[]).includes(scope);
 }
 
-/** Whether `abilities` reach a route requiring `required`; `isAdmin`: the holder is an administrator now (their `*` brings the named-only scopes). */
+/** Whether `abilities` reach a route requiring `required`; `isAdmin`: the
+ * holder is an administrator now (their `*` brings the named-only scopes). */
 export function abilitiesAllow(
   abilities: readonly string[],
   method: string,

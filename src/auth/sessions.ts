@@ -45,7 +45,8 @@ export class SessionService {
     private readonly db: Database,
     private readonly clock: Clock,
     private readonly lifetimeMinutes: number,
-    /** Announces a logged-in session ended, so connections admitted with it end at once (docs/security.md, attack 1). */
+    /** Announces a logged-in session ended, so connections
+     * admitted with it end at once (docs/security.md, attack 1). */
     private readonly bus?: EventBus,
   ) {}
 

@@ -66,7 +66,8 @@ export function takeRemoved(
   return { problems, flags: rest };
 }
 
-/** The setting's flag taken out of `flags` (`--name`, `--name=value`, `--name value` as load.ts reads a flag); its last value. */
+/** The setting's flag taken out of `flags` (`--name`, `--name=value`,
+ * `--name value` as load.ts reads a flag); its last value. */
 function takeFlag(flags: string[], setting: RemovedSetting): { rest: string[]; raw: string | undefined } {
   const rest: string[] = [];
   let raw: string | undefined;

@@ -165,7 +165,8 @@ export const configSchema = z
     sync: z
       .strictObject({
         token: z.string().min(1).nullable().default(null),
-        // Every request from the edge to the cloud is given up after this long (a black-holed link is offline, not waited on).
+        // Every request from the edge to the cloud is given up after
+        // this long (a black-holed link is offline, not waited on).
         requestTimeoutMs: z.number().int().min(100).max(120_000).default(10_000),
         // Events per upload batch; reference rows per download page.
         uploadBatch: z.number().int().min(1).max(10_000).default(1000),
@@ -228,8 +229,8 @@ export const configSchema = z
         appId: z.string().min(1).nullable().default(null),
         key: z.string().min(1).nullable().default(null),
         secret: z.string().min(1).nullable().default(null),
-        // private-encrypted- channels (docs/realtime.md, "Encrypted channels"): base64 of 32 bytes, as the official server
-        // libraries take it (encryptionMasterKeyBase64); generated and kept when unset.
+        // private-encrypted- channels (docs/realtime.md, "Encrypted channels"): base64 of 32 bytes, as the official
+        // server libraries take it (encryptionMasterKeyBase64); generated and kept when unset.
         encryptionMasterKey: z
           .string()
           .refine(isBase64Of32Bytes, 'must be base64 of exactly 32 bytes (make one with: openssl rand -base64 32)')

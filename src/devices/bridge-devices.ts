@@ -97,7 +97,8 @@ export class BridgeDevices {
     });
   }
 
-  /** Merges the body into the device's settings. A device from the config file is changed there (409), unless `managedBy` says the config file does it. */
+  /** Merges the body into the device's settings. A device from the config file is changed there (409), unless
+   * `managedBy` says the config file does it. */
   update(projectId: number, id: number, body: UpdateBridgeDevice, managedBy: 'api' | 'config' = 'api'): BridgeDevice {
     const current = this.get(projectId, id);
     if (current.managedBy !== managedBy) throw configManaged(current);
@@ -127,7 +128,8 @@ export class BridgeDevices {
     });
   }
 
-  /** The config file's devices (at start): each created or updated by name; config devices no longer in the file deleted. */
+  /** The config file's devices (at start): each created or updated
+   * by name; config devices no longer in the file deleted. */
   applyConfig(devices: readonly { projectId: number; body: CreateBridgeDevice }[]): void {
     const keep = new Set<number>();
     for (const { projectId, body } of devices) {

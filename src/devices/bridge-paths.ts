@@ -19,14 +19,17 @@ export const SERIAL_PATHS = [
   '/dev/serial/by-path/*',
 ] as const;
 export const HID_PATHS = ['/dev/hidraw*'] as const;
-/** Under the data directory (0700: only the appliance's own user makes files there): `gatehouse bridge simulate` makes its pty pairs here. */
+/** Under the data directory (0700: only the appliance's own user makes
+ * files there): `gatehouse bridge simulate` makes its pty pairs here. */
 export const SIMULATOR_DIR = 'bridge-simulator';
 
-/** Absolute, and nothing to resolve: no `.` or `..` segment, no `//`, no trailing `/` (so no prefix can be climbed out of). */
+/** Absolute, and nothing to resolve: no `.` or `..` segment, no
+ * `//`, no trailing `/` (so no prefix can be climbed out of). */
 export const isCleanPath = (path: string): boolean =>
   path.startsWith('/') && path.length > 1 && posix.normalize(path) === path && !path.endsWith('/');
 
-/** A bridge.allowedPaths entry: `/dir/` (anything below the folder) or a whole path where `*` stands for any characters but `/`. */
+/** A bridge.allowedPaths entry: `/dir/` (anything below the folder)
+ * or a whole path where `*` stands for any characters but `/`. */
 export const allowedPathEntry = z
   .string()
   .refine(
@@ -47,7 +50,8 @@ export class BridgePaths {
   readonly #serial: ((path: string) => boolean)[];
   readonly #hid: ((path: string) => boolean)[];
 
-  /** `allowed`: bridge.allowedPaths; `dataDir`: the appliance's data directory (the simulator's folder is under it), or null. */
+  /** `allowed`: bridge.allowedPaths; `dataDir`: the appliance's
+   * data directory (the simulator's folder is under it), or null. */
   constructor(allowed: readonly string[], dataDir: string | null) {
     const extra = allowed.map(matcherOf);
     const simulator = dataDir === null ? [] : [matcherOf(`${posix.resolve(dataDir, SIMULATOR_DIR)}/`)];
@@ -55,7 +59,8 @@ export class BridgePaths {
     this.#hid = [...HID_PATHS.map(matcherOf), ...extra];
   }
 
-  /** Why a device of this framing may not name `path` ("not a serial port (…) nor in bridge.allowedPaths …"), or null when it may. */
+  /** Why a device of this framing may not name `path` ("not a serial
+   * port (…) nor in bridge.allowedPaths …"), or null when it may. */
   problem(path: string, framing: BridgeFraming): string | null {
     const hid = isHid(framing);
     if (isCleanPath(path) && (hid ? this.#hid : this.#serial).some((allows) => allows(path))) return null;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
-/** A reader's or gateway's identifier: what it sends and logs in with (MQTT username, topic segment). One rule for readers, gateways and the devices plugged into the box. */
+/** A reader's or gateway's identifier: what it sends and logs in with (MQTT username, topic segment). One rule for
+ * readers, gateways and the devices plugged into the box. */
 export const deviceIdentifier = z
   .string()
   .trim()

@@ -44,7 +44,8 @@ export interface VerifiedLogin {
   login: ReaderLoginRow;
   plainText: string;
   token: DeviceToken;
-  /** The reader's live token this one replaced, if it had one: announced, a takeover is possible (docs/security.md, attack 2). */
+  /** The reader's live token this one replaced, if it had one:
+   * announced, a takeover is possible (docs/security.md, attack 2). */
   replaced: DeviceToken | null;
 }
 

@@ -37,7 +37,8 @@ export type ReaderHealth = z.infer<typeof readerHealthSchema>;
 
 export interface ReaderStatus {
   status: 'online' | 'offline' | 'unknown';
-  /** `mqtt` while the reader holds a broker connection; `bridge` while a device plugged into the box acts as it; `gateway` when a gateway reported it. */
+  /** `mqtt` while the reader holds a broker connection; `bridge` while a device
+   * plugged into the box acts as it; `gateway` when a gateway reported it. */
   connected_via: 'mqtt' | 'bridge' | 'gateway' | null;
   /** As the gateway reported it (`connected` is one the contract names), else null. */
   gateway_status: string | null;
@@ -101,7 +102,8 @@ export class ReaderStates {
     };
   }
 
-  /** A scan of the reader refused before a decision (`error`: the code answered on its decisions topic). Not announced. */
+  /** A scan of the reader refused before a decision (`error`:
+   * the code answered on its decisions topic). Not announced. */
   failed(projectId: number, readerId: number, error: string): void {
     const e = this.#entry(projectId, readerId);
     e.errors++;

@@ -29,7 +29,8 @@ export interface DeletionEvent {
   version: number;
 }
 
-/** A device plugged into the box, as the console's devices channel shows it (docs/bridge.md; its schema: realtime/event-schemas.ts). */
+/** A device plugged into the box, as the console's devices channel
+ * shows it (docs/bridge.md; its schema: realtime/event-schemas.ts). */
 export type { BridgeDeviceEvent };
 
 export interface GatewayEvent {
@@ -75,7 +76,8 @@ export interface DomainEvents {
   'attendee.created': ChangeEvent<AttendeeResource>;
   /** previous: the changed fields' values before the change (Stripe's previous_attributes; sync merges by them). */
   'attendee.updated': ChangeEvent<AttendeeResource> & { previous?: Partial<AttendeeResource> };
-  /** `previous`: the attendee as this box held it (absent when another process deleted it): sync's base for a deletion (docs/sync.md: conflicts). */
+  /** `previous`: the attendee as this box held it (absent when another process
+   * deleted it): sync's base for a deletion (docs/sync.md: conflicts). */
   'attendee.deleted': DeletionEvent & { previous?: AttendeeResource };
   'credential.created': ChangeEvent<CredentialResource>;
   'credential.revoked': ChangeEvent<CredentialResource>;
@@ -99,7 +101,8 @@ export interface DomainEvents {
   'sync.link_up': { projectId: number; edgeId: number | null; downSince: string | null; at: string };
   /** The cloud flagged an uploaded access event or recorded a field conflict (docs/sync.md: conflicts). */
   'sync.conflict': { projectId: number; conflict: SyncConflictResource };
-  /** The cloud refuses an edge from now on: revoked, or suspended because its issuer lost access (docs/sync.md). Its open long polls end. */
+  /** The cloud refuses an edge from now on: revoked, or suspended because
+   * its issuer lost access (docs/sync.md). Its open long polls end. */
   'sync.edge_refused': { projectId: number; edgeId: number; refusal: 'revoked' | 'suspended' };
   /** A counted grant changed these zones' occupancy (after commit). */
   'zone.occupancy_changed': { projectId: number; zoneIds: number[]; timestamp: string };
@@ -111,7 +114,8 @@ export interface DomainEvents {
   /** A device plugged into the box was opened, or went away (unplugged, a read error) (console devices channel). */
   'bridge.device_connected': { projectId: number; device: BridgeDeviceEvent };
   'bridge.device_disconnected': { projectId: number; device: BridgeDeviceEvent };
-  /** A gateway's report changed its status to online / offline (MQTT status topic, last will or the mqtt-gateway-status webhook). */
+  /** A gateway's report changed its status to online / offline (MQTT
+   * status topic, last will or the mqtt-gateway-status webhook). */
   'gateway.online': GatewayEvent;
   'gateway.offline': GatewayEvent;
   /** Every gateway report, changed or not (console channel). */
@@ -138,7 +142,8 @@ export interface DomainEvents {
    * (docs/security.md, attack 1): connections that rely on it (WebSocket subscriptions, MQTT sessions) are checked
    * again at once. userId null: anyone's (the token expiry setting changed). */
   'access.changed': { userId: number | null; reason: AccessChangeReason };
-  /** An outgoing webhook subscription was disabled: its receiver answered 410 Gone, it failed for outgoingWebhooks.disableAfterHours, or its owner lost access to its project. */
+  /** An outgoing webhook subscription was disabled: its receiver answered 410 Gone, it failed for
+   * outgoingWebhooks.disableAfterHours, or its owner lost access to its project. */
   'webhook.endpoint_disabled': {
     projectId: number;
     subscriptionId: number;

@@ -12,8 +12,8 @@ import {
   sealedEventSchema,
 } from '../realtime/event-schemas.js';
 
-// GET /api/v1/asyncapi.json (docs/realtime.md, "The AsyncAPI description"): the WebSocket (Pusher protocol) channels and
-// events and the MQTT topics, AsyncAPI 3.0.0. Payloads come from the zod schemas the code
+// GET /api/v1/asyncapi.json (docs/realtime.md, "The AsyncAPI description"): the WebSocket (Pusher protocol) channels
+// and events and the MQTT topics, AsyncAPI 3.0.0. Payloads come from the zod schemas the code
 // publishes or validates with (realtime/event-schemas.ts, mqtt/scan-handler.ts, the gateway
 // report), channel names from the functions that build them (channel-access.ts, mqtt/topics.ts).
 // AsyncAPI 3's default schema format is a superset of JSON Schema draft-07, so zod emits draft-07
@@ -133,7 +133,8 @@ function messages(namespace: string | null) {
 
 const capitalized = (s: string) => s.replace(/(^|[-:])([a-z])/g, (_m, _sep, c: string) => c.toUpperCase());
 
-/** The WebSocket channels: each project topic bare and team-qualified, plain and encrypted, and the console presence channel. */
+/** The WebSocket channels: each project topic bare and team-qualified,
+ * plain and encrypted, and the console presence channel. */
 function pusherChannels() {
   const channels: Record<string, unknown> = {};
   const operations: Record<string, unknown> = {};

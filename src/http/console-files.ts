@@ -37,7 +37,8 @@ export const CONSOLE_CSP = [
 
 const YEAR = 'public, max-age=31536000, immutable';
 
-/** dist/console next to the bundle (dist/main.js), or the project's dist/console when running from the sources (vitest). */
+/** dist/console next to the bundle (dist/main.js), or the
+ * project's dist/console when running from the sources (vitest). */
 export function defaultConsoleDir(): string {
   const here = import.meta.url;
   return fileURLToPath(here.endsWith('.ts') ? new URL('../../dist/console', here) : new URL('./console', here));

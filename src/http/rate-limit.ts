@@ -53,7 +53,8 @@ export class RateLimits {
   }
 }
 
-/** The budget a request counts against: search when it searches (a non-empty parameter of the route's `searchQuery`), else the route's class. */
+/** The budget a request counts against: search when it searches (a non-empty parameter of the route's
+ * `searchQuery`), else the route's class. */
 export function rateClassOf(
   route: Pick<AnyRoute, 'rateClass' | 'searchQuery'>,
   query: Record<string, unknown>,
@@ -78,7 +79,8 @@ export async function consumeOrThrow(limiter: RateLimiterMemory, key: string, li
   }
 }
 
-/** 429 with Retry-After and the rate-limit headers, for a rejection of rate-limiter-flexible (anything else is rethrown). */
+/** 429 with Retry-After and the rate-limit headers, for a
+ * rejection of rate-limiter-flexible (anything else is rethrown). */
 export function tooManyRequests(rejection: unknown, limit: number): AppError {
   if (!(rejection instanceof RateLimiterRes)) throw rejection;
   const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));

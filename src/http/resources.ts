@@ -10,7 +10,8 @@ import type { Grants } from '../accounts/memberships.js';
 const timestamp = z.string().describe('ISO 8601 timestamp in UTC');
 
 export const messageSchema = z.object({ message: z.string() });
-/** Incoming webhooks answer errors as {error, message} (spec: Errors; the rest of their envelope: http/responses.ts). */
+/** Incoming webhooks answer errors as {error, message} (spec:
+ * Errors; the rest of their envelope: http/responses.ts). */
 export const webhookError = z.object({ error: z.string(), message: z.string() });
 export const validationErrorSchema = z.object({
   message: z.string(),

@@ -247,7 +247,8 @@ export function conditionsOf(route: AnyRoute, context: ResponseContext): Conditi
   return out;
 }
 
-/** Incoming webhooks (and the Pusher HTTP API) answer {error, message}, and validation with 400 (spec: Errors; http/app.ts). */
+/** Incoming webhooks (and the Pusher HTTP API) answer {error,
+ * message}, and validation with 400 (spec: Errors; http/app.ts). */
 export const statusOf = (code: ErrorCode, envelope: AnyRoute['envelope']): number =>
   code === 'validation_failed' && envelope === 'webhook' ? 400 : errorCatalogue[code].status;
 
@@ -274,7 +275,8 @@ const base = (envelope: AnyRoute['envelope']): Record<string, z.ZodType> =>
     ? { error: z.string().describe('the error code'), message: z.string() }
     : { message: z.string() };
 
-/** The error body of a status: the envelope, plus the fields its codes add (optional unless every cause of the status adds them). */
+/** The error body of a status: the envelope, plus the fields its
+ * codes add (optional unless every cause of the status adds them). */
 export function errorBody(envelope: AnyRoute['envelope'], codes: readonly ErrorCode[]): z.ZodObject {
   const shape: Record<string, z.ZodType> = { ...base(envelope) };
   const extras = codes.map((c) => EXTRA[c] ?? {});

@@ -75,7 +75,8 @@ export interface RouteSpec<
   searchQuery?: readonly string[];
   /** A read that is a POST (a query with a body): `read` grants it as it grants GETs. */
   readOnly?: boolean;
-  /** A GET that shows credentials (reader OTPs): `read` does not grant it, only its ability or `*` (docs/security.md, attack 2). */
+  /** A GET that shows credentials (reader OTPs): `read` does not
+   * grant it, only its ability or `*` (docs/security.md, attack 2). */
   revealsSecrets?: boolean;
   /** Whether the handler writes to SQLite, so that another connection holding the write lock
    * past store.busyTimeoutMs makes it answer 503 store_busy (responses.ts). By default every
@@ -98,7 +99,8 @@ export interface RouteSpec<
   /** Requires a matching X-XSRF-TOKEN even before anyone is logged in (session login). */
   csrf?: boolean;
   bodyKind?: BodyKind;
-  /** `webhook`: errors answered in the incoming-webhook envelope {error, message, errors?} with 400 for validation (spec: Errors). */
+  /** `webhook`: errors answered in the incoming-webhook envelope
+   * {error, message, errors?} with 400 for validation (spec: Errors). */
   envelope?: 'rest' | 'webhook';
   /** An incoming webhook of this kind: the gate checks the raw body before it is parsed (webhooks/gate.ts). */
   webhook?: WebhookKind;
@@ -120,8 +122,9 @@ export interface RouteSpec<
   handler(request: RouteRequest<Out<P>, Out<Q>, Out<B>>): Reply | Promise<Reply>;
 }
 
-// Routes of different schemas live in one array.
-// biome-ignore lint/suspicious/noExplicitAny: a route table holds routes of every schema; each route's own types are checked where it is declared (route()).
+// Routes of different schemas live in one array: a route table holds routes of every schema; each route's own
+// types are checked where it is declared (route()).
+// biome-ignore lint/suspicious/noExplicitAny: a route table holds routes of every schema
 export type AnyRoute = RouteSpec<any, any, any>;
 
 /** Identity function that lets TypeScript infer the handler's request types from the schemas. */

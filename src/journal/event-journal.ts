@@ -189,7 +189,8 @@ export class EventJournal {
     if (this.#offset >= this.options.segmentBytes) this.#rotate();
   }
 
-  /** Calls `listener` after each ingest transaction (new rows in access_events: the durable feed's consumers read them). */
+  /** Calls `listener` after each ingest transaction (new rows
+   * in access_events: the durable feed's consumers read them). */
   onIngest(listener: () => void): void {
     this.#ingestListeners.push(listener);
   }
@@ -200,7 +201,8 @@ export class EventJournal {
     return new Promise((resolve) => this.#waiters.push({ segment: this.#segment, offset: this.#offset, resolve }));
   }
 
-  /** Waits (at most timeoutMs) for the worker to ingest everything, then stops it. Segments not ingested stay for the next start. */
+  /** Waits (at most timeoutMs) for the worker to ingest everything,
+   * then stops it. Segments not ingested stay for the next start. */
   async stop(timeoutMs = 10_000): Promise<void> {
     this.#stopping = true;
     const worker = this.#worker;

@@ -48,7 +48,8 @@ export interface RetentionOptions {
    * the event loop on the build machine (bench:event-disk; 2,000 took 19 ms: a stall scans would feel).
    */
   chunkRows: number;
-  /** How long a chunk waits for the write lock before the round gives up until the next one (instead of store.busyTimeoutMs on the event loop). */
+  /** How long a chunk waits for the write lock before the round gives up until the next one (instead of
+   * store.busyTimeoutMs on the event loop). */
   lockWaitMs: number;
 }
 
@@ -57,7 +58,8 @@ const DEFAULTS: RetentionOptions = { firstDelayMs: 60_000, intervalMs: 3_600_000
 export interface RetentionStats {
   prunedRows: number;
   rounds: number;
-  /** Unix ms when the last round ended (0: none yet), its rows and duration; its write transactions: how many, their time, the longest. */
+  /** Unix ms when the last round ended (0: none yet), its rows and
+   * duration; its write transactions: how many, their time, the longest. */
   lastRunAt: number;
   lastRows: number;
   lastMs: number;
@@ -119,7 +121,8 @@ export class EventRetention {
     }
   }
 
-  /** The days this box keeps access events by scan time (null: for ever); RETRY_WINDOW_MS by decision time comes on top. */
+  /** The days this box keeps access events by scan time (null:
+   * for ever); RETRY_WINDOW_MS by decision time comes on top. */
   get days(): number | null {
     return this.config.role === 'edge' ? this.config.sync.edgeRetentionDays : this.config.sync.retentionDays;
   }

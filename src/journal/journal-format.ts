@@ -24,10 +24,12 @@ export const segmentName = (n: number): string => `events-${String(n).padStart(1
 export const SLOT = { writes: 0, segment: 1, end: 2, stop: 3 } as const;
 export const SLOTS = 4;
 
-/** Values in a journal line. Lines written before the clock fields have 17, before reason_detail 19: the rest are null. */
+/** Values in a journal line. Lines written before the clock
+ * fields have 17, before reason_detail 19: the rest are null. */
 export const JOURNAL_VALUES = 20;
 
-/** A journal line's values as INSERT_EVENT_SQL takes them: a line an older build wrote padded with nulls (both readers, recovery and ingest). */
+/** A journal line's values as INSERT_EVENT_SQL takes them: a line an older
+ * build wrote padded with nulls (both readers, recovery and ingest). */
 export function journalValues(values: unknown[]): unknown[] {
   while (values.length < JOURNAL_VALUES) values.push(null);
   return values;

@@ -36,7 +36,8 @@ export type IngestMessage =
 /** idle: nothing new; done: all taken; more: a full transaction, more waiting; failed: see the message. */
 export type IngestOutcome = 'idle' | 'done' | 'more' | 'failed';
 
-/** At most this many rows per transaction, so the write lock is never held long (the main thread's own writes wait for it). */
+/** At most this many rows per transaction, so the write lock is
+ * never held long (the main thread's own writes wait for it). */
 export const MAX_ROWS = 2000;
 const READ_BYTES = 4 << 20;
 
@@ -105,7 +106,8 @@ export class JournalIngest {
     return join(this.options.dir, segmentName(n));
   }
 
-  /** Complete lines of segment n from byte `from` up to `limit`, at most `room` of them; answers the offset just past the last line taken. */
+  /** Complete lines of segment n from byte `from` up to `limit`, at most
+   * `room` of them; answers the offset just past the last line taken. */
   #readLines(n: number, from: number, limit: number, rows: unknown[][], room: number, whole = false): number {
     const length = whole ? limit - from : Math.min(limit - from, READ_BYTES); // a backlog is read a slice at a time
     if (length <= 0 || room <= 0) return from;

@@ -4,9 +4,9 @@ import { dirname, join } from 'node:path';
 import { Duplex } from 'node:stream';
 import type { Aedes, Client } from 'aedes';
 
-// aedes' private surface, in one place (docs/decisions.md, "Other libraries' internals behind one door each"). The MQTT fast path needs a few things
-// aedes' typings leave out: the client's packet parser (the packet-size guard and the reader-frame
-// split, broker.ts), its read batch and keep-alive timer (a scan taken before aedes counts as a
+// aedes' private surface, in one place (docs/decisions.md, "Other libraries' internals behind one door each"). The MQTT
+// fast path needs a few things aedes' typings leave out: the client's packet parser (the packet-size guard and the
+// reader-frame split, broker.ts), its read batch and keep-alive timer (a scan taken before aedes counts as a
 // packet aedes read, direct-replies.ts), its outgoing message-id counter and drain wait (the
 // decision written with its PUBACK, reply-writer.ts), its subscriptions, and the persistence's
 // session calls (client-sessions.ts). Every read of them goes through this module; nothing
@@ -65,7 +65,8 @@ export function writable(client: Client): boolean {
   return c.connackSent && !client.closed && !c.errored;
 }
 
-/** The next id of a QoS 1 publish to `client`, from the counter aedes numbers its own deliveries with (lib/qos-packet.js: 1..65535, wrapping). */
+/** The next id of a QoS 1 publish to `client`, from the counter aedes numbers its own deliveries with
+ * (lib/qos-packet.js: 1..65535, wrapping). */
 export function nextMessageId(client: Client): number {
   const c = inner(client);
   const id = c._nextId;
@@ -84,7 +85,8 @@ export function keptAlive(client: Client): void {
   if (c._keepaliveInterval > 0) c._keepaliveTimer?.refresh();
 }
 
-/** Counts a packet taken before aedes in the client's read batch: the connection is not read further until endReadBatch. */
+/** Counts a packet taken before aedes in the client's read
+ * batch: the connection is not read further until endReadBatch. */
 export function beginReadBatch(client: Client): void {
   inner(client)._parsingBatch++;
 }
@@ -108,7 +110,8 @@ export function aedesVersion(): string {
   }
 }
 
-/** What is wrong with aedes' private surface on `client` and `aedes` (empty: it has the shape this module was written against). */
+/** What is wrong with aedes' private surface on `client` and `aedes`
+ * (empty: it has the shape this module was written against). */
 export function shapeProblems(aedes: Aedes, client: Client): string[] {
   const c = client as unknown as Record<string, unknown>;
   const problems: string[] = [];

@@ -52,7 +52,8 @@ export interface BrokerHooks {
    * `deadline`: its ticket in the answer deadlines (0: none), for the scan service.
    */
   reply(identity: MqttIdentity, packet: PublishPacket, deadline: number): Promise<MqttReply | null> | null;
-  /** A publish that went through aedes' pipeline and passed the ACL (gateway status; a gateway's scans too, already answered). A reader's own scans never come here (direct-replies.ts). */
+  /** A publish that went through aedes' pipeline and passed the ACL (gateway status; a gateway's scans too, already
+   * answered). A reader's own scans never come here (direct-replies.ts). */
   published(identity: MqttIdentity, packet: AedesPublishPacket): void;
   connected(identity: MqttIdentity): void;
   disconnected(identity: MqttIdentity): void;
@@ -297,7 +298,8 @@ export class MqttBroker {
     });
   }
 
-  /** Closes every connection of this reader or gateway (credentials revoked, device deleted), and drops its persistent sessions. */
+  /** Closes every connection of this reader or gateway (credentials
+   * revoked, device deleted), and drops its persistent sessions. */
   disconnect(kind: 'reader' | 'gateway', deviceId: number): number {
     const ofDevice = (who: MqttIdentity) =>
       kind === 'reader'
@@ -345,7 +347,8 @@ export class MqttBroker {
     return closed;
   }
 
-  /** The persistent sessions of staff who are not connected: dropped when their access no longer holds, so nothing more is queued for them. */
+  /** The persistent sessions of staff who are not connected: dropped when
+   * their access no longer holds, so nothing more is queued for them. */
   #recheckAway(userId: number | null, reason: string): void {
     const theirs = (who: MqttIdentity) => who.kind === 'staff' && (userId === null || who.userId === userId);
     this.#sessions.recheckAway(theirs, (who, filters) => connectionHolds(this.deps, who, filters), reason);

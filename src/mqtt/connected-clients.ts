@@ -2,8 +2,9 @@ import type { Aedes, Client } from 'aedes';
 
 // The clients aedes has registered, followed from its public events ('client' when a connect
 // completes, 'clientDisconnect' when it unregisters one) rather than read from its private
-// client map (docs/decisions.md, "Other libraries' internals behind one door each"). A takeover (the same client id connecting again) unregisters the
-// old client before registering the new one, so an id maps to its live connection only.
+// client map (docs/decisions.md, "Other libraries' internals behind one door each"). A takeover (the same client id
+// connecting again) unregisters the old client before registering
+// the new one, so an id maps to its live connection only.
 
 export class ConnectedClients {
   readonly #byId = new Map<string, Client>();

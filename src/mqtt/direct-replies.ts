@@ -44,10 +44,12 @@ export type ReplyHook = (
 ) => Promise<MqttReply | null> | null;
 
 export class DirectReplies {
-  /** Connections that may hear a reader's decisions besides the reader itself: staff; per project, gateways; per reader, its connections. */
+  /** Connections that may hear a reader's decisions besides the reader
+   * itself: staff; per project, gateways; per reader, its connections. */
   readonly #listeners = new Map<string, number>();
   readonly #counted = new WeakSet<Client>();
-  /** Answers written straight to a client and published for others too: aedes must not forward them to that client again. */
+  /** Answers written straight to a client and published for others
+   * too: aedes must not forward them to that client again. */
   readonly #repliedDirectly = new WeakMap<Buffer, Client>();
   readonly #waiters = new WeakMap<Client, ConnectionWaiter>();
 
@@ -205,7 +207,8 @@ export class DirectReplies {
     return waiter;
   }
 
-  /** Whether a connection besides the reader's one may be subscribed to its decisions (acl.ts: staff, its gateway, another connection of the reader). */
+  /** Whether a connection besides the reader's one may be subscribed to its
+   * decisions (acl.ts: staff, its gateway, another connection of the reader). */
   #othersMayHear(identity: MqttIdentity): boolean {
     if ((this.#listeners.get('staff') ?? 0) > 0) return true;
     if (identity.kind !== 'reader') return true;

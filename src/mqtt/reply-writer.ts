@@ -23,7 +23,8 @@ import { remainingLengthBytes, writeRemainingLength } from './remaining-length.j
 // its PUBACK was then dropped and the reader waited for it forever (docs/mqtt.md, "Answered in bounded time": a
 // mosquitto_pub repeating a request_id got no PUBACK for 9 minutes; docs/mqtt.md).
 
-/** Whether `client` can take an answer on `topic` directly: writable, a clean session, subscribed to exactly that topic. */
+/** Whether `client` can take an answer on `topic` directly:
+ * writable, a clean session, subscribed to exactly that topic. */
 export function canReplyDirectly(client: Client, topic: string): boolean {
   return writable(client) && client.clean && subscriptionsOf(client)[topic] !== undefined;
 }

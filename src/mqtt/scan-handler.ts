@@ -27,7 +27,8 @@ export const scanSchema = z.object({
     .optional(),
 });
 
-/** The decision a reader is sent on its decisions topic (docs/mqtt.md); the engine's own is access/engine.ts's Decision. */
+/** The decision a reader is sent on its decisions topic
+ * (docs/mqtt.md); the engine's own is access/engine.ts's Decision. */
 export const decisionSchema = z.object({
   request_id: z.string(),
   access_granted: z.boolean(),
@@ -64,7 +65,8 @@ export type ScanResult =
   | { ok: true; decision: MqttDecision }
   | { ok: false; reason: MalformedReason; failure: ScanFailure };
 
-/** Decides one scan payload from the reader `identifier` of project `projectId`. Never throws for bad input. `deadline`: its ticket in the answer deadlines (0: none). */
+/** Decides one scan payload from the reader `identifier` of project `projectId`. Never throws for bad input.
+ * `deadline`: its ticket in the answer deadlines (0: none). */
 export async function handleScan(
   deps: ScanHandlerDeps,
   projectId: number,
@@ -161,7 +163,8 @@ const REFUSED_AS: Record<ReaderScanRefusalCode, MalformedReason> = {
 
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
 
-/** The hot path's check of a scan: the same rules as scanSchema for what readers send, without zod's cost; null sends it to zod. */
+/** The hot path's check of a scan: the same rules as scanSchema
+ * for what readers send, without zod's cost; null sends it to zod. */
 function wellFormed(json: unknown): z.output<typeof scanSchema> | null {
   if (typeof json !== 'object' || json === null) return null;
   const { request_id, credential_value, scan_type, timestamp } = json as Record<string, unknown>;

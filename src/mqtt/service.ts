@@ -66,7 +66,8 @@ export class MqttService {
     if (identity.kind === 'reader') this.readerStates.disconnected(identity.projectId, identity.readerId);
   }
 
-  /** A scan (on a reader's scans topic): its decision, or its error when a request_id can be read; null for any other publish. */
+  /** A scan (on a reader's scans topic): its decision, or its error
+   * when a request_id can be read; null for any other publish. */
   reply(identity: MqttIdentity, packet: PublishPacket, deadline = 0): Promise<MqttReply | null> | null {
     if (identity.kind === 'staff') return null; // the ACL lets staff publish nothing
     if (identity.kind === 'reader')
@@ -105,7 +106,8 @@ export class MqttService {
         return { topic, payload: result.decision };
       }
       this.count(result.reason);
-      // Counted on the reader too, for staff (GET .../readers: status.errors); a gateway's scan for a reader the project lacks has no reader to count on.
+      // Counted on the reader too, for staff (GET .../readers: status.errors); a gateway's scan for a reader the
+      // project lacks has no reader to count on.
       const readerId =
         identity.kind === 'reader'
           ? identity.readerId

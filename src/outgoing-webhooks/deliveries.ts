@@ -208,7 +208,8 @@ export class Deliveries {
     return { items, total };
   }
 
-  /** Delivered and failed rows older than `before`, then the oldest past maxRows, go (pending ones stay: they are work). */
+  /** Delivered and failed rows older than `before`, then the
+   * oldest past maxRows, go (pending ones stay: they are work). */
   prune(before: string, maxRows: number): number {
     return writeTransaction(this.db, () => {
       let removed = statement(

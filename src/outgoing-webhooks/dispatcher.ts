@@ -78,7 +78,8 @@ export class Dispatcher implements Module {
     private readonly log: Logger,
     /** Scans decided so far (the event log's count): the scan path comes first. */
     scansSoFar: () => number = () => 0,
-    /** Before each attempt: whether the subscription's owner still has access (accounts/issuer-access.ts disables it when not). */
+    /** Before each attempt: whether the subscription's owner still
+     * has access (accounts/issuer-access.ts disables it when not). */
     private readonly ownerHolds: (subscription: SubscriptionRow) => boolean = () => true,
   ) {
     this.#pacer = new ScanPacer(options, scansSoFar);

@@ -214,7 +214,8 @@ export class Subscriptions {
     });
   }
 
-  /** Disables an active subscription and announces why (webhook.endpoint_disabled, in the outbox with the change); false when it was not active. */
+  /** Disables an active subscription and announces why (webhook.endpoint_disabled,
+   * in the outbox with the change); false when it was not active. */
   disable(row: Pick<SubscriptionRow, 'id' | 'project_id' | 'url'>, reason: Exclude<DisabledReason, 'manual'>): boolean {
     return commit(this.db, this.bus, (work) => {
       const changed =

@@ -74,7 +74,8 @@ export const READ_ABILITIES = ['*', 'read', 'access:read'];
 
 export type ChannelVerdict = { ok: true; project: Project } | { ok: false; status: 403 | 404; reason: string };
 
-/** The projects a channel's name names now: one for a team-qualified name, every project with the slug for a bare one. */
+/** The projects a channel's name names now: one for a
+ * team-qualified name, every project with the slug for a bare one. */
 export function namedProjects(target: ChannelTarget, projects: ProjectRepository): Project[] {
   if (target.teamSlug !== null)
     return [projects.findBySlugs(target.teamSlug, target.projectSlug)].filter((p): p is Project => p !== null);

@@ -24,7 +24,8 @@ export interface ConnectionHooks {
   messageIn(): void;
   messagesOut(n: number): void;
   log(fields: Record<string, unknown>, message: string): void;
-  /** Whether the authorization behind a signed subscription still holds, and the project it binds the subscription to (grants.ts). */
+  /** Whether the authorization behind a signed subscription still
+   * holds, and the project it binds the subscription to (grants.ts). */
   admit(channel: string): Admission;
   /** The connection left a channel. */
   left(channel: string): void;
@@ -260,7 +261,8 @@ export class Connection {
   }
 }
 
-/** A message's data sent as JSON text (pusher-js does), or undefined when it is not JSON; throws JsonDepthError when it nests too deep. */
+/** A message's data sent as JSON text (pusher-js does), or undefined
+ * when it is not JSON; throws JsonDepthError when it nests too deep. */
 function dataJson(text: string): unknown {
   try {
     return parseJson(text);

@@ -3,11 +3,12 @@ import nacl from 'tweetnacl';
 import { parseJson } from '../json-depth.js';
 import { channelKind } from './protocol.js';
 
-// End-to-end encrypted channels (`private-encrypted-`; https://pusher.com/docs/channels/using_channels/encrypted-channels/;
-// docs/realtime.md, "Encrypted channels"). Each channel has its own key, derived from the app's 32-byte master key as
-// the official server libraries derive it (pusher-http-node `channelSharedSecret`: SHA-256 over
-// the channel name's bytes followed by the master key's). /broadcasting/auth hands that key to an
-// authorized subscriber as `shared_secret` (base64); an event's data is then the JSON
+// End-to-end encrypted channels (`private-encrypted-`;
+// https://pusher.com/docs/channels/using_channels/encrypted-channels/; docs/realtime.md, "Encrypted channels"). Each
+// channel has its own key, derived from the app's 32-byte master key as the official server libraries derive it
+// (pusher-http-node `channelSharedSecret`: SHA-256 over the channel name's bytes followed by the master key's).
+// /broadcasting/auth hands that key to an authorized subscriber
+// as `shared_secret` (base64); an event's data is then the JSON
 // `{nonce, ciphertext}` (base64) of NaCl secretbox over the event's JSON, which pusher-js opens.
 // The WebSocket server never decrypts: it relays what publishers encrypted; only the events the
 // appliance itself publishes are sealed here (broadcaster.ts).

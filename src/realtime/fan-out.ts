@@ -31,12 +31,14 @@ export function textFrame(payload: Buffer): Buffer {
 /** Whether frames go straight to the socket (ws-internals.ts); false once ws's private field was found moved. */
 let direct = true;
 
-/** From now on, every socket is written through ws's public send() (the server calls this when ws's shape does not match). */
+/** From now on, every socket is written through ws's public
+ * send() (the server calls this when ws's shape does not match). */
 export function useWsSend(): void {
   direct = false;
 }
 
-/** Writes pre-built frames straight to the socket (or through ws.send when direct writes are off); false when the socket is gone (the caller skips it). */
+/** Writes pre-built frames straight to the socket (or through ws.send when
+ * direct writes are off); false when the socket is gone (the caller skips it). */
 export function writeFrames(ws: WebSocket, frames: Buffer): boolean {
   if (!direct) return sendEach(ws, frames);
   const socket = socketOf(ws);

@@ -75,7 +75,8 @@ export class ChannelGrants {
     return 'issued';
   }
 
-  /** At pusher:subscribe, once the auth signature checked out: which project the subscription is bound to, or why it is refused. */
+  /** At pusher:subscribe, once the auth signature checked out: which
+   * project the subscription is bound to, or why it is refused. */
   admit(socketId: string, channel: string): Admission {
     const target = parseChannel(channel);
     if (!target) return { ok: true }; // not one of the appliance's channels: it publishes nothing there

@@ -1,7 +1,8 @@
 import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
 
-// The Pusher Channels protocol, version 7 (https://pusher.com/docs/channels/library_auth_reference/pusher-websockets-protocol/):
-// close codes, frames, socket ids, channel names and the auth signatures. docs/realtime.md.
+// The Pusher Channels protocol, version 7
+// (https://pusher.com/docs/channels/library_auth_reference/pusher-websockets-protocol/): close codes, frames, socket
+// ids, channel names and the auth signatures. docs/realtime.md.
 
 /** Close codes in the protocol's ranges: 4000-4099 do not reconnect, 4100-4199 reconnect
  * after a back-off, 4200-4299 reconnect at once, 4300-4399 reconnect with back-off. */

@@ -83,7 +83,8 @@ export class PusherServer implements Module {
   }
 
   #shapeChecked = false;
-  /** Once, on the first connection: does ws keep the socket where the fan-out writes (ws-internals.ts)? If not, every socket goes through ws.send. */
+  /** Once, on the first connection: does ws keep the socket where the fan-out
+   * writes (ws-internals.ts)? If not, every socket goes through ws.send. */
   #checkShape(ws: WebSocket, socket: Duplex): void {
     if (this.#shapeChecked) return;
     this.#shapeChecked = true;
@@ -149,7 +150,8 @@ export class PusherServer implements Module {
     );
   }
 
-  /** Publishes one event to channels; `except` skips the socket that caused it (Pusher's socket_id). Returns frames sent. */
+  /** Publishes one event to channels; `except` skips the socket
+   * that caused it (Pusher's socket_id). Returns frames sent. */
   publish(channels: readonly string[], event: string, data: unknown, except?: string): number {
     const payload = typeof data === 'string' ? data : JSON.stringify(data);
     let sent = 0;

@@ -4,7 +4,8 @@ import { dirname, join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 
-// ws's private surface, in one place (docs/decisions.md, "Other libraries' internals behind one door each"): the TCP socket under a WebSocket
+// ws's private surface, in one place (docs/decisions.md, "Other libraries'
+// internals behind one door each"): the TCP socket under a WebSocket
 // (`_socket`, set by ws 8's setSocket), which the broadcast fan-out writes pre-built frames to
 // (fan-out.ts; docs/performance.md: framing once per broadcast instead of once per socket).
 // Nothing else in src/ names a ws private field.

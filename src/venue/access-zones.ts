@@ -11,7 +11,8 @@ import { VersionedTable } from './versioned-table.js';
 
 // Access zones (spec: Resources, Access zone). capacity null = unlimited; current_count is
 // kept by the decision engine from access events. anti_passback (ours, off by default: the
-// contract's checks have no re-entry rule; docs/decisions.md, "Re-entry and every scan's event") makes the zone deny a holder already inside.
+// contract's checks have no re-entry rule; docs/decisions.md, "Re-entry
+// and every scan's event") makes the zone deny a holder already inside.
 
 export interface AccessZoneRow {
   id: number;

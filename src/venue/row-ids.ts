@@ -49,7 +49,8 @@ export function highestInBlock(db: Database, table: string, base: number): numbe
   return high > base ? high : null;
 }
 
-/** Notes that `id` was given or seen in its block (inside the write that uses it): no id at or below it is given there again. */
+/** Notes that `id` was given or seen in its block (inside the
+ * write that uses it): no id at or below it is given there again. */
 export function raiseMark(db: Database, table: string, id: number): void {
   if (!Number.isSafeInteger(id) || id < 1) return;
   statement(

@@ -38,7 +38,8 @@ export interface WebhookGate {
   settle(ctx: Context): void;
 }
 
-/** The request headers a signed webhook of this kind carries (spec: Authentication item 9: the partner signs in X-Partner-Signature). */
+/** The request headers a signed webhook of this kind carries (spec:
+ * Authentication item 9: the partner signs in X-Partner-Signature). */
 export function webhookHeaderNames(
   kind: WebhookKind,
   prefix: string,

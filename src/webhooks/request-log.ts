@@ -10,8 +10,9 @@ import type { Module } from '../lifecycle.js';
 // {id, endpoint, method, status, source_ip, received_at, response_time_ms}, with the contract's types:
 // id a string, response_time_ms an integer), plus the source and
 // project it was matched to and, for failures, the reason (the error code answered) and the first
-// KB of the body; a retry answered with its first answer has the reason `replayed` (docs/webhooks-incoming.md). Retention is bounded by age and by row count (incomingWebhooks.logRetentionDays,
-// .logMaxRows), pruned at start and hourly.
+// KB of the body; a retry answered with its first answer has the reason `replayed` (docs/webhooks-incoming.md).
+// Retention is bounded by age and by row count
+// (incomingWebhooks.logRetentionDays, .logMaxRows), pruned at start and hourly.
 //
 // Two row budgets (docs/security.md, attack 10): requests that applied something (reason NULL) keep
 // logMaxRows, those that did not (refused, or answered again: reason set) logMaxNotAppliedRows,

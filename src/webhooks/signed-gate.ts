@@ -119,7 +119,8 @@ export class SignedWebhookGate implements WebhookGate {
     return setAdmission(ctx, { projectId: source.projectId, sourceId: source.id, replay: null });
   }
 
-  /** The platform's scheme (X-Svc-Signature): the body alone is signed, so the body is what a retry repeats. Null: unsigned, and allowed. */
+  /** The platform's scheme (X-Svc-Signature): the body alone is signed,
+   * so the body is what a retry repeats. Null: unsigned, and allowed. */
   #spec(
     kind: WebhookKind,
     ctx: Context,

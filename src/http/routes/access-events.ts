@@ -27,7 +27,8 @@ const CSV_COLUMNS = [
   'reason_detail', // last: added after the others, so their places in an export stay as they were
 ] as const;
 
-/** `settled`: resolves once every answered scan is in access_events (the journal's ingest lag, journal/event-journal.ts). */
+/** `settled`: resolves once every answered scan is in access_events
+ * (the journal's ingest lag, journal/event-journal.ts). */
 export function accessEventRoutes({ db, settled }: { db: () => Database; settled: () => Promise<void> }): AnyRoute[] {
   return [
     defineRoute({

@@ -75,7 +75,8 @@ function instant(value: string, timeZone: string, endOfDay: boolean): number {
   return instantOf(next.getUTCFullYear(), next.getUTCMonth() + 1, next.getUTCDate(), timeZone);
 }
 
-/** `settled`: resolves once every answered scan is in access_events (the journal's ingest lag, journal/event-journal.ts). */
+/** `settled`: resolves once every answered scan is in access_events
+ * (the journal's ingest lag, journal/event-journal.ts). */
 export function analyticsRoutes({ db, settled }: { db: () => Database; settled: () => Promise<void> }): AnyRoute[] {
   return [
     defineRoute({

@@ -8,8 +8,8 @@ import { type AnyRoute, defineRoute, type Principal } from '../route.js';
 import { messageSchema, single, validationErrorSchema } from '../resources.js';
 
 // Outgoing webhook subscriptions (spec: Endpoints, Outgoing webhook subscriptions;
-// docs/webhooks-outgoing.md), where the platform's contract puts them: outside a project path, the project named in the body. An
-// account sees and manages the subscriptions of the projects it can reach; another project's
+// docs/webhooks-outgoing.md), where the platform's contract puts them: outside a project path, the project named in the
+// body. An account sees and manages the subscriptions of the projects it can reach; another project's
 // subscription is 404, as a project it cannot reach is. Managing them takes a full (`*`) token:
 // a subscription sends the venue's events out, signed with a secret shown once. It stands on its
 // owner's access to the project (who made it, or last re-enabled it: docs/webhooks-outgoing.md).

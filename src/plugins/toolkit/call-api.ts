@@ -53,7 +53,8 @@ export function xsrfCookie(
   }
 }
 
-/** callApi bound to a context and to where the manifest's dependencies are read (live: a reloaded manifest applies at once). */
+/** callApi bound to a context and to where the manifest's
+ * dependencies are read (live: a reloaded manifest applies at once). */
 export function createCallApi(context: () => PluginContext, source: () => CallApiSource) {
   return async function callApi<T = unknown>(
     operationId: string,
@@ -107,13 +108,15 @@ export function createCallApi(context: () => PluginContext, source: () => CallAp
   };
 }
 
-/** The answer's `data` (spec: "Returns the data member"), or the whole answer with {envelope: true}; a 204 resolves to null. */
+/** The answer's `data` (spec: "Returns the data member"), or the
+ * whole answer with {envelope: true}; a 204 resolves to null. */
 function answerOf<T>(json: unknown, options: CallApiOptions): T {
   if (options.envelope) return json as T;
   return (typeof json === 'object' && json !== null && 'data' in json ? (json as { data: unknown }).data : json) as T;
 }
 
-/** One request: `data` as the query (GET, DELETE) or the JSON body; resolves to the parsed answer, rejects with an `api` or `network` error. */
+/** One request: `data` as the query (GET, DELETE) or the JSON body;
+ * resolves to the parsed answer, rejects with an `api` or `network` error. */
 async function send(
   request: { ctx: PluginContext; method: string; path: string },
   data: Record<string, unknown>,

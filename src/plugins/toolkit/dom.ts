@@ -109,7 +109,8 @@ function sameTarget(a: Target, b: Target): boolean {
   return a.key === b.key && a.section === b.section;
 }
 
-/** `shown`: what the element is known to show now (its fallback, read when first bound), so the DOM need not be asked. */
+/** `shown`: what the element is known to show now (its fallback,
+ * read when first bound), so the DOM need not be asked. */
 function show(el: Element, directive: SvcDirective, value: Shown, shown?: string | null): void {
   if (directive === 'svc-string') {
     const text = value === null ? '' : String(value);

@@ -44,7 +44,8 @@ export interface ChannelStatus {
 export interface SocketProblem {
   kind: 'config' | 'subscription' | 'connection';
   message: string;
-  /** The HTTP status (config, subscription), or the Pusher error or close code (connection: 4009 ...); null when none. */
+  /** The HTTP status (config, subscription), or the Pusher
+   * error or close code (connection: 4009 ...); null when none. */
   status: number | null;
   channel: string | null;
 }
@@ -55,7 +56,8 @@ export interface EventConnection {
   socketId: string | null;
   /** Channel name to its subscription. */
   channels: Record<string, ChannelStatus>;
-  /** What the manifest lists but is not subscribed, and why: an event the appliance does not publish. A channel the token may not join is `refused` in `channels`. */
+  /** What the manifest lists but is not subscribed, and why: an event the appliance does not publish. A channel the
+   * token may not join is `refused` in `channels`. */
   skipped: string[];
   /** The latest problem, kept until the next connect. */
   error: SocketProblem | null;
@@ -82,7 +84,8 @@ export const idleConnection = (): EventConnection => ({
   error: null,
 });
 
-/** What the toolkit uses of a pusher-js client: its default export types as a namespace under NodeNext, as test/realtime's clients say. */
+/** What the toolkit uses of a pusher-js client: its default export
+ * types as a namespace under NodeNext, as test/realtime's clients say. */
 interface PusherChannel {
   bind(event: string, callback: (data: never) => void): unknown;
   bind_global(callback: (event: string, data: unknown) => void): unknown;

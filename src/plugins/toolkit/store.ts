@@ -70,7 +70,8 @@ function older(incoming: PluginRecord, current: PluginRecord): boolean {
   return false;
 }
 
-/** `<Model>Created` / `<Model>Updated` with a resource upserts it, `<Model>Deleted` with `{id}` removes it (docs/realtime.md: "dashboards upsert by id"). */
+/** `<Model>Created` / `<Model>Updated` with a resource upserts it, `<Model>Deleted` with `{id}` removes it
+ * (docs/realtime.md: "dashboards upsert by id"). */
 const RECORD_EVENT = /(Created|Updated|Deleted)$/;
 
 export const usePluginStore = defineStore('gatehouse-plugin', () => {
@@ -136,7 +137,8 @@ export const usePluginStore = defineStore('gatehouse-plugin', () => {
   const context = shallowRef<PluginContext | null>(null);
   // Each dependency's resources by id, as the appliance last showed or announced them.
   const records = ref<Record<string, Record<string, PluginRecord>>>({});
-  /** Sets where the appliance is and with which token; an open socket reconnects with it (a new token, another project). */
+  /** Sets where the appliance is and with which token; an open
+   * socket reconnects with it (a new token, another project). */
   function setContext(value: PluginContext): void {
     // The records are the resources of one project on one appliance: another one starts empty.
     const before = context.value;
@@ -206,7 +208,8 @@ export const usePluginStore = defineStore('gatehouse-plugin', () => {
   let socket: EventSocket | null = null;
   let socketOptions: ConnectEventsOptions = {};
 
-  /** Calls `handler` with each event received under `name` (the value in a dependency's `events`); returns the unsubscribe. */
+  /** Calls `handler` with each event received under `name` (the
+   * value in a dependency's `events`); returns the unsubscribe. */
   function onEvent<T = unknown>(name: string, handler: EventHandler<T>): () => void {
     if (!handlers.has(name)) handlers.set(name, new Set());
     handlers.get(name)!.add(handler as EventHandler);

@@ -14,7 +14,8 @@ export interface PluginDependency {
   permissionKey: string;
   /** Permissions required to use the dependency, e.g. view_access_points. */
   permissions: string[];
-  /** Operation id to `<method>:<path>`, method lower case, path from the API version root: `get:/v1/projects/{teamSlug}/{projectSlug}/access-points/{access_point}`. */
+  /** Operation id to `<method>:<path>`, method lower case, path from the API version root:
+   * `get:/v1/projects/{teamSlug}/{projectSlug}/access-points/{access_point}`. */
   operations: Record<string, string>;
   /** Socket event name to socket event name. */
   events: Record<string, string>;

@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import type { ProxyOptions } from 'vite';
 import { checkoutRoot } from '../checkout.js';
 
-/** The appliance's paths a plugin page calls with the token: callApi (/api) and pusher-js' channel auth (/broadcasting). */
+/** The appliance's paths a plugin page calls with the token:
+ * callApi (/api) and pusher-js' channel auth (/broadcasting). */
 const API_PATHS = ['/api/', '/broadcasting/'];
 
 /** Whether a URL names this dev server (the Host the request was sent to; Vite's allowedHosts has checked it). */

@@ -24,9 +24,11 @@ export const MANIFEST_EVENT = 'gatehouse:manifest';
 export const MANIFEST_HELLO = 'gatehouse:manifest-hello';
 
 export interface GatehouseViteOptions {
-  /** The appliance the dev server forwards /api, /broadcasting and the WebSocket (/app/{key}) to. Default: GATEHOUSE_URL or http://127.0.0.1:8080. */
+  /** The appliance the dev server forwards /api, /broadcasting and the WebSocket (/app/{key}) to. Default:
+   * GATEHOUSE_URL or http://127.0.0.1:8080. */
   url?: string;
-  /** The plugin's token in dev: the dev server adds it to the page's API calls it forwards (dev-access.ts). Default: GATEHOUSE_TOKEN. Never served, never written into a build. */
+  /** The plugin's token in dev: the dev server adds it to the page's API calls it forwards (dev-access.ts). Default:
+   * GATEHOUSE_TOKEN. Never served, never written into a build. */
   token?: string;
   /** The project the plugin runs in. Default: GATEHOUSE_TEAM / GATEHOUSE_PROJECT, else "default". */
   teamSlug?: string;
@@ -61,7 +63,8 @@ export function gatehouse(options: GatehouseViteOptions = {}): Plugin {
   let lastRead: ManifestState = state;
 
   function moduleCode(): string {
-    // In dev the page talks to the dev server (same origin, proxied, the token added there); a build talks to where it is served from.
+    // In dev the page talks to the dev server (same origin, proxied,
+    // the token added there); a build talks to where it is served from.
     const context = { baseUrl: serving ? '' : (options.buildBaseUrl ?? ''), teamSlug, projectSlug, token: null };
     return [
       `export const manifest = ${JSON.stringify(state.manifest)};`,

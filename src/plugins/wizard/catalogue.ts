@@ -5,7 +5,8 @@ import { operationsOf } from './documents.js';
 import { derivedOperationId, manifestPath, modelOf, permissionKeyOf } from './names.js';
 
 export interface CatalogueOperation {
-  /** The key in the dependency's `operations`: the document's operationId (the appliance names its operations `access-points.index` ...), derived when it has none. */
+  /** The key in the dependency's `operations`: the document's operationId (the appliance names its operations
+   * `access-points.index` ...), derived when it has none. */
   id: string;
   method: string;
   /** As the manifest writes it: `/v1/projects/{teamSlug}/{projectSlug}/access-points/{access_point}`. */
@@ -23,7 +24,8 @@ export interface CatalogueTag {
 }
 
 export interface SocketEvent {
-  /** Bare (`AccessPointUpdated`), also when the appliance publishes it as `<pusher.eventNamespace>\AccessPointUpdated`. */
+  /** Bare (`AccessPointUpdated`), also when the appliance publishes it as
+   * `<pusher.eventNamespace>\AccessPointUpdated`. */
   name: string;
   summary: string;
 }

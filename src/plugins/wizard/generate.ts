@@ -71,7 +71,8 @@ export function modelEvents(catalogue: Catalogue, tag: CatalogueTag): string[] {
   return catalogue.events.filter((e) => eventOfModel(e.name, tag.model)).map((e) => e.name);
 }
 
-/** The permission key (`access_points`), or with a number when a dependency already has it and it is not to be replaced. */
+/** The permission key (`access_points`), or with a number when
+ * a dependency already has it and it is not to be replaced. */
 export function defaultIdentifier(tag: CatalogueTag, taken: readonly string[], replace: boolean): string {
   if (replace || !taken.includes(tag.permissionKey)) return tag.permissionKey;
   let n = 2;

@@ -1,5 +1,6 @@
 // `gatehouse plugin add-dependency [<dir>] [--url U] [--token T] [--tag TAG --operations a,b
-// --events E,F --identifier ID] [--replace]` (docs/plugins.md "The wizard"; spec: "Dependency object"): loads the appliance's OpenAPI and AsyncAPI documents, has the user choose
+// --events E,F --identifier ID] [--replace]` (docs/plugins.md "The wizard"; spec: "Dependency object"): loads the
+// appliance's OpenAPI and AsyncAPI documents, has the user choose
 // (prompts, or the flags when --tag is given) and writes the dependency into app-manifest.json.
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';

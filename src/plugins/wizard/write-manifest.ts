@@ -2,9 +2,9 @@
 // is edited (json-edits.ts), so every other key, the key order, the indent and the line ends stay
 // byte for byte. The top-level `permissions` are the device capabilities the plugin needs (spec:
 // "Manifest top level": camera, bluetooth, notifications), not a copy of a dependency's: what a
-// token may do is the appliance's to answer, so they are left alone; a copy there is only warned of. The result is validated with the toolkit's own parser
-// before anything is written, and written to a temporary file renamed over the manifest, so a
-// crash or a full disk never leaves half a manifest behind.
+// token may do is the appliance's to answer, so they are left alone; a copy there is only warned of. The result is
+// validated with the toolkit's own parser before anything is written, and written to a temporary file renamed over the
+// manifest, so a crash or a full disk never leaves half a manifest behind.
 import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
@@ -24,7 +24,8 @@ export interface ManifestFile {
 export interface Edited {
   text: string;
   replaced: boolean;
-  /** What looks mismatched and is left as it is: the dependency's permissions repeated in the manifest's `permissions`. */
+  /** What looks mismatched and is left as it is: the dependency's
+   * permissions repeated in the manifest's `permissions`. */
   warnings: string[];
 }
 
@@ -48,7 +49,8 @@ export async function readManifestFile(dir: string): Promise<ManifestFile> {
   return { file, text, manifest: parsed.manifest };
 }
 
-/** The manifest text with the dependency appended, or put in the place of the one with its identifier when `replace`. */
+/** The manifest text with the dependency appended, or put in
+ * the place of the one with its identifier when `replace`. */
 export function withDependency(
   source: string,
   manifest: PluginManifest,
@@ -70,7 +72,8 @@ export function withDependency(
   return { text: bom + text, replaced: index >= 0, warnings: permissionWarnings(manifest, dependency) };
 }
 
-/** A warning, never a refusal: the dependency's permissions in the manifest's top-level list (as earlier wizards wrote them) do no harm. */
+/** A warning, never a refusal: the dependency's permissions in the
+ * manifest's top-level list (as earlier wizards wrote them) do no harm. */
 function permissionWarnings(manifest: PluginManifest, dependency: PluginDependency): string[] {
   const repeated = dependency.permissions.filter((p) => manifest.permissions.includes(p));
   if (repeated.length === 0) return [];
@@ -99,7 +102,8 @@ export async function writeDependency(
   return { file, replaced: edited.replaced, warnings: edited.warnings };
 }
 
-/** A temporary file next to it (same file system, so the rename is atomic), with the manifest's mode, flushed, then renamed over it. */
+/** A temporary file next to it (same file system, so the rename is
+ * atomic), with the manifest's mode, flushed, then renamed over it. */
 export async function writeAtomically(file: string, text: string): Promise<void> {
   const temporary = join(dirname(file), `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   const mode = (await stat(file)).mode & 0o777;
