@@ -4,7 +4,7 @@ import { Occupancy } from '../../src/access/occupancy.js';
 import { VenueIndex } from '../../src/access/venue-index.js';
 
 // The decision engine from plain data: a VenueIndex filled through its own
-// put methods with the rows SQLite would give, no store, no appliance. Each of the spec's checks
+// put methods with the rows SQLite would give, no store, no appliance. Each of the contract's checks
 // in its order (docs/engine.md), and what a grant does to occupancy. test/access/engine.test.ts
 // runs the same rules through the REST API on a real appliance.
 

@@ -5,10 +5,10 @@ import { connectReader, type Inbox, readerLogin } from '../helpers/mqtt.js';
 import { type RawClient, rawClient, subscribeAs, wsUrl } from '../helpers/pusher.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 
-// Re-entry, as a client built from the spec meets it (docs/engine.md; docs/decisions.md:
-// "Re-entry and every scan's event"). The spec's checks have no re-entry rule, so a zone lets its
+// Re-entry, as a client built from the platform's contract meets it (docs/engine.md; docs/decisions.md:
+// "Re-entry and every scan's event"). The contract's checks have no re-entry rule, so a zone lets its
 // holder in again unless it asks for anti-passback (`anti_passback` on the zone, off by default).
-// A zone that asks for it denies a second entry with the spec's `not_authorized` and says why in
+// A zone that asks for it denies a second entry with the contract's `not_authorized` and says why in
 // `reason_detail: "already_inside"`: in the scan's answer (REST and MQTT), the stored access
 // event, the real-time AccessDenied and the outgoing access.denied webhook.
 

@@ -85,7 +85,7 @@ describe('scanning over REST: decide, persist, announce, answer', () => {
       });
     }
     expect(announced.map((a) => a.name)).toEqual(['AccessDenied', 'AccessDenied', 'AccessDenied', 'AccessDenied']);
-    // The spec's four fields, and ours: reason_detail (docs/realtime.md).
+    // The contract's four fields, and ours: reason_detail (docs/realtime.md).
     expect(Object.keys(announced[0]!.payload).sort()).toEqual([
       'access_point_id',
       'credential_value',

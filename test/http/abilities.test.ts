@@ -4,7 +4,7 @@ import type { AnyRoute } from '../../src/http/route.js';
 import { createUser, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 
 // Walks every route of the route table with a token of each scope and checks allow/deny
-// against the spec's scope table (spec: Authentication item 4), derived here from the path
+// against the contract's scope table (spec: Authentication item 4), derived here from the path
 // alone, so a route that declares the wrong ability, or none, fails.
 
 /** Routes any valid token may call, whatever its scopes. Adding one is a decision: list it here. */
@@ -122,7 +122,7 @@ describe('abilities on every route', () => {
           token,
           ...(route.body ? { body: {} } : {}),
         });
-        // Refused as the spec says (Authentication, item 6): 401 'Unauthenticated.', naming the ability it lacks.
+        // Refused as the platform's contract says (Authentication, item 6): 401 'Unauthenticated.', naming the ability it lacks.
         const denied =
           res.status === 401 && res.body?.message === 'Unauthenticated.' && res.body?.missing_ability === route.ability;
         if (res.status === 401 && !denied)

@@ -117,7 +117,7 @@ describe('read-only accounts and read tokens, every write route', () => {
         await gh.request(o.method, fill(o.path), { token: viewer, ...body }),
         `read-only account: ${o.method} ${o.path}`,
       );
-      // The account may, the token was not made to: unauthenticated as the spec says, naming the ability (docs/auth.md).
+      // The account may, the token was not made to: unauthenticated as the platform's contract says, naming the ability (docs/auth.md).
       const res = await gh.request(o.method, fill(o.path), { token: reader, ...body });
       expect(res.status, `read token: ${o.method} ${o.path}: ${res.text}`).toBe(401);
       expect(res.body, `read token: ${o.method} ${o.path}`).toEqual({

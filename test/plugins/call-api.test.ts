@@ -6,13 +6,13 @@ import type { PluginDependency } from '../../src/plugins/toolkit/types.js';
 import { accessPointsDependency } from './fixtures.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 
-// callApi against a real appliance (docs/plugins.md "callApi"): the spec's access-point dependency,
+// callApi against a real appliance (docs/plugins.md "callApi"): the contract's access-point dependency,
 // path parameters from additionalData, the rest as query or body, the answer's data; refusals
 // before any request (counted with a fetch that records what was sent), API errors with status,
 // message and field errors. What a token may do is the appliance's to decide: a manifest whose
-// `permissions` are device capabilities (the spec's `camera`, ...) calls its dependencies as well.
+// `permissions` are device capabilities (the contract's `camera`, ...) calls its dependencies as well.
 
-// The spec's access-point dependency, with one operation that is not "<method>:<path>".
+// The contract's access-point dependency, with one operation that is not "<method>:<path>".
 const accessPoints: PluginDependency = {
   ...accessPointsDependency,
   operations: { ...accessPointsDependency.operations, broken: 'fetch /nowhere' },
@@ -98,7 +98,7 @@ describe('callApi against a running appliance', () => {
   it("calls a seed-style manifest's dependencies: its permissions are device capabilities, and the appliance says what the token may not do", async () => {
     setActivePinia(createPinia());
     const store = usePluginStore();
-    // The spec's manifest: top-level permissions name what the device may do; the dependency's are its own.
+    // The contract's manifest: top-level permissions name what the device may do; the dependency's are its own.
     store.applyManifest({
       settings: {},
       strings: { default: {} },

@@ -8,7 +8,7 @@ import { launchChromium, watchedPage } from '../helpers/chromium.js';
 import { type RunningProcess, runCli, runGatehouse } from '../helpers/process.js';
 import { accessPointsDependency } from './fixtures.js';
 
-// A plugin whose manifest is written as the spec shows one (docs/plugins.md "callApi"): its
+// A plugin whose manifest is written as the contract shows one (docs/plugins.md "callApi"): its
 // top-level `permissions` are a device capability (`camera`), its dependency lists its own
 // `view_access_points` / `manage_access_points`. In Chromium, through `gatehouse plugin dev`: the
 // dependency is called and subscribed (the appliance decides with the token), and a venue of 16

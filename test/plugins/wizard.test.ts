@@ -109,7 +109,7 @@ describe('plugin wizard, non-interactive (--tag)', () => {
     expect(text).toContain(EXISTING); // the dependency that was there, untouched
     // The manifest's permissions are device capabilities (spec: "Manifest top level"): left as they were.
     expect(text).toContain('    "permissions": ["camera"],\n');
-    // Inserted in the file's own style: four spaces, keys in the spec's order.
+    // Inserted in the file's own style: four spaces, keys in the contract's order.
     expect(text).toContain(
       '        },\n        {\n            "identifier": "access_points",\n            "model": "AccessPoint",\n            "permissionKey": "access_points",\n            "permissions": [\n                "view_access_points",',
     );

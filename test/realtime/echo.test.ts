@@ -13,7 +13,7 @@ import {
 import { signChannel } from '../helpers/pusher.js';
 
 // Unmodified pusher-js and laravel-echo against the appliance (docs/realtime.md): the access channel
-// carries the spec's AccessGranted / AccessDenied payloads, /broadcasting/auth decides who may
+// carries the contract's AccessGranted / AccessDenied payloads, /broadcasting/auth decides who may
 // listen, presence counts a user's tabs as one member. docs/realtime.md.
 
 const A = '/api/v1/projects/default/default';
@@ -114,7 +114,7 @@ describe('pusher-js and laravel-echo against the appliance', () => {
     });
     await api.post(`${A}/access-points/${gate}/scan`, { credential_value: 'FORGED-9', scan_type: 'qr' });
     const deniedEvent = (await api.get(`${A}/access-events?per_page=1`)).body.data[0];
-    // The spec's four fields, and reason_detail beside them (ours; null for every denial but not_authorized's causes).
+    // The contract's four fields, and reason_detail beside them (ours; null for every denial but not_authorized's causes).
     expect(await denied).toEqual({
       credential_value: 'FORGED-9',
       access_point_id: gate,
