@@ -6,7 +6,7 @@ import type { AnyRoute } from './route.js';
 // (one schema per contract). OpenAPI 3.1, whose schema dialect is JSON Schema 2020-12,
 // which is what zod emits. Each operation also carries x-ability and x-rate-class, and
 // x-rate-class-search-when where given query parameters count a request as a search. Every
-// status an operation can answer, with its body and headers, comes from answers.ts
+// status an operation can answer, with its body and headers, comes from responses.ts
 // (docs/rest.md); test/http/openapi-wire.test.ts provokes each of them on a running appliance.
 
 type JsonSchema = Record<string, unknown>;

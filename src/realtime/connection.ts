@@ -174,7 +174,7 @@ export class Connection {
         };
       }
       // A valid signature is not enough for the appliance's channels: the access it was issued
-      // for must still hold, and binds the subscription to one project (docs/security.md, attack 1).
+      // for must still hold, and binds the subscription to one project (docs/security.md, attacks 1 and 3).
       const admission = this.hooks.admit(channel);
       if (!admission.ok) {
         this.#refuse(channel, admission.error, admission.status);
