@@ -45,7 +45,7 @@ export class ScanService {
     index: VenueIndex,
     private readonly eventLog: AccessEventLog,
     /** Where transports open a ticket per scan they wait on, so none waits
-     * past the bound (docs/decisions.md, "Retries, bounds and parity"). */
+     * past the bound (docs/mqtt.md, "Answered in bounded time"). */
     readonly deadlines: ScanDeadlines | null = null,
     /** On an edge: its clock against its cloud's, stamped on each event as it is decided (docs/sync.md: clocks). */
     private readonly clockOffset: ClockOffset | null = null,

@@ -119,7 +119,7 @@ export function deviceRoutes(deps: HttpDeps): AnyRoute[] {
           }
           try {
             const login = devices.logins.request(reader, ip, now);
-            // The log line is one of the places staff read the OTP from (docs/mqtt.md).
+            // The log line is one of the places staff read the OTP from (docs/mqtt.md, "Reader login").
             log.info(
               {
                 project: `${project.team_slug}/${project.slug}`,

@@ -6,7 +6,7 @@ import { collectionSchema, pageQuery, paginate, window } from '../pagination.js'
 import { defineRoute, type AnyRoute } from '../route.js';
 import { messageSchema, single, userResource, userSchema, validationErrorSchema } from '../resources.js';
 
-// Administrators manage users and what they may reach (docs/decisions.md, "Foundation"). Deactivation is
+// Administrators manage users and what they may reach (docs/auth.md, "Users, teams and reach"). Deactivation is
 // `PUT {is_active: false}`: the user's tokens and sessions stop working at once (every
 // request re-reads the user) and start again on reactivation. DELETE removes the user and
 // everything that was theirs.
