@@ -94,7 +94,7 @@ function commentsOf(source: string, firstLine = 1): Comment[] {
     }
   };
   while (i < source.length) {
-    const c = source[i];
+    const c = source[i] ?? '';
     if (c === '\n') {
       newline();
       i++;
@@ -162,17 +162,18 @@ function commentsOf(source: string, firstLine = 1): Comment[] {
       lastSignificant = '/';
       continue;
     }
-    if (templates.length > 0) {
-      if (c === '{') templates[templates.length - 1]++;
+    const depth = templates.length - 1;
+    if (depth >= 0) {
+      if (c === '{') templates[depth] = (templates[depth] ?? 0) + 1;
       if (c === '}') {
-        if (templates[templates.length - 1] === 0) {
+        if (templates[depth] === 0) {
           templates.pop();
           i++;
           skipTemplate();
           lastSignificant = '`';
           continue;
         }
-        templates[templates.length - 1]--;
+        templates[depth] = (templates[depth] ?? 1) - 1;
       }
     }
     if (c.trim() !== '') lastSignificant = /[\w$]/.test(c) ? 'a' : c;
