@@ -19,11 +19,11 @@ import { rateClassesOf } from './rate-limit.js';
 /** The response headers the document declares (a header is declared where responsesOf() puts it). */
 export const responseHeaders = {
   'X-Content-Type-Options': {
-    description: '`nosniff`, on every answer (issue 23 item 12)',
+    description: '`nosniff`, on every answer (docs/security.md)',
     schema: { type: 'string', enum: ['nosniff'] },
   },
   'X-Frame-Options': {
-    description: '`DENY`, on every answer: no page of the box is framed (issue 23 item 12)',
+    description: '`DENY`, on every answer: no page of the box is framed (docs/security.md)',
     schema: { type: 'string', enum: ['DENY'] },
   },
   'X-Request-Id': {

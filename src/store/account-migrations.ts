@@ -7,7 +7,7 @@ export const accountMigrations: readonly Migration[] = [
     version: 18,
     name: 'read-only accounts',
     sql: `
-      -- A read-only account (issue 29, item 1): its sessions act with the read scopes only, and
+      -- A read-only account (docs/auth.md): its sessions act with the read scopes only, and
       -- its tokens are capped to their read scopes (src/auth/abilities.ts effectiveAbilities).
       ALTER TABLE users ADD COLUMN read_only INTEGER NOT NULL DEFAULT 0;
     `,

@@ -176,7 +176,7 @@ export const deviceAndWebhookMigrations: readonly Migration[] = [
     name: 'incoming webhooks: durable receipts, and the log budgets',
     sql: `
       -- Accepted webhook deliveries, remembered for each endpoint's window so a captured one sent
-      -- again later is not applied again (issue 23 item 5; webhooks/receipts.ts): keyed by the
+      -- again later is not applied again (webhooks/receipts.ts): keyed by the
       -- source and the SHA-256 of the body (or of the Standard Webhooks webhook-id), with the first
       -- answer when it is small enough to give again. keep_until is accepted_at plus the endpoint's
       -- window; the id orders the row-count bound (oldest first).
@@ -192,7 +192,7 @@ export const deviceAndWebhookMigrations: readonly Migration[] = [
       );
       CREATE UNIQUE INDEX webhook_receipts_key ON webhook_receipts(source_id, digest);
       CREATE INDEX webhook_receipts_keep_until ON webhook_receipts(keep_until);
-      -- The log's two row budgets (issue 23 item 10): requests that applied something (reason
+      -- The log's two row budgets: requests that applied something (reason
       -- NULL) and those that did not (refused, or a retry answered again), each pruned newest-kept.
       CREATE INDEX incoming_webhook_log_applied ON incoming_webhook_log(id) WHERE reason IS NULL;
       CREATE INDEX incoming_webhook_log_not_applied ON incoming_webhook_log(id) WHERE reason IS NOT NULL;

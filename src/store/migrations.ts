@@ -265,7 +265,7 @@ const coreMigrations: readonly Migration[] = [
     version: 5,
     name: 'access events',
     sql: `
-      -- One row per decision, committed before anyone is told about it (DESIGN: the path of one scan).
+      -- One row per decision, committed before anyone is told about it (docs/architecture.md, the path of one scan).
       CREATE TABLE access_events (
         id INTEGER PRIMARY KEY,
         uuid TEXT NOT NULL UNIQUE,

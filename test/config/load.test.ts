@@ -34,7 +34,7 @@ describe('configuration', () => {
     expect(Object.isFrozen(config.http)).toBe(true);
   });
 
-  it('understands every environment variable DESIGN.md promises', () => {
+  it('understands every environment variable docs/config.md promises', () => {
     const names = configLeaves.map((l) => l.env);
     for (const name of [
       'GATEHOUSE_HTTP_PORT',

@@ -93,7 +93,7 @@ describe('the incoming-webhook gate', () => {
     rmSync(importDir, { recursive: true, force: true });
   });
 
-  it('signs the way DESIGN.md says (known vector), the same as octokit', async () => {
+  it('signs the way docs/webhooks-incoming.md says (known vector), the same as octokit', async () => {
     expect(ourSign("It's a Secret to Everybody", 'Hello, World!')).toBe(
       'sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17',
     );

@@ -17,7 +17,7 @@ export function deviceCases(w: World, v: Venue): Case[] {
     c('readers.login', 202, 'a reader of the project', () =>
       w.send({ method: 'POST', path: `${A}/readers/login`, json: loginBody }),
     ),
-    c('readers.login', 202, 'a project that does not exist: the same answer, no login (issue 23 item 12)', () =>
+    c('readers.login', 202, 'a project that does not exist: the same answer, no login (docs/security.md)', () =>
       w.send({ method: 'POST', path: '/api/v1/projects/nope/nope/readers/login', json: loginBody }),
     ),
     c('readers.login', 202, 'a reader the project does not have: the same answer, no login', () =>
