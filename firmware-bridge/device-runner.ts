@@ -4,6 +4,7 @@ import type { BridgeDevice, BridgeDeviceState } from '../src/devices/bridge-devi
 import type { Logger } from '../src/logger.js';
 import { createParser, type SerialFraming } from './framing/index.js';
 import { keyboardDecoder, posScannerDecoder } from './hid/index.js';
+import type { ScanRead } from './scan-read.js';
 import type { OpenedPort, Transport } from './transport.js';
 
 // One device plugged into the box, while it is enabled: find it, open it, turn its bytes into
@@ -26,10 +27,9 @@ export interface RunnerDeps {
   disconnected(device: BridgeDevice, state: BridgeDeviceState): void;
 }
 
-type Result = { ok: true; value: string } | { ok: false; reason: string; detail: string };
 interface Decoder {
-  push(chunk: Buffer): Result[];
-  reset(): Result[];
+  push(chunk: Buffer): ScanRead[];
+  reset(): ScanRead[];
 }
 
 function decoderFor(device: BridgeDevice): Decoder {
@@ -142,7 +142,7 @@ export class DeviceRunner {
   }
 
   #data(chunk: Buffer): void {
-    let results: Result[];
+    let results: ScanRead[];
     try {
       results = this.#decoder.push(chunk);
     } catch (err) {
@@ -154,7 +154,7 @@ export class DeviceRunner {
     for (const result of results) this.#frame(result);
   }
 
-  #frame(result: Result): void {
+  #frame(result: ScanRead): void {
     const now = this.deps.clock.now();
     this.state.frames++;
     this.state.last_frame_at = iso(now);

@@ -1,9 +1,10 @@
 import type { z } from 'zod';
 
 // The one error catalogue: every error the HTTP layer can answer, with its status and
-// message template. Laravel's conventions for the shared answers (docs/rest.md: 401 'Unauthenticated.',
-// 403 'Invalid ability provided.', 419 'Token Mismatch', 422 {message, errors}).
-// test/house/error-catalogue.test.ts checks each entry.
+// message template. Laravel's conventions where the REST contract fixes them (docs/rest.md:
+// 401 'Unauthenticated.', 403 'Invalid ability provided.', 419 'Token Mismatch', 422 {message, errors}).
+// docs/errors.md documents each code; test/house/error-catalogue.test.ts checks each entry, and that
+// the page lists every code built here or at another envelope site, and no other.
 
 export const errorCatalogue = {
   malformed_json: { status: 400, message: 'The request body is not valid JSON: {detail}' },

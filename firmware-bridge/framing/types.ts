@@ -1,9 +1,11 @@
+import type { ScanRead } from '../scan-read.js';
+
 // The contract every serial framing keeps: bytes in as they arrive, split anywhere; whole frames
 // out, good or bad, in order; the same frames whatever the split. A bad frame is reported once
 // and the parser resynchronises on the next frame, so one noisy read never costs the next card.
 
 export type BadFrameReason = 'checksum' | 'parity' | 'garbage' | 'partial' | 'overlong' | 'not_text' | 'malformed';
-export type Frame = { ok: true; value: string } | { ok: false; reason: BadFrameReason; detail: string };
+export type Frame = ScanRead<BadFrameReason>;
 export interface FrameParser {
   /** Bytes as they arrive (any split); the frames they complete, in order. Never throws. */
   push(chunk: Buffer): Frame[];

@@ -1,7 +1,7 @@
+import type { ScanRead } from '../scan-read.js';
+
 /** What a decoder makes of the reports of one scan: the scanned text, or why there is none. */
-export type HidScan =
-  | { ok: true; value: string; symbology?: string }
-  | { ok: false; reason: 'garbage' | 'partial' | 'overlong' | 'not_text' | 'malformed'; detail: string };
+export type HidScan = ScanRead<'garbage' | 'partial' | 'overlong' | 'not_text' | 'malformed'>;
 
 /** Turns a device's input reports, in the order they came, into scans. One decoder per device. */
 export interface ReportDecoder {

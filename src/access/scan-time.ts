@@ -3,10 +3,12 @@
 // one up to 5 minutes ahead of our clock is taken as now (a fast clock); one more than
 // 7 days old is refused (a replay that old cannot be judged against today's rules).
 
+import type { Parsed } from '../result.js';
+
 export const FUTURE_TOLERANCE_MS = 5 * 60_000;
 export const PAST_LIMIT_MS = 7 * 24 * 3600_000;
 
-export type ScanInstant = { ok: true; at: number } | { ok: false; message: string };
+export type ScanInstant = Parsed<{ at: number }>;
 
 export function scanInstant(timestamp: string | undefined, now: number): ScanInstant {
   if (timestamp === undefined) return { ok: true, at: now };

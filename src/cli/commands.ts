@@ -15,12 +15,13 @@ import { isTimeZone, SLUG_PATTERN } from '../accounts/slug.js';
 import { ensureDefaultProject } from '../accounts/bootstrap.js';
 import { AttendeeImporter, parseCsv } from '../venue/attendee-import.js';
 import { EventBus } from '../events/bus.js';
-import { DemoExistsError, seedDemo } from './demo.js';
+import { CliError } from './cli-error.js';
+import { seedDemo } from './demo.js';
 
 // Administration from the box's shell, on the same store the running appliance uses (WAL
 // lets both at once). Each command prints JSON on success and one line on stderr on failure.
 
-export class CliError extends Error {}
+export { CliError } from './cli-error.js';
 
 export const cliOptions = {
   email: { type: 'string' },
@@ -150,12 +151,7 @@ const commands: Record<string, (repos: Repos, v: Values, positionals: string[]) 
     const [team, slug] = (v.project ?? 'default/default').split('/');
     const project = team && slug ? r.projects.findBySlugs(team, slug) : null;
     if (!project) throw new CliError(`no project ${v.project} (write it as teamSlug/projectSlug)`);
-    try {
-      return seedDemo(r.db, systemClock, r.log, project);
-    } catch (err) {
-      if (err instanceof DemoExistsError) throw new CliError(err.message);
-      throw err;
-    }
+    return seedDemo(r.db, systemClock, r.log, project);
   },
   'projects:list': (r) => r.projects.listReachable({ userId: 0, isAdmin: true }, 0, 1_000_000).items,
   'projects:create': (r, v, _p, config?: Readonly<Config>) => {

@@ -5,6 +5,7 @@ import type { Project } from '../accounts/projects.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import { createVenue } from '../venue/index.js';
+import { CliError } from './cli-error.js';
 
 // `npm run demo`: a realistic demo venue in a project, so a newcomer can scan something in
 // the first minute: zones with capacities, gates in and out, readers, attendee types,
@@ -65,11 +66,9 @@ export interface DemoSummary {
   try_these: Record<string, string>;
 }
 
-export class DemoExistsError extends Error {}
-
 export function seedDemo(db: Database, clock: Clock, log: Logger, project: Project, count = 5000): DemoSummary {
   if (statement(db, 'SELECT 1 FROM access_zones WHERE project_id = ?').get(project.id)) {
-    throw new DemoExistsError(
+    throw new CliError(
       `the project ${project.team_slug}/${project.slug} already has a venue; seed another project (--project TEAM/PROJECT)`,
     );
   }

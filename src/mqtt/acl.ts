@@ -1,5 +1,6 @@
 import type { ProjectRepository } from '../accounts/projects.js';
 import { abilitiesAllow } from '../auth/abilities.js';
+import type { Verdict } from '../result.js';
 import type { MqttIdentity } from './identities.js';
 import { parseTopic, gatewayStatusTopic } from './topics.js';
 
@@ -19,7 +20,6 @@ export interface AclDeps {
   gatewayOfReader(projectId: number, identifier: string): number | null;
 }
 
-export type Verdict = { ok: true } | { ok: false; reason: string };
 const ok: Verdict = { ok: true };
 const no = (reason: string): Verdict => ({ ok: false, reason });
 

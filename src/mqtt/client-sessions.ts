@@ -2,7 +2,7 @@ import type { Aedes, Client } from 'aedes';
 import type { Logger } from '../logger.js';
 import { sessionStoreOf, type SessionStore } from './aedes-internals.js';
 import type { ConnectedClients } from './connected-clients.js';
-import type { Verdict } from './acl.js';
+import type { Verdict } from '../result.js';
 import { describeIdentity, type MqttIdentity } from './identities.js';
 
 // MQTT client ids belong to their identity (docs/mqtt.md: "Client ids and
@@ -42,8 +42,6 @@ export interface ConnectionLimits {
   staff: number;
 }
 
-export type Admission = { ok: true } | { ok: false; reason: string };
-
 /** Who a client id space belongs to: the reader, the gateway, or the staff user (not the token). */
 export const identityKey = (who: MqttIdentity): string =>
   who.kind === 'staff'
@@ -69,7 +67,7 @@ export class ClientSessions {
    * At CONNECT, once the credentials name the identity: refused past the identity's connection
    * cap; otherwise the client id is moved into the identity's space and the connection counted.
    */
-  admit(client: Client, who: MqttIdentity): Admission {
+  admit(client: Client, who: MqttIdentity): Verdict {
     const key = identityKey(who);
     const id = `${key}/${client.id}`;
     let open = this.#open.get(key);

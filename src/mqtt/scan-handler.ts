@@ -8,7 +8,7 @@ import {
   scanErrorRefusal,
 } from '../access/reader-scan.js';
 import type { ScanService } from '../access/scan-service.js';
-import { fieldErrorsFromZod, type FieldErrors } from '../errors.js';
+import { type ErrorCode, fieldErrorsFromZod, type FieldErrors } from '../errors.js';
 import { JsonDepthError, parseJson } from '../json-depth.js';
 
 // A scan published on a reader's scans topic becomes a decision on its decisions topic
@@ -77,7 +77,7 @@ export async function handleScan(
   const fail = (
     reason: MalformedReason,
     requestId: string | null,
-    error: string,
+    error: ErrorCode,
     message: string,
     errors?: FieldErrors,
   ): ScanResult => ({

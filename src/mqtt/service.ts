@@ -6,6 +6,7 @@ import { gatewayReportSchema } from '../devices/gateways.js';
 import type { ReaderStates } from '../devices/reader-state.js';
 import { JsonDepthError, parseJson } from '../json-depth.js';
 import type { Logger } from '../logger.js';
+import type { Parsed } from '../result.js';
 import type { MqttReply, MqttBroker } from './broker.js';
 import type { MqttIdentity } from './identities.js';
 import { handleScan, type MalformedReason, type ScanHandlerDeps } from './scan-handler.js';
@@ -152,16 +153,13 @@ export class MqttService {
   }
 }
 
-type StatusParse =
-  | {
-      ok: true;
-      value: {
-        status: string;
-        readers?: { reader_id: string; status: string; last_scan?: string | number | null | undefined }[];
-        timestamp?: string | number;
-      };
-    }
-  | { ok: false; message: string };
+type StatusParse = Parsed<{
+  value: {
+    status: string;
+    readers?: { reader_id: string; status: string; last_scan?: string | number | null | undefined }[];
+    timestamp?: string | number;
+  };
+}>;
 
 /** A status without readers, as a bare word (a last will's `offline`); anything else is the webhook's JSON. */
 export const STATUS_WORD = /^[A-Za-z_-]{1,32}$/;

@@ -1,4 +1,5 @@
-import { maySubscribe, type AclDeps, type Verdict } from './acl.js';
+import type { Verdict } from '../result.js';
+import { maySubscribe, type AclDeps } from './acl.js';
 import { stillValid, type IdentityDeps, type MqttIdentity } from './identities.js';
 
 // Whether an MQTT connection may go on as it is (docs/mqtt.md: "When access

@@ -1,5 +1,6 @@
 import type { Project, ProjectRepository } from '../accounts/projects.js';
 import type { User } from '../accounts/users.js';
+import type { Verdict } from '../result.js';
 
 // The channels this appliance publishes on, and who may subscribe (docs/realtime.md). A
 // project is named by its slug as the contract's channel does (`dashboard.project.{projectSlug}
@@ -72,7 +73,7 @@ export function projectChannels(project: Pick<Project, 'slug' | 'team_slug'>, to
 
 export const READ_ABILITIES = ['*', 'read', 'access:read'];
 
-export type ChannelVerdict = { ok: true; project: Project } | { ok: false; status: 403 | 404; reason: string };
+export type ChannelVerdict = Verdict<{ project: Project }, { status: 403 | 404 }>;
 
 /** The projects a channel's name names now: one for a
  * team-qualified name, every project with the slug for a bare one. */

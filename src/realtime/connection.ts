@@ -177,7 +177,7 @@ export class Connection {
       // for must still hold, and binds the subscription to one project (docs/security.md, attacks 1 and 3).
       const admission = this.hooks.admit(channel);
       if (!admission.ok) {
-        this.#refuse(channel, admission.error, admission.status);
+        this.#refuse(channel, admission.reason, admission.status);
         return;
       }
       projectId = admission.projectId;

@@ -2,6 +2,7 @@ import type { Project, ProjectRepository } from '../accounts/projects.js';
 import type { User, UserRepository } from '../accounts/users.js';
 import type { SessionService } from '../auth/sessions.js';
 import type { TokenService } from '../auth/tokens.js';
+import type { Verdict } from '../result.js';
 import { AMBIGUOUS, namedProjects, namesProject, parseChannel, type ChannelTarget } from './channel-access.js';
 import { CloseCode } from './protocol.js';
 
@@ -22,7 +23,8 @@ export interface Grant {
   projectId: number;
 }
 
-export type Admission = { ok: true; projectId?: number } | { ok: false; status: number; error: string };
+/** A subscription's project, or why it is refused (as a join by /broadcasting/auth is: channel-access.ts). */
+export type Admission = Verdict<{ projectId?: number }, { status: 403 }>;
 
 /** A connection whose access ended: close it with `code`, telling it `message`. */
 export interface Ending {
@@ -84,11 +86,11 @@ export class ChannelGrants {
     if (!held) {
       // Signed with the app secret by someone else: bound to what the name names now.
       const named = namedProjects(target, this.deps.projects);
-      if (named.length > 1) return { ok: false, status: 403, error: AMBIGUOUS(target.projectSlug) };
+      if (named.length > 1) return { ok: false, status: 403, reason: AMBIGUOUS(target.projectSlug) };
       return named[0] ? { ok: true, projectId: named[0].id } : { ok: true };
     }
     const failure = this.#check(held.grant, target, new Lookups(this.deps));
-    if (failure) return { ok: false, status: 403, error: failure.message };
+    if (failure) return { ok: false, status: 403, reason: failure.message };
     held.joined = true;
     return { ok: true, projectId: held.grant.projectId };
   }

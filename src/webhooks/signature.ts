@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Parsed } from '../result.js';
 
 // The incoming-webhook signature (spec: Authentication item 9): `sha256=<lowercase hex
 // HMAC-SHA256 of the raw body>` under the source's secret. Verified over the exact bytes
@@ -21,7 +22,7 @@ export function verifies(secret: string, body: Buffer, given: Buffer): boolean {
   return expected.length === given.length && timingSafeEqual(expected, given);
 }
 
-export type TimestampCheck = { ok: true; at: number | null } | { ok: false; message: string };
+export type TimestampCheck = Parsed<{ at: number | null }>;
 
 /** X-Svc-Timestamp: absent is allowed; present must be integer Unix seconds within the tolerance. */
 export function checkTimestamp(header: string | undefined, nowMs: number, toleranceSeconds: number): TimestampCheck {

@@ -1,6 +1,5 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { errorCatalogue, formatMessage, AppError, validationError } from '../../src/errors.js';
 import { startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { webhookPoster } from '../helpers/webhooks.js';
 
@@ -263,42 +262,5 @@ describe('bad input', () => {
   it('keeps serving after every kind of bad request', async () => {
     expect((await gh.request('GET', '/health')).status).toBe(200);
     expect((await gh.request('GET', '/api/v1/me', { token: admin })).status).toBe(200);
-  });
-});
-
-describe('error catalogue', () => {
-  it('gives each entry a 4xx or 5xx status, a message and the JSON envelope', () => {
-    for (const [code, entry] of Object.entries(errorCatalogue)) {
-      expect(entry.status, code).toBeGreaterThanOrEqual(400);
-      expect(entry.status, code).toBeLessThan(600);
-      const err = new AppError(code as keyof typeof errorCatalogue, {
-        path: '/x',
-        resource: 'Thing',
-        method: 'GET',
-        allowed: 'POST',
-        limit: 1,
-        type: 't',
-        expected: 'e',
-        detail: 'd',
-        identifier: 'R1',
-        appId: '1',
-        header: 'X-Svc-Signature',
-        address: '10.0.0.9',
-        seconds: 300,
-        types: 'Guest (guest)',
-        table: 'attendees',
-      });
-      expect(err.body.message, code).toBe(err.message);
-      expect(err.message, code).not.toMatch(/\{\w+\}/);
-    }
-    expect(formatMessage('{resource} not found.', { resource: 'User' })).toBe('User not found.');
-  });
-
-  it("builds Laravel's 422 message: the first error and how many more", () => {
-    expect(validationError({ a: ['A is bad.'] }).body.message).toBe('A is bad.');
-    expect(validationError({ a: ['A is bad.', 'A again.'], b: ['B is bad.'] }).body.message).toBe(
-      'A is bad. (and 2 more errors)',
-    );
-    expect(validationError({ a: ['A is bad.'], b: ['B is bad.'] }).body.message).toBe('A is bad. (and 1 more error)');
   });
 });

@@ -8,11 +8,10 @@
 // thrown: a door display keeps running with its REST picture. The store (store.ts) makes it reactive.
 import PusherModule from 'pusher-js';
 import type { Options as PusherOptions } from 'pusher-js';
-import type { PluginContext } from './call-api.js';
+import { type PluginContext, PluginApiError } from './call-api.js';
 import {
   type BroadcastingConfig,
   channelAuthorizer,
-  FetchError,
   fetchBroadcastingConfig,
   type PageLocation,
   socketOptions,
@@ -148,7 +147,8 @@ export class EventSocket {
           error: {
             kind: 'config',
             message: (err as Error).message,
-            status: err instanceof FetchError ? err.status : null,
+            // 0: no answer (`network`), said as null.
+            status: err instanceof PluginApiError && err.status > 0 ? err.status : null,
             channel: null,
           },
         });
@@ -268,7 +268,6 @@ export class EventSocket {
 
 export {
   type BroadcastingConfig,
-  FetchError,
   fetchBroadcastingConfig,
   type PageLocation,
   socketOptions,

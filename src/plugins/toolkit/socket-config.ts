@@ -3,7 +3,7 @@
 // channel authorizer that posts to /broadcasting/auth itself, so a refusal's status and reason
 // reach the connection status (pusher-js's own handler loses both).
 import type { Options as PusherOptions } from 'pusher-js';
-import { type PluginContext, xsrfCookie } from './call-api.js';
+import { type PluginContext, PluginApiError, xsrfCookie } from './call-api.js';
 
 /** GET /api/v1/broadcasting/config's `data` (docs/realtime.md "Connecting"). */
 export interface BroadcastingConfig {
@@ -60,16 +60,8 @@ function credentials(context: PluginContext): { headers: Record<string, string>;
   return { headers: xsrf ? { 'x-xsrf-token': xsrf } : {}, credentials: 'include' };
 }
 
-export class FetchError extends Error {
-  constructor(
-    message: string,
-    readonly status: number | null,
-  ) {
-    super(message);
-  }
-}
-
-/** GET /api/v1/broadcasting/config with the plugin's credentials; a FetchError with the status when refused. */
+/** GET /api/v1/broadcasting/config with the plugin's credentials; a PluginApiError as callApi's
+ * (`network` when nothing answered, `api` with the status when refused). */
 export async function fetchBroadcastingConfig(context: PluginContext): Promise<BroadcastingConfig> {
   const auth = credentials(context);
   let res: Response;
@@ -79,12 +71,12 @@ export async function fetchBroadcastingConfig(context: PluginContext): Promise<B
       credentials: auth.credentials,
     });
   } catch (err) {
-    throw new FetchError(
+    throw new PluginApiError(
+      'network',
       `GET /api/v1/broadcasting/config did not reach the appliance: ${(err as Error).message}`,
-      null,
     );
   }
-  if (!res.ok) throw new FetchError(`GET /api/v1/broadcasting/config: ${await refusal(res)}`, res.status);
+  if (!res.ok) throw new PluginApiError('api', `GET /api/v1/broadcasting/config: ${await refusal(res)}`, res.status);
   return ((await res.json()) as { data: BroadcastingConfig }).data;
 }
 
