@@ -56,7 +56,9 @@ const median = (xs) => {
 };
 const round = (x) => Number(x.toPrecision(4));
 try {
-  console.log(`head-to-head: ${script}, ${rounds} rounds, before ${git('rev-parse', '--short', rev)}, after ${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain') ? ' + uncommitted changes' : ''}`);
+  console.log(
+    `head-to-head: ${script}, ${rounds} rounds, before ${git('rev-parse', '--short', rev)}, after ${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain') ? ' + uncommitted changes' : ''}`,
+  );
   for (let i = 0; i < rounds; i++) {
     const order = i % 2 === 0 ? ['before', 'after'] : ['after', 'before'];
     for (const side of order) runOnce(side, side === 'before' ? before : here);
