@@ -26,13 +26,13 @@ import {
 // access events are stored once each by uuid (a batch sent again stores nothing new), change
 // items once each by their outbox uuid (sync_applied_changes). Each access event keeps the
 // edge's raw scan time; its edge, upload time and the edge's clock state are columns of its
-// own. Occupancy follows scan time, not arrival: a movement older than the holder's latest
-// one already known is history, not presence (an exit uploaded before the entry it follows
-// leaves the entry uncounted), and never into a zone the cloud deleted meanwhile: such an event
-// is kept and flagged (upload-flags.ts). Double entries are worked out once each slice is in, for
+// own. Occupancy moves by the engine's rule (Occupancy#move) and follows scan time, not
+// arrival: a movement older than the holder's latest one already known is history, not
+// presence (an exit uploaded before the entry it follows leaves the entry uncounted), and never
+// into a zone the cloud deleted meanwhile: such an event is kept and flagged (upload-flags.ts). Double entries are worked out once each slice is in, for
 // its movements and the ones just after them (double-entries.ts). After each slice's commit, its
-// new events are announced once on the bus (WebSocket); outgoing webhooks read them from
-// access_events like any other.
+// new events are announced once on the bus (WebSocket; the payload: access-event-payload.ts);
+// outgoing webhooks read them from access_events like any other.
 
 interface Flags {
   duplicate_of: string | null;
