@@ -1,5 +1,4 @@
 import type { Clock } from '../src/clock.js';
-import { ScanError } from '../src/access/engine.js';
 import { type ReaderScans, scanErrorRefusal } from '../src/access/reader-scan.js';
 import type { ScanService } from '../src/access/scan-service.js';
 import { readerKey, type VenueIndex } from '../src/access/venue-index.js';
@@ -176,8 +175,7 @@ export class FirmwareBridge {
       const outcome = await this.deps.scans.scan(request);
       return { granted: outcome.granted };
     } catch (err) {
-      if (err instanceof ScanError) return { refused: scanErrorRefusal(device.reader_identifier).message }; // its access point deleted meanwhile
-      throw err;
+      return { refused: scanErrorRefusal(err, device.reader_identifier).message }; // its access point deleted meanwhile
     }
   };
 

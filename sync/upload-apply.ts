@@ -1,3 +1,4 @@
+import { rowAnnouncement } from '../src/access/access-event-payload.js';
 import type { Occupancy } from '../src/access/occupancy.js';
 import type { VenueIndex } from '../src/access/venue-index.js';
 import type { Clock } from '../src/clock.js';
@@ -25,14 +26,14 @@ import {
 // access events are stored once each by uuid (a batch sent again stores nothing new), change
 // items once each by their outbox uuid (sync_applied_changes). Each access event keeps the
 // edge's raw scan time; its edge, upload time and the edge's clock state are columns of its
-// own. Occupancy follows scan time on the cloud's clock (effective_at: the raw time corrected when
-// the edge's clock was off), not arrival: a movement older than the holder's latest
-// one already known is history, not presence (an exit uploaded before the entry it follows
-// leaves the entry uncounted), and never into a zone the cloud deleted meanwhile: such an event
-// is kept and flagged (upload-flags.ts). Double entries are worked out once each slice is in, for
+// own. Occupancy moves by the engine's rule (Occupancy#move) and follows scan time, not
+// arrival: a movement older than the holder's latest one already known is history, not
+// presence (an exit uploaded before the entry it follows leaves the entry uncounted), and never
+// into a zone the cloud deleted meanwhile: such an event is kept and flagged (upload-flags.ts). Double entries are
+// worked out once each slice is in, for
 // its movements and the ones just after them (double-entries.ts). After each slice's commit, its
-// new events are announced once on the bus (WebSocket); outgoing webhooks read them from
-// access_events like any other.
+// new events are announced once on the bus (WebSocket; the payload: access-event-payload.ts);
+// outgoing webhooks read them from access_events like any other.
 
 interface Flags {
   duplicate_of: string | null;
@@ -278,7 +279,10 @@ export class UploadApply {
       // Presence follows the holder's latest movement on the cloud's
       // clock, and never into (or out of) a zone the cloud no longer has.
       if (!zoneGone && !this.#doubles.neighbour(projectId, e.attendee_id, at, id, 'after')) {
-        ({ counted, fromZoneId } = this.#move(e.attendee_id, e.access_zone_id, e.movement, undo));
+        const { attendee_id: attendeeId, access_zone_id: zoneId, movement } = e;
+        const move = this.occupancy.move(attendeeId, zoneId, movement); // the engine's rule (occupancy.ts)
+        undo.push(() => this.occupancy.unmove(attendeeId, zoneId, movement, move));
+        ({ counted, fromZoneId } = move);
         if (counted)
           statement(this.db, 'UPDATE access_events SET counted = 1, from_zone_id = ? WHERE id = ?').run(fromZoneId, id);
       }
@@ -344,35 +348,18 @@ export class UploadApply {
     named: boolean,
   ): void {
     const uploaded = { uuid: e.uuid, edge_id: edge.id, uploaded_at: now, ...flags };
-    if (e.granted && e.attendee_id !== null && e.credential_id !== null && e.access_zone_id !== null) {
-      const holder = named ? this.index.attendees.get(e.attendee_id) : undefined;
-      this.bus.emit('AccessGranted', {
-        projectId,
-        payload: {
-          attendee_id: e.attendee_id,
-          attendee: { first_name: holder?.firstName ?? '', last_name: holder?.lastName ?? '' },
-          access_point_id: e.access_point_id,
-          access_zone_id: e.access_zone_id,
-          credential_id: e.credential_id,
-          timestamp: e.scanned_at,
-          ...uploaded,
-        },
-      });
-    } else if (!e.granted && e.reason !== null) {
-      this.bus.emit('AccessDenied', {
-        projectId,
-        payload: {
-          credential_value: e.credential_value,
-          access_point_id: e.access_point_id,
-          reason: e.reason,
-          reason_detail: e.reason_detail ?? null,
-          timestamp: e.scanned_at,
-          ...uploaded,
-        },
-      });
-    }
-    // Else a grant naming no holder, credential or zone, or a denial with no reason: no edge decides
-    // one (engine.ts), so neither payload fits; it is stored as sent, and not announced live.
+    const holder = named && e.attendee_id !== null ? this.index.attendees.get(e.attendee_id) : undefined;
+    const announced = rowAnnouncement({
+      ...e,
+      reason_detail: e.reason_detail ?? null,
+      first_name: holder?.firstName ?? null,
+      last_name: holder?.lastName ?? null,
+    });
+    if (announced?.granted)
+      this.bus.emit('AccessGranted', { projectId, payload: { ...announced.payload, ...uploaded } });
+    else if (announced) this.bus.emit('AccessDenied', { projectId, payload: { ...announced.payload, ...uploaded } });
+    // null: a grant naming no holder, credential or zone, or a denial with no reason: stored as sent, not announced
+    // live.
     if (counted && e.access_zone_id !== null) {
       this.bus.emit('zone.occupancy_changed', {
         projectId,
@@ -381,20 +368,5 @@ export class UploadApply {
       });
     }
     for (const conflict of conflicts) this.bus.emit('sync.conflict', { projectId, conflict });
-  }
-
-  #move(
-    attendeeId: number,
-    zoneId: number,
-    movement: 'in' | 'out',
-    undo: (() => void)[],
-  ): { counted: boolean; fromZoneId: number | null } {
-    const before = this.occupancy.zoneOf(attendeeId);
-    undo.push(() =>
-      before === undefined ? this.occupancy.forget(attendeeId) : this.occupancy.enter(attendeeId, before),
-    );
-    if (movement === 'out') return { counted: this.occupancy.leave(attendeeId, zoneId), fromZoneId: null };
-    if (before === zoneId) return { counted: false, fromZoneId: null };
-    return { counted: true, fromZoneId: this.occupancy.enter(attendeeId, zoneId) };
   }
 }

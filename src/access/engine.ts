@@ -84,7 +84,7 @@ export class AccessEngine {
     readonly occupancy: Occupancy,
   ) {}
 
-  /** Decides and, on a grant, moves the holder (occupancy changes here and nowhere else). */
+  /** Decides and, on a grant, moves the holder (occupancy.ts#move: the one movement rule). */
   decide(scan: ScanInput): Decision {
     const point = this.index.accessPoints.get(scan.accessPointId);
     if (!point || point.projectId !== scan.projectId) throw new ScanError('unknown_access_point');
@@ -125,24 +125,13 @@ export class AccessEngine {
     if (movement === 'in' && this.blocked(attendee.id, credential.id, scan.at))
       return denied(zone.id, 'blocklisted', null, credential, attendee);
 
-    if (movement === 'in') {
-      const counted = !inside;
-      const fromZoneId = this.occupancy.enter(attendee.id, zone.id);
-      return { granted: true, zoneId: zone.id, credential, attendee, movement, counted, fromZoneId };
-    }
-    const counted = this.occupancy.leave(attendee.id, zone.id);
-    return { granted: true, zoneId: zone.id, credential, attendee, movement, counted, fromZoneId: null };
+    const { counted, fromZoneId } = this.occupancy.move(attendee.id, zone.id, movement);
+    return { granted: true, zoneId: zone.id, credential, attendee, movement, counted, fromZoneId };
   }
 
   /** Takes back the occupancy change of a grant whose access event could not be stored. */
   undo(decision: Decision): void {
-    if (!decision.granted || !decision.counted) return;
-    if (decision.movement === 'out') {
-      this.occupancy.enter(decision.attendee.id, decision.zoneId);
-      return;
-    }
-    this.occupancy.leave(decision.attendee.id, decision.zoneId);
-    if (decision.fromZoneId !== null) this.occupancy.enter(decision.attendee.id, decision.fromZoneId);
+    if (decision.granted) this.occupancy.unmove(decision.attendee.id, decision.zoneId, decision.movement, decision);
   }
 
   private mayEnter(attendee: AttendeeEntry, zone: ZoneEntry): boolean {

@@ -1,7 +1,8 @@
 // Who is in which zone (docs/engine.md). An `in` grant counts the holder into the zone and
 // out of any zone they were in before (entering another zone moves them); an `out` grant
-// counts them out. A count never goes below zero: leaving a zone one was never counted into
-// changes nothing. Single-threaded JS makes check-then-enter atomic, so concurrent scans at
+// counts them out: move(), the one movement rule, which the engine's grants (engine.ts) and the
+// cloud's replay of an edge's grants (sync/upload-apply.ts) both go through. A count never goes
+// below zero: leaving a zone one was never counted into changes nothing. Single-threaded JS makes check-then-enter atomic, so concurrent scans at
 // a full zone cannot overfill it. The picture survives restarts: access/presence.ts.
 //
 // Who is where lives in a typed array indexed by attendee id (ids are SQLite row ids, dense),
@@ -10,6 +11,12 @@
 // (docs/performance.md). Ids past DENSE_LIMIT (never seen in practice) fall back to a Map.
 
 const DENSE_LIMIT = 1 << 26;
+
+/** What a movement did: whether it changed the counts, and the zone an entry moved its holder out of. */
+export interface Move {
+  counted: boolean;
+  fromZoneId: number | null;
+}
 
 export class Occupancy {
   /** zone id + 1 per attendee id; 0: not inside anywhere. */
@@ -62,6 +69,27 @@ export class Occupancy {
     this.#inside--;
     this.#counts.set(zoneId, Math.max(0, this.count(zoneId) - 1));
     return true;
+  }
+
+  /**
+   * The movement rule: `in` counts the holder into the zone (and out of the one they were in);
+   * already in it, nothing changes (not counted). `out` counts them out; not in it, nothing changes.
+   */
+  move(attendeeId: number, zoneId: number, movement: 'in' | 'out'): Move {
+    if (movement === 'out') return { counted: this.leave(attendeeId, zoneId), fromZoneId: null };
+    if (this.zoneOf(attendeeId) === zoneId) return { counted: false, fromZoneId: null };
+    return { counted: true, fromZoneId: this.enter(attendeeId, zoneId) };
+  }
+
+  /** Takes back a move() (its access event could not be stored, or its transaction rolled back). */
+  unmove(attendeeId: number, zoneId: number, movement: 'in' | 'out', move: Move): void {
+    if (!move.counted) return;
+    if (movement === 'out') {
+      this.enter(attendeeId, zoneId);
+      return;
+    }
+    this.leave(attendeeId, zoneId);
+    if (move.fromZoneId !== null) this.enter(attendeeId, move.fromZoneId);
   }
 
   /** Forgets a deleted attendee. */

@@ -1,18 +1,20 @@
 import type { ReaderStates } from '../devices/reader-state.js';
 import { errorCatalogue, type FieldErrors } from '../errors.js';
+import { ScanError } from './engine.js';
 import type { ScanRequest } from './scan-service.js';
 import { scanInstant } from './scan-time.js';
 import { readerKey, type ReaderEntry, type VenueIndex } from './venue-index.js';
 
-// A scan reported by a reader, whatever carried it (docs/decisions.md, "One reader-scan translation"):
-// MQTT (mqtt/scan-handler.ts), the access-event webhook (http/routes/webhooks.ts) and readers plugged
-// into the box (firmware-bridge/bridge.ts) all turn "reader X saw credential Y at time T" into a ScanRequest the same
-// way, here: the timestamp converted and bounded (scan-time.ts), the reader found by its identifier, its state marked
-// (last seen, last scan), an unassigned reader refused, and the engine's ScanError (its access
-// point gone meanwhile) named as that same refusal. A scan at an inactive or zoneless door is no
-// refusal: the engine decides it (a denial, docs/engine.md). Each transport only says how a refusal
-// travels (an error answer on the decisions topic, a webhook error envelope, the bridge's deny bytes).
-// One set of limits for every transport.
+// A scan reported by a reader, whatever carried it (docs/decisions.md, "One reader-scan translation"): MQTT
+// (mqtt/scan-handler.ts),
+// the access-event webhook (http/routes/webhooks.ts) and readers plugged into the box
+// (firmware-bridge/bridge.ts) all turn "reader X saw credential Y at time T" into a ScanRequest
+// the same way, here: the timestamp converted and bounded (scan-time.ts), the reader found by its
+// identifier, its state marked (last seen, last scan), an unassigned reader refused. The engine's
+// ScanError is read here too, once for every transport (scanErrorRefusal; the REST scan's as well).
+// A scan at an inactive or zoneless door is no refusal: the engine decides it (a denial,
+// docs/engine.md). Each transport only says how a refusal travels (an error answer on the
+// decisions topic, a webhook error envelope). One set of limits for every transport.
 
 /** The longest credential value decided, on every transport (docs/decisions.md, "One reader-scan translation"). */
 export const MAX_CREDENTIAL_VALUE = 4096;
@@ -102,10 +104,31 @@ export class ReaderScans {
   }
 }
 
-/** What the engine's ScanError means for a reader's scan: its
- * access point is gone, so the reader is assigned to none. */
-export function scanErrorRefusal(identifier: string): ReaderScanRefusal {
-  return refusal('reader_unassigned', identifier);
+/** A scan at an access point the sender named (the REST scan, no reader) that its project does not have. */
+export interface AccessPointRefusal {
+  code: 'not_found';
+  message: string;
+  params: { resource: string };
+}
+
+/**
+ * The one reading of the engine's ScanError, for every transport (MQTT, the REST scan, the
+ * access-event webhook, the firmware bridge: each only formats it); anything else is thrown on.
+ * A reader's scan (`identifier`): its access point went away meanwhile, so the reader is assigned
+ * to none. A scan at a named access point (`identifier` null): there is no such access point.
+ */
+export function scanErrorRefusal(err: unknown, identifier: string): ReaderScanRefusal;
+export function scanErrorRefusal(err: unknown, identifier: null): AccessPointRefusal;
+export function scanErrorRefusal(err: unknown, identifier: string | null): ReaderScanRefusal | AccessPointRefusal;
+export function scanErrorRefusal(err: unknown, identifier: string | null): ReaderScanRefusal | AccessPointRefusal {
+  if (!(err instanceof ScanError)) throw err;
+  if (identifier !== null) return refusal('reader_unassigned', identifier);
+  const resource = 'Access point';
+  return {
+    code: 'not_found',
+    message: errorCatalogue.not_found.message.replace('{resource}', resource),
+    params: { resource },
+  };
 }
 
 function refusal(

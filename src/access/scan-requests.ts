@@ -1,28 +1,33 @@
 import { iso } from '../clock.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
-import { PENDING_ENTRY, type ScanDeadlines } from './scan-deadlines.js';
 import type { DenialReason, ReasonDetail } from './engine.js';
 import { RecentOutcomes, type RememberedOutcome } from './recent-outcomes.js';
-import type { ScanRequest } from './scan-service.js';
 import { outcome, type ScanOutcome } from './scan-outcome.js';
 import type { VenueIndex } from './venue-index.js';
 
-// The request-id layer in front of the scan service (docs/engine.md: a scan
-// carrying a request_id is decided once). A retry with the same id from the same reader (MQTT
-// QoS 1 redelivery, a gateway retrying a timed-out POST) gets the first decision back and writes
-// no second event: from memory (recent-outcomes.ts) while it is among the last 200,000, else from
+// The request-id table the scan service keeps (docs/engine.md: a scan carrying a
+// request_id is decided once). A retry with the same id from the same reader (MQTT QoS 1
+// redelivery, a gateway retrying a timed-out POST) gets the first decision back and writes no
+// second event: from memory (recent-outcomes.ts) while it is among the last 200,000, else from
 // access_events, read only when the id is known to be there (the keys of earlier runs are held
-// as a set). A retry arriving while the first is still being written waits for it.
+// as a set). A retry arriving while the first is still being written waits for it. The table
+// only finds and remembers: the scan service decides a request id it does not find, and hands
+// the decision down to be remembered.
+
+/** What names a scan's request id: its sender's id, scoped by the reader (or the access point without one). */
+export interface RequestOf {
+  projectId: number;
+  accessPointId: number;
+  readerId?: number | null;
+  requestId?: string | null;
+}
 
 /** How many request ids are remembered in memory; older ones are found in the event log. */
 const REMEMBERED_REQUESTS = 200_000;
 /** Request keys of the log held as a set (no outcomes) so a new
  * request id costs no read; past it, every miss reads the log. */
 const KNOWN_KEYS_LIMIT = 1_000_000;
-
-/** Decides a request the first time its id is seen (the scan service's decide -> persist -> announce). */
-export type DecideOnce = (request: ScanRequest, requestKey: string) => Promise<ScanOutcome>;
 
 export class ScanRequests {
   /** Made on the first scan with a request id (~17 MB of typed arrays a box without them does not need). */
@@ -39,39 +44,46 @@ export class ScanRequests {
   constructor(
     private readonly db: Database,
     private readonly index: VenueIndex,
-    private readonly deadlines: ScanDeadlines | null,
   ) {}
 
   /** `r<reader>:<id>` or `ap<access point>:<id>`: what access_events.request_key holds; null without a request id. */
-  static requestKey(request: Pick<ScanRequest, 'readerId' | 'accessPointId' | 'requestId'>): string | null {
+  static requestKey(request: Omit<RequestOf, 'projectId'>): string | null {
     if (request.requestId === undefined || request.requestId === null) return null;
     const scope = request.readerId ? `r${request.readerId}` : `ap${request.accessPointId}`;
     return `${scope}:${request.requestId}`;
   }
 
   /** A request id is unique per reader, or per access point for scans with no reader: RecentOutcomes' scope. */
-  static #scope(request: Pick<ScanRequest, 'readerId' | 'accessPointId'>): number {
+  static #scope(request: Omit<RequestOf, 'projectId' | 'requestId'>): number {
     return request.readerId ? request.readerId : -request.accessPointId;
   }
 
-  /** The first decision of this request id, or `decide`'s for a new one. */
-  once(request: ScanRequest, requestKey: string, decide: DecideOnce): Promise<ScanOutcome> {
-    const requestId = request.requestId!;
-    const scope = ScanRequests.#scope(request);
-    const recent = (this.#recent ??= new RecentOutcomes<ScanOutcome>(REMEMBERED_REQUESTS, (r) => this.#replay(r)));
-    const seen = recent.find(scope, requestId);
-    if (seen instanceof Promise) {
-      if (request.deadline) this.deadlines?.waitingOn(request.deadline, PENDING_ENTRY);
-      return seen.then((outcome) => ({ ...outcome, replayed: true }));
-    }
-    if (seen) return Promise.resolve(seen);
+  /**
+   * The first decision of this request id: still being made (a promise of it, replayed), made
+   * (remembered, or stored by an earlier run); null when the id is new.
+   */
+  find(request: RequestOf, requestKey: string): Promise<ScanOutcome> | ScanOutcome | null {
+    const seen = this.#recentOutcomes().find(ScanRequests.#scope(request), request.requestId!);
+    if (seen instanceof Promise) return seen.then((outcome) => ({ ...outcome, replayed: true }));
+    if (seen) return seen;
     const known = this.#knownKeys();
-    if (known === null || (known.size > 0 && known.has(`${request.projectId}:${requestKey}`))) {
-      const stored = this.#stored(request.projectId, requestKey);
-      if (stored) return Promise.resolve(stored);
-    }
-    const decided = decide(request, requestKey);
-    const { slot, sequence, evicted } = recent.remember(request.projectId, scope, requestId, decided);
+    if (known === null || (known.size > 0 && known.has(`${request.projectId}:${requestKey}`)))
+      return this.#stored(request.projectId, requestKey);
+    return null;
+  }
+
+  /**
+   * Remembers the decision of a new request id (find() answered null): pending now, made once durable; a failed one is
+   * forgotten.
+   */
+  remember(request: RequestOf, decided: Promise<ScanOutcome>): void {
+    const recent = this.#recentOutcomes();
+    const { slot, sequence, evicted } = recent.remember(
+      request.projectId,
+      ScanRequests.#scope(request),
+      request.requestId!,
+      decided,
+    );
     decided.then(
       (o) => recent.settle(slot, sequence, remembered(o)),
       () => recent.forget(slot, sequence), // a failed journal write decided nothing: the retry is decided anew
@@ -82,7 +94,10 @@ export class ScanRequests {
       this.#known.add(`${evicted.projectId}:${scopeKey}:${evicted.requestId}`);
       if (this.#known.size > KNOWN_KEYS_LIMIT) this.#known = null;
     }
-    return decided;
+  }
+
+  #recentOutcomes(): RecentOutcomes<ScanOutcome> {
+    return (this.#recent ??= new RecentOutcomes<ScanOutcome>(REMEMBERED_REQUESTS, (r) => this.#replay(r)));
   }
 
   /** Reads the request keys of earlier runs now (at start), so the first scan does not pay for it. */

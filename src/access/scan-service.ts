@@ -2,11 +2,12 @@ import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { EventBus } from '../events/bus.js';
 import type { Database } from '../store/database.js';
-import { JOURNAL_WRITE, type ScanDeadlines } from './scan-deadlines.js';
+import { JOURNAL_WRITE, PENDING_ENTRY, type ScanDeadlines } from './scan-deadlines.js';
 import type { AccessEngine } from './engine.js';
+import { decisionPayload } from './access-event-payload.js';
 import { eventId } from './event-id.js';
 import type { AccessEventLog } from '../journal/event-log.js';
-import { type DecideOnce, ScanRequests } from './scan-requests.js';
+import { ScanRequests } from './scan-requests.js';
 import { outcome, type ScanOutcome } from './scan-outcome.js';
 import type { VenueIndex } from './venue-index.js';
 import type { ClockOffset } from '../clock-offset.js';
@@ -16,8 +17,11 @@ export type { ScanOutcome } from './scan-outcome.js';
 // One command path for every transport: decide -> persist -> announce -> answer.
 // The decision is made at once, in memory; its access event joins the current group commit
 // (journal/event-log.ts); only once that is in the journal is the decision announced on the bus
-// and answered. A scan carrying a request_id is decided once (scan-requests.ts: a retry with the
-// same id gets the first decision back and writes no second event; docs/engine.md).
+// and answered (its payload: access-event-payload.ts). A scan carrying a request_id is decided
+// once: the service looks it up in its request table (scan-requests.ts) and decides only an id
+// the table does not know, handing it the decision to remember; a retry with the same id gets the
+// first decision back and writes no second event (docs/engine.md). On the transport's ticket in
+// the answer deadlines (scan-deadlines.ts) the service notes what the scan waits on.
 
 export type ScanSource = 'mqtt' | 'webhook' | 'bridge' | 'api';
 
@@ -30,7 +34,7 @@ export interface ScanRequest {
   source: ScanSource;
   /** The sender's id for this scan, unique per reader (or per access point without a reader). */
   requestId?: string | null;
-  /** The transport's ticket in `deadlines` for this scan (scan-deadlines.ts): told what the scan waits on. */
+  /** The transport's ticket in `deadlines` for this scan (scan-deadlines.ts): noted with what the scan waits on. */
   deadline?: number;
 }
 
@@ -50,7 +54,7 @@ export class ScanService {
     /** On an edge: its clock against its cloud's, stamped on each event as it is decided (docs/sync.md: clocks). */
     private readonly clockOffset: ClockOffset | null = null,
   ) {
-    this.#requests = new ScanRequests(db, index, deadlines);
+    this.#requests = new ScanRequests(db, index);
   }
 
   /** Resolves once every scan answered so far is in access_events (for readers of that table). */
@@ -74,25 +78,28 @@ export class ScanService {
     return this.eventLog.stats;
   }
 
-  /** `r<reader>:<id>` or `ap<access point>:<id>` (scan-requests.ts). */
-  static requestKey(request: Pick<ScanRequest, 'readerId' | 'accessPointId' | 'requestId'>): string | null {
-    return ScanRequests.requestKey(request);
-  }
-
-  /** Decides, makes the access event durable, announces it, and answers
-   * (ScanError only for an access point the project does not have). */
+  /**
+   * Decides, makes the access event durable, announces it, and answers (ScanError only for an access point the project
+   * does not have).
+   */
   scan(request: ScanRequest): Promise<ScanOutcome> {
     const requestKey = ScanRequests.requestKey(request);
     if (requestKey === null) return this.#decide(request, null);
-    return this.#requests.once(request, requestKey, this.#decideOnce);
+    const first = this.#requests.find(request, requestKey);
+    if (first instanceof Promise) {
+      if (request.deadline) this.deadlines?.waitingOn(request.deadline, PENDING_ENTRY);
+      return first;
+    }
+    if (first) return Promise.resolve(first);
+    const decided = this.#decide(request, requestKey);
+    this.#requests.remember(request, decided);
+    return decided;
   }
 
   /** Reads the request keys of earlier runs now (at start), so the first scan does not pay for it. */
   loadRequestKeys(): number {
     return this.#requests.loadRequestKeys();
   }
-
-  readonly #decideOnce: DecideOnce = (request, requestKey) => this.#decide(request, requestKey);
 
   async #decide(request: ScanRequest, requestKey: string | null): Promise<ScanOutcome> {
     const now = this.clock.now();
@@ -135,30 +142,17 @@ export class ScanService {
       this.engine.undo(decision);
       throw err;
     }
-    if (decision.granted) {
+    const { projectId, accessPointId, credentialValue } = request;
+    if (decision.granted)
       this.bus.emit('AccessGranted', {
-        projectId: request.projectId,
-        payload: {
-          attendee_id: decision.attendee.id,
-          attendee: { first_name: decision.attendee.firstName, last_name: decision.attendee.lastName },
-          access_point_id: request.accessPointId,
-          access_zone_id: decision.zoneId,
-          credential_id: decision.credential.id,
-          timestamp,
-        },
+        projectId,
+        payload: decisionPayload(decision, accessPointId, credentialValue, timestamp),
       });
-    } else {
+    else
       this.bus.emit('AccessDenied', {
-        projectId: request.projectId,
-        payload: {
-          credential_value: request.credentialValue,
-          access_point_id: request.accessPointId,
-          reason: decision.reason,
-          reason_detail: decision.detail,
-          timestamp,
-        },
+        projectId,
+        payload: decisionPayload(decision, accessPointId, credentialValue, timestamp),
       });
-    }
     if (decision.granted && decision.counted) {
       const zoneIds = decision.fromZoneId === null ? [decision.zoneId] : [decision.zoneId, decision.fromZoneId];
       this.bus.emit('zone.occupancy_changed', { projectId: request.projectId, zoneIds, timestamp });

@@ -1,3 +1,4 @@
+import { rowPayload } from '../access/access-event-payload.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import { readSnapshot } from '../store/transactions.js';
@@ -84,26 +85,9 @@ function domainItem(r: DomainRow): Omit<FeedItem, 'after'> {
   };
 }
 
-/** The access event as the real-time channel shows it (spec: Real-time events), plus its uuid. */
+/** The access event as the real-time channel shows it (access/access-event-payload.ts), plus its uuid. */
 function accessItem(r: AccessRow): Omit<FeedItem, 'after'> {
-  const data: Record<string, unknown> = r.granted
-    ? {
-        uuid: r.uuid,
-        attendee_id: r.attendee_id,
-        attendee: { first_name: r.first_name, last_name: r.last_name },
-        access_point_id: r.access_point_id,
-        access_zone_id: r.access_zone_id,
-        credential_id: r.credential_id,
-        timestamp: r.scanned_at,
-      }
-    : {
-        uuid: r.uuid,
-        credential_value: r.credential_value,
-        access_point_id: r.access_point_id,
-        reason: r.reason,
-        reason_detail: r.reason_detail,
-        timestamp: r.scanned_at,
-      };
+  const data: Record<string, unknown> = { uuid: r.uuid, ...rowPayload(r) };
   // Uploaded from an edge (on the cloud): where and when it was decided, when it arrived, and its flags (docs/sync.md).
   if (r.edge_id !== null) {
     Object.assign(data, {

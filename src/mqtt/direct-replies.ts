@@ -1,5 +1,5 @@
 import type { Client, PublishPacket } from 'aedes';
-import type { ScanDeadlines, ScanWaiter, WaitingOn } from '../access/scan-deadlines.js';
+import { type ScanDeadlines, type Tickets, type WaitingOn, withTicket } from '../access/scan-deadlines.js';
 import type { Logger } from '../logger.js';
 import { beginReadBatch, endReadBatch, keptAlive } from './aedes-internals.js';
 import { canReplyDirectly, writeReply } from './reply-writer.js';
@@ -52,14 +52,18 @@ export class DirectReplies {
    * too: aedes must not forward them to that client again. */
   readonly #repliedDirectly = new WeakMap<Buffer, Client>();
   readonly #waiters = new WeakMap<Client, ConnectionWaiter>();
+  /** MQTT's tickets in the answer deadlines: a scan let go closes its connection. */
+  readonly #tickets: Tickets<ConnectionWaiter> | null;
 
   constructor(
     private readonly reply: ReplyHook,
     /** Publishes through aedes to every subscriber, at QoS 1. */
     private readonly publish: (topic: string, payload: Buffer) => void,
-    private readonly deadlines: ScanDeadlines | null,
+    deadlines: ScanDeadlines | null,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.#tickets = deadlines?.tickets('mqtt', letGo) ?? null;
+  }
 
   /**
    * A publish that came through aedes' pipeline (authorizePublish: a gateway's scans, a reader's
@@ -72,23 +76,16 @@ export class DirectReplies {
     packet: PublishPacket,
     done: (err?: Error | null) => void,
   ): boolean {
-    const deadlines = this.deadlines;
-    const ticket = deadlines ? deadlines.begin(this.#waiterOf(client, identity), 'mqtt') : 0;
-    const answering = this.reply(identity, packet, ticket);
-    if (!answering) {
-      if (ticket) deadlines!.end(ticket);
-      return false;
-    }
+    const answering = withTicket(this.#tickets, this.#waiterOf(client, identity), (ticket) =>
+      this.reply(identity, packet, ticket),
+    );
+    if (!answering) return false;
     answering.then(
       (answer) => {
-        if (ticket) deadlines!.end(ticket);
         this.acknowledge(client, identity, packet, answer);
         done(null);
       },
-      (err: Error) => {
-        if (ticket) deadlines!.end(ticket);
-        done(err);
-      },
+      (err: Error) => done(err),
     );
     return true;
   }
@@ -136,7 +133,6 @@ export class DirectReplies {
    */
   frameTaker(client: Client, identity: ReaderIdentity): FrameTaker {
     const scans = Buffer.from(identity.scansTopic);
-    const deadlines = this.deadlines;
     const waiter = this.#waiterOf(client, identity);
     return (header, buf, start, end) => {
       const type = header >> 4;
@@ -164,24 +160,16 @@ export class DirectReplies {
         retain: (header & 1) === 1,
         dup: (header & 8) === 8,
       } as PublishPacket;
-      const ticket = deadlines ? deadlines.begin(waiter, 'mqtt') : 0;
-      const answering = this.reply(identity, packet, ticket);
-      if (!answering) {
-        if (ticket) deadlines!.end(ticket);
-        return false;
-      }
+      const answering = withTicket(this.#tickets, waiter, (ticket) => this.reply(identity, packet, ticket));
+      if (!answering) return false;
       keptAlive(client);
       beginReadBatch(client);
       answering.then(
         (answer) => {
-          if (ticket) deadlines!.end(ticket);
           this.acknowledge(client, identity, packet, answer);
           endReadBatch(client);
         },
-        (err: Error) => {
-          if (ticket) deadlines!.end(ticket);
-          endReadBatch(client, err); // aedes closes the connection: unacknowledged, the reader sends it again
-        },
+        (err: Error) => endReadBatch(client, err), // aedes closes the connection: unacknowledged, the reader sends it again
       );
       return true;
     };
@@ -202,7 +190,7 @@ export class DirectReplies {
     if (!waiter)
       this.#waiters.set(
         client,
-        (waiter = new ConnectionWaiter(client, identity, this.log, this.deadlines?.timeoutMs ?? 0)),
+        (waiter = new ConnectionWaiter(client, identity, this.log, this.#tickets?.timeoutMs ?? 0)),
       );
     return waiter;
   }
@@ -234,8 +222,11 @@ export class DirectReplies {
   }
 }
 
+/** The answer deadlines' listener for MQTT: a scan let go closes its connection. */
+const letGo = (waiter: ConnectionWaiter, waitingOn: WaitingOn, waitedMs: number) => waiter.close(waitingOn, waitedMs);
+
 /** A connection waiting on its scans' answers: one past the bound closes it (logged once; each scan is counted). */
-class ConnectionWaiter implements ScanWaiter {
+class ConnectionWaiter {
   constructor(
     private readonly client: Client,
     private readonly identity: MqttIdentity,
@@ -243,7 +234,7 @@ class ConnectionWaiter implements ScanWaiter {
     private readonly timeoutMs: number,
   ) {}
 
-  deadlinePassed(waitingOn: WaitingOn, waitedMs: number): void {
+  close(waitingOn: WaitingOn, waitedMs: number): void {
     if (this.client.closed) return;
     this.log.warn(
       {

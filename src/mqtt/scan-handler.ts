@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DENIAL_REASONS, REASON_DETAILS, ScanError } from '../access/engine.js';
+import { DENIAL_REASONS, REASON_DETAILS } from '../access/engine.js';
 import {
   MAX_CREDENTIAL_VALUE,
   MAX_REQUEST_ID,
@@ -146,10 +146,9 @@ export async function handleScan(
     if (outcome.answer.attendee) decision.attendee = outcome.answer.attendee;
     return { ok: true, decision };
   } catch (err) {
-    if (!(err instanceof ScanError)) throw err;
     // The reader's access point went away between finding the reader and deciding.
-    const { code, message } = scanErrorRefusal(identifier);
-    return fail('reader_unassigned', scan.request_id, code, message);
+    const { code, message } = scanErrorRefusal(err, identifier);
+    return fail(REFUSED_AS[code], scan.request_id, code, message);
   }
 }
 

@@ -1,5 +1,6 @@
 import pino from 'pino';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { ScanError } from '../../src/access/engine.js';
 import { ReaderScans, scanErrorRefusal } from '../../src/access/reader-scan.js';
 import { VenueIndex } from '../../src/access/venue-index.js';
 import { ReaderStates } from '../../src/devices/reader-state.js';
@@ -95,7 +96,24 @@ describe('the reader-scan translation', () => {
   });
 
   it("names the engine's ScanError (its access point deleted meanwhile) as an unassigned reader", () => {
-    expect(scanErrorRefusal('DOOR-1')).toMatchObject({ code: 'reader_unassigned', params: { identifier: 'DOOR-1' } });
-    expect(scanErrorRefusal('DOOR-1').message).toContain('DOOR-1');
+    const gone = new ScanError('unknown_access_point');
+    expect(scanErrorRefusal(gone, 'DOOR-1')).toMatchObject({
+      code: 'reader_unassigned',
+      params: { identifier: 'DOOR-1' },
+    });
+    expect(scanErrorRefusal(gone, 'DOOR-1').message).toContain('DOOR-1');
+  });
+
+  it("names the engine's ScanError of a scan at a named access point (no reader) as no such access point", () => {
+    expect(scanErrorRefusal(new ScanError('unknown_access_point'), null)).toEqual({
+      code: 'not_found',
+      message: 'Access point not found.',
+      params: { resource: 'Access point' },
+    });
+  });
+
+  it('throws on any other error as it is', () => {
+    const other = new Error('disk full');
+    expect(() => scanErrorRefusal(other, 'DOOR-1')).toThrow(other);
   });
 });

@@ -1,13 +1,7 @@
 import type { MqttClient } from 'mqtt';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ScanDeadlines,
-  JOURNAL_WRITE,
-  PENDING_ENTRY,
-  type ScanWaiter,
-  type WaitingOn,
-} from '../../src/access/scan-deadlines.js';
+import { ScanDeadlines, JOURNAL_WRITE, PENDING_ENTRY, type WaitingOn } from '../../src/access/scan-deadlines.js';
 import { client, startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { connect, inbox, mqttUrl, readerLogin, subscribe, type ReaderCredentials } from '../helpers/mqtt.js';
 import { signedPoster } from '../helpers/signed-webhooks.js';
@@ -19,11 +13,9 @@ import { signedPoster } from '../helpers/signed-webhooks.js';
 
 const A = '/api/v1/projects/default/default';
 
-class Recorder implements ScanWaiter {
+/** What a transport holds for a scan, here: a record of what its listener was told. */
+class Recorder {
   readonly told: { waitingOn: WaitingOn; waitedMs: number }[] = [];
-  deadlinePassed(waitingOn: WaitingOn, waitedMs: number): void {
-    this.told.push({ waitingOn, waitedMs });
-  }
 }
 
 const timeoutsIn = (text: string) => {
@@ -40,17 +32,21 @@ describe('answer deadlines (the ring of open tickets)', () => {
   // opened (1,000 ms at the least, 1,250 at the most). Sweeps are called here by hand.
   const make = () => {
     const registry = new Registry();
-    return { deadlines: new ScanDeadlines(1000, registry), registry };
+    const deadlines = new ScanDeadlines(1000, registry);
+    // Each transport's view, its listener recording what it is told of its scans let go.
+    const view = (transport: 'mqtt' | 'webhook' | 'api') =>
+      deadlines.tickets(transport, (r: Recorder, waitingOn, waitedMs) => r.told.push({ waitingOn, waitedMs }));
+    return { deadlines, registry, mqtt: view('mqtt'), webhook: view('webhook'), api: view('api') };
   };
 
   it('lets go of a ticket left open past the bound, once, saying what its scan waited on, and never of a closed one', async () => {
-    const { deadlines, registry } = make();
+    const { deadlines, registry, mqtt, api } = make();
     expect(deadlines.intervalMs).toBe(250);
     const stalled = new Recorder();
     const answered = new Recorder();
-    const waiting = deadlines.begin(stalled, 'mqtt');
+    const waiting = mqtt.begin(stalled);
     deadlines.waitingOn(waiting, JOURNAL_WRITE);
-    const done = deadlines.begin(answered, 'api');
+    const done = api.begin(answered);
     deadlines.end(done);
     for (let i = 0; i < 4; i++) deadlines.sweep();
     expect(stalled.told).toEqual([]); // 1,000 ms have not surely passed
@@ -65,14 +61,14 @@ describe('answer deadlines (the ring of open tickets)', () => {
   });
 
   it('lets go in the order scans began, each with its own stage, while later ones keep their time', async () => {
-    const { deadlines, registry } = make();
+    const { deadlines, registry, mqtt, webhook } = make();
     const a = new Recorder();
     const b = new Recorder();
-    const first = deadlines.begin(a, 'webhook');
+    const first = webhook.begin(a);
     deadlines.waitingOn(first, PENDING_ENTRY);
     deadlines.sweep();
     deadlines.sweep();
-    deadlines.begin(b, 'mqtt'); // still being decided
+    mqtt.begin(b); // still being decided
     for (let i = 0; i < 3; i++) deadlines.sweep();
     expect([a.told.length, b.told.length]).toEqual([1, 0]);
     expect(a.told[0]!.waitingOn).toBe('request-id pending entry');
@@ -85,9 +81,9 @@ describe('answer deadlines (the ring of open tickets)', () => {
   });
 
   it('keeps every open ticket when more are open than the ring has room for, and ignores tickets it never gave', () => {
-    const { deadlines } = make();
+    const { deadlines, mqtt, api } = make();
     const waiters = Array.from({ length: 5000 }, () => new Recorder());
-    const tickets = waiters.map((w) => deadlines.begin(w, 'mqtt'));
+    const tickets = waiters.map((w) => mqtt.begin(w));
     tickets.forEach((t, i) => {
       i % 2 === 0 && deadlines.end(t);
     });
@@ -100,7 +96,7 @@ describe('answer deadlines (the ring of open tickets)', () => {
     expect(deadlines.open).toBe(0);
     // And the ring goes on being used after growing.
     const later = new Recorder();
-    deadlines.begin(later, 'api');
+    api.begin(later);
     for (let i = 0; i < 6; i++) deadlines.sweep();
     expect(later.told).toHaveLength(1);
   });

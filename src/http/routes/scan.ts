@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { conditions } from '../responses.js';
-import type { ScanWaiter, WaitingOn } from '../../access/scan-deadlines.js';
-import { DENIAL_REASONS, REASON_DETAILS, ScanError } from '../../access/engine.js';
+import { type Tickets, type WaitingOn, withTicket } from '../../access/scan-deadlines.js';
+import { DENIAL_REASONS, REASON_DETAILS } from '../../access/engine.js';
+import { type AccessPointRefusal, type ReaderScanRefusal, scanErrorRefusal } from '../../access/reader-scan.js';
 import type { ScanOutcome, ScanRequest, ScanService } from '../../access/scan-service.js';
 import { AppError, validationError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
@@ -34,41 +35,60 @@ const WAITED_FOR: Record<WaitingOn, string> = {
 };
 
 /** A request waiting on its scan's answer: told when the bound passed (access/scan-deadlines.ts). */
-class RequestWaiter implements ScanWaiter {
+class RequestWaiter {
   #resolve!: (late: { waitingOn: WaitingOn; waitedMs: number }) => void;
   readonly late = new Promise<{ waitingOn: WaitingOn; waitedMs: number }>((resolve) => (this.#resolve = resolve));
 
-  deadlinePassed(waitingOn: WaitingOn, waitedMs: number): void {
+  passed(waitingOn: WaitingOn, waitedMs: number): void {
     this.#resolve({ waitingOn, waitedMs });
   }
 }
 
 /**
- * Runs a scan and answers it; the engine's ScanError (an access point the project does not have)
- * becomes the caller's error, and a scan not answered within the bound 503 scan_answer_timeout
- * with Retry-After (the scan goes on: its retry with the same request_id gets its decision).
+ * HTTP's tickets in the answer deadlines (the REST scan's, the access-event webhook's): a scan let go is answered 503.
+ */
+export function requestTickets(scans: ScanService, transport: 'api' | 'webhook'): Tickets<RequestWaiter> | null {
+  return (
+    scans.deadlines?.tickets(transport, (waiter: RequestWaiter, waitingOn, waitedMs) =>
+      waiter.passed(waitingOn, waitedMs),
+    ) ?? null
+  );
+}
+
+/** A refusal of the scan (access/reader-scan.ts) as the route's error, in its envelope. */
+export function refusalError(refusal: ReaderScanRefusal | AccessPointRefusal): AppError {
+  if (refusal.code === 'validation_failed') return validationError(refusal.errors ?? {});
+  return new AppError(refusal.code, refusal.params ?? {});
+}
+
+/**
+ * Runs a scan and answers it; the engine's ScanError becomes the caller's error (scanErrorRefusal:
+ * for `reader`'s scan, or with none, at the access point the request named), and a scan not answered
+ * within the bound 503 scan_answer_timeout with Retry-After (the scan goes on: its retry with the
+ * same request_id gets its decision).
  */
 export async function respondToScan(
   scans: ScanService,
+  tickets: Tickets<RequestWaiter> | null,
   request: ScanRequest,
-  unknownAccessPoint: () => AppError,
+  reader: string | null,
   log?: Logger,
 ) {
-  const deadlines = scans.deadlines;
-  const waiter = deadlines ? new RequestWaiter() : null;
-  const ticket = deadlines && waiter ? deadlines.begin(waiter, request.source === 'webhook' ? 'webhook' : 'api') : 0;
+  const waiter = tickets ? new RequestWaiter() : null;
   try {
-    const scanning = scans.scan(ticket ? { ...request, deadline: ticket } : request);
+    const scanning = withTicket(tickets, waiter, (ticket) =>
+      scans.scan(ticket ? { ...request, deadline: ticket } : request),
+    );
     const first: ScanOutcome | { waitingOn: WaitingOn; waitedMs: number } = waiter
       ? await Promise.race([scanning, waiter.late])
       : await scanning;
     if ('answer' in first) return first.answer;
-    const timeoutMs = deadlines!.timeoutMs;
+    const timeoutMs = tickets!.timeoutMs;
     log?.warn(
       { ...first, timeoutMs, source: request.source, requestId: request.requestId ?? undefined },
       'scan not answered within mqtt.answerTimeoutMs, answering 503',
     );
-    const retryAfter = deadlines!.retryAfterSeconds;
+    const retryAfter = tickets!.retryAfterSeconds;
     // retry_after in the body too, as every REST and webhook answer with Retry-After has it (store_busy, 429).
     throw new AppError(
       'scan_answer_timeout',
@@ -76,10 +96,7 @@ export async function respondToScan(
       { headers: { 'Retry-After': String(retryAfter) }, body: { retry_after: retryAfter } },
     );
   } catch (err) {
-    if (!(err instanceof ScanError)) throw err;
-    throw unknownAccessPoint();
-  } finally {
-    if (ticket) deadlines!.end(ticket);
+    throw refusalError(scanErrorRefusal(err, reader)); // anything but a ScanError is thrown on as it is
   }
 }
 
@@ -110,6 +127,7 @@ export const scanResponseSchema = z.object({
 });
 
 export function scanRoutes({ scans, now }: { scans: ScanService; now: () => number }): AnyRoute[] {
+  const tickets = requestTickets(scans, 'api');
   return [
     defineRoute({
       method: 'POST',
@@ -141,12 +159,7 @@ export function scanRoutes({ scans, now }: { scans: ScanService; now: () => numb
           requestId: body.request_id ?? null,
         };
         return {
-          body: await respondToScan(
-            scans,
-            request,
-            () => new AppError('not_found', { resource: 'Access point' }),
-            koa.state.log as Logger,
-          ),
+          body: await respondToScan(scans, tickets, request, null, koa.state.log as Logger),
         };
       },
     }),

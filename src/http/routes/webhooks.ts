@@ -2,17 +2,12 @@ import { z } from 'zod';
 import { conditions } from '../responses.js';
 import type { ScanService } from '../../access/scan-service.js';
 import type { Logger } from '../../logger.js';
-import {
-  MAX_CREDENTIAL_VALUE,
-  type ReaderScanRefusal,
-  type ReaderScans,
-  scanErrorRefusal,
-} from '../../access/reader-scan.js';
-import { AppError, validationError } from '../../errors.js';
+import { MAX_CREDENTIAL_VALUE, type ReaderScans } from '../../access/reader-scan.js';
+import { AppError } from '../../errors.js';
 import type { WebhookGate } from '../../webhooks/gate.js';
 import { gatewayReportSchema, type Gateways } from '../../devices/gateways.js';
 import { defineRoute, type AnyRoute } from '../route.js';
-import { respondToScan, scanResponseSchema, requestIdField } from './scan.js';
+import { refusalError, requestTickets, respondToScan, scanResponseSchema, requestIdField } from './scan.js';
 import { webhookError } from '../resources.js';
 
 // Incoming webhooks (spec: Endpoints, Incoming webhooks). POST /webhook/v1/access-event: a
@@ -39,13 +34,8 @@ export interface WebhookRouteDeps {
   gate: WebhookGate;
 }
 
-/** A refusal of the reader-scan translation in the webhook envelope. */
-function refused(refusal: ReaderScanRefusal): AppError {
-  if (refusal.code === 'validation_failed') return validationError(refusal.errors ?? {});
-  return new AppError(refusal.code, refusal.params ?? {});
-}
-
 export function webhookRoutes({ scans, gateways, readerScans, gate }: WebhookRouteDeps): AnyRoute[] {
+  const tickets = requestTickets(scans, 'webhook');
   return [
     defineRoute({
       method: 'POST',
@@ -113,16 +103,9 @@ export function webhookRoutes({ scans, gateways, readerScans, gate }: WebhookRou
           requestId: body.request_id ?? null,
           source: 'webhook',
         });
-        if (!located.ok) throw refused(located.refusal);
+        if (!located.ok) throw refusalError(located.refusal);
         const { reader, request } = located;
-        return {
-          body: await respondToScan(
-            scans,
-            request,
-            () => refused(scanErrorRefusal(reader.identifier)),
-            koa.state.log as Logger,
-          ),
-        };
+        return { body: await respondToScan(scans, tickets, request, reader.identifier, koa.state.log as Logger) };
       },
     }),
   ];
