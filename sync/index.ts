@@ -1,5 +1,4 @@
 import type { ExternalChanges } from '../src/access/external-changes.js';
-import type { EventJournal } from '../src/journal/event-journal.js';
 import type { Occupancy } from '../src/access/occupancy.js';
 import type { VenueIndex } from '../src/access/venue-index.js';
 import type { ProjectRepository } from '../src/accounts/projects.js';
@@ -37,7 +36,6 @@ export interface SyncDepsIn {
   occupancy: Occupancy;
   index: VenueIndex;
   externalChanges: ExternalChanges;
-  journal: EventJournal;
   teams: TeamRepository;
   projects: ProjectRepository;
   appVersion: string;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DENIAL_REASONS, REASON_DETAILS } from '../src/access/engine.js';
+import { DENIAL_REASONS, REASON_DETAILS } from '../src/resources/access-events.js';
 
 // The sync protocol's shapes (issue 26 item 2; docs/sync.md), shared by the cloud's routes
 // (http/routes/sync.ts, which put them in the OpenAPI document) and the edge's client

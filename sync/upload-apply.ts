@@ -9,7 +9,7 @@ import type { Database } from '../src/store/database.js';
 import { statement } from '../src/store/statements.js';
 import { writeWhenFree } from '../src/store/transactions.js';
 import type { EdgeRow, SyncEdges } from './edges.js';
-import type { NewConflict, SyncConflictResource, SyncConflicts } from './conflicts.js';
+import type { NewConflict, SyncConflicts } from './conflicts.js';
 import { type Arrival, DoubleEntries } from './double-entries.js';
 import type { UploadBody, UploadedAccessEvent } from './protocol.js';
 import { UploadChanges } from './upload-changes.js';
@@ -19,6 +19,7 @@ import {
   UploadFlags,
   unknownReferenceConflict,
 } from './upload-flags.js';
+import type { SyncConflictResource } from '../src/resources/sync-conflict.js';
 
 // The cloud's side of an upload (issue 26 items 4-6, 11). A batch is applied in slices, each a
 // transaction of its own with the event loop free between two (docs/sync.md: limits):
@@ -200,6 +201,8 @@ export class UploadApply {
     this.stats.duplicates += counts.duplicates;
     if (venueChanged) await this.refreshIndex(); // first: the announcements name attendees the slice made, and the next slice's flags read the index
     for (const emit of announce) emit();
+    // The slice's access events and outbox entries are in the feed: its consumers (webhooks) read them now.
+    if (counts.accepted > 0) this.bus.emit('feed.appended', { by: 'upload' });
     return next;
   }
 

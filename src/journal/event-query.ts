@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
-import { DENIAL_REASONS, REASON_DETAILS } from '../access/engine.js';
+import { DENIAL_REASONS, REASON_DETAILS } from '../resources/access-events.js';
 
 // Reading the access-event log (issue 5, item 8): filters by zone, access point, attendee,
 // result, reason and time range; newest first.

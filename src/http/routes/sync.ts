@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { AppError, notFound } from '../../errors.js';
 import { isStoreBusy } from '../../store/transactions.js';
-import { conflictSchema, CONFLICT_KINDS } from '../../../sync/conflicts.js';
 import { edgeSchema, type EdgeRow } from '../../../sync/edges.js';
 import {
   changePageSchema,
@@ -21,6 +20,7 @@ import { type AnyRoute, defineRoute } from '../route.js';
 import { messageSchema, single } from '../resources.js';
 import { edgeRefusal } from '../edge-refusal.js';
 import { PROJECT_PATH, projectParams, withId } from './crud.js';
+import { CONFLICT_KINDS, conflictSchema } from '../../resources/sync-conflict.js';
 
 // Cloud sync over HTTP (issue 26; docs/sync.md). Three groups:
 // - edges, on the cloud: issue (the token shown once; the ability sync:edges, docs/auth.md), list,
