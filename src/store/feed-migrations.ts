@@ -1,4 +1,4 @@
-import type { Migration } from './migrations.js';
+import type { Migration } from './migration.js';
 
 // The durable feed and outgoing webhooks (issue 25; docs/architecture.md, "The durable feed").
 

@@ -5,7 +5,7 @@ import type { EventBus } from '../events/bus.js';
 import { commit } from '../events/unit-of-work.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
-import { slugify, SLUG_PATTERN, uniqueSlug } from '../accounts/slug.js';
+import { slugField, slugify, uniqueSlug } from '../accounts/slug.js';
 import type { AttendeeTypes } from './attendee-types.js';
 import { VersionedTable } from './versioned-table.js';
 import type { ZoneResource } from '../resources/venue.js';
@@ -28,7 +28,6 @@ export interface AccessZoneRow {
   updated_at: string;
 }
 
-export const slugField = z.string().regex(SLUG_PATTERN, 'lower-case letters, digits and single dashes').max(60);
 const nameField = z.string().trim().min(1).max(255);
 
 export const createZoneBody = z.strictObject({

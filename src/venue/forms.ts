@@ -5,8 +5,7 @@ import type { EventBus } from '../events/bus.js';
 import { commit } from '../events/unit-of-work.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
-import { slugify, uniqueSlug } from '../accounts/slug.js';
-import { slugField } from './access-zones.js';
+import { slugField, slugify, uniqueSlug } from '../accounts/slug.js';
 import { VersionedTable } from './versioned-table.js';
 import { FIELD_TYPES, type formSchema, type submissionSchema } from '../resources/forms.js';
 
