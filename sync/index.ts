@@ -8,7 +8,7 @@ import { SyncEdges } from './edges.js';
 import { Replica } from './replica.js';
 import { UploadApply } from './upload-apply.js';
 import { UploadGate } from './upload-gate.js';
-import { cloudOwnedResource } from './cloud-owned.js';
+import { cloudOwnedResource } from '../src/http/cloud-owned.js';
 import { inClear } from './link.js';
 
 // Cloud sync's services (issue 26; docs/sync.md), by role: a cloud serves edges (edges, the

@@ -4,7 +4,7 @@ import { errorCatalogue, type ErrorCode } from '../errors.js';
 import type { WebhookKind } from '../webhooks/gate.js';
 import type { AnyRoute, Condition, RateClass } from './route.js';
 import type { ResponseHeader } from './response-headers.js';
-import { cloudOwnedResource } from '../../sync/cloud-owned.js';
+import { cloudOwnedResource } from './cloud-owned.js';
 import { rateClassesOf } from './rate-limit.js';
 
 // Every answer a route can give, derived from what the route declares (issue 22 item 7): the
