@@ -29,32 +29,28 @@ module.exports = {
     },
     {
       name: 'resources-are-leaves',
-      comment:
-        'src/resources/ holds the contracts\' schemas (zod only): everything may import them, so they import nothing of ours.',
+      comment: "The contracts' schemas (zod only): everything may import them, so they import nothing of ours.",
       severity: 'error',
       from: { path: '^src/resources/' },
       to: { path: '^(src|sync|firmware-bridge)/', pathNot: '^src/resources/' },
     },
     {
       name: 'core-below-features',
-      comment:
-        'The bus (src/events/) and the store (src/store/) are what every feature builds on: they import no feature folder, only each other, the resources, config, clock, logger and errors (and the outbox writer and worker-file, named in BELOW_THE_CORE).',
+      comment: 'The bus and the store are what every feature builds on: they import no feature (BELOW_THE_CORE).',
       severity: 'error',
       from: { path: '^src/(events|store)/' },
       to: { path: '^(src|sync|firmware-bridge)/', pathNot: BELOW_THE_CORE },
     },
     {
       name: 'domain-not-transport',
-      comment:
-        'The domain (access, venue, journal, feed, events) knows no transport: HTTP, MQTT and the WebSocket server call it, never the reverse.',
+      comment: 'The domain knows no transport: HTTP, MQTT and the WebSocket server call it, never the reverse.',
       severity: 'error',
       from: { path: '^src/(access|venue|journal|feed|events)/' },
       to: { path: '^src/(http|mqtt|realtime)/' },
     },
     {
       name: 'core-not-wings',
-      comment:
-        'The core (src/) imports a wing (sync/, firmware-bridge/) only at the composition root: services.ts, app.ts, main.ts. The wings import the core freely.',
+      comment: 'The core imports a wing only at the composition root (services, app, main); wings import the core.',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/(services|app|main)\\.ts$' },
       to: { path: '^(sync|firmware-bridge)/' },

@@ -23,10 +23,11 @@ import type {
 // feed, ...); what happened is a past participle (created, updated, deleted, revoked, saved,
 // changed, requested) or the state reached (online, offline, link_down). One word, one meaning:
 // `access` is a scan's decision (AccessGranted, AccessDenied; the webhooks' access.granted /
-// access.denied), what a user may reach is `permissions`. Exception: the two scan events keep the
-// names the broadcaster publishes them under (AccessGranted, AccessDenied), which Pusher clients
-// listen for. These names are internal: the public names (Pusher events: realtime/event-schemas.ts;
-// webhook events: feed/catalogue.ts) are mapped from them and do not follow them.
+// access.denied), what a user may reach is `permissions` (permissions.changed). Two names predate
+// the scheme: AccessGranted and AccessDenied, named as the Pusher events they become; by it they
+// are access.granted and access.denied. These names are internal: the public ones (Pusher events:
+// realtime/event-schemas.ts; webhook events: feed/catalogue.ts) are mapped from them, so renaming
+// a bus event changes no contract.
 
 export interface ChangeEvent<R> {
   projectId: number;
