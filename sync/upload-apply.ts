@@ -201,8 +201,8 @@ export class UploadApply {
     this.stats.duplicates += counts.duplicates;
     if (venueChanged) await this.refreshIndex(); // first: the announcements name attendees the slice made, and the next slice's flags read the index
     for (const emit of announce) emit();
-    // The slice's access events and outbox entries are in the feed: its consumers (webhooks) read them now.
-    if (counts.accepted > 0) this.bus.emit('feed.appended', { by: 'upload' });
+    // The slice's access events, outbox entries and flags are in the feed: its consumers (webhooks) read them now.
+    if (next > from) this.bus.emit('feed.appended', { by: 'upload' });
     return next;
   }
 
