@@ -2,13 +2,7 @@ import type { Clock } from '../src/clock.js';
 import { type ReaderScans, scanErrorRefusal } from '../src/access/reader-scan.js';
 import type { ScanService } from '../src/access/scan-service.js';
 import { readerKey, type VenueIndex } from '../src/access/venue-index.js';
-import {
-  type BridgeDevice,
-  type BridgeDeviceState,
-  type BridgeDevices,
-  IDLE_STATE,
-  isHid,
-} from '../src/devices/bridge-devices.js';
+import type { BridgeDevices } from '../src/devices/bridge-devices.js';
 import type { BridgePaths } from '../src/devices/bridge-paths.js';
 import type { ReaderStates } from '../src/devices/reader-state.js';
 import type { EventBus } from '../src/events/bus.js';
@@ -16,6 +10,7 @@ import type { Logger } from '../src/logger.js';
 import { type Decide, DeviceRunner } from './device-runner.js';
 import type { HidStatus, HidTransport } from './hid-transport.js';
 import type { Transport } from './transport.js';
+import { type BridgeDevice, type BridgeDeviceState, IDLE_STATE, isHid } from '../src/resources/bridge-device.js';
 
 // The firmware bridge (docs/bridge.md): one runner per enabled device, started with
 // the appliance and restarted when its record changes. Its scans take the same path as an MQTT
@@ -63,8 +58,8 @@ export class FirmwareBridge {
       return;
     }
     this.#started = true;
-    this.deps.bus.on(this, 'bridge.device_saved', ({ id }) => this.#restart(id));
-    this.deps.bus.on(this, 'bridge.device_deleted', ({ id }) => this.#restart(id));
+    this.deps.bus.on(this, 'bridge_device.saved', ({ id }) => this.#restart(id));
+    this.deps.bus.on(this, 'bridge_device.deleted', ({ id }) => this.#restart(id));
     const devices = this.deps.devices.list(null).items;
     for (const device of devices) this.#restart(device.id);
     // node-hid is loaded only when a HID device needs it (a box without libusb starts all the same).
@@ -194,6 +189,6 @@ export class FirmwareBridge {
         last_error: state.last_error,
       },
     };
-    this.deps.bus.emit(connected ? 'bridge.device_connected' : 'bridge.device_disconnected', event);
+    this.deps.bus.emit(connected ? 'bridge_device.connected' : 'bridge_device.disconnected', event);
   }
 }

@@ -1,11 +1,11 @@
 import type { Clock } from '../src/clock.js';
 import { iso } from '../src/clock.js';
-import type { BridgeDevice, BridgeDeviceState } from '../src/devices/bridge-devices.js';
 import type { Logger } from '../src/logger.js';
 import { createParser, type SerialFraming } from './framing/index.js';
 import { keyboardDecoder, posScannerDecoder } from './hid/index.js';
 import type { ScanRead } from './scan-read.js';
 import type { OpenedPort, Transport } from './transport.js';
+import type { BridgeDevice, BridgeDeviceState } from '../src/resources/bridge-device.js';
 
 // One device plugged into the box, while it is enabled: find it, open it, turn its bytes into
 // frames, each good frame (not a repeat within debounce_ms) into a decision, and the decision

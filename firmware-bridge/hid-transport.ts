@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
-import type { BridgeDevice } from '../src/devices/bridge-devices.js';
 import { describeMatch, type OpenedPort, type PortEvents, sameUsbId, type Transport } from './transport.js';
+import type { BridgeDevice } from '../src/resources/bridge-device.js';
 
 // USB HID scanners through `node-hid`, loaded lazily: it needs hidraw (and its prebuilt binary
 // libusb / libudev) at run time, and a box without them must still start and decide. Where it

@@ -4,7 +4,7 @@ import { readerKey, type VenueIndex } from '../src/access/venue-index.js';
 import type { ProjectRepository } from '../src/accounts/projects.js';
 import type { Clock } from '../src/clock.js';
 import type { Config } from '../src/config/schema.js';
-import { type BridgeDeviceSettings, BridgeDevices, type EnsureReader } from '../src/devices/bridge-devices.js';
+import { BridgeDevices, type EnsureReader } from '../src/devices/bridge-devices.js';
 import { BridgePaths } from '../src/devices/bridge-paths.js';
 import type { ReaderStates } from '../src/devices/reader-state.js';
 import { AppError, validationError } from '../src/errors.js';
@@ -16,6 +16,7 @@ import { FirmwareBridge } from './bridge.js';
 import { keyboardDecoder } from './hid/index.js';
 import { type HidBackend, HidTransport, nodeHidBackend } from './hid-transport.js';
 import { SerialTransport } from './serial-transport.js';
+import type { BridgeDeviceSettings } from '../src/resources/bridge-device.js';
 
 export { FirmwareBridge } from './bridge.js';
 export { registerBridgeMetrics } from './metrics.js';

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
-import type { BridgeDevice } from '../src/devices/bridge-devices.js';
 import { describeMatch, type OpenedPort, type PortEvents, sameUsbId, type Transport } from './transport.js';
+import type { BridgeDevice } from '../src/resources/bridge-device.js';
 
 // Serial ports through `serialport` (the design's package), loaded on first use. A device is
 // found by its path, or by USB ids through serialport's port list (which needs udevadm on

@@ -1,4 +1,4 @@
-import type { BridgeDevice } from '../src/devices/bridge-devices.js';
+import type { BridgeDevice } from '../src/resources/bridge-device.js';
 
 // How the bridge reaches a device, whatever carries its bytes: a serial port
 // (serial-transport.ts) or a USB HID device (hid-transport.ts). A device runner

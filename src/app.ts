@@ -6,6 +6,7 @@ import { createHttpApp } from './http/app.js';
 import { type HttpDeps, httpDepsOf } from './http/deps.js';
 import type { AnyRoute } from './http/route.js';
 import { buildRouteTable } from './http/routes/index.js';
+import { syncRoutes } from '../sync/routes.js';
 import { HttpServer } from './http/server.js';
 import { UpgradeRouter } from './http/upgrade.js';
 import { Lifecycle, type Module, module } from './lifecycle.js';
@@ -253,7 +254,7 @@ export class Gatehouse {
 
   async #startHttp(s: Services, mqtt: Mqtt): Promise<void> {
     const deps = this.deps;
-    this.#routes = buildRouteTable(deps);
+    this.#routes = buildRouteTable(deps, syncRoutes(deps));
     const upgrades = new UpgradeRouter();
     upgrades.add('/app/', (req, socket, head) => s.realtime.server.handleUpgrade(req, socket, head));
     upgrades.add('/mqtt', (req, socket, head) => mqtt.broker.handleUpgrade(req, socket, head));

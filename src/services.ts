@@ -333,7 +333,6 @@ export function buildServices(
     occupancy,
     index,
     externalChanges: access.externalChanges,
-    journal,
     teams: accounts.teams,
     projects,
     appVersion: '1.0.0',
@@ -372,7 +371,8 @@ export function buildServices(
     () => eventLog.stats.events,
     (row) => issuerAccess.subscriptionHolds(row),
   );
-  journal.onIngest(() => dispatcher.wake()); // new access events in access_events
+  // New access events in access_events: the feed grew, as when commit() or the observed-state writer appends.
+  journal.onIngest(() => bus.emit('feed.appended', { by: 'ingest' }));
   const outgoing = {
     feed,
     policy,

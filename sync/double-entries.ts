@@ -1,6 +1,7 @@
 import type { Database } from '../src/store/database.js';
 import { statement } from '../src/store/statements.js';
-import type { SyncConflictResource, SyncConflicts } from './conflicts.js';
+import type { SyncConflicts } from './conflicts.js';
+import type { SyncConflictResource } from '../src/resources/sync-conflict.js';
 
 // Double entries on the cloud (docs/sync.md: conflicts, "Flags are a function of the merged
 // history by corrected time"). An entry into a zone repeats another when the holder's movement

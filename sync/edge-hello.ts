@@ -6,7 +6,8 @@ import { CONSUMER } from './edge-upload.js';
 import type { EdgeRun } from './edge-run.js';
 import { z } from 'zod';
 import { followingProtocol, LinkError } from './link.js';
-import { type Hello, helloSchema, PROTOCOL_VERSION } from './protocol.js';
+import { PROTOCOL_VERSION } from '../src/http/sync-protocol-version.js';
+import { type Hello, helloSchema } from './protocol.js';
 import { unsynced } from './unsynced.js';
 
 // The edge's hello (docs/sync.md: the protocol; a cloud restored from a backup). At the first

@@ -1,5 +1,5 @@
 import type { ScanPacer } from '../src/feed/pacer.js';
-import type { SyncDepsIn } from './index.js';
+import type { SyncDepsIn } from './deps.js';
 import type { CloudLink } from './link.js';
 import type { LinkState } from './link-state.js';
 import type { Replica } from './replica.js';
@@ -9,7 +9,7 @@ import type { Replica } from './replica.js';
 // the counters, and the current generation of the loops (aborted on stop, or to meet a cloud
 // that started again).
 
-/** What the edge takes of the sync services' dependencies (sync/index.ts), and its replica. */
+/** What the edge takes of the sync services' dependencies (deps.ts), and its replica. */
 export type EdgeSyncDeps = Omit<SyncDepsIn, 'occupancy' | 'index'> & { replica: Replica };
 
 export interface EdgeStats {

@@ -113,20 +113,9 @@ export class EdgeSync {
     setIdBlock(this.d.db, row ? blockOfEdge(row.edge_id) : null);
     if (row?.clock_offset_ms !== null && row?.clock_offset_ms !== undefined)
       this.d.clockOffset.carryOver(row.clock_offset_ms);
-    const poke = () => this.#upload.poke();
-    this.d.journal.onIngest(poke);
-    for (const event of [
-      'attendee.created',
-      'attendee.updated',
-      'attendee.deleted',
-      'credential.created',
-      'credential.revoked',
-      'attendee.imported',
-      'gateway.online',
-      'gateway.offline',
-    ] as const) {
-      this.d.bus.on(this, event, poke);
-    }
+    // Whatever is appended to the feed (a committed change's outbox entries, an observed state, access
+    // events ingested by the journal) may be for the cloud: the upload reads it now, not at its poll.
+    this.d.bus.on(this, 'feed.appended', () => this.#upload.poke());
     this.#upload.pacer.start();
     this.#download.pacer.start();
     this.#generations = this.#runGenerations();

@@ -1,17 +1,5 @@
-import type { ExternalChanges } from '../src/access/external-changes.js';
-import type { EventJournal } from '../src/journal/event-journal.js';
-import type { Occupancy } from '../src/access/occupancy.js';
-import type { VenueIndex } from '../src/access/venue-index.js';
-import type { ProjectRepository } from '../src/accounts/projects.js';
-import type { TeamRepository } from '../src/accounts/teams.js';
-import type { Clock } from '../src/clock.js';
-import type { ClockOffset } from '../src/clock-offset.js';
-import type { Config } from '../src/config/schema.js';
-import type { EventBus } from '../src/events/bus.js';
-import type { Feed } from '../src/feed/feed.js';
-import type { Logger } from '../src/logger.js';
-import type { Database } from '../src/store/database.js';
 import { randomUUID } from 'node:crypto';
+import type { SyncDepsIn } from './deps.js';
 import { ChangeStream } from './change-stream.js';
 import type { CloudState } from './protocol.js';
 import { SyncConflicts } from './conflicts.js';
@@ -20,31 +8,12 @@ import { SyncEdges } from './edges.js';
 import { Replica } from './replica.js';
 import { UploadApply } from './upload-apply.js';
 import { UploadGate } from './upload-gate.js';
-import { cloudOwnedResource } from './cloud-owned.js';
+import { cloudOwnedResource } from '../src/http/cloud-owned.js';
 import { inClear } from './link.js';
 
 // Cloud sync's services (docs/sync.md), by role: a cloud serves edges (edges, the
 // change stream, the upload's apply); an edge runs EdgeSync; both keep conflicts. A
 // standalone box builds the parts and starts none.
-
-export interface SyncDepsIn {
-  db: Database;
-  clock: Clock;
-  bus: EventBus;
-  config: Readonly<Config>;
-  log: Logger;
-  feed: Feed;
-  occupancy: Occupancy;
-  index: VenueIndex;
-  externalChanges: ExternalChanges;
-  journal: EventJournal;
-  teams: TeamRepository;
-  projects: ProjectRepository;
-  appVersion: string;
-  scansSoFar: () => number;
-  /** On an edge: its clock against the cloud's, shared with the scan service that stamps it on events. */
-  clockOffset: ClockOffset;
-}
 
 export class SyncServices {
   readonly edges: SyncEdges;

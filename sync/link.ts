@@ -4,7 +4,8 @@ import { Agent, type Dispatcher, request } from 'undici';
 import { z } from 'zod';
 import type { ClockOffset } from '../src/clock-offset.js';
 import { parseJson, SYNC_JSON_DEPTH } from '../src/json-depth.js';
-import { cloudStateSchema, type CloudState, PROTOCOL_HEADER, PROTOCOL_VERSION, SENT_AT_HEADER } from './protocol.js';
+import { PROTOCOL_HEADER, PROTOCOL_VERSION } from '../src/http/sync-protocol-version.js';
+import { cloudStateSchema, type CloudState, SENT_AT_HEADER } from './protocol.js';
 
 // The edge's HTTP client to its cloud (docs/sync.md). Every request carries the
 // protocol version and the edge's clock, and is given up after sync.requestTimeoutMs (a long

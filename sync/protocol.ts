@@ -1,16 +1,13 @@
 import { z } from 'zod';
-import { DENIAL_REASONS, REASON_DETAILS } from '../src/access/engine.js';
+import { DENIAL_REASONS, REASON_DETAILS } from '../src/resources/access-events.js';
 
 // The sync protocol's shapes (docs/sync.md), shared by the cloud's routes
-// (http/routes/sync.ts, which put them in the OpenAPI document) and the edge's client
+// (routes.ts, which put them in the OpenAPI document) and the edge's client
 // (link.ts). Every request from an edge names the protocol version it speaks in a header; a
 // cloud that does not speak it answers 409 sync_protocol_unsupported and the edge stops
-// syncing (it never guesses at a format it does not know).
+// syncing (it never guesses at a format it does not know). The version and its header are in the
+// core (src/http/sync-protocol-version.ts): the request pipeline checks them.
 
-export const PROTOCOL_VERSION = 1;
-/** The versions this build's cloud serves. */
-export const SUPPORTED_PROTOCOLS: readonly number[] = [1];
-export const PROTOCOL_HEADER = 'Gatehouse-Sync-Protocol';
 /** The edge's clock when it sent the request (ms since the epoch): the cloud notes the offset. */
 export const SENT_AT_HEADER = 'Gatehouse-Sync-Sent-At';
 

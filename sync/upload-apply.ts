@@ -10,7 +10,7 @@ import type { Database } from '../src/store/database.js';
 import { statement } from '../src/store/statements.js';
 import { writeWhenFree } from '../src/store/transactions.js';
 import type { EdgeRow, SyncEdges } from './edges.js';
-import type { NewConflict, SyncConflictResource, SyncConflicts } from './conflicts.js';
+import type { NewConflict, SyncConflicts } from './conflicts.js';
 import { type Arrival, DoubleEntries } from './double-entries.js';
 import type { UploadBody, UploadedAccessEvent } from './protocol.js';
 import { UploadChanges } from './upload-changes.js';
@@ -20,6 +20,7 @@ import {
   UploadFlags,
   unknownReferenceConflict,
 } from './upload-flags.js';
+import type { SyncConflictResource } from '../src/resources/sync-conflict.js';
 
 // The cloud's side of an upload (docs/sync.md). A batch is applied in slices, each a
 // transaction of its own with the event loop free between two (docs/sync.md: limits):
@@ -205,6 +206,8 @@ export class UploadApply {
     this.stats.duplicates += counts.duplicates;
     if (venueChanged) await this.refreshIndex(); // first: the announcements name attendees the slice made, and the next slice's flags read the index
     for (const emit of announce) emit();
+    // The slice's access events, outbox entries and flags are in the feed: its consumers (webhooks) read them now.
+    if (next > from) this.bus.emit('feed.appended', { by: 'upload' });
     return next;
   }
 
@@ -356,8 +359,8 @@ export class UploadApply {
       last_name: holder?.lastName ?? null,
     });
     if (announced?.granted)
-      this.bus.emit('AccessGranted', { projectId, payload: { ...announced.payload, ...uploaded } });
-    else if (announced) this.bus.emit('AccessDenied', { projectId, payload: { ...announced.payload, ...uploaded } });
+      this.bus.emit('access.granted', { projectId, payload: { ...announced.payload, ...uploaded } });
+    else if (announced) this.bus.emit('access.denied', { projectId, payload: { ...announced.payload, ...uploaded } });
     // null: a grant naming no holder, credential or zone, or a denial with no reason: stored as sent, not announced
     // live.
     if (counted && e.access_zone_id !== null) {

@@ -1,4 +1,4 @@
-import type { AccessDeniedPayload, AccessGrantedPayload } from '../realtime/event-schemas.js';
+import type { AccessDeniedPayload, AccessGrantedPayload } from '../resources/access-events.js';
 import type { Decision, DenialReason, ReasonDetail } from './engine.js';
 
 // An access event as the world is shown it (spec: Real-time events): AccessGranted's fields or

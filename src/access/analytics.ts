@@ -1,8 +1,9 @@
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
-import { DENIAL_REASONS, type DenialReason } from './engine.js';
+import type { DenialReason } from './engine.js';
 import { bucketBoundaries, localIso, type BucketInterval } from './zoned-time.js';
 import { readSnapshot } from '../store/transactions.js';
+import { DENIAL_REASONS } from '../resources/access-events.js';
 
 // Analytics metrics (spec: Analytics), computed from the access-event log by
 // index range counts, never by reading events one by one (docs/engine.md, "Analytics"):

@@ -1,5 +1,5 @@
 import { setImmediate as turn } from 'node:timers/promises';
-import type { DomainEvents, EventBus, EventName } from '../events/bus.js';
+import type { EventBus } from '../events/bus.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import type { Venue } from '../venue/index.js';
@@ -11,6 +11,7 @@ import { timeRestrictionResource, type TimeRestrictionRow } from '../venue/time-
 import { blocklistResource, type BlocklistRow } from '../venue/blocklist.js';
 import type { VersionRange } from './local-versions.js';
 import type { VenueIndex } from './venue-index.js';
+import type { DomainEvents, EventName } from '../events/types.js';
 
 // Reads one project's venue rows and tombstones whose change versions fall in ranges written
 // by another process (external-changes.ts) and applies them as the appliance's own write of them

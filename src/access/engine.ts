@@ -1,6 +1,7 @@
 import type { AttendeeEntry, CredentialEntry, VenueIndex, ZoneEntry } from './venue-index.js';
 import type { Occupancy } from './occupancy.js';
 import { localWeekdayAndMinute } from './local-time.js';
+import type { DENIAL_REASONS, REASON_DETAILS } from '../resources/access-events.js';
 
 // The decision (spec: What the service does, items 3-4; Events, denial reasons). Every scan at
 // an access point of the project is decided, and every decision is an access event (item 3:
@@ -17,27 +18,9 @@ import { localWeekdayAndMinute } from './local-time.js';
 // Checks 2-5 apply to an entry only: leaving is never refused once the credential is valid.
 // Everything is read from memory (VenueIndex); docs/engine.md has the rules in full.
 
-export const DENIAL_REASONS = [
-  'invalid_credential',
-  'not_authorized',
-  'expired',
-  'capacity_exceeded',
-  'time_restricted',
-  'blocklisted',
-] as const;
+/** The reasons a scan is denied (their list: resources/access-events.ts). */
 export type DenialReason = (typeof DENIAL_REASONS)[number];
-
-/**
- * Which of not_authorized's causes refused a scan (docs/engine.md: reason_detail). The contract's six
- * reasons stay the reasons; these only tell apart what its one meaning of not_authorized
- * ("attendee type lacks access to the zone") no longer covers alone. null for every other denial.
- */
-export const REASON_DETAILS = [
-  'type_not_permitted',
-  'already_inside',
-  'access_point_inactive',
-  'access_point_without_zone',
-] as const;
+/** Which of not_authorized's causes refused a scan (their list: resources/access-events.ts). */
 export type ReasonDetail = (typeof REASON_DETAILS)[number];
 
 export interface ScanInput {

@@ -1,4 +1,5 @@
-import type { EventBus, EventName } from '../events/bus.js';
+import type { EventBus } from '../events/bus.js';
+import type { EventName } from '../events/types.js';
 
 // The change versions this process wrote itself (docs/engine.md, "Changes by another process"). Every write to a venue
 // table takes the next store-wide change version (venue/versioned-table.ts), whichever process

@@ -1,4 +1,5 @@
-import { DENIAL_REASONS, type DenialReason, REASON_DETAILS, type ReasonDetail } from './engine.js';
+import type { DenialReason, ReasonDetail } from './engine.js';
+import { DENIAL_REASONS, REASON_DETAILS } from '../resources/access-events.js';
 
 // The decisions of the last `capacity` scans that carried a request id, so a retry with the same
 // id (QoS 1 redelivery, a gateway retrying) is answered with the first decision and writes no

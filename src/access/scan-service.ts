@@ -144,12 +144,12 @@ export class ScanService {
     }
     const { projectId, accessPointId, credentialValue } = request;
     if (decision.granted)
-      this.bus.emit('AccessGranted', {
+      this.bus.emit('access.granted', {
         projectId,
         payload: decisionPayload(decision, accessPointId, credentialValue, timestamp),
       });
     else
-      this.bus.emit('AccessDenied', {
+      this.bus.emit('access.denied', {
         projectId,
         payload: decisionPayload(decision, accessPointId, credentialValue, timestamp),
       });

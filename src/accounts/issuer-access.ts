@@ -1,4 +1,5 @@
-import type { AccessChangeReason, EventBus } from '../events/bus.js';
+import type { EventBus } from '../events/bus.js';
+import type { PermissionsChangeReason } from '../events/types.js';
 import type { Module } from '../lifecycle.js';
 import type { Logger } from '../logger.js';
 import type { ProjectRepository } from './projects.js';
@@ -14,7 +15,7 @@ import type { UserRepository } from './users.js';
 // - a subscription is disabled (webhook.endpoint_disabled, owner_lost_access) until someone with
 //   access re-enables it.
 // Two ways in, so nothing depends on catching every change: after a change that can take access
-// away is committed and announced (`access.changed`), the credentials of that user are checked at
+// away is committed and announced (`permissions.changed`), the credentials of that user are checked at
 // once; and each is checked again where it is used (every request of an edge, every delivery
 // attempt), which catches changes no announcement reaches (the CLI in another process).
 
@@ -50,9 +51,11 @@ export interface IssuedCredentials {
   };
 }
 
-/** The changes that can take a user's access to a project away (a revoked
- * token or an ended session leaves the user's own access as it was). */
-const LOSSES: ReadonlySet<AccessChangeReason> = new Set([
+/**
+ * The changes that can take a user's access to a project away (a revoked token or an ended session leaves the user's
+ * own access as it was).
+ */
+const LOSSES: ReadonlySet<PermissionsChangeReason> = new Set([
   'user_deactivated',
   'user_demoted',
   'user_deleted',
@@ -71,7 +74,7 @@ export class IssuerAccess implements Module {
   ) {}
 
   start(): void {
-    this.bus.on(this, 'access.changed', (e) => {
+    this.bus.on(this, 'permissions.changed', (e) => {
       if (LOSSES.has(e.reason)) this.recheck(e.userId);
     });
   }

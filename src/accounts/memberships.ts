@@ -50,7 +50,7 @@ export class MembershipRepository {
   }
 
   #removed(userId: number, removed: boolean): boolean {
-    if (removed) this.bus?.emit('access.changed', { userId, reason: 'membership_removed' });
+    if (removed) this.bus?.emit('permissions.changed', { userId, reason: 'membership_removed' });
     return removed;
   }
 

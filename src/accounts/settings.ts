@@ -45,7 +45,7 @@ export class SettingsStore {
     });
     this.#cache = null;
     if (changes.token_expiry_minutes !== undefined)
-      this.bus?.emit('access.changed', { userId: null, reason: 'token_expiry_changed' });
+      this.bus?.emit('permissions.changed', { userId: null, reason: 'token_expiry_changed' });
     return this.get();
   }
 }

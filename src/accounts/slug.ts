@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /** URL-friendly slug of a display name: lower-case ASCII letters, digits and single dashes. */
 export function slugify(name: string): string {
   const slug = name
@@ -12,6 +14,9 @@ export function slugify(name: string): string {
 }
 
 export const SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+
+/** A slug as a request body gives it (projects, zones, access points, attendee types, forms). */
+export const slugField = z.string().regex(SLUG_PATTERN, 'lower-case letters, digits and single dashes').max(60);
 
 /** The slug itself when free, else slug-2, slug-3, ... */
 export function uniqueSlug(base: string, taken: (slug: string) => boolean): string {

@@ -113,14 +113,14 @@ export class UserRepository {
     if (changes.read_only !== undefined) put('read_only', changes.read_only ? 1 : 0);
     put('updated_at', iso(this.clock.now()));
     statement(this.db, `UPDATE users SET ${sets.join(', ')} WHERE id = ?`).run(...values, id);
-    if (changes.is_active === false) this.bus?.emit('access.changed', { userId: id, reason: 'user_deactivated' });
-    if (changes.is_admin === false) this.bus?.emit('access.changed', { userId: id, reason: 'user_demoted' });
+    if (changes.is_active === false) this.bus?.emit('permissions.changed', { userId: id, reason: 'user_deactivated' });
+    if (changes.is_admin === false) this.bus?.emit('permissions.changed', { userId: id, reason: 'user_demoted' });
     return this.find(id);
   }
 
   delete(id: number): boolean {
     const deleted = statement(this.db, 'DELETE FROM users WHERE id = ?').run(id).changes > 0;
-    if (deleted) this.bus?.emit('access.changed', { userId: id, reason: 'user_deleted' });
+    if (deleted) this.bus?.emit('permissions.changed', { userId: id, reason: 'user_deleted' });
     return deleted;
   }
 }

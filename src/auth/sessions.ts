@@ -104,12 +104,12 @@ export class SessionService {
   destroy(record: SessionRecord): void {
     const ended = statement(this.db, 'DELETE FROM sessions WHERE id_hash = ?').run(record.idHash).changes > 0;
     if (ended && record.userId !== null)
-      this.bus?.emit('access.changed', { userId: record.userId, reason: 'session_ended' });
+      this.bus?.emit('permissions.changed', { userId: record.userId, reason: 'session_ended' });
   }
 
   destroyAllOf(userId: number): void {
     if (statement(this.db, 'DELETE FROM sessions WHERE user_id = ?').run(userId).changes > 0)
-      this.bus?.emit('access.changed', { userId, reason: 'session_ended' });
+      this.bus?.emit('permissions.changed', { userId, reason: 'session_ended' });
   }
 
   /** Whether the session is still there and unexpired, without extending it: connections that

@@ -119,7 +119,8 @@ export class TokenService {
     this.#lastUsed.delete(id);
     const owner = this.row(id)?.user_id;
     const revoked = statement(this.db, 'DELETE FROM personal_access_tokens WHERE id = ?').run(id).changes > 0;
-    if (revoked && owner !== undefined) this.bus?.emit('access.changed', { userId: owner, reason: 'token_revoked' });
+    if (revoked && owner !== undefined)
+      this.bus?.emit('permissions.changed', { userId: owner, reason: 'token_revoked' });
     return revoked;
   }
 
@@ -143,7 +144,7 @@ export class TokenService {
 
   revokeAllOf(userId: number): number {
     const revoked = statement(this.db, 'DELETE FROM personal_access_tokens WHERE user_id = ?').run(userId).changes;
-    if (revoked > 0) this.bus?.emit('access.changed', { userId, reason: 'token_revoked' });
+    if (revoked > 0) this.bus?.emit('permissions.changed', { userId, reason: 'token_revoked' });
     return revoked;
   }
 

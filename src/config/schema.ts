@@ -1,6 +1,6 @@
-import { createBridgeDeviceBody } from '../devices/bridge-devices.js';
 import { allowedPathEntry, BridgePaths } from '../devices/bridge-paths.js';
 import { z } from 'zod';
+import { createBridgeDeviceBody } from '../resources/bridge-device.js';
 
 // One schema for the whole configuration: defaults live here, the environment overlay
 // (GATEHOUSE_*) and the CLI flags are derived from its shape (see overlay.ts).

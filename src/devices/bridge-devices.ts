@@ -1,12 +1,4 @@
 import type { Clock } from '../clock.js';
-import {
-  type BridgeDevice,
-  type BridgeDeviceSettings,
-  type BridgeFraming,
-  type CreateBridgeDevice,
-  DEVICE_DEFAULTS,
-  type UpdateBridgeDevice,
-} from './bridge-device-schema.js';
 import type { BridgePaths } from './bridge-paths.js';
 import { iso } from '../clock.js';
 import { AppError, found, validationError } from '../errors.js';
@@ -14,12 +6,20 @@ import type { EventBus } from '../events/bus.js';
 import { commit } from '../events/unit-of-work.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
+import {
+  type BridgeDevice,
+  type BridgeDeviceSettings,
+  type BridgeFraming,
+  type CreateBridgeDevice,
+  DEVICE_DEFAULTS,
+  type UpdateBridgeDevice,
+} from '../resources/bridge-device.js';
 
 // Readers plugged into the box (docs/bridge.md): a serial port or a USB HID device
 // that acts as a reader. This is their record (REST and the config file); the ports themselves
-// are opened by firmware-bridge/, which listens for bridge.device_saved / _deleted and reports
+// are opened by firmware-bridge/, which listens for bridge_device.saved / .deleted and reports
 // each device's live state (connected, counters) back for the answers. The settings' schema and
-// the answer's shape are in bridge-device-schema.ts (re-exported here).
+// the answer's shape are in resources/bridge-device.ts.
 
 interface Row {
   id: number;
@@ -92,7 +92,7 @@ export class BridgeDevices {
         'INSERT INTO bridge_devices (project_id, name, settings, managed_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
       ).run(projectId, body.name, JSON.stringify(settings), managedBy, now, now);
       const device = this.get(projectId, Number(lastInsertRowid));
-      work.emit('bridge.device_saved', { projectId, id: device.id });
+      work.emit('bridge_device.saved', { projectId, id: device.id });
       return device;
     });
   }
@@ -114,7 +114,7 @@ export class BridgeDevices {
         iso(this.clock.now()),
         id,
       );
-      work.emit('bridge.device_saved', { projectId, id });
+      work.emit('bridge_device.saved', { projectId, id });
       return this.get(projectId, id);
     });
   }
@@ -124,7 +124,7 @@ export class BridgeDevices {
       const current = this.get(projectId, id);
       if (current.managedBy !== managedBy) throw configManaged(current);
       statement(this.db, 'DELETE FROM bridge_devices WHERE id = ?').run(id);
-      work.emit('bridge.device_deleted', { projectId, id });
+      work.emit('bridge_device.deleted', { projectId, id });
     });
   }
 
@@ -211,5 +211,3 @@ function stripUndefined<T extends object>(o: T): { [K in keyof T]: Exclude<T[K],
     [K in keyof T]: Exclude<T[K], undefined>;
   };
 }
-
-export * from './bridge-device-schema.js';

@@ -1,6 +1,6 @@
 import { posix } from 'node:path';
 import { z } from 'zod';
-import { type BridgeFraming, isHid } from './bridge-device-schema.js';
+import { type BridgeFraming, isHid } from '../resources/bridge-device.js';
 
 // Which files a bridge device may name (docs/bridge.md: Device paths; docs/security.md: Local
 // and device inputs). The bridge reads whatever the file gives as scans and writes the feedback

@@ -9,7 +9,8 @@ import { nextVersion } from '../venue/versioned-table.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import type { ReaderStates } from './reader-state.js';
-import { deviceIdentifier as identifierField } from './identifier.js';
+import type { gatewaySchema } from '../resources/devices.js';
+import { deviceIdentifier as identifierField } from '../resources/identifier.js';
 
 // Gateways (docs/mqtt.md): hardware that fronts readers and reports its own state and theirs,
 // over MQTT (a retained status with a last will) or POST /webhook/v1/mqtt-gateway-status. Both
@@ -55,19 +56,6 @@ export const gatewayReportSchema = z.object({
   timestamp: z.union([z.iso.datetime({ offset: true }), z.number().int().nonnegative()]).optional(),
 });
 export type GatewayReport = z.output<typeof gatewayReportSchema>;
-
-export const gatewaySchema = z.object({
-  id: z.number().int(),
-  identifier: z.string(),
-  name: z.string().nullable(),
-  status: z.string().describe('online, offline, unknown, or what the gateway last reported'),
-  last_seen: z.string().nullable(),
-  reader_ids: z.array(z.number().int()),
-  last_report: z.record(z.string(), z.unknown()).nullable(),
-  created_at: z.string(),
-  updated_at: z.string(),
-});
-export type GatewayResource = z.infer<typeof gatewaySchema>;
 
 /** Unix seconds or an ISO string to epoch ms; null when absent. */
 export const instantOf = (value: string | number | null | undefined): number | null =>

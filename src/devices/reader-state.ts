@@ -1,50 +1,12 @@
 import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
-import { z } from 'zod';
 import type { EventBus } from '../events/bus.js';
+import type { ReaderHealth, ReaderStatus } from '../resources/devices.js';
 
 // Where each reader stands (docs/mqtt.md: reader state): connected to the broker itself, or
 // reported by the gateway that fronts it, when it was last seen and when it last scanned.
 // Kept in memory: it changes on every scan and is true only of this run; after a restart a
 // reader is `unknown` until it connects, a gateway reports it, or it scans.
-
-export const readerStatusSchema = z.object({
-  status: z.enum(['online', 'offline', 'unknown']),
-  connected_via: z.enum(['mqtt', 'bridge', 'gateway']).nullable(),
-  gateway_status: z.string().nullable(),
-  last_seen: z.string().nullable(),
-  last_scan: z.string().nullable(),
-});
-
-/**
- * What REST adds to a reader's state: scans of the reader the broker refused before a decision
- * (malformed, too large, the reader without an access point, its access point inactive), since
- * the appliance started. Not announced: ReaderStatusChanged and the reader.offline webhook keep
- * their shape.
- */
-export const readerHealthSchema = z.object({
-  errors: z
-    .number()
-    .int()
-    .describe('scans refused before a decision since start (malformed, too large, not decidable)'),
-  last_error: z
-    .string()
-    .nullable()
-    .describe("the latest refusal's error code (docs/mqtt.md: malformed scans), e.g. malformed_json"),
-  last_error_at: z.string().nullable(),
-});
-export type ReaderHealth = z.infer<typeof readerHealthSchema>;
-
-export interface ReaderStatus {
-  status: 'online' | 'offline' | 'unknown';
-  /** `mqtt` while the reader holds a broker connection; `bridge` while a device
-   * plugged into the box acts as it; `gateway` when a gateway reported it. */
-  connected_via: 'mqtt' | 'bridge' | 'gateway' | null;
-  /** As the gateway reported it (`connected` is one the contract names), else null. */
-  gateway_status: string | null;
-  last_seen: string | null;
-  last_scan: string | null;
-}
 
 interface Entry {
   projectId: number;

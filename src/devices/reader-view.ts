@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { type AccessPointResource, accessPointSchema } from '../venue/access-points.js';
-import { type ReaderResource, readerSchema, type Readers } from '../venue/readers.js';
-import { readerHealthSchema, readerStatusSchema, type ReaderStates } from './reader-state.js';
+import type { Readers } from '../venue/readers.js';
+import type { ReaderStates } from './reader-state.js';
+import { readerHealthSchema, readerStatusSchema } from '../resources/devices.js';
+import { type AccessPointResource, accessPointSchema, type ReaderResource, readerSchema } from '../resources/venue.js';
 
 // Readers and access points as REST shows them and AccessPointUpdated announces them (docs/rest.md,
 // docs/realtime.md): each reader with the gateway fronting it and its live state (docs/mqtt.md:

@@ -1,4 +1,4 @@
-import type { DomainEvents, EventName } from '../events/bus.js';
+import type { DomainEvents, EventName } from '../events/types.js';
 
 // The outgoing event catalogue (spec: Events, Outgoing webhooks; docs/webhooks-outgoing.md):
 // the names subscribers choose from, and which domain event becomes which of them. Access
@@ -102,9 +102,6 @@ const MAPPERS: { [E in EventName]?: Mapper<E> } = {
     data: { subscription_id: e.subscriptionId, url: e.url, reason: e.reason },
   }),
 };
-
-/** The domain events that put an entry in the outbox: each wakes the webhook dispatcher once committed. */
-export const OUTBOX_SOURCES = Object.keys(MAPPERS) as EventName[];
 
 /** The outbox entry a domain event makes, or null when it is not in the catalogue. */
 export function outboxEntryOf<E extends EventName>(event: E, payload: DomainEvents[E]): OutboxEntry | null {

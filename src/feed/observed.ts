@@ -63,7 +63,7 @@ export class ObservedEvents implements Module {
   #record(event: 'zone.capacity_reached' | 'reader.offline', projectId: number, data: Record<string, unknown>): void {
     try {
       writeTransaction(this.db, () => appendToOutbox(this.db, { event, projectId, data }));
-      this.bus.emit('feed.appended', { event });
+      this.bus.emit('feed.appended', { by: 'observed' });
     } catch (err) {
       this.log.warn({ err, event }, 'observed event not recorded (the store was busy)');
     }

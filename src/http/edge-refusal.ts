@@ -1,5 +1,5 @@
 import { AppError } from '../errors.js';
-import type { EdgeRow } from '../../sync/edges.js';
+import type { IssuedEdge } from '../accounts/issuer-access.js';
 import type { HttpDeps } from './deps.js';
 
 /**
@@ -9,7 +9,10 @@ import type { HttpDeps } from './deps.js';
  * edges and their issuers). Asked at every request of the sync protocol and again before a long
  * poll answers, so nothing depends on an announcement having been heard.
  */
-export function edgeRefusal(deps: Pick<HttpDeps, 'issuerAccess'>, edge: EdgeRow | null): AppError | null {
+export function edgeRefusal(
+  deps: Pick<HttpDeps, 'issuerAccess'>,
+  edge: (IssuedEdge & { revoked_at: string | null }) | null,
+): AppError | null {
   if (!edge || edge.revoked_at !== null) return new AppError('unauthenticated');
   const reason = deps.issuerAccess.edgeSuspension(edge);
   return reason ? new AppError('edge_suspended', {}, { body: { code: 'edge_suspended', reason } }) : null;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { responsesOf, headerSpec, type ResponseContext } from './responses.js';
+import { headerSpec } from './response-headers.js';
+import { responsesOf, type ResponseContext } from './responses.js';
 import type { AnyRoute } from './route.js';
 
 // GET /api/v1/openapi.json: generated from the very zod schemas the routes validate with

@@ -10,7 +10,7 @@ import type { HttpDeps } from './deps.js';
 import { rateClassOf } from './rate-limit.js';
 import type { AnyRoute, Principal } from './route.js';
 import type { Project } from '../accounts/projects.js';
-import { PROTOCOL_HEADER, SUPPORTED_PROTOCOLS } from '../../sync/protocol.js';
+import { PROTOCOL_HEADER, SUPPORTED_PROTOCOLS } from './sync-protocol-version.js';
 import { admissionOf, type RepeatedResponse } from '../webhooks/gate.js';
 
 // The steps every request of a route goes through, each a small function:

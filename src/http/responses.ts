@@ -2,8 +2,9 @@ import { z } from 'zod';
 import { namedOnly } from '../auth/abilities.js';
 import { errorCatalogue, type ErrorCode } from '../errors.js';
 import type { WebhookKind } from '../webhooks/gate.js';
-import type { AnyRoute, RateClass } from './route.js';
-import { cloudOwnedResource } from '../../sync/cloud-owned.js';
+import type { AnyRoute, Condition, RateClass } from './route.js';
+import type { ResponseHeader } from './response-headers.js';
+import { cloudOwnedResource } from './cloud-owned.js';
 import { rateClassesOf } from './rate-limit.js';
 
 // Every answer a route can give, derived from what the route declares (docs/rest.md): the
@@ -13,50 +14,8 @@ import { rateClassesOf } from './rate-limit.js';
 // A route adds what only its handler can meet: `responses` (success bodies, and error statuses
 // described in words) and `conditions` (shared conditions such as `conditions.eventLogBehind`).
 // A condition every route of a kind meets (every write, every signed webhook) is one line in
-// conditionsOf(); a header one more entry in responseHeaders and the line in responsesOf() that
-// puts it on the statuses that carry it.
-
-/** The response headers the document declares (a header is declared where responsesOf() puts it). */
-export const responseHeaders = {
-  'X-Content-Type-Options': {
-    description: '`nosniff`, on every answer (docs/security.md)',
-    schema: { type: 'string', enum: ['nosniff'] },
-  },
-  'X-Frame-Options': {
-    description: '`DENY`, on every answer: no page of the box is framed (docs/security.md)',
-    schema: { type: 'string', enum: ['DENY'] },
-  },
-  'X-Request-Id': {
-    description: 'the X-Request-Id sent, or one made for the request; it names the request in the log',
-    schema: { type: 'string' },
-  },
-  'Retry-After': { description: 'seconds to wait before trying again', schema: { type: 'integer', minimum: 1 } },
-  'X-RateLimit-Limit': { description: 'requests allowed per window', schema: { type: 'integer', minimum: 1 } },
-  'X-RateLimit-Remaining': { description: 'requests left in the window', schema: { type: 'integer', minimum: 0 } },
-  'X-RateLimit-Reset': { description: 'when the window ends, in Unix seconds', schema: { type: 'integer' } },
-} as const satisfies Record<string, { description: string; schema: object }>;
-
-/** The replay header of incoming webhooks, named by incomingWebhooks.headerPrefix (X-Svc-Replayed). */
-export const replayedHeader = {
-  description:
-    '`true` when this is the kept answer of an identical signed body accepted before (a retry): it was not applied again',
-  schema: { type: 'string', enum: ['true'] },
-} as const;
-
-export type ResponseHeader = keyof typeof responseHeaders;
-
-/** The description and schema of a response header: one of responseHeaders, or the webhook replay header. */
-export const headerSpec = (name: string): { description: string; schema: object } =>
-  name in responseHeaders ? responseHeaders[name as ResponseHeader] : replayedHeader;
-
-/** An error a route can answer: its code gives its status and message (errors.ts). */
-export interface Condition {
-  code: ErrorCode;
-  /** When it is answered, for the document. */
-  when: string;
-  /** Headers it always carries. */
-  headers?: readonly ResponseHeader[];
-}
+// conditionsOf(); a header one more entry in responseHeaders (response-headers.ts) and the line in
+// responsesOf() that puts it on the statuses that carry it.
 
 const RATE_LIMITED: readonly ResponseHeader[] = [
   'Retry-After',

@@ -6,7 +6,8 @@ import type { TokenRecord } from '../auth/tokens.js';
 import type { Project } from '../accounts/projects.js';
 import type { User } from '../accounts/users.js';
 import type { WebhookKind } from '../webhooks/gate.js';
-import type { Condition } from './responses.js';
+import type { ErrorCode } from '../errors.js';
+import type { ResponseHeader } from './response-headers.js';
 
 // One route table: every route declares its method, path, operation id, ability, rate class
 // and schemas here, and the router, the ability check, the rate limiter and the OpenAPI
@@ -47,6 +48,15 @@ type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
 
 /** One status a route answers. Error statuses need no schema: their body is the envelope's,
  * generated with the pipeline's own errors (responses.ts); give one only for fields beyond it. */
+/** An error a route can answer: its code gives its status and message (errors.ts). */
+export interface Condition {
+  code: ErrorCode;
+  /** When it is answered, for the document. */
+  when: string;
+  /** Headers it always carries. */
+  headers?: readonly ResponseHeader[];
+}
+
 export interface ResponseSpec {
   description: string;
   /** The JSON body. */

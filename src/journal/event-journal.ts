@@ -16,7 +16,7 @@ import type { Logger } from '../logger.js';
 import type { Database } from '../store/database.js';
 import { writeTransaction } from '../store/transactions.js';
 import { emptyTightened, privateDirectory, reportTightened } from '../store/private-files.js';
-import type { AccessEventRow } from './event-log.js';
+import type { AccessEventRow } from './access-event-row.js';
 import {
   INSERT_EVENT_SQL,
   journalLine,

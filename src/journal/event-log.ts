@@ -1,3 +1,4 @@
+import type { AccessEventRow } from './access-event-row.js';
 import type { EventJournal } from './event-journal.js';
 
 // The durable access-event log with group commit (docs/engine.md). Decisions made in the same
@@ -9,32 +10,6 @@ import type { EventJournal } from './event-journal.js';
 // maxBatch rows. One row per decision is all the hot path writes: occupancy is rebuilt at
 // start from a snapshot plus the events after it (access/presence.ts), so it survives a
 // restart, or a kill, exactly as the log says. Durability: docs/storage.md.
-
-export interface AccessEventRow {
-  uuid: string;
-  projectId: number;
-  accessPointId: number;
-  zoneId: number | null;
-  readerId: number | null;
-  credentialId: number | null;
-  credentialValue: string;
-  attendeeId: number | null;
-  granted: boolean;
-  reason: string | null;
-  /** Which cause of not_authorized it was (engine.ts REASON_DETAILS); null otherwise. */
-  reasonDetail: string | null;
-  movement: 'in' | 'out' | null;
-  counted: boolean;
-  fromZoneId: number | null;
-  scannedAt: string;
-  decidedAt: string;
-  source: string;
-  requestKey: string | null;
-  /** An edge's clock against its cloud's when it decided (src/clock-offset.ts); null elsewhere. */
-  clockOffsetMs: number | null;
-  /** 1 when that offset was not measured in this run or was beyond the tolerance; null where no clock is compared. */
-  clockUnsynchronised: 0 | 1 | null;
-}
 
 /** The rows of one journal write-to-be and the one promise they all wait on. */
 interface Batch {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
-import { DENIAL_REASONS, REASON_DETAILS } from '../access/engine.js';
+import { DENIAL_REASONS, REASON_DETAILS } from '../resources/access-events.js';
 
 // Reading the access-event log (docs/engine.md): filters by zone, access point, attendee,
 // result, reason and time range; newest first.

@@ -1,4 +1,4 @@
-import type { AccessEventRow } from './event-log.js';
+import type { AccessEventRow } from './access-event-row.js';
 
 // The access-event journal's file format, shared by the main thread that writes it
 // (event-journal.ts) and the ingest worker that reads it into SQLite (journal-ingest.ts).

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { DENIAL_REASONS, REASON_DETAILS } from '../access/engine.js';
 import {
   MAX_CREDENTIAL_VALUE,
   MAX_REQUEST_ID,
@@ -10,6 +9,7 @@ import {
 import type { ScanService } from '../access/scan-service.js';
 import { type ErrorCode, fieldErrorsFromZod, type FieldErrors } from '../errors.js';
 import { JsonDepthError, parseJson } from '../json-depth.js';
+import { DENIAL_REASONS, REASON_DETAILS } from '../resources/access-events.js';
 
 // A scan published on a reader's scans topic becomes a decision on its decisions topic
 // (docs/architecture.md, "The path of one scan"; docs/mqtt.md). Same ScanService as every other transport, so

@@ -52,7 +52,7 @@ export class MqttService {
     });
     this.bus.on(this, 'gateway.deleted', (e) => disconnect('gateway', e.id));
     // A staff member's access changed: their connections are checked again now (docs/security.md, attack 1).
-    this.bus.on(this, 'access.changed', (e) => broker.recheck(e.userId, e.reason));
+    this.bus.on(this, 'permissions.changed', (e) => broker.recheck(e.userId, e.reason));
   }
 
   detach(): void {

@@ -1,6 +1,5 @@
 import { type Clock, iso } from '../clock.js';
-import type { EventBus, EventName } from '../events/bus.js';
-import { OUTBOX_SOURCES } from '../feed/catalogue.js';
+import type { EventBus } from '../events/bus.js';
 import type { Feed, FeedFilter } from '../feed/feed.js';
 import type { Module } from '../lifecycle.js';
 import type { Logger } from '../logger.js';
@@ -41,14 +40,6 @@ export interface DispatchStats {
   failedAttempts: number;
   failed: number;
 }
-
-/**
- * Bus events that mean the outbox has grown: every domain event the catalogue turns into an
- * outbox entry (feed/catalogue.ts, so a new one cannot be forgotten here: credential.created and
- * the sync events once were, and waited for the poll), and feed.appended from the observed-state
- * writer. Access events: the journal's ingest wakes it.
- */
-const WAKERS: readonly EventName[] = [...OUTBOX_SOURCES, 'feed.appended'];
 
 export class Dispatcher implements Module {
   readonly name = 'webhook dispatcher';
@@ -93,7 +84,10 @@ export class Dispatcher implements Module {
   start(): void {
     this.#stopped = false;
     this.#reload();
-    for (const event of WAKERS) this.bus.on(this, event, () => this.wake());
+    // One signal for everything appended to the feed (events/types.ts 'feed.appended': commit(), the
+    // observed-state writer, the journal's ingest, an edge's upload), so no list of events is kept
+    // here by hand: credential.created and the sync events once were missing from one, and waited for the poll.
+    this.bus.on(this, 'feed.appended', () => this.wake());
     this.bus.on(this, 'webhook_subscription.changed', () => {
       this.#reload();
       this.wake();

@@ -7,7 +7,7 @@ import type { Module } from '../lifecycle.js';
 // Ends WebSocket subscriptions whose access ended (docs/realtime.md: "When
 // access ends"). Event-driven: the services announce a user deactivated, demoted or deleted, a
 // membership removed, a token revoked, a session ended or the token expiry changed
-// (`access.changed`, emitted before the REST answer that made the change), and a project renamed
+// (`permissions.changed`, emitted before the REST answer that made the change), and a project renamed
 // (`project.saved`); the holders' subscriptions are checked again there and then, so nothing
 // published after that answer reaches them. A periodic re-check is the backstop for what nothing
 // announces: a token or session expiring with time, and changes made by the CLI in another process.
@@ -25,7 +25,7 @@ export class RealtimeAccessWatch implements Module {
   ) {}
 
   start(): void {
-    this.bus.on(this, 'access.changed', (e) => this.recheck(e.userId, e.reason));
+    this.bus.on(this, 'permissions.changed', (e) => this.recheck(e.userId, e.reason));
     this.bus.on(this, 'project.saved', () => this.recheck(null, 'project_saved'));
     this.#timer = setInterval(() => this.recheck(null, 'periodic'), this.intervalMs);
     this.#timer.unref();

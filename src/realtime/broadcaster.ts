@@ -7,10 +7,9 @@ import { isEncryptedChannel, type ChannelCipher } from './encryption.js';
 import type { BroadcastEvent, BroadcastPayload, BroadcastTopic } from './event-schemas.js';
 import type { PusherServer } from './server.js';
 import type { Module } from '../lifecycle.js';
-import type { ZoneResource } from '../venue/access-zones.js';
-import type { AccessPointResource } from '../venue/access-points.js';
 import type { AccessPointView } from '../devices/reader-view.js';
 import { KeyedThrottle } from './zone-throttle.js';
+import type { AccessPointResource, ZoneResource } from '../resources/venue.js';
 
 /** A zone's count goes out at once, then at most once per this interval while it keeps moving (docs/realtime.md). */
 export const OCCUPANCY_INTERVAL_MS = 100;
@@ -51,8 +50,8 @@ export class Broadcaster implements Module {
 
   start(): void {
     const { bus } = this;
-    bus.on(this, 'AccessGranted', (e) => this.publish(e.projectId, 'dashboard:access', 'AccessGranted', e.payload));
-    bus.on(this, 'AccessDenied', (e) => this.publish(e.projectId, 'dashboard:access', 'AccessDenied', e.payload));
+    bus.on(this, 'access.granted', (e) => this.publish(e.projectId, 'dashboard:access', 'AccessGranted', e.payload));
+    bus.on(this, 'access.denied', (e) => this.publish(e.projectId, 'dashboard:access', 'AccessDenied', e.payload));
     // spec: AccessPointUpdated / AccessPointDeleted; a new access point is announced as updated
     // (a dashboard upserts by id either way), as REST shows it: a client that keeps the answer of
     // GET .../access-points and merges the event keeps its readers' gateway_id and status.
@@ -105,10 +104,10 @@ export class Broadcaster implements Module {
       }),
     );
     // Readers plugged into the box (docs/bridge.md), on the devices channel.
-    bus.on(this, 'bridge.device_connected', (e) =>
+    bus.on(this, 'bridge_device.connected', (e) =>
       this.publish(e.projectId, 'console:devices', 'BridgeDeviceConnected', e.device),
     );
-    bus.on(this, 'bridge.device_disconnected', (e) =>
+    bus.on(this, 'bridge_device.disconnected', (e) =>
       this.publish(e.projectId, 'console:devices', 'BridgeDeviceDisconnected', e.device),
     );
     // Cloud sync (docs/sync.md): the link on the edge's console, conflicts on the cloud's.

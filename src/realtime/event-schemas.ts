@@ -1,70 +1,17 @@
 import { z } from 'zod';
-import { DENIAL_REASONS, REASON_DETAILS } from '../access/engine.js';
-import { bridgeDeviceSchema } from '../devices/bridge-device-schema.js';
-import { gatewaySchema } from '../devices/gateways.js';
-import { readerStatusSchema } from '../devices/reader-state.js';
-import { conflictSchema } from '../../sync/conflicts.js';
+import { accessDeniedSchema, accessGrantedSchema } from '../resources/access-events.js';
+import { bridgeDeviceEventSchema } from '../resources/bridge-device.js';
+import { gatewaySchema, readerStatusSchema } from '../resources/devices.js';
+import { conflictSchema } from '../resources/sync-conflict.js';
+import { zoneSchema } from '../resources/venue.js';
 import { accessPointViewSchema } from '../devices/reader-view.js';
-import { zoneSchema } from '../venue/access-zones.js';
 import type { ProjectTopic } from './channel-access.js';
 
 // The payload of every event the broadcaster publishes (docs/realtime.md: Channels and events),
 // one zod schema each (one schema per contract). Broadcaster.publish takes a payload of
-// the event's inferred type on the event's topic, and the bus types AccessGranted/AccessDenied
-// and the bridge device event from here, so what is sent cannot drift from what
+// the event's inferred type on the event's topic, so what is sent cannot drift from what
 // /api/v1/asyncapi.json (http/asyncapi.ts) says. Resources go out as REST shows them, so their
-// schemas are the REST ones.
-
-/** Set on an access event uploaded from an edge, as the cloud announces it (docs/sync.md). */
-const uploadedFields = {
-  uuid: z.string().optional(),
-  edge_id: z.number().int().optional(),
-  uploaded_at: z.string().optional(),
-  duplicate_of: z.string().nullable().optional(),
-  review: z.string().nullable().optional(),
-  deleted_reference: z.string().nullable().optional(),
-};
-
-/** spec: Real-time events. */
-export const accessGrantedSchema = z.object({
-  attendee_id: z.number().int(),
-  attendee: z.object({ first_name: z.string(), last_name: z.string() }),
-  access_point_id: z.number().int(),
-  access_zone_id: z.number().int(),
-  credential_id: z.number().int(),
-  timestamp: z.string(),
-  ...uploadedFields,
-});
-export type AccessGrantedPayload = z.infer<typeof accessGrantedSchema>;
-
-/** spec: Real-time events. `reason`: one of the contract's six (an uploaded event's as its edge recorded it,
- * which the upload holds to the same six). */
-export const accessDeniedSchema = z.object({
-  credential_value: z.string(),
-  access_point_id: z.number().int(),
-  reason: z.enum(DENIAL_REASONS).describe("one of the spec's six denial reasons"),
-  reason_detail: z
-    .enum(REASON_DETAILS)
-    .nullable()
-    .describe(
-      "ours, beside the spec's fields: which cause of not_authorized it was (type_not_permitted, already_inside: the zone refuses re-entry, access_point_inactive, access_point_without_zone); null for every other denial (docs/engine.md)",
-    ),
-  timestamp: z.string(),
-  ...uploadedFields,
-});
-export type AccessDeniedPayload = z.infer<typeof accessDeniedSchema>;
-
-/** A device plugged into the box, as the console's devices channel shows it (docs/bridge.md). */
-export const bridgeDeviceEventSchema = bridgeDeviceSchema.pick({
-  id: true,
-  name: true,
-  reader_identifier: true,
-  framing: true,
-  connected: true,
-  opened_path: true,
-  last_error: true,
-});
-export type BridgeDeviceEvent = z.infer<typeof bridgeDeviceEventSchema>;
+// schemas are the REST ones (src/resources/, where the bus's event types take them too).
 
 const zoneOccupancySchema = z.object({
   access_zone_id: z.number().int(),

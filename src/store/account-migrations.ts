@@ -1,4 +1,4 @@
-import type { Migration } from './migrations.js';
+import type { Migration } from './migration.js';
 
 // Accounts after the core schema (migrations.ts), in version order.
 

@@ -1,7 +1,8 @@
 import { join, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import type { Logger } from '../logger.js';
-import { migrations, type Migration } from './migrations.js';
+import type { Migration } from './migration.js';
+import { migrations } from './migrations.js';
 import { writeTransaction } from './transactions.js';
 import { emptyTightened, privateDirectory, privateFile, privateIfExists, reportTightened } from './private-files.js';
 

@@ -1,4 +1,4 @@
-import type { Migration } from './migrations.js';
+import type { Migration } from './migration.js';
 
 // Devices on the broker, incoming webhooks, the access-event journal's position and changes by
 // other processes, after the core schema of migrations.ts. Append only.

@@ -1,4 +1,4 @@
-import type { Migration } from './migrations.js';
+import type { Migration } from './migration.js';
 
 // The durable feed and outgoing webhooks (docs/architecture.md, "The durable feed").
 

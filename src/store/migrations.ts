@@ -1,3 +1,4 @@
+import type { Migration } from './migration.js';
 import { feedMigrations } from './feed-migrations.js';
 import { syncMigrations } from './sync-migrations.js';
 import { bridgeMigrations } from './bridge-migrations.js';
@@ -6,12 +7,6 @@ import { accountMigrations } from './account-migrations.js';
 // Ordered schema migrations; PRAGMA user_version records the last one applied.
 // Append only: never edit a migration that has shipped. The core schema (accounts, the venue,
 // access events) is here; later ones in a file per capability, in version order below.
-
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
 
 const coreMigrations: readonly Migration[] = [
   {

@@ -5,16 +5,14 @@ import type { EventBus } from '../events/bus.js';
 import { commit } from '../events/unit-of-work.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
-import { slugify, uniqueSlug } from '../accounts/slug.js';
-import { slugField } from './access-zones.js';
-import { readerResource, readerSchema, type Readers } from './readers.js';
+import { slugField, slugify, uniqueSlug } from '../accounts/slug.js';
+import { readerResource, type Readers } from './readers.js';
 import { VersionedTable } from './versioned-table.js';
+import { type AccessPointResource, DIRECTIONS } from '../resources/venue.js';
 
 // Access points (spec: Resources, Access point; Endpoints, Access points). direction is `in`,
 // `out` or `both` (a turnstile that counts whichever way it is passed: docs/venue.md).
 // access_zone_id may be null while a door is being set up; the engine refuses scans there.
-
-export const DIRECTIONS = ['in', 'out', 'both'] as const;
 
 export interface AccessPointRow {
   id: number;
@@ -39,22 +37,6 @@ export const createAccessPointBody = z.strictObject({
   is_active: z.boolean().optional(),
 });
 export const updateAccessPointBody = createAccessPointBody.partial();
-
-export const accessPointSchema = z.object({
-  id: z.number().int(),
-  name: z.string(),
-  slug: z.string(),
-  location: z.string().nullable(),
-  access_zone_id: z.number().int().nullable(),
-  direction: z.enum(DIRECTIONS),
-  is_active: z.boolean(),
-  readers: z.array(readerSchema),
-  version: z.number().int(),
-  created_at: z.string(),
-  updated_at: z.string(),
-});
-
-export type AccessPointResource = z.infer<typeof accessPointSchema>;
 
 export class AccessPoints {
   readonly table: VersionedTable<AccessPointRow>;

@@ -5,9 +5,10 @@ import type { EventBus } from '../events/bus.js';
 import { commit } from '../events/unit-of-work.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
-import { slugify, SLUG_PATTERN, uniqueSlug } from '../accounts/slug.js';
+import { slugField, slugify, uniqueSlug } from '../accounts/slug.js';
 import type { AttendeeTypes } from './attendee-types.js';
 import { VersionedTable } from './versioned-table.js';
+import type { ZoneResource } from '../resources/venue.js';
 
 // Access zones (spec: Resources, Access zone). capacity null = unlimited; current_count is
 // kept by the decision engine from access events. anti_passback (ours, off by default: the
@@ -28,7 +29,6 @@ export interface AccessZoneRow {
   updated_at: string;
 }
 
-export const slugField = z.string().regex(SLUG_PATTERN, 'lower-case letters, digits and single dashes').max(60);
 const nameField = z.string().trim().min(1).max(255);
 
 export const createZoneBody = z.strictObject({
@@ -42,26 +42,6 @@ export const createZoneBody = z.strictObject({
     .describe('deny re-entry to a holder already inside (not_authorized, reason_detail already_inside); default false'),
 });
 export const updateZoneBody = createZoneBody.partial();
-
-export const zoneSchema = z.object({
-  id: z.number().int(),
-  name: z.string(),
-  slug: z.string(),
-  capacity: z.number().int().nullable().describe('maximum occupancy; null = unlimited'),
-  current_count: z.number().int(),
-  available: z.number().int().nullable().describe('capacity minus current_count; null when unlimited'),
-  requires_ticket: z.boolean(),
-  anti_passback: z
-    .boolean()
-    .describe(
-      'a second entry of a holder already inside is denied (not_authorized, reason_detail already_inside); false: let in again, counted once',
-    ),
-  version: z.number().int(),
-  created_at: z.string(),
-  updated_at: z.string(),
-});
-
-export type ZoneResource = z.infer<typeof zoneSchema>;
 
 /** `currentCount`: the live count from the engine's occupancy when the caller has it. */
 export const zoneResource = (r: AccessZoneRow, currentCount = r.current_count): ZoneResource => ({

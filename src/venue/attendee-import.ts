@@ -8,8 +8,7 @@ import { commit } from '../events/unit-of-work.js';
 import type { Database } from '../store/database.js';
 import { nextRowId } from './row-ids.js';
 import { statement } from '../store/statements.js';
-import { ATTENDEE_STATUSES } from './attendees.js';
-import { CREDENTIAL_KINDS } from './credentials.js';
+import { ATTENDEE_STATUSES, CREDENTIAL_KINDS } from '../resources/venue.js';
 
 // Bulk import of attendees with their credentials, from CSV or JSON (docs/venue.md).
 // Every row is validated in memory first (against the project's types, external ids and

@@ -5,9 +5,9 @@ import type { EventBus } from '../events/bus.js';
 import { commit } from '../events/unit-of-work.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
-import { slugify, uniqueSlug } from '../accounts/slug.js';
-import { slugField } from './access-zones.js';
+import { slugField, slugify, uniqueSlug } from '../accounts/slug.js';
 import { VersionedTable } from './versioned-table.js';
+import type { attendeeTypeSchema } from '../resources/venue.js';
 
 // Attendee types and the zones each may enter (spec: What the service does, item 4: "the
 // attendee type has access to the zone"), as {name, zone_ids} (docs/venue.md).
@@ -30,17 +30,6 @@ export const createAttendeeTypeBody = z.strictObject({
   zone_ids: zoneIds.optional(),
 });
 export const updateAttendeeTypeBody = createAttendeeTypeBody.partial();
-
-export const attendeeTypeSchema = z.object({
-  id: z.number().int(),
-  name: z.string(),
-  slug: z.string(),
-  zone_ids: z.array(z.number().int()).describe('the access zones attendees of this type may enter'),
-  version: z.number().int(),
-  created_at: z.string(),
-  updated_at: z.string(),
-});
-export type AttendeeTypeResource = z.infer<typeof attendeeTypeSchema>;
 
 export class AttendeeTypes {
   readonly table: VersionedTable<AttendeeTypeRow>;

@@ -8,11 +8,10 @@ import { statement } from '../store/statements.js';
 import type { AttendeeTypes } from './attendee-types.js';
 import type { Credentials } from './credentials.js';
 import { VersionedTable } from './versioned-table.js';
+import { ATTENDEE_STATUSES, type AttendeeResource } from '../resources/venue.js';
 
 // Attendees (spec: Resources, Attendee; the full record is an open point: docs/venue.md).
 // attendee_type is the slug of one of the project's attendee types.
-
-export const ATTENDEE_STATUSES = ['active', 'cancelled'] as const;
 
 export interface AttendeeRow {
   id: number;
@@ -60,23 +59,6 @@ export const attendeeQuery = z.object({
       'only attendees written after this change version, in version order (what an attendee.imported event changed: docs/webhooks-outgoing.md)',
     ),
 });
-
-export const attendeeSchema = z.object({
-  id: z.number().int(),
-  first_name: z.string(),
-  last_name: z.string(),
-  email: z.string().nullable(),
-  attendee_type: z.string().nullable(),
-  attendee_type_id: z.number().int().nullable(),
-  external_id: z.string().nullable(),
-  status: z.enum(ATTENDEE_STATUSES),
-  extra: z.record(z.string(), z.unknown()),
-  version: z.number().int(),
-  created_at: z.string(),
-  updated_at: z.string(),
-});
-
-export type AttendeeResource = z.infer<typeof attendeeSchema>;
 
 export class Attendees {
   readonly table: VersionedTable<AttendeeRow>;

@@ -6,6 +6,7 @@ import { commit } from '../events/unit-of-work.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import { VersionedTable } from './versioned-table.js';
+import type { blocklistSchema } from '../resources/venue.js';
 
 // Blocklist (spec: What the service does, item 4: "there is no blocklist entry"). An entry
 // names either an attendee (all their credentials) or a single credential, with a reason and
@@ -37,18 +38,6 @@ export const createBlocklistBody = z
   .strictObject(fields)
   .refine(exactlyOne, { path: ['attendee_id'], message: 'give exactly one of attendee_id and credential_id' });
 export const updateBlocklistBody = z.strictObject({ reason: fields.reason.optional(), until: fields.until });
-
-export const blocklistSchema = z.object({
-  id: z.number().int(),
-  attendee_id: z.number().int().nullable(),
-  credential_id: z.number().int().nullable(),
-  reason: z.string(),
-  until: z.string().nullable(),
-  version: z.number().int(),
-  created_at: z.string(),
-  updated_at: z.string(),
-});
-export type BlocklistResource = z.infer<typeof blocklistSchema>;
 
 export const blocklistResource = ({ project_id: _p, ...rest }: BlocklistRow): z.infer<typeof blocklistSchema> => rest;
 

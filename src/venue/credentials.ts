@@ -7,12 +7,11 @@ import { commit, type Work } from '../events/unit-of-work.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import { VersionedTable } from './versioned-table.js';
+import { CREDENTIAL_KINDS, type credentialSchema } from '../resources/venue.js';
 
 // Credentials (spec: What the service does, item 5): barcodes, QR codes, RFID cards, NFC tags
 // assigned to attendees. A value is unique within a project, whoever holds it and whether or
 // not it is revoked (a reused value would make old scans ambiguous). Revoking keeps the row.
-
-export const CREDENTIAL_KINDS = ['barcode', 'qr', 'rfid', 'nfc'] as const;
 
 export interface CredentialRow {
   id: number;
@@ -42,21 +41,6 @@ export const issueCredentialBody = z
     path: ['valid_until'],
     message: 'must be after valid_from',
   });
-
-export const credentialSchema = z.object({
-  id: z.number().int(),
-  attendee_id: z.number().int(),
-  value: z.string(),
-  kind: z.enum(CREDENTIAL_KINDS),
-  status: z.enum(['active', 'revoked']),
-  valid_from: z.string().nullable(),
-  valid_until: z.string().nullable(),
-  revoked_at: z.string().nullable(),
-  version: z.number().int(),
-  created_at: z.string(),
-  updated_at: z.string(),
-});
-export type CredentialResource = z.infer<typeof credentialSchema>;
 
 export const credentialResource = ({ project_id: _p, ...rest }: CredentialRow): z.infer<typeof credentialSchema> =>
   rest;

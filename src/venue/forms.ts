@@ -5,14 +5,12 @@ import type { EventBus } from '../events/bus.js';
 import { commit } from '../events/unit-of-work.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
-import { slugify, uniqueSlug } from '../accounts/slug.js';
-import { slugField } from './access-zones.js';
+import { slugField, slugify, uniqueSlug } from '../accounts/slug.js';
 import { VersionedTable } from './versioned-table.js';
+import { FIELD_TYPES, type formSchema, type submissionSchema } from '../resources/forms.js';
 
 // Forms and their submissions (spec: forms:* scopes; the form resource is an open point:
 // docs/venue.md). A form is a list of typed fields; a submission is checked against them.
-
-export const FIELD_TYPES = ['text', 'email', 'number', 'boolean', 'select', 'date'] as const;
 
 const fieldSchema = z
   .strictObject({
@@ -73,34 +71,6 @@ export const submissionBody = z.strictObject({
   attendee_id: z.number().int().positive().nullable().optional(),
   data: z.record(z.string(), z.unknown()),
 });
-
-export const formSchema = z.object({
-  id: z.number().int(),
-  name: z.string(),
-  slug: z.string(),
-  fields: z.array(
-    z.object({
-      name: z.string(),
-      label: z.string(),
-      type: z.enum(FIELD_TYPES),
-      required: z.boolean().optional(),
-      options: z.array(z.string()).optional(),
-    }),
-  ),
-  is_active: z.boolean(),
-  version: z.number().int(),
-  created_at: z.string(),
-  updated_at: z.string(),
-});
-export type FormResource = z.infer<typeof formSchema>;
-export const submissionSchema = z.object({
-  id: z.number().int(),
-  form_id: z.number().int(),
-  attendee_id: z.number().int().nullable(),
-  data: z.record(z.string(), z.unknown()),
-  created_at: z.string(),
-});
-export type SubmissionResource = z.infer<typeof submissionSchema>;
 
 export const formResource = (r: FormRow): z.infer<typeof formSchema> => ({
   id: r.id,

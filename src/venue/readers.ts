@@ -6,12 +6,11 @@ import { commit } from '../events/unit-of-work.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import { VersionedTable } from './versioned-table.js';
-import { deviceIdentifier as identifierField } from '../devices/identifier.js';
+import { deviceIdentifier as identifierField } from '../resources/identifier.js';
+import { READER_TYPES, type ReaderResource } from '../resources/venue.js';
 
 // Readers (spec: Reader, embedded in an access point). identifier is unique per project and
 // is what a reader logs in with; type is barcode, qr, rfid or nfc (docs/venue.md).
-
-export const READER_TYPES = ['barcode', 'qr', 'rfid', 'nfc'] as const;
 
 export interface ReaderRow {
   id: number;
@@ -30,18 +29,6 @@ export const createReaderBody = z.strictObject({
   access_point_id: z.number().int().positive().nullable().optional(),
 });
 export const updateReaderBody = createReaderBody.partial();
-
-export const readerSchema = z.object({
-  id: z.number().int(),
-  identifier: z.string(),
-  type: z.enum(READER_TYPES),
-  access_point_id: z.number().int().nullable(),
-  version: z.number().int(),
-  created_at: z.string(),
-  updated_at: z.string(),
-});
-
-export type ReaderResource = z.infer<typeof readerSchema>;
 
 export const readerResource = (r: ReaderRow): ReaderResource => ({
   id: r.id,

@@ -6,6 +6,7 @@ import { commit } from '../events/unit-of-work.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import { VersionedTable } from './versioned-table.js';
+import type { timeRestrictionSchema } from '../resources/venue.js';
 
 // Time restrictions (spec: What the service does, item 4: "time restrictions are satisfied").
 // Each is an allowed window for one zone, optionally for one attendee type only: on the given
@@ -49,19 +50,6 @@ export const updateTimeRestrictionBody = z
   .strictObject(fields)
   .partial()
   .refine(notEmpty, { path: ['end_time'], message: 'must differ from start_time' });
-
-export const timeRestrictionSchema = z.object({
-  id: z.number().int(),
-  access_zone_id: z.number().int(),
-  attendee_type_id: z.number().int().nullable(),
-  days_of_week: z.array(z.number().int()),
-  start_time: z.string(),
-  end_time: z.string(),
-  version: z.number().int(),
-  created_at: z.string(),
-  updated_at: z.string(),
-});
-export type TimeRestrictionResource = z.infer<typeof timeRestrictionSchema>;
 
 export const timeRestrictionResource = ({
   project_id: _p,

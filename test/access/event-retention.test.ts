@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { AccessEventRow } from '../../src/journal/event-log.js';
+import type { AccessEventRow } from '../../src/journal/access-event-row.js';
 import {
   acknowledgedAccessEventId,
   EventRetention,

@@ -34,8 +34,8 @@ describe('scanning over REST: decide, persist, announce, answer', () => {
       (await gh.request('POST', `${A}/attendees/import`, { token: await gh.token(), body: rows })).body.data.imported,
     ).toBe(200);
     const bus = gh.app.services.bus;
-    bus.on(announced, 'AccessGranted', (e) => announced.push({ name: 'AccessGranted', ...e }));
-    bus.on(announced, 'AccessDenied', (e) => announced.push({ name: 'AccessDenied', ...e }));
+    bus.on(announced, 'access.granted', (e) => announced.push({ name: 'AccessGranted', ...e }));
+    bus.on(announced, 'access.denied', (e) => announced.push({ name: 'AccessDenied', ...e }));
   });
   afterAll(() => gh.destroy());
 

@@ -2,9 +2,9 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { DeviceRunner, type RunnerDeps } from '../../firmware-bridge/device-runner.js';
 import { rdm6300 } from '../helpers/pty.js';
-import { type BridgeDevice, DEVICE_DEFAULTS, IDLE_STATE } from '../../src/devices/bridge-devices.js';
 import type { OpenedPort, PortEvents, Transport } from '../../firmware-bridge/transport.js';
 import { ManualClock } from '../helpers/appliance.js';
+import { type BridgeDevice, DEVICE_DEFAULTS, IDLE_STATE } from '../../src/resources/bridge-device.js';
 
 // One device's runner against a transport of the test's (the pty tests cover the real ports):
 // bad frames are counted every time but logged at most once per interval, with the number not

@@ -69,7 +69,7 @@ describe('the firmware bridge over serial ptys', () => {
       { first_name: 'Wim', last_name: 'Wiegand', credential_value: '123:45678' },
       { first_name: 'Wanda', last_name: 'ThirtyFour', credential_value: '1234:56789' },
     ]);
-    for (const name of ['bridge.device_connected', 'bridge.device_disconnected'] as const) {
+    for (const name of ['bridge_device.connected', 'bridge_device.disconnected'] as const) {
       gh.app.services.bus.on(bridgeEvents, name, (e) =>
         bridgeEvents.push({ event: name, connected: e.device.connected, name: e.device.name }),
       );
@@ -131,7 +131,7 @@ describe('the firmware bridge over serial ptys', () => {
       last_error: null,
     });
     expect((await state(id)).last_scan_at).not.toBeNull();
-    expect(bridgeEvents).toContainEqual({ event: 'bridge.device_connected', connected: true, name: 'Door RFID' });
+    expect(bridgeEvents).toContainEqual({ event: 'bridge_device.connected', connected: true, name: 'Door RFID' });
   });
 
   it('decides id12, line, wiegand26 and wiegand34 frames, each on its own pty', async () => {
@@ -258,16 +258,16 @@ describe('the firmware bridge over serial ptys', () => {
     await new Promise((r) => setTimeout(r, 100));
     await pair.kill();
     await until('disconnected', async () => (await state(id)).connected === false);
-    expect(bridgeEvents).toContainEqual({ event: 'bridge.device_disconnected', connected: false, name: 'Plugged' });
+    expect(bridgeEvents).toContainEqual({ event: 'bridge_device.disconnected', connected: false, name: 'Plugged' });
     const before = await state(id);
     expect(before.last_error).toMatch(/disconnected|closed|not there/);
 
     await pair.plug();
     await connected(id);
     expect(bridgeEvents.filter((e) => e.name === 'Plugged').map((e) => e.event)).toEqual([
-      'bridge.device_connected',
-      'bridge.device_disconnected',
-      'bridge.device_connected',
+      'bridge_device.connected',
+      'bridge_device.disconnected',
+      'bridge_device.connected',
     ]);
     // The rest of the cut frame, then a whole one: only the whole one is a scan.
     await pair.write(Buffer.concat([frame.subarray(6), frame]));

@@ -1,4 +1,4 @@
-import type { AccessEventRow } from '../../src/journal/event-log.js';
+import type { AccessEventRow } from '../../src/journal/access-event-row.js';
 
 /** Access event row number `i` (a denial of credential V<i>), as the group commit journals it; `extra` overrides fields. */
 export function eventRow(i: number, extra: Partial<AccessEventRow> = {}): AccessEventRow {

@@ -15,7 +15,7 @@ import { c, makeVenue } from './wire/fixtures.js';
 import { fill, genericCases } from './wire/generic.js';
 import { A, PUSHER_ENV, World, type Case } from './wire/world.js';
 import { underWriteLock, WriteLock } from './wire/write-lock.js';
-import { cloudOwnedResource } from '../../sync/cloud-owned.js';
+import { cloudOwnedResource } from '../../src/http/cloud-owned.js';
 
 // The served OpenAPI document against what the appliance really answers (docs/rest.md): every
 // operation of the document is sent its happy path and every refusal it can give (the case tables

@@ -5,8 +5,8 @@ import { type Receiver, startReceiver } from '../helpers/receiver.js';
 // The dispatcher is woken by every change that feeds webhooks, not by its poll (which only
 // looks for what another process wrote): here the poll is ten minutes, so an event that
 // arrives at all arrived by its wake. credential.created once waited for the poll, because the
-// list of events that woke the dispatcher was kept by hand beside the catalogue; now it is the
-// catalogue's (feed/catalogue.ts OUTBOX_SOURCES).
+// list of events that woke the dispatcher was kept by hand beside the catalogue; now it wakes on
+// the one signal raised whenever the feed grows ('feed.appended', events/types.ts).
 
 const A = '/api/v1/projects/default/default';
 

@@ -12,11 +12,12 @@ import { TeamRepository } from '../../src/accounts/teams.js';
 import { systemClock } from '../../src/clock.js';
 import { EventBus } from '../../src/events/bus.js';
 import { Store } from '../../src/store/database.js';
-import { type SyncConflictResource, SyncConflicts } from '../../sync/conflicts.js';
+import { SyncConflicts } from '../../sync/conflicts.js';
 import type { EdgeRow } from '../../sync/edges.js';
 import { SyncEdges } from '../../sync/edges.js';
 import type { UploadBody, UploadedAccessEvent } from '../../sync/protocol.js';
 import { UploadApply } from '../../sync/upload-apply.js';
+import type { SyncConflictResource } from '../../src/resources/sync-conflict.js';
 
 // Flags are a function of the merged history by corrected time (docs/sync.md: conflicts), a
 // property test (fast-check): one or two holders' movements at two or three edges, each edge

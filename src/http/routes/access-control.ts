@@ -1,12 +1,6 @@
 import type { Venue } from '../../venue/index.js';
 import { createAccessPointBody, updateAccessPointBody } from '../../venue/access-points.js';
-import {
-  createZoneBody,
-  updateZoneBody,
-  zoneResource,
-  zoneSchema,
-  type AccessZoneRow,
-} from '../../venue/access-zones.js';
+import { createZoneBody, updateZoneBody, zoneResource, type AccessZoneRow } from '../../venue/access-zones.js';
 import type { Occupancy } from '../../access/occupancy.js';
 import { createReaderBody, readerResource, updateReaderBody } from '../../venue/readers.js';
 import { accessPointViewSchema, readerViews, readerViewSchema } from '../../devices/reader-view.js';
@@ -14,13 +8,13 @@ import type { DeviceDeps } from '../deps.js';
 import {
   createTimeRestrictionBody,
   timeRestrictionResource,
-  timeRestrictionSchema,
   updateTimeRestrictionBody,
 } from '../../venue/time-restrictions.js';
-import { blocklistResource, blocklistSchema, createBlocklistBody, updateBlocklistBody } from '../../venue/blocklist.js';
+import { blocklistResource, createBlocklistBody, updateBlocklistBody } from '../../venue/blocklist.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { messageSchema, single, validationErrorSchema } from '../resources.js';
 import { crudRoutes, PROJECT_PATH, withId } from './crud.js';
+import { blocklistSchema, timeRestrictionSchema, zoneSchema } from '../../resources/venue.js';
 
 // Access control resources (spec: Endpoints, Access points; the routes we add: docs/venue.md).
 // Abilities: access:read for GET, access:write for the rest (spec: scope table).

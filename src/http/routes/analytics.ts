@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { accessSummary, MAX_BUCKETS, zoneOccupancy } from '../../access/analytics.js';
-import { DENIAL_REASONS } from '../../access/engine.js';
 import { instantOf } from '../../access/zoned-time.js';
 import type { Database } from '../../store/database.js';
 import { AppError, validationError } from '../../errors.js';
@@ -8,6 +7,7 @@ import { defineRoute, type AnyRoute } from '../route.js';
 import { messageSchema, single } from '../resources.js';
 import { conditions } from '../responses.js';
 import { PROJECT_PATH } from './crud.js';
+import { DENIAL_REASONS } from '../../resources/access-events.js';
 
 // POST .../analytics/metrics (spec: Analytics). A read, though a POST: tokens with `read` or
 // `access:read` may ask (docs/decisions.md). Dates are instants with an offset, or plain dates

@@ -1,16 +1,11 @@
 import type { Venue } from '../../venue/index.js';
-import {
-  attendeeQuery,
-  attendeeSchema,
-  createAttendeeBody,
-  updateAttendeeBody,
-  type AttendeeRow,
-} from '../../venue/attendees.js';
-import { attendeeTypeSchema, createAttendeeTypeBody, updateAttendeeTypeBody } from '../../venue/attendee-types.js';
-import { credentialResource, credentialSchema, issueCredentialBody } from '../../venue/credentials.js';
+import { attendeeQuery, createAttendeeBody, updateAttendeeBody, type AttendeeRow } from '../../venue/attendees.js';
+import { createAttendeeTypeBody, updateAttendeeTypeBody } from '../../venue/attendee-types.js';
+import { credentialResource, issueCredentialBody } from '../../venue/credentials.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { messageSchema, single } from '../resources.js';
 import { crudRoutes, PROJECT_PATH, withId } from './crud.js';
+import { attendeeSchema, attendeeTypeSchema, credentialSchema } from '../../resources/venue.js';
 
 // Attendees, their types and credentials. Abilities follow the contract's scope table by path:
 // attendees:* for /attendees/* and /attendee-types/*; revoking a credential by id

@@ -1,16 +1,16 @@
 import { z } from 'zod';
+import { collectionSchema, pageQuery, paginate, window } from '../pagination.js';
+import { type AnyRoute, defineRoute } from '../route.js';
+import { messageSchema } from '../resources.js';
+import type { HttpDeps } from '../deps.js';
+import { crudRoutes, PROJECT_PATH, projectParams } from './crud.js';
 import {
   type BridgeDevice,
   bridgeDeviceResource,
   bridgeDeviceSchema,
   createBridgeDeviceBody,
   updateBridgeDeviceBody,
-} from '../../devices/bridge-devices.js';
-import { collectionSchema, pageQuery, paginate, window } from '../pagination.js';
-import { type AnyRoute, defineRoute } from '../route.js';
-import { messageSchema } from '../resources.js';
-import type { HttpDeps } from '../deps.js';
-import { crudRoutes, PROJECT_PATH, projectParams } from './crud.js';
+} from '../../resources/bridge-device.js';
 
 // Readers plugged into the box (docs/bridge.md): CRUD of the devices, each answered
 // with its live state from the bridge, and the list says whether USB HID works on this box.

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { readerKey } from '../../access/venue-index.js';
 import { iso } from '../../clock.js';
 import { AppError } from '../../errors.js';
-import { createGatewayBody, gatewaySchema, updateGatewayBody } from '../../devices/gateways.js';
+import { createGatewayBody, updateGatewayBody } from '../../devices/gateways.js';
 import { gatewayStatusTopic, projectPrefix, readerTopic } from '../../mqtt/topics.js';
 import { collectionSchema, pageQuery, paginate, window } from '../pagination.js';
 import { defineRoute, type AnyRoute } from '../route.js';
@@ -12,6 +12,7 @@ import { rateLimited } from '../responses.js';
 import { messageSchema, single } from '../resources.js';
 import type { HttpDeps } from '../deps.js';
 import { PROJECT_PATH, projectParams, withId } from './crud.js';
+import { gatewaySchema } from '../../resources/devices.js';
 
 // Readers and gateways on the broker (docs/mqtt.md). Reader login and OTP verify are
 // unauthenticated (spec: Authentication item 8): the OTP is what proves the person setting the

@@ -1,17 +1,10 @@
 import type { Venue } from '../../venue/index.js';
-import {
-  createFormBody,
-  formResource,
-  formSchema,
-  submissionBody,
-  submissionResource,
-  submissionSchema,
-  updateFormBody,
-} from '../../venue/forms.js';
+import { createFormBody, formResource, submissionBody, submissionResource, updateFormBody } from '../../venue/forms.js';
 import { collectionSchema, pageQuery, paginate, window } from '../pagination.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { messageSchema, single } from '../resources.js';
 import { crudRoutes, PROJECT_PATH, withId } from './crud.js';
+import { formSchema, submissionSchema } from '../../resources/forms.js';
 
 // Forms and submissions: forms:read for GET, forms:write for the rest (spec: scope table).
 

@@ -23,11 +23,12 @@ import { analyticsRoutes } from './analytics.js';
 import { broadcastingRoutes } from './broadcasting.js';
 import { pusherApiRoutes } from './pusher-api.js';
 import { webhookDeliveryRoutes } from './webhook-deliveries.js';
-import { syncRoutes } from './sync.js';
 import { webhookSubscriptionRoutes } from './webhook-subscriptions.js';
 
-/** The route table: every route the appliance serves, in one list. */
-export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
+/** The route table: every route the appliance serves, in one list. `wingRoutes`: the routes of the
+ * wings (sync/routes.ts), which the core does not import; the composition root (app.ts) builds
+ * them and they take their place in the table here. */
+export function buildRouteTable(deps: HttpDeps, wingRoutes: readonly AnyRoute[] = []): readonly AnyRoute[] {
   const routes: AnyRoute[] = [];
   // Readers of access_events first wait for the journal's ingest (every answered scan in the
   // table); if it is behind for longer than store.readWaitMs, they answer 503 rather than a
@@ -48,7 +49,7 @@ export function buildRouteTable(deps: HttpDeps): readonly AnyRoute[] {
     ...webhookSourceRoutes(deps),
     ...webhookSubscriptionRoutes(deps),
     ...webhookDeliveryRoutes(deps),
-    ...syncRoutes(deps),
+    ...wingRoutes,
     ...uploadWebhookRoutes({ uploads: deps.uploads, gate: deps.webhookGate, projects: deps.projects }),
     ...bridgeDeviceRoutes(deps),
     ...deviceRoutes(deps), // before readers/{readerId}: readers/logins is not an id

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { found, validationError } from '../../errors.js';
-import { isTimeZone, SLUG_PATTERN } from '../../accounts/slug.js';
+import { isTimeZone, slugField } from '../../accounts/slug.js';
 import type { HttpDeps } from '../deps.js';
 import { collectionSchema, pageQuery, paginate, window } from '../pagination.js';
 import { defineRoute, type AnyRoute } from '../route.js';
@@ -20,24 +20,23 @@ import {
 
 import { DEFAULT_TEAM_SLUG } from '../../accounts/teams.js';
 
-const slug = z.string().regex(SLUG_PATTERN, 'lower-case letters, digits and single dashes').max(60);
 const timezone = z.string().refine(isTimeZone, 'an IANA time zone such as Europe/Berlin');
 const projectPath = z.object({ teamSlug: z.string(), projectSlug: z.string() });
 
 const createProject = z.strictObject({
   name: z.string().trim().min(1).max(255),
-  slug: slug.optional(),
+  slug: slugField.optional(),
   team_slug: z.string().min(1).optional(),
   timezone: timezone.optional(),
 });
 
 const updateProject = z.strictObject({
   name: z.string().trim().min(1).max(255).optional(),
-  slug: slug.optional(),
+  slug: slugField.optional(),
   timezone: timezone.optional(),
 });
 
-const createTeam = z.strictObject({ name: z.string().trim().min(1).max(255), slug: slug.optional() });
+const createTeam = z.strictObject({ name: z.string().trim().min(1).max(255), slug: slugField.optional() });
 
 const projectResponse = { description: 'The project', schema: single(projectSchema) };
 

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { conditions } from '../responses.js';
 import { type Tickets, type WaitingOn, withTicket } from '../../access/scan-deadlines.js';
-import { DENIAL_REASONS, REASON_DETAILS } from '../../access/engine.js';
 import { type AccessPointRefusal, type ReaderScanRefusal, scanErrorRefusal } from '../../access/reader-scan.js';
 import type { ScanOutcome, ScanRequest, ScanService } from '../../access/scan-service.js';
 import { AppError, validationError } from '../../errors.js';
@@ -10,6 +9,7 @@ import { defineRoute, type AnyRoute } from '../route.js';
 import { messageSchema } from '../resources.js';
 import { PROJECT_PATH, withId } from './crud.js';
 import { scanInstant } from '../../access/scan-time.js';
+import { DENIAL_REASONS, REASON_DETAILS } from '../../resources/access-events.js';
 
 // POST .../access-points/{id}/scan (ours, docs/engine.md "Scanning over REST"): an authenticated client scans
 // at a door and gets the access-event webhook's answer, also at a door that cannot admit

@@ -1,28 +1,28 @@
 import { z } from 'zod';
-import { AppError, notFound } from '../../errors.js';
-import { isStoreBusy } from '../../store/transactions.js';
-import { conflictSchema, CONFLICT_KINDS } from '../../../sync/conflicts.js';
-import { edgeSchema, type EdgeRow } from '../../../sync/edges.js';
+import { AppError, notFound } from '../src/errors.js';
+import { isStoreBusy } from '../src/store/transactions.js';
+import { edgeSchema, type EdgeRow } from './edges.js';
 import {
   changePageSchema,
   decodeCursor,
   encodeCursor,
   helloSchema,
-  PROTOCOL_VERSION,
-  SUPPORTED_PROTOCOLS,
   UPLOAD_MAX_BYTES,
   UPLOAD_MAX_ITEMS,
   uploadBodySchema,
   uploadResultSchema,
-} from '../../../sync/protocol.js';
-import type { HttpDeps } from '../deps.js';
-import { collectionSchema, pageQuery, paginate, window } from '../pagination.js';
-import { type AnyRoute, defineRoute } from '../route.js';
-import { messageSchema, single } from '../resources.js';
-import { edgeRefusal } from '../edge-refusal.js';
-import { PROJECT_PATH, projectParams, withId } from './crud.js';
+} from './protocol.js';
+import { PROTOCOL_VERSION, SUPPORTED_PROTOCOLS } from '../src/http/sync-protocol-version.js';
+import type { HttpDeps } from '../src/http/deps.js';
+import { collectionSchema, pageQuery, paginate, window } from '../src/http/pagination.js';
+import { type AnyRoute, defineRoute } from '../src/http/route.js';
+import { messageSchema, single } from '../src/http/resources.js';
+import { edgeRefusal } from '../src/http/edge-refusal.js';
+import { PROJECT_PATH, projectParams, withId } from '../src/http/routes/crud.js';
+import { CONFLICT_KINDS, conflictSchema } from '../src/resources/sync-conflict.js';
 
-// Cloud sync over HTTP (docs/sync.md). Three groups:
+// Cloud sync over HTTP (docs/sync.md), registered in the route table by the composition
+// root (app.ts: buildRouteTable's wing routes). Three groups:
 // - edges, on the cloud: issue (the token shown once; the ability sync:edges, docs/auth.md), list,
 //   show, revoke, and re-confirm one whose issuer lost access (administrators);
 // - status and conflicts, for anyone who may read the project, on every role;

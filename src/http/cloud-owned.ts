@@ -1,6 +1,7 @@
 // REST paths whose writes an edge refuses for its synced project: the cloud owns them (docs/sync.md).
 // Only the resources' own CRUD paths (`/readers`, `/readers/{readerId}`): a scan at an access point or a
-// reader login stays local. Shared by the pipeline's check (sync/index.ts) and the OpenAPI document.
+// reader login stays local. Shared by the pipeline's check (sync/index.ts readOnlyOnEdge) and the OpenAPI
+// document (responses.ts); in the core, as a REST contract, for the latter.
 const CLOUD_OWNED = /\/(access-zones|access-points|readers|attendee-types|time-restrictions|blocklist)(\/\{\w+\})?$/;
 const CLOUD_OWNED_NAMES: Record<string, string> = {
   'access-zones': 'access zones',

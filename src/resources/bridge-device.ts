@@ -236,3 +236,15 @@ function partialOf<S extends Record<string, z.ZodType>>(shape: S): { [K in keyof
     [K in keyof S]: z.ZodOptional<S[K]>;
   };
 }
+
+/** A device plugged into the box, as the console's devices channel shows it (docs/bridge.md). */
+export const bridgeDeviceEventSchema = bridgeDeviceSchema.pick({
+  id: true,
+  name: true,
+  reader_identifier: true,
+  framing: true,
+  connected: true,
+  opened_path: true,
+  last_error: true,
+});
+export type BridgeDeviceEvent = z.infer<typeof bridgeDeviceEventSchema>;

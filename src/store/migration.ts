@@ -1,0 +1,8 @@
+// One schema migration (store/migrations.ts holds them in order; PRAGMA user_version records the
+// last one applied). Apart from the lists so that each file of migrations imports only this.
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
