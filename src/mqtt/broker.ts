@@ -1,11 +1,7 @@
-import { listen } from '../listen.js';
-import { readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
-import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { createServer as createTlsServer } from 'node:tls';
 import { Aedes, type AedesPublishPacket, type Client, type PublishPacket } from 'aedes';
-import { createWebSocketStream, WebSocketServer } from 'ws';
 import type { ScanDeadlines } from '../access/scan-deadlines.js';
 import type { Logger } from '../logger.js';
 import { mayPublish, mayReceive, maySubscribe, type AclDeps } from './acl.js';
@@ -16,9 +12,10 @@ import { ReaderFrames } from './reader-frames.js';
 import { ClientSessions, type ConnectionLimits } from './client-sessions.js';
 import { ConnackCode, describeIdentity, identify, type IdentityDeps, type MqttIdentity } from './identities.js';
 import { connectionHolds } from './staff-access.js';
+import { type ListenerOptions, MqttListeners } from './listeners.js';
 
-// The embedded broker (docs/mqtt.md): aedes on TCP (TCP_NODELAY: docs/mqtt.md), optionally
-// TLS, and MQTT over WebSocket at /mqtt on the HTTP port. It knows who each client is (its
+// The embedded broker (docs/mqtt.md): aedes, fed the connections listeners.ts takes (TCP,
+// optionally TLS, and MQTT over WebSocket at /mqtt on the HTTP port). It knows who each client is (its
 // identity, from the password: identities.ts) and what each may do (acl.ts); what a publish
 // means is the business of the handlers given to it (scans, gateway status: mqtt/service.ts).
 // A publish the box answers (a scan) is acknowledged only once its answer is ready, and the
@@ -28,10 +25,7 @@ import { connectionHolds } from './staff-access.js';
 // does not drain (aedes issue #1060), and a packet over maxPacketBytes closes its connection as
 // soon as its header arrives, before its body is buffered.
 
-export interface BrokerOptions {
-  host: string;
-  port: number;
-  tls: { port: number; certFile: string | null; keyFile: string | null };
+export interface BrokerOptions extends ListenerOptions {
   drainTimeoutMs: number;
   connectTimeoutMs: number;
   maxConnections: number;
@@ -71,8 +65,7 @@ export interface BrokerStats {
 export class MqttBroker {
   readonly aedes: Aedes;
   readonly #identities = new WeakMap<Client, MqttIdentity>();
-  readonly #servers: Server[] = [];
-  readonly #ws = new WebSocketServer({ noServer: true, perMessageDeflate: false });
+  readonly #listeners: MqttListeners;
   readonly #replies: DirectReplies;
   #recheck: NodeJS.Timeout | null = null;
   /** Client ids in each identity's own space, persistent sessions and their owners, connections per identity. */
@@ -89,6 +82,7 @@ export class MqttBroker {
     /** A scan not answered within its bound closes its connection (docs/mqtt.md: answered in bounded time). */
     deadlines: ScanDeadlines | null = null,
   ) {
+    this.#listeners = new MqttListeners(options, (stream, req) => this.#handle(stream, req), log);
     this.#replies = new DirectReplies(hooks.reply, (topic, payload) => this.#publish(topic, payload), deadlines, log);
     this.aedes = new Aedes({
       drainTimeout: options.drainTimeoutMs,
@@ -244,31 +238,14 @@ export class MqttBroker {
 
   /** The ports listened on: TCP first, then TLS when configured. */
   get ports(): { tcp: number; tls: number | null } {
-    const port = (s: Server | undefined) => (s?.address() as AddressInfo | null)?.port ?? 0;
-    return { tcp: port(this.#servers[0]), tls: this.#servers[1] ? port(this.#servers[1]) : null };
+    return this.#listeners.ports;
   }
 
   async start(): Promise<void> {
     await this.aedes.listen();
     checkAedesShape(this.aedes); // refuses to start on an aedes whose private fields moved (aedes-internals.ts)
     const { options } = this;
-    this.#servers.push(createServer({ noDelay: true }, (socket) => this.#handle(socket)));
-    if (options.tls.certFile && options.tls.keyFile) {
-      const tls = createTlsServer(
-        { cert: readFileSync(options.tls.certFile), key: readFileSync(options.tls.keyFile) },
-        (socket) => this.#handle(socket),
-      );
-      tls.on('secureConnection', (socket) => socket.setNoDelay(true));
-      tls.on('tlsClientError', (err) => this.log.debug({ err: err.message }, 'mqtt tls handshake failed'));
-      this.#servers.push(tls);
-    }
-    await Promise.all(
-      this.#servers.map((server, i) =>
-        i === 0
-          ? listen(server, options.port, options.host, 'mqtt.port')
-          : listen(server, options.tls.port, options.host, 'mqtt.tls.port'),
-      ),
-    );
+    await this.#listeners.listen();
     this.log.info({ port: this.ports.tcp, tlsPort: this.ports.tls ?? undefined, wsPath: '/mqtt' }, 'mqtt listening');
     // Revocations and access changes made here disconnect at once (MqttService); this is the
     // backstop for the rest: tokens expiring with time, changes made by the CLI in another process.
@@ -278,12 +255,7 @@ export class MqttBroker {
 
   /** MQTT over WebSocket: the HTTP server's upgrades to /mqtt (http/upgrade.ts). */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    this.#ws.handleUpgrade(req, socket, head, (ws) => {
-      (socket as Socket).setNoDelay?.(true);
-      const stream = createWebSocketStream(ws);
-      stream.on('error', () => ws.terminate());
-      this.#handle(stream, req);
-    });
+    this.#listeners.upgrade(req, socket, head);
   }
 
   /** Publishes from the box at QoS 1, through aedes to every subscriber. */
@@ -356,9 +328,8 @@ export class MqttBroker {
 
   async stop(): Promise<void> {
     if (this.#recheck) clearInterval(this.#recheck);
-    for (const server of this.#servers.splice(0)) server.close();
+    this.#listeners.close();
     for (const client of this.#clients()) client.close();
-    this.#ws.close();
     await new Promise<void>((resolve) => this.aedes.close(() => resolve()));
   }
 
