@@ -3,11 +3,10 @@ import type { VenueIndex } from '../src/access/venue-index.js';
 import type { Clock } from '../src/clock.js';
 import { iso } from '../src/clock.js';
 import type { EventBus } from '../src/events/bus.js';
+import { commitWhenFree, type Work } from '../src/events/unit-of-work.js';
 import { outboxEntryOf } from '../src/feed/catalogue.js';
-import { appendToOutbox } from '../src/feed/outbox.js';
 import type { Database } from '../src/store/database.js';
 import { statement } from '../src/store/statements.js';
-import { writeWhenFree } from '../src/store/transactions.js';
 import type { EdgeRow, SyncEdges } from './edges.js';
 import type { NewConflict, SyncConflictResource, SyncConflicts } from './conflicts.js';
 import { type Arrival, DoubleEntries } from './double-entries.js';
@@ -151,9 +150,12 @@ export class UploadApply {
       undo = [];
     };
     try {
-      await writeWhenFree(
+      // Through the unit of work: the outbox entries are written in the slice's transaction; the
+      // bus hears of them below, after the commit and the index refresh, in the slice's order.
+      await commitWhenFree(
         this.db,
-        () => {
+        this.bus,
+        (work) => {
           rollback(); // writeWhenFree may run this again: nothing of a try that did not commit stays
           announce = [];
           counts = { accepted: 0, duplicates: 0, refused: 0 };
@@ -170,8 +172,8 @@ export class UploadApply {
             const item = items[next++]!;
             const result =
               item.kind === 'access'
-                ? this.#access(edge, projectId, item, body.clock, now, announce, undo, arrivals)
-                : this.#changes.apply(edge, projectId, item, now, announce);
+                ? this.#access(edge, projectId, item, body.clock, now, announce, undo, arrivals, work)
+                : this.#changes.apply(edge, projectId, item, now, announce, work);
             const fresh = result !== false;
             if (fresh) counts.accepted++;
             else counts.duplicates++;
@@ -183,7 +185,7 @@ export class UploadApply {
             )
               venueChanged = true;
           }
-          this.#settleDoubles(projectId, arrivals, announce);
+          this.#settleDoubles(projectId, arrivals, announce, work);
           // In the last slice's transaction: held exactly when the whole batch is.
           if (next >= items.length && body.feed) this.edges.noteUploaded(edge.id, body.feed);
         },
@@ -212,6 +214,7 @@ export class UploadApply {
     announce: Emit[],
     undo: (() => void)[],
     arrivals: Arrivals,
+    work: Work,
   ): boolean {
     // Stored first (once: the uuid is unique); what it changes is worked out only for a new one.
     // The clock offset in force when the edge decided it, or (an edge that does not stamp events) the batch's.
@@ -254,14 +257,14 @@ export class UploadApply {
         flags.deleted_reference,
         id,
       );
-      conflicts.push(this.#raise(projectId, deletedReferenceConflict(edge.id, e, gone)));
+      conflicts.push(this.#raise(projectId, deletedReferenceConflict(edge.id, e, gone), work));
     }
     // Naming what the edge's project never held: kept for review, and nothing more (no count, no name, no flag on anyone's history).
     const unknown = this.#flags.unknownReferences(projectId, e, gone);
     if (unknown.length > 0) {
       flags.review = 'unknown_reference';
       statement(this.db, 'UPDATE access_events SET review = ? WHERE id = ?').run(flags.review, id);
-      conflicts.push(this.#raise(projectId, unknownReferenceConflict(edge.id, e, unknown)));
+      conflicts.push(this.#raise(projectId, unknownReferenceConflict(edge.id, e, unknown), work));
       announce.push(() => this.#announce(projectId, edge, e, now, flags, false, null, conflicts, false));
       return true;
     }
@@ -280,13 +283,17 @@ export class UploadApply {
         flags.review = review;
         statement(this.db, 'UPDATE access_events SET review = ? WHERE id = ?').run(review, id);
         conflicts.push(
-          this.#raise(projectId, {
-            kind: review,
-            edgeId: edge.id,
-            eventUuid: e.uuid,
-            entity: 'credential',
-            entityId: e.credential_id ?? undefined,
-          }),
+          this.#raise(
+            projectId,
+            {
+              kind: review,
+              edgeId: edge.id,
+              eventUuid: e.uuid,
+              entity: 'credential',
+              entityId: e.credential_id ?? undefined,
+            },
+            work,
+          ),
         );
       }
     }
@@ -305,22 +312,22 @@ export class UploadApply {
    * Each flag raised or cleared goes to the outbox now and on the bus after the commit, after the
    * slice's own events; a new event is announced with its flag as settled.
    */
-  #settleDoubles(projectId: number, arrivals: Arrivals, announce: Emit[]): void {
+  #settleDoubles(projectId: number, arrivals: Arrivals, announce: Emit[], work: Work): void {
     const { flags, conflicts } = this.#doubles.settle(projectId, arrivals.movements);
     for (const [id, duplicateOf] of flags) {
       const announced = arrivals.flags.get(id);
       if (announced) announced.duplicate_of = duplicateOf;
     }
-    for (const conflict of conflicts) appendToOutbox(this.db, outboxEntryOf('sync.conflict', { projectId, conflict })!);
+    for (const conflict of conflicts) work.record(outboxEntryOf('sync.conflict', { projectId, conflict })!);
     if (conflicts.length === 0) return;
     announce.push(() => {
       for (const conflict of conflicts) this.bus.emit('sync.conflict', { projectId, conflict });
     });
   }
 
-  #raise(projectId: number, c: NewConflict): SyncConflictResource {
+  #raise(projectId: number, c: NewConflict, work: Work): SyncConflictResource {
     const conflict = this.conflicts.record(projectId, c);
-    appendToOutbox(this.db, outboxEntryOf('sync.conflict', { projectId, conflict })!);
+    work.record(outboxEntryOf('sync.conflict', { projectId, conflict })!);
     return conflict;
   }
 
