@@ -5,8 +5,13 @@ import { iso } from '../src/clock.js';
 import type { EventBus } from '../src/events/bus.js';
 import { commitWhenFree, type Work } from '../src/events/unit-of-work.js';
 import { outboxEntryOf } from '../src/feed/catalogue.js';
+import {
+  flagDeletedReference,
+  flagReview,
+  insertUploadedEvent,
+  markCounted,
+} from '../src/journal/access-event-rows.js';
 import type { Database } from '../src/store/database.js';
-import { statement } from '../src/store/statements.js';
 import type { EdgeRow, SyncEdges } from './edges.js';
 import type { NewConflict, SyncConflictResource, SyncConflicts } from './conflicts.js';
 import { type Arrival, DoubleEntries } from './double-entries.js';
@@ -220,32 +225,27 @@ export class UploadApply {
     // The clock offset in force when the edge decided it, or (an edge that does not stamp events) the batch's.
     const offset = e.clock_offset_ms !== undefined ? e.clock_offset_ms : clock.offset_ms;
     const synchronised = e.clock_synchronised !== undefined ? e.clock_synchronised : clock.synchronised;
-    const stored = statement(
-      this.db,
-      `INSERT INTO access_events (uuid, project_id, access_point_id, access_zone_id, reader_id, credential_id, credential_value, attendee_id, granted, reason, reason_detail, movement,
-         counted, from_zone_id, scanned_at, decided_at, source, request_key, edge_id, uploaded_at, clock_offset_ms, clock_unsynchronised, duplicate_of, review)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, NULL, ?, ?, ?, NULL, ?, ?, ?, ?, NULL, NULL) ON CONFLICT (uuid) DO NOTHING RETURNING id, effective_at`,
-    ).get(
-      e.uuid,
+    const stored = insertUploadedEvent(this.db, {
+      uuid: e.uuid,
       projectId,
-      e.access_point_id,
-      e.access_zone_id,
-      e.reader_id,
-      e.credential_id,
-      e.credential_value,
-      e.attendee_id,
-      e.granted ? 1 : 0,
-      e.reason,
-      e.reason_detail ?? null,
-      e.movement,
-      e.scanned_at,
-      e.decided_at,
-      e.source,
-      edge.id,
-      now,
-      offset,
-      synchronised ? 0 : 1,
-    ) as { id: number; effective_at: string } | undefined;
+      accessPointId: e.access_point_id,
+      accessZoneId: e.access_zone_id,
+      readerId: e.reader_id,
+      credentialId: e.credential_id,
+      credentialValue: e.credential_value,
+      attendeeId: e.attendee_id,
+      granted: e.granted,
+      reason: e.reason,
+      reasonDetail: e.reason_detail ?? null,
+      movement: e.movement,
+      scannedAt: e.scanned_at,
+      decidedAt: e.decided_at,
+      source: e.source,
+      edgeId: edge.id,
+      uploadedAt: now,
+      clockOffsetMs: offset,
+      clockSynchronised: synchronised,
+    });
     if (!stored) return false;
     const { id, effective_at: at } = stored;
     const flags: Flags = { duplicate_of: null, review: null, deleted_reference: null };
@@ -253,17 +253,14 @@ export class UploadApply {
     const gone = this.#flags.goneReferences(projectId, e);
     if (gone.length > 0) {
       flags.deleted_reference = deletedReferenceColumn(gone);
-      statement(this.db, 'UPDATE access_events SET deleted_reference = ? WHERE id = ?').run(
-        flags.deleted_reference,
-        id,
-      );
+      flagDeletedReference(this.db, id, flags.deleted_reference);
       conflicts.push(this.#raise(projectId, deletedReferenceConflict(edge.id, e, gone), work));
     }
     // Naming what the edge's project never held: kept for review, and nothing more (no count, no name, no flag on anyone's history).
     const unknown = this.#flags.unknownReferences(projectId, e, gone);
     if (unknown.length > 0) {
       flags.review = 'unknown_reference';
-      statement(this.db, 'UPDATE access_events SET review = ? WHERE id = ?').run(flags.review, id);
+      flagReview(this.db, id, flags.review);
       conflicts.push(this.#raise(projectId, unknownReferenceConflict(edge.id, e, unknown), work));
       announce.push(() => this.#announce(projectId, edge, e, now, flags, false, null, conflicts, false));
       return true;
@@ -275,13 +272,12 @@ export class UploadApply {
       // Presence follows the holder's latest movement on the cloud's clock, and never into (or out of) a zone the cloud no longer has.
       if (!zoneGone && !this.#doubles.neighbour(projectId, e.attendee_id, at, id, 'after')) {
         ({ counted, fromZoneId } = this.#move(e.attendee_id, e.access_zone_id, e.movement, undo));
-        if (counted)
-          statement(this.db, 'UPDATE access_events SET counted = 1, from_zone_id = ? WHERE id = ?').run(fromZoneId, id);
+        if (counted) markCounted(this.db, id, fromZoneId);
       }
       const review = e.movement === 'in' ? this.#flags.review(projectId, e, at) : null; // letting someone out needs no review
       if (review) {
         flags.review = review;
-        statement(this.db, 'UPDATE access_events SET review = ? WHERE id = ?').run(review, id);
+        flagReview(this.db, id, review);
         conflicts.push(
           this.#raise(
             projectId,
