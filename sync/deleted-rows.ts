@@ -1,11 +1,11 @@
 import type { Clock } from '../src/clock.js';
 import { iso } from '../src/clock.js';
 import type { EventBus } from '../src/events/bus.js';
+import type { Work } from '../src/events/unit-of-work.js';
 import { outboxEntryOf } from '../src/feed/catalogue.js';
-import { appendToOutbox } from '../src/feed/outbox.js';
 import type { Database } from '../src/store/database.js';
 import { statement } from '../src/store/statements.js';
-import { nextVersion } from '../src/venue/versioned-table.js';
+import { deleteAttendee } from '../src/venue/attendee-writer.js';
 import type { SyncConflicts } from './conflicts.js';
 import type { EdgeRow } from './edges.js';
 import type { UploadedChange } from './protocol.js';
@@ -32,9 +32,18 @@ export class DeletedRows {
     private readonly conflicts: SyncConflicts,
   ) {}
 
-  /** An edge's attendee.created or .updated for an attendee the cloud
-   * deleted: recorded, not applied. Answers whether it was one. */
-  editOfDeleted(edge: EdgeRow, projectId: number, c: UploadedChange, id: number, announce: Emit[]): boolean {
+  /**
+   * An edge's attendee.created or .updated for an attendee the cloud deleted: recorded, not applied. Answers whether
+   * it was one.
+   */
+  editOfDeleted(
+    edge: EdgeRow,
+    projectId: number,
+    c: UploadedChange,
+    id: number,
+    announce: Emit[],
+    work: Work,
+  ): boolean {
     if (statement(this.db, 'SELECT 1 FROM attendees WHERE id = ? AND project_id = ?').get(id, projectId)) return false;
     const deletedAt = statement(
       this.db,
@@ -51,13 +60,23 @@ export class DeletedRows {
       { deleted_at: deletedAt },
       `deleted on the cloud at ${deletedAt}; the edge's ${c.event} was not applied: the deletion wins`,
       announce,
+      work,
     );
     return true;
   }
 
-  /** An edge's credential.revoked for a credential the cloud deleted (with
-   * its attendee): recorded, nothing to apply. Answers whether it was one. */
-  revocationOfDeleted(edge: EdgeRow, projectId: number, c: UploadedChange, id: number, announce: Emit[]): boolean {
+  /**
+   * An edge's credential.revoked for a credential the cloud deleted (with its attendee): recorded, nothing to apply.
+   * Answers whether it was one.
+   */
+  revocationOfDeleted(
+    edge: EdgeRow,
+    projectId: number,
+    c: UploadedChange,
+    id: number,
+    announce: Emit[],
+    work: Work,
+  ): boolean {
     if (statement(this.db, 'SELECT 1 FROM credentials WHERE id = ? AND project_id = ?').get(id, projectId))
       return false;
     const deletedAt = statement(
@@ -75,6 +94,7 @@ export class DeletedRows {
       { deleted_at: deletedAt },
       `deleted on the cloud at ${deletedAt}; the edge's revocation had nothing left to revoke`,
       announce,
+      work,
       'credential',
     );
     return true;
@@ -92,35 +112,16 @@ export class DeletedRows {
     c: UploadedChange,
     resourceOf: (id: number) => Record<string, unknown>,
     announce: Emit[],
+    work: Work,
   ): boolean {
     const row = statement(this.db, 'SELECT * FROM attendees WHERE id = ? AND project_id = ?').get(id, projectId) as
       | Record<string, unknown>
       | undefined;
     if (!row) return this.#heldBefore(projectId, 'attendee', id); // deleted here too: both sides agree
     const resource = resourceOf(id);
-    this.#deletionOfEdited(edge, projectId, c, row, resource, announce);
-    const now = iso(this.clock.now());
-    const tomb = statement(
-      this.db,
-      'INSERT INTO tombstones (project_id, entity, entity_id, version, deleted_at) VALUES (?, ?, ?, ?, ?)',
-    );
-    const blocks = statement(
-      this.db,
-      'SELECT id FROM blocklist_entries WHERE project_id = ? AND (attendee_id = ? OR credential_id IN (SELECT id FROM credentials WHERE attendee_id = ?))',
-    );
-    for (const entry of blocks.pluck().all(projectId, id, id) as number[]) {
-      statement(this.db, 'DELETE FROM blocklist_entries WHERE id = ? AND project_id = ?').run(entry, projectId);
-      tomb.run(projectId, 'blocklist_entry', entry, nextVersion(this.db), now);
-    }
-    for (const credential of statement(this.db, 'SELECT id FROM credentials WHERE attendee_id = ? AND project_id = ?')
-      .pluck()
-      .all(id, projectId) as number[]) {
-      statement(this.db, 'DELETE FROM credentials WHERE id = ? AND project_id = ?').run(credential, projectId);
-      tomb.run(projectId, 'credential', credential, nextVersion(this.db), now);
-    }
-    statement(this.db, 'DELETE FROM attendees WHERE id = ? AND project_id = ?').run(id, projectId);
-    tomb.run(projectId, 'attendee', id, nextVersion(this.db), now);
-    appendToOutbox(this.db, {
+    this.#deletionOfEdited(edge, projectId, c, row, resource, announce, work);
+    deleteAttendee(this.db, projectId, id, iso(this.clock.now()));
+    work.record({
       event: 'attendee.deleted',
       projectId,
       data: { attendee_id: id, id, previous_attributes: resource },
@@ -152,6 +153,7 @@ export class DeletedRows {
     row: Record<string, unknown>,
     resource: Record<string, unknown>,
     announce: Emit[],
+    work: Work,
   ): void {
     const seen = c.data.previous_attributes;
     if (seen === null || typeof seen !== 'object' || Array.isArray(seen)) return;
@@ -159,7 +161,7 @@ export class DeletedRows {
     const changed = COMPARED.filter((field) => field in base && !sameValue(field, row[field], base[field]));
     if (changed.length === 0) return;
     const detail = `deleted at the edge; the cloud had changed ${changed.join(', ')} meanwhile: the deletion applied, the cloud's row as it found it is kept here`;
-    this.#record(edge, projectId, Number(row.id), c, resource, detail, announce);
+    this.#record(edge, projectId, Number(row.id), c, resource, detail, announce, work);
   }
 
   #record(
@@ -170,6 +172,7 @@ export class DeletedRows {
     cloudValue: unknown,
     detail: string,
     announce: Emit[],
+    work: Work,
     entity: 'attendee' | 'credential' = 'attendee',
   ): void {
     const conflict = this.conflicts.record(projectId, {
@@ -181,7 +184,7 @@ export class DeletedRows {
       cloudValue,
       detail,
     });
-    appendToOutbox(this.db, outboxEntryOf('sync.conflict', { projectId, conflict })!);
+    work.record(outboxEntryOf('sync.conflict', { projectId, conflict })!);
     announce.push(() => this.bus.emit('sync.conflict', { projectId, conflict }));
   }
 }

@@ -1,4 +1,5 @@
 import type { Database } from '../src/store/database.js';
+import { setDuplicateOf } from '../src/journal/access-event-rows.js';
 import { statement } from '../src/store/statements.js';
 import type { SyncConflicts } from './conflicts.js';
 import type { SyncConflictResource } from '../src/resources/sync-conflict.js';
@@ -103,7 +104,7 @@ export class DoubleEntries {
         if (repeats === event.duplicate_of) continue;
         if (event.duplicate_of !== null)
           settled.conflicts.push(...this.conflicts.clear(projectId, 'duplicate_entry', event.uuid));
-        statement(this.db, 'UPDATE access_events SET duplicate_of = ? WHERE id = ?').run(repeats, event.id);
+        setDuplicateOf(this.db, event.id, repeats);
         if (repeats !== null)
           settled.conflicts.push(
             this.conflicts.record(projectId, {

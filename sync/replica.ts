@@ -5,16 +5,18 @@ import { iso } from '../src/clock.js';
 import type { Database } from '../src/store/database.js';
 import { statement } from '../src/store/statements.js';
 import { writeWhenFree } from '../src/store/transactions.js';
+import { ReplicaRows } from '../src/venue/replica-rows.js';
+import { reserveVersions } from '../src/venue/versioned-table.js';
 import { type Change, type Entity, REPLICATED } from './protocol.js';
 
-// The edge's copy of its cloud's reference data (docs/sync.md). A downloaded page is written
-// in one transaction, straight into the venue tables under the cloud's ids (shared ids:
-// venue/row-ids.ts), each row taking a change version of the edge's own sequence, each
-// deletion leaving a tombstone. Once the page has committed, the decision index takes what was
-// written, before anything else runs (access/external-changes.ts#written): the deletions, and
-// the attendees and credentials from the values written, so a pull's 300,000 rows are not read
-// back; the versions count as this process's, so the poll for other processes' writes skips
-// them. Nothing goes through commit(), so nothing downloaded enters the outbox and goes back up.
+// The edge's copy of its cloud's reference data (docs/sync.md). A downloaded page is written in one
+// transaction, straight into the venue tables under the cloud's ids (shared ids: venue/row-ids.ts),
+// each row taking a change version of the edge's own sequence, each deletion leaving a tombstone
+// (the rows' writes: venue/replica-rows.ts). Once the page has committed, the decision index takes
+// what was written, before anything else runs (access/external-changes.ts#written): the deletions,
+// and the attendees and credentials from the values written, so a pull's 300,000 rows are not read
+// back; the versions count as this process's, so the poll for other processes' writes skips them.
+// Nothing goes through commit(), so nothing downloaded enters the outbox and goes back up.
 //
 // A change is applied only when its cloud version is newer than the one the edge holds for the
 // row, whichever path brought it (changes or revocations: two loops, each page its own
@@ -28,28 +30,8 @@ import { type Change, type Entity, REPLICATED } from './protocol.js';
 // Foreign keys are not enforced while a page is written: the stream is ordered by version,
 // and a credential may arrive a page before the attendee whose newer version follows it. The
 // replica is eventually consistent; the engine refuses a credential whose holder it does not
-// know yet. What the schema's cascades would have done is done here (a deleted zone leaves
+// know yet. What the schema's cascades would have done is done there (a deleted zone leaves
 // the attendee types that granted it).
-
-/** A unique column besides the id: the cloud's row wins over a different local row holding the same value. */
-const UNIQUE: Record<string, string> = {
-  access_zones: 'slug',
-  access_points: 'slug',
-  readers: 'identifier',
-  attendee_types: 'slug',
-  attendees: 'external_id',
-  credentials: 'value',
-};
-
-type Statement = import('better-sqlite3').Statement<unknown[]>;
-
-/** The statements of one entity, prepared once. */
-interface EntityStatements {
-  upsert: Statement;
-  /** Returns the ids it removed. */
-  dropOther: Statement | null;
-  remove: Statement;
-}
 
 /** The columns the index takes of an attendee and a credential (changed-rows.ts: ATTENDEE_COLUMNS,
  * CREDENTIAL_COLUMNS besides id, project_id, version), with the type of value SQLite stores there. */
@@ -92,13 +74,15 @@ const TAKE_NEWER = `INSERT INTO replica_versions (entity, id, cloud_version) VAL
   ON CONFLICT (entity, id) DO UPDATE SET cloud_version = excluded.cloud_version WHERE excluded.cloud_version > replica_versions.cloud_version`;
 
 export class Replica {
-  readonly #statements = new Map<Entity, EntityStatements>();
+  readonly #rows: ReplicaRows;
 
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
     private readonly changes: ExternalChanges,
-  ) {}
+  ) {
+    this.#rows = new ReplicaRows(db);
+  }
 
   /** Writes one downloaded page for the local project and, once it committed, tells the decision
    * index; answers how many rows and deletions it wrote, and how many changes it left alone (not
@@ -125,9 +109,7 @@ export class Replica {
         written = [];
         const takeNewer = statement(this.db, TAKE_NEWER);
         // One block of the edge's change versions for the page, as a bulk import takes.
-        const end = statement(this.db, 'UPDATE change_sequence SET value = value + ? WHERE id = 1 RETURNING value')
-          .pluck()
-          .get(changes.length) as number;
+        const end = reserveVersions(this.db, changes.length);
         first = end - changes.length + 1;
         let version = first;
         const now = iso(this.clock.now());
@@ -178,81 +160,17 @@ export class Replica {
     return (await this.apply(projectId, unsent)).deletions;
   }
 
-  #of(entity: Entity): EntityStatements {
-    let prepared = this.#statements.get(entity);
-    if (!prepared) {
-      const { table, columns } = REPLICATED[entity];
-      const unique = UNIQUE[table];
-      prepared = {
-        upsert: this.db.prepare(
-          `INSERT INTO ${table} (id, project_id, ${columns.join(', ')}, version, created_at, updated_at) VALUES (?, ?, ${columns.map(() => '?').join(', ')}, ?, ?, ?)
-           ON CONFLICT (id) DO UPDATE SET ${columns.map((c) => `${c} = excluded.${c}`).join(', ')}, version = excluded.version, updated_at = excluded.updated_at`,
-        ),
-        dropOther: unique
-          ? this.db
-              .prepare(`DELETE FROM ${table} WHERE project_id = ? AND ${unique} = ? AND id != ? RETURNING id`)
-              .pluck()
-          : null,
-        remove: this.db.prepare(`DELETE FROM ${table} WHERE project_id = ? AND id = ?`),
-      };
-      this.#statements.set(entity, prepared);
-    }
-    return prepared;
-  }
-
   #upsert(projectId: number, change: Change, version: number, now: string, written: WrittenChange[]): void {
-    const { table, columns, absent } = REPLICATED[change.entity];
-    const data = change.data ?? {};
-    const prepared = this.#of(change.entity);
-    // id, project_id, the columns (null when absent, or the entity's `absent` value), version, created_at, updated_at:
-    // one array, filled in place (300,000 rows a pull).
-    const n = columns.length;
-    const args: unknown[] = new Array(n + 5);
-    args[0] = change.id;
-    args[1] = projectId;
-    for (let i = 0; i < n; i++) args[i + 2] = data[columns[i]!] ?? absent?.[columns[i]!] ?? null;
-    const created = (data.created_at as string | undefined) ?? now;
-    args[n + 2] = version;
-    args[n + 3] = created;
-    args[n + 4] = (data.updated_at as string | undefined) ?? created;
-    try {
-      prepared.upsert.run(...args);
-    } catch (err) {
-      // The cloud's row wins over a different local row holding the same unique value.
-      const unique = UNIQUE[table];
-      if (
-        (err as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE' ||
-        !prepared.dropOther ||
-        data[unique!] == null
-      )
-        throw err;
-      // The index loses it too, before the row that takes its value is put (a credential's value is its key there).
-      for (const other of prepared.dropOther.all(projectId, data[unique!] as string, change.id) as number[])
-        written.push({ entity: change.entity, op: 'delete', id: other, version });
-      prepared.upsert.run(...args);
-    }
-    written.push({ entity: change.entity, op: 'upsert', id: change.id, version, row: asStored(change, version) });
-    if (change.entity === 'attendee_type') {
-      statement(this.db, 'DELETE FROM attendee_type_zones WHERE attendee_type_id = ?').run(change.id);
-      const insert = statement(
-        this.db,
-        'INSERT OR IGNORE INTO attendee_type_zones (attendee_type_id, access_zone_id) VALUES (?, ?)',
-      );
-      for (const zone of (data.zone_ids as number[] | undefined) ?? []) insert.run(change.id, zone);
-    }
+    const { entity, id } = change;
+    // The index loses a local row holding one of the row's unique values too, before the row that
+    // takes its value is put (a credential's value is its key there).
+    for (const other of this.#rows.upsert(projectId, entity, REPLICATED[entity], id, change.data ?? {}, version, now))
+      written.push({ entity, op: 'delete', id: other, version });
+    written.push({ entity, op: 'upsert', id, version, row: asStored(change, version) });
   }
 
   #delete(projectId: number, change: Change, version: number, now: string, written: WrittenChange[]): void {
-    const gone = this.#of(change.entity).remove.run(projectId, change.id).changes;
-    if (change.entity === 'access_zone')
-      statement(this.db, 'DELETE FROM attendee_type_zones WHERE access_zone_id = ?').run(change.id);
-    if (change.entity === 'attendee_type')
-      statement(this.db, 'DELETE FROM attendee_type_zones WHERE attendee_type_id = ?').run(change.id);
-    if (gone === 0) return;
-    statement(
-      this.db,
-      'INSERT INTO tombstones (project_id, entity, entity_id, version, deleted_at) VALUES (?, ?, ?, ?, ?)',
-    ).run(projectId, change.entity, change.id, version, now);
-    written.push({ entity: change.entity, op: 'delete', id: change.id, version });
+    if (this.#rows.delete(projectId, change.entity, REPLICATED[change.entity], change.id, version, now))
+      written.push({ entity: change.entity, op: 'delete', id: change.id, version });
   }
 }

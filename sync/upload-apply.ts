@@ -4,11 +4,15 @@ import type { VenueIndex } from '../src/access/venue-index.js';
 import type { Clock } from '../src/clock.js';
 import { iso } from '../src/clock.js';
 import type { EventBus } from '../src/events/bus.js';
+import { commitWhenFree, type Work } from '../src/events/unit-of-work.js';
 import { outboxEntryOf } from '../src/feed/catalogue.js';
-import { appendToOutbox } from '../src/feed/outbox.js';
+import {
+  flagDeletedReference,
+  flagReview,
+  insertUploadedEvent,
+  markCounted,
+} from '../src/journal/access-event-rows.js';
 import type { Database } from '../src/store/database.js';
-import { statement } from '../src/store/statements.js';
-import { writeWhenFree } from '../src/store/transactions.js';
 import type { EdgeRow, SyncEdges } from './edges.js';
 import type { NewConflict, SyncConflicts } from './conflicts.js';
 import { type Arrival, DoubleEntries } from './double-entries.js';
@@ -22,19 +26,18 @@ import {
 } from './upload-flags.js';
 import type { SyncConflictResource } from '../src/resources/sync-conflict.js';
 
-// The cloud's side of an upload (docs/sync.md). A batch is applied in slices, each a
-// transaction of its own with the event loop free between two (docs/sync.md: limits):
-// access events are stored once each by uuid (a batch sent again stores nothing new), change
-// items once each by their outbox uuid (sync_applied_changes). Each access event keeps the
-// edge's raw scan time; its edge, upload time and the edge's clock state are columns of its
-// own. Occupancy moves by the engine's rule (Occupancy#move) and follows scan time, not
-// arrival: a movement older than the holder's latest one already known is history, not
-// presence (an exit uploaded before the entry it follows leaves the entry uncounted), and never
-// into a zone the cloud deleted meanwhile: such an event is kept and flagged (upload-flags.ts). Double entries are
-// worked out once each slice is in, for
-// its movements and the ones just after them (double-entries.ts). After each slice's commit, its
-// new events are announced once on the bus (WebSocket; the payload: access-event-payload.ts);
-// outgoing webhooks read them from access_events like any other.
+// The cloud's side of an upload (docs/sync.md). A batch is applied in slices, each a transaction of
+// its own with the event loop free between two (docs/sync.md: limits): access events are stored
+// once each by uuid (a batch sent again stores nothing new), change items once each by their outbox
+// uuid (sync_applied_changes). Each access event keeps the edge's raw scan time; its edge, upload
+// time and the edge's clock state are columns of its own. Occupancy moves by the engine's rule
+// (Occupancy#move) and follows scan time, not arrival: a movement older than the holder's latest
+// one already known is history, not presence (an exit uploaded before the entry it follows leaves
+// the entry uncounted), and never into a zone the cloud deleted meanwhile: such an event is kept
+// and flagged (upload-flags.ts). Double entries are worked out once each slice is in, for its
+// movements and the ones just after them (double-entries.ts). After each slice's commit, its new
+// events are announced once on the bus (WebSocket; the payload: access-event-payload.ts); outgoing
+// webhooks read them from access_events like any other.
 
 interface Flags {
   duplicate_of: string | null;
@@ -157,9 +160,12 @@ export class UploadApply {
       undo = [];
     };
     try {
-      await writeWhenFree(
+      // Through the unit of work: the outbox entries are written in the slice's transaction; the
+      // bus hears of them below, after the commit and the index refresh, in the slice's order.
+      await commitWhenFree(
         this.db,
-        () => {
+        this.bus,
+        (work) => {
           rollback(); // writeWhenFree may run this again: nothing of a try that did not commit stays
           announce = [];
           counts = { accepted: 0, duplicates: 0, refused: 0 };
@@ -176,8 +182,8 @@ export class UploadApply {
             const item = items[next++]!;
             const result =
               item.kind === 'access'
-                ? this.#access(edge, projectId, item, body.clock, now, announce, undo, arrivals)
-                : this.#changes.apply(edge, projectId, item, now, announce);
+                ? this.#access(edge, projectId, item, body.clock, now, announce, undo, arrivals, work)
+                : this.#changes.apply(edge, projectId, item, now, announce, work);
             const fresh = result !== false;
             if (fresh) counts.accepted++;
             else counts.duplicates++;
@@ -189,7 +195,7 @@ export class UploadApply {
             )
               venueChanged = true;
           }
-          this.#settleDoubles(projectId, arrivals, announce);
+          this.#settleDoubles(projectId, arrivals, announce, work);
           // In the last slice's transaction: held exactly when the whole batch is.
           if (next >= items.length && body.feed) this.edges.noteUploaded(edge.id, body.feed);
         },
@@ -206,7 +212,8 @@ export class UploadApply {
     this.stats.duplicates += counts.duplicates;
     if (venueChanged) await this.refreshIndex(); // first: the announcements name attendees the slice made, and the next slice's flags read the index
     for (const emit of announce) emit();
-    // The slice's access events, outbox entries and flags are in the feed: its consumers (webhooks) read them now.
+    // The slice's access events, outbox entries and flags are in the feed: its consumers (webhooks)
+    // read them now.
     if (next > from) this.bus.emit('feed.appended', { by: 'upload' });
     return next;
   }
@@ -220,38 +227,34 @@ export class UploadApply {
     announce: Emit[],
     undo: (() => void)[],
     arrivals: Arrivals,
+    work: Work,
   ): boolean {
     // Stored first (once: the uuid is unique, so a batch sent again stores nothing new); what it
     // changes is worked out only for a new row. Its clock: the offset and state the edge stamped on
     // it (a null offset: never measured), or the batch's when the edge stamped none.
     const offset = e.clock_offset_ms !== undefined ? e.clock_offset_ms : clock.offset_ms;
     const synchronised = e.clock_synchronised !== undefined ? e.clock_synchronised : clock.synchronised;
-    const stored = statement(
-      this.db,
-      `INSERT INTO access_events (uuid, project_id, access_point_id, access_zone_id, reader_id, credential_id, credential_value, attendee_id, granted, reason, reason_detail, movement,
-         counted, from_zone_id, scanned_at, decided_at, source, request_key, edge_id, uploaded_at, clock_offset_ms, clock_unsynchronised, duplicate_of, review)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, NULL, ?, ?, ?, NULL, ?, ?, ?, ?, NULL, NULL) ON CONFLICT (uuid) DO NOTHING RETURNING id, effective_at`,
-    ).get(
-      e.uuid,
+    const stored = insertUploadedEvent(this.db, {
+      uuid: e.uuid,
       projectId,
-      e.access_point_id,
-      e.access_zone_id,
-      e.reader_id,
-      e.credential_id,
-      e.credential_value,
-      e.attendee_id,
-      e.granted ? 1 : 0,
-      e.reason,
-      e.reason_detail ?? null,
-      e.movement,
-      e.scanned_at,
-      e.decided_at,
-      e.source,
-      edge.id,
-      now,
-      offset,
-      synchronised ? 0 : 1,
-    ) as { id: number; effective_at: string } | undefined;
+      accessPointId: e.access_point_id,
+      accessZoneId: e.access_zone_id,
+      readerId: e.reader_id,
+      credentialId: e.credential_id,
+      credentialValue: e.credential_value,
+      attendeeId: e.attendee_id,
+      granted: e.granted,
+      reason: e.reason,
+      reasonDetail: e.reason_detail ?? null,
+      movement: e.movement,
+      scannedAt: e.scanned_at,
+      decidedAt: e.decided_at,
+      source: e.source,
+      edgeId: edge.id,
+      uploadedAt: now,
+      clockOffsetMs: offset,
+      clockSynchronised: synchronised,
+    });
     if (!stored) return false;
     const { id, effective_at: at } = stored;
     const flags: Flags = { duplicate_of: null, review: null, deleted_reference: null };
@@ -259,19 +262,16 @@ export class UploadApply {
     const gone = this.#flags.goneReferences(projectId, e);
     if (gone.length > 0) {
       flags.deleted_reference = deletedReferenceColumn(gone);
-      statement(this.db, 'UPDATE access_events SET deleted_reference = ? WHERE id = ?').run(
-        flags.deleted_reference,
-        id,
-      );
-      conflicts.push(this.#raise(projectId, deletedReferenceConflict(edge.id, e, gone)));
+      flagDeletedReference(this.db, id, flags.deleted_reference);
+      conflicts.push(this.#raise(projectId, deletedReferenceConflict(edge.id, e, gone), work));
     }
     // Naming what the edge's project never held: kept for review, and
     // nothing more (no count, no name, no flag on anyone's history).
     const unknown = this.#flags.unknownReferences(projectId, e, gone);
     if (unknown.length > 0) {
       flags.review = 'unknown_reference';
-      statement(this.db, 'UPDATE access_events SET review = ? WHERE id = ?').run(flags.review, id);
-      conflicts.push(this.#raise(projectId, unknownReferenceConflict(edge.id, e, unknown)));
+      flagReview(this.db, id, flags.review);
+      conflicts.push(this.#raise(projectId, unknownReferenceConflict(edge.id, e, unknown), work));
       announce.push(() => this.#announce(projectId, edge, e, now, flags, false, null, conflicts, false));
       return true;
     }
@@ -286,21 +286,24 @@ export class UploadApply {
         const move = this.occupancy.move(attendeeId, zoneId, movement); // the engine's rule (occupancy.ts)
         undo.push(() => this.occupancy.unmove(attendeeId, zoneId, movement, move));
         ({ counted, fromZoneId } = move);
-        if (counted)
-          statement(this.db, 'UPDATE access_events SET counted = 1, from_zone_id = ? WHERE id = ?').run(fromZoneId, id);
+        if (counted) markCounted(this.db, id, fromZoneId);
       }
       const review = e.movement === 'in' ? this.#flags.review(projectId, e, at) : null; // letting someone out needs no review
       if (review) {
         flags.review = review;
-        statement(this.db, 'UPDATE access_events SET review = ? WHERE id = ?').run(review, id);
+        flagReview(this.db, id, review);
         conflicts.push(
-          this.#raise(projectId, {
-            kind: review,
-            edgeId: edge.id,
-            eventUuid: e.uuid,
-            entity: 'credential',
-            entityId: e.credential_id ?? undefined,
-          }),
+          this.#raise(
+            projectId,
+            {
+              kind: review,
+              edgeId: edge.id,
+              eventUuid: e.uuid,
+              entity: 'credential',
+              entityId: e.credential_id ?? undefined,
+            },
+            work,
+          ),
         );
       }
     }
@@ -319,22 +322,22 @@ export class UploadApply {
    * Each flag raised or cleared goes to the outbox now and on the bus after the commit, after the
    * slice's own events; a new event is announced with its flag as settled.
    */
-  #settleDoubles(projectId: number, arrivals: Arrivals, announce: Emit[]): void {
+  #settleDoubles(projectId: number, arrivals: Arrivals, announce: Emit[], work: Work): void {
     const { flags, conflicts } = this.#doubles.settle(projectId, arrivals.movements);
     for (const [id, duplicateOf] of flags) {
       const announced = arrivals.flags.get(id);
       if (announced) announced.duplicate_of = duplicateOf;
     }
-    for (const conflict of conflicts) appendToOutbox(this.db, outboxEntryOf('sync.conflict', { projectId, conflict })!);
+    for (const conflict of conflicts) work.record(outboxEntryOf('sync.conflict', { projectId, conflict })!);
     if (conflicts.length === 0) return;
     announce.push(() => {
       for (const conflict of conflicts) this.bus.emit('sync.conflict', { projectId, conflict });
     });
   }
 
-  #raise(projectId: number, c: NewConflict): SyncConflictResource {
+  #raise(projectId: number, c: NewConflict, work: Work): SyncConflictResource {
     const conflict = this.conflicts.record(projectId, c);
-    appendToOutbox(this.db, outboxEntryOf('sync.conflict', { projectId, conflict })!);
+    work.record(outboxEntryOf('sync.conflict', { projectId, conflict })!);
     return conflict;
   }
 
@@ -361,8 +364,8 @@ export class UploadApply {
     if (announced?.granted)
       this.bus.emit('access.granted', { projectId, payload: { ...announced.payload, ...uploaded } });
     else if (announced) this.bus.emit('access.denied', { projectId, payload: { ...announced.payload, ...uploaded } });
-    // null: a grant naming no holder, credential or zone, or a denial with no reason: stored as sent, not announced
-    // live.
+    // null: a grant naming no holder, credential or zone, or a denial with no reason: stored as
+    // sent, not announced live.
     if (counted && e.access_zone_id !== null) {
       this.bus.emit('zone.occupancy_changed', {
         projectId,

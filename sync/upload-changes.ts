@@ -2,12 +2,12 @@ import BetterSqlite3 from 'better-sqlite3';
 import type { Clock } from '../src/clock.js';
 import { iso } from '../src/clock.js';
 import type { EventBus } from '../src/events/bus.js';
+import type { Work } from '../src/events/unit-of-work.js';
 import { outboxEntryOf } from '../src/feed/catalogue.js';
-import { appendToOutbox } from '../src/feed/outbox.js';
 import type { Database } from '../src/store/database.js';
 import { statement } from '../src/store/statements.js';
 import { writeTransaction } from '../src/store/transactions.js';
-import { nextVersion } from '../src/venue/versioned-table.js';
+import { writeAttendees } from '../src/venue/attendee-writer.js';
 import type { NewConflict, SyncConflicts } from './conflicts.js';
 import { DeletedRows } from './deleted-rows.js';
 import { UploadCredentials } from './upload-credentials.js';
@@ -60,6 +60,7 @@ export class UploadChanges {
     c: UploadedChange,
     now: string,
     announce: Emit[],
+    work: Work,
   ): 'applied' | 'refused' | false {
     const fresh =
       statement(
@@ -82,13 +83,14 @@ export class UploadChanges {
           detail: clash.detail,
         },
         announce,
+        work,
       );
       return 'refused';
     }
     const announced = announce.length;
     try {
       // inside the upload's transaction: a savepoint of it
-      const missing = writeTransaction(this.db, () => this.#apply(edge, projectId, c, now, announce));
+      const missing = writeTransaction(this.db, () => this.#apply(edge, projectId, c, now, announce, work));
       if (missing) {
         this.#refused(
           edge,
@@ -100,6 +102,7 @@ export class UploadChanges {
             detail: `no ${missing.entity} ${missing.id} in this project: nothing to ${missing.verb}`,
           },
           announce,
+          work,
         );
         return 'refused';
       }
@@ -116,6 +119,7 @@ export class UploadChanges {
           detail: `the cloud's store refused it: ${(err as Error).message}`,
         },
         announce,
+        work,
       );
       return 'refused';
     }
@@ -123,12 +127,19 @@ export class UploadChanges {
   }
 
   /** Applies one change; answers what it names that this project never held (nothing applied then), or undefined. */
-  #apply(edge: EdgeRow, projectId: number, c: UploadedChange, now: string, announce: Emit[]): Missing | undefined {
+  #apply(
+    edge: EdgeRow,
+    projectId: number,
+    c: UploadedChange,
+    now: string,
+    announce: Emit[],
+    work: Work,
+  ): Missing | undefined {
     const data = c.data;
     switch (c.event) {
       case 'attendee.created':
       case 'attendee.updated':
-        if (this.#deletedRows.editOfDeleted(edge, projectId, c, Number(data.id), announce)) break; // the deletion wins
+        if (this.#deletedRows.editOfDeleted(edge, projectId, c, Number(data.id), announce, work)) break; // the deletion wins
         this.#attendee(
           edge,
           projectId,
@@ -137,24 +148,26 @@ export class UploadChanges {
             ? ((data.previous_attributes as Record<string, unknown> | undefined) ?? {})
             : null,
           announce,
+          work,
         );
         break;
       case 'attendee.deleted': {
         const id = Number(data.id ?? data.attendee_id);
-        if (!this.#deletedRows.deleteAttendee(edge, projectId, id, c, (held) => this.#attendeeResource(held), announce))
+        const resourceOf = (held: number) => this.#attendeeResource(held);
+        if (!this.#deletedRows.deleteAttendee(edge, projectId, id, c, resourceOf, announce, work))
           return { entity: 'attendee', id, verb: 'delete' };
         break;
       }
       case 'credential.created':
-        this.#credentials.created(edge, projectId, data, announce);
+        this.#credentials.created(edge, projectId, data, announce, work);
         break;
       case 'credential.revoked':
-        if (!this.#credentials.revoked(edge, projectId, c, now, announce))
+        if (!this.#credentials.revoked(edge, projectId, c, now, announce, work))
           return { entity: 'credential', id: Number(c.data.id), verb: 'revoke' };
         break;
       default:
         // Reader and gateway status from the edge: told to the cloud's webhooks with the edge's id.
-        appendToOutbox(this.db, { event: c.event, projectId, data: { ...data, edge_id: edge.id } });
+        work.record({ event: c.event, projectId, data: { ...data, edge_id: edge.id } });
     }
     return undefined;
   }
@@ -172,8 +185,9 @@ export class UploadChanges {
       detail: string;
     },
     announce: Emit[],
+    work: Work,
   ): void {
-    this.#record(edge, projectId, { kind: 'refused_change', ...r }, announce);
+    this.#record(edge, projectId, { kind: 'refused_change', ...r }, announce, work);
   }
 
   #record(
@@ -181,9 +195,10 @@ export class UploadChanges {
     projectId: number,
     r: Omit<NewConflict, 'edgeId'> & { entityId: number | undefined },
     announce: Emit[],
+    work: Work,
   ): void {
     const conflict = this.conflicts.record(projectId, { ...r, edgeId: edge.id });
-    appendToOutbox(this.db, outboxEntryOf('sync.conflict', { projectId, conflict })!);
+    work.record(outboxEntryOf('sync.conflict', { projectId, conflict })!);
     announce.push(() => this.bus.emit('sync.conflict', { projectId, conflict }));
   }
 
@@ -199,6 +214,7 @@ export class UploadChanges {
     fields: Record<string, unknown>,
     kept: Record<string, unknown> | null,
     announce: Emit[],
+    work: Work,
   ): Set<string> {
     const refused = new Set<string>();
     const externalId = fields.external_id;
@@ -220,6 +236,7 @@ export class UploadChanges {
             detail: `attendee ${holder} holds this external id on the cloud`,
           },
           announce,
+          work,
         );
       }
     }
@@ -242,6 +259,7 @@ export class UploadChanges {
           detail: `the cloud has no attendee type ${typeId} in this project (deleted meanwhile)`,
         },
         announce,
+        work,
       );
     }
     return refused;
@@ -253,6 +271,7 @@ export class UploadChanges {
     data: Record<string, unknown>,
     previous: Record<string, unknown> | null,
     announce: Emit[],
+    work: Work,
   ): void {
     const id = Number(data.id);
     const row = statement(this.db, 'SELECT * FROM attendees WHERE id = ? AND project_id = ?').get(id, projectId) as
@@ -269,20 +288,14 @@ export class UploadChanges {
       extra: JSON.stringify(data.extra ?? {}),
     } as Record<string, unknown>;
     if (!row) {
-      for (const field of this.#unplaceable(edge, projectId, id, fields, null, announce)) fields[field] = null; // the edge hears the row back without it
-      const cols = Object.keys(fields);
-      statement(
+      for (const field of this.#unplaceable(edge, projectId, id, fields, null, announce, work)) fields[field] = null; // the edge hears the row back without it
+      writeAttendees(
         this.db,
-        `INSERT INTO attendees (id, project_id, ${cols.join(', ')}, version, created_at, updated_at) VALUES (?, ?, ${cols.map(() => '?').join(', ')}, ?, ?, ?)`,
-      ).run(
-        id,
         projectId,
-        ...cols.map((k) => fields[k] as string | number | null),
-        nextVersion(this.db),
-        (data.created_at as string) ?? now,
+        [{ op: 'create', id, values: fields, createdAt: (data.created_at as string) ?? now }],
         now,
       );
-      this.#outbox('attendee.created', projectId, this.#attendeeResource(id));
+      this.#outbox('attendee.created', projectId, this.#attendeeResource(id), work);
       return;
     }
     // The cloud wins per field: an edge's change applies to a field the cloud left as the edge saw it.
@@ -315,35 +328,38 @@ export class UploadChanges {
           edgeValue: shown(key, edgeValue),
           cloudValue: shown(key, cloudValue),
         });
-        appendToOutbox(this.db, outboxEntryOf('sync.conflict', { projectId, conflict })!);
+        work.record(outboxEntryOf('sync.conflict', { projectId, conflict })!);
         announce.push(() => this.bus.emit('sync.conflict', { projectId, conflict }));
       }
     }
-    const refused = this.#unplaceable(edge, projectId, id, updates, row, announce);
+    const refused = this.#unplaceable(edge, projectId, id, updates, row, announce, work);
     for (const field of refused) delete updates[field];
     if (Object.keys(updates).length === 0) {
-      // A new version all the same, so the edge hears the cloud's row back instead of keeping what was refused.
-      if (refused.size > 0)
-        statement(this.db, 'UPDATE attendees SET version = ? WHERE id = ? AND project_id = ?').run(
-          nextVersion(this.db),
-          id,
-          projectId,
-        );
+      // A new version all the same (no field set), so the edge hears the cloud's row back instead
+      // of keeping what was refused.
+      if (refused.size > 0) writeAttendees(this.db, projectId, [{ op: 'update', id, values: {} }], now);
       return;
     }
-    const sets = Object.keys(updates).map((k) => `${k} = ?`);
-    statement(
-      this.db,
-      `UPDATE attendees SET ${sets.join(', ')}, version = ?, updated_at = ? WHERE id = ? AND project_id = ?`,
-    ).run(...Object.values(updates).map((v) => v as string | number | null), nextVersion(this.db), now, id, projectId);
-    this.#outbox('attendee.updated', projectId, {
-      ...this.#attendeeResource(id),
-      previous_attributes: Object.fromEntries(Object.keys(updates).map((k) => [k, shown(k, row[k])])),
-    });
+    writeAttendees(this.db, projectId, [{ op: 'update', id, values: updates }], now);
+    this.#outbox(
+      'attendee.updated',
+      projectId,
+      {
+        ...this.#attendeeResource(id),
+        previous_attributes: Object.fromEntries(Object.keys(updates).map((k) => [k, shown(k, row[k])])),
+      },
+      work,
+    );
   }
 
-  #outbox(event: 'attendee.created' | 'attendee.updated', projectId: number, data: Record<string, unknown>): void {
-    appendToOutbox(this.db, { event, projectId, data: { attendee_id: data.id, ...data } });
+  /** Told to the cloud's webhooks now; the bus hears of the attendee through the index refresh after the commit. */
+  #outbox(
+    event: 'attendee.created' | 'attendee.updated',
+    projectId: number,
+    data: Record<string, unknown>,
+    work: Work,
+  ): void {
+    work.record({ event, projectId, data: { attendee_id: data.id, ...data } });
   }
 
   #attendeeResource(id: number): Record<string, unknown> {

@@ -1,11 +1,11 @@
 import type { Clock } from '../src/clock.js';
 import { iso } from '../src/clock.js';
 import type { EventBus } from '../src/events/bus.js';
+import type { Work } from '../src/events/unit-of-work.js';
 import { outboxEntryOf } from '../src/feed/catalogue.js';
-import { appendToOutbox } from '../src/feed/outbox.js';
 import type { Database } from '../src/store/database.js';
 import { statement } from '../src/store/statements.js';
-import { nextVersion } from '../src/venue/versioned-table.js';
+import { insertCredential, revokeCredential } from '../src/venue/attendee-writer.js';
 import type { SyncConflicts } from './conflicts.js';
 import type { DeletedRows } from './deleted-rows.js';
 import type { EdgeRow } from './edges.js';
@@ -29,7 +29,7 @@ export class UploadCredentials {
     private readonly deletedRows: DeletedRows,
   ) {}
 
-  created(edge: EdgeRow, projectId: number, data: Record<string, unknown>, announce: Emit[]): void {
+  created(edge: EdgeRow, projectId: number, data: Record<string, unknown>, announce: Emit[], work: Work): void {
     const id = Number(data.id);
     if (statement(this.db, 'SELECT 1 FROM credentials WHERE id = ? AND project_id = ?').get(id, projectId)) return;
     const taken = statement(this.db, 'SELECT id FROM credentials WHERE project_id = ? AND value = ?')
@@ -48,42 +48,38 @@ export class UploadCredentials {
         edgeValue: data.value,
         cloudValue: taken ?? null,
       });
-      appendToOutbox(this.db, outboxEntryOf('sync.conflict', { projectId, conflict })!);
+      work.record(outboxEntryOf('sync.conflict', { projectId, conflict })!);
       announce.push(() => this.bus.emit('sync.conflict', { projectId, conflict }));
       return;
     }
     const now = iso(this.clock.now());
-    statement(
+    insertCredential(
       this.db,
-      'INSERT INTO credentials (id, project_id, attendee_id, value, kind, status, valid_from, valid_until, revoked_at, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    ).run(
-      id,
       projectId,
-      data.attendee_id as number,
-      data.value as string,
-      (data.kind as string) ?? 'barcode',
-      (data.status as string) ?? 'active',
-      (data.valid_from as string | null) ?? null,
-      (data.valid_until as string | null) ?? null,
-      (data.revoked_at as string | null) ?? null,
-      nextVersion(this.db),
+      {
+        id,
+        attendee_id: data.attendee_id,
+        value: data.value,
+        kind: (data.kind as string) ?? 'barcode',
+        status: (data.status as string) ?? 'active',
+        valid_from: (data.valid_from as string | null) ?? null,
+        valid_until: (data.valid_until as string | null) ?? null,
+        revoked_at: (data.revoked_at as string | null) ?? null,
+      },
       (data.created_at as string) ?? now,
       now,
     );
-    appendToOutbox(this.db, { event: 'credential.created', projectId, data: this.#resource(id) });
+    work.record({ event: 'credential.created', projectId, data: this.#resource(id) });
   }
 
   /** Answers false when this project never held the credential (the caller refuses the change). */
-  revoked(edge: EdgeRow, projectId: number, c: UploadedChange, now: string, announce: Emit[]): boolean {
+  revoked(edge: EdgeRow, projectId: number, c: UploadedChange, now: string, announce: Emit[], work: Work): boolean {
     const id = Number(c.data.id);
-    if (this.deletedRows.revocationOfDeleted(edge, projectId, c, id, announce)) return true;
+    if (this.deletedRows.revocationOfDeleted(edge, projectId, c, id, announce, work)) return true;
     if (!statement(this.db, 'SELECT 1 FROM credentials WHERE id = ? AND project_id = ?').get(id, projectId))
       return false;
-    const changed = statement(
-      this.db,
-      "UPDATE credentials SET status = 'revoked', revoked_at = ?, version = ?, updated_at = ? WHERE id = ? AND project_id = ? AND status = 'active'",
-    ).run((c.data.revoked_at as string | null) ?? now, nextVersion(this.db), now, id, projectId).changes;
-    if (changed) appendToOutbox(this.db, { event: 'credential.revoked', projectId, data: this.#resource(id) });
+    const changed = revokeCredential(this.db, projectId, id, (c.data.revoked_at as string | null) ?? now, now);
+    if (changed) work.record({ event: 'credential.revoked', projectId, data: this.#resource(id) });
     return true;
   }
 

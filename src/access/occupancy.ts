@@ -1,9 +1,10 @@
-// Who is in which zone (docs/engine.md). An `in` grant counts the holder into the zone and
-// out of any zone they were in before (entering another zone moves them); an `out` grant
-// counts them out: move(), the one movement rule, which the engine's grants (engine.ts) and the
-// cloud's replay of an edge's grants (sync/upload-apply.ts) both go through. A count never goes
-// below zero: leaving a zone one was never counted into changes nothing. Single-threaded JS
-// makes check-then-enter atomic, so concurrent scans at a full zone cannot overfill it. The picture survives restarts: access/presence.ts.
+// Who is in which zone (docs/engine.md). An `in` grant counts the holder into the zone and out of
+// any zone they were in before (entering another zone moves them); an `out` grant counts them out:
+// move(), the one movement rule, which the engine's grants (engine.ts) and the cloud's replay of an
+// edge's grants (sync/upload-apply.ts) both go through. A count never goes below zero: leaving a
+// zone one was never counted into changes nothing. Single-threaded JS makes check-then-enter
+// atomic, so concurrent scans at a full zone cannot overfill it. The picture survives restarts:
+// access/presence.ts.
 //
 // Who is where lives in a typed array indexed by attendee id (ids are SQLite row ids, dense),
 // not a Map: a Map that is entered and left all day keeps rehashing its table, which cost

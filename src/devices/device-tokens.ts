@@ -106,7 +106,7 @@ export class DeviceTokens {
 
   #revoke(kind: DeviceKind, deviceId: number, work: Work): number {
     work.emit('device.credentials_revoked', { kind, deviceId });
-    return statement(this.db, 'DELETE FROM device_tokens WHERE kind = ? AND device_id = ?').run(kind, deviceId).changes;
+    return deleteDeviceTokens(this.db, kind, deviceId);
   }
 
   #unit<T>(outer: Work | undefined, fn: (work: Work) => T): T {
@@ -127,4 +127,10 @@ export class DeviceTokens {
       expiresAt: row.expires_at,
     };
   }
+}
+
+/** Deletes a device's tokens in the caller's transaction; answers how many there were. Also for a reader deleted
+ * (venue/readers.ts), whose id SQLite may give the next reader made. */
+export function deleteDeviceTokens(db: Database, kind: DeviceKind, deviceId: number): number {
+  return statement(db, 'DELETE FROM device_tokens WHERE kind = ? AND device_id = ?').run(kind, deviceId).changes;
 }

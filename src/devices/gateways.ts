@@ -4,8 +4,7 @@ import { iso } from '../clock.js';
 import { found, validationError } from '../errors.js';
 import type { EventBus } from '../events/bus.js';
 import { commit, type Work } from '../events/unit-of-work.js';
-import { type ReaderRow, readerResource } from '../venue/readers.js';
-import { nextVersion } from '../venue/versioned-table.js';
+import { assignGateway, type ReaderRow, readerResource } from '../venue/readers.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import type { ReaderStates } from './reader-state.js';
@@ -194,10 +193,7 @@ export class Gateways {
    */
   #setGateway(projectId: number, readerIds: readonly number[], gatewayId: number | null, work: Work): void {
     for (const id of readerIds) {
-      const changed = statement(
-        this.db,
-        'UPDATE readers SET gateway_id = ?, version = ?, updated_at = ? WHERE id = ? AND gateway_id IS NOT ?',
-      ).run(gatewayId, nextVersion(this.db), iso(this.clock.now()), id, gatewayId).changes;
+      const changed = assignGateway(this.db, id, gatewayId, iso(this.clock.now()));
       if (changed === 0) continue;
       const row = statement(this.db, 'SELECT * FROM readers WHERE id = ?').get(id) as ReaderRow;
       work.emit('reader.updated', { projectId, resource: readerResource(row), version: row.version });

@@ -160,7 +160,7 @@ export interface DomainEvents {
    * commit() writing a change's outbox entries (events/unit-of-work.ts), the observed-state writer
    * (feed/observed.ts), the journal's ingest putting access events in access_events (wired in
    * services.ts), the cloud applying an edge's upload (sync/upload-apply.ts). */
-  'feed.appended': { by: 'commit' | 'observed' | 'ingest' | 'upload' };
+  'feed.appended': { by: 'commit' | 'ingest' | 'upload' };
   /** A subscription was created, changed or deleted (for the console). */
   'webhook_subscription.changed': { projectId: number; id: number; deleted: boolean };
   /** A delivery was attempted (for the console). */

@@ -3,6 +3,7 @@ import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import { readSnapshot } from '../store/transactions.js';
 import type { CatalogueEvent } from './catalogue.js';
+import { pruneOutbox } from './outbox.js';
 
 // The durable feed (docs/architecture.md, "The durable feed"): what happened at the
 // venue, read from two durable, ordered sources — access_events by id (the journal's ingest
@@ -214,7 +215,7 @@ export class Feed {
   prune(before: string): number {
     const min = statement(this.db, 'SELECT MIN(domain_event_seq) FROM feed_cursors').pluck().get() as number | null;
     const below = min ?? Number.MAX_SAFE_INTEGER;
-    return statement(this.db, 'DELETE FROM domain_events WHERE created_at < ? AND seq <= ?').run(before, below).changes;
+    return pruneOutbox(this.db, before, below);
   }
 
   #head(): FeedCursor {

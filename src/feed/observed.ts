@@ -1,11 +1,10 @@
 import type { Occupancy } from '../access/occupancy.js';
 import type { VenueIndex } from '../access/venue-index.js';
 import type { EventBus } from '../events/bus.js';
+import { commit } from '../events/unit-of-work.js';
 import type { Module } from '../lifecycle.js';
 import type { Logger } from '../logger.js';
 import type { Database } from '../store/database.js';
-import { writeTransaction } from '../store/transactions.js';
-import { appendToOutbox } from './outbox.js';
 
 // States the box observes rather than commits (docs/webhooks-outgoing.md): a zone reaching its
 // capacity (after the scan that filled it is journaled) and a reader going offline. Each is
@@ -62,8 +61,7 @@ export class ObservedEvents implements Module {
 
   #record(event: 'zone.capacity_reached' | 'reader.offline', projectId: number, data: Record<string, unknown>): void {
     try {
-      writeTransaction(this.db, () => appendToOutbox(this.db, { event, projectId, data }));
-      this.bus.emit('feed.appended', { by: 'observed' });
+      commit(this.db, this.bus, (work) => work.record({ event, projectId, data }));
     } catch (err) {
       this.log.warn({ err, event }, 'observed event not recorded (the store was busy)');
     }

@@ -7,6 +7,7 @@ import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import { isStoreBusy, writeTransaction } from '../store/transactions.js';
 import { PAST_LIMIT_MS } from '../access/scan-time.js';
+import { deleteDecidedBefore } from './access-event-rows.js';
 
 // Bounded disk on the box (docs/storage.md, "Retention of access events"):
 // access events older than the configured days go, in the background, in short transactions.
@@ -237,9 +238,8 @@ export class EventRetention {
       writeTransaction(db, () => {
         // Again under the write lock: nothing it reads can move until these deletes commit.
         const limit = this.highestPrunableId();
-        const remove = statement(db, 'DELETE FROM access_events WHERE id = ? AND decided_at < ?');
         for (const c of candidates) {
-          if (c.id <= limit && remove.run(c.id, decidedBefore).changes === 1) deleted.add(c.id);
+          if (c.id <= limit && deleteDecidedBefore(db, c.id, decidedBefore)) deleted.add(c.id);
         }
       });
     } finally {

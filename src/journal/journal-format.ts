@@ -2,14 +2,10 @@ import type { AccessEventRow } from './access-event-row.js';
 
 // The access-event journal's file format, shared by the main thread that writes it
 // (event-journal.ts) and the ingest worker that reads it into SQLite (journal-ingest.ts).
-// Nothing here may import more than types: the worker's bundle carries this file.
+// Nothing here may import more than types and SQL (access-event-rows.ts): the worker's bundle carries this file.
 
-/** access_events columns in journal order; a journal line is the JSON array of these values. New
- * columns go at the end, so a line written before them is the same line with nulls padded on. */
-export const INSERT_EVENT_SQL = `INSERT INTO access_events (uuid, project_id, access_point_id, access_zone_id, reader_id, credential_id, credential_value, attendee_id,
-  granted, reason, movement, counted, from_zone_id, scanned_at, decided_at, source, request_key, clock_offset_ms, clock_unsynchronised, reason_detail)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-  ON CONFLICT DO NOTHING`;
+/** access_events columns in journal order: the insert is access-event-rows.ts's (the table's one writer). */
+export { INSERT_EVENT_SQL } from './access-event-rows.js';
 /** How far the journal is in access_events, written in the same transaction as the rows. */
 export const MARK_SQL = 'UPDATE event_journal_position SET segment = ?, offset = ? WHERE id = 1';
 export const POSITION_SQL = 'SELECT segment, offset FROM event_journal_position WHERE id = 1';

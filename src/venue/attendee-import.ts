@@ -6,8 +6,8 @@ import { fieldErrorsFromZod, type FieldErrors } from '../errors.js';
 import type { EventBus } from '../events/bus.js';
 import { commit } from '../events/unit-of-work.js';
 import type { Database } from '../store/database.js';
-import { nextRowId } from './row-ids.js';
 import { statement } from '../store/statements.js';
+import { writeAttendees } from './attendee-writer.js';
 import { ATTENDEE_STATUSES, CREDENTIAL_KINDS } from '../resources/venue.js';
 
 // Bulk import of attendees with their credentials, from CSV or JSON (docs/venue.md).
@@ -214,61 +214,34 @@ export class AttendeeImporter {
   }
 
   private write(projectId: number, rows: Valid[]): Written {
-    const insertAttendee = statement(
+    // One block of change versions and of ids (row-ids.ts) for the whole import: attendee-writer.ts.
+    const { fromVersion, toVersion, credentials } = writeAttendees(
       this.db,
-      `INSERT INTO attendees (id, project_id, attendee_type_id, first_name, last_name, email, external_id, status, extra, version, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      projectId,
+      rows.map(({ values: v, typeId, extra }) => ({
+        op: 'create',
+        values: {
+          attendee_type_id: typeId,
+          first_name: v.first_name,
+          last_name: v.last_name ?? '',
+          email: v.email?.toLowerCase() ?? null,
+          external_id: v.external_id ?? null,
+          status: v.status ?? 'active',
+          extra: JSON.stringify(extra),
+        },
+        credential:
+          v.credential_value === undefined
+            ? undefined
+            : {
+                value: v.credential_value,
+                kind: v.credential_kind ?? 'barcode',
+                status: 'active',
+                valid_from: v.credential_valid_from ?? null,
+                valid_until: v.credential_valid_until ?? null,
+              },
+      })),
+      iso(this.clock.now()),
     );
-    const insertCredential = statement(
-      this.db,
-      `INSERT INTO credentials (id, project_id, attendee_id, value, kind, status, valid_from, valid_until, version, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, 'active', ?, ?, ?, ?, ?)`,
-    );
-    const needed = rows.length + rows.filter((r) => r.values.credential_value !== undefined).length;
-    // One block of change versions for the whole import.
-    const end = (
-      statement(this.db, 'UPDATE change_sequence SET value = value + ? WHERE id = 1 RETURNING value').get(needed) as {
-        value: number;
-      }
-    ).value;
-    let version = end - needed + 1;
-    const fromVersion = version;
-    const now = iso(this.clock.now());
-    let credentials = 0;
-    // Shared ids (venue/row-ids.ts): this store's block, numbered from its next free id.
-    let attendeeId = nextRowId(this.db, 'attendees', rows.length);
-    let credentialId = nextRowId(this.db, 'credentials', needed - rows.length);
-    for (const { values: v, typeId, extra } of rows) {
-      const id = attendeeId++;
-      insertAttendee.run(
-        id,
-        projectId,
-        typeId,
-        v.first_name,
-        v.last_name ?? '',
-        v.email?.toLowerCase() ?? null,
-        v.external_id ?? null,
-        v.status ?? 'active',
-        JSON.stringify(extra),
-        version++,
-        now,
-        now,
-      );
-      if (v.credential_value === undefined) continue;
-      insertCredential.run(
-        credentialId++,
-        projectId,
-        id,
-        v.credential_value,
-        v.credential_kind ?? 'barcode',
-        v.credential_valid_from ?? null,
-        v.credential_valid_until ?? null,
-        version++,
-        now,
-        now,
-      );
-      credentials++;
-    }
-    return { credentials, fromVersion, toVersion: end };
+    return { credentials, fromVersion, toVersion };
   }
 }

@@ -5,9 +5,10 @@ import type { EventBus } from '../events/bus.js';
 import { commit } from '../events/unit-of-work.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
-import { VersionedTable } from './versioned-table.js';
+import { nextVersion, VersionedTable } from './versioned-table.js';
 import { deviceIdentifier as identifierField } from '../resources/identifier.js';
 import { READER_TYPES, type ReaderResource } from '../resources/venue.js';
+import { deleteDeviceTokens } from '../devices/device-tokens.js';
 
 // Readers (spec: Reader, embedded in an access point). identifier is unique per project and
 // is what a reader logs in with; type is barcode, qr, rfid or nfc (docs/venue.md).
@@ -117,9 +118,18 @@ export class Readers {
       this.get(projectId, id);
       // Its MQTT token goes with it: SQLite may give the id to the next reader made, which must
       // not inherit the token (devices/device-tokens.ts keys tokens by device id).
-      statement(this.db, "DELETE FROM device_tokens WHERE kind = 'reader' AND device_id = ?").run(id);
+      deleteDeviceTokens(this.db, 'reader', id);
       const version = this.table.delete(projectId, id);
       work.emit('reader.deleted', { projectId, id, version });
     });
   }
+}
+
+/** Puts a reader behind a gateway (or none: null) when it is not there yet, with a new change version (a sync
+ * download sees it; the version is taken either way); answers 1, or 0 when it was there already. */
+export function assignGateway(db: Database, readerId: number, gatewayId: number | null, now: string): number {
+  return statement(
+    db,
+    'UPDATE readers SET gateway_id = ?, version = ?, updated_at = ? WHERE id = ? AND gateway_id IS NOT ?',
+  ).run(gatewayId, nextVersion(db), now, readerId, gatewayId).changes;
 }

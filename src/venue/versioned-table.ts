@@ -15,6 +15,14 @@ export function nextVersion(db: Database): number {
   return row.value;
 }
 
+/** Takes `count` change versions at once (a bulk write: an import, a downloaded page); answers the last of them, the
+ * first being `last - count + 1`. The same versions `count` calls of nextVersion() would give. */
+export function reserveVersions(db: Database, count: number): number {
+  return statement(db, 'UPDATE change_sequence SET value = value + ? WHERE id = 1 RETURNING value')
+    .pluck()
+    .get(count) as number;
+}
+
 type Values = Record<string, string | number | null>;
 
 export class VersionedTable<Row extends { id: number; project_id: number }> {
@@ -80,13 +88,26 @@ export class VersionedTable<Row extends { id: number; project_id: number }> {
     return this.find(projectId, id)!;
   }
 
-  delete(projectId: number, id: number): number {
+  /** Deletes the row, leaving a tombstone dated `at` (by default now); answers the deletion's version. */
+  delete(projectId: number, id: number, at = iso(this.clock.now())): number {
     const version = nextVersion(this.db);
     statement(this.db, `DELETE FROM ${this.table} WHERE project_id = ? AND id = ?`).run(projectId, id);
-    statement(
-      this.db,
-      'INSERT INTO tombstones (project_id, entity, entity_id, version, deleted_at) VALUES (?, ?, ?, ?, ?)',
-    ).run(projectId, this.entity, id, version, iso(this.clock.now()));
+    writeTombstone(this.db, projectId, this.entity, id, version, at);
     return version;
   }
+}
+
+/** The tombstone a deletion leaves, with the deletion's version: how a download hears of it (docs/decisions.md). */
+export function writeTombstone(
+  db: Database,
+  projectId: number,
+  entity: string,
+  entityId: number,
+  version: number,
+  deletedAt: string,
+): void {
+  statement(
+    db,
+    'INSERT INTO tombstones (project_id, entity, entity_id, version, deleted_at) VALUES (?, ?, ?, ?, ?)',
+  ).run(projectId, entity, entityId, version, deletedAt);
 }

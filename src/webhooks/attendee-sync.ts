@@ -5,7 +5,7 @@ import { fieldErrorsFromZod } from '../errors.js';
 import type { EventBus } from '../events/bus.js';
 import { commit } from '../events/unit-of-work.js';
 import type { Database } from '../store/database.js';
-import { nextRowId } from '../venue/row-ids.js';
+import { writeAttendees } from '../venue/attendee-writer.js';
 import { statement } from '../store/statements.js';
 
 // POST /webhook/v1/attendee-sync (spec: Endpoints, Incoming webhooks;
@@ -173,42 +173,29 @@ export class AttendeeSync {
   }
 
   private write(projectId: number, writes: Write[]): { count: number; fromVersion: number; toVersion: number } {
-    const insert = statement(
+    // One block of change versions, and of ids for the new attendees (venue/attendee-writer.ts).
+    const { fromVersion, toVersion } = writeAttendees(
       this.db,
-      `INSERT INTO attendees (id, project_id, attendee_type_id, first_name, last_name, email, external_id, status, extra, version, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 'active', '{}', ?, ?, ?)`,
+      projectId,
+      writes.map((w) => {
+        const { attendee_type_id, first_name, last_name, email } = w.fields;
+        return w.kind === 'create'
+          ? {
+              op: 'create',
+              values: {
+                attendee_type_id,
+                first_name,
+                last_name,
+                email,
+                external_id: w.externalId,
+                status: 'active',
+                extra: '{}',
+              },
+            }
+          : { op: 'update', id: w.id, values: { attendee_type_id, first_name, last_name, email } };
+      }),
+      iso(this.clock.now()),
     );
-    const update = statement(
-      this.db,
-      'UPDATE attendees SET attendee_type_id = ?, first_name = ?, last_name = ?, email = ?, version = ?, updated_at = ? WHERE project_id = ? AND id = ?',
-    );
-    const end = (
-      statement(this.db, 'UPDATE change_sequence SET value = value + ? WHERE id = 1 RETURNING value').get(
-        writes.length,
-      ) as { value: number }
-    ).value;
-    const fromVersion = end - writes.length + 1;
-    let version = fromVersion;
-    const now = iso(this.clock.now());
-    const creates = writes.filter((w) => w.kind === 'create').length;
-    let nextId = creates > 0 ? nextRowId(this.db, 'attendees', creates) : 0; // shared ids: venue/row-ids.ts
-    for (const w of writes) {
-      const f = w.fields;
-      if (w.kind === 'create')
-        insert.run(
-          nextId++,
-          projectId,
-          f.attendee_type_id,
-          f.first_name,
-          f.last_name,
-          f.email,
-          w.externalId,
-          version++,
-          now,
-          now,
-        );
-      else update.run(f.attendee_type_id, f.first_name, f.last_name, f.email, version++, now, projectId, w.id);
-    }
-    return { count: writes.length, fromVersion, toVersion: end };
+    return { count: writes.length, fromVersion, toVersion };
   }
 }

@@ -11,12 +11,12 @@ import { PROJECT_PATH, withId } from './crud.js';
 import { scanInstant } from '../../access/scan-time.js';
 import { DENIAL_REASONS, REASON_DETAILS } from '../../resources/access-events.js';
 
-// POST .../access-points/{id}/scan (ours, docs/engine.md "Scanning over REST"): an authenticated client scans
-// at a door and gets the access-event webhook's answer, also at a door that cannot admit
-// (inactive, or leading into no zone: a denial like any other, docs/engine.md). The decision's access event is
-// durable (in the access-event journal) before this answers. Timestamps: docs/engine.md.
-// A scan not answered within mqtt.answerTimeoutMs is answered 503 with Retry-After, as an MQTT
-// reader's connection is closed then (docs/mqtt.md: answered in bounded time).
+// POST .../access-points/{id}/scan (ours, docs/engine.md "Scanning over REST"): an authenticated
+// client scans at a door and gets the access-event webhook's answer, also at a door that cannot
+// admit (inactive, or leading into no zone: a denial like any other, docs/engine.md). The
+// decision's access event is durable (in the access-event journal) before this answers. Timestamps:
+// docs/engine.md. A scan not answered within mqtt.answerTimeoutMs is answered 503 with Retry-After,
+// as an MQTT reader's connection is closed then (docs/mqtt.md: answered in bounded time).
 
 export const requestIdField = z
   .string()
@@ -89,7 +89,8 @@ export async function respondToScan(
       'scan not answered within mqtt.answerTimeoutMs, answering 503',
     );
     const retryAfter = tickets!.retryAfterSeconds;
-    // retry_after in the body too, as every REST and webhook answer with Retry-After has it (store_busy, 429).
+    // retry_after in the body too, as every REST and webhook answer with Retry-After has it
+    // (store_busy, 429).
     throw new AppError(
       'scan_answer_timeout',
       { seconds: timeoutMs / 1000, detail: WAITED_FOR[first.waitingOn] },

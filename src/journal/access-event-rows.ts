@@ -1,0 +1,98 @@
+import type { Database } from '../store/database.js';
+import { statement } from '../store/statements.js';
+
+// access_events' only writer (test/house/table-owners.test.ts): the rows the journal's ingest
+// and recovery insert (journal-ingest.ts, event-journal.ts), the events an edge uploads to
+// the cloud with the flags the cloud works out for them (sync/upload-apply.ts,
+// sync/double-entries.ts), and retention's deletes (event-retention.ts). Imported by the ingest
+// worker's bundle too: nothing here but SQL and small store helpers.
+
+/** access_events columns in journal order; a journal line is the JSON array of these values (journal-format.ts). */
+export const INSERT_EVENT_SQL = `INSERT INTO access_events (uuid, project_id, access_point_id, access_zone_id, reader_id, credential_id, credential_value, attendee_id,
+  granted, reason, movement, counted, from_zone_id, scanned_at, decided_at, source, request_key, clock_offset_ms, clock_unsynchronised, reason_detail)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT DO NOTHING`;
+
+/** An access event as an edge uploaded it, with what the cloud stores beside it. */
+export interface UploadedEventRow {
+  uuid: string;
+  projectId: number;
+  accessPointId: number | null;
+  accessZoneId: number | null;
+  readerId: number | null;
+  credentialId: number | null;
+  credentialValue: string | null;
+  attendeeId: number | null;
+  granted: boolean;
+  reason: string | null;
+  reasonDetail: string | null;
+  movement: string | null;
+  scannedAt: string;
+  decidedAt: string;
+  source: string;
+  edgeId: number;
+  uploadedAt: string;
+  clockOffsetMs: number | null;
+  clockSynchronised: boolean;
+}
+
+/** Stores an uploaded event once (its uuid is unique), not counted and unflagged; answers its id and effective
+ * time, or undefined when it was already stored. */
+export function insertUploadedEvent(
+  db: Database,
+  e: UploadedEventRow,
+): { id: number; effective_at: string } | undefined {
+  return statement(
+    db,
+    `INSERT INTO access_events (uuid, project_id, access_point_id, access_zone_id, reader_id, credential_id, credential_value, attendee_id, granted, reason, reason_detail, movement,
+         counted, from_zone_id, scanned_at, decided_at, source, request_key, edge_id, uploaded_at, clock_offset_ms, clock_unsynchronised, duplicate_of, review)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, NULL, ?, ?, ?, NULL, ?, ?, ?, ?, NULL, NULL) ON CONFLICT (uuid) DO NOTHING RETURNING id, effective_at`,
+  ).get(
+    e.uuid,
+    e.projectId,
+    e.accessPointId,
+    e.accessZoneId,
+    e.readerId,
+    e.credentialId,
+    e.credentialValue,
+    e.attendeeId,
+    e.granted ? 1 : 0,
+    e.reason,
+    e.reasonDetail,
+    e.movement,
+    e.scannedAt,
+    e.decidedAt,
+    e.source,
+    e.edgeId,
+    e.uploadedAt,
+    e.clockOffsetMs,
+    e.clockSynchronised ? 0 : 1,
+  ) as { id: number; effective_at: string } | undefined;
+}
+
+/** The references an uploaded event names that the cloud deleted meanwhile (sync/upload-flags.ts). */
+export function flagDeletedReference(db: Database, id: number, deletedReference: string): void {
+  statement(db, 'UPDATE access_events SET deleted_reference = ? WHERE id = ?').run(deletedReference, id);
+}
+
+/** Why an uploaded event is kept for review (sync/upload-flags.ts). */
+export function flagReview(db: Database, id: number, review: string): void {
+  statement(db, 'UPDATE access_events SET review = ? WHERE id = ?').run(review, id);
+}
+
+/** An uploaded movement that moved its holder on the cloud (from `fromZoneId`, if any). */
+export function markCounted(db: Database, id: number, fromZoneId: number | null): void {
+  statement(db, 'UPDATE access_events SET counted = 1, from_zone_id = ? WHERE id = ?').run(fromZoneId, id);
+}
+
+/** The entry an event repeats (a double entry, sync/double-entries.ts), or null: it repeats none. */
+export function setDuplicateOf(db: Database, id: number, duplicateOf: string | null): void {
+  statement(db, 'UPDATE access_events SET duplicate_of = ? WHERE id = ?').run(duplicateOf, id);
+}
+
+/** Retention: deletes the event when it was decided before `decidedBefore`; answers whether it did. */
+export function deleteDecidedBefore(db: Database, id: number, decidedBefore: string): boolean {
+  return (
+    statement(db, 'DELETE FROM access_events WHERE id = ? AND decided_at < ?').run(id, decidedBefore).changes === 1
+  );
+}
