@@ -4,6 +4,7 @@ import { syncMigrations } from './sync-migrations.js';
 import { bridgeMigrations } from './bridge-migrations.js';
 import { deviceAndWebhookMigrations } from './device-webhook-migrations.js';
 import { accountMigrations } from './account-migrations.js';
+import { credentialMigrations } from './credential-migrations.js';
 // Ordered schema migrations; PRAGMA user_version records the last one applied.
 // Append only: never edit a migration that has shipped. The core schema (accounts, the venue,
 // access events) is here; later ones in a file per capability, in version order below.
@@ -346,4 +347,5 @@ export const migrations: readonly Migration[] = [
   ...syncMigrations,
   ...bridgeMigrations,
   ...accountMigrations,
+  ...credentialMigrations,
 ].sort((a, b) => a.version - b.version);

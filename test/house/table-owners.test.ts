@@ -31,6 +31,8 @@ const OWNERS: Record<string, Owner> = {
   forms: { owners: [VENUE] },
   form_submissions: { owners: [VENUE] },
   tombstones: { owners: [VENUE] },
+  // A project's signing keys (docs/credentials.md); the edge's replica writes their public part.
+  credential_keys: { owners: [VENUE] },
   row_id_marks: { owners: ['src/venue/row-ids.ts'] },
   change_sequence: { owners: ['src/venue/versioned-table.ts'] },
   external_changes: {
