@@ -44,13 +44,7 @@ export class DeletedRows {
     announce: Emit[],
     work: Work,
   ): boolean {
-    if (statement(this.db, 'SELECT 1 FROM attendees WHERE id = ? AND project_id = ?').get(id, projectId)) return false;
-    const deletedAt = statement(
-      this.db,
-      "SELECT deleted_at FROM tombstones WHERE project_id = ? AND entity = 'attendee' AND entity_id = ? ORDER BY version DESC LIMIT 1",
-    )
-      .pluck()
-      .get(projectId, id) as string | undefined;
+    const deletedAt = this.#deletedAt('attendee', projectId, id);
     if (deletedAt === undefined) return false;
     this.#record(
       edge,
@@ -77,14 +71,7 @@ export class DeletedRows {
     announce: Emit[],
     work: Work,
   ): boolean {
-    if (statement(this.db, 'SELECT 1 FROM credentials WHERE id = ? AND project_id = ?').get(id, projectId))
-      return false;
-    const deletedAt = statement(
-      this.db,
-      "SELECT deleted_at FROM tombstones WHERE project_id = ? AND entity = 'credential' AND entity_id = ? ORDER BY version DESC LIMIT 1",
-    )
-      .pluck()
-      .get(projectId, id) as string | undefined;
+    const deletedAt = this.#deletedAt('credential', projectId, id);
     if (deletedAt === undefined) return false;
     this.#record(
       edge,
@@ -162,6 +149,19 @@ export class DeletedRows {
     if (changed.length === 0) return;
     const detail = `deleted at the edge; the cloud had changed ${changed.join(', ')} meanwhile: the deletion applied, the cloud's row as it found it is kept here`;
     this.#record(edge, projectId, Number(row.id), c, resource, detail, announce, work);
+  }
+
+  /** When the cloud deleted this row of the project, or undefined: the row is there, or was never deleted. */
+  #deletedAt(entity: 'attendee' | 'credential', projectId: number, id: number): string | undefined {
+    const table = entity === 'attendee' ? 'attendees' : 'credentials';
+    if (statement(this.db, `SELECT 1 FROM ${table} WHERE id = ? AND project_id = ?`).get(id, projectId))
+      return undefined;
+    return statement(
+      this.db,
+      'SELECT deleted_at FROM tombstones WHERE project_id = ? AND entity = ? AND entity_id = ? ORDER BY version DESC LIMIT 1',
+    )
+      .pluck()
+      .get(projectId, entity, id) as string | undefined;
   }
 
   #record(
