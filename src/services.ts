@@ -350,7 +350,6 @@ export function buildServices(
     log.child({ module: 'issuer-access' }),
   );
   const dispatcher = new Dispatcher(
-    db,
     clock,
     bus,
     feed,

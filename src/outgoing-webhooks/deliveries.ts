@@ -5,13 +5,23 @@ import type { Feed, FeedCursor, FeedItem } from '../feed/feed.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
 import { writeTransaction } from '../store/transactions.js';
-import { consumerOf } from './subscriptions.js';
 
 // The delivery log (spec: Outgoing delivery log entry, Outgoing delivery
 // states): one row per event sent to one subscription. A row is made, pending, when the
 // dispatcher takes the event from the feed, in the same transaction that moves the
 // subscription's cursor past it: an event is taken exactly once. Retries and resends are
 // attempts of the same row (the same uuid: X-Svc-Delivery-ID), recorded in its history.
+
+/** The feed consumer of a subscription: its cursor in feed_cursors. */
+export const consumerOf = (id: number) => `webhook:${id}`;
+
+/** A subscription enabled again: its held head is tried now, not at the retry time it had. */
+export function releaseHeldDeliveries(db: Database, subscriptionId: number): void {
+  statement(
+    db,
+    "UPDATE webhook_deliveries SET next_attempt_at = NULL WHERE subscription_id = ? AND status = 'pending'",
+  ).run(subscriptionId);
+}
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 

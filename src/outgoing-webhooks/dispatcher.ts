@@ -3,14 +3,12 @@ import type { EventBus } from '../events/bus.js';
 import type { Feed, FeedFilter } from '../feed/feed.js';
 import type { Module } from '../lifecycle.js';
 import type { Logger } from '../logger.js';
-import type { Database } from '../store/database.js';
-import { statement } from '../store/statements.js';
-import type { Attempt, Deliveries, DeliveryRow } from './deliveries.js';
+import { type Attempt, consumerOf, type Deliveries, type DeliveryRow } from './deliveries.js';
 import { nextAttemptAt } from './retry-schedule.js';
 import { ScanPacer } from '../feed/pacer.js';
 import type { Sender } from './sender.js';
 import { signatureHeaders } from './signing.js';
-import { consumerOf, type SubscriptionRow, type Subscriptions } from './subscriptions.js';
+import type { SubscriptionRow, Subscriptions } from './subscriptions.js';
 
 // Sends what the feed holds to each subscription (docs/webhooks-outgoing.md,
 // "Dispatch"). Per subscription, strictly in order: one delivery in flight, the oldest pending
@@ -58,7 +56,6 @@ export class Dispatcher implements Module {
   readonly #pacer: ScanPacer;
 
   constructor(
-    private readonly db: Database,
     private readonly clock: Clock,
     private readonly bus: EventBus,
     private readonly feed: Feed,
@@ -266,7 +263,7 @@ export class Dispatcher implements Module {
   }
 
   #setFailingSince(id: number, at: string | null): void {
-    statement(this.db, 'UPDATE webhook_subscriptions SET failing_since = ? WHERE id = ?').run(at, id);
+    this.subscriptions.setFailingSince(id, at);
   }
 
   #disable(subscription: SubscriptionRow, reason: 'gone' | 'failing'): void {

@@ -8,6 +8,7 @@ import { CATALOGUE } from '../feed/catalogue.js';
 import type { Feed } from '../feed/feed.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
+import { consumerOf, releaseHeldDeliveries } from './deliveries.js';
 import type { ReceiverPolicy } from './receiver-policy.js';
 import type { SignatureScheme, SigningSecrets } from './signing.js';
 
@@ -69,8 +70,6 @@ export interface SubscriptionRow {
   created_at: string;
   updated_at: string;
 }
-
-export const consumerOf = (id: number) => `webhook:${id}`;
 
 export function newSecret(scheme: SignatureScheme): string {
   return scheme === 'standard' ? `whsec_${randomBytes(24).toString('base64')}` : randomBytes(32).toString('hex');
@@ -204,11 +203,7 @@ export class Subscriptions {
         id,
       );
       // Re-enabled: its held head is tried now, not at the retry time it had.
-      if (reenabled)
-        statement(
-          this.db,
-          "UPDATE webhook_deliveries SET next_attempt_at = NULL WHERE subscription_id = ? AND status = 'pending'",
-        ).run(id);
+      if (reenabled) releaseHeldDeliveries(this.db, id);
       work.emit('webhook_subscription.changed', { projectId: row.project_id, id, deleted: false });
       return this.get(id)!;
     });
@@ -216,6 +211,12 @@ export class Subscriptions {
 
   /** Disables an active subscription and announces why (webhook.endpoint_disabled,
    * in the outbox with the change); false when it was not active. */
+  /** When its receiver started failing without a break (null: it answered again), noted by the
+   * dispatcher in its delivery transaction. */
+  setFailingSince(id: number, at: string | null): void {
+    statement(this.db, 'UPDATE webhook_subscriptions SET failing_since = ? WHERE id = ?').run(at, id);
+  }
+
   disable(row: Pick<SubscriptionRow, 'id' | 'project_id' | 'url'>, reason: Exclude<DisabledReason, 'manual'>): boolean {
     return commit(this.db, this.bus, (work) => {
       const changed =

@@ -132,7 +132,7 @@ describe('signed values', () => {
     const withSignature = (bytes: Uint8Array) =>
       SIGNED_PREFIX + encodeBase45(Uint8Array.from([...bytes, ...new Uint8Array(64)]));
     expect(readSignedValue(withSignature(payload))).not.toBeNull(); // well-formed (its signature is another matter)
-    expect(readSignedValue('GH2:' + withSignature(payload).slice(4))).toBeNull(); // another prefix
+    expect(readSignedValue(`GH2:${withSignature(payload).slice(4)}`)).toBeNull(); // another prefix
     expect(readSignedValue(withSignature(Uint8Array.from([2, ...payload.slice(1)])))).toBeNull(); // format 2
     expect(readSignedValue(withSignature(Uint8Array.from([1, 9, ...payload.slice(2)])))).toBeNull(); // no such kind
     expect(readSignedValue(withSignature(Uint8Array.from([...payload, 0])))).toBeNull(); // a byte too many

@@ -70,14 +70,8 @@ const OWNERS: Record<string, Owner> = {
   partner_events: { owners: ['src/webhooks/registration-partner.ts'] },
   check_ins: { owners: ['src/webhooks/registration-partner.ts'] },
   // Outgoing webhooks.
-  webhook_subscriptions: {
-    owners: ['src/outgoing-webhooks/subscriptions.ts', 'src/outgoing-webhooks/dispatcher.ts'],
-    reason: 'the dispatcher notes when a subscription started failing, in its own delivery transaction',
-  },
-  webhook_deliveries: {
-    owners: ['src/outgoing-webhooks/deliveries.ts', 'src/outgoing-webhooks/subscriptions.ts'],
-    reason: 'a subscription enabled again releases its held deliveries in the same transaction',
-  },
+  webhook_subscriptions: { owners: ['src/outgoing-webhooks/subscriptions.ts'] },
+  webhook_deliveries: { owners: ['src/outgoing-webhooks/deliveries.ts'] },
   // Cloud sync (the wing).
   sync_edges: { owners: ['sync/edges.ts'] },
   sync_link: { owners: ['sync/link-state.ts'] },

@@ -46,7 +46,6 @@ describe('pacing deliveries while the box is busy deciding', () => {
       busyDeliveriesPerSecond: 4,
     };
     const dispatcher = new Dispatcher(
-      s.store.db,
       s.clock,
       s.bus,
       s.outgoing.feed,
