@@ -38,6 +38,11 @@ export const accessEventSchema = z.object({
       'which cause of not_authorized refused it: type_not_permitted, already_inside, access_point_inactive, access_point_without_zone (the last two: no access_zone_id); null otherwise',
     ),
   movement: z.string().nullable(),
+  offline_verified: z
+    .boolean()
+    .describe(
+      'decided from a signed value this box did not hold, its signature verified offline (docs/credentials.md)',
+    ),
   scanned_at: z.string(),
   decided_at: z.string(),
   source: z.string(),
@@ -105,10 +110,20 @@ export function queryAccessEvents(
   ).all(params) as Record<string, unknown>[];
   const { n } = statement(db, `SELECT COUNT(*) AS n FROM access_events WHERE ${sqlWhere}`).get(params) as { n: number };
   const items = rows.map(
-    ({ project_id: _p, request_key: _k, counted: _c, from_zone_id: _f, granted, clock_unsynchronised, ...rest }) =>
+    ({
+      project_id: _p,
+      request_key: _k,
+      counted: _c,
+      from_zone_id: _f,
+      granted,
+      clock_unsynchronised,
+      offline_verified,
+      ...rest
+    }) =>
       ({
         ...rest,
         granted: granted === 1,
+        offline_verified: offline_verified === 1,
         clock_unsynchronised: clock_unsynchronised === null ? null : clock_unsynchronised === 1,
       }) as AccessEventResource,
   );
