@@ -92,7 +92,9 @@ describe('the worked example of docs/credentials.md', () => {
     const bytes = Buffer.concat([read.signed, read.signature]);
     const base64url = `GH1:${bytes.toString('base64url')}`;
     const prose = doc.replace(/\s+/g, ' ');
-    expect(prose).toContain(`(the worked example below: ${bytes.length} bytes) is ${value.length} characters in base45`);
+    expect(prose).toContain(
+      `(the worked example below: ${bytes.length} bytes) is ${value.length} characters in base45`,
+    );
     expect(prose).toContain(`in base64url it is ${base64url.length} characters`);
   });
 });
