@@ -76,6 +76,9 @@ export function attendeeRoutes({ venue }: { venue: Venue }): AnyRoute[] {
       operationId: 'attendees.credentials.store',
       tags: ['Credentials'],
       summary: 'Issue a credential to an attendee',
+      description:
+        '`"signed": true` (or no value in a project with signed_credentials_by_default) issues a signed value ' +
+        '(docs/credentials.md); a value given with it is refused. Without signing, value is required. On an edge, signing is refused (409 signing_not_on_edge).',
       ability: 'attendees:write',
       rateClass: 'standard',
       project: true,
