@@ -55,6 +55,11 @@ export const accessEventSchema = z.object({
     .boolean()
     .nullable()
     .describe("true when the edge's clock was not known to be within tolerance when it decided"),
+  offline_verified: z
+    .boolean()
+    .describe(
+      "ours: decided from a signed credential value's verified claims by a box that did not hold the credential (docs/credentials.md); false otherwise",
+    ),
   effective_at: z
     .string()
     .describe(
@@ -105,10 +110,20 @@ export function queryAccessEvents(
   ).all(params) as Record<string, unknown>[];
   const { n } = statement(db, `SELECT COUNT(*) AS n FROM access_events WHERE ${sqlWhere}`).get(params) as { n: number };
   const items = rows.map(
-    ({ project_id: _p, request_key: _k, counted: _c, from_zone_id: _f, granted, clock_unsynchronised, ...rest }) =>
+    ({
+      project_id: _p,
+      request_key: _k,
+      counted: _c,
+      from_zone_id: _f,
+      granted,
+      clock_unsynchronised,
+      offline_verified,
+      ...rest
+    }) =>
       ({
         ...rest,
         granted: granted === 1,
+        offline_verified: offline_verified === 1,
         clock_unsynchronised: clock_unsynchronised === null ? null : clock_unsynchronised === 1,
       }) as AccessEventResource,
   );
