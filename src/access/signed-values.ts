@@ -63,6 +63,11 @@ export class SignedValues {
       this.#cache.set(value, claims);
       return claims === null ? INVALID : this.#keyed(projectId, claims);
     }
+    // The budget first: past it a value costs a map lookup, not even its reading.
+    if (!this.#spend(source)) {
+      this.stats.busy++;
+      return BUSY;
+    }
     const read = readSignedValue(value);
     if (read === null) {
       this.#remember(value, null);
@@ -71,10 +76,6 @@ export class SignedValues {
     const keyed = this.#keyed(projectId, read.claims);
     // An unknown key may yet arrive (the replica): nothing is remembered for it.
     if (!keyed.ok && keyed.detail === 'unknown_key') return keyed;
-    if (!this.#spend(source)) {
-      this.stats.busy++;
-      return BUSY;
-    }
     const key = this.keys.get(read.claims.keyId)!;
     claims = verifySignedValue(read, key.key) ? read.claims : null;
     if (claims === null) this.stats.refused++;
