@@ -138,6 +138,16 @@ export const errorCatalogue = {
     status: 503,
     message: 'The cloud cannot take this batch now: {detail}. Nothing of it was read; send it again after Retry-After.',
   },
+  // docs/credentials.md: the key lifecycle. Rotate first, so a project always has a key to sign with.
+  signing_key_in_use: {
+    status: 409,
+    message: "This key is its project's signing key: rotate (POST .../credential-keys) before retiring it.",
+  },
+  // docs/credentials.md: the trust model. Only a cloud or a standalone box holds private keys.
+  signing_not_on_edge: {
+    status: 409,
+    message: 'An edge holds public keys only: make signing keys and signed credentials on the cloud.',
+  },
   edge_read_only: { status: 409, message: 'This edge replicates {resource} from its cloud: change them on the cloud.' },
   event_log_behind: {
     status: 503,

@@ -180,7 +180,7 @@ export function buildServices(
     }),
   };
 
-  const venue = createVenue(db, clock, bus);
+  const venue = createVenue(db, clock, bus, config.role !== 'edge');
   // An edge's clock against its cloud's: measured by the sync link, stamped on each scan (docs/sync.md: clocks).
   const clockOffset = new ClockOffset(config.sync.clockToleranceMs, () => clock.now());
   const index = new VenueIndex(db);

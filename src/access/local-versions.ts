@@ -40,6 +40,8 @@ export const VERSIONED = [
   'form.updated',
   'form.deleted',
   'form_submission.created',
+  'credential_key.created',
+  'credential_key.updated',
 ] as const satisfies readonly EventName[];
 
 /** Local versions between two unread ranges fewer than this are read with them (one query, not two). */

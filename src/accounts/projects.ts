@@ -13,6 +13,8 @@ export interface Project {
   name: string;
   slug: string;
   timezone: string;
+  /** 1: a credential issued with no value is signed (docs/credentials.md). */
+  signed_credentials_by_default: number;
   created_at: string;
   updated_at: string;
 }
@@ -125,15 +127,26 @@ export class ProjectRepository {
 
   update(
     id: number,
-    changes: { name?: string | undefined; slug?: string | undefined; timezone?: string | undefined },
+    changes: {
+      name?: string | undefined;
+      slug?: string | undefined;
+      timezone?: string | undefined;
+      signed_credentials_by_default?: boolean | undefined;
+    },
   ): Project | null {
     const updated = writeTransaction(this.db, () => {
       const current = this.find(id);
       if (!current) return null;
-      statement(this.db, 'UPDATE projects SET name = ?, slug = ?, timezone = ?, updated_at = ? WHERE id = ?').run(
+      statement(
+        this.db,
+        'UPDATE projects SET name = ?, slug = ?, timezone = ?, signed_credentials_by_default = ?, updated_at = ? WHERE id = ?',
+      ).run(
         changes.name ?? current.name,
         changes.slug ?? current.slug,
         changes.timezone ?? current.timezone,
+        changes.signed_credentials_by_default === undefined
+          ? current.signed_credentials_by_default
+          : Number(changes.signed_credentials_by_default),
         iso(this.clock.now()),
         id,
       );

@@ -8,6 +8,7 @@ import type {
   AttendeeResource,
   AttendeeTypeResource,
   BlocklistResource,
+  CredentialKeyResource,
   CredentialResource,
   ReaderResource,
   TimeRestrictionResource,
@@ -81,6 +82,9 @@ export interface DomainEvents {
   'credential.created': ChangeEvent<CredentialResource>;
   'credential.revoked': ChangeEvent<CredentialResource>;
   'credential.deleted': DeletionEvent;
+  /** A project's signing key was made, or changed status (docs/credentials.md); public part only. */
+  'credential_key.created': ChangeEvent<CredentialKeyResource>;
+  'credential_key.updated': ChangeEvent<CredentialKeyResource>;
   'time_restriction.created': ChangeEvent<TimeRestrictionResource>;
   'time_restriction.updated': ChangeEvent<TimeRestrictionResource>;
   'time_restriction.deleted': DeletionEvent;

@@ -26,6 +26,9 @@ export const projectSchema = z.object({
   slug: z.string(),
   team_slug: z.string(),
   timezone: z.string(),
+  signed_credentials_by_default: z
+    .boolean()
+    .describe('A credential issued with no value is signed (docs/credentials.md)'),
   created_at: timestamp,
   updated_at: timestamp,
 });
@@ -36,6 +39,7 @@ export const projectResource = (p: Project): z.infer<typeof projectSchema> => ({
   slug: p.slug,
   team_slug: p.team_slug,
   timezone: p.timezone,
+  signed_credentials_by_default: p.signed_credentials_by_default === 1,
   created_at: p.created_at,
   updated_at: p.updated_at,
 });

@@ -129,3 +129,13 @@ export const blocklistSchema = z.object({
   updated_at: z.string(),
 });
 export type BlocklistResource = z.infer<typeof blocklistSchema>;
+
+/** A project's credential key, its public part only (docs/credentials.md): the private key is in no resource. */
+export const credentialKeySchema = z.object({
+  id: z.number().int(),
+  public_key: z.string().describe('The Ed25519 public key: 32 raw bytes in base64url'),
+  status: z.enum(['signing', 'verifying', 'retired']),
+  created_at: z.string(),
+  retired_at: z.string().nullable(),
+});
+export type CredentialKeyResource = z.infer<typeof credentialKeySchema>;

@@ -6,6 +6,9 @@ import type { EventBus } from '../events/bus.js';
 import { commit, type Work } from '../events/unit-of-work.js';
 import type { Database } from '../store/database.js';
 import { statement } from '../store/statements.js';
+import { signValue } from '../credentials/signed-value.js';
+import type { CredentialKeys } from './credential-keys.js';
+import { nextRowId } from './row-ids.js';
 import { VersionedTable } from './versioned-table.js';
 import { CREDENTIAL_KINDS, type credentialSchema } from '../resources/venue.js';
 
@@ -32,7 +35,9 @@ const instant = z.iso.datetime({ offset: true }).transform((s) => new Date(s).to
 
 export const issueCredentialBody = z
   .strictObject({
-    value: z.string().min(1).max(512),
+    value: z.string().min(1).max(512).optional(),
+    // docs/credentials.md: issuing a signed credential. Absent: the project's default when no value is given.
+    signed: z.boolean().optional(),
     kind: z.enum(CREDENTIAL_KINDS).optional(),
     valid_from: instant.nullable().optional(),
     valid_until: instant.nullable().optional(),
@@ -40,6 +45,10 @@ export const issueCredentialBody = z
   .refine((c) => !c.valid_from || !c.valid_until || c.valid_from < c.valid_until, {
     path: ['valid_until'],
     message: 'must be after valid_from',
+  })
+  .refine((c) => !(c.signed && c.value !== undefined), {
+    path: ['value'],
+    message: 'a signed credential\'s value is made by the box: give no value with "signed": true',
   });
 
 export const credentialResource = ({ project_id: _p, ...rest }: CredentialRow): z.infer<typeof credentialSchema> =>
@@ -52,6 +61,7 @@ export class Credentials {
     private readonly db: Database,
     private readonly clock: Clock,
     private readonly bus: EventBus,
+    private readonly keys: CredentialKeys,
   ) {
     this.table = new VersionedTable(db, clock, 'credentials', 'credential');
   }
@@ -77,18 +87,63 @@ export class Credentials {
     return first;
   }
 
-  /** Inside a caller's transaction. */
+  /** Inside a caller's transaction. Signed when asked, or when no value is given in a project that signs by default. */
   insert(
     projectId: number,
     attendeeId: number,
     input: z.output<typeof issueCredentialBody>,
     work: Work,
   ): CredentialRow {
+    const signed = input.signed ?? (input.value === undefined && this.#signsByDefault(projectId));
+    if (signed) return this.#insertSigned(projectId, attendeeId, input, work);
+    // "signed": false, or a project that does not sign by default: the value is the caller's to give.
+    if (input.value === undefined) throw validationError({ value: ['The value field is required.'] });
     if (this.table.exists(projectId, 'value', input.value))
       throw validationError({ value: ['The credential value is already in use in this project.'] });
+    return this.#insert(projectId, attendeeId, input, input.value, work);
+  }
+
+  /** The credential takes its id first: its value signs it (docs/credentials.md). Unique by that id. */
+  #insertSigned(
+    projectId: number,
+    attendeeId: number,
+    input: z.output<typeof issueCredentialBody>,
+    work: Work,
+  ): CredentialRow {
+    const key = this.keys.signingKey(projectId, work);
+    const validity = wholeSeconds(input);
+    const id = nextRowId(this.db, 'credentials');
+    const attendeeTypeId = statement(this.db, 'SELECT attendee_type_id FROM attendees WHERE id = ?')
+      .pluck()
+      .get(attendeeId) as number | null;
+    const value = signValue(
+      {
+        kind: input.kind ?? 'barcode',
+        keyId: key.id,
+        projectId,
+        credentialId: id,
+        attendeeId,
+        attendeeTypeId: attendeeTypeId ?? null,
+        validFrom: validity.valid_from === null ? null : Date.parse(validity.valid_from),
+        validUntil: validity.valid_until === null ? null : Date.parse(validity.valid_until),
+      },
+      key.privateKey,
+    );
+    return this.#insert(projectId, attendeeId, { ...input, ...validity }, value, work, id);
+  }
+
+  #insert(
+    projectId: number,
+    attendeeId: number,
+    input: z.output<typeof issueCredentialBody>,
+    value: string,
+    work: Work,
+    id?: number,
+  ): CredentialRow {
     const row = this.table.insert(projectId, {
+      ...(id === undefined ? {} : { id }),
       attendee_id: attendeeId,
-      value: input.value,
+      value,
       kind: input.kind ?? 'barcode',
       status: 'active',
       valid_from: input.valid_from ?? null,
@@ -96,6 +151,12 @@ export class Credentials {
     });
     work.emit('credential.created', { projectId, resource: credentialResource(row), version: row.version });
     return row;
+  }
+
+  #signsByDefault(projectId: number): boolean {
+    return (
+      statement(this.db, 'SELECT signed_credentials_by_default FROM projects WHERE id = ?').pluck().get(projectId) === 1
+    );
   }
 
   issue(projectId: number, attendeeId: number, input: z.output<typeof issueCredentialBody>): CredentialRow {
@@ -112,4 +173,17 @@ export class Credentials {
       return row;
     });
   }
+}
+
+/** A signed value carries whole seconds (src/credentials/signed-value.ts): the row keeps what the value says. */
+function wholeSeconds(input: z.output<typeof issueCredentialBody>): {
+  valid_from: string | null;
+  valid_until: string | null;
+} {
+  const floor = (t: string | null | undefined) =>
+    t ? new Date(Math.floor(Date.parse(t) / 1000) * 1000).toISOString() : null;
+  const validity = { valid_from: floor(input.valid_from), valid_until: floor(input.valid_until) };
+  if (validity.valid_from && validity.valid_until && validity.valid_from >= validity.valid_until)
+    throw validationError({ valid_until: ['A signed credential ends at least a whole second after valid_from.'] });
+  return validity;
 }

@@ -7,6 +7,7 @@ import { Readers } from './readers.js';
 import { AttendeeTypes } from './attendee-types.js';
 import { Attendees } from './attendees.js';
 import { Credentials } from './credentials.js';
+import { CredentialKeys } from './credential-keys.js';
 import { AttendeeImporter } from './attendee-import.js';
 import { TimeRestrictions } from './time-restrictions.js';
 import { Blocklist } from './blocklist.js';
@@ -20,22 +21,26 @@ export interface Venue {
   attendeeTypes: AttendeeTypes;
   attendees: Attendees;
   credentials: Credentials;
+  credentialKeys: CredentialKeys;
   importer: AttendeeImporter;
   timeRestrictions: TimeRestrictions;
   blocklist: Blocklist;
   forms: Forms;
 }
 
-export function createVenue(db: Database, clock: Clock, bus: EventBus): Venue {
+/** `canSign`: false on an edge, which holds public keys only (docs/credentials.md: the trust model). */
+export function createVenue(db: Database, clock: Clock, bus: EventBus, canSign = true): Venue {
   const readers = new Readers(db, clock, bus);
   const attendeeTypes = new AttendeeTypes(db, clock, bus);
-  const credentials = new Credentials(db, clock, bus);
+  const credentialKeys = new CredentialKeys(db, clock, bus, canSign);
+  const credentials = new Credentials(db, clock, bus, credentialKeys);
   return {
     zones: new AccessZones(db, clock, bus, attendeeTypes),
     readers,
     accessPoints: new AccessPoints(db, clock, bus, readers),
     attendeeTypes,
     credentials,
+    credentialKeys,
     attendees: new Attendees(db, clock, bus, attendeeTypes, credentials),
     importer: new AttendeeImporter(db, clock, bus),
     timeRestrictions: new TimeRestrictions(db, clock, bus),

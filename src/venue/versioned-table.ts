@@ -67,7 +67,8 @@ export class VersionedTable<Row extends { id: number; project_id: number }> {
     const version = nextVersion(this.db);
     const now = iso(this.clock.now());
     const all: Values = { ...values, project_id: projectId, version, created_at: now, updated_at: now };
-    if (SHARED_ID_TABLES.has(this.table)) all.id = nextRowId(this.db, this.table);
+    // An id given in `values` was taken with nextRowId() already (a signed credential signs its own id).
+    if (SHARED_ID_TABLES.has(this.table) && all.id === undefined) all.id = nextRowId(this.db, this.table);
     const columns = Object.keys(all);
     const result = statement(
       this.db,

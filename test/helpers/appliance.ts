@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
+import { type Logger, pino } from 'pino';
 import { Gatehouse } from '../../src/app.js';
 import type { Clock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -50,7 +50,14 @@ export interface TestResponse {
  * `env` entries are GATEHOUSE_* variables, so tests go through the real config overlay. */
 export async function startAppliance(
   env: Record<string, string> = {},
-  options: { clock?: Clock; dataDir?: string; overrides?: ServiceOverrides; configFile?: string } = {},
+  options: {
+    clock?: Clock;
+    dataDir?: string;
+    overrides?: ServiceOverrides;
+    configFile?: string;
+    /** The appliance's logger (a test that reads the log); by default silent, or TEST_LOG_LEVEL. */
+    log?: Logger;
+  } = {},
 ): Promise<TestAppliance> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'gatehouse-test-'));
   const config = loadConfig({
@@ -69,7 +76,7 @@ export async function startAppliance(
     },
   });
   const app = new Gatehouse(config, {
-    log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    log: options.log ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.overrides ? { overrides: options.overrides } : {}),
   });

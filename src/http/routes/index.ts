@@ -8,6 +8,7 @@ import type { AnyRoute } from '../route.js';
 import { accessControlRoutes } from './access-control.js';
 import { attendeeExportRoutes, attendeeImportRoutes } from './attendee-import.js';
 import { attendeeRoutes } from './attendees.js';
+import { credentialKeyRoutes } from './credential-keys.js';
 import { authRoutes } from './auth.js';
 import { personalTokenRoutes } from './personal-tokens.js';
 import { formRoutes } from './forms.js';
@@ -61,6 +62,7 @@ export function buildRouteTable(deps: HttpDeps, wingRoutes: readonly AnyRoute[] 
     ...attendeeExportRoutes(deps),
     ...partnerWebhookRoutes(deps), // before attendees/{attendeeId}: attendees/check-ins is not an id
     ...attendeeRoutes(deps),
+    ...credentialKeyRoutes(deps),
     ...formRoutes(deps),
     ...broadcastingRoutes(deps),
     ...pusherApiRoutes(deps),

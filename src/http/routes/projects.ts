@@ -34,6 +34,7 @@ const updateProject = z.strictObject({
   name: z.string().trim().min(1).max(255).optional(),
   slug: slugField.optional(),
   timezone: timezone.optional(),
+  signed_credentials_by_default: z.boolean().optional(),
 });
 
 const createTeam = z.strictObject({ name: z.string().trim().min(1).max(255), slug: slugField.optional() });
