@@ -10,12 +10,14 @@ import {
   signValue,
 } from '../../src/credentials/signed-value.js';
 import { DB_FILE } from '../../src/store/database.js';
+import { requester } from '../helpers/appliance.js';
 import {
   type Edge,
   cutLink,
   drained,
   mqttReader,
   type Node,
+  P,
   scan,
   seedCloud,
   SyncWorld,
@@ -84,12 +86,29 @@ describe('signed credentials decided offline (processes)', () => {
   });
 
   it('carries public keys to the edge, never a private key', async () => {
-    const page = await cloud.api('GET', '/credential-keys');
+    const listed = await cloud.api('GET', '/credential-keys');
     const onEdge = await edge.node.api('GET', '/credential-keys');
     expect(onEdge.body.data.map((k: { public_key: string }) => k.public_key).sort()).toEqual(
-      page.body.data.map((k: { public_key: string }) => k.public_key).sort(),
+      listed.body.data.map((k: { public_key: string }) => k.public_key).sort(),
     );
     expect(JSON.stringify(onEdge.body)).not.toContain(oldKey.privateKey);
+    // The change stream itself: credential_key rows with their public part, no private_key anywhere.
+    const page = await requester(cloud.url)('GET', `${P}/sync/changes`, {
+      token: edge.syncToken,
+      headers: { 'gatehouse-sync-protocol': '1' },
+    });
+    expect(page.status).toBe(200);
+    const keys = (page.body.data ?? page.body).changes.filter((c: { entity: string }) => c.entity === 'credential_key');
+    expect(keys.map((k: { id: number }) => k.id).sort()).toEqual([oldKey.id, newKeyId].sort());
+    expect(Object.keys(keys[0].data).sort()).toEqual([
+      'created_at',
+      'public_key',
+      'retired_at',
+      'status',
+      'updated_at',
+    ]);
+    expect(page.text).not.toContain('private_key');
+    expect(page.text).not.toContain(oldKey.privateKey);
     const db = new Database(join(edge.node.dataDir, DB_FILE), { readonly: true, fileMustExist: true });
     try {
       expect(db.prepare('SELECT count(*) FROM credential_keys WHERE private_key IS NOT NULL').pluck().get()).toBe(0);
