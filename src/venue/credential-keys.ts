@@ -49,8 +49,9 @@ export interface SigningKey {
 
 export class CredentialKeys {
   readonly table: VersionedTable<CredentialKeyRow>;
-  /** Private keys parsed once (createPrivateKey is not free), by key id. */
-  readonly #privateKeys = new Map<number, KeyObject>();
+  /** Private keys parsed once (createPrivateKey is not free), by key id, with the public key they were parsed
+   * for: a key made in a write that rolled back may leave its id to another. */
+  readonly #privateKeys = new Map<number, { publicKey: string; key: KeyObject }>();
 
   constructor(
     private readonly db: Database,
@@ -126,12 +127,11 @@ export class CredentialKeys {
   }
 
   #privateKey(row: CredentialKeyRow): KeyObject {
-    let key = this.#privateKeys.get(row.id);
-    if (!key) {
-      if (!row.private_key) throw new AppError('signing_not_on_edge');
-      key = privateKeyObject(row.private_key);
-      this.#privateKeys.set(row.id, key);
-    }
+    const cached = this.#privateKeys.get(row.id);
+    if (cached?.publicKey === row.public_key) return cached.key;
+    if (!row.private_key) throw new AppError('signing_not_on_edge');
+    const key = privateKeyObject(row.private_key);
+    this.#privateKeys.set(row.id, { publicKey: row.public_key, key });
     return key;
   }
 

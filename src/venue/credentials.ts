@@ -110,8 +110,8 @@ export class Credentials {
     input: z.output<typeof issueCredentialBody>,
     work: Work,
   ): CredentialRow {
-    const key = this.keys.signingKey(projectId, work);
     const validity = wholeSeconds(input);
+    const key = this.keys.signingKey(projectId, work);
     const id = nextRowId(this.db, 'credentials');
     const attendeeTypeId = statement(this.db, 'SELECT attendee_type_id FROM attendees WHERE id = ?')
       .pluck()

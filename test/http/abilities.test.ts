@@ -26,7 +26,7 @@ function area(path: string): 'attendees' | 'forms' | 'access' | null {
   if (/\/attendees(\/|$)|\/attendee-types(\/|$)/.test(path)) return 'attendees';
   if (/\/forms(\/|$)/.test(path)) return 'forms';
   if (
-    /\/(access-points|access-zones|readers|credentials|time-restrictions|blocklist|access-events|gateways|devices|analytics|sync\/status|sync\/conflicts)(\/|$)/.test(
+    /\/(access-points|access-zones|readers|credentials|credential-keys|time-restrictions|blocklist|access-events|gateways|devices|analytics|sync\/status|sync\/conflicts)(\/|$)/.test(
       path,
     )
   )

@@ -78,9 +78,8 @@ export function attendeeRoutes({ venue }: { venue: Venue }): AnyRoute[] {
       summary: 'Issue a credential to an attendee',
       description:
         '`"signed": true` (or no value in a project with signed_credentials_by_default) issues a signed value ' +
-        '(docs/credentials.md); a value given with it is refused. Without signing, value is required.',
+        '(docs/credentials.md); a value given with it is refused. Without signing, value is required. On an edge, signing is refused (409 signing_not_on_edge).',
       ability: 'attendees:write',
-      conditions: [{ code: 'signing_not_on_edge', when: 'a signed credential asked of an edge' }],
       rateClass: 'standard',
       project: true,
       params: attendeeParams,

@@ -36,7 +36,7 @@ export function credentialKeyRoutes({ venue }: { venue: Venue }): AnyRoute[] {
       rateClass: 'standard',
       project: true,
       params: projectParams,
-      conditions: [{ code: 'signing_not_on_edge', when: 'on an edge, which holds public keys only' }],
+      description: 'Refused on an edge, which holds public keys only (409 signing_not_on_edge).',
       responses: { 201: { description: 'The new signing key', schema: single(credentialKeySchema) } },
       handler: ({ project }) => ({
         status: 201,
@@ -49,15 +49,12 @@ export function credentialKeyRoutes({ venue }: { venue: Venue }): AnyRoute[] {
       operationId: 'credential-keys.retire',
       tags: ['Credentials'],
       summary: 'Retire a key: what it signed no longer verifies',
-      description: 'A retired key is answered as it is.',
+      description: 'A retired key is answered as it is. Refused on an edge (409 signing_not_on_edge).',
       ability: 'access:write',
       rateClass: 'standard',
       project: true,
       params: withId('keyId'),
-      conditions: [
-        { code: 'signing_key_in_use', when: 'the key is the signing key: rotate first' },
-        { code: 'signing_not_on_edge', when: 'on an edge, which holds public keys only' },
-      ],
+      conditions: [{ code: 'signing_key_in_use', when: 'the key is the signing key: rotate first' }],
       responses: {
         200: { description: 'The retired key', schema: single(credentialKeySchema) },
         404: { description: 'No such key in this project', schema: messageSchema },

@@ -121,6 +121,19 @@ export function venueCases(w: World, v: Venue): Case[] {
       ),
     ),
     c('credentials.destroy', 404, 'an id that names nothing', () => w.api('DELETE', `${A}/credentials/999999`)),
+    c('credential-keys.index', 200, "the project's keys", () => w.api('GET', `${A}/credential-keys`)),
+    c('credential-keys.store', 201, 'a rotation', () => w.api('POST', `${A}/credential-keys`)),
+    c('credential-keys.retire', 200, 'a key a rotation made verifying', async () => {
+      const previous = await w.create(`${A}/credential-keys`, undefined);
+      await w.create(`${A}/credential-keys`, undefined);
+      return w.api('POST', `${A}/credential-keys/${previous}/retire`);
+    }),
+    c('credential-keys.retire', 409, 'the signing key', async () =>
+      w.api('POST', `${A}/credential-keys/${await w.create(`${A}/credential-keys`, undefined)}/retire`),
+    ),
+    c('credential-keys.retire', 404, 'an id that names nothing', () =>
+      w.api('POST', `${A}/credential-keys/999999/retire`),
+    ),
     c('forms.submissions.store', 201, 'an answer', () =>
       w.api('POST', `${A}/forms/${v.form}/submissions`, { data: { q: 'yes' } }),
     ),
