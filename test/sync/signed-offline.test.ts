@@ -117,7 +117,7 @@ describe('signed credentials decided offline (processes)', () => {
     }
   });
 
-  it('grants, offline, a signed credential issued on the cloud after the cut; the cloud sees it offline_verified', async () => {
+  it('grants, offline, a signed credential issued after the cut; the cloud sees it offline_verified', async () => {
     await cutLink(edge);
     const ticket = await issue('Late');
     const granted = (await reader.scan(ticket.value)) as { access_granted: boolean; event_id: string };
