@@ -6,6 +6,7 @@ import {
 } from '../firmware-bridge/index.js';
 import { join } from 'node:path';
 import { AccessEngine } from './access/engine.js';
+import { SignedValues } from './access/signed-values.js';
 import { EventJournal } from './journal/event-journal.js';
 import { AccessEventLog } from './journal/event-log.js';
 import { EventRetention } from './journal/event-retention.js';
@@ -184,7 +185,12 @@ export function buildServices(
   const clockOffset = new ClockOffset(config.sync.clockToleranceMs, () => clock.now());
   const index = new VenueIndex(db);
   const occupancy = new Occupancy();
-  const engine = new AccessEngine(index, occupancy);
+  // Signed values the index does not hold: verified with a per-reader budget (docs/credentials.md).
+  const engine = new AccessEngine(
+    index,
+    occupancy,
+    new SignedValues(index.keys, { verificationsPerSecond: config.credentials.verificationsPerSecond }),
+  );
   const journal = new EventJournal(
     db,
     {

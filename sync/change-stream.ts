@@ -11,7 +11,7 @@ import { type Change, ENTITIES, type Entity, REPLICATED } from './protocol.js';
 // one store-wide sequence inside its own write transaction, so writes commit in version order
 // and a row changed while an edge is paging moves to the end of the stream with its new
 // version; it is read there, never skipped (docs/sync.md: why a cursor over versions).
-// Revocations have their own stream (revoked credentials, blocklist entries), read alongside
+// Revocations have their own stream (revoked credentials, blocklist entries, retired keys), read alongside
 // a long pull so that they never wait behind it. A long poll is held for one edge: when the
 // cloud refuses that edge from then on (revoked, suspended: `sync.edge_refused`), its polls are
 // let go at once, and the route checks the edge again before it answers (docs/sync.md).
@@ -75,8 +75,15 @@ export class ChangeStream {
     only?: 'revocations',
   ): { changes: Change[]; last: number; hasMore: boolean } {
     return readSnapshot(this.db, () => {
-      const entities = only ? (['credential', 'blocklist_entry'] as const) : ENTITIES;
-      const revokedOnly = (entity: Entity) => (only && entity === 'credential' ? " AND status = 'revoked'" : '');
+      const entities = only ? (['credential', 'blocklist_entry', 'credential_key'] as const) : ENTITIES;
+      const revokedOnly = (entity: Entity) =>
+        !only
+          ? ''
+          : entity === 'credential'
+            ? " AND status = 'revoked'"
+            : entity === 'credential_key'
+              ? " AND status = 'retired'"
+              : '';
       const versions: number[] = [];
       for (const entity of entities) {
         const { table } = REPLICATED[entity];

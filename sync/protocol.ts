@@ -28,6 +28,7 @@ export const ENTITIES = [
   'credential',
   'time_restriction',
   'blocklist_entry',
+  'credential_key',
 ] as const;
 export type Entity = (typeof ENTITIES)[number];
 
@@ -64,6 +65,9 @@ export const REPLICATED: Record<
     columns: ['access_zone_id', 'attendee_type_id', 'days_of_week', 'start_time', 'end_time'],
   },
   blocklist_entry: { table: 'blocklist_entries', columns: ['attendee_id', 'credential_id', 'reason', 'until'] },
+  // A project's public keys, for signed values the edge does not hold (docs/credentials.md): never
+  // private_key, which an edge does not hold (test/sync/key-replication.test.ts).
+  credential_key: { table: 'credential_keys', columns: ['public_key', 'status', 'retired_at'] },
 };
 
 /** In every answer of the protocol: which run of the cloud answered, and how far its change versions go. */
@@ -162,6 +166,12 @@ export const uploadedAccessEventSchema = z.strictObject({
     .boolean()
     .optional()
     .describe("that offset was measured in the edge's current run and within its tolerance; absent: the batch's clock"),
+  offline_verified: z
+    .boolean()
+    .optional()
+    .describe(
+      "decided from a signed credential value's verified claims, the credential not held by the edge (docs/credentials.md); absent: false",
+    ),
 });
 export type UploadedAccessEvent = z.infer<typeof uploadedAccessEventSchema>;
 

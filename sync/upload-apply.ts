@@ -254,6 +254,7 @@ export class UploadApply {
       uploadedAt: now,
       clockOffsetMs: offset,
       clockSynchronised: synchronised,
+      offlineVerified: e.offline_verified ?? false,
     });
     if (!stored) return false;
     const { id, effective_at: at } = stored;

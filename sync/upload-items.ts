@@ -52,6 +52,8 @@ export function uploadItems(db: Database, items: readonly FeedItem[]): Item[] {
         ...(r.clock_unsynchronised === null
           ? {}
           : { clock_offset_ms: r.clock_offset_ms, clock_synchronised: r.clock_unsynchronised === 0 }),
+        // Only when true (absent: false), so a cloud from before it takes every other event.
+        ...(r.offline_verified === 1 ? { offline_verified: true } : {}),
       });
     } else if (item.event === 'attendee.imported') {
       const from = Number(item.data.from_version);

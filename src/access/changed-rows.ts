@@ -150,6 +150,7 @@ export class ChangedRows {
         applied.deletions++;
       }
     }
+    applied.rows += await this.#keys(projectId, ranges, stopped);
     applied.rows += await this.#announce(projectId, ranges, stopped);
     applied.rows += await this.#holders(projectId, ranges, stopped);
     return applied;
@@ -168,8 +169,12 @@ export class ChangedRows {
   ): Promise<void> {
     let announced = false;
     let holders = false;
+    let keys = false;
     for (const change of changes) {
-      if (change.op === 'delete') {
+      if (change.entity === 'credential_key') {
+        if (change.op === 'delete') this.index.keys.drop(change.id);
+        else keys = true;
+      } else if (change.op === 'delete') {
         const deletion = DELETIONS[change.entity];
         if (deletion) this.#emit(deletion.event, { projectId, id: change.id, version: change.version });
       } else if (change.entity === 'attendee' || change.entity === 'credential') {
@@ -189,6 +194,7 @@ export class ChangedRows {
       } else announced = true;
     }
     // A row upserted and then deleted in the same write is not read back: its deletion went above.
+    if (keys) await this.#keys(projectId, [range], stopped);
     if (announced) await this.#announce(projectId, [range], stopped);
     if (holders) await this.#holders(projectId, [range], stopped);
   }
@@ -207,6 +213,17 @@ export class ChangedRows {
         }
         count += rows.length;
       }
+    }
+    return count;
+  }
+
+  /** Puts the projects' public keys whose versions are in the ranges into the index (signing-keys.ts). */
+  async #keys(projectId: number, ranges: readonly VersionRange[], stopped: () => boolean): Promise<number> {
+    let count = 0;
+    const select = 'SELECT id, project_id, public_key, status, version FROM credential_keys';
+    for await (const rows of this.#chunks(select, projectId, ranges, stopped)) {
+      for (const row of rows) this.index.keys.put(row);
+      count += rows.length;
     }
     return count;
   }

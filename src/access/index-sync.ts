@@ -51,6 +51,9 @@ export class IndexSync implements Module {
     bus.on(this, 'blocklist_entry.created', (e) => index.putBlock(e.resource));
     bus.on(this, 'blocklist_entry.updated', (e) => index.putBlock(e.resource));
     bus.on(this, 'blocklist_entry.deleted', (e) => index.dropBlock(e.id));
+    // A project's public keys (signing-keys.ts): a rotation, a retirement.
+    bus.on(this, 'credential_key.created', (e) => index.keys.put(withProject(e.projectId, e.resource)));
+    bus.on(this, 'credential_key.updated', (e) => index.keys.put(withProject(e.projectId, e.resource)));
   }
 
   stop(): void {

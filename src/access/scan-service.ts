@@ -109,6 +109,7 @@ export class ScanService {
       accessPointId: request.accessPointId,
       credentialValue: request.credentialValue,
       at: scannedAt,
+      readerId: request.readerId ?? null,
     });
     const uuid = eventId(now); // time-ordered: the uuid index grows at its end, like the log
     const decidedAt = iso(now);
@@ -137,6 +138,7 @@ export class ScanService {
         requestKey,
         clockOffsetMs: stamp === null ? null : stamp.offsetMs,
         clockUnsynchronised: stamp === null ? null : stamp.synchronised ? 0 : 1,
+        offlineVerified: decision.offlineVerified,
       });
     } catch (err) {
       this.engine.undo(decision);

@@ -1,5 +1,6 @@
 import type { Database } from '../store/database.js';
 import { readInParallel } from '../store/parallel-read.js';
+import { SigningKeys } from './signing-keys.js';
 
 // The in-memory picture of every project's venue that decisions read (docs/engine.md):
 // credentials by value, attendees, type permissions, zones, access points, readers, time
@@ -94,6 +95,8 @@ export class VenueIndex {
   readonly #blocksByAttendee = new Map<number, Set<BlockEntry>>();
   readonly #blocksByCredential = new Map<number, Set<BlockEntry>>();
   readonly timezones = new Map<number, string>();
+  /** The projects' public keys, for signed values the index does not hold (signing-keys.ts). */
+  readonly keys = new SigningKeys();
 
   constructor(private readonly db: Database) {}
 
@@ -162,6 +165,7 @@ export class VenueIndex {
     for (const r of all('SELECT * FROM readers')) this.putReader(r);
     for (const r of all('SELECT * FROM time_restrictions')) this.putWindow(r);
     for (const r of all('SELECT * FROM blocklist_entries')) this.putBlock(r);
+    for (const r of all('SELECT id, project_id, public_key, status FROM credential_keys')) this.keys.put(r);
   }
 
   /** The credential with this value in this project. */

@@ -250,6 +250,13 @@ export const configSchema = z
         accessRecheckIntervalMs: z.number().int().min(100).max(3_600_000).default(5_000),
       })
       .prefault({}),
+    credentials: z
+      .strictObject({
+        // Signature checks of signed values the box does not hold, per reader per second (a burst of one
+        // second's worth); past it such a value is denied verification_busy (docs/credentials.md). 0: no limit.
+        verificationsPerSecond: z.number().int().min(0).max(1_000_000).default(20),
+      })
+      .prefault({}),
     metrics: z
       .strictObject({
         // Who may read /metrics (docs/security.md): open keeps existing scrapers working.

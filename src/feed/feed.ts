@@ -48,6 +48,7 @@ export interface AccessRow {
   uploaded_at: string | null;
   clock_offset_ms: number | null;
   clock_unsynchronised: number | null;
+  offline_verified: number;
   duplicate_of: string | null;
   review: string | null;
   deleted_reference: string | null;
@@ -232,7 +233,7 @@ export class Feed {
   #accessRows(after: number, projectId: number, granted: boolean | null, limit: number, names: boolean): AccessRow[] {
     const sql = `SELECT e.id, e.uuid, e.project_id, e.granted, e.reason, e.reason_detail, e.access_point_id, e.access_zone_id, e.credential_id, e.credential_value, e.attendee_id,
         e.scanned_at, e.decided_at, e.reader_id, e.movement, e.source, e.edge_id, e.uploaded_at, e.clock_offset_ms, e.clock_unsynchronised,
-        e.duplicate_of, e.review, e.deleted_reference, ${names ? 'a.first_name, a.last_name' : 'NULL AS first_name, NULL AS last_name'}
+        e.offline_verified, e.duplicate_of, e.review, e.deleted_reference, ${names ? 'a.first_name, a.last_name' : 'NULL AS first_name, NULL AS last_name'}
       FROM access_events e${names ? ' LEFT JOIN attendees a ON a.id = e.attendee_id AND a.project_id = e.project_id' : ''}
       WHERE +e.project_id = ? AND e.id > ?${granted === null ? '' : ' AND e.granted = ?'} ORDER BY e.id LIMIT ?`;
     const args = granted === null ? [projectId, after, limit] : [projectId, after, granted ? 1 : 0, limit];

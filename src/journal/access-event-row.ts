@@ -26,4 +26,6 @@ export interface AccessEventRow {
   clockOffsetMs: number | null;
   /** 1 when that offset was not measured in this run or was beyond the tolerance; null where no clock is compared. */
   clockUnsynchronised: 0 | 1 | null;
+  /** Decided from a signed value's verified claims, its credential not held (access/signed-values.ts). */
+  offlineVerified: boolean;
 }

@@ -9,8 +9,9 @@ import { statement } from '../store/statements.js';
 
 /** access_events columns in journal order; a journal line is the JSON array of these values (journal-format.ts). */
 export const INSERT_EVENT_SQL = `INSERT INTO access_events (uuid, project_id, access_point_id, access_zone_id, reader_id, credential_id, credential_value, attendee_id,
-  granted, reason, movement, counted, from_zone_id, scanned_at, decided_at, source, request_key, clock_offset_ms, clock_unsynchronised, reason_detail)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  granted, reason, movement, counted, from_zone_id, scanned_at, decided_at, source, request_key, clock_offset_ms, clock_unsynchronised, reason_detail,
+  offline_verified)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT DO NOTHING`;
 
 /** An access event as an edge uploaded it, with what the cloud stores beside it. */
@@ -34,6 +35,8 @@ export interface UploadedEventRow {
   uploadedAt: string;
   clockOffsetMs: number | null;
   clockSynchronised: boolean;
+  /** The edge decided it from a signed value's claims (access/signed-values.ts). */
+  offlineVerified: boolean;
 }
 
 /** Stores an uploaded event once (its uuid is unique), not counted and unflagged; answers its id and effective
@@ -45,8 +48,8 @@ export function insertUploadedEvent(
   return statement(
     db,
     `INSERT INTO access_events (uuid, project_id, access_point_id, access_zone_id, reader_id, credential_id, credential_value, attendee_id, granted, reason, reason_detail, movement,
-         counted, from_zone_id, scanned_at, decided_at, source, request_key, edge_id, uploaded_at, clock_offset_ms, clock_unsynchronised, duplicate_of, review)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, NULL, ?, ?, ?, NULL, ?, ?, ?, ?, NULL, NULL) ON CONFLICT (uuid) DO NOTHING RETURNING id, effective_at`,
+         counted, from_zone_id, scanned_at, decided_at, source, request_key, edge_id, uploaded_at, clock_offset_ms, clock_unsynchronised, duplicate_of, review, offline_verified)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, NULL, ?, ?, ?, NULL, ?, ?, ?, ?, NULL, NULL, ?) ON CONFLICT (uuid) DO NOTHING RETURNING id, effective_at`,
   ).get(
     e.uuid,
     e.projectId,
@@ -67,6 +70,7 @@ export function insertUploadedEvent(
     e.uploadedAt,
     e.clockOffsetMs,
     e.clockSynchronised ? 0 : 1,
+    e.offlineVerified ? 1 : 0,
   ) as { id: number; effective_at: string } | undefined;
 }
 

@@ -38,11 +38,6 @@ export const accessEventSchema = z.object({
       'which cause of not_authorized refused it: type_not_permitted, already_inside, access_point_inactive, access_point_without_zone (the last two: no access_zone_id); null otherwise',
     ),
   movement: z.string().nullable(),
-  offline_verified: z
-    .boolean()
-    .describe(
-      'decided from a signed value this box did not hold, its signature verified offline (docs/credentials.md)',
-    ),
   scanned_at: z.string(),
   decided_at: z.string(),
   source: z.string(),
@@ -60,6 +55,11 @@ export const accessEventSchema = z.object({
     .boolean()
     .nullable()
     .describe("true when the edge's clock was not known to be within tolerance when it decided"),
+  offline_verified: z
+    .boolean()
+    .describe(
+      "ours: decided from a signed credential value's verified claims by a box that did not hold the credential (docs/credentials.md); false otherwise",
+    ),
   effective_at: z
     .string()
     .describe(

@@ -20,14 +20,15 @@ export const segmentName = (n: number): string => `events-${String(n).padStart(1
 export const SLOT = { writes: 0, segment: 1, end: 2, stop: 3 } as const;
 export const SLOTS = 4;
 
-/** Values in a journal line. Lines written before the clock
- * fields have 17, before reason_detail 19: the rest are null. */
-export const JOURNAL_VALUES = 20;
+/** Values in a journal line. Lines written before the clock fields have 17, before reason_detail 19,
+ * before offline_verified 20: the rest are null (offline_verified: 0). */
+export const JOURNAL_VALUES = 21;
 
 /** A journal line's values as INSERT_EVENT_SQL takes them: a line an older
- * build wrote padded with nulls (both readers, recovery and ingest). */
+ * build wrote padded with nulls (both readers, recovery and ingest), offline_verified with 0. */
 export function journalValues(values: unknown[]): unknown[] {
-  while (values.length < JOURNAL_VALUES) values.push(null);
+  while (values.length < JOURNAL_VALUES - 1) values.push(null);
+  if (values.length < JOURNAL_VALUES) values.push(0);
   return values;
 }
 
@@ -54,5 +55,6 @@ export function journalLine(r: AccessEventRow): string {
     r.clockOffsetMs,
     r.clockUnsynchronised,
     r.reasonDetail,
+    r.offlineVerified ? 1 : 0,
   ]);
 }

@@ -16,13 +16,19 @@ export const DENIAL_REASONS = [
 /**
  * Which of not_authorized's causes refused a scan (docs/engine.md: reason_detail). The spec's six
  * reasons stay the reasons; these only tell apart what the spec's one meaning of not_authorized
- * ("attendee type lacks access to the zone") no longer covers alone. null for every other denial.
+ * ("attendee type lacks access to the zone") no longer covers alone, and why a signed value the
+ * box does not hold was an invalid_credential. null for every other denial.
  */
 export const REASON_DETAILS = [
   'type_not_permitted',
   'already_inside',
   'access_point_inactive',
   'access_point_without_zone',
+  // invalid_credential's causes for a signed value the box does not hold (docs/credentials.md)
+  'signature_invalid',
+  'unknown_key',
+  'key_retired',
+  'verification_busy',
 ] as const;
 
 /** Set on an access event uploaded from an edge, as the cloud announces it (docs/sync.md). */
@@ -59,7 +65,7 @@ export const accessDeniedSchema = z.object({
     .enum(REASON_DETAILS)
     .nullable()
     .describe(
-      "ours, beside the spec's fields: which cause of not_authorized it was (type_not_permitted, already_inside: the zone refuses re-entry, access_point_inactive, access_point_without_zone); null for every other denial (docs/engine.md)",
+      "ours, beside the spec's fields: which cause of not_authorized it was (type_not_permitted, already_inside: the zone refuses re-entry, access_point_inactive, access_point_without_zone) or of a signed value's invalid_credential (signature_invalid, unknown_key, key_retired, verification_busy); null for every other denial (docs/engine.md)",
     ),
   timestamp: z.string(),
   ...uploadedFields,

@@ -26,6 +26,7 @@ const UNIQUE: Record<string, string | null> = {
   credentials: 'value',
   time_restrictions: null,
   blocklist_entries: null,
+  credential_keys: null,
 };
 
 type Statement = import('better-sqlite3').Statement<unknown[]>;
@@ -73,6 +74,17 @@ export class ReplicaRows {
     try {
       prepared.upsert.run(...args);
     } catch (err) {
+      // A project's new signing key may arrive before its predecessor's demotion (one signing key a
+      // project): the older one verifies meanwhile, as its own newer change will say. private_key
+      // is never written here: an edge holds public keys only.
+      if (table === 'credential_keys' && (err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
+        statement(
+          this.db,
+          "UPDATE credential_keys SET status = 'verifying' WHERE project_id = ? AND status = 'signing' AND id != ?",
+        ).run(projectId, id);
+        prepared.upsert.run(...args);
+        return dropped;
+      }
       // The cloud's row wins over a different local row holding the same unique value.
       const unique = UNIQUE[table];
       if (

@@ -69,12 +69,24 @@ describe('journal ingest (the ingest worker, in this thread)', () => {
     const ingest = open();
     const old = `${JSON.stringify((JSON.parse(journalLine(eventRow(1, { reason: 'not_authorized', reasonDetail: 'already_inside' }))) as unknown[]).slice(0, 19))}\n`;
     const detailed = `${journalLine(eventRow(2, { reason: 'not_authorized', reasonDetail: 'access_point_inactive' }))}\n`;
-    expect((JSON.parse(detailed) as unknown[]).length).toBe(20);
+    expect((JSON.parse(detailed) as unknown[]).length).toBe(21);
     write(1, old + detailed);
     expect(ingest.step(1, Buffer.byteLength(old + detailed), post)).toBe('done');
     expect(store.db.prepare('SELECT uuid, reason, reason_detail FROM access_events ORDER BY id').all()).toEqual([
       { uuid: row(1).uuid, reason: 'not_authorized', reason_detail: null },
       { uuid: row(2).uuid, reason: 'not_authorized', reason_detail: 'access_point_inactive' },
+    ]);
+  });
+
+  it('takes a line written before offline_verified (20 values) as not offline-verified, and one with it', () => {
+    const ingest = open();
+    const old = `${JSON.stringify((JSON.parse(journalLine(eventRow(1, { offlineVerified: true }))) as unknown[]).slice(0, 20))}\n`;
+    const verified = `${journalLine(eventRow(2, { offlineVerified: true }))}\n`;
+    write(1, old + verified);
+    expect(ingest.step(1, Buffer.byteLength(old + verified), post)).toBe('done');
+    expect(store.db.prepare('SELECT uuid, offline_verified FROM access_events ORDER BY id').all()).toEqual([
+      { uuid: row(1).uuid, offline_verified: 0 },
+      { uuid: row(2).uuid, offline_verified: 1 },
     ]);
   });
 

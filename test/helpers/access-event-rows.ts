@@ -23,6 +23,7 @@ export function eventRow(i: number, extra: Partial<AccessEventRow> = {}): Access
     requestKey: null,
     clockOffsetMs: null,
     clockUnsynchronised: null,
+    offlineVerified: false,
     ...extra,
   };
 }
