@@ -88,7 +88,8 @@ export async function startConsole(
       await page.locator('main h1').first().waitFor();
       if (new URL(page.url()).pathname === '/signin') {
         await signIn(email, password);
-        await expect.poll(() => new URL(page.url()).pathname).toBe(to.split('?')[0]);
+        // Signing in is a request and a route change: give a box whose cores are busy its time.
+        await expect.poll(() => new URL(page.url()).pathname, { timeout: 15_000 }).toBe(to.split('?')[0]);
       }
       await page.locator('main h1').first().waitFor();
     },
