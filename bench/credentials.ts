@@ -9,13 +9,23 @@
 //     FORGED_READERS readers (1,000 a second each: far past what a reader's optics can read), each
 //     under the default budget (20 checks/s): the signature checks an attack costs are bounded by
 //     the readers it holds × the budget, whatever it prints;
-//   known_ratio_under_forgery: the second over the first (the doors' share kept under attack).
+//   known_ratio_under_forgery: the second over the first (the doors' share kept under attack);
+//   node_verify_per_s: the baseline, measured in the same run: Node's own Ed25519 verify (OpenSSL) of
+//     one signature in a loop, nothing else; offline_share_of_node_verify: the first figure over it
+//     (what the decision path keeps of the one call it cannot do without).
 // BENCH_QUICK=1 runs shorter loops.
 import { AccessEngine } from '../src/access/engine.js';
 import { Occupancy } from '../src/access/occupancy.js';
 import { SignedValues } from '../src/access/signed-values.js';
 import { VenueIndex } from '../src/access/venue-index.js';
-import { generateSigningKey, privateKeyObject, signValue } from '../src/credentials/signed-value.js';
+import { verify } from 'node:crypto';
+import {
+  generateSigningKey,
+  privateKeyObject,
+  publicKeyObject,
+  readSignedValue,
+  signValue,
+} from '../src/credentials/signed-value.js';
 
 const quick = process.env.BENCH_QUICK === '1';
 const line = (name: string, value: string | number, unit: string) => console.log(`${name}: ${value} ${unit}`);
@@ -75,7 +85,18 @@ const at = Date.now();
     if (engine.decide({ projectId: P, accessPointId: 1, credentialValue: value, at, readerId: 1 }).granted) granted++;
   const seconds = (performance.now() - t0) / 1000;
   if (granted !== SIGNED) throw new Error(`only ${granted} of ${SIGNED} signed values granted`);
-  line('credentials.offline_verifications_per_s', Math.round(SIGNED / seconds), '/s');
+  const perSecond = SIGNED / seconds;
+  line('credentials.offline_verifications_per_s', Math.round(perSecond), '/s');
+  // The baseline: the same count of Node's verify alone, over one value's bytes.
+  const one = readSignedValue(signed[0]!)!;
+  const data = Buffer.concat([Buffer.from('gatehouse-credential:', 'ascii'), one.signed]);
+  const publicKey = publicKeyObject(key.publicKey);
+  const v0 = performance.now();
+  for (let i = 0; i < SIGNED; i++)
+    if (!verify(null, data, publicKey, one.signature)) throw new Error('baseline: bad signature');
+  const nodePerSecond = SIGNED / ((performance.now() - v0) / 1000);
+  line('credentials.node_verify_per_s', Math.round(nodePerSecond), '/s');
+  line('credentials.offline_share_of_node_verify', (perSecond / nodePerSecond).toFixed(3), 'ratio');
 }
 
 // 2. Known credentials alone, then with the forged stream (the default budget per reader), in
