@@ -1,36 +1,16 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAppliance, type TestAppliance } from '../helpers/appliance.js';
+import { selfSignedCertificate } from '../helpers/certificate.js';
 
 describe('optional HTTPS listener', () => {
   let gh: TestAppliance;
   beforeAll(async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gatehouse-tls-'));
-    const cert = join(dir, 'cert.pem');
-    const key = join(dir, 'key.pem');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-        '-days',
-        '1',
-        '-subj',
-        '/CN=localhost',
-      ],
-      { stdio: 'ignore' },
-    );
+    const { key, cert } = selfSignedCertificate(dir);
     gh = await startAppliance({
       GATEHOUSE_HTTPS_CERT_FILE: cert,
       GATEHOUSE_HTTPS_KEY_FILE: key,

@@ -1,4 +1,4 @@
-import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect as tcpConnect } from 'node:net';
@@ -18,6 +18,7 @@ import {
   subscribe,
   type ReaderCredentials,
 } from '../helpers/mqtt.js';
+import { selfSignedCertificate } from '../helpers/certificate.js';
 
 // The broker's transports (docs/mqtt.md, "Listeners"): MQTT over WebSocket at /mqtt on the
 // HTTP port, MQTT over TLS, interoperability with Debian's mosquitto_pub / mosquitto_sub (a
@@ -45,27 +46,7 @@ describe('MQTT transports', () => {
 
   beforeAll(async () => {
     certDir = mkdtempSync(join(tmpdir(), 'gatehouse-mqtt-tls-'));
-    const key = join(certDir, 'key.pem');
-    const cert = join(certDir, 'cert.pem');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-        '-days',
-        '1',
-        '-subj',
-        '/CN=localhost',
-      ],
-      { stdio: 'ignore' },
-    );
+    const { key, cert } = selfSignedCertificate(certDir);
     gh = await startAppliance({
       GATEHOUSE_MQTT_TLS_PORT: '0',
       GATEHOUSE_MQTT_TLS_CERT_FILE: cert,

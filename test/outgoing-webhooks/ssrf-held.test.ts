@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { type AddressInfo, createServer as createTcpServer, isIP, type Server as TcpServer } from 'node:net';
@@ -6,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ProcessAppliance, startProcessAppliance } from '../helpers/process-appliance.js';
+import { selfSignedCertificate } from '../helpers/certificate.js';
 
 // Outgoing webhooks must not make the box a way into its own network (docs/webhooks-outgoing.md
 // "Receivers"; docs/security.md "A stolen edge": what held). The built appliance in its own
@@ -128,31 +128,7 @@ describe('outgoing webhooks: what a subscription may not reach', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'gatehouse-ssrf-'));
-    const key = join(dir, 'key.pem');
-    const cert = join(dir, 'cert.pem');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-        '-days',
-        '1',
-        '-subj',
-        '/CN=receiver',
-        '-addext',
-        'subjectAltName=IP:127.0.0.2',
-      ],
-      {
-        stdio: 'ignore',
-      },
-    );
+    const { key, cert } = selfSignedCertificate(dir, { cn: 'receiver', altNames: 'IP:127.0.0.2' });
     const config = join(dir, 'gatehouse.json');
     writeFileSync(config, JSON.stringify({ webhook: { allowedNetworks: ['127.0.0.2/32'], timeoutMs: 3000 } }));
     boxService = createTcpServer((socket) => {

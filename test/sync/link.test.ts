@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,6 +8,7 @@ import { rawClient, subscribeAs, wsUrl } from '../helpers/pusher.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { until } from '../helpers/sync-world.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { selfSignedCertificate } from '../helpers/certificate.js';
 
 // The edge's link to its cloud (docs/sync.md), cloud and edges in this process:
 // link down and up told as webhooks and on the console channel, a revoked edge refused, a cloud
@@ -165,30 +165,7 @@ describe('the cloud link', () => {
   it('reaches a cloud over TLS with a private CA given in cloud.caFile, and refuses it without', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gatehouse-ca-'));
     stops.push(async () => rmSync(dir, { recursive: true, force: true }));
-    const [key, cert] = [join(dir, 'key.pem'), join(dir, 'cert.pem')];
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-        '-days',
-        '1',
-        '-subj',
-        '/CN=localhost',
-        '-addext',
-        'subjectAltName=DNS:localhost,IP:127.0.0.1',
-      ],
-      {
-        stdio: 'ignore',
-      },
-    );
+    const { key, cert } = selfSignedCertificate(dir, { cn: 'localhost', altNames: 'DNS:localhost,IP:127.0.0.1' });
     const tlsCloud = await startAppliance({
       GATEHOUSE_ROLE: 'cloud',
       GATEHOUSE_HTTPS_PORT: '0',
