@@ -48,7 +48,7 @@ module.exports = {
       name: 'core-not-wings',
       comment: 'The core imports a wing only at the composition root (services, app, main); wings import the core.',
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/(services|app|main)\\.ts$' },
+      from: { path: '^src/', pathNot: '^src/(services|service-map|app|main)\\.ts$' },
       to: { path: '^(sync|firmware-bridge)/' },
     },
   ],

@@ -1,9 +1,4 @@
-import {
-  createFirmwareBridge,
-  type FirmwareBridgeParts,
-  type HidBackend,
-  registerBridgeMetrics,
-} from '../firmware-bridge/index.js';
+import { createFirmwareBridge, registerBridgeMetrics } from '../firmware-bridge/index.js';
 import { join } from 'node:path';
 import { AccessEngine } from './access/engine.js';
 import { SignedValues } from './access/signed-values.js';
@@ -50,14 +45,14 @@ import { SyncServices } from '../sync/index.js';
 import { registerSyncMetrics } from '../sync/metrics.js';
 import { RealtimeAccessWatch } from './realtime/access-watch.js';
 import { Broadcaster } from './realtime/broadcaster.js';
-import { type PusherCredentials, resolvePusherCredentials } from './realtime/credentials.js';
+import { resolvePusherCredentials } from './realtime/credentials.js';
 import { ChannelCipher } from './realtime/encryption.js';
 import { ChannelGrants } from './realtime/grants.js';
 import { registerRealtimeMetrics } from './realtime/metrics.js';
 import { PusherServer } from './realtime/server.js';
 import { Checkpointer } from './store/checkpointer.js';
 import type { Store } from './store/database.js';
-import { createVenue, type Venue } from './venue/index.js';
+import { createVenue } from './venue/index.js';
 import { FailureThrottle, registerThrottleMetrics } from './webhooks/failure-throttle.js';
 import { registerReceiptMetrics, WebhookReceipts } from './webhooks/receipts.js';
 import { registerReplayMetrics, ReplayWindow } from './webhooks/replay-window.js';
@@ -68,87 +63,14 @@ import { UploadImports } from './webhooks/upload-imports.js';
 import { AttendeeSync } from './webhooks/attendee-sync.js';
 import { RegistrationPartner } from './webhooks/registration-partner.js';
 import { ClockOffset } from './clock-offset.js';
+import type { ServiceOverrides, Services } from './service-map.js';
+
+export type { ServiceOverrides, Services } from './service-map.js';
 
 // The domain services, built in one place from the validated config and an open store
 // (the one composition root; docs/architecture.md). Building does nothing else: no timer, thread or listener
 // starts here; src/app.ts puts the long-lived ones in its lifecycle list. Transports take
 // what they need from here: HTTP its narrow view (http/deps.ts), MQTT its own (mqtt/wiring.ts).
-
-export interface Services {
-  config: Readonly<Config>;
-  log: Logger;
-  clock: Clock;
-  store: Store;
-  bus: EventBus;
-  metrics: HttpMetrics;
-  checkpointer: Checkpointer;
-  accounts: {
-    settings: SettingsStore;
-    tokens: TokenService;
-    sessions: SessionService;
-    users: UserRepository;
-    teams: TeamRepository;
-    projects: ProjectRepository;
-    memberships: MembershipRepository;
-    loginThrottle: LoginThrottle;
-  };
-  /** Whether edges and webhook subscriptions still stand on their issuer's access (accounts/issuer-access.ts). */
-  issuerAccess: IssuerAccess;
-  venue: Venue;
-  access: {
-    index: VenueIndex;
-    indexSync: IndexSync;
-    occupancy: Occupancy;
-    engine: AccessEngine;
-    journal: EventJournal;
-    eventLog: AccessEventLog;
-    deadlines: ScanDeadlines;
-    scans: ScanService;
-    readerScans: ReaderScans;
-    presence: PresenceSnapshots;
-    externalChanges: ExternalChanges;
-    retention: EventRetention;
-  };
-  devices: { logins: ReaderLogins; tokens: DeviceTokens; gateways: Gateways; readerStates: ReaderStates };
-  realtime: {
-    server: PusherServer;
-    credentials: PusherCredentials;
-    cipher: ChannelCipher;
-    grants: ChannelGrants;
-    broadcaster: Broadcaster;
-    accessWatch: RealtimeAccessWatch;
-  };
-  /** The durable feed and what reads it: outgoing webhooks (docs/webhooks-outgoing.md). */
-  outgoing: {
-    feed: Feed;
-    policy: ReceiverPolicy;
-    subscriptions: Subscriptions;
-    deliveries: Deliveries;
-    dispatcher: Dispatcher;
-    observed: ObservedEvents;
-  };
-  /** Cloud sync by role (docs/sync.md). */
-  sync: SyncServices;
-  /** Readers plugged into the box (docs/bridge.md). */
-  bridge: FirmwareBridgeParts;
-  webhooks: {
-    sources: WebhookSources;
-    replays: ReplayWindow;
-    log: IncomingWebhookLog;
-    receipts: WebhookReceipts;
-    throttle: FailureThrottle;
-    gate: SignedWebhookGate;
-    uploads: UploadImports;
-    attendeeSync: AttendeeSync;
-    partner: RegistrationPartner;
-  };
-}
-
-/** What a caller may put in place of a real part (tests: USB HID devices of their own). */
-export interface ServiceOverrides {
-  /** USB HID devices of the caller's, or node-hid as if it could not load here. */
-  hidBackend?: HidBackend | { unavailable: string };
-}
 
 export function buildServices(
   config: Readonly<Config>,

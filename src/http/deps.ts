@@ -11,7 +11,7 @@ import type { MembershipRepository } from '../accounts/memberships.js';
 import type { SettingsStore } from '../accounts/settings.js';
 import type { HttpMetrics } from '../metrics.js';
 import { RateLimits } from './rate-limit.js';
-import type { Services } from '../services.js';
+import type { Services } from '../service-map.js';
 import type { LoginThrottle } from '../auth/login-throttle.js';
 import type { Venue } from '../venue/index.js';
 import type { ScanService } from '../access/scan-service.js';

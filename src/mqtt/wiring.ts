@@ -1,6 +1,6 @@
 import { readerKey } from '../access/venue-index.js';
 import type { Module } from '../lifecycle.js';
-import type { Services } from '../services.js';
+import type { Services } from '../service-map.js';
 import { MqttBroker } from './broker.js';
 import { MqttService, registerMqttMetrics } from './service.js';
 
