@@ -10,22 +10,18 @@
 //     under the default budget (20 checks/s): the signature checks an attack costs are bounded by
 //     the readers it holds × the budget, whatever it prints;
 //   known_ratio_under_forgery: the second over the first (the doors' share kept under attack);
-//   node_verify_per_s: the baseline, measured in the same run: Node's own Ed25519 verify (OpenSSL) of
-//     one signature in a loop, nothing else; offline_share_of_node_verify: the first figure over it
-//     (what the decision path keeps of the one call it cannot do without).
+//   verifier_per_s: the floor, measured in the same run: the verifier the engine uses alone
+//     (credentials/ed25519.ts: libsodium where it loads, named on the line verifier_backend) over one
+//     signature in a loop, nothing else; offline_share_of_verifier: the first figure over it (what
+//     the decision path keeps of the one call it cannot do without);
+//   node_verify_per_s: Node's own Ed25519 verify (OpenSSL) the same way: the verifier before libsodium.
 // BENCH_QUICK=1 runs shorter loops.
 import { AccessEngine } from '../src/access/engine.js';
 import { Occupancy } from '../src/access/occupancy.js';
 import { SignedValues } from '../src/access/signed-values.js';
 import { VenueIndex } from '../src/access/venue-index.js';
-import { verify } from 'node:crypto';
-import {
-  generateSigningKey,
-  privateKeyObject,
-  publicKeyObject,
-  readSignedValue,
-  signValue,
-} from '../src/credentials/signed-value.js';
+import { ed25519Backend, ed25519PublicKey } from '../src/credentials/ed25519.js';
+import { generateSigningKey, privateKeyObject, readSignedValue, signValue } from '../src/credentials/signed-value.js';
 
 const quick = process.env.BENCH_QUICK === '1';
 const line = (name: string, value: string | number, unit: string) => console.log(`${name}: ${value} ${unit}`);
@@ -87,16 +83,22 @@ const at = Date.now();
   if (granted !== SIGNED) throw new Error(`only ${granted} of ${SIGNED} signed values granted`);
   const perSecond = SIGNED / seconds;
   line('credentials.offline_verifications_per_s', Math.round(perSecond), '/s');
-  // The baseline: the same count of Node's verify alone, over one value's bytes.
+  // The floors: the same count of one verifier's calls alone, over one value's bytes.
   const one = readSignedValue(signed[0]!)!;
   const data = Buffer.concat([Buffer.from('gatehouse-credential:', 'ascii'), one.signed]);
-  const publicKey = publicKeyObject(key.publicKey);
+  const verifier = ed25519PublicKey(key.publicKey);
+  const s0 = performance.now();
+  for (let i = 0; i < SIGNED; i++) if (!verifier.verify(data, one.signature)) throw new Error('floor: bad signature');
+  const verifierPerSecond = SIGNED / ((performance.now() - s0) / 1000);
+  console.log(`credentials.verifier_backend: ${ed25519Backend()}`);
+  line('credentials.verifier_per_s', Math.round(verifierPerSecond), '/s');
+  line('credentials.offline_share_of_verifier', (perSecond / verifierPerSecond).toFixed(3), 'ratio');
+  const publicKey = ed25519PublicKey(key.publicKey, 'openssl');
   const v0 = performance.now();
   for (let i = 0; i < SIGNED; i++)
-    if (!verify(null, data, publicKey, one.signature)) throw new Error('baseline: bad signature');
+    if (!publicKey.verify(data, one.signature)) throw new Error('baseline: bad signature');
   const nodePerSecond = SIGNED / ((performance.now() - v0) / 1000);
   line('credentials.node_verify_per_s', Math.round(nodePerSecond), '/s');
-  line('credentials.offline_share_of_node_verify', (perSecond / nodePerSecond).toFixed(3), 'ratio');
 }
 
 // 2. Known credentials alone, then with the forged stream (the default budget per reader), in

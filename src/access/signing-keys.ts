@@ -1,8 +1,7 @@
-import type { KeyObject } from 'node:crypto';
-import { publicKeyObject } from '../credentials/signed-value.js';
+import { type Ed25519PublicKey, ed25519PublicKey } from '../credentials/ed25519.js';
 
 // The projects' public keys an engine verifies signed credential values with (docs/credentials.md:
-// deciding a signed value offline), held as KeyObjects: createPublicKey is not free, and a scan
+// deciding a signed value offline), held ready to verify with (credentials/ed25519.ts), and a scan
 // never waits on SQLite. Filled from credential_keys at load (venue-index.ts) and kept coherent
 // like the other indexed rows: a key written locally through its bus events (index-sync.ts), a
 // key an edge's replica downloaded through access/changed-rows.ts. Never a private key.
@@ -10,7 +9,7 @@ import { publicKeyObject } from '../credentials/signed-value.js';
 export interface SigningKeyEntry {
   id: number;
   projectId: number;
-  key: KeyObject;
+  key: Ed25519PublicKey;
   retired: boolean;
 }
 
@@ -33,10 +32,10 @@ export class SigningKeys {
     const id = r.id as number;
     const publicKey = r.public_key as string;
     const held = this.#byId.get(id);
-    let key: KeyObject;
+    let key: Ed25519PublicKey;
     try {
-      // A key's public part never changes: only its status does, so the KeyObject is made once.
-      key = held && held.projectId === r.project_id ? held.key : publicKeyObject(publicKey);
+      // A key's public part never changes: only its status does, so it is read once.
+      key = held && held.projectId === r.project_id ? held.key : ed25519PublicKey(publicKey);
     } catch {
       // Not an Ed25519 public key: nothing can verify under it, as under an unknown key.
       this.#byId.delete(id);

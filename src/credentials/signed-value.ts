@@ -1,5 +1,6 @@
-import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject, sign, verify } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
 import { decodeBase45, encodeBase45 } from './base45.js';
+import type { Ed25519PublicKey } from './ed25519.js';
 
 // A signed credential value (docs/credentials.md): what a door needs to decide a ticket it has
 // never seen, signed by its project's key, so an edge cut from its cloud admits what was sold
@@ -10,8 +11,9 @@ import { decodeBase45, encodeBase45 } from './base45.js';
 //               attendee_type_id valid_from valid_until      (each after kind: an unsigned LEB128)
 //   signature = Ed25519(project key, "gatehouse-credential:" || payload)   (64 bytes)
 //
-// attendee_type_id 0: none; valid_from / valid_until: Unix seconds, 0: open. Ed25519 is Node's
-// (OpenSSL); nothing here is cryptography of our own, only the bytes it signs.
+// attendee_type_id 0: none; valid_from / valid_until: Unix seconds, 0: open. Ed25519 signs with
+// Node's crypto (OpenSSL) and verifies with libsodium where it loads (ed25519.ts); nothing here is
+// cryptography of our own, only the bytes it signs.
 
 export const SIGNED_PREFIX = 'GH1:';
 export const SIGNED_FORMAT = 1;
@@ -117,8 +119,8 @@ export function readSignedValue(value: string): SignedValue | null {
 }
 
 /** Whether the value's signature is its key's over its bytes. */
-export function verifySignedValue(value: SignedValue, publicKey: KeyObject): boolean {
-  return verify(null, Buffer.concat([DOMAIN, value.signed]), publicKey, value.signature);
+export function verifySignedValue(value: SignedValue, publicKey: Ed25519PublicKey): boolean {
+  return publicKey.verify(Buffer.concat([DOMAIN, value.signed]), value.signature);
 }
 
 /** A new project key: the public key as 32 raw bytes in base64url (what edges and REST carry),
@@ -130,9 +132,6 @@ export function generateSigningKey(): { publicKey: string; privateKey: string } 
     privateKey: privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),
   };
 }
-
-export const publicKeyObject = (raw: string): KeyObject =>
-  createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw }, format: 'jwk' });
 
 export const privateKeyObject = (pkcs8: string): KeyObject =>
   createPrivateKey({ key: Buffer.from(pkcs8, 'base64'), format: 'der', type: 'pkcs8' });

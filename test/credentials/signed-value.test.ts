@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { ed25519PublicKey } from '../../src/credentials/ed25519.js';
 import { describe, expect, it } from 'vitest';
 import { BASE45_ALPHABET, decodeBase45, encodeBase45 } from '../../src/credentials/base45.js';
 import {
@@ -6,7 +7,6 @@ import {
   generateSigningKey,
   MAX_SIGNED_VALUE_LENGTH,
   privateKeyObject,
-  publicKeyObject,
   readSignedValue,
   SIGNED_KINDS,
   SIGNED_PREFIX,
@@ -49,8 +49,8 @@ describe('base45 (RFC 9285)', () => {
 
 const key = generateSigningKey();
 const privateKey = privateKeyObject(key.privateKey);
-const publicKey = publicKeyObject(key.publicKey);
-const other = publicKeyObject(generateSigningKey().publicKey);
+const publicKey = ed25519PublicKey(key.publicKey);
+const other = ed25519PublicKey(generateSigningKey().publicKey);
 
 const claimsArb: fc.Arbitrary<SignedClaims> = fc
   .record({

@@ -1,7 +1,8 @@
 import { Writable } from 'node:stream';
+import { ed25519PublicKey } from '../../src/credentials/ed25519.js';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { publicKeyObject, readSignedValue, verifySignedValue } from '../../src/credentials/signed-value.js';
+import { readSignedValue, verifySignedValue } from '../../src/credentials/signed-value.js';
 import { AppError } from '../../src/errors.js';
 import { commit } from '../../src/events/unit-of-work.js';
 import { CredentialKeys } from '../../src/venue/credential-keys.js';
@@ -72,7 +73,7 @@ describe('credential keys and signed credentials', () => {
     const read = readSignedValue(value);
     if (!read) return false;
     const key = (await keys()).find((k) => k.id === read.claims.keyId);
-    return key !== undefined && verifySignedValue(read, publicKeyObject(key.public_key));
+    return key !== undefined && verifySignedValue(read, ed25519PublicKey(key.public_key));
   };
 
   it('makes the signing key with the first signed credential, whose value verifies with the listed public key', async () => {
