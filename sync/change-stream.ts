@@ -22,8 +22,6 @@ interface Waiter {
 }
 
 /** The replicated entities, as an SQL list (tombstones of forms and the like are not sent). */
-const TOMBSTONE_ENTITIES = ENTITIES.map((e) => `'${e}'`).join(', ');
-
 export class ChangeStream {
   readonly #waiters = new Map<number, Set<Waiter>>();
   #timer: NodeJS.Timeout | null = null;
@@ -73,9 +71,13 @@ export class ChangeStream {
     after: number,
     limit: number,
     only?: 'revocations',
+    /** false: no public keys (an edge of protocol 1, which knows no such entity). */
+    withKeys = true,
   ): { changes: Change[]; last: number; hasMore: boolean } {
     return readSnapshot(this.db, () => {
-      const entities = only ? (['credential', 'blocklist_entry', 'credential_key'] as const) : ENTITIES;
+      const entities = (only ? (['credential', 'blocklist_entry', 'credential_key'] as const) : ENTITIES).filter(
+        (entity) => withKeys || entity !== 'credential_key',
+      );
       const revokedOnly = (entity: Entity) =>
         !only
           ? ''
@@ -84,6 +86,7 @@ export class ChangeStream {
             : entity === 'credential_key'
               ? " AND status = 'retired'"
               : '';
+      const tombstoned = entities.map((e) => `'${e}'`).join(', ');
       const versions: number[] = [];
       for (const entity of entities) {
         const { table } = REPLICATED[entity];
@@ -98,7 +101,7 @@ export class ChangeStream {
       if (!only) {
         const found = statement(
           this.db,
-          `SELECT version FROM tombstones WHERE project_id = ? AND version > ? AND entity IN (${TOMBSTONE_ENTITIES}) ORDER BY version LIMIT ?`,
+          `SELECT version FROM tombstones WHERE project_id = ? AND version > ? AND entity IN (${tombstoned}) ORDER BY version LIMIT ?`,
         )
           .pluck()
           .all(projectId, after, limit + 1) as number[];
@@ -131,7 +134,7 @@ export class ChangeStream {
         if (!only) {
           const tombs = statement(
             this.db,
-            `SELECT entity, entity_id, version FROM tombstones WHERE project_id = ? AND version > ? AND version <= ? AND entity IN (${TOMBSTONE_ENTITIES}) ORDER BY version`,
+            `SELECT entity, entity_id, version FROM tombstones WHERE project_id = ? AND version > ? AND version <= ? AND entity IN (${tombstoned}) ORDER BY version`,
           ).all(projectId, after, last) as { entity: Entity; entity_id: number; version: number }[];
           for (const t of tombs) changes.push({ entity: t.entity, op: 'delete', id: t.entity_id, version: t.version });
         }

@@ -6,7 +6,11 @@ import { CONSUMER } from './edge-upload.js';
 import type { EdgeRun } from './edge-run.js';
 import { z } from 'zod';
 import { followingProtocol, LinkError } from './link.js';
-import { PROTOCOL_VERSION } from '../src/http/sync-protocol-version.js';
+import {
+  PROTOCOL_VERSION,
+  SIGNED_CREDENTIALS_PROTOCOL,
+  SUPPORTED_PROTOCOLS,
+} from '../src/http/sync-protocol-version.js';
 import { type Hello, helloSchema } from './protocol.js';
 import { unsynced } from './unsynced.js';
 
@@ -29,21 +33,53 @@ export class EdgeHello {
 
   /** Answers the cloud's incarnation (null: a cloud that does not say). */
   async hello(): Promise<string | null> {
-    const { link, state } = this.run;
+    const { d, link, state } = this.run;
+    const answer = await this.#agree();
+    const hello = followingProtocol(helloSchema, answer, `GET ${HELLO}`);
+    if (!state.row()) this.#enrol(hello);
+    const pullAgain = await writeWhenFree(d.db, () => state.agreedProtocol(link.protocol, SIGNED_CREDENTIALS_PROTOCOL));
+    if (pullAgain) {
+      this.pullAgain();
+      d.log.info(
+        { protocol: link.protocol },
+        'the cloud now speaks a sync protocol with public keys: pulling everything again for the keys skipped before',
+      );
+    }
+    await this.#check(hello);
+    return hello.cloud?.incarnation ?? null;
+  }
+
+  /**
+   * The hello in the newest version both speak (docs/sync.md: protocol versions): this build's
+   * first; a cloud that refuses it names the versions it serves, and the newest of those this
+   * edge also speaks is asked again. Answers the hello, in the version agreed (link.protocol).
+   */
+  async #agree(): Promise<z.output<typeof spoken>> {
+    const { d, link } = this.run;
+    link.protocol = PROTOCOL_VERSION;
+    let answer: z.output<typeof spoken>;
+    try {
+      answer = await link.call('GET', HELLO, spoken, { signal: this.run.signal() });
+    } catch (err) {
+      const older = olderCommon(err);
+      if (older === null) throw err;
+      link.protocol = older;
+      d.log.warn(
+        { protocol: older, newest: PROTOCOL_VERSION },
+        `the cloud does not serve sync protocol ${PROTOCOL_VERSION}: speaking ${older} (no signed credentials offline until the cloud is updated)`,
+      );
+      answer = await link.call('GET', HELLO, spoken, { signal: this.run.signal() });
+    }
     // The version first: a hello of another version may have another shape.
-    const answer = await link.call('GET', HELLO, spoken, { signal: this.run.signal() });
-    if (answer.protocol !== PROTOCOL_VERSION) {
+    if (answer.protocol !== link.protocol) {
       throw new LinkError(
-        `the cloud speaks sync protocol ${answer.protocol}, this edge ${PROTOCOL_VERSION}`,
+        `the cloud speaks sync protocol ${answer.protocol}, this edge ${link.protocol}`,
         'http',
         409,
         { code: 'sync_protocol_unsupported' },
       );
     }
-    const hello = followingProtocol(helloSchema, answer, `GET ${HELLO}`);
-    if (!state.row()) this.#enrol(hello);
-    await this.#check(hello);
-    return hello.cloud?.incarnation ?? null;
+    return answer;
   }
 
   #enrol(hello: Hello): void {
@@ -89,4 +125,13 @@ export class EdgeHello {
       'the cloud is behind this edge (restored from a backup?): sending again what it lacks, pulling everything again',
     );
   }
+}
+
+/** The newest version this edge speaks among those a cloud's 409 sync_protocol_unsupported names; null otherwise. */
+function olderCommon(err: unknown): number | null {
+  if (!(err instanceof LinkError) || err.status !== 409 || err.body?.code !== 'sync_protocol_unsupported') return null;
+  const served = err.body.supported_protocols;
+  if (!Array.isArray(served)) return null;
+  const common = SUPPORTED_PROTOCOLS.filter((v) => v < PROTOCOL_VERSION && served.includes(v));
+  return common.length > 0 ? Math.max(...common) : null;
 }

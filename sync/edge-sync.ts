@@ -40,6 +40,8 @@ export interface SyncStatus {
   latency_ms: number | null;
   /** The last time this edge found its cloud behind it (restored from a backup), and what it did. */
   cloud_rollback: { detected_at: string; resent_items: number; pulled_from_start: boolean } | null;
+  /** The sync protocol version agreed at the last hello (docs/sync.md: protocol versions). */
+  protocol: number | null;
 }
 
 export class EdgeSync {
@@ -158,6 +160,7 @@ export class EdgeSync {
             pulled_from_start: row.cloud_rollback_pulled === 1,
           }
         : null,
+      protocol: row?.agreed_protocol ?? null,
     };
   }
 

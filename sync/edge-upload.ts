@@ -8,6 +8,7 @@ import { type EdgeRun, paced } from './edge-run.js';
 import { type FeedPosition, uploadResultSchema } from './protocol.js';
 import { FEED_EVENTS } from './unsynced.js';
 import { uploadItems, uploadParts } from './upload-items.js';
+import { inUploadOf } from './protocol-versions.js';
 
 // The edge's upload (docs/sync.md: up): the durable feed read with the consumer cursor
 // 'sync:upload', sent in batches in order, the cursor moved only once the cloud acknowledged
@@ -143,7 +144,8 @@ export class EdgeUpload {
     for (const [i, items] of prepared.parts.entries()) {
       const last = i === prepared.parts.length - 1;
       await link.call('POST', state.path('upload'), uploadResultSchema, {
-        body: { ...prepared.body, items, ...(last ? { feed } : {}) },
+        // In the version agreed at the hello: an older cloud gets none of what it does not have.
+        body: { ...prepared.body, items: inUploadOf(items, link.protocol), ...(last ? { feed } : {}) },
         signal: this.run.signal(),
       });
     }

@@ -118,6 +118,7 @@ export class SyncServices {
       clock_synchronised: true,
       latency_ms: null,
       cloud_rollback: null,
+      protocol: null,
     } as const;
     return role === 'cloud' ? { ...base, edges: this.edges.list(projectId).map((e) => this.edges.resource(e)) } : base;
   }

@@ -25,6 +25,7 @@ export interface LinkRow {
   cloud_rollback_at: string | null;
   cloud_rollback_resent: number | null;
   cloud_rollback_pulled: number | null;
+  agreed_protocol: number | null;
 }
 
 export class LinkState {
@@ -92,6 +93,24 @@ export class LinkState {
       `UPDATE sync_link SET download_cursor = NULL, revocation_cursor = NULL, last_download_at = NULL, acked_access_event_id = ?, acked_domain_event_seq = ?, resync_pending = 1,
          cloud_rollback_at = ?, cloud_rollback_resent = ?, cloud_rollback_pulled = 1 WHERE id = 1`,
     ).run(from.accessEventId, from.domainEventSeq, at, resent);
+  }
+
+  /**
+   * The protocol agreed at a hello. One that has what the cursors were moved without (public keys)
+   * starts both pulls again from nothing; answers whether it did.
+   */
+  agreedProtocol(protocol: number, pullsAgainAbove: number): boolean {
+    const row = this.row()!;
+    if (row.agreed_protocol === protocol) return false;
+    const pulled = row.agreed_protocol ?? 1;
+    const pulledAny = row.download_cursor !== null || row.revocation_cursor !== null;
+    const again = pulledAny && pulled < pullsAgainAbove && protocol >= pullsAgainAbove;
+    // The replica stays as it is (rows already held at their version are skipped): only the cursors go back.
+    statement(
+      this.db,
+      `UPDATE sync_link SET agreed_protocol = ?${again ? ', download_cursor = NULL, revocation_cursor = NULL' : ''} WHERE id = 1`,
+    ).run(protocol);
+    return again;
   }
 
   resynced(): void {

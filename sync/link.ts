@@ -8,7 +8,7 @@ import { PROTOCOL_HEADER, PROTOCOL_VERSION } from '../src/http/sync-protocol-ver
 import { cloudStateSchema, type CloudState, SENT_AT_HEADER } from './protocol.js';
 
 // The edge's HTTP client to its cloud (docs/sync.md). Every request carries the
-// protocol version and the edge's clock, and is given up after sync.requestTimeoutMs (a long
+// protocol version agreed at the hello and the edge's clock, and is given up after sync.requestTimeoutMs (a long
 // poll: after its wait plus that), so a black-holed link (connections accepted, nothing
 // answered) is offline, not waited on. TLS trusts the system's CAs plus cloud.caFile. Every
 // answer's server_time measures the clock offset (src/clock-offset.ts), long polls included: a
@@ -93,6 +93,9 @@ export class CloudLink {
   lastLatencyMs: number | null = null;
   /** performance.now() of the last answer received (any status but a failure to connect). */
   lastAnswerAt = -1;
+  /** The protocol version every request names: this build's, or the older one agreed at the hello
+   * with an older cloud (edge-hello.ts; docs/sync.md: protocol versions). */
+  protocol = PROTOCOL_VERSION;
 
   constructor(private readonly options: LinkOptions) {
     this.#base = options.url.replace(/\/+$/, '');
@@ -134,7 +137,7 @@ export class CloudLink {
           authorization: `Bearer ${this.options.token}`,
           accept: 'application/json',
           'user-agent': `gatehouse-edge/${this.options.appVersion}`,
-          [PROTOCOL_HEADER]: String(PROTOCOL_VERSION),
+          [PROTOCOL_HEADER]: String(this.protocol),
           [SENT_AT_HEADER]: String(started),
           ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
         },

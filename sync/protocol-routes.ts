@@ -12,7 +12,8 @@ import {
   uploadBodySchema,
   uploadResultSchema,
 } from './protocol.js';
-import { PROTOCOL_VERSION, SUPPORTED_PROTOCOLS } from '../src/http/sync-protocol-version.js';
+import { SIGNED_CREDENTIALS_PROTOCOL, SUPPORTED_PROTOCOLS } from '../src/http/sync-protocol-version.js';
+import { beyondUploadOf } from './protocol-versions.js';
 import type { HttpDeps } from '../src/http/deps.js';
 import { type AnyRoute, defineRoute } from '../src/http/route.js';
 import { single } from '../src/http/resources.js';
@@ -56,17 +57,19 @@ export function protocolRoutes(deps: HttpDeps): AnyRoute[] {
   const protocol = { tags: ['Sync protocol'], rateClass: 'sync' as const, ability: 'sync' as const };
   const now = () => new Date(clock.now()).toISOString();
   const lastTouch = new Map<number, number>();
-  const touch = (edge: EdgeRow, fields: Parameters<typeof sync.edges.touch>[1] = {}) => {
+  const touch = (edge: EdgeRow, protocol: number, fields: Parameters<typeof sync.edges.touch>[1] = {}) => {
     const at = clock.now();
     if (!fields.uploaded && (lastTouch.get(edge.id) ?? 0) > at - 1000) return;
     lastTouch.set(edge.id, at);
     try {
-      sync.edges.touch(edge, { protocol: PROTOCOL_VERSION, ...fields });
+      sync.edges.touch(edge, { protocol, ...fields });
     } catch (err) {
       if (!isStoreBusy(err)) throw err; // a last-contact time is not worth refusing the request: the next one writes it
     }
   };
   const edgeIn = (koa: { state: Record<string, unknown> }) => koa.state.edge as EdgeRow;
+  /** The version the request speaks, checked by the pipeline: every answer is in it (docs/sync.md: protocol versions). */
+  const spokenIn = (koa: { state: Record<string, unknown> }) => koa.state.protocol as number;
 
   return [
     defineRoute({
@@ -84,12 +87,13 @@ export function protocolRoutes(deps: HttpDeps): AnyRoute[] {
       },
       handler: ({ project, koa }) => {
         const edge = edgeIn(koa);
-        touch(edge);
+        const protocol = spokenIn(koa);
+        touch(edge, protocol);
         const team = deps.teams.find(project!.team_id)!;
         return {
           body: {
             data: {
-              protocol: PROTOCOL_VERSION,
+              protocol,
               supported_protocols: [...SUPPORTED_PROTOCOLS],
               edge: { id: edge.id, name: edge.name },
               project: {
@@ -130,8 +134,15 @@ export function protocolRoutes(deps: HttpDeps): AnyRoute[] {
       ],
       handler: async ({ project, body, koa }) => {
         const edge = edgeIn(koa);
+        const beyond = beyondUploadOf(body.items, spokenIn(koa));
+        if (Object.keys(beyond).length > 0)
+          throw new AppError(
+            'validation_failed',
+            {},
+            { body: { message: 'The batch carries fields its sync protocol version does not have.', errors: beyond } },
+          );
         const outcome = await sync.uploads.apply(edge, project!.id, body);
-        touch(edge, { uploaded: true, backlog: body.backlog, offsetMs: body.clock.offset_ms });
+        touch(edge, spokenIn(koa), { uploaded: true, backlog: body.backlog, offsetMs: body.clock.offset_ms });
         return { body: { data: { ...outcome, cloud: sync.cloudState(), server_time: now() } } };
       },
     }),
@@ -172,7 +183,8 @@ export function protocolRoutes(deps: HttpDeps): AnyRoute[] {
     only?: 'revocations',
   ) {
     const edge = edgeIn(koa);
-    touch(edge);
+    const protocol = spokenIn(koa);
+    touch(edge, protocol);
     const after = decodeCursor(query.cursor);
     if (after === null)
       throw new AppError(
@@ -185,7 +197,9 @@ export function protocolRoutes(deps: HttpDeps): AnyRoute[] {
           },
         },
       );
-    let page = sync.changes.page(projectId, after, query.limit, only);
+    // Public keys only to an edge whose protocol has them: an older one refuses a page with an entity it does not know.
+    const keys = protocol >= SIGNED_CREDENTIALS_PROTOCOL;
+    let page = sync.changes.page(projectId, after, query.limit, only, keys);
     const end = performance.now() + query.wait * 1000;
     // Held until something of the project's changes, or the wait is over. Let go at once when the
     // edge is revoked or suspended meanwhile; whatever woke it, the edge is asked again before
@@ -198,7 +212,7 @@ export function protocolRoutes(deps: HttpDeps): AnyRoute[] {
       await sync.changes.wait(projectId, left, edge.id);
       const refusal = edgeRefusal(deps, sync.edges.get(edge.id));
       if (refusal) throw refusal;
-      page = sync.changes.page(projectId, after, query.limit, only);
+      page = sync.changes.page(projectId, after, query.limit, only, keys);
     }
     return {
       body: {

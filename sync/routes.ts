@@ -52,6 +52,14 @@ const statusSchema = z.object({
     .describe(
       'edge: the last time it found its cloud behind it (restored from a backup): items it uploaded again, and that it pulled reference data again from the start',
     ),
+  protocol: z
+    .number()
+    .int()
+    .nullable()
+    .optional()
+    .describe(
+      'edge: the sync protocol version agreed with its cloud at the last hello (an older cloud: an older version; docs/sync.md: protocol versions); null before the first',
+    ),
   edges: z.array(edgeSchema).optional().describe('cloud: the edges of this project'),
 });
 

@@ -84,6 +84,8 @@ async function authenticateEdge(route: AnyRoute, ctx: Context, deps: HttpDeps): 
       { body: { code: 'sync_protocol_unsupported', supported_protocols: SUPPORTED_PROTOCOLS } },
     );
   }
+  // The routes answer in the version the edge speaks (docs/sync.md: protocol versions).
+  ctx.state.protocol = spoken;
   return project;
 }
 

@@ -30,4 +30,15 @@ export const credentialMigrations: readonly Migration[] = [
       ALTER TABLE access_events ADD COLUMN offline_verified INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    version: 30,
+    name: 'sync: the protocol version agreed at the hello',
+    sql: `
+      -- The sync protocol version agreed at the edge's last hello (null: 1, before this column);
+      -- its download cursors were moved under it. Pages of protocol 1 carry no public keys: an
+      -- edge whose cloud starts speaking 2 pulls again from the start, so the keys it skipped
+      -- arrive (docs/sync.md: protocol versions).
+      ALTER TABLE sync_link ADD COLUMN agreed_protocol INTEGER;
+    `,
+  },
 ];

@@ -130,6 +130,14 @@ export class Node {
   }
 }
 
+/** An HTTP hop between an edge's TcpProxy and the cloud (answer-hold.ts, older-cloud.ts); it follows the cloud's restarts. */
+export interface HttpHop {
+  start(): Promise<number>;
+  readonly port: number;
+  targetPort: number;
+  stop(): Promise<void>;
+}
+
 export interface Edge {
   node: Node;
   proxy: TcpProxy;
@@ -143,7 +151,7 @@ export class SyncWorld {
   cloud!: Node;
   readonly edges: Edge[] = [];
   readonly #proxies: TcpProxy[] = [];
-  readonly #holds: AnswerHold[] = [];
+  readonly #holds: HttpHop[] = [];
 
   async startCloud(env: Record<string, string> = {}): Promise<Node> {
     this.cloud = await new Node('cloud', { GATEHOUSE_ROLE: 'cloud', ...env }).start();
@@ -158,16 +166,22 @@ export class SyncWorld {
       if (!this.#holds.some((h) => h.port === proxy.targetPort)) proxy.targetPort = this.cloud.port;
   }
 
-  /** `answers`: an AnswerHold (answer-hold.ts, not yet started) the link also goes through, behind its TcpProxy. */
-  async addEdge(name: string, env: Record<string, string> = {}, options: { answers?: AnswerHold } = {}): Promise<Edge> {
+  /** `answers`: an AnswerHold (answer-hold.ts, not yet started) the link also goes through, behind its TcpProxy;
+   * `hop`: any other HTTP hop so (older-cloud.ts). */
+  async addEdge(
+    name: string,
+    env: Record<string, string> = {},
+    options: { answers?: AnswerHold; hop?: HttpHop } = {},
+  ): Promise<Edge> {
     const issued = await this.cloud.api('POST', '/sync/edges', { name });
     if (issued.status !== 201) throw new Error(`issue edge: ${issued.status} ${issued.text}`);
     const { answers } = options;
-    if (answers) {
-      await answers.start();
-      this.#holds.push(answers);
+    const hop = answers ?? options.hop;
+    if (hop) {
+      await hop.start();
+      this.#holds.push(hop);
     }
-    const proxy = new TcpProxy(answers?.port ?? this.cloud.port);
+    const proxy = new TcpProxy(hop?.port ?? this.cloud.port);
     await proxy.start();
     this.#proxies.push(proxy);
     const node = await new Node(name, {

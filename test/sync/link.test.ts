@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROTOCOL_VERSION } from '../../src/http/sync-protocol-version.js';
 import { startAppliance, type TestAppliance } from '../helpers/appliance.js';
 import { rawClient, subscribeAs, wsUrl } from '../helpers/pusher.js';
 import { startReceiver } from '../helpers/receiver.js';
@@ -118,7 +119,7 @@ describe('the cloud link', () => {
     expect(hello.status).toBe(401);
     // Listed with its revocation and last contact.
     const listed = (await onCloud('GET', '/sync/edges')).body.data.find((e: { id: number }) => e.id === issued.id);
-    expect(listed).toMatchObject({ name: 'revoked', protocol_version: 1 });
+    expect(listed).toMatchObject({ name: 'revoked', protocol_version: PROTOCOL_VERSION });
     expect(listed.last_contact_at).not.toBeNull();
   }, 30_000);
 
@@ -132,8 +133,8 @@ describe('the cloud link', () => {
       res.end(
         JSON.stringify({
           data: {
-            protocol: 2,
-            supported_protocols: [2],
+            protocol: PROTOCOL_VERSION + 1,
+            supported_protocols: [PROTOCOL_VERSION + 1],
             edge: { id: 7, name: 'x' },
             project: { id: 1, team_slug: 'default', slug: 'default', name: 'Default', timezone: 'UTC' },
             server_time: new Date().toISOString(),
@@ -154,7 +155,7 @@ describe('the cloud link', () => {
       (r) => r.body.data.state === 'incompatible',
       15_000,
     );
-    expect(status.body.data.last_error).toMatch(/protocol 2.*this edge 1/);
+    expect(status.body.data.last_error).toContain(`protocol ${PROTOCOL_VERSION + 1}, this edge ${PROTOCOL_VERSION}`);
     const seen = requests;
     await new Promise((r) => setTimeout(r, 1000));
     expect(requests).toBe(seen); // stopped, not retrying

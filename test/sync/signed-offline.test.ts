@@ -95,7 +95,7 @@ describe('signed credentials decided offline (processes)', () => {
     // The change stream itself: credential_key rows with their public part, no private_key anywhere.
     const page = await requester(cloud.url)('GET', `${P}/sync/changes`, {
       token: edge.syncToken,
-      headers: { 'gatehouse-sync-protocol': '1' },
+      headers: { 'gatehouse-sync-protocol': '2' },
     });
     expect(page.status).toBe(200);
     const keys = (page.body.data ?? page.body).changes.filter((c: { entity: string }) => c.entity === 'credential_key');

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeCursor, UPLOAD_MAX_BYTES, UPLOAD_MAX_ITEMS } from '../../sync/protocol.js';
+import { PROTOCOL_VERSION, SUPPORTED_PROTOCOLS } from '../../src/http/sync-protocol-version.js';
 import { requester } from '../helpers/appliance.js';
 import { Node, until } from '../helpers/sync-world.js';
 
@@ -88,8 +89,8 @@ class FakeCloud {
       return (_req, res) =>
         json(res, 200, {
           data: {
-            protocol: 1,
-            supported_protocols: [1],
+            protocol: PROTOCOL_VERSION,
+            supported_protocols: [...SUPPORTED_PROTOCOLS],
             edge: { id: 7, name: 'gate' },
             project: { id: 1, team_slug: 'default', slug: 'default', name: 'Default', timezone: 'UTC' },
             highest_ids: { attendee: null, credential: null },
@@ -257,7 +258,8 @@ describe('a cloud the edge does not trust (an edge process, a fake cloud)', () =
 
   it('refuses a hello and an upload answer that do not follow the protocol, keeps the batch until one does, and says so meanwhile', async () => {
     // A new incarnation makes the edge say hello again.
-    fake.answer.hello = (_req, res) => json(res, 200, { data: { protocol: 1, edge: { id: 'seven' }, ...fake.meta() } });
+    fake.answer.hello = (_req, res) =>
+      json(res, 200, { data: { protocol: PROTOCOL_VERSION, edge: { id: 'seven' }, ...fake.meta() } });
     fake.incarnation = 'fake-2';
     await failing('the hello does not follow the protocol', /hello.*does not follow the sync protocol/);
     await alive();
