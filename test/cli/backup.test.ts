@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { journalLine, segmentName } from '../../src/journal/journal-format.js';
 import { PROCESS_ADMIN, startProcessAppliance, type ProcessAppliance } from '../helpers/process-appliance.js';
+import { eventRow } from '../helpers/access-event-rows.js';
 import { requester } from '../helpers/appliance.js';
 import { runCli, runGatehouse, type RunningProcess } from '../helpers/process.js';
 
@@ -183,29 +184,7 @@ describe('gatehouse backup', () => {
     expect(made.code, made.stderr).toBe(0);
     // What a killed box leaves: answered decisions in a segment, not ingested yet; then a line cut short.
     const event = (n: number) =>
-      journalLine({
-        uuid: `0190a000-0000-7000-8000-00000000000${n}`,
-        projectId: 1,
-        accessPointId: 1,
-        zoneId: null,
-        readerId: null,
-        credentialId: null,
-        credentialValue: `JOURNAL-${n}`,
-        attendeeId: null,
-        granted: false,
-        reason: 'invalid_credential',
-        reasonDetail: null,
-        movement: null,
-        counted: false,
-        fromZoneId: null,
-        scannedAt: '2026-11-28T10:00:00.000Z',
-        decidedAt: '2026-11-28T10:00:00.001Z',
-        source: 'api',
-        requestKey: null,
-        clockOffsetMs: null,
-        clockUnsynchronised: null,
-        offlineVerified: false,
-      });
+      journalLine(eventRow(n, { uuid: `0190a000-0000-7000-8000-00000000000${n}`, credentialValue: `JOURNAL-${n}` }));
     mkdirSync(join(dataDir, 'journal'), { mode: 0o700 });
     const segment = join(dataDir, 'journal', segmentName(1));
     writeFileSync(segment, `${event(1)}\n${event(2)}\n${event(3)}\n${event(4).slice(0, 40)}`);
