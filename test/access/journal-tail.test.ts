@@ -31,7 +31,8 @@ describe('the journal tail a backup folds in', () => {
     copy.db.prepare("INSERT INTO teams (name, slug, created_at, updated_at) VALUES ('t', 't', 'x', 'x')").run();
     copy.db
       .prepare(
-        "INSERT INTO projects (team_id, name, slug, timezone, created_at, updated_at) VALUES (1, 'p', 'p', 'UTC', 'x', 'x')",
+        `INSERT INTO projects (team_id, name, slug, timezone, created_at, updated_at)
+          VALUES (1, 'p', 'p', 'UTC', 'x', 'x')`,
       )
       .run();
   });

@@ -38,6 +38,9 @@ interface Report {
   rows: Record<string, number>;
 }
 
+/** A refusal as the CLI prints it: one line on stderr. */
+const says = (...parts: string[]) => `gatehouse: ${parts.join('')}\n`;
+
 function backup(dataDir: string, args: string[]) {
   return runCli(['backup', ...args], { GATEHOUSE_DATA_DIR: dataDir });
 }
@@ -70,7 +73,7 @@ describe('gatehouse backup', () => {
     await box?.destroy();
   });
 
-  it('copies a box while it takes writes, and a box started on the copy holds every row written before and serves', async () => {
+  it('copies a box taking writes; a box started on the copy holds every row written before and serves', async () => {
     box = await startProcessAppliance();
     const app = box;
     const token = await app.token();
@@ -208,9 +211,12 @@ describe('gatehouse backup', () => {
     expect(existsSync(segment)).toBe(true);
   }, 60_000);
 
-  it('refuses an existing file, a path it cannot write, and a data directory without a database', async () => {
+  it('refuses an existing file, an unwritable path, a data dir without a database or with another file', async () => {
     const dataDir = join(root, 'refusals');
     expect((await runCli(['projects', 'list'], { GATEHOUSE_DATA_DIR: dataDir })).code).toBe(0);
+    const notOurs = join(root, 'not-ours');
+    mkdirSync(notOurs);
+    writeFileSync(join(notOurs, 'gatehouse.db'), 'a text file where the database should be');
     const existing = join(root, 'existing.db');
     writeFileSync(existing, 'an earlier backup');
     const runs = await Promise.all([
@@ -222,8 +228,9 @@ describe('gatehouse backup', () => {
       backup(dataDir, [join(dataDir, 'gatehouse.db')]),
       backup(dataDir, []),
       backup(join(root, 'no-box-here'), [join(root, 'never.db')]),
+      backup(notOurs, [join(root, 'never.db')]),
     ]);
-    const [exists, forced, inFile, deeper, folder, itself, unnamed, noBox] = runs;
+    const [exists, forced, inFile, deeper, folder, itself, unnamed, noBox, garbage] = runs;
     expect(exists).toMatchObject({
       code: 2,
       stdout: '',
@@ -238,7 +245,10 @@ describe('gatehouse backup', () => {
     });
     expect(deeper).toMatchObject({
       code: 2,
-      stderr: `gatehouse: cannot create the folder ${join(existing, 'deeper')} for the backup: a part of the path is a file, not a folder (ENOTDIR)\n`,
+      stderr: says(
+        `cannot create the folder ${join(existing, 'deeper')} for the backup: `,
+        'a part of the path is a file, not a folder (ENOTDIR)',
+      ),
     });
     expect(folder).toMatchObject({
       code: 2,
@@ -246,7 +256,7 @@ describe('gatehouse backup', () => {
     });
     expect(itself).toMatchObject({
       code: 2,
-      stderr: `gatehouse: ${join(dataDir, 'gatehouse.db')} is the box's own database: write the backup somewhere else\n`,
+      stderr: says(join(dataDir, 'gatehouse.db'), " is the box's own database: write the backup somewhere else"),
     });
     expect(unnamed).toMatchObject({
       code: 2,
@@ -254,7 +264,14 @@ describe('gatehouse backup', () => {
     });
     expect(noBox).toMatchObject({
       code: 2,
-      stderr: `gatehouse: no database at ${join(root, 'no-box-here', 'gatehouse.db')}: give the box's data directory (--data-dir, GATEHOUSE_DATA_DIR)\n`,
+      stderr: says(
+        `no database at ${join(root, 'no-box-here', 'gatehouse.db')}: `,
+        "give the box's data directory (--data-dir, GATEHOUSE_DATA_DIR)",
+      ),
+    });
+    expect(garbage).toMatchObject({
+      code: 2,
+      stderr: `gatehouse: cannot read ${join(notOurs, 'gatehouse.db')}: file is not a database\n`,
     });
     expect(existsSync(join(root, 'no-box-here'))).toBe(false); // nothing made where there was no box
     expect(existsSync(join(root, 'never.db'))).toBe(false);
