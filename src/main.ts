@@ -6,6 +6,7 @@ import { configLeaves } from './config/overlay.js';
 import { createLogger } from './logger.js';
 import { runSimulator } from '../firmware-bridge/simulate.js';
 import { runPluginCommand } from './plugins/cli.js';
+import { runBackup } from './cli/backup.js';
 
 // The thin entry: argv, config, signals and exit codes. Everything else is in app.ts.
 
@@ -69,6 +70,11 @@ async function main(argv: string[]): Promise<number> {
   if (group === 'bridge') {
     // Not a store command: a client of the running appliance's REST API (firmware-bridge/simulate.ts).
     print(await runSimulator(rest.slice(1), config));
+    return 0;
+  }
+  if (group === 'backup') {
+    // Not a store command: it must not create, migrate or write the box's store (cli/backup.ts).
+    print(await runBackup(config, rest.slice(1)));
     return 0;
   }
   if (group !== undefined) {
