@@ -38,6 +38,8 @@ export interface SyncStatus {
   clock_offset_ms: number | null;
   clock_synchronised: boolean;
   latency_ms: number | null;
+  /** The cloud URL the link uses now, of cloud.url's list (docs/sync.md: several cloud URLs). */
+  cloud_url: string | null;
   /** The last time this edge found its cloud behind it (restored from a backup), and what it did. */
   cloud_rollback: { detected_at: string; resent_items: number; pulled_from_start: boolean } | null;
   /** The sync protocol version agreed at the last hello (docs/sync.md: protocol versions). */
@@ -76,7 +78,7 @@ export class EdgeSync {
       (event, fields) => this.#tell(event, fields),
     );
     this.#link = new CloudLink({
-      url: d.config.cloud.url!,
+      urls: d.config.cloud.url!,
       token: d.config.sync.token!,
       caFile: d.config.cloud.caFile,
       timeoutMs: d.config.sync.requestTimeoutMs,
@@ -85,6 +87,8 @@ export class EdgeSync {
       now: () => d.clock.now(),
       offset: d.clockOffset,
       onCloud: (cloud) => this.#met(cloud),
+      onSwitch: ({ from, to, reason }) =>
+        d.log.warn({ from, to, reason }, 'cloud URL switched: the one in use stopped answering, another instance does'),
     });
     this.#state = new LinkState(d.db, d.projects);
     const run: EdgeRun = {
@@ -153,6 +157,7 @@ export class EdgeSync {
       clock_offset_ms: clock.offsetMs,
       clock_synchronised: clock.synchronised,
       latency_ms: this.#link.lastLatencyMs,
+      cloud_url: this.#link.urls.inUse,
       cloud_rollback: row?.cloud_rollback_at
         ? {
             detected_at: row.cloud_rollback_at,

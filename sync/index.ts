@@ -71,10 +71,11 @@ export class SyncServices {
       this.d.log.info('role: cloud: serving edges under /api/v1/projects/{team}/{project}/sync/');
     }
     if (role === 'edge') {
-      this.d.log.info({ cloud: this.d.config.cloud.url }, 'role: edge: syncing with the cloud');
-      if (inClear(this.d.config.cloud.url!)) {
+      const urls = this.d.config.cloud.url!;
+      this.d.log.info({ cloud: urls.length === 1 ? urls[0] : urls }, 'role: edge: syncing with the cloud');
+      for (const url of urls.filter(inClear)) {
         this.d.log.warn(
-          { cloud: this.d.config.cloud.url },
+          { cloud: url },
           'the cloud URL is plain http outside this box: the sync token and everything synced travel in clear, readable and changeable on the way; use an https URL (docs/security.md)',
         );
       }
@@ -117,6 +118,7 @@ export class SyncServices {
       clock_offset_ms: 0,
       clock_synchronised: true,
       latency_ms: null,
+      cloud_url: null,
       cloud_rollback: null,
       protocol: null,
     } as const;

@@ -5,10 +5,12 @@ import { z } from 'zod';
 import type { ClockOffset } from '../src/clock-offset.js';
 import { parseJson, SYNC_JSON_DEPTH } from '../src/json-depth.js';
 import { PROTOCOL_HEADER, PROTOCOL_VERSION } from '../src/http/sync-protocol-version.js';
+import { CloudUrls, type UrlSwitch } from './cloud-urls.js';
 import { cloudStateSchema, type CloudState, SENT_AT_HEADER } from './protocol.js';
 
-// The edge's HTTP client to its cloud (docs/sync.md). Every request carries the
-// protocol version agreed at the hello and the edge's clock, and is given up after sync.requestTimeoutMs (a long
+// The edge's HTTP client to its cloud (docs/sync.md), at one of its URLs (cloud-urls.ts). Every
+// request carries the protocol version agreed at the hello and the edge's clock, and is given up
+// after sync.requestTimeoutMs (a long
 // poll: after its wait plus that), so a black-holed link (connections accepted, nothing
 // answered) is offline, not waited on. TLS trusts the system's CAs plus cloud.caFile. Every
 // answer's server_time measures the clock offset (src/clock-offset.ts), long polls included: a
@@ -36,6 +38,21 @@ export class LinkError extends Error {
   ) {
     super(message);
   }
+}
+
+/** No answer from the cloud itself, so another of its URLs may do (docs/sync.md: several cloud URLs): nothing came
+ * back (refused, reset, timed out), or a 5xx, from what stands in front of it or from an instance in trouble. A 503
+ * that says when to come back is the cloud's own (busy: the loops wait that long); a 4xx is the cloud's answer. */
+export function unanswered(err: LinkError): boolean {
+  if (err.kind === 'network') return true;
+  if (err.kind !== 'http' || err.status === null || err.status < 500) return false;
+  return !(err.status === 503 && err.retryAfterMs !== null);
+}
+
+/** The last URL's failure, saying that every other one failed too. */
+function noneAnswered(err: LinkError): LinkError {
+  const message = `${err.message} (no other cloud URL answered either)`;
+  return new LinkError(message, err.kind, err.status, err.body, err.retryAfterMs);
 }
 
 /** A plain-http cloud URL outside this box (loopback is this box): the sync token and all that
@@ -72,7 +89,8 @@ export function followingProtocol<S extends z.ZodType>(schema: S, value: unknown
 }
 
 export interface LinkOptions {
-  url: string;
+  /** The cloud's URLs, one or several instances on one database, in the order they are tried (docs/sync.md). */
+  urls: readonly string[];
   token: string;
   caFile: string | null;
   timeoutMs: number;
@@ -85,11 +103,20 @@ export interface LinkOptions {
   offset: ClockOffset;
   /** Told the cloud's run and high-water mark each answer carries (docs/sync.md: a cloud restored from a backup). */
   onCloud?: (cloud: CloudState) => void;
+  /** Told when the link moves to another of the cloud's URLs, the one in use having stopped answering. */
+  onSwitch?: (switched: UrlSwitch) => void;
+}
+
+interface CallOptions {
+  body?: unknown;
+  waitMs?: number;
+  signal?: AbortSignal;
 }
 
 export class CloudLink {
   readonly #agent: Agent;
-  readonly #base: string;
+  /** The cloud's URLs and which one is in use (cloud-urls.ts). */
+  readonly urls: CloudUrls;
   lastLatencyMs: number | null = null;
   /** performance.now() of the last answer received (any status but a failure to connect). */
   lastAnswerAt = -1;
@@ -98,7 +125,7 @@ export class CloudLink {
   protocol = PROTOCOL_VERSION;
 
   constructor(private readonly options: LinkOptions) {
-    this.#base = options.url.replace(/\/+$/, '');
+    this.urls = new CloudUrls(options.urls, (switched) => options.onSwitch?.(switched));
     const ca = options.caFile ? [...rootCertificates, readFileSync(options.caFile, 'utf8')] : undefined;
     this.#agent = new Agent({
       connect: { ...(ca ? { ca } : {}), timeout: options.timeoutMs },
@@ -112,13 +139,41 @@ export class CloudLink {
     await this.#agent.destroy();
   }
 
-  /** JSON request; resolves to the answer's `data` as `schema`
-   * takes it; throws LinkError. `waitMs`: a long poll's hold. */
+  /** JSON request; resolves to the answer's `data` as `schema` takes it; throws LinkError. `waitMs`: a long poll's
+   * hold. Made to the cloud URL in use; when that one does not answer, to the next at once, each URL once at most. */
   async call<S extends z.ZodType>(
     method: 'GET' | 'POST',
     path: string,
     schema: S,
-    options: { body?: unknown; waitMs?: number; signal?: AbortSignal } = {},
+    options: CallOptions = {},
+  ): Promise<z.output<S>> {
+    const tried = new Set<number>();
+    for (;;) {
+      const at = this.urls.index;
+      tried.add(at);
+      try {
+        const data = await this.#callAt(this.urls.base(at), method, path, schema, options);
+        this.urls.answered(at);
+        return data;
+      } catch (err) {
+        // Aborted by the edge (a stop, a new generation of its loops): no failure of that URL.
+        if (!(err instanceof LinkError) || options.signal?.aborted) throw err;
+        if (!unanswered(err)) {
+          this.urls.answered(at);
+          throw err;
+        }
+        this.urls.unanswered(at, err.message);
+        if (tried.has(this.urls.index)) throw this.urls.size > 1 ? noneAnswered(err) : err;
+      }
+    }
+  }
+
+  async #callAt<S extends z.ZodType>(
+    base: string,
+    method: 'GET' | 'POST',
+    path: string,
+    schema: S,
+    options: CallOptions,
   ): Promise<z.output<S>> {
     const what = `${method} ${path}`;
     const started = this.options.now();
@@ -129,7 +184,7 @@ export class CloudLink {
     let headers: Dispatcher.ResponseData['headers'];
     let text: string;
     try {
-      const res = await request(`${this.#base}${path}`, {
+      const res = await request(`${base}${path}`, {
         method,
         dispatcher: this.#agent,
         signal,

@@ -46,6 +46,12 @@ const statusSchema = z.object({
     ),
   clock_synchronised: z.boolean(),
   latency_ms: z.number().nullable(),
+  cloud_url: z
+    .string()
+    .nullable()
+    .describe(
+      'edge: the cloud URL its link uses now, one of cloud.url (docs/sync.md: several cloud URLs); null elsewhere',
+    ),
   cloud_rollback: z
     .object({ detected_at: z.string(), resent_items: z.number().int(), pulled_from_start: z.boolean() })
     .nullable()

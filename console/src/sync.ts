@@ -32,6 +32,8 @@ export interface SyncStatus {
   clock_offset_ms: number | null;
   clock_synchronised: boolean;
   latency_ms: number | null;
+  /** Edge: the cloud URL its link uses now (one of several, docs/sync.md); absent from an older appliance. */
+  cloud_url?: string | null;
   edges?: EdgeResource[];
   /** Not in every appliance's answer yet: absent and null both mean never. */
   cloud_rollback?: CloudRollback | null;

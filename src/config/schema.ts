@@ -11,6 +11,31 @@ const perMinute = z.number().int().min(0);
 const isBase64Of32Bytes = (value: string) =>
   /^[A-Za-z0-9+/]+={0,2}$/.test(value) && value.length % 4 === 0 && Buffer.from(value, 'base64').length === 32;
 
+/** `cloud.url`: one URL, several separated by commas (the environment's and a flag's form) or a list (the file's),
+ * each an http(s) URL; the list out, in order. A wrong entry is named with its place in the list. */
+const cloudUrls = z.union([z.string(), z.array(z.string())]).transform((given, ctx) => {
+  const urls = (typeof given === 'string' ? given.split(',') : given).map((u) => u.trim());
+  if (urls.length === 0) ctx.addIssue({ code: 'custom', message: 'an empty list: give at least one URL' });
+  for (const i of urls.keys()) {
+    const problem = urlProblem(urls, i);
+    if (problem)
+      ctx.addIssue({
+        code: 'custom',
+        message: urls.length > 1 ? `URL ${i + 1} of ${urls.length}: ${problem}` : problem,
+      });
+  }
+  return urls;
+});
+
+function urlProblem(urls: string[], i: number): string | null {
+  const url = urls[i]!;
+  if (url === '') return 'empty';
+  if (!z.url({ protocol: /^https?$/ }).safeParse(url).success)
+    return `${JSON.stringify(url)} is not an http:// or https:// URL`;
+  const first = urls.indexOf(url);
+  return first < i ? `${JSON.stringify(url)} is URL ${first + 1} again` : null;
+}
+
 export const configSchema = z
   .strictObject({
     role: z.enum(['standalone', 'edge', 'cloud']).default('standalone'),
@@ -156,7 +181,8 @@ export const configSchema = z
       .prefault({}),
     cloud: z
       .strictObject({
-        url: z.url().nullable().default(null),
+        // One URL, or several instances of the cloud to fail over between (docs/sync.md: several cloud URLs).
+        url: cloudUrls.nullable().default(null),
         // A PEM file of the CA(s) to trust for the cloud's TLS certificate, besides the system's (a private CA).
         caFile: z.string().min(1).nullable().default(null),
       })

@@ -70,7 +70,7 @@ describe('configuration', () => {
     expect(config.http.port).toBe(9090);
     expect(config.mqtt.port).toBe(0);
     expect(config.role).toBe('edge');
-    expect(config.cloud.url).toBe('https://cloud.example.test');
+    expect(config.cloud.url).toEqual(['https://cloud.example.test']);
     expect(config.sync.token).toBe('tok');
     expect(config.rateLimit.bulk).toBe(0);
     expect(config.webhook.allowInsecure).toBe(true);
@@ -133,6 +133,42 @@ describe('configuration', () => {
     expect(problems).toEqual([
       'cloud.url = (not set): required when role is "edge" (the URL of the cloud instance)',
       'sync.token = (not set): required when role is "edge" (the token the cloud issued for this edge)',
+    ]);
+  });
+
+  it('takes several cloud URLs, comma-separated in the environment or a flag, a string or a list in the file', () => {
+    const edge = { GATEHOUSE_ROLE: 'edge', GATEHOUSE_SYNC_TOKEN: 'tok' };
+    const env = { ...edge, GATEHOUSE_CLOUD_URL: 'https://a.cloud.test, https://b.cloud.test:8443/' };
+    expect(loadConfig({ env }).cloud.url).toEqual(['https://a.cloud.test', 'https://b.cloud.test:8443/']);
+    expect(
+      loadConfig({ env: edge, flags: ['--cloud-url', 'http://10.0.0.5:8080,https://b.cloud.test'] }).cloud.url,
+    ).toEqual(['http://10.0.0.5:8080', 'https://b.cloud.test']);
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-config-'));
+    const file = join(dir, 'edge.json');
+    for (const url of [['https://a.cloud.test', 'https://b.cloud.test'], 'https://a.cloud.test,https://b.cloud.test']) {
+      writeFileSync(file, JSON.stringify({ role: 'edge', cloud: { url }, sync: { token: 'tok' } }));
+      expect(loadConfig({ file }).cloud.url).toEqual(['https://a.cloud.test', 'https://b.cloud.test']);
+    }
+  });
+
+  it('names each cloud URL of the list that is not one, with its place', () => {
+    const edge = { GATEHOUSE_ROLE: 'edge', GATEHOUSE_SYNC_TOKEN: 'tok' };
+    const given = 'https://a.cloud.test,htps//b.cloud.test,,ftp://c.cloud.test,https://a.cloud.test';
+    const shown = `cloud.url = ${JSON.stringify(given)} (from GATEHOUSE_CLOUD_URL)`;
+    expect(problemsOf(() => loadConfig({ env: { ...edge, GATEHOUSE_CLOUD_URL: given } }))).toEqual([
+      `${shown}: URL 2 of 5: "htps//b.cloud.test" is not an http:// or https:// URL`,
+      `${shown}: URL 3 of 5: empty`,
+      `${shown}: URL 4 of 5: "ftp://c.cloud.test" is not an http:// or https:// URL`,
+      `${shown}: URL 5 of 5: "https://a.cloud.test" is URL 1 again`,
+    ]);
+    expect(problemsOf(() => loadConfig({ env: { ...edge, GATEHOUSE_CLOUD_URL: 'cloud.test' } }))).toEqual([
+      'cloud.url = "cloud.test" (from GATEHOUSE_CLOUD_URL): "cloud.test" is not an http:// or https:// URL',
+    ]);
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-config-'));
+    const file = join(dir, 'edge.json');
+    writeFileSync(file, JSON.stringify({ role: 'edge', cloud: { url: [] }, sync: { token: 'tok' } }));
+    expect(problemsOf(() => loadConfig({ file }))).toEqual([
+      `cloud.url = [] (from ${file}): an empty list: give at least one URL`,
     ]);
   });
 

@@ -143,6 +143,7 @@ describe('the sync screen on a cloud and an edge (processes)', () => {
     expect(await onEdge.getByTestId('sync-link-state').textContent()).toBe('Up');
     expect(await onEdge.getByTestId('sync-backlog').textContent()).toBe('0');
     expect(await onEdge.getByTestId('sync-oldest').textContent()).toBe('none');
+    expect(await onEdge.getByTestId('sync-cloud-url').textContent()).toBe(edge.proxy.url);
     await expect
       .poll(() => onEdge.getByTestId('sync-last-success').textContent(), { timeout: 15_000 })
       .not.toBe('never');
