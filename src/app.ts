@@ -28,6 +28,9 @@ export interface GatehouseOptions {
   overrides?: ServiceOverrides;
 }
 
+/** The modules a store on PostgreSQL runs without: SQLite's checkpoints. */
+const SQLITE_ONLY = new Set(['checkpointer']);
+
 export class Gatehouse {
   readonly log: Logger;
   readonly clock: Clock;
@@ -53,6 +56,7 @@ export class Gatehouse {
         synchronous: config.store.synchronous,
         autoCheckpoint: false,
         busyTimeoutMs: config.store.busyTimeoutMs,
+        databaseUrl: config.databaseUrl,
       },
       this.log.child({ module: 'store' }),
     );
@@ -130,6 +134,13 @@ export class Gatehouse {
 
   /** Every long-lived part, in start order (docs/architecture.md: Lifecycle). */
   #modules(s: Services, mqtt: Mqtt): Module[] {
+    const list = this.#allModules(s, mqtt);
+    if (!this.store.postgres) return list;
+    // A cloud on PostgreSQL: no SQLite file to checkpoint (docs/decisions.md: the cloud on PostgreSQL).
+    return list.filter((m) => !SQLITE_ONLY.has(m.name));
+  }
+
+  #allModules(s: Services, mqtt: Mqtt): Module[] {
     const { config, access, accounts, realtime, webhooks } = s;
     return [
       module(

@@ -1,6 +1,6 @@
 import type { FirmwareBridgeParts, HidBackend } from '../firmware-bridge/index.js';
 import type { AccessEngine } from './access/engine.js';
-import type { EventJournal } from './journal/event-journal.js';
+import type { Journal } from './journal/event-journal.js';
 import type { AccessEventLog } from './journal/event-log.js';
 import type { EventRetention } from './journal/event-retention.js';
 import type { ScanDeadlines } from './access/scan-deadlines.js';
@@ -84,7 +84,7 @@ export interface Services {
     indexSync: IndexSync;
     occupancy: Occupancy;
     engine: AccessEngine;
-    journal: EventJournal;
+    journal: Journal;
     eventLog: AccessEventLog;
     deadlines: ScanDeadlines;
     scans: ScanService;

@@ -2,7 +2,8 @@ import { createFirmwareBridge, registerBridgeMetrics } from '../firmware-bridge/
 import { join } from 'node:path';
 import { AccessEngine } from './access/engine.js';
 import { SignedValues } from './access/signed-values.js';
-import { EventJournal } from './journal/event-journal.js';
+import { DirectJournal } from './journal/direct-journal.js';
+import { EventJournal, type Journal } from './journal/event-journal.js';
 import { AccessEventLog } from './journal/event-log.js';
 import { EventRetention } from './journal/event-retention.js';
 import { ScanDeadlines } from './access/scan-deadlines.js';
@@ -113,17 +114,20 @@ export function buildServices(
     occupancy,
     new SignedValues(index.keys, { verificationsPerSecond: config.credentials.verificationsPerSecond }),
   );
-  const journal = new EventJournal(
-    db,
-    {
-      dir: join(store.dir, 'journal'),
-      dbFile: store.file,
-      synchronous: config.store.synchronous,
-      segmentBytes: config.store.journalSegmentBytes,
-      intervalMs: config.store.ingestIntervalMs,
-    },
-    log.child({ module: 'event-journal' }),
-  );
+  // On PostgreSQL (a cloud's store) the rows go into the table at once (journal/direct-journal.ts).
+  const journal: Journal = store.postgres
+    ? new DirectJournal(db)
+    : new EventJournal(
+        db,
+        {
+          dir: join(store.dir, 'journal'),
+          dbFile: store.file,
+          synchronous: config.store.synchronous,
+          segmentBytes: config.store.journalSegmentBytes,
+          intervalMs: config.store.ingestIntervalMs,
+        },
+        log.child({ module: 'event-journal' }),
+      );
   const eventLog = new AccessEventLog(journal, config.store.maxBatch);
   // Every scan answered within mqtt.answerTimeoutMs, or its sender let go (docs/mqtt.md, "Answered in bounded time").
   const deadlines = new ScanDeadlines(config.mqtt.answerTimeoutMs, metrics.registry);

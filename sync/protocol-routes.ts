@@ -68,7 +68,8 @@ export function protocolRoutes(deps: HttpDeps): AnyRoute[] {
     }
   };
   const edgeIn = (koa: { state: Record<string, unknown> }) => koa.state.edge as EdgeRow;
-  /** The version the request speaks, checked by the pipeline: every answer is in it (docs/sync.md: protocol versions). */
+  /** The version the request speaks, checked by the pipeline: every answer is in it
+   * (docs/sync.md: protocol versions). */
   const spokenIn = (koa: { state: Record<string, unknown> }) => koa.state.protocol as number;
 
   return [

@@ -1,5 +1,6 @@
 import type { Database } from '../store/database.js';
 import { readInParallel } from '../store/parallel-read.js';
+import { isPostgres } from '../store/postgres/pg-database.js';
 import { SigningKeys } from './signing-keys.js';
 
 // The in-memory picture of every project's venue that decisions read (docs/engine.md):
@@ -127,8 +128,10 @@ export class VenueIndex {
     const { lo, hi } = db
       .prepare('SELECT coalesce(min(id), 0) AS lo, coalesce(max(id), 0) AS hi FROM credentials')
       .get() as { lo: number; hi: number };
-    const split = db.memory ? hi : lo - 1 + Math.floor((hi - lo + 1) * 0.4);
-    const worker = db.memory
+    // In-memory databases (tests) and PostgreSQL (a cloud's: no file a thread could open) are read here alone.
+    const alone = db.memory || isPostgres(db);
+    const split = alone ? hi : lo - 1 + Math.floor((hi - lo + 1) * 0.4);
+    const worker = alone
       ? { rows: (index: number) => (index === 0 ? raw(credentialSql, split) : raw(attendeeSql, 0)) }
       : readInParallel(db.name, [
           { sql: credentialSql, after: split },

@@ -1,6 +1,7 @@
 import { allowedPathEntry, BridgePaths } from '../devices/bridge-paths.js';
 import { z } from 'zod';
 import { createBridgeDeviceBody } from '../resources/bridge-device.js';
+import { cloudUrls, databaseUrl } from './urls.js';
 
 // One schema for the whole configuration: defaults live here, the environment overlay
 // (GATEHOUSE_*) and the CLI flags are derived from its shape (see overlay.ts).
@@ -11,35 +12,12 @@ const perMinute = z.number().int().min(0);
 const isBase64Of32Bytes = (value: string) =>
   /^[A-Za-z0-9+/]+={0,2}$/.test(value) && value.length % 4 === 0 && Buffer.from(value, 'base64').length === 32;
 
-/** `cloud.url`: one URL, several separated by commas (the environment's and a flag's form) or a list (the file's),
- * each an http(s) URL; the list out, in order. A wrong entry is named with its place in the list. */
-const cloudUrls = z.union([z.string(), z.array(z.string())]).transform((given, ctx) => {
-  const urls = (typeof given === 'string' ? given.split(',') : given).map((u) => u.trim());
-  if (urls.length === 0) ctx.addIssue({ code: 'custom', message: 'an empty list: give at least one URL' });
-  for (const i of urls.keys()) {
-    const problem = urlProblem(urls, i);
-    if (problem)
-      ctx.addIssue({
-        code: 'custom',
-        message: urls.length > 1 ? `URL ${i + 1} of ${urls.length}: ${problem}` : problem,
-      });
-  }
-  return urls;
-});
-
-function urlProblem(urls: string[], i: number): string | null {
-  const url = urls[i]!;
-  if (url === '') return 'empty';
-  if (!z.url({ protocol: /^https?$/ }).safeParse(url).success)
-    return `${JSON.stringify(url)} is not an http:// or https:// URL`;
-  const first = urls.indexOf(url);
-  return first < i ? `${JSON.stringify(url)} is URL ${first + 1} again` : null;
-}
-
 export const configSchema = z
   .strictObject({
     role: z.enum(['standalone', 'edge', 'cloud']).default('standalone'),
     dataDir: z.string().min(1).default('./data'),
+    // A cloud's store on PostgreSQL instead of SQLite under dataDir (docs/decisions.md: the cloud on PostgreSQL).
+    databaseUrl: databaseUrl.nullable().default(null),
     http: z
       .strictObject({
         host: z.string().min(1).default('0.0.0.0'),
@@ -407,6 +385,12 @@ export const configSchema = z
         device.path === null || device.path === undefined ? null : paths.problem(device.path, device.framing);
       if (problem) ctx.addIssue({ code: 'custom', path: ['bridge', 'devices', i, 'path'], message: problem });
     }
+    if (config.databaseUrl && config.role !== 'cloud')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['databaseUrl'],
+        message: `only the cloud role runs on PostgreSQL; this box's role is "${config.role}" (its store is SQLite under dataDir)`,
+      });
     // Cloud sync (docs/sync.md, "Config"). An edge needs the cloud's URL and its sync token.
     if (config.role !== 'edge') return;
     if (!config.cloud.url)

@@ -100,3 +100,10 @@ export function deleteDecidedBefore(db: Database, id: number, decidedBefore: str
     statement(db, 'DELETE FROM access_events WHERE id = ? AND decided_at < ?').run(id, decidedBefore).changes === 1
   );
 }
+
+/** Decided rows (journal order: journal-format.ts rowValues) inserted at once, in one transaction
+ * of the caller's (a PostgreSQL store's journal: direct-journal.ts). */
+export function insertDecided(db: Database, rows: readonly unknown[][]): void {
+  const insert = statement(db, INSERT_EVENT_SQL);
+  for (const values of rows) insert.run(values);
+}

@@ -59,7 +59,20 @@ export interface JournalOptions {
   intervalMs: number;
 }
 
-export class EventJournal {
+/** What the group commit writes decided rows to (event-log.ts): this journal, or on PostgreSQL
+ * (a cloud's store, no file a worker could ingest into) the table at once (direct-journal.ts). */
+export interface Journal {
+  readonly stats: EventJournal['stats'];
+  readonly lagging: boolean;
+  recover(): number;
+  start(): void;
+  write(rows: readonly AccessEventRow[]): void;
+  onIngest(listener: () => void): void;
+  settled(): Promise<void>;
+  stop(timeoutMs?: number): Promise<void>;
+}
+
+export class EventJournal implements Journal {
   #fd = -1;
   #segment = 0;
   #offset = 0;

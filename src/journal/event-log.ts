@@ -1,5 +1,5 @@
 import type { AccessEventRow } from './access-event-row.js';
-import type { EventJournal } from './event-journal.js';
+import type { Journal } from './event-journal.js';
 
 // The durable access-event log with group commit (docs/engine.md). Decisions made in the same
 // turn of the event loop are made durable together: append() queues the row and answers a
@@ -46,7 +46,7 @@ export class AccessEventLog {
   readonly stats: EventLogStats = { batches: 0, events: 0 };
 
   constructor(
-    private readonly journal: EventJournal,
+    private readonly journal: Journal,
     private readonly maxBatch = 512,
   ) {}
 
@@ -83,7 +83,7 @@ export class AccessEventLog {
   }
 
   /** The journal's figures (writes, bytes, ingest transactions). */
-  get journalStats(): EventJournal['stats'] {
+  get journalStats(): Journal['stats'] {
     return this.journal.stats;
   }
 

@@ -34,7 +34,12 @@ export function journalValues(values: unknown[]): unknown[] {
 
 /** One journal line (without its newline): the row's values in INSERT_EVENT_SQL order. */
 export function journalLine(r: AccessEventRow): string {
-  return JSON.stringify([
+  return JSON.stringify(rowValues(r));
+}
+
+/** The row's values in INSERT_EVENT_SQL order. */
+export function rowValues(r: AccessEventRow): unknown[] {
+  return [
     r.uuid,
     r.projectId,
     r.accessPointId,
@@ -56,5 +61,5 @@ export function journalLine(r: AccessEventRow): string {
     r.clockUnsynchronised,
     r.reasonDetail,
     r.offlineVerified ? 1 : 0,
-  ]);
+  ];
 }

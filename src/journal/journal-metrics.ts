@@ -1,9 +1,9 @@
 import type { Registry } from 'prom-client';
 import { gaugesIn } from '../metrics.js';
-import type { EventJournal } from './event-journal.js';
+import type { Journal } from './event-journal.js';
 
 /** /metrics: the access-event journal and its ingest into SQLite (docs/storage.md). */
-export function registerJournalMetrics(registry: Registry, journal: EventJournal): void {
+export function registerJournalMetrics(registry: Registry, journal: Journal): void {
   const gauge = gaugesIn(registry);
   gauge(
     'gatehouse_access_event_journal_writes_total',

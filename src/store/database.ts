@@ -3,6 +3,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import type { Logger } from '../logger.js';
 import type { Migration } from './migration.js';
 import { migrations } from './migrations.js';
+import { PG_VERBATIM, PgDatabase } from './postgres/pg-database.js';
 import { writeTransaction } from './transactions.js';
 import { emptyTightened, privateDirectory, privateFile, privateIfExists, reportTightened } from './private-files.js';
 
@@ -15,6 +16,8 @@ export interface StoreOptions {
   autoCheckpoint?: boolean;
   /** How long a write waits for another connection's write lock before it fails busy (default 5000). */
   busyTimeoutMs?: number;
+  /** libpq's URL of a PostgreSQL database: the store is there, not in the data directory (the cloud role only). */
+  databaseUrl?: string | null;
 }
 
 export const DB_FILE = 'gatehouse.db';
@@ -44,7 +47,22 @@ export class Store {
     return this.#db?.open ?? false;
   }
 
+  /** Whether the store is PostgreSQL (a cloud's; docs/decisions.md: the cloud on PostgreSQL). */
+  get postgres(): boolean {
+    return !!this.options.databaseUrl;
+  }
+
   start(): void {
+    if (this.options.databaseUrl) {
+      const db = new PgDatabase(this.options.databaseUrl) as unknown as Database;
+      this.#db = db;
+      const applied = migrate(db, migrations);
+      this.log.info(
+        { database: redactedUrl(this.options.databaseUrl), applied, version: currentVersion(db) },
+        'store open',
+      );
+      return;
+    }
     // 0700 and 0600 whatever the umask (store/private-files.ts).
     const report = emptyTightened();
     privateDirectory(this.dir, report);
@@ -84,11 +102,25 @@ export function migrate(db: Database, list: readonly Migration[]): number {
     if (migration.version <= currentVersion(db)) continue;
     const ran = writeTransaction(db, () => {
       if (migration.version <= currentVersion(db)) return false;
-      db.exec(migration.sql);
+      // A PostgreSQL store runs a migration's own PostgreSQL form where it has one (store/migration.ts).
+      db.exec(
+        migration.postgres !== undefined && db instanceof PgDatabase ? PG_VERBATIM + migration.postgres : migration.sql,
+      );
       db.pragma(`user_version = ${migration.version}`);
       return true;
     });
     if (ran) applied++;
   }
   return applied;
+}
+
+/** A database URL without its password, for the log. */
+export function redactedUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return url.replace(/password=\S+/i, 'password=***');
+  }
 }

@@ -5,4 +5,7 @@ export interface Migration {
   version: number;
   name: string;
   sql: string;
+  /** The migration for PostgreSQL (a cloud's store), where translating `sql` cannot say it
+   * (store/postgres/dialect.ts): its own statements in PostgreSQL's SQL. */
+  postgres?: string;
 }

@@ -168,11 +168,11 @@ export const syncMigrations: readonly Migration[] = [
       INSERT INTO row_id_marks (table_name, block_base, high)
         SELECT 'attendees', (id / 4294967296) * 4294967296 AS block, MAX(id) FROM (
           SELECT id FROM attendees UNION ALL SELECT entity_id FROM tombstones WHERE entity = 'attendee'
-        ) WHERE id > 0 GROUP BY block;
+        ) AS ids WHERE id > 0 GROUP BY block;
       INSERT INTO row_id_marks (table_name, block_base, high)
         SELECT 'credentials', (id / 4294967296) * 4294967296 AS block, MAX(id) FROM (
           SELECT id FROM credentials UNION ALL SELECT entity_id FROM tombstones WHERE entity = 'credential'
-        ) WHERE id > 0 GROUP BY block;
+        ) AS ids WHERE id > 0 GROUP BY block;
       -- The cloud asks whether an uploaded create names an id it deleted before.
       CREATE INDEX tombstones_entity_id ON tombstones(entity, entity_id);
     `,
@@ -201,6 +201,19 @@ export const syncMigrations: readonly Migration[] = [
         CASE WHEN clock_unsynchronised = 1 AND clock_offset_ms IS NOT NULL AND clock_offset_ms != 0
         THEN strftime('%Y-%m-%dT%H:%M:%fZ', scanned_at, printf('%+.3f seconds', clock_offset_ms / 1000.0)) ELSE scanned_at END
       ) VIRTUAL;
+    `,
+    // PostgreSQL has stored generated columns only, from immutable expressions, and no strftime:
+    // the same time, in the same format, from a function declared immutable (an ISO-8601 time in
+    // UTC reads the same whatever the session's settings).
+    postgres: `
+      CREATE FUNCTION gatehouse_effective_at(scanned TEXT, offset_ms BIGINT) RETURNS TEXT
+        LANGUAGE sql IMMUTABLE PARALLEL SAFE
+        RETURN to_char((scanned::timestamptz + offset_ms * interval '1 millisecond') AT TIME ZONE 'UTC',
+          'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
+      ALTER TABLE access_events ADD COLUMN effective_at TEXT GENERATED ALWAYS AS (
+        CASE WHEN clock_unsynchronised = 1 AND clock_offset_ms IS NOT NULL AND clock_offset_ms != 0
+        THEN gatehouse_effective_at(scanned_at, clock_offset_ms) ELSE scanned_at END
+      ) STORED;
     `,
   },
   {

@@ -55,7 +55,7 @@ export function raiseMark(db: Database, table: string, id: number): void {
   if (!Number.isSafeInteger(id) || id < 1) return;
   statement(
     db,
-    'INSERT INTO row_id_marks (table_name, block_base, high) VALUES (?, ?, ?) ON CONFLICT (table_name, block_base) DO UPDATE SET high = MAX(high, excluded.high)',
+    'INSERT INTO row_id_marks (table_name, block_base, high) VALUES (?, ?, ?) ON CONFLICT (table_name, block_base) DO UPDATE SET high = MAX(row_id_marks.high, excluded.high)',
   ).run(table, Math.floor(id / ID_BLOCK) * ID_BLOCK, id);
 }
 

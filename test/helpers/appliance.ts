@@ -1,3 +1,4 @@
+import { storeEnv } from './test-store.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -73,6 +74,7 @@ export async function startAppliance(
       GATEHOUSE_RATE_LIMIT_BULK: '0',
       GATEHOUSE_RATE_LIMIT_SEARCH: '0',
       ...env,
+      ...storeEnv(env),
     },
   });
   const app = new Gatehouse(config, {

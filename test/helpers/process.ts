@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 // Runs the built appliance (dist/main.js) as `npm start` does, as a real child process.
 
@@ -30,6 +31,14 @@ export function runGatehouse(args: string[], env: Record<string, string>): Runni
   };
   proc.stdout!.on('data', take);
   proc.stderr!.on('data', take);
+  // TEST_PROCESS_LOG_DIR=<dir>: each process's output also kept in <dir>/<pid>.log, to read after a failure.
+  const keep = process.env.TEST_PROCESS_LOG_DIR;
+  if (keep) {
+    const file = join(keep, `${proc.pid}.log`);
+    const append = (chunk: Buffer) => appendFileSync(file, chunk);
+    proc.stdout!.on('data', append);
+    proc.stderr!.on('data', append);
+  }
   const exit = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
   const waitFor = (pattern: RegExp, timeoutMs = 15_000) =>
     new Promise<RegExpMatchArray>((resolve, reject) => {

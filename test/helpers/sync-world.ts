@@ -8,6 +8,7 @@ import { connectReader, type ReaderCredentials } from './mqtt.js';
 import { runGatehouse, type RunningProcess } from './process.js';
 import { PROCESS_ADMIN } from './process-appliance.js';
 import { TcpProxy } from './tcp-proxy.js';
+import { storeEnv } from './test-store.js';
 
 // A cloud and its edges as real processes on loopback, each edge behind a TCP proxy of its own
 // (docs/sync.md, "What holds when venues do what they do to boxes"): kill -9 and restart any of them on the same data directory, cut or
@@ -36,10 +37,14 @@ export class Node {
   #clockShift = 0;
   #clockSteps = 0;
 
+  private readonly env: Record<string, string>;
+
   constructor(
     readonly name: string,
-    private readonly env: Record<string, string>,
+    env: Record<string, string>,
   ) {
+    // A cloud on the store under test, its database kept across restarts as its data directory is.
+    this.env = { ...env, ...storeEnv(env) };
     writeFileSync(this.#clockFile, '0 0');
   }
 

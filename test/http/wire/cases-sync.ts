@@ -1,3 +1,4 @@
+import { PROTOCOL_VERSION } from '../../../src/http/sync-protocol-version.js';
 import { randomUUID } from 'node:crypto';
 import { c, type Venue } from './fixtures.js';
 import { A, type Case, type World } from './world.js';
@@ -76,7 +77,7 @@ export function syncCases(w: World, _v: Venue): Case[] {
       'sync-protocol.revocations',
       409,
       'a newer protocol version',
-      () => speak('GET', `${A}/sync/revocations`, undefined, '2'),
+      () => speak('GET', `${A}/sync/revocations`, undefined, String(PROTOCOL_VERSION + 1)),
       { error: 'sync_protocol_unsupported' },
     ),
     c('sync-protocol.changes', 200, 'from the beginning', () => speak('GET', `${A}/sync/changes?limit=10`)),
