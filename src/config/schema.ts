@@ -1,6 +1,7 @@
 import { allowedPathEntry, BridgePaths } from '../devices/bridge-paths.js';
 import { z } from 'zod';
 import { createBridgeDeviceBody } from '../resources/bridge-device.js';
+import { redisUrlProblem } from '../cluster/redis-url.js';
 
 // One schema for the whole configuration: defaults live here, the environment overlay
 // (GATEHOUSE_*) and the CLI flags are derived from its shape (see overlay.ts).
@@ -274,6 +275,26 @@ export const configSchema = z
         // Subscriptions' access is checked again this often, besides at once when it changes (a token
         // or session expiring with time, changes made by the CLI in another process).
         accessRecheckIntervalMs: z.number().int().min(100).max(3_600_000).default(5_000),
+      })
+      .prefault({}),
+    // Several instances of a cloud behind a load balancer share their WebSocket fan-out, presence and
+    // rate limits through one Redis (docs/realtime.md, "Several instances"). null: all in this process.
+    redis: z
+      .strictObject({
+        url: z
+          .string()
+          .superRefine((url, ctx) => {
+            const problem = redisUrlProblem(url);
+            if (problem) ctx.addIssue({ code: 'custom', message: problem });
+          })
+          .nullable()
+          .default(null),
+        // Prefix of every key and of the pub/sub channel: two clouds can share one Redis.
+        keyPrefix: z.string().min(1).max(100).default('gatehouse:'),
+        // An instance silent this long is taken for gone: its subscribers and presence members are removed.
+        instanceTimeoutMs: z.number().int().min(300).max(600_000).default(15_000),
+        // How long start-up waits for Redis before it fails naming the URL.
+        connectTimeoutMs: z.number().int().min(100).max(120_000).default(5_000),
       })
       .prefault({}),
     credentials: z
