@@ -26,7 +26,7 @@ export async function startRedis(): Promise<TestRedis> {
   proc.stderr.on('data', (c: Buffer) => output.push(c.toString()));
   const exited = new Promise<void>((resolve) => proc.on('exit', () => resolve()));
   const deadline = Date.now() + 20_000;
-  while (!output.join('').includes('Ready to accept connections') || !existsSync(socket)) {
+  while (!/ready to accept connections/i.test(output.join('')) || !existsSync(socket)) {
     if (proc.exitCode !== null || Date.now() > deadline) {
       proc.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
