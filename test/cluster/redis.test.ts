@@ -35,7 +35,10 @@ describe('redis.url', () => {
       db: 2,
     });
     expect(redisConnectionOptions('rediss://cache.internal')).toMatchObject({ port: 6379, tls: {} });
-    expect(redisConnectionOptions('unix:///run/redis/redis.sock?db=3')).toEqual({ path: '/run/redis/redis.sock', db: 3 });
+    expect(redisConnectionOptions('unix:///run/redis/redis.sock?db=3')).toEqual({
+      path: '/run/redis/redis.sock',
+      db: 3,
+    });
     expect(redactRedisUrl('redis://user:s3cret@cache.internal:6380/2')).toBe('redis://user:***@cache.internal:6380/2');
     expect(redisUrlProblem('redis://cache.internal/x')).toBe('database "x" is not a number 0-99');
     expect(redisUrlProblem('unix://relative/redis.sock')).toContain('unix:///absolute/path/to/redis.sock');
@@ -44,7 +47,9 @@ describe('redis.url', () => {
   it('stops start-up with a config error naming the forms for a URL that is not one', async () => {
     const { code, output } = await start('http://cache.internal:6379');
     expect(code).toBe(2);
-    expect(output).toContain('redis.url = "http://cache.internal:6379" (from GATEHOUSE_REDIS_URL): http: is not a Redis scheme');
+    expect(output).toContain(
+      'redis.url = "http://cache.internal:6379" (from GATEHOUSE_REDIS_URL): http: is not a Redis scheme',
+    );
     expect(output).toContain('unix:///path/to/redis.sock');
   });
 
@@ -52,7 +57,8 @@ describe('redis.url', () => {
     const { code, output } = await start('redis://:hunter2@127.0.0.1:1/0');
     expect(code).toBe(1);
     expect(output).toContain(
-      'gatehouse: start-up failed: Redis at redis://:***@127.0.0.1:1/0 (redis.url) could not be reached: connect ECONNREFUSED',
+      'gatehouse: start-up failed: Redis at redis://:***@127.0.0.1:1/0 (redis.url) could not be reached: ' +
+        'connect ECONNREFUSED',
     );
     expect(output).not.toContain('hunter2');
   });
@@ -60,6 +66,8 @@ describe('redis.url', () => {
   it('names the socket when there is no Redis behind it', async () => {
     const { code, output } = await start('unix:///nonexistent/redis.sock');
     expect(code).toBe(1);
-    expect(output).toContain('Redis at unix:///nonexistent/redis.sock (redis.url) could not be reached: connect ENOENT');
+    expect(output).toContain(
+      'Redis at unix:///nonexistent/redis.sock (redis.url) could not be reached: connect ENOENT',
+    );
   });
 });

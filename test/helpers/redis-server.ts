@@ -18,7 +18,20 @@ export async function startRedis(): Promise<TestRedis> {
   const socket = join(dir, 'redis.sock');
   const proc = spawn(
     'redis-server',
-    ['--port', '0', '--unixsocket', socket, '--unixsocketperm', '700', '--save', '', '--appendonly', 'no', '--dir', dir],
+    [
+      '--port',
+      '0',
+      '--unixsocket',
+      socket,
+      '--unixsocketperm',
+      '700',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const output: string[] = [];

@@ -55,7 +55,9 @@ describe('rate limits shared through Redis (processes)', () => {
 
   it('counts in memory on each instance while Redis is down, answering rather than failing', async () => {
     await redis.stop();
-    await expect.poll(() => one.proc.output.some((l) => l.includes('Redis connection')), { timeout: 30_000 }).toBe(true);
+    await expect
+      .poll(() => one.proc.output.some((l) => l.includes('Redis connection')), { timeout: 30_000 })
+      .toBe(true);
     // Each instance's memory count starts afresh: the first request passes, with the limit's headers.
     const answer = await ask(one);
     expect(answer).toEqual({ status: 200, remaining: String(LIMIT - 1) });

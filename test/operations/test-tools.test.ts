@@ -27,7 +27,9 @@ describe("the test run's check of the tools it needs", () => {
       `chromium (${join(bare, 'no-chromium')} (or set CHROMIUM_PATH))`,
     ])
       expect(run.stderr).toContain(pkg);
-    expect(run.stderr).toContain('apt-get update && apt-get install -y openssl mosquitto-clients socat redis-server chromium');
+    expect(run.stderr).toContain(
+      'apt-get update && apt-get install -y openssl mosquitto-clients socat redis-server chromium',
+    );
   });
 
   it('passes on this machine, which has them', () => {

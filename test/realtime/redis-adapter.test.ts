@@ -105,14 +105,15 @@ describe('several instances sharing one Redis (processes)', () => {
     await redis?.stop();
   }, 60_000);
 
-  it('delivers an HTTP API event and a client event published on one instance to a subscriber on the other, once', async () => {
+  it('delivers an HTTP API event and a client event sent on one instance to a subscriber on the other, once', async () => {
     const here = await connect(one);
     await here.subscribe('news');
     await here.subscribe('private-chat');
     const there = await connect(two);
     const chat = await there.subscribe('private-chat');
     // Instance two knows of the subscriber on instance one once its channel list shows it.
-    await expect.poll(async () => Object.keys((await (await api(two).get({ path: '/channels' })).json()).channels), POLL)
+    await expect
+      .poll(async () => Object.keys((await (await api(two).get({ path: '/channels' })).json()).channels), POLL)
       .toEqual(expect.arrayContaining(['news', 'private-chat']));
 
     await api(two).trigger('news', 'Headline', { text: 'doors open' });
@@ -127,11 +128,12 @@ describe('several instances sharing one Redis (processes)', () => {
     expect(events(there, 'private-chat', 'client-typing')).toEqual([]);
   });
 
-  it("delivers a domain event of one instance's bus to a subscriber of its project's channel on the other", async () => {
+  it("delivers a domain event of one instance's bus to its project's channel's subscriber on the other", async () => {
     const channel = 'private-console.project.default.occupancy';
     const here = await connect(one);
     await here.subscribe(channel);
-    await expect.poll(async () => Object.keys((await (await api(two).get({ path: '/channels' })).json()).channels), POLL)
+    await expect
+      .poll(async () => Object.keys((await (await api(two).get({ path: '/channels' })).json()).channels), POLL)
       .toContain(channel);
     const token = await two.token();
     const created = await two.request('POST', '/api/v1/projects/default/default/access-zones', {
@@ -155,13 +157,13 @@ describe('several instances sharing one Redis (processes)', () => {
     // Bob's list names Ann, who is connected to the other instance.
     expect(bobRoom.members.count).toBe(2);
     expect(bobRoom.members.get(1)).toEqual({ id: 1, info: { name: 'Ann' } });
-    await expect.poll(() => events(ann, 'presence-room', 'pusher:member_added'), POLL).toEqual([
-      { id: 2, info: { name: 'Bob' } },
-    ]);
+    await expect
+      .poll(() => events(ann, 'presence-room', 'pusher:member_added'), POLL)
+      .toEqual([{ id: 2, info: { name: 'Bob' } }]);
     bob.pusher.disconnect();
-    await expect.poll(() => events(ann, 'presence-room', 'pusher:member_removed'), POLL).toEqual([
-      { id: 2, info: { name: 'Bob' } },
-    ]);
+    await expect
+      .poll(() => events(ann, 'presence-room', 'pusher:member_removed'), POLL)
+      .toEqual([{ id: 2, info: { name: 'Bob' } }]);
     expect(room.members.count).toBe(1);
   });
 
