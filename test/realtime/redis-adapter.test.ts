@@ -105,7 +105,7 @@ describe('several instances sharing one Redis (processes)', () => {
     await redis?.stop();
   }, 60_000);
 
-  it('delivers an HTTP API event and a client event sent on one instance to a subscriber on the other, once', async () => {
+  it('delivers HTTP API and client events sent on one instance to a subscriber on the other, once', async () => {
     const here = await connect(one);
     await here.subscribe('news');
     await here.subscribe('private-chat');
