@@ -10,11 +10,14 @@ export interface TestRedis {
   /** `unix:///…/redis.sock`, as redis.url takes it. */
   url: string;
   socket: string;
-  stop(): Promise<void>;
+  /** Where the socket is: give it to startRedis() again for a new server at the same URL. */
+  dir: string;
+  /** Stops the server; its directory goes too unless `keepDir`. */
+  stop(keepDir?: boolean): Promise<void>;
 }
 
-export async function startRedis(): Promise<TestRedis> {
-  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-redis-'));
+/** A new redis-server (empty: nothing is saved) in a new temp directory, or in `dir` again. */
+export async function startRedis(dir = mkdtempSync(join(tmpdir(), 'gatehouse-redis-'))): Promise<TestRedis> {
   const socket = join(dir, 'redis.sock');
   const proc = spawn(
     'redis-server',
@@ -50,10 +53,11 @@ export async function startRedis(): Promise<TestRedis> {
   return {
     url: `unix://${socket}`,
     socket,
-    stop: async () => {
+    dir,
+    stop: async (keepDir = false) => {
       if (proc.exitCode === null) proc.kill('SIGTERM');
       await exited;
-      rmSync(dir, { recursive: true, force: true });
+      if (!keepDir) rmSync(dir, { recursive: true, force: true });
     },
   };
 }

@@ -189,6 +189,29 @@ describe('several instances sharing one Redis (processes)', () => {
     expect(listed).toEqual({ channels: { 'only-on-two': { subscription_count: 1 } } });
   });
 
+  it('carries on through a Redis restart: the state is written again, events cross again', async () => {
+    const backBefore = (p: ProcessAppliance) => p.proc.output.filter((l) => l.includes('Redis connection back')).length;
+    const before = [backBefore(one), backBefore(two)];
+    await redis.stop(true);
+    redis = await startRedis(redis.dir); // an empty Redis at the same socket
+    // Both clients of both instances reconnect (ioredis) and each instance writes its part again.
+    await expect.poll(() => [backBefore(one) - before[0]!, backBefore(two) - before[1]!], POLL).toEqual([2, 2]);
+    await expect
+      .poll(() => channelState(one, 'presence-room'), POLL)
+      .toEqual({
+        occupied: true,
+        subscription_count: 4,
+        user_count: 3,
+      });
+    const here = await connect(one);
+    await here.subscribe('after-restart');
+    await expect
+      .poll(async () => Object.keys((await (await api(two).get({ path: '/channels' })).json()).channels), POLL)
+      .toContain('after-restart');
+    await api(two).trigger('after-restart', 'Hello', { again: true });
+    await expect.poll(() => events(here, 'after-restart', 'Hello'), POLL).toEqual([{ again: true }]);
+  });
+
   it("removes a killed instance's presence members and subscriptions within its heartbeat timeout", async () => {
     const ann = clients.find((c) => c.got.has('presence-room') && c.pusher.connection.state === 'connected')!;
     const removedBefore = events(ann, 'presence-room', 'pusher:member_removed').length;
