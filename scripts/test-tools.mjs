@@ -2,7 +2,8 @@
 // What `npm test` needs from the system, checked before anything else runs (README: The two commands).
 // The tests drive real tools: openssl makes the HTTPS and MQTT-over-TLS certificates,
 // mosquitto_pub / mosquitto_sub prove MQTT interoperability, socat makes the serial pty pairs
-// of the firmware bridge tests, chromium is the browser of the page tests. Without one, a
+// of the firmware bridge tests, redis-server is the Redis several cloud instances share
+// (test/helpers/redis-server.ts), chromium is the browser of the page tests. Without one, a
 // dozen files used to fail as 10-second timeouts that never named it; now the run stops at once
 // with the one line that installs them. Also imported by the test runner's global setup, so
 // `npx vitest run` stops the same way.
@@ -10,7 +11,7 @@ import { accessSync, constants, existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-export const INSTALL = 'apt-get install -y openssl mosquitto-clients socat chromium';
+export const INSTALL = 'apt-get install -y openssl mosquitto-clients socat redis-server chromium';
 
 /** Each tool the tests run, and the Debian package it comes from. */
 const TOOLS = [
@@ -18,6 +19,7 @@ const TOOLS = [
   { command: 'mosquitto_pub', pkg: 'mosquitto-clients' },
   { command: 'mosquitto_sub', pkg: 'mosquitto-clients' },
   { command: 'socat', pkg: 'socat' },
+  { command: 'redis-server', pkg: 'redis-server' },
 ];
 
 function onPath(command) {

@@ -143,6 +143,7 @@ export class Gatehouse {
   #allModules(s: Services, mqtt: Mqtt): Module[] {
     const { config, access, accounts, realtime, webhooks } = s;
     return [
+      ...(s.redis ? [s.redis] : []), // before the fan-out and the rate limits use it, closed after them
       module(
         'tokens',
         () => {},
@@ -206,6 +207,7 @@ export class Gatehouse {
         () => s.sync.start(),
         () => s.sync.stop(),
       ),
+      realtime.adapter, // the other instances' subscribers (Redis), before anything publishes
       realtime.broadcaster,
       realtime.accessWatch,
       realtime.server,

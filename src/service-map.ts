@@ -21,6 +21,7 @@ import type { LoginThrottle } from './auth/login-throttle.js';
 import type { SessionService } from './auth/sessions.js';
 import type { TokenService } from './auth/tokens.js';
 import type { Clock } from './clock.js';
+import type { RedisConnections } from './cluster/redis.js';
 import type { Config } from './config/schema.js';
 import type { DeviceTokens } from './devices/device-tokens.js';
 import type { Gateways } from './devices/gateways.js';
@@ -37,6 +38,7 @@ import type { ReceiverPolicy } from './outgoing-webhooks/receiver-policy.js';
 import type { Subscriptions } from './outgoing-webhooks/subscriptions.js';
 import type { SyncServices } from '../sync/index.js';
 import type { RealtimeAccessWatch } from './realtime/access-watch.js';
+import type { ChannelAdapter } from './realtime/adapter.js';
 import type { Broadcaster } from './realtime/broadcaster.js';
 import type { PusherCredentials } from './realtime/credentials.js';
 import type { ChannelCipher } from './realtime/encryption.js';
@@ -63,6 +65,8 @@ export interface Services {
   log: Logger;
   clock: Clock;
   store: Store;
+  /** The Redis of a cloud of several instances (cluster/redis.ts); null: everything in this process. */
+  redis: RedisConnections | null;
   bus: EventBus;
   metrics: HttpMetrics;
   checkpointer: Checkpointer;
@@ -95,6 +99,8 @@ export interface Services {
   };
   devices: { logins: ReaderLogins; tokens: DeviceTokens; gateways: Gateways; readerStates: ReaderStates };
   realtime: {
+    /** Where channels' subscribers are: here (LocalAdapter) or on every instance (RedisAdapter). */
+    adapter: ChannelAdapter;
     server: PusherServer;
     credentials: PusherCredentials;
     cipher: ChannelCipher;

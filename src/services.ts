@@ -44,7 +44,11 @@ import { Sender } from './outgoing-webhooks/sender.js';
 import { Subscriptions } from './outgoing-webhooks/subscriptions.js';
 import { SyncServices } from '../sync/index.js';
 import { registerSyncMetrics } from '../sync/metrics.js';
+import { RedisConnections } from './cluster/redis.js';
 import { RealtimeAccessWatch } from './realtime/access-watch.js';
+import { LocalAdapter, type ChannelAdapter } from './realtime/adapter.js';
+import { ChannelRegistry } from './realtime/channels.js';
+import { RedisAdapter } from './realtime/redis-adapter.js';
 import { Broadcaster } from './realtime/broadcaster.js';
 import { resolvePusherCredentials } from './realtime/credentials.js';
 import { ChannelCipher } from './realtime/encryption.js';
@@ -82,6 +86,13 @@ export function buildServices(
 ): Services {
   const db = store.db;
   const bus = new EventBus(log.child({ module: 'bus' }));
+  // Several instances of a cloud share their fan-out and rate limits through Redis (docs/realtime.md).
+  const redis = config.redis.url
+    ? new RedisConnections(
+        { url: config.redis.url, connectTimeoutMs: config.redis.connectTimeoutMs },
+        log.child({ module: 'redis' }),
+      )
+    : null;
   const metrics = new HttpMetrics();
 
   const settings = new SettingsStore(db, clock, { token_expiry_minutes: config.auth.tokenExpiryMinutes }, bus);
@@ -168,6 +179,10 @@ export function buildServices(
   const { pusher } = config;
   const credentials = resolvePusherCredentials(db, clock, pusher);
   const grants = new ChannelGrants({ users, tokens, sessions, projects });
+  const registry = new ChannelRegistry();
+  const adapter: ChannelAdapter = redis
+    ? new RedisAdapter(registry, redis, config.redis, log.child({ module: 'realtime' }))
+    : new LocalAdapter(registry);
   const server = new PusherServer(
     {
       appId: credentials.appId,
@@ -184,9 +199,12 @@ export function buildServices(
     },
     log.child({ module: 'realtime' }),
     grants,
+    registry,
+    adapter,
   );
   const cipher = new ChannelCipher(credentials.encryptionMasterKey);
   const realtime = {
+    adapter,
     server,
     credentials,
     cipher,
@@ -345,6 +363,7 @@ export function buildServices(
     log,
     clock,
     store,
+    redis,
     bus,
     metrics,
     checkpointer,

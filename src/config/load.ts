@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { configSchema, type Config } from './schema.js';
 import { coerceLeaf, configLeaves, getPath, setPath } from './overlay.js';
 import { takeRemoved } from './removed.js';
+import { redactRedisUrl } from '../cluster/redis-url.js';
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -121,7 +122,7 @@ export function loadConfig(sources: ConfigSources = {}): Readonly<Config> {
       const shown =
         typeof value === 'string' && SECRET.test(String(issue.path.at(-1)))
           ? `(hidden, ${value.length} characters)`
-          : JSON.stringify(value);
+          : JSON.stringify(typeof value === 'string' && key === 'redis.url' ? redactRedisUrl(value) : value);
       problems.push(`${key}${keys} = ${shown ?? '(not set)'}${from ? ` (from ${from})` : ''}: ${issue.message}`);
     }
   }

@@ -1,6 +1,8 @@
-import { allowedPathEntry, BridgePaths } from '../devices/bridge-paths.js';
+import { allowedPathEntry } from '../devices/bridge-paths.js';
 import { z } from 'zod';
 import { createBridgeDeviceBody } from '../resources/bridge-device.js';
+import { redisUrlProblem } from '../cluster/redis-url.js';
+import { crossChecks } from './cross-checks.js';
 import { cloudUrls, databaseUrl } from './urls.js';
 
 // One schema for the whole configuration: defaults live here, the environment overlay
@@ -254,6 +256,26 @@ export const configSchema = z
         accessRecheckIntervalMs: z.number().int().min(100).max(3_600_000).default(5_000),
       })
       .prefault({}),
+    // Several instances of a cloud behind a load balancer share their WebSocket fan-out, presence and
+    // rate limits through one Redis (docs/realtime.md, "Several instances"). null: all in this process.
+    redis: z
+      .strictObject({
+        url: z
+          .string()
+          .superRefine((url, ctx) => {
+            const problem = redisUrlProblem(url);
+            if (problem) ctx.addIssue({ code: 'custom', message: problem });
+          })
+          .nullable()
+          .default(null),
+        // Prefix of every key and of the pub/sub channel: two clouds can share one Redis.
+        keyPrefix: z.string().min(1).max(100).default('gatehouse:'),
+        // An instance silent this long is taken for gone: its subscribers and presence members are removed.
+        instanceTimeoutMs: z.number().int().min(300).max(600_000).default(15_000),
+        // How long start-up waits for Redis before it fails naming the URL.
+        connectTimeoutMs: z.number().int().min(100).max(120_000).default(5_000),
+      })
+      .prefault({}),
     credentials: z
       .strictObject({
         // Signature checks of signed values the box does not hold, per reader per second (a burst of one
@@ -370,41 +392,6 @@ export const configSchema = z
       })
       .prefault({}),
   })
-  .superRefine((config, ctx) => {
-    if (config.metrics.access === 'token' && !config.metrics.token) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['metrics', 'token'],
-        message: 'required when metrics.access is "token" (the bearer token scrapers send)',
-      });
-    }
-    // The file's devices name what REST devices may (docs/bridge.md: Device paths).
-    const paths = new BridgePaths(config.bridge.allowedPaths, config.dataDir);
-    for (const [i, device] of config.bridge.devices.entries()) {
-      const problem =
-        device.path === null || device.path === undefined ? null : paths.problem(device.path, device.framing);
-      if (problem) ctx.addIssue({ code: 'custom', path: ['bridge', 'devices', i, 'path'], message: problem });
-    }
-    if (config.databaseUrl && config.role !== 'cloud')
-      ctx.addIssue({
-        code: 'custom',
-        path: ['databaseUrl'],
-        message: `only the cloud role runs on PostgreSQL; this box's role is "${config.role}" (its store is SQLite under dataDir)`,
-      });
-    // Cloud sync (docs/sync.md, "Config"). An edge needs the cloud's URL and its sync token.
-    if (config.role !== 'edge') return;
-    if (!config.cloud.url)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['cloud', 'url'],
-        message: 'required when role is "edge" (the URL of the cloud instance)',
-      });
-    if (!config.sync.token)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['sync', 'token'],
-        message: 'required when role is "edge" (the token the cloud issued for this edge)',
-      });
-  });
+  .superRefine(crossChecks);
 
 export type Config = z.infer<typeof configSchema>;

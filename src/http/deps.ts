@@ -100,7 +100,10 @@ export function httpDepsOf(
     store: s.store,
     ...accounts,
     metrics: s.metrics,
-    rateLimits: new RateLimits(s.config.rateLimit),
+    rateLimits: new RateLimits(
+      s.config.rateLimit,
+      s.redis && { client: s.redis.command, keyPrefix: s.config.redis.keyPrefix },
+    ),
     venue: s.venue,
     scans: access.scans,
     occupancy: access.occupancy,

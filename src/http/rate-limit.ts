@@ -1,4 +1,5 @@
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import type { Redis } from 'ioredis';
+import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { AppError } from '../errors.js';
 import type { AnyRoute, RateClass } from './route.js';
 
@@ -7,7 +8,10 @@ import type { AnyRoute, RateClass } from './route.js';
 // that starts at the first request, so Retry-After is the honest time to its end. 0 = off.
 // The sync protocol's routes have a budget per edge in a short window of their own
 // (docs/sync.md: limits). rate-limiter-flexible keeps the counters (a well-kept library; it
-// also expires them).
+// also expires them): in memory, or, for a cloud of several instances, in their shared Redis
+// (docs/realtime.md, "Several instances"), so a budget spent on one instance counts on all.
+// When Redis does not answer, each instance counts in memory meanwhile (the library's insurance
+// limiter): a client may then get up to the limit from each instance, never an error.
 
 export interface RateLimitSettings {
   standard: number;
@@ -18,19 +22,37 @@ export interface RateLimitSettings {
   syncWindowSeconds: number;
 }
 
+/** The shared Redis of several instances. */
+export interface RateLimitStore {
+  client: Redis;
+  keyPrefix: string;
+}
+
 export interface RateDecision {
   headers: Record<string, string>;
 }
 
 export class RateLimits {
-  readonly #limiters = new Map<Exclude<RateClass, 'none'>, { limit: number; limiter: RateLimiterMemory }>();
+  readonly #limiters = new Map<Exclude<RateClass, 'none'>, { limit: number; limiter: RateLimiterAbstract }>();
 
-  constructor(settings: RateLimitSettings) {
+  constructor(settings: RateLimitSettings, store: RateLimitStore | null = null) {
     for (const cls of ['standard', 'bulk', 'search', 'sync'] as const) {
       const limit = settings[cls];
       const duration = cls === 'sync' ? settings.syncWindowSeconds : settings.windowSeconds;
-      if (limit > 0)
-        this.#limiters.set(cls, { limit, limiter: new RateLimiterMemory({ points: limit, duration, keyPrefix: cls }) });
+      if (limit <= 0) continue;
+      const memory = new RateLimiterMemory({ points: limit, duration, keyPrefix: cls });
+      const limiter = store
+        ? new RateLimiterRedis({
+            storeClient: store.client,
+            points: limit,
+            duration,
+            keyPrefix: `${store.keyPrefix}rate:${cls}`,
+            // Redis down: the memory limiter at once, rather than a request waiting on a reconnect.
+            rejectIfRedisNotReady: true,
+            insuranceLimiter: memory,
+          })
+        : memory;
+      this.#limiters.set(cls, { limit, limiter });
     }
   }
 
@@ -71,7 +93,7 @@ export const rateClassesOf = (route: Pick<AnyRoute, 'rateClass' | 'searchQuery'>
   route.searchQuery?.length ? [route.rateClass, 'search'] : [route.rateClass];
 
 /** One attempt against a limiter of `limit` points; past it, the 429 below. */
-export async function consumeOrThrow(limiter: RateLimiterMemory, key: string, limit: number): Promise<void> {
+export async function consumeOrThrow(limiter: RateLimiterAbstract, key: string, limit: number): Promise<void> {
   try {
     await limiter.consume(key);
   } catch (rejection) {

@@ -184,27 +184,23 @@ export class Broadcaster implements Module {
     for (const channel of names) {
       // Only to channels bound to this project: a bare name authorized for a same-named project
       // of another team never carries this one's events (docs/security.md, attack 3).
-      if (
-        this.server.registry.subscriberCount(channel) === 0 ||
-        this.server.registry.boundProject(channel) !== projectId
-      )
-        continue;
+      if (!this.server.occupied(channel, projectId)) continue;
       if (!isEncryptedChannel(channel)) {
         plain.push(channel);
         continue;
       }
       // Each encrypted channel has its own key, so its own ciphertext (and a fresh nonce).
       json ??= JSON.stringify(payload);
-      this.server.publish([channel], event, this.options.cipher.seal(channel, json));
+      this.server.publish([channel], event, this.options.cipher.seal(channel, json), undefined, projectId);
     }
-    if (plain.length > 0) this.server.publish(plain, event, payload);
+    if (plain.length > 0) this.server.publish(plain, event, payload, undefined, projectId);
   }
 
   /** Whether anyone listens on the topic's channels (allocates nothing: it runs per scan). */
   #anySubscriber(projectId: number, topic: ProjectTopic): boolean {
     const names = this.#channelsOf(projectId, topic);
     if (!names) return false;
-    for (const name of names) if (this.server.registry.subscriberCount(name) > 0) return true;
+    for (const name of names) if (this.server.occupied(name)) return true;
     return false;
   }
 

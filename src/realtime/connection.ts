@@ -1,5 +1,6 @@
 import type { WebSocket } from 'ws';
 import { JsonDepthError, MAX_JSON_DEPTH, parseJson } from '../json-depth.js';
+import { whenReady, type ChannelAdapter } from './adapter.js';
 import type { ChannelRegistry, Member } from './channels.js';
 import type { Admission } from './grants.js';
 import { writeFrames } from './fan-out.js';
@@ -45,6 +46,8 @@ export class Connection {
     readonly socketId: string,
     private readonly ws: WebSocket,
     private readonly registry: ChannelRegistry,
+    /** The channels' subscribers on other instances too (adapter.ts). */
+    private readonly adapter: ChannelAdapter,
     private readonly options: ConnectionOptions,
     private readonly hooks: ConnectionHooks,
   ) {}
@@ -188,20 +191,27 @@ export class Connection {
     }
     const { firstConnection } = this.registry.subscribe(channel, this, member, projectId);
     this.channels.add(channel);
-    if (kind === 'presence') {
-      const members = this.registry.members(channel);
-      // ids keep each id's type; hash keys are strings, as JSON object keys must be.
-      const presence = {
-        ids: members.map((m) => m.user_id),
-        hash: Object.fromEntries(members.map((m) => [String(m.user_id), m.user_info ?? null])),
-        count: members.length,
-      };
-      this.send(frame('pusher_internal:subscription_succeeded', { presence }, channel));
-      if (firstConnection)
-        this.registry.broadcast(channel, frame('pusher_internal:member_added', member!, channel), this.socketId);
-    } else {
-      this.send(frame('pusher_internal:subscription_succeeded', {}, channel));
-    }
+    // The local adapter answers at once; with several instances presence asks Redis first (adapter.ts).
+    whenReady(
+      this.adapter.joined(channel, member, firstConnection),
+      ({ members, announce }) => {
+        if (!this.channels.has(channel)) return; // left meanwhile
+        if (kind !== 'presence') {
+          this.send(frame('pusher_internal:subscription_succeeded', {}, channel));
+          return;
+        }
+        // ids keep each id's type; hash keys are strings, as JSON object keys must be.
+        const presence = {
+          ids: members.map((m) => m.user_id),
+          hash: Object.fromEntries(members.map((m) => [String(m.user_id), m.user_info ?? null])),
+          count: members.length,
+        };
+        this.send(frame('pusher_internal:subscription_succeeded', { presence }, channel));
+        if (announce)
+          this.adapter.send(channel, frame('pusher_internal:member_added', member!, channel), this.socketId);
+      },
+      (err) => this.hooks.log({ socketId: this.socketId, channel, err }, 'websocket subscription not completed'),
+    );
   }
 
   #authentic(channel: string, auth: unknown, channelData: string | undefined): boolean {
@@ -227,8 +237,14 @@ export class Connection {
     this.channels.delete(channel);
     this.hooks.left(channel);
     const { left } = this.registry.unsubscribe(channel, this.socketId);
-    if (left)
-      this.registry.broadcast(channel, frame('pusher_internal:member_removed', { user_id: left.user_id }, channel));
+    whenReady(
+      this.adapter.left(channel, left),
+      (announce) => {
+        if (announce && left)
+          this.adapter.send(channel, frame('pusher_internal:member_removed', { user_id: left.user_id }, channel));
+      },
+      (err) => this.hooks.log({ socketId: this.socketId, channel, err }, 'websocket member_removed not announced'),
+    );
   }
 
   #clientEvent(event: string, channel: unknown, data: unknown): void {
@@ -257,7 +273,7 @@ export class Connection {
     }
     const userId = channelKind(channel) === 'presence' ? this.registry.userOf(channel, this.socketId) : undefined;
     const text = frame(event, data ?? {}, channel, userId);
-    this.registry.broadcast(channel, text, this.socketId);
+    this.adapter.send(channel, text, this.socketId);
   }
 }
 

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Logger } from '../logger.js';
+import { LocalAdapter, type ChannelAdapter } from './adapter.js';
 import { ChannelRegistry } from './channels.js';
 import { Connection, type ConnectionOptions } from './connection.js';
 import { useWsSend } from './fan-out.js';
@@ -36,7 +37,6 @@ export interface RealtimeStats {
 
 export class PusherServer implements Module {
   readonly name = 'websocket';
-  readonly registry = new ChannelRegistry();
   readonly #connections = new Map<WebSocket, Connection>();
   readonly #bySocketId = new Map<string, Connection>();
   readonly #wss: WebSocketServer;
@@ -49,6 +49,10 @@ export class PusherServer implements Module {
     private readonly log: Logger,
     /** What /broadcasting/auth authorized each socket for; checked at subscribe (docs/security.md). */
     readonly grants: ChannelGrants,
+    /** This process's subscribers. */
+    readonly registry = new ChannelRegistry(),
+    /** Where the other instances' subscribers are reached: nowhere (one process) or through Redis (adapter.ts). */
+    readonly adapter: ChannelAdapter = new LocalAdapter(registry),
   ) {
     // No compression: frames are small, and a deflate context per socket costs memory (ws docs).
     this.#wss = new WebSocketServer({
@@ -119,7 +123,7 @@ export class PusherServer implements Module {
     }
 
     const socketId = newSocketId();
-    const connection = new Connection(socketId, ws, this.registry, this.options, {
+    const connection = new Connection(socketId, ws, this.registry, this.adapter, this.options, {
       messageIn: () => this.#messagesIn++,
       messagesOut: (n) => (this.#messagesOut += n),
       log: (fields, message) => this.log.info(fields, message),
@@ -150,13 +154,19 @@ export class PusherServer implements Module {
     );
   }
 
-  /** Publishes one event to channels; `except` skips the socket
-   * that caused it (Pusher's socket_id). Returns frames sent. */
-  publish(channels: readonly string[], event: string, data: unknown, except?: string): number {
+  /** Publishes one event to channels, on every instance (adapter.ts); `except` skips the socket that
+   * caused it (Pusher's socket_id), `projectId` skips channels bound to another project. */
+  publish(channels: readonly string[], event: string, data: unknown, except?: string, projectId?: number): void {
     const payload = typeof data === 'string' ? data : JSON.stringify(data);
-    let sent = 0;
-    for (const channel of channels) sent += this.registry.broadcast(channel, frame(event, payload, channel), except);
-    return sent;
+    for (const channel of channels) this.adapter.send(channel, frame(event, payload, channel), except, projectId);
+  }
+
+  /** Whether the channel has a subscriber here or on another instance; with `projectId`, one bound to that project. */
+  occupied(channel: string, projectId?: number): boolean {
+    const here =
+      this.registry.subscriberCount(channel) > 0 &&
+      (projectId === undefined || this.registry.boundProject(channel) === projectId);
+    return here || this.adapter.occupiedElsewhere(channel, projectId);
   }
 
   /** Ends a connection whose access ended: it leaves its channels now, is told why (pusher:error)

@@ -23,10 +23,13 @@ describe("the test run's check of the tools it needs", () => {
       'openssl (openssl)',
       'mosquitto-clients (mosquitto_pub, mosquitto_sub)',
       'socat (socat)',
+      'redis-server (redis-server)',
       `chromium (${join(bare, 'no-chromium')} (or set CHROMIUM_PATH))`,
     ])
       expect(run.stderr).toContain(pkg);
-    expect(run.stderr).toContain('apt-get update && apt-get install -y openssl mosquitto-clients socat chromium');
+    expect(run.stderr).toContain(
+      'apt-get update && apt-get install -y openssl mosquitto-clients socat redis-server chromium',
+    );
   });
 
   it('passes on this machine, which has them', () => {
@@ -40,7 +43,7 @@ describe("the test run's check of the tools it needs", () => {
     expect(pkg.scripts.test!.startsWith('node scripts/test-tools.mjs && ')).toBe(true);
     const readme = readFileSync('README.md', 'utf8');
     const ci = readFileSync('.ci/run', 'utf8');
-    for (const needed of ['openssl', 'mosquitto-clients', 'socat', 'chromium']) {
+    for (const needed of ['openssl', 'mosquitto-clients', 'socat', 'redis-server', 'chromium']) {
       expect(readme).toMatch(new RegExp(`apt-get install -y [^\\n]*\\b${needed}\\b`));
       expect(ci).toMatch(new RegExp(`apt-get install -y [^\\n]*\\b${needed}\\b`));
     }

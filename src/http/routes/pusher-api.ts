@@ -88,6 +88,8 @@ const members = z.object({
 
 export function pusherApiRoutes(deps: Pick<HttpDeps, 'config' | 'clock' | 'realtime'>): AnyRoute[] {
   const { server, credentials } = deps.realtime;
+  // Counts and members of every instance (realtime/adapter.ts): this process's alone on a box of one.
+  const { adapter } = server;
   const maxEventBytes = deps.config.pusher.maxEventBytes;
 
   const verify = (koa: Context, appId: string) => {
@@ -106,14 +108,18 @@ export function pusherApiRoutes(deps: Pick<HttpDeps, 'config' | 'clock' | 'realt
     if (problem) throw new AppError('invalid_signature', { detail: problem });
   };
   const encode = (data: unknown) => (typeof data === 'string' ? data : JSON.stringify(data));
-  const channelInfo = (name: string, wanted: string | undefined) => {
+  const channelInfo = async (name: string, wanted: string | undefined) => {
     const fields = new Set((wanted ?? '').split(',').map((f) => f.trim()));
     const out: Record<string, number> = {};
-    if (fields.has('subscription_count')) out.subscription_count = server.registry.subscriberCount(name);
-    if (fields.has('user_count') && channelKind(name) === 'presence')
-      out.user_count = server.registry.members(name).length;
+    const presence = fields.has('user_count') && channelKind(name) === 'presence';
+    if (!fields.has('subscription_count') && !presence) return out;
+    const counts = await adapter.counts(name);
+    if (fields.has('subscription_count')) out.subscription_count = counts.subscriptions;
+    if (presence) out.user_count = counts.users;
     return out;
   };
+  const infoOf = async (names: readonly string[], wanted: string | undefined) =>
+    Promise.all(names.map(async (c) => [c, await channelInfo(c, wanted)] as const));
   const publish = (channels: string[], name: string, data: unknown, socketId: string | undefined) => {
     const payload = encode(data);
     if (Buffer.byteLength(payload) > maxEventBytes) throw new AppError('payload_too_large', { limit: maxEventBytes });
@@ -142,7 +148,7 @@ export function pusherApiRoutes(deps: Pick<HttpDeps, 'config' | 'clock' | 'realt
         ...errors,
         413: { description: 'data over pusher.maxEventBytes', schema: error },
       },
-      handler: ({ params, body, koa }) => {
+      handler: async ({ params, body, koa }) => {
         verify(koa, params.appId);
         const channels = body.channels ?? [body.channel!];
         const problem = encryptedEventProblem(channels, body.data, {
@@ -151,9 +157,7 @@ export function pusherApiRoutes(deps: Pick<HttpDeps, 'config' | 'clock' | 'realt
         });
         if (problem) throw validationError(problem);
         publish(channels, body.name, body.data, body.socket_id);
-        return {
-          body: body.info ? { channels: Object.fromEntries(channels.map((c) => [c, channelInfo(c, body.info)])) } : {},
-        };
+        return { body: body.info ? { channels: Object.fromEntries(await infoOf(channels, body.info)) } : {} };
       },
     }),
     defineRoute({
@@ -169,7 +173,7 @@ export function pusherApiRoutes(deps: Pick<HttpDeps, 'config' | 'clock' | 'realt
         400: { description: "Also an event's data over pusher.maxEventBytes" },
         ...errors,
       },
-      handler: ({ params, body, koa }) => {
+      handler: async ({ params, body, koa }) => {
         verify(koa, params.appId);
         // Validate every event's size before publishing any, so a batch is all or nothing.
         for (const [i, e] of body.batch.entries()) {
@@ -183,7 +187,9 @@ export function pusherApiRoutes(deps: Pick<HttpDeps, 'config' | 'clock' | 'realt
         }
         for (const e of body.batch) publish([e.channel], e.name, e.data, e.socket_id);
         const wantsInfo = body.batch.some((e) => e.info);
-        return { body: wantsInfo ? { batch: body.batch.map((e) => channelInfo(e.channel, e.info)) } : {} };
+        return {
+          body: wantsInfo ? { batch: await Promise.all(body.batch.map((e) => channelInfo(e.channel, e.info))) } : {},
+        };
       },
     }),
     defineRoute({
@@ -198,12 +204,12 @@ export function pusherApiRoutes(deps: Pick<HttpDeps, 'config' | 'clock' | 'realt
         200: { description: '{channels: {name: {subscription_count?, user_count?}}}', schema: channelList },
         ...errors,
       },
-      handler: ({ params, query, koa }) => {
+      handler: async ({ params, query, koa }) => {
         verify(koa, params.appId);
-        const names = server.registry
-          .names()
-          .filter((n) => !query.filter_by_prefix || n.startsWith(query.filter_by_prefix));
-        return { body: { channels: Object.fromEntries(names.sort().map((n) => [n, channelInfo(n, query.info)])) } };
+        const names = (await adapter.channelNames()).filter(
+          (n) => !query.filter_by_prefix || n.startsWith(query.filter_by_prefix),
+        );
+        return { body: { channels: Object.fromEntries(await infoOf(names.sort(), query.info)) } };
       },
     }),
     defineRoute({
@@ -218,14 +224,10 @@ export function pusherApiRoutes(deps: Pick<HttpDeps, 'config' | 'clock' | 'realt
         200: { description: '{occupied, subscription_count?, user_count?}', schema: channelState },
         ...errors,
       },
-      handler: ({ params, query, koa }) => {
+      handler: async ({ params, query, koa }) => {
         verify(koa, params.appId);
-        return {
-          body: {
-            occupied: server.registry.subscriberCount(params.channelName) > 0,
-            ...channelInfo(params.channelName, query.info),
-          },
-        };
+        const { subscriptions } = await adapter.counts(params.channelName);
+        return { body: { occupied: subscriptions > 0, ...(await channelInfo(params.channelName, query.info)) } };
       },
     }),
     defineRoute({
@@ -244,11 +246,12 @@ export function pusherApiRoutes(deps: Pick<HttpDeps, 'config' | 'clock' | 'realt
         ...errors,
       },
       conditions: [{ code: 'validation_failed', when: 'the channel is not a presence channel' }],
-      handler: ({ params, koa }) => {
+      handler: async ({ params, koa }) => {
         verify(koa, params.appId);
         if (channelKind(params.channelName) !== 'presence')
           throw validationError({ channelName: ['only presence channels have users'] });
-        return { body: { users: server.registry.members(params.channelName).map((m) => ({ id: m.user_id })) } };
+        const members = await adapter.members(params.channelName);
+        return { body: { users: members.map((m) => ({ id: m.user_id })) } };
       },
     }),
   ];

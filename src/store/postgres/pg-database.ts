@@ -68,7 +68,6 @@ export interface RunResult {
 
 export class PgDatabase {
   readonly #client: Native;
-  readonly #statements = new Map<string, string>();
   #depth = 0;
   #writing = false;
   #readOnly = false;
