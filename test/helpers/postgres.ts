@@ -2,13 +2,15 @@ import { execFileSync } from 'node:child_process';
 import { chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+// @ts-expect-error a plain ES module of the scripts folder, without types
+import { postgresBin } from '../../scripts/test-tools.mjs';
 
 // A throwaway PostgreSQL for a test file (docs/decisions.md: the cloud on PostgreSQL): Debian's
 // postgresql package, initdb and pg_ctl in a temporary directory, listening on a Unix socket there
 // only (no TCP port to collide on). initdb and pg_ctl refuse root: they run as the postgres user
 // (runuser) when the tests do. fsync is off: the tests' data outlives no crash of the machine.
 
-const BIN = process.env.GATEHOUSE_PG_BIN ?? '/usr/lib/postgresql/15/bin';
+const BIN: string = (postgresBin as () => string | null)() ?? '/usr/lib/postgresql/15/bin';
 
 export interface Postgres {
   /** The directory of its Unix socket (libpq's host). */

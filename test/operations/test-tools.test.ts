@@ -24,11 +24,12 @@ describe("the test run's check of the tools it needs", () => {
       'mosquitto-clients (mosquitto_pub, mosquitto_sub)',
       'socat (socat)',
       'redis-server (redis-server)',
+      'postgresql (psql)',
       `chromium (${join(bare, 'no-chromium')} (or set CHROMIUM_PATH))`,
     ])
       expect(run.stderr).toContain(pkg);
     expect(run.stderr).toContain(
-      'apt-get update && apt-get install -y openssl mosquitto-clients socat redis-server chromium',
+      'apt-get update && apt-get install -y openssl mosquitto-clients socat redis-server postgresql libpq-dev chromium',
     );
   });
 
