@@ -1,9 +1,10 @@
 # syntax=docker/dockerfile:1
-# Multi-stage: native modules (better-sqlite3) are compiled in the build stage; the runtime
-# image carries only the bundle, production node_modules and the default config.
+# Multi-stage: native modules (better-sqlite3; pg-native against libpq, for a cloud on PostgreSQL)
+# are compiled in the build stage; the runtime image carries only the bundle, production
+# node_modules and the default config.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
-RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ libpq-dev && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
@@ -19,8 +20,8 @@ RUN npm run build && npm prune --omit=dev
 FROM node:20-bookworm-slim
 # node-hid (USB HID barcode scanners, docs/bridge.md) loads libudev at run time; without it HID is
 # reported off and serial readers still work. A reader also needs the container run with
-# --device /dev/hidraw0 (or /dev/ttyUSB0 for serial).
-RUN apt-get update && apt-get install -y --no-install-recommends libudev1 && rm -rf /var/lib/apt/lists/*
+# --device /dev/hidraw0 (or /dev/ttyUSB0 for serial). libpq5: a cloud on PostgreSQL (GATEHOUSE_DATABASE_URL).
+RUN apt-get update && apt-get install -y --no-install-recommends libudev1 libpq5 && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production \
     GATEHOUSE_DATA_DIR=/app/data
 WORKDIR /app
