@@ -14,8 +14,7 @@ import { createRequire } from 'node:module';
 import { delimiter, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-export const INSTALL =
-  'apt-get install -y openssl mosquitto-clients socat redis-server postgresql libpq-dev chromium';
+export const INSTALL = 'apt-get install -y openssl mosquitto-clients socat redis-server postgresql libpq-dev chromium';
 
 /** Each tool the tests run, and the Debian package it comes from. */
 const TOOLS = [

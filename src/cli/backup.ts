@@ -155,6 +155,10 @@ export async function runBackup(config: Readonly<Config>, args: string[]): Promi
     strict: true,
   });
   if (positionals.length !== 1) throw new CliError(`name one file to write the backup to: ${backupUsage}`);
+  if (config.databaseUrl)
+    throw new CliError(
+      "this cloud's store is PostgreSQL (databaseUrl): back it up with pg_dump or point-in-time recovery (docs/operations.md: PostgreSQL)",
+    );
   const started = performance.now();
   const source = join(resolve(config.dataDir), DB_FILE);
   const db = openSource(source, config.store.busyTimeoutMs);

@@ -198,7 +198,12 @@ export async function runCommand(
   const command = commands[`${group}:${action}`];
   if (!command) throw new CliError(`unknown command: ${group} ${action ?? ''}\n${usage}`);
   const store = new Store(
-    { dataDir: config.dataDir, synchronous: config.store.synchronous, busyTimeoutMs: config.store.busyTimeoutMs },
+    {
+      dataDir: config.dataDir,
+      synchronous: config.store.synchronous,
+      busyTimeoutMs: config.store.busyTimeoutMs,
+      databaseUrl: config.databaseUrl,
+    },
     log,
   );
   store.start();

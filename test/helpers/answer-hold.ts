@@ -10,6 +10,8 @@ import { createServer, type IncomingMessage, request, type Server, type ServerRe
 export interface HeldAnswer {
   method: string;
   path: string;
+  /** performance.now() when the request reached this hop: an answer to a request sent before a point can be told apart. */
+  sentAt: number;
   status: number;
   body: string;
 }
@@ -63,6 +65,7 @@ export class AnswerHold {
   }
 
   async #forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const sentAt = performance.now();
     try {
       const body = await read(req);
       const upstream = await new Promise<IncomingMessage>((resolve, reject) => {
@@ -75,6 +78,7 @@ export class AnswerHold {
       });
       const answer = await read(upstream);
       const seen: HeldAnswer = {
+        sentAt,
         method: req.method ?? 'GET',
         path: req.url ?? '/',
         status: upstream.statusCode ?? 502,

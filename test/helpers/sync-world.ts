@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { AnswerHold } from './answer-hold.js';
@@ -8,7 +8,10 @@ import { connectReader, type ReaderCredentials } from './mqtt.js';
 import { runGatehouse, type RunningProcess } from './process.js';
 import { PROCESS_ADMIN } from './process-appliance.js';
 import { TcpProxy } from './tcp-proxy.js';
-import { storeEnv } from './test-store.js';
+import { dumpDatabase, restoreDatabase, storeEnv } from './test-store.js';
+import Database from 'better-sqlite3';
+import { PgDatabase } from '../../src/store/postgres/pg-database.js';
+import { DB_FILE } from '../../src/store/database.js';
 
 // A cloud and its edges as real processes on loopback, each edge behind a TCP proxy of its own
 // (docs/sync.md, "What holds when venues do what they do to boxes"): kill -9 and restart any of them on the same data directory, cut or
@@ -26,6 +29,9 @@ const FAST_SYNC = {
 
 /** The preload that lets a test step one process's wall clock (test/fixtures/clock-step.cjs). */
 const CLOCK_STEP = resolve('test/fixtures/clock-step.cjs');
+
+/** A connection to a node's store, SQLite's or PostgreSQL's (the part of better-sqlite3 tests use). */
+export type StoreConnection = Pick<Database.Database, 'prepare' | 'close'>;
 
 export class Node {
   proc!: RunningProcess;
@@ -85,6 +91,47 @@ export class Node {
 
   get port(): number {
     return Number(new URL(this.url).port);
+  }
+
+  /** A backup of this node's store into `dir` (the node stopped): its data directory, and its database's dump. */
+  backupStore(dir: string): void {
+    cpSync(this.dataDir, dir, { recursive: true });
+    const url = this.env.GATEHOUSE_DATABASE_URL;
+    if (url) dumpDatabase(url, join(dir, 'database.dump'));
+  }
+
+  /** This node's store restored from backupStore's `dir` (the node stopped). */
+  restoreStore(dir: string): void {
+    rmSync(this.dataDir, { recursive: true, force: true });
+    cpSync(dir, this.dataDir, { recursive: true });
+    const url = this.env.GATEHOUSE_DATABASE_URL;
+    if (url) restoreDatabase(url, join(dir, 'database.dump'));
+  }
+
+  /** The environment a CLI command runs with on this node's store (its data directory, its database). */
+  get cliEnv(): Record<string, string> {
+    const url = this.env.GATEHOUSE_DATABASE_URL;
+    return {
+      GATEHOUSE_DATA_DIR: this.dataDir,
+      ...(url ? { GATEHOUSE_DATABASE_URL: url, GATEHOUSE_ROLE: 'cloud' } : {}),
+    };
+  }
+
+  /** Runs `fn` on a connection of this node's own store (its SQLite file, or its PostgreSQL
+   * database on the store under test): what a test reads or plants behind the appliance's back. */
+  withStore<T>(fn: (db: StoreConnection) => T, options: { readonly?: boolean } = {}): T {
+    const url = this.env.GATEHOUSE_DATABASE_URL;
+    const db = (url
+      ? new PgDatabase(url)
+      : new Database(join(this.dataDir, DB_FILE), {
+          readonly: options.readonly ?? true,
+          fileMustExist: true,
+        })) as unknown as StoreConnection;
+    try {
+      return fn(db);
+    } finally {
+      db.close();
+    }
   }
 
   async token(): Promise<string> {

@@ -28,3 +28,28 @@ export function storeEnv(env: Record<string, string | undefined>): Record<string
   if (!onPostgres() || env.GATEHOUSE_ROLE !== 'cloud' || env.GATEHOUSE_DATABASE_URL) return {};
   return { GATEHOUSE_DATABASE_URL: newDatabase() };
 }
+
+/** The socket directory and database of a URL newDatabase made (postgresql://postgres@/<name>?host=<dir>). */
+function parts(url: string): { host: string; name: string } {
+  const m = /^postgresql:\/\/postgres@\/([a-z0-9_]+)\?host=(.+)$/.exec(url);
+  if (!m) throw new Error(`not a database of the test PostgreSQL: ${url}`);
+  return { name: m[1]!, host: decodeURIComponent(m[2]!) };
+}
+
+/** A backup of a database of the test PostgreSQL, as an operator takes one (pg_dump, custom format). */
+export function dumpDatabase(url: string, file: string): void {
+  const { host, name } = parts(url);
+  execFileSync('pg_dump', ['-h', host, '-U', 'postgres', '-Fc', '-f', file, name], { stdio: 'pipe' });
+}
+
+/** The database made again from a backup (its connections must be gone: the cloud stopped). */
+export function restoreDatabase(url: string, file: string): void {
+  const { host, name } = parts(url);
+  const psql = (sql: string) =>
+    execFileSync('psql', ['-h', host, '-U', 'postgres', '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-c', sql], {
+      stdio: 'pipe',
+    });
+  psql(`DROP DATABASE ${name}`);
+  psql(`CREATE DATABASE ${name}`);
+  execFileSync('pg_restore', ['-h', host, '-U', 'postgres', '-d', name, file], { stdio: 'pipe' });
+}

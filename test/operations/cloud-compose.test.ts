@@ -10,7 +10,9 @@ import { loadConfig } from '../../src/config/load.js';
 
 type Service = { environment?: Record<string, string>; healthcheck?: { test: string[] }; build?: { context: string } };
 
-const compose = parse(readFileSync('deploy/cloud/compose.yaml', 'utf8'), { merge: true }) as { services: Record<string, Service> };
+const compose = parse(readFileSync('deploy/cloud/compose.yaml', 'utf8'), { merge: true }) as {
+  services: Record<string, Service>;
+};
 /** ${VAR:?message} / ${VAR:-default} as an operator's .env would fill them. */
 const filled = (value: string) =>
   value.replace(/\$\{([A-Z_]+)(?::[?-]([^}]*))?\}/g, (_w, name: string, fallback: string | undefined) =>

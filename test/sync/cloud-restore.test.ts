@@ -1,4 +1,4 @@
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,7 +18,8 @@ import {
 // behind the edge's cursors. The edge finds itself ahead, says so, uploads again what the cloud
 // lacks, and pulls everything again (dropping rows the cloud no longer has); a revocation and
 // an edit made on the restored cloud reach it. A cloud that only restarted changes nothing.
-// Real processes; the backup is a copy of the cloud's data directory taken while it was stopped.
+// Real processes; the backup is a copy of the cloud's data directory taken while it was stopped
+// (and, on PostgreSQL, its database's pg_dump, restored with pg_restore).
 
 const metric = (text: string, name: string) =>
   Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
@@ -50,7 +51,7 @@ describe('a cloud restored from a backup (processes)', () => {
     );
     // The backup: the cloud's data directory, copied while it is stopped.
     await world.cloud.stop();
-    cpSync(world.cloud.dataDir, backup, { recursive: true });
+    world.cloud.backupStore(backup);
     await world.restartCloud();
   }, 120_000);
   afterAll(async () => {
@@ -100,8 +101,7 @@ describe('a cloud restored from a backup (processes)', () => {
 
     // The cloud is restored from the backup: none of the edge's events, nor the rename, nor the ticket.
     await world.cloud.stop();
-    rmSync(world.cloud.dataDir, { recursive: true, force: true });
-    cpSync(backup, world.cloud.dataDir, { recursive: true });
+    world.cloud.restoreStore(backup);
     await world.restartCloud();
 
     const status = (

@@ -225,7 +225,7 @@ describe('edges and their issuers (a cloud process)', () => {
     const member = await staff();
     const edge = await issuedBy(await tokenOf(member.email, ['sync:edges']), 'cli');
     expect((await changes(edge.token)).status).toBe(200);
-    const cli = await runCli(['users', 'deactivate', member.email], { GATEHOUSE_DATA_DIR: cloud.dataDir });
+    const cli = await runCli(['users', 'deactivate', member.email], cloud.cliEnv);
     expect(cli.code, cli.stderr).toBe(0);
     expect((await changes(edge.token)).body).toEqual(SUSPENDED);
     expect(await listed(edge.id)).toMatchObject({ suspended_reason: 'issuer_lost_access' });

@@ -1,10 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { privateKeyObject, readSignedValue, signValue } from '../../src/credentials/signed-value.js';
 import { PROTOCOL_VERSION, SUPPORTED_PROTOCOLS } from '../../src/http/sync-protocol-version.js';
-import { DB_FILE } from '../../src/store/database.js';
 import { requester } from '../helpers/appliance.js';
 import { OlderCloud } from '../helpers/older-cloud.js';
 import { drained, type Edge, mqttReader, type Node, P, seedCloud, SyncWorld, until } from '../helpers/sync-world.js';
@@ -29,14 +26,10 @@ describe('sync protocol versions (processes)', () => {
     requester(cloud.url)(method, path, { token, headers: { 'Gatehouse-Sync-Protocol': version }, body });
   const entities = (res: { body: { data: { changes: { entity: string }[] } } }) =>
     new Set(res.body.data.changes.map((c) => c.entity));
-  const privateKeyOf = (keyId: number): string => {
-    const db = new Database(join(cloud.dataDir, DB_FILE), { readonly: true, fileMustExist: true });
-    try {
-      return db.prepare('SELECT private_key FROM credential_keys WHERE id = ?').pluck().get(keyId) as string;
-    } finally {
-      db.close();
-    }
-  };
+  const privateKeyOf = (keyId: number): string =>
+    cloud.withStore(
+      (db) => db.prepare('SELECT private_key FROM credential_keys WHERE id = ?').pluck().get(keyId) as string,
+    );
   /** A value signed with the project's signing key for a credential the cloud never issued. */
   const unissued = (credentialId: number) => {
     const claims = readSignedValue(ticket.value)!.claims;

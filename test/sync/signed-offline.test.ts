@@ -49,14 +49,10 @@ describe('signed credentials decided offline (processes)', () => {
     return { attendee, id: res.body.data.id as number, value: res.body.data.value as string };
   };
   /** A key's private part, as only the cloud holds it (read from its file: the test signs tokens it never issued). */
-  const privateKeyOf = (keyId: number): string => {
-    const db = new Database(join(cloud.dataDir, DB_FILE), { readonly: true, fileMustExist: true });
-    try {
-      return db.prepare('SELECT private_key FROM credential_keys WHERE id = ?').pluck().get(keyId) as string;
-    } finally {
-      db.close();
-    }
-  };
+  const privateKeyOf = (keyId: number): string =>
+    cloud.withStore(
+      (db) => db.prepare('SELECT private_key FROM credential_keys WHERE id = ?').pluck().get(keyId) as string,
+    );
   const claimsOf = (value: string): SignedClaims => readSignedValue(value)!.claims;
   const mqtt = async (value: string) => {
     const d = (await reader.scan(value)) as { access_granted: boolean; reason?: string; reason_detail?: string | null };

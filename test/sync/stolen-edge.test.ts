@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authString } from '../../src/realtime/protocol.js';
 import { requester } from '../helpers/appliance.js';
@@ -376,20 +375,23 @@ describe('an edge uploading what is not its own (processes)', () => {
   it('answers creates with the next free id of its own, never 500, when an id it would take is held', async () => {
     // A cloud whose block an upload filled before edges were held to theirs: a row at its last id.
     await world.cloud.stop();
-    const db = new Database(`${world.cloud.dataDir}/gatehouse.db`);
-    const projectA = db
-      .prepare(
-        "SELECT p.id FROM projects p JOIN teams t ON t.id = p.team_id WHERE t.slug = 'default' AND p.slug = 'default'",
-      )
-      .pluck()
-      .get() as number;
-    db.prepare(
-      "INSERT INTO attendees (id, project_id, first_name, last_name, status, extra, version, created_at, updated_at) VALUES (?, ?, 'Seeded', 'Clash', 'active', '{}', 0, 'now', 'now')",
-    ).run(BLOCK - 1, projectA);
-    db.prepare(
-      "INSERT INTO credentials (id, project_id, attendee_id, value, kind, status, version, created_at, updated_at) VALUES (?, ?, ?, 'SEEDED', 'barcode', 'active', 0, 'now', 'now')",
-    ).run(BLOCK - 1, projectA, BLOCK - 1);
-    db.close();
+    world.cloud.withStore(
+      (db) => {
+        const projectA = db
+          .prepare(
+            "SELECT p.id FROM projects p JOIN teams t ON t.id = p.team_id WHERE t.slug = 'default' AND p.slug = 'default'",
+          )
+          .pluck()
+          .get() as number;
+        db.prepare(
+          "INSERT INTO attendees (id, project_id, first_name, last_name, status, extra, version, created_at, updated_at) VALUES (?, ?, 'Seeded', 'Clash', 'active', '{}', 0, 'now', 'now')",
+        ).run(BLOCK - 1, projectA);
+        db.prepare(
+          "INSERT INTO credentials (id, project_id, attendee_id, value, kind, status, version, created_at, updated_at) VALUES (?, ?, ?, 'SEEDED', 'barcode', 'active', 0, 'now', 'now')",
+        ).run(BLOCK - 1, projectA, BLOCK - 1);
+      },
+      { readonly: false },
+    );
     await world.restartCloud();
     const ids = { attendees: new Set<number>(), credentials: new Set<number>() };
     for (const project of [P, B]) {

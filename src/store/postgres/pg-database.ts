@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import BetterSqlite3 from 'better-sqlite3';
 import { translate, translateSchema } from './dialect.js';
 
 // The cloud's store on PostgreSQL (docs/decisions.md: the cloud on PostgreSQL), behind the part of
@@ -22,7 +23,7 @@ interface Native {
   prepareSync(name: string, text: string, count: number): void;
   executeSync(name: string, values: unknown[]): Record<string, unknown>[];
   end(cb?: () => void): void;
-  pq: { cmdTuples(): string };
+  pq: { cmdTuples(): string; resultErrorFields(): { sqlState?: string } | null };
 }
 type NativeClass = new (options: {
   types: { getTypeParser(oid: number, format?: string): (v: string) => unknown };
@@ -110,7 +111,7 @@ export class PgDatabase {
     const { text, rowids } = sql.startsWith(PG_VERBATIM)
       ? { text: sql, rowids: new Map<string, string>() }
       : translateSchema(sql);
-    if (text.trim()) this.#client.querySync(text);
+    if (text.trim()) this.#sql(() => this.#client.querySync(text));
     for (const [table, column] of rowids) this.#numberRows(table, column);
     if (rowids.size > 0 || /\b(CREATE|ALTER|DROP)\b/i.test(text)) this.#readSchema();
     return this;
@@ -171,7 +172,9 @@ export class PgDatabase {
     const rowid = into ? (this.#rowids.get(into[1]!) ?? null) : null;
     const returningRowid = rowid && !/\bRETURNING\b/i.test(text) ? rowid : null;
     const name = `s${this.#prepared.size + 1}`;
-    this.#client.prepareSync(name, returningRowid ? `${text} RETURNING ${returningRowid}` : text, count);
+    this.#sql(() =>
+      this.#client.prepareSync(name, returningRowid ? `${text} RETURNING ${returningRowid}` : text, count),
+    );
     const entry = { name, names, count, returningRowid };
     this.#prepared.set(sql, entry);
     return entry;
@@ -190,9 +193,21 @@ export class PgDatabase {
       this.#client.querySync(`SELECT pg_advisory_xact_lock(${WRITE_LOCK})`);
       this.#writing = true;
     }
-    const rows = this.#client.executeSync(name, values);
+    const rows = this.#sql(() => this.#client.executeSync(name, values));
     const changes = Number(this.#client.pq.cmdTuples() || 0);
     return { rows, changes };
+  }
+
+  /** A statement's failure as better-sqlite3's (SqliteError and its code), so the services' handling of
+   * a constraint, a value the store refuses or a busy store is the one they have for SQLite. */
+  #sql<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (err) {
+      if (err instanceof BetterSqlite3.SqliteError) throw err;
+      const state = this.#client.pq.resultErrorFields()?.sqlState ?? '';
+      throw new BetterSqlite3.SqliteError((err as Error).message, sqliteCode(state));
+    }
   }
 
   #transaction<T>(fn: () => T, write: boolean): T {
@@ -342,12 +357,37 @@ export class PgStatement {
   }
 }
 
+/** A value bound as better-sqlite3 binds it: numbers, strings, bigints, buffers and null; anything
+ * else refused with its TypeError (the services treat that as a value the store cannot hold). */
 function param(v: unknown): unknown {
-  if (v === undefined) return null;
-  if (Buffer.isBuffer(v) || v instanceof Uint8Array) return `\\x${Buffer.from(v).toString('hex')}`;
+  if (v === undefined || v === null) return null;
+  if (typeof v === 'number' || typeof v === 'string') return v;
   if (typeof v === 'bigint') return v.toString();
-  return v;
+  if (Buffer.isBuffer(v) || v instanceof Uint8Array) return `\\x${Buffer.from(v).toString('hex')}`;
+  throw new TypeError('SQLite3 can only bind numbers, strings, bigints, buffers, and null');
 }
 
 /** Whether this store is PostgreSQL's (what reads a SQLite file in another thread cannot read it). */
 export const isPostgres = (db: unknown): boolean => db instanceof PgDatabase;
+
+/** SQLite's result code for a PostgreSQL SQLSTATE, as far as the services tell them apart. */
+function sqliteCode(state: string): string {
+  switch (state) {
+    case '23505':
+      return 'SQLITE_CONSTRAINT_UNIQUE';
+    case '23503':
+      return 'SQLITE_CONSTRAINT_FOREIGNKEY';
+    case '23502':
+      return 'SQLITE_CONSTRAINT_NOTNULL';
+    case '23514':
+      return 'SQLITE_CONSTRAINT_CHECK';
+    case '40001': // serialization failure
+    case '40P01': // deadlock
+    case '55P03': // lock not available
+      return 'SQLITE_BUSY';
+  }
+  if (state.startsWith('23')) return 'SQLITE_CONSTRAINT';
+  if (state.startsWith('22')) return 'SQLITE_MISMATCH'; // a value the column cannot hold
+  if (state === '57014') return 'SQLITE_BUSY_TIMEOUT'; // a statement or lock timeout
+  return 'SQLITE_ERROR';
+}
