@@ -15,6 +15,8 @@ import type { MqttBroker } from './mqtt/broker.js';
 import { createMqtt, type Mqtt } from './mqtt/wiring.js';
 import { buildServices, type ServiceOverrides, type Services } from './services.js';
 import { Store } from './store/database.js';
+import { PgNotifications } from './store/postgres/notifications.js';
+import type { PgDatabase } from './store/postgres/pg-database.js';
 
 // The composition root (docs/architecture.md): opens the store, builds the services
 // (services.ts) and the transports over them, and runs every long-lived part as one ordered
@@ -136,8 +138,20 @@ export class Gatehouse {
   #modules(s: Services, mqtt: Mqtt): Module[] {
     const list = this.#allModules(s, mqtt);
     if (!this.store.postgres) return list;
-    // A cloud on PostgreSQL: no SQLite file to checkpoint (docs/decisions.md: the cloud on PostgreSQL).
-    return list.filter((m) => !SQLITE_ONLY.has(m.name));
+    // A cloud on PostgreSQL (docs/decisions.md: the cloud on PostgreSQL): no SQLite file to
+    // checkpoint; other instances' commits heard as they happen, right after the poll that reads them.
+    const notices = new PgNotifications(
+      this.store.db as unknown as PgDatabase,
+      () => {
+        void s.access.externalChanges.poll();
+        s.bus.emit('feed.appended', { by: 'ingest' });
+      },
+      this.log.child({ module: 'postgres' }),
+    );
+    const kept = list.filter((m) => !SQLITE_ONLY.has(m.name));
+    const at = kept.findIndex((m) => m.name === 'external changes poll') + 1;
+    kept.splice(at, 0, module("other instances' commits", () => notices.start(), () => notices.stop()));
+    return kept;
   }
 
   #allModules(s: Services, mqtt: Mqtt): Module[] {

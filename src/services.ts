@@ -56,6 +56,7 @@ import { ChannelGrants } from './realtime/grants.js';
 import { registerRealtimeMetrics } from './realtime/metrics.js';
 import { PusherServer } from './realtime/server.js';
 import { Checkpointer } from './store/checkpointer.js';
+import { DELIVERY_LEASE, lease, type PgDatabase } from './store/postgres/pg-database.js';
 import type { Store } from './store/database.js';
 import { createVenue } from './venue/index.js';
 import { FailureThrottle, registerThrottleMetrics } from './webhooks/failure-throttle.js';
@@ -307,6 +308,8 @@ export function buildServices(
     deliveries,
     new Sender(policy, { timeoutMs: hook.timeoutMs, maxResponseBytes: hook.maxResponseBytes }),
     {
+      // Several instances on one PostgreSQL database: one delivers at a time (each delivery once, in order).
+      ...(store.postgres ? { delivers: lease(db as unknown as PgDatabase, DELIVERY_LEASE) } : {}),
       headerPrefix: hook.headerPrefix,
       concurrency: hook.concurrency,
       retrySchedule: hook.retrySchedule,

@@ -20,6 +20,10 @@ import type { SubscriptionRow, Subscriptions } from './subscriptions.js';
 // (changes by other processes, retries coming due).
 
 export interface DispatcherOptions {
+  /** Whether this process delivers now: several instances of a cloud on one database deliver from
+   * one of them at a time (store/postgres/pg-database.ts tryLease), so each delivery goes once and
+   * in order; absent: always. */
+  delivers?: () => boolean;
   headerPrefix: string;
   concurrency: number;
   retrySchedule: readonly number[];
@@ -149,7 +153,7 @@ export class Dispatcher implements Module {
   }
 
   #pump(): void {
-    if (this.#stopped) return;
+    if (this.#stopped || (this.options.delivers && !this.options.delivers())) return;
     for (const subscription of this.#subscriptions) {
       if (this.#running.size >= this.options.concurrency) return;
       if (this.#running.has(subscription.id)) continue;

@@ -1,4 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { PgNotifications } from '../../src/store/postgres/notifications.js';
+import { PgDatabase } from '../../src/store/postgres/pg-database.js';
 import { pino } from 'pino';
 import { Store } from '../../src/store/database.js';
 import { migrations } from '../../src/store/migrations.js';
@@ -44,5 +46,40 @@ describe('the store on PostgreSQL', () => {
     expect(readSnapshot(db, () => statement(db, 'SELECT count(*) FROM teams').pluck().get())).toBe(2);
     expect(statement(db, 'SELECT name FROM teams WHERE slug = @slug').get({ slug: 'b' })).toEqual({ name: 'B' });
     again.stop();
+  }, 60_000);
+
+  it("hears another instance's commits, not its own, and only once they commit", async () => {
+    const url = pg.database();
+    const a = new PgDatabase(url);
+    const b = new PgDatabase(url);
+    let heard = 0;
+    const notices = new PgNotifications(a, () => heard++, pino({ level: 'silent' }));
+    notices.start();
+    try {
+      // Listening once the connection is up (its LISTEN runs asynchronously).
+      await vi.waitFor(() => {
+        b.transaction(() => b.prepare('UPDATE gatehouse_schema SET version = version').run())();
+        expect(heard).toBeGreaterThan(0);
+      }, 10_000);
+      // The attempts' notices may still be on their way: counted once they are all in.
+      await new Promise((r) => setTimeout(r, 500));
+      const before = heard;
+      a.transaction(() => a.prepare('UPDATE gatehouse_schema SET version = version').run())(); // its own
+      expect(() =>
+        b.transaction(() => {
+          b.prepare('UPDATE gatehouse_schema SET version = version').run();
+          throw new Error('rolled back');
+        })(),
+      ).toThrow('rolled back');
+      b.prepare('SELECT 1').get(); // a read: no commit of a write
+      await new Promise((r) => setTimeout(r, 300));
+      expect(heard).toBe(before);
+      b.transaction(() => b.prepare('UPDATE gatehouse_schema SET version = version').run())();
+      await vi.waitFor(() => expect(heard).toBe(before + 1), 10_000);
+    } finally {
+      notices.stop();
+      a.close();
+      b.close();
+    }
   }, 60_000);
 });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import BetterSqlite3 from 'better-sqlite3';
 import { translate, translateSchema } from './dialect.js';
@@ -17,7 +18,7 @@ import { translate, translateSchema } from './dialect.js';
 // a read transaction is REPEATABLE READ, one snapshot, as SQLite's.
 
 /** pg-native's client, as far as this module uses it. */
-interface Native {
+export interface Native {
   connectSync(connection: string): void;
   querySync(text: string, values?: unknown[]): Record<string, unknown>[];
   prepareSync(name: string, text: string, count: number): void;
@@ -25,12 +26,15 @@ interface Native {
   end(cb?: () => void): void;
   pq: { cmdTuples(): string; resultErrorFields(): { sqlState?: string } | null };
 }
-type NativeClass = new (options: {
+export type NativeClass = new (options: {
   types: { getTypeParser(oid: number, format?: string): (v: string) => unknown };
 }) => Native;
 
 /** Marks SQL written for PostgreSQL already (a migration's own form): exec runs it untranslated. */
 export const PG_VERBATIM = '-- postgres\n';
+
+/** What every write transaction's commit is announced on (LISTEN/NOTIFY), with the writing instance's id. */
+export const CHANNEL = 'gatehouse_changes';
 
 /** The lock every write transaction takes first: one writer at a time across the cluster. */
 const WRITE_LOCK = 4_711_001;
@@ -49,7 +53,7 @@ const parsers: Record<number, (v: string) => unknown> = {
 const types = { getTypeParser: (oid: number) => parsers[oid] ?? ((v: string) => v) };
 
 let nativeClass: NativeClass | null = null;
-function native(): NativeClass {
+export function native(): NativeClass {
   if (!nativeClass) {
     try {
       nativeClass = createRequire(import.meta.url)('pg-native') as NativeClass;
@@ -78,6 +82,9 @@ export class PgDatabase {
   /** table → its primary key's columns; table → the column SQLite would number (INTEGER PRIMARY KEY). */
   #keys = new Map<string, string[]>();
   #rowids = new Map<string, string>();
+
+  /** This connection's instance, as its commits' notices name it: a notice of its own is not news. */
+  readonly instance = randomUUID();
 
   constructor(readonly name: string) {
     const Client = native();
@@ -151,6 +158,20 @@ export class PgDatabase {
     plain.deferred = run(false);
     return plain;
   }
+
+  /**
+   * Whether this connection holds the cluster-wide lease `key` (a session advisory lock): taken when
+   * free, held until this process's connection ends (a killed instance's lease is free at once).
+   * Work one instance at a time must do (the webhook dispatcher) runs where it is held.
+   */
+  tryLease(key: number): boolean {
+    if (this.#leases.has(key)) return true;
+    const got = this.#client.querySync('SELECT pg_try_advisory_lock($1) AS got', [key])[0]!.got === 1;
+    if (got) this.#leases.add(key);
+    return got;
+  }
+
+  readonly #leases = new Set<number>();
 
   close(): this {
     if (this.open) {
@@ -236,6 +257,8 @@ export class PgDatabase {
     this.#depth = 1;
     try {
       const result = fn();
+      // Delivered at the commit, to every other instance listening (postgres/notifications.ts).
+      if (this.#writing) this.#client.querySync(`SELECT pg_notify('${CHANNEL}', '${this.instance}')`);
       this.#client.querySync('COMMIT');
       return result;
     } catch (err) {
@@ -390,4 +413,21 @@ function sqliteCode(state: string): string {
   if (state.startsWith('22')) return 'SQLITE_MISMATCH'; // a value the column cannot hold
   if (state === '57014') return 'SQLITE_BUSY_TIMEOUT'; // a statement or lock timeout
   return 'SQLITE_ERROR';
+}
+
+/** The webhook dispatcher's lease (outgoing-webhooks/dispatcher.ts `delivers`). */
+export const DELIVERY_LEASE = 4_711_002;
+
+/** Whether this process holds `key`, asked of the database at most once a second while it does not. */
+export function lease(db: PgDatabase, key: number, everyMs = 1000): () => boolean {
+  let triedAt = Number.NEGATIVE_INFINITY;
+  let held = false;
+  return () => {
+    if (held) return true;
+    const now = performance.now();
+    if (now - triedAt < everyMs) return false;
+    triedAt = now;
+    held = db.tryLease(key);
+    return held;
+  };
 }
