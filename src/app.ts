@@ -150,7 +150,15 @@ export class Gatehouse {
     );
     const kept = list.filter((m) => !SQLITE_ONLY.has(m.name));
     const at = kept.findIndex((m) => m.name === 'external changes poll') + 1;
-    kept.splice(at, 0, module("other instances' commits", () => notices.start(), () => notices.stop()));
+    kept.splice(
+      at,
+      0,
+      module(
+        "other instances' commits",
+        () => notices.start(),
+        () => notices.stop(),
+      ),
+    );
     return kept;
   }
 
