@@ -7,6 +7,7 @@ import { createLogger } from './logger.js';
 import { runSimulator } from '../firmware-bridge/simulate.js';
 import { runPluginCommand } from './plugins/cli.js';
 import { runBackup } from './cli/backup.js';
+import { runCloudMigrate } from './cli/cloud-migrate.js';
 
 // The thin entry: argv, config, signals and exit codes. Everything else is in app.ts.
 
@@ -75,6 +76,11 @@ async function main(argv: string[]): Promise<number> {
   if (group === 'backup') {
     // Not a store command: it must not create, migrate or write the box's store (cli/backup.ts).
     print(await runBackup(config, rest.slice(1)));
+    return 0;
+  }
+  if (group === 'cloud') {
+    // Reads the stopped cloud's SQLite file, writes an empty PostgreSQL database (cli/cloud-migrate.ts).
+    print(await runCloudMigrate(config, rest.slice(1)));
     return 0;
   }
   if (group !== undefined) {

@@ -179,6 +179,7 @@ export const usage = `Usage: gatehouse [config flags]                 start the 
        gatehouse projects list
        gatehouse projects create --name N [--slug S] [--team SLUG] [--timezone TZ]
        gatehouse backup FILE [--force]               (docs/operations.md: backups)
+       gatehouse cloud migrate --to postgres://…     (docs/operations.md: moving a cloud to PostgreSQL)
        gatehouse bridge simulate --framing F [--url U] [--token T | --email E --password P] [--values a,b] [--access-point ID] [--reader R] [--interval-ms N] [--keep]
        gatehouse plugin init <dir> [--yes] [--name N]
        gatehouse plugin dev <dir> [--url U] [--token T | --email E --password P] [--team SLUG] [--project SLUG] [--port N] [--host H]

@@ -108,6 +108,11 @@ export class Node {
     if (url) restoreDatabase(url, join(dir, 'database.dump'));
   }
 
+  /** From its next start, this node's store is the PostgreSQL database at `url` (a cloud moved there). */
+  useDatabase(url: string): void {
+    this.env.GATEHOUSE_DATABASE_URL = url;
+  }
+
   /** The environment a CLI command runs with on this node's store (its data directory, its database). */
   get cliEnv(): Record<string, string> {
     const url = this.env.GATEHOUSE_DATABASE_URL;
