@@ -112,7 +112,12 @@ async function mqttLoop(
 }
 
 async function main(): Promise<void> {
-  const cloud = await start('cloud', { GATEHOUSE_ROLE: 'cloud' });
+  // BENCH_DATABASE_URL: the cloud on PostgreSQL (bench/cloud-scale.ts runs this bench on both stores).
+  const databaseUrl = process.env.BENCH_DATABASE_URL;
+  const cloud = await start('cloud', {
+    GATEHOUSE_ROLE: 'cloud',
+    ...(databaseUrl ? { GATEHOUSE_DATABASE_URL: databaseUrl } : {}),
+  });
   // The venue: a hall with an entry and an exit, 8 readers, a type, 1,000 scanning attendees.
   const { zone, entry, exit } = await seedVenue(cloud);
   for (let i = 1; i <= READERS; i++)

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { build } from 'esbuild';
 import { startApplianceProcess, stopProcess } from './appliance-process.js';
+import { PgDatabase } from '../src/store/postgres/pg-database.js';
 
 export const P = '/api/v1/projects/default/default';
 
@@ -16,6 +17,8 @@ export interface Node {
   url: string;
   dataDir: string;
   token: string;
+  /** Its store on PostgreSQL (a cloud), else null: its SQLite file under dataDir. */
+  databaseUrl?: string | null;
 }
 
 const procs: ChildProcess[] = [];
@@ -30,7 +33,7 @@ export async function startNode(name: string, env: Record<string, string>, nice?
   );
   procs.push(started.proc);
   dirs.push(started.dataDir);
-  return { name, ...started };
+  return { name, ...started, databaseUrl: env.GATEHOUSE_DATABASE_URL ?? null };
 }
 
 /** Kills what is still running and removes the data directories (the bench's finally). */
@@ -72,7 +75,9 @@ export async function seedVenue(cloud: Node): Promise<{ zone: number; entry: num
   return { zone, entry, exit };
 }
 
+/** A connection to the node's store: its SQLite file, or its PostgreSQL database (the same interface). */
 export function openDb(node: Node): Database.Database {
+  if (node.databaseUrl) return new PgDatabase(node.databaseUrl) as unknown as Database.Database;
   const db = new Database(join(node.dataDir, 'gatehouse.db'));
   db.pragma('busy_timeout = 10000');
   return db;
