@@ -12,9 +12,10 @@ import { cloudStateSchema, type CloudState, SENT_AT_HEADER } from './protocol.js
 // request carries the protocol version agreed at the hello and the edge's clock, and is given up
 // after sync.requestTimeoutMs (a long poll: after its wait plus that), so a black-holed link
 // (connections accepted, nothing answered) is offline, not waited on. TLS trusts the system's
-// CAs plus cloud.caFile. Every answer's server_time measures the clock offset (src/clock-offset.ts), long polls included: a
-// plain request's at the round trip's middle, a long poll's at its arrival less half the
-// latency of the last plain request (the cloud wrote its time when it answered, not when asked).
+// CAs plus cloud.caFile. Every answer's server_time measures the clock offset
+// (src/clock-offset.ts), long polls included: a plain request's at the round trip's middle, a
+// long poll's at its arrival less half the latency of the last plain request (the cloud wrote its
+// time when it answered, not when asked).
 //
 // The edge does not trust what answers (docs/sync.md: what the edge takes from its cloud): an
 // answer is read up to sync.maxAnswerBytes and no further (a declared length over it is refused

@@ -7,6 +7,7 @@ import { DB_FILE, type Database, migrate, redactedUrl } from '../store/database.
 import { migrations } from '../store/migrations.js';
 import { PgDatabase } from '../store/postgres/pg-database.js';
 import { CliError } from './cli-error.js';
+import { writeTransaction } from '../store/transactions.js';
 
 // `gatehouse cloud migrate --to postgres://…` (docs/operations.md: moving a cloud to PostgreSQL):
 // copies a stopped SQLite cloud into an empty PostgreSQL database, every row as it is: ids,
@@ -73,7 +74,7 @@ export async function runCloudMigrate(config: Readonly<Config>, args: string[]):
     const pg = target;
     let at = { table: '', row: 0 };
     try {
-      pg.transaction(() => {
+      writeTransaction(pg as unknown as Database, () => {
         for (const table of tables) {
           at = { table, row: 0 };
           if (singletons.has(table)) pg.prepare(`DELETE FROM ${table}`).run();
@@ -82,7 +83,7 @@ export async function runCloudMigrate(config: Readonly<Config>, args: string[]):
           if (landed !== copied[table])
             throw new Error(`${table}: ${copied[table]} rows read, ${landed} in PostgreSQL`);
         }
-      })();
+      });
     } catch (err) {
       throw new CliError(
         `the copy stopped at table ${at.table}, row ${at.row} (${(err as Error).message}); it was one transaction: nothing was kept in ${redactedUrl(values.to)}`,
@@ -102,7 +103,7 @@ export async function runCloudMigrate(config: Readonly<Config>, args: string[]):
   }
 }
 
-/** The store's tables, each after the tables its foreign keys name (a table naming itself is fine in one INSERT order by id). */
+/** The store's tables, each after the tables its foreign keys name (a table naming itself: rows in id order). */
 function tablesInOrder(db: BetterSqlite3.Database): string[] {
   const names = db
     .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")

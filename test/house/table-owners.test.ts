@@ -90,6 +90,12 @@ const DYNAMIC_WRITERS: Record<string, string> = {
   'src/venue/replica-rows.ts': "the edge replica's venue tables (checked against its list)",
 };
 
+/** Not writers of the domain's rows: store tools that name tables at run time. */
+const STORE_TOOLS: Record<string, string> = {
+  'src/cli/cloud-migrate.ts': 'gatehouse cloud migrate: every table copied as it is into an empty PostgreSQL database',
+  'src/store/postgres/dialect.ts': "translates the services' statements for PostgreSQL; runs none",
+};
+
 interface Write {
   verb: string;
   /** The table, or `${` / `' +` when it is named at run time. */
@@ -201,7 +207,8 @@ describe('table owners', () => {
       for (const w of tableWrites(text)) {
         const where = `${file}:${lineOf(text, w.at)}: ${w.verb} ${w.table}`;
         if (isDynamic(w)) {
-          if (!(file in DYNAMIC_WRITERS)) offenders.push(`${where} (a table named at run time)`);
+          if (!(file in DYNAMIC_WRITERS) && !(file in STORE_TOOLS))
+            offenders.push(`${where} (a table named at run time)`);
           continue;
         }
         const owner = OWNERS[w.table];

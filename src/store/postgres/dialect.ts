@@ -114,7 +114,7 @@ export function translate(sql: string, primaryKeys: (table: string) => readonly 
       const table = m[1]!;
       const columns = m[2]!.split(',').map((c) => c.trim());
       const key = primaryKeys(table);
-      if (!key) throw new Error(`INSERT OR REPLACE into ${table}: its primary key is not known`);
+      if (!key) throw new Error(`a replacing insert into ${table}: the table's primary key is not known`);
       const set = columns.filter((c) => !key.includes(c)).map((c) => `${c} = excluded.${c}`);
       text = `${text.replace(/^\s*INSERT\s+OR\s+REPLACE\s+INTO\b/i, 'INSERT INTO')} ON CONFLICT (${key.join(', ')}) DO ${set.length ? `UPDATE SET ${set.join(', ')}` : 'NOTHING'}`;
       text = moveReturningLast(text);
