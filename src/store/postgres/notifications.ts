@@ -33,8 +33,13 @@ export class PgNotifications {
   stop(): void {
     this.#stopped = true;
     if (this.#retry) clearTimeout(this.#retry);
-    this.#client?.end();
+    const client = this.#client as (Native & { _stopReading?: () => void }) | null;
     this.#client = null;
+    if (!client) return;
+    // The reader's poll handle is closed first and the connection a turn later: closing both at
+    // once (pg-native's end()) can trip libuv's assertion on the handle still closing.
+    client._stopReading?.();
+    setImmediate(() => client.end());
   }
 
   #connect(): void {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import BetterSqlite3 from 'better-sqlite3';
 import { translate, translateSchema } from './dialect.js';
+import { param, sqliteCode } from './sqlite-compat.js';
 
 // The cloud's store on PostgreSQL (docs/decisions.md: the cloud on PostgreSQL), behind the part of
 // better-sqlite3's interface the services use: prepare → run / get / all / iterate, pluck, raw;
@@ -382,54 +383,5 @@ export class PgStatement {
   }
 }
 
-/** A value bound as better-sqlite3 binds it: numbers, strings, bigints, buffers and null; anything
- * else refused with its TypeError (the services treat that as a value the store cannot hold). */
-function param(v: unknown): unknown {
-  if (v === undefined || v === null) return null;
-  if (typeof v === 'number' || typeof v === 'string') return v;
-  if (typeof v === 'bigint') return v.toString();
-  if (Buffer.isBuffer(v) || v instanceof Uint8Array) return `\\x${Buffer.from(v).toString('hex')}`;
-  throw new TypeError('SQLite3 can only bind numbers, strings, bigints, buffers, and null');
-}
-
 /** Whether this store is PostgreSQL's (what reads a SQLite file in another thread cannot read it). */
 export const isPostgres = (db: unknown): boolean => db instanceof PgDatabase;
-
-/** SQLite's result code for a PostgreSQL SQLSTATE, as far as the services tell them apart. */
-function sqliteCode(state: string): string {
-  switch (state) {
-    case '23505':
-      return 'SQLITE_CONSTRAINT_UNIQUE';
-    case '23503':
-      return 'SQLITE_CONSTRAINT_FOREIGNKEY';
-    case '23502':
-      return 'SQLITE_CONSTRAINT_NOTNULL';
-    case '23514':
-      return 'SQLITE_CONSTRAINT_CHECK';
-    case '40001': // serialization failure
-    case '40P01': // deadlock
-    case '55P03': // lock not available
-      return 'SQLITE_BUSY';
-  }
-  if (state.startsWith('23')) return 'SQLITE_CONSTRAINT';
-  if (state.startsWith('22')) return 'SQLITE_MISMATCH'; // a value the column cannot hold
-  if (state === '57014') return 'SQLITE_BUSY_TIMEOUT'; // a statement or lock timeout
-  return 'SQLITE_ERROR';
-}
-
-/** The webhook dispatcher's lease (outgoing-webhooks/dispatcher.ts `delivers`). */
-export const DELIVERY_LEASE = 4_711_002;
-
-/** Whether this process holds `key`, asked of the database at most once a second while it does not. */
-export function lease(db: PgDatabase, key: number, everyMs = 1000): () => boolean {
-  let triedAt = Number.NEGATIVE_INFINITY;
-  let held = false;
-  return () => {
-    if (held) return true;
-    const now = performance.now();
-    if (now - triedAt < everyMs) return false;
-    triedAt = now;
-    held = db.tryLease(key);
-    return held;
-  };
-}
