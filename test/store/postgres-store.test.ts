@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PgNotifications } from '../../src/store/postgres/notifications.js';
 import { PgDatabase } from '../../src/store/postgres/pg-database.js';
@@ -82,4 +84,26 @@ describe('the store on PostgreSQL', () => {
       b.close();
     }
   }, 60_000);
+
+  it('survives connections opened and closed with the garbage collector running between them', async () => {
+    // The process aborted in libuv when a closed connection's object was collected too soon.
+    await build({
+      entryPoints: ['test/fixtures/pg-connections.ts'],
+      outfile: 'dist/test-pg-connections.mjs',
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      packages: 'external',
+      logLevel: 'warning',
+    });
+    const url = pg.database();
+    const run = spawnSync(process.execPath, ['--expose-gc', 'dist/test-pg-connections.mjs', url, '150'], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    expect(run.stderr).not.toMatch(/Assertion/);
+    expect({ status: run.status, signal: run.signal }).toEqual({ status: 0, signal: null });
+    expect(JSON.parse(run.stdout)).toEqual({ closed: 150 });
+  }, 150_000);
 });

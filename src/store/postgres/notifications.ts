@@ -1,5 +1,6 @@
 import type { Logger } from '../../logger.js';
-import { CHANNEL, native, type Native, type PgDatabase } from './pg-database.js';
+import { endConnection, type Native, native } from './libpq.js';
+import { CHANNEL, type PgDatabase } from './pg-database.js';
 
 // Another instance's commits, heard as they happen (docs/decisions.md: the cloud on PostgreSQL).
 // Every write transaction of every instance ends with a notice on one channel (pg-database.ts);
@@ -33,13 +34,9 @@ export class PgNotifications {
   stop(): void {
     this.#stopped = true;
     if (this.#retry) clearTimeout(this.#retry);
-    const client = this.#client as (Native & { _stopReading?: () => void }) | null;
+    const client = this.#client;
     this.#client = null;
-    if (!client) return;
-    // The reader's poll handle is closed first and the connection a turn later: closing both at
-    // once (pg-native's end()) can trip libuv's assertion on the handle still closing.
-    client._stopReading?.();
-    setImmediate(() => client.end());
+    if (client) endConnection(client);
   }
 
   #connect(): void {
@@ -49,7 +46,9 @@ export class PgNotifications {
       Record<string, unknown>;
     this.#client = client;
     const again = (err: Error) => {
-      if (this.#stopped) return;
+      if (this.#stopped || this.#client !== client) return;
+      this.#client = null;
+      endConnection(client);
       this.log.warn({ err }, "listening for other instances' commits failed: trying again in a second");
       this.stats.reconnects++;
       this.#retry = setTimeout(() => this.#connect(), 1000);

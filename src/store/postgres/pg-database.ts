@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { createRequire } from 'node:module';
 import BetterSqlite3 from 'better-sqlite3';
 import { translate, translateSchema } from './dialect.js';
+import { endConnection, type Native, native } from './libpq.js';
 import { param, sqliteCode } from './sqlite-compat.js';
 
 // The cloud's store on PostgreSQL (docs/decisions.md: the cloud on PostgreSQL), behind the part of
@@ -17,19 +17,6 @@ import { param, sqliteCode } from './sqlite-compat.js';
 // transaction reads is still true when it writes, whichever instance runs it, so the numbering
 // the services do (change versions, ids) stays what it is on SQLite. Reads are not serialised:
 // a read transaction is REPEATABLE READ, one snapshot, as SQLite's.
-
-/** pg-native's client, as far as this module uses it. */
-export interface Native {
-  connectSync(connection: string): void;
-  querySync(text: string, values?: unknown[]): Record<string, unknown>[];
-  prepareSync(name: string, text: string, count: number): void;
-  executeSync(name: string, values: unknown[]): Record<string, unknown>[];
-  end(cb?: () => void): void;
-  pq: { cmdTuples(): string; resultErrorFields(): { sqlState?: string } | null };
-}
-export type NativeClass = new (options: {
-  types: { getTypeParser(oid: number, format?: string): (v: string) => unknown };
-}) => Native;
 
 /** Marks SQL written for PostgreSQL already (a migration's own form): exec runs it untranslated. */
 export const PG_VERBATIM = '-- postgres\n';
@@ -52,20 +39,6 @@ const parsers: Record<number, (v: string) => unknown> = {
   1700: Number, // numeric (SUM, AVG)
 };
 const types = { getTypeParser: (oid: number) => parsers[oid] ?? ((v: string) => v) };
-
-let nativeClass: NativeClass | null = null;
-export function native(): NativeClass {
-  if (!nativeClass) {
-    try {
-      nativeClass = createRequire(import.meta.url)('pg-native') as NativeClass;
-    } catch (err) {
-      throw new Error(
-        `PostgreSQL needs the pg-native package and libpq (Debian: libpq5; to build it, libpq-dev): ${(err as Error).message}`,
-      );
-    }
-  }
-  return nativeClass;
-}
 
 export interface RunResult {
   changes: number;
@@ -177,7 +150,7 @@ export class PgDatabase {
   close(): this {
     if (this.open) {
       this.open = false;
-      this.#client.end();
+      endConnection(this.#client);
     }
     return this;
   }
