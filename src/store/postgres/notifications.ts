@@ -17,7 +17,7 @@ interface Notice {
 
 export class PgNotifications {
   #client: (Native & NodeJS.EventEmitter & Record<string, unknown>) | null = null;
-  #stopped = false;
+  #connecting = false;
   #retry: NodeJS.Timeout | null = null;
   readonly stats = { heard: 0, reconnects: 0 };
 
@@ -32,11 +32,11 @@ export class PgNotifications {
   }
 
   stop(): void {
-    this.#stopped = true;
     if (this.#retry) clearTimeout(this.#retry);
     const client = this.#client;
     this.#client = null;
-    if (client) endConnection(client);
+    // A connection still being made (in libpq's thread) is ended once made, in #connect.
+    if (client && !this.#connecting) endConnection(client);
   }
 
   #connect(): void {
@@ -45,8 +45,9 @@ export class PgNotifications {
       NodeJS.EventEmitter &
       Record<string, unknown>;
     this.#client = client;
+    this.#connecting = true;
     const again = (err: Error) => {
-      if (this.#stopped || this.#client !== client) return;
+      if (this.#client !== client) return; // stopped, or already given up on
       this.#client = null;
       endConnection(client);
       this.log.warn({ err }, "listening for other instances' commits failed: trying again in a second");
@@ -56,10 +57,13 @@ export class PgNotifications {
     };
     client.on('error', (err: Error) => again(err));
     (client as unknown as { connect(url: string, cb: (err?: Error) => void): void }).connect(this.db.name, (err) => {
+      this.#connecting = false;
+      if (this.#client !== client) return endConnection(client); // stopped while connecting
       if (err) return again(err);
       (client as unknown as { query(text: string, cb: (err?: Error) => void): void }).query(
         `LISTEN ${CHANNEL}`,
         (error) => {
+          if (this.#client !== client) return;
           if (error) return again(error);
           // Only once connected: listening starts libpq's reader, which an unconnected client must not.
           client.on('notification', (notice: Notice) => {
