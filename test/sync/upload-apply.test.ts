@@ -19,10 +19,11 @@ import { UploadApply } from '../../sync/upload-apply.js';
 import { newDatabase, onPostgres } from '../helpers/test-store.js';
 
 // A batch applied in slices (docs/sync.md: limits), through the cloud's UploadApply into a real
-// store (a SQLite file, or PostgreSQL when the cloud's tests run there), two items a slice: the event loop turns between slices; a batch cut short (its
-// second slice refused by the store) keeps what its first slice stored, claims no feed position,
-// and sent again stores the rest once and then keeps its position; double entries are settled
-// across the cut as on the merged history. In one slice, an event sent twice is stored once.
+// store (a SQLite file, or PostgreSQL when the cloud's tests run there), two items a slice: the
+// event loop turns between slices; a batch cut short (its second slice refused by the store)
+// keeps what its first slice stored, claims no feed position, and sent again stores the rest once
+// and then keeps its position; double entries are settled across the cut as on the merged
+// history. In one slice, an event sent twice is stored once.
 
 const BASE = Date.parse('2026-06-01T18:00:00.000Z');
 
