@@ -7,11 +7,11 @@
 //      access events, one after the other, its own sync token) into one cloud instance on
 //      PostgreSQL, then into two on the same database (edges split between them):
 //        cloud_scale.<n>_instances_events_per_s     events stored per second, all edges together;
-//        cloud_scale.<n>_instances_upload_p99_ms    an upload request's answer time, p99;
+//        cloud_scale.<n>_instances_upload_p50_ms / _p99_ms  an upload request's answer time, median and p99;
 //        cloud_scale.<n>_instances_cpu_us_per_event the instances' CPU per event;
 //        cloud_scale.<n>_instances_machine_cpu_us_per_event the whole machine's (PostgreSQL included);
 //      and cloud_scale.two_over_one (target ≥ 1).
-// BENCH_QUICK=1: cloud-sync's quick sizes, 10 edges.
+// BENCH_QUICK=1: cloud-sync's quick sizes, 10 edges. BENCH_EDGES_ONLY=1: the simulated edges alone.
 import { execFileSync, spawn } from 'node:child_process';
 import { chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,6 +23,7 @@ import { cpuOf, line, machineBusy } from './process-stats.js';
 import { api, cleanUp, type Node, P, seedVenue, startNode } from './sync-bench.js';
 
 const quick = process.env.BENCH_QUICK === '1';
+const edgesOnly = process.env.BENCH_EDGES_ONLY === '1';
 const EDGES = quick ? 10 : 50;
 const BATCHES = quick ? 5 : 10;
 const BATCH = 200;
@@ -142,6 +143,7 @@ async function uploads(instances: Node[], tokens: string[], venue: { zone: numbe
   latencies.sort((a, b) => a - b);
   return {
     perSecond: events / seconds,
+    p50: latencies[Math.floor(latencies.length * 0.5)]!,
     p99: latencies[Math.floor(latencies.length * 0.99)]!,
     cpuUs: (cpu / events) * 1e6,
     machineUs: ((machineBusy() - machine0) / events) * 1e6,
@@ -151,8 +153,10 @@ async function uploads(instances: Node[], tokens: string[], venue: { zone: numbe
 const server = startServer();
 try {
   // 1. bench:cloud-sync on both stores, one after the other in this run.
-  const sqlite = await cloudSync({});
-  const postgres = await cloudSync({ BENCH_DATABASE_URL: server.url('cloud_sync') });
+  const sqlite = edgesOnly ? new Map<string, number>() : await cloudSync({});
+  const postgres = edgesOnly
+    ? new Map<string, number>()
+    : await cloudSync({ BENCH_DATABASE_URL: server.url('cloud_sync') });
   for (const [name, value] of sqlite) console.log(`${name}.sqlite: ${value}`);
   for (const [name, value] of postgres) console.log(`${name}.postgres: ${value}`);
   for (const name of ['sync.upload_100k_events_s', 'sync.pull_100k_attendees_s', 'sync.revocation_ms']) {
@@ -179,6 +183,7 @@ try {
     ['two', both],
   ] as const) {
     line(`cloud_scale.${n}_instances_events_per_s`, Math.round(r.perSecond), '/s');
+    line(`cloud_scale.${n}_instances_upload_p50_ms`, r.p50.toFixed(1), 'ms');
     line(`cloud_scale.${n}_instances_upload_p99_ms`, r.p99.toFixed(1), 'ms');
     line(`cloud_scale.${n}_instances_cpu_us_per_event`, r.cpuUs.toFixed(1), 'µs');
     line(`cloud_scale.${n}_instances_machine_cpu_us_per_event`, r.machineUs.toFixed(1), 'µs');

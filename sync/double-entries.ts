@@ -1,5 +1,6 @@
 import type { Database } from '../src/store/database.js';
 import { setDuplicateOf } from '../src/journal/access-event-rows.js';
+import { paddedRuns, places, rowsOf } from '../src/store/batches.js';
 import { statement } from '../src/store/statements.js';
 import type { SyncConflicts } from './conflicts.js';
 import type { SyncConflictResource } from '../src/resources/sync-conflict.js';
@@ -34,9 +35,6 @@ export interface Settled {
 }
 
 const COLUMNS = 'id, uuid, attendee_id, edge_id, movement, access_zone_id, effective_at, duplicate_of';
-/** A holder's history is their project's events, without those naming
- * what the project never held (upload-flags.ts: unknown_reference). */
-const OWN = "project_id = ? AND review IS NOT 'unknown_reference'";
 
 export class DoubleEntries {
   constructor(
@@ -47,33 +45,44 @@ export class DoubleEntries {
   /** Index support for the lookups by holder and time, and for a flagged
    * event's conflicts; only the cloud pays for them (created at start). */
   prepare(): void {
-    // A holder's movements in the cloud's time (effective_at: the scan time corrected by the edge's clock offset).
+    // A holder's movements in the cloud's time (effective_at: the scan time corrected by the edge's
+    // clock offset), ties by id: the id is SQLite's rowid, in its index already, and named for
+    // PostgreSQL's, whose index would otherwise read a holder's whole history to find one neighbour.
     this.db.exec('DROP INDEX IF EXISTS access_events_holder_time');
+    this.db.exec('DROP INDEX IF EXISTS access_events_holder_effective');
     this.db.exec(
-      'CREATE INDEX IF NOT EXISTS access_events_holder_effective ON access_events(attendee_id, effective_at) WHERE attendee_id IS NOT NULL AND granted = 1',
+      'CREATE INDEX IF NOT EXISTS access_events_holder_moves ON access_events(attendee_id, effective_at, id) WHERE attendee_id IS NOT NULL AND granted = 1',
     );
     this.db.exec(
       'CREATE INDEX IF NOT EXISTS sync_conflicts_event ON sync_conflicts(event_uuid) WHERE event_uuid IS NOT NULL',
     );
   }
 
-  /** The holder's granted movement just before (or after) the
-   * one at (effective time, id) in the project: ties by id. */
-  neighbour(projectId: number, attendeeId: number, at: string, id: number, side: 'before' | 'after'): Movement | null {
-    const sql =
-      side === 'before'
-        ? `SELECT ${COLUMNS} FROM access_events
-           WHERE attendee_id = ? AND granted = 1 AND movement IS NOT NULL AND ${OWN} AND (effective_at, id) < (?, ?) ORDER BY effective_at DESC, id DESC LIMIT 1`
-        : `SELECT ${COLUMNS} FROM access_events
-           WHERE attendee_id = ? AND granted = 1 AND movement IS NOT NULL AND ${OWN} AND (effective_at, id) > (?, ?) ORDER BY effective_at, id LIMIT 1`;
-    return (statement(this.db, sql).get(attendeeId, projectId, at, id) as Movement | undefined) ?? null;
+  /**
+   * Each holder's latest granted movement in the project stored before the run that begins with
+   * id `firstNew` (its effective time; holders with none are absent): an event of the run is
+   * followed by one of those exactly when that one's time is later (its id is smaller: a tie is
+   * not later). Scalar subqueries, so each holder is one read down the index whatever the
+   * planner thinks of the table's size (store/batches.ts).
+   */
+  latest(projectId: number, holders: readonly number[], firstNew: number): Map<number, string> {
+    const latest = new Map<number, string>();
+    for (const run of paddedRuns([...new Set(holders)]))
+      for (const row of statement(
+        this.db,
+        `WITH holders (holder) AS (VALUES ${rowsOf(run.length, '(CAST(? AS INTEGER))')})
+         SELECT holder, (SELECT x.effective_at FROM access_events x WHERE ${holderMoves('x', 'holder')} AND x.id < ?
+           ORDER BY x.effective_at DESC LIMIT 1) AS at FROM holders`,
+      ).all(...run, projectId, firstNew) as { holder: number; at: string | null }[])
+        if (row.at !== null) latest.set(row.holder, row.at);
+    return latest;
   }
 
   /**
    * Once the batch is stored: the flags of its movements (`arrivals`: granted movements of a
    * holder, with their effective time) and of the movement just after each, from the merged
-   * history. Per holder, one read of the window the batch's movements span, with the movement
-   * just before and just after it: each flag needs only its own predecessor, all in that window.
+   * history. Per holder, the window the batch's movements span with the movement just before and
+   * just after it: each flag needs only its own predecessor, all in that window.
    */
   settle(projectId: number, arrivals: readonly Arrival[]): Settled {
     const byHolder = new Map<number, Arrival[]>();
@@ -82,19 +91,11 @@ export class DoubleEntries {
       if (list) list.push(a);
       else byHolder.set(a.attendeeId, [a]);
     }
+    for (const own of byHolder.values()) own.sort(byTime);
+    const histories = this.#histories(projectId, byHolder);
     const settled: Settled = { flags: new Map(), conflicts: [] };
     for (const [holder, own] of byHolder) {
-      own.sort(byTime);
-      const first = own[0]!;
-      const last = own[own.length - 1]!;
-      const before = this.neighbour(projectId, holder, first.at, first.id, 'before');
-      const window = statement(
-        this.db,
-        `SELECT ${COLUMNS} FROM access_events WHERE attendee_id = ? AND granted = 1 AND movement IS NOT NULL AND ${OWN}
-           AND (effective_at, id) >= (?, ?) AND (effective_at, id) <= (?, ?) ORDER BY effective_at, id`,
-      ).all(holder, projectId, first.at, first.id, last.at, last.id) as Movement[];
-      const after = this.neighbour(projectId, holder, last.at, last.id, 'after');
-      const history = [...(before ? [before] : []), ...window, ...(after ? [after] : [])];
+      const history = histories.get(holder)!;
       const arrived = new Set(own.map((a) => a.id));
       for (let i = 0; i < history.length; i++) {
         const event = history[i]!;
@@ -119,13 +120,92 @@ export class DoubleEntries {
     }
     return settled;
   }
+
+  /**
+   * Each holder's history from the movement just before their first arrival to the one just after
+   * their last, in (effective_at, id) order, in a few statements for all holders (store/batches.ts):
+   * each holder's neighbours' ids and how many movements lie between the two arrivals; when those
+   * are the arrivals alone (the usual case), the window is what the batch stored; otherwise
+   * (another edge's movements uploaded in between) it is read.
+   */
+  #histories(projectId: number, byHolder: Map<number, Arrival[]>): Map<number, Movement[]> {
+    const spans = [...byHolder].map(([holder, own]) => {
+      const first = own[0]!;
+      const last = own[own.length - 1]!;
+      return [holder, first.at, first.id, last.at, last.id] as const;
+    });
+    const found = new Map<number, { before_id: number | null; after_id: number | null; inside: number }>();
+    for (const run of paddedRuns(spans))
+      for (const row of statement(this.db, SPANS_SQL(run.length)).all(
+        ...run.flat(),
+        projectId,
+        projectId,
+        projectId,
+      ) as {
+        holder: number;
+        before_id: number | null;
+        after_id: number | null;
+        inside: number;
+      }[])
+        found.set(row.holder, row);
+    const neighbours = new Map<number, Movement>();
+    const ids = [...found.values()].flatMap((f) => [f.before_id, f.after_id]).filter((id): id is number => id !== null);
+    for (const run of paddedRuns(ids))
+      for (const row of statement(
+        this.db,
+        `SELECT ${COLUMNS} FROM access_events WHERE id IN ${places(run.length)}`,
+      ).all(...run) as Movement[])
+        neighbours.set(row.id, row);
+    const histories = new Map<number, Movement[]>();
+    for (const [holder, own] of byHolder) {
+      const { before_id: before, after_id: after, inside } = found.get(holder)!;
+      const first = own[0]!;
+      const last = own[own.length - 1]!;
+      const window =
+        inside === own.length
+          ? own.map((a) => a.stored)
+          : (statement(
+              this.db,
+              `SELECT ${COLUMNS} FROM access_events WHERE ${holderMoves('access_events', '?')}
+                 AND (effective_at, id) >= (?, ?) AND (effective_at, id) <= (?, ?) ORDER BY effective_at, id`,
+            ).all(holder, projectId, first.at, first.id, last.at, last.id) as Movement[]);
+      histories.set(holder, [
+        ...(before !== null ? [neighbours.get(before)!] : []),
+        ...window,
+        ...(after !== null ? [neighbours.get(after)!] : []),
+      ]);
+    }
+    return histories;
+  }
 }
+
+/** A holder's granted movements in the project, less those naming what the project never held
+ * (upload-flags.ts: unknown_reference): `alias`'s rows of the holder `holder` (a column or `?`),
+ * then a `?` for the project. */
+const holderMoves = (alias: string, holder: string): string =>
+  `${alias}.attendee_id = ${holder} AND ${alias}.granted = 1 AND ${alias}.movement IS NOT NULL AND ${alias}.project_id = ? AND ${alias}.review IS NOT 'unknown_reference'`;
+
+/** `n` holders' spans (holder, first at, first id, last at, last id), then the project id three
+ * times → per holder: the id of the movement just before the span and just after it, and how
+ * many lie within it. */
+const SPANS_SQL = (n: number): string =>
+  `WITH spans (holder, first_at, first_id, last_at, last_id) AS (VALUES ${rowsOf(n, '(CAST(? AS INTEGER), ?, CAST(? AS INTEGER), ?, CAST(? AS INTEGER))')})
+   SELECT s.holder,
+     (SELECT x.id FROM access_events x WHERE ${holderMoves('x', 's.holder')} AND (x.effective_at, x.id) < (s.first_at, s.first_id)
+       ORDER BY x.effective_at DESC, x.id DESC LIMIT 1) AS before_id,
+     (SELECT x.id FROM access_events x WHERE ${holderMoves('x', 's.holder')} AND (x.effective_at, x.id) > (s.last_at, s.last_id)
+       ORDER BY x.effective_at, x.id LIMIT 1) AS after_id,
+     (SELECT COUNT(*) FROM access_events x WHERE ${holderMoves('x', 's.holder')}
+       AND (x.effective_at, x.id) >= (s.first_at, s.first_id) AND (x.effective_at, x.id) <= (s.last_at, s.last_id)) AS inside
+   FROM spans s`;
 
 /** A stored granted movement of a holder, as the batch put it: its access event id and effective time. */
 export interface Arrival {
   id: number;
   attendeeId: number;
   at: string;
+  /** The row as the batch stored it (not flagged yet). */
+  stored: Movement;
 }
 
 const byTime = (x: Arrival, y: Arrival) => (x.at < y.at ? -1 : x.at > y.at ? 1 : x.id - y.id);

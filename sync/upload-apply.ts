@@ -9,7 +9,7 @@ import { outboxEntryOf } from '../src/feed/catalogue.js';
 import {
   flagDeletedReference,
   flagReview,
-  insertUploadedEvent,
+  insertUploadedEvents,
   markCounted,
 } from '../src/journal/access-event-rows.js';
 import type { Database } from '../src/store/database.js';
@@ -18,6 +18,7 @@ import type { NewConflict, SyncConflicts } from './conflicts.js';
 import { type Arrival, DoubleEntries } from './double-entries.js';
 import type { UploadBody, UploadedAccessEvent } from './protocol.js';
 import { UploadChanges } from './upload-changes.js';
+import { changesFirst, storedMovement, uploadedEventRow } from './uploaded-events.js';
 import {
   deletedReferenceColumn,
   deletedReferenceConflict,
@@ -35,9 +36,10 @@ import type { SyncConflictResource } from '../src/resources/sync-conflict.js';
 // one already known is history, not presence (an exit uploaded before the entry it follows leaves
 // the entry uncounted), and never into a zone the cloud deleted meanwhile: such an event is kept
 // and flagged (upload-flags.ts). Double entries are worked out once each slice is in, for its
-// movements and the ones just after them (double-entries.ts). After each slice's commit, its new
-// events are announced once on the bus (WebSocket; the payload: access-event-payload.ts); outgoing
-// webhooks read them from access_events like any other.
+// movements and the ones just after them (double-entries.ts). A slice's access events are stored
+// and looked up together, a few statements for the lot (docs/sync.md: limits), then worked out in
+// order as if stored one by one. After each slice's commit, its new events are announced once on
+// the bus (WebSocket; access-event-payload.ts); outgoing webhooks read them from access_events.
 
 interface Flags {
   duplicate_of: string | null;
@@ -50,15 +52,6 @@ interface Flags {
 interface Arrivals {
   movements: Arrival[];
   flags: Map<number, Flags>;
-}
-
-/**
- * A batch's change items before its access events: an event may name a walk-in the same batch
- * creates, and the edge's feed orders the two by its clock, which a step back can invert. Every
- * change is dated on its own, so nothing else depends on the order.
- */
-function changesFirst(items: UploadBody['items']): UploadBody['items'] {
-  return [...items.filter((i) => i.kind === 'change'), ...items.filter((i) => i.kind === 'access')];
 }
 
 export interface UploadOutcome {
@@ -179,20 +172,26 @@ export class UploadApply {
             next - from < sliceItems &&
             (next === from || performance.now() - started < sliceMs)
           ) {
-            const item = items[next++]!;
-            const result =
-              item.kind === 'access'
-                ? this.#access(edge, projectId, item, body.clock, now, announce, undo, arrivals, work)
-                : this.#changes.apply(edge, projectId, item, now, announce, work);
+            const item = items[next]!;
+            if (item.kind === 'access') {
+              // The run of access events up to the slice's end, stored at once (#accessRun).
+              let end = next;
+              const limit = Math.min(items.length, from + sliceItems);
+              while (end < limit && items[end]!.kind === 'access') end++;
+              const run = items.slice(next, end) as UploadedAccessEvent[];
+              next = end;
+              const fresh = this.#accessRun(edge, projectId, run, body.clock, now, announce, undo, arrivals, work);
+              counts.accepted += fresh;
+              counts.duplicates += run.length - fresh;
+              continue;
+            }
+            next++;
+            const result = this.#changes.apply(edge, projectId, item, now, announce, work);
             const fresh = result !== false;
             if (fresh) counts.accepted++;
             else counts.duplicates++;
             if (result === 'refused') counts.refused++;
-            if (
-              fresh &&
-              item.kind === 'change' &&
-              (item.event.startsWith('attendee.') || item.event.startsWith('credential.'))
-            )
+            if (fresh && (item.event.startsWith('attendee.') || item.event.startsWith('credential.')))
               venueChanged = true;
           }
           this.#settleDoubles(projectId, arrivals, announce, work);
@@ -218,46 +217,66 @@ export class UploadApply {
     return next;
   }
 
-  #access(
+  /**
+   * A run of access events, each stored once (by uuid) in a few statements for the lot, then each
+   * new one worked out in order as if stored alone: an event's presence move needs no later stored
+   * movement of its holder, from before the run (DoubleEntries#latest) or earlier in it. Answers
+   * how many were new.
+   */
+  #accessRun(
     edge: EdgeRow,
     projectId: number,
-    e: UploadedAccessEvent,
+    run: readonly UploadedAccessEvent[],
     clock: UploadBody['clock'],
     now: string,
     announce: Emit[],
     undo: (() => void)[],
     arrivals: Arrivals,
     work: Work,
+  ): number {
+    const stored = insertUploadedEvents(
+      this.db,
+      run.map((e) => uploadedEventRow(e, projectId, edge.id, now, clock)),
+    );
+    if (stored.size === 0) return 0;
+    const holders = run.flatMap((e) =>
+      e.granted && e.movement !== null && e.attendee_id !== null ? [e.attendee_id] : [],
+    );
+    const latest = this.#doubles.latest(projectId, holders, Math.min(...[...stored.values()].map((r) => r.id)));
+    this.#flags.lookUpHolders(projectId, run);
+    const moved: [number, number | null][] = [];
+    let fresh = 0;
+    for (const e of run) {
+      const row = stored.get(e.uuid);
+      if (!row) continue; // stored before (a batch sent again), or earlier in this run
+      stored.delete(e.uuid);
+      fresh++;
+      const own = this.#access(edge, projectId, e, row, latest, now, announce, undo, arrivals, moved, work);
+      // A later event of the holder's now stored, for the ones after it in the run.
+      if (own && e.granted && e.attendee_id !== null && e.movement !== null) {
+        const before = latest.get(e.attendee_id);
+        if (before === undefined || row.effective_at > before) latest.set(e.attendee_id, row.effective_at);
+      }
+    }
+    markCounted(this.db, moved);
+    return fresh;
+  }
+
+  /** A new access event's flags, presence move and announcement. Answers whether it is its
+   * holder's project's history (not an unknown_reference). */
+  #access(
+    edge: EdgeRow,
+    projectId: number,
+    e: UploadedAccessEvent,
+    { id, effective_at: at }: { id: number; effective_at: string },
+    latest: Map<number, string>,
+    now: string,
+    announce: Emit[],
+    undo: (() => void)[],
+    arrivals: Arrivals,
+    moved: [number, number | null][],
+    work: Work,
   ): boolean {
-    // Stored first (once: the uuid is unique, so a batch sent again stores nothing new); what it
-    // changes is worked out only for a new row. Its clock: the offset and state the edge stamped on
-    // it (a null offset: never measured), or the batch's when the edge stamped none.
-    const offset = e.clock_offset_ms !== undefined ? e.clock_offset_ms : clock.offset_ms;
-    const synchronised = e.clock_synchronised !== undefined ? e.clock_synchronised : clock.synchronised;
-    const stored = insertUploadedEvent(this.db, {
-      uuid: e.uuid,
-      projectId,
-      accessPointId: e.access_point_id,
-      accessZoneId: e.access_zone_id,
-      readerId: e.reader_id,
-      credentialId: e.credential_id,
-      credentialValue: e.credential_value,
-      attendeeId: e.attendee_id,
-      granted: e.granted,
-      reason: e.reason,
-      reasonDetail: e.reason_detail ?? null,
-      movement: e.movement,
-      scannedAt: e.scanned_at,
-      decidedAt: e.decided_at,
-      source: e.source,
-      edgeId: edge.id,
-      uploadedAt: now,
-      clockOffsetMs: offset,
-      clockSynchronised: synchronised,
-      offlineVerified: e.offline_verified ?? false,
-    });
-    if (!stored) return false;
-    const { id, effective_at: at } = stored;
     const flags: Flags = { duplicate_of: null, review: null, deleted_reference: null };
     const conflicts: SyncConflictResource[] = [];
     const gone = this.#flags.goneReferences(projectId, e);
@@ -274,7 +293,7 @@ export class UploadApply {
       flagReview(this.db, id, flags.review);
       conflicts.push(this.#raise(projectId, unknownReferenceConflict(edge.id, e, unknown), work));
       announce.push(() => this.#announce(projectId, edge, e, now, flags, false, null, conflicts, false));
-      return true;
+      return false;
     }
     const zoneGone = gone.some((g) => g.entity === 'access_zone');
     let counted = false;
@@ -282,12 +301,13 @@ export class UploadApply {
     if (e.granted && e.attendee_id !== null && e.movement !== null && e.access_zone_id !== null) {
       // Presence follows the holder's latest movement on the cloud's
       // clock, and never into (or out of) a zone the cloud no longer has.
-      if (!zoneGone && !this.#doubles.neighbour(projectId, e.attendee_id, at, id, 'after')) {
+      const later = latest.get(e.attendee_id);
+      if (!zoneGone && (later === undefined || later <= at)) {
         const { attendee_id: attendeeId, access_zone_id: zoneId, movement } = e;
         const move = this.occupancy.move(attendeeId, zoneId, movement); // the engine's rule (occupancy.ts)
         undo.push(() => this.occupancy.unmove(attendeeId, zoneId, movement, move));
         ({ counted, fromZoneId } = move);
-        if (counted) markCounted(this.db, id, fromZoneId);
+        if (counted) moved.push([id, fromZoneId]);
       }
       const review = e.movement === 'in' ? this.#flags.review(projectId, e, at) : null; // letting someone out needs no review
       if (review) {
@@ -309,7 +329,7 @@ export class UploadApply {
       }
     }
     if (e.granted && e.attendee_id !== null && e.movement !== null) {
-      arrivals.movements.push({ id, attendeeId: e.attendee_id, at });
+      arrivals.movements.push({ id, attendeeId: e.attendee_id, at, stored: storedMovement(id, e, edge.id, at) });
       arrivals.flags.set(id, flags);
     }
     announce.push(() => this.#announce(projectId, edge, e, now, flags, counted, fromZoneId, conflicts, true));

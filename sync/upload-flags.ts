@@ -1,5 +1,6 @@
 import type { VenueIndex } from '../src/access/venue-index.js';
 import type { Database } from '../src/store/database.js';
+import { paddedRuns, rowsOf } from '../src/store/batches.js';
 import { statement } from '../src/store/statements.js';
 import type { NewConflict } from './conflicts.js';
 import type { UploadedAccessEvent } from './protocol.js';
@@ -46,6 +47,8 @@ const REFERENCES = [
 export class UploadFlags {
   /** Per batch: references found gone, so a backlog at one deleted door looks its tombstone up once. */
   #gone = new Map<string, GoneReference | null>();
+  /** Per slice: holders and tickets found in their project's rows (true) or not (false), looked up at once. */
+  #held = new Map<string, boolean>();
 
   constructor(
     private readonly db: Database,
@@ -56,6 +59,33 @@ export class UploadFlags {
   /** A new batch: the project's rows may have changed since the last one. */
   begin(): void {
     this.#gone.clear();
+    this.#held.clear();
+  }
+
+  /**
+   * The holders and tickets `events` name, looked up in their project's rows at once, a statement
+   * per table (store/batches.ts), for unknownReferences: the rows an event names are the cloud's,
+   * so this holds for the rest of the slice (its access events add none).
+   */
+  lookUpHolders(projectId: number, events: readonly UploadedAccessEvent[]): void {
+    for (const ref of HOLDER_REFERENCES) {
+      const ids = [...new Set(events.map((e) => e[ref.column]).filter((id): id is number => id !== null))];
+      for (const run of paddedRuns(ids)) {
+        // Scalar subqueries: one primary-key read per id, whatever the planner thinks of the table's size.
+        const found = new Set(
+          (
+            statement(
+              this.db,
+              `WITH ids (id) AS (VALUES ${rowsOf(run.length, '(CAST(? AS INTEGER))')})
+               SELECT id, (SELECT 1 FROM ${ref.table} t WHERE t.id = ids.id AND t.project_id = ?) AS held FROM ids`,
+            ).all(...run, projectId) as { id: number; held: number | null }[]
+          )
+            .filter((r) => r.held !== null)
+            .map((r) => r.id),
+        );
+        for (const id of run) this.#held.set(`${projectId}:${ref.entity}:${id}`, found.has(id));
+      }
+    }
   }
 
   /** The event's reader, access point and zone that this project does not have, in that order. */
@@ -98,7 +128,11 @@ export class UploadFlags {
     for (const ref of HOLDER_REFERENCES) {
       const id = e[ref.column];
       if (id === null) continue;
-      if (statement(this.db, `SELECT 1 FROM ${ref.table} WHERE id = ? AND project_id = ?`).get(id, projectId)) continue;
+      const held =
+        this.#held.get(`${projectId}:${ref.entity}:${id}`) ??
+        statement(this.db, `SELECT 1 FROM ${ref.table} WHERE id = ? AND project_id = ?`).get(id, projectId) !==
+          undefined;
+      if (held) continue;
       if (
         statement(this.db, 'SELECT 1 FROM tombstones WHERE project_id = ? AND entity = ? AND entity_id = ?').get(
           projectId,

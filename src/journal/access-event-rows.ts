@@ -1,4 +1,5 @@
 import type { Database } from '../store/database.js';
+import { paddedRuns, places, powerOfTwoRuns, rowsOf } from '../store/batches.js';
 import { statement } from '../store/statements.js';
 
 // access_events' only writer (test/house/table-owners.test.ts): the rows the journal's ingest
@@ -39,39 +40,49 @@ export interface UploadedEventRow {
   offlineVerified: boolean;
 }
 
-/** Stores an uploaded event once (its uuid is unique), not counted and unflagged; answers its id and effective
- * time, or undefined when it was already stored. */
-export function insertUploadedEvent(
+const UPLOADED_COLUMNS = `uuid, project_id, access_point_id, access_zone_id, reader_id, credential_id, credential_value, attendee_id, granted, reason, reason_detail, movement,
+  counted, from_zone_id, scanned_at, decided_at, source, request_key, edge_id, uploaded_at, clock_offset_ms, clock_unsynchronised, duplicate_of, review, offline_verified`;
+const UPLOADED_ROW = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, NULL, ?, ?, ?, NULL, ?, ?, ?, ?, NULL, NULL, ?)';
+
+/**
+ * Stores uploaded events once each (a uuid is unique: one stored before, or earlier in `rows`,
+ * stores nothing), not counted and unflagged, in `rows`' order, a few statements for the lot
+ * (store/batches.ts). Answers each new row's id and effective time by uuid.
+ */
+export function insertUploadedEvents(
   db: Database,
-  e: UploadedEventRow,
-): { id: number; effective_at: string } | undefined {
-  return statement(
-    db,
-    `INSERT INTO access_events (uuid, project_id, access_point_id, access_zone_id, reader_id, credential_id, credential_value, attendee_id, granted, reason, reason_detail, movement,
-         counted, from_zone_id, scanned_at, decided_at, source, request_key, edge_id, uploaded_at, clock_offset_ms, clock_unsynchronised, duplicate_of, review, offline_verified)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, NULL, ?, ?, ?, NULL, ?, ?, ?, ?, NULL, NULL, ?) ON CONFLICT (uuid) DO NOTHING RETURNING id, effective_at`,
-  ).get(
-    e.uuid,
-    e.projectId,
-    e.accessPointId,
-    e.accessZoneId,
-    e.readerId,
-    e.credentialId,
-    e.credentialValue,
-    e.attendeeId,
-    e.granted ? 1 : 0,
-    e.reason,
-    e.reasonDetail,
-    e.movement,
-    e.scannedAt,
-    e.decidedAt,
-    e.source,
-    e.edgeId,
-    e.uploadedAt,
-    e.clockOffsetMs,
-    e.clockSynchronised ? 0 : 1,
-    e.offlineVerified ? 1 : 0,
-  ) as { id: number; effective_at: string } | undefined;
+  rows: readonly UploadedEventRow[],
+): Map<string, { id: number; effective_at: string }> {
+  const stored = new Map<string, { id: number; effective_at: string }>();
+  for (const run of powerOfTwoRuns(rows)) {
+    const values = run.flatMap((e) => [
+      e.uuid,
+      e.projectId,
+      e.accessPointId,
+      e.accessZoneId,
+      e.readerId,
+      e.credentialId,
+      e.credentialValue,
+      e.attendeeId,
+      e.granted ? 1 : 0,
+      e.reason,
+      e.reasonDetail,
+      e.movement,
+      e.scannedAt,
+      e.decidedAt,
+      e.source,
+      e.edgeId,
+      e.uploadedAt,
+      e.clockOffsetMs,
+      e.clockSynchronised ? 0 : 1,
+      e.offlineVerified ? 1 : 0,
+    ]);
+    const sql = `INSERT INTO access_events (${UPLOADED_COLUMNS}) VALUES ${rowsOf(run.length, UPLOADED_ROW)}
+       ON CONFLICT (uuid) DO NOTHING RETURNING uuid, id, effective_at`;
+    for (const row of statement(db, sql).all(values) as { uuid: string; id: number; effective_at: string }[])
+      stored.set(row.uuid, { id: row.id, effective_at: row.effective_at });
+  }
+  return stored;
 }
 
 /** The references an uploaded event names that the cloud deleted meanwhile (sync/upload-flags.ts). */
@@ -84,9 +95,20 @@ export function flagReview(db: Database, id: number, review: string): void {
   statement(db, 'UPDATE access_events SET review = ? WHERE id = ?').run(review, id);
 }
 
-/** An uploaded movement that moved its holder on the cloud (from `fromZoneId`, if any). */
-export function markCounted(db: Database, id: number, fromZoneId: number | null): void {
-  statement(db, 'UPDATE access_events SET counted = 1, from_zone_id = ? WHERE id = ?').run(fromZoneId, id);
+/** Uploaded movements that moved their holder on the cloud: [id, the zone each moved from, if any]. */
+export function markCounted(db: Database, moved: readonly [id: number, fromZoneId: number | null][]): void {
+  const byZone = new Map<number | null, number[]>();
+  for (const [id, from] of moved) {
+    const ids = byZone.get(from);
+    if (ids) ids.push(id);
+    else byZone.set(from, [id]);
+  }
+  for (const [from, ids] of byZone)
+    for (const run of paddedRuns(ids))
+      statement(db, `UPDATE access_events SET counted = 1, from_zone_id = ? WHERE id IN ${places(run.length)}`).run(
+        from,
+        ...run,
+      );
 }
 
 /** The entry an event repeats (a double entry, sync/double-entries.ts), or null: it repeats none. */

@@ -18,6 +18,7 @@ import { SyncEdges } from '../../sync/edges.js';
 import type { UploadBody, UploadedAccessEvent } from '../../sync/protocol.js';
 import { UploadApply } from '../../sync/upload-apply.js';
 import type { SyncConflictResource } from '../../src/resources/sync-conflict.js';
+import { newDatabase, onPostgres } from '../helpers/test-store.js';
 
 // Flags are a function of the merged history by corrected time (docs/sync.md: conflicts), a
 // property test (fast-check): one or two holders' movements at two or three edges, each edge
@@ -95,7 +96,11 @@ function flagsFromScratch(inOrder: readonly Row[]): Map<string, string | null> {
 
 describe('double entries', () => {
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-doubles-'));
-  const store = new Store({ dataDir: dir, synchronous: 'NORMAL' }, pino({ level: 'silent' }));
+  // The cloud's store: SQLite, or PostgreSQL when the cloud's tests run there (test-store.ts).
+  const store = new Store(
+    { dataDir: dir, synchronous: 'NORMAL', ...(onPostgres() ? { databaseUrl: newDatabase() } : {}) },
+    pino({ level: 'silent' }),
+  );
   const bus = new EventBus(pino({ level: 'silent' }));
   let projectId = 0;
   let edges: EdgeRow[] = [];

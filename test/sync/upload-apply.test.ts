@@ -11,22 +11,29 @@ import { TeamRepository } from '../../src/accounts/teams.js';
 import { systemClock } from '../../src/clock.js';
 import { EventBus } from '../../src/events/bus.js';
 import { Store } from '../../src/store/database.js';
+import { PG_VERBATIM } from '../../src/store/postgres/pg-database.js';
 import { SyncConflicts } from '../../sync/conflicts.js';
 import { type EdgeRow, SyncEdges } from '../../sync/edges.js';
 import type { UploadBody, UploadedAccessEvent } from '../../sync/protocol.js';
 import { UploadApply } from '../../sync/upload-apply.js';
+import { newDatabase, onPostgres } from '../helpers/test-store.js';
 
 // A batch applied in slices (docs/sync.md: limits), through the cloud's UploadApply into a real
-// SQLite file, two items a slice: the event loop turns between slices; a batch cut short (its
-// second slice refused by the store) keeps what its first slice stored, claims no feed position,
-// and sent again stores the rest once and then keeps its position; double entries are settled
-// across the cut as on the merged history.
+// store (a SQLite file, or PostgreSQL when the cloud's tests run there), two items a slice: the
+// event loop turns between slices; a batch cut short (its second slice refused by the store)
+// keeps what its first slice stored, claims no feed position, and sent again stores the rest once
+// and then keeps its position; double entries are settled across the cut as on the merged
+// history. In one slice, an event sent twice is stored once.
 
 const BASE = Date.parse('2026-06-01T18:00:00.000Z');
 
 describe('an upload applied in slices', () => {
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-slices-'));
-  const store = new Store({ dataDir: dir, synchronous: 'NORMAL' }, pino({ level: 'silent' }));
+  // The cloud's store: SQLite, or PostgreSQL when the cloud's tests run there (test-store.ts).
+  const store = new Store(
+    { dataDir: dir, synchronous: 'NORMAL', ...(onPostgres() ? { databaseUrl: newDatabase() } : {}) },
+    pino({ level: 'silent' }),
+  );
   const bus = new EventBus(pino({ level: 'silent' }));
   let projectId = 0;
   let north: EdgeRow;
@@ -34,6 +41,7 @@ describe('an upload applied in slices', () => {
   let edges: SyncEdges;
   let uploads: UploadApply;
   let conflicts: SyncConflicts;
+  let index: VenueIndex;
 
   const movement = (attendee: number, movement: 'in' | 'out', seconds: number): UploadedAccessEvent => {
     const at = new Date(BASE + seconds * 1000).toISOString();
@@ -105,7 +113,7 @@ describe('an upload applied in slices', () => {
     edges = new SyncEdges(store.db, systemClock, bus);
     north = edges.create(projectId, 'north', issuer).edge;
     south = edges.create(projectId, 'south', issuer).edge;
-    const index = new VenueIndex(store.db);
+    index = new VenueIndex(store.db);
     index.load();
     conflicts = new SyncConflicts(store.db, systemClock);
     uploads = new UploadApply(store.db, systemClock, bus, new Occupancy(), index, conflicts, async () => {}, edges, {
@@ -120,6 +128,31 @@ describe('an upload applied in slices', () => {
   afterAll(() => {
     store.stop();
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('stores an event sent twice in one batch once, beside one stored before, each counted as what it is', async () => {
+    // One slice for the whole batch: its access events are stored together (upload-apply.ts).
+    const whole = new UploadApply(store.db, systemClock, bus, new Occupancy(), index, conflicts, async () => {}, edges);
+    const earlier = movement(1, 'in', 0);
+    expect(await whole.apply(north, projectId, body([earlier]))).toEqual({ accepted: 1, duplicates: 0, refused: 0 });
+    const entry = movement(2, 'in', 1);
+    const exit = movement(2, 'out', 2);
+    const outcome = await whole.apply(north, projectId, body([earlier, entry, entry, exit, exit]));
+    expect(outcome).toEqual({ accepted: 2, duplicates: 3, refused: 0 });
+    const rows = store.db.prepare('SELECT uuid, counted FROM access_events ORDER BY id').all() as {
+      uuid: string;
+      counted: number;
+    }[];
+    // Each stored once; each moved its holder (in, then out), the repeats nothing.
+    expect(rows).toEqual([
+      { uuid: earlier.uuid, counted: 1 },
+      { uuid: entry.uuid, counted: 1 },
+      { uuid: exit.uuid, counted: 1 },
+    ]);
+    // An exit before an entry already stored, in a later batch: history, not presence.
+    const late = movement(2, 'out', 1.5);
+    await whole.apply(south, projectId, body([late]));
+    expect(store.db.prepare('SELECT counted FROM access_events WHERE uuid = ?').pluck().get(late.uuid)).toBe(0);
   });
 
   it('lets the event loop turn between slices', async () => {
@@ -155,13 +188,22 @@ describe('an upload applied in slices', () => {
     const northOut = movement(1, 'out', 5);
     const last = movement(2, 'out', 12);
     const batch = body([northIn, other, northOut, last], feed);
+    // The store refuses one row of the second slice (a trigger in each store's own language).
     store.db.exec(
-      `CREATE TRIGGER refuse_one BEFORE INSERT ON access_events WHEN NEW.uuid = '${northOut.uuid}' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`,
+      onPostgres()
+        ? `${PG_VERBATIM}CREATE FUNCTION refuse_one() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN
+             IF NEW.uuid = '${northOut.uuid}' THEN RAISE EXCEPTION 'refused by the test'; END IF; RETURN NEW; END $f$;
+           CREATE TRIGGER refuse_one BEFORE INSERT ON access_events FOR EACH ROW EXECUTE FUNCTION refuse_one()`
+        : `CREATE TRIGGER refuse_one BEFORE INSERT ON access_events WHEN NEW.uuid = '${northOut.uuid}' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`,
     );
     try {
       await expect(uploads.apply(north, projectId, batch)).rejects.toThrow(/refused by the test/);
     } finally {
-      store.db.exec('DROP TRIGGER refuse_one');
+      store.db.exec(
+        onPostgres()
+          ? `${PG_VERBATIM}DROP TRIGGER refuse_one ON access_events; DROP FUNCTION refuse_one()`
+          : 'DROP TRIGGER refuse_one',
+      );
     }
     // The first slice is in, flagged on what the cloud held then; the second is not; no position claimed.
     expect(stored(northIn.uuid)).toEqual({ duplicate_of: southIn.uuid });
