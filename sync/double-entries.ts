@@ -70,7 +70,7 @@ export class DoubleEntries {
     for (const run of paddedRuns([...new Set(holders)]))
       for (const row of statement(
         this.db,
-        `WITH holders (holder) AS (VALUES ${rowsOf(run.length, '(CAST(? AS INTEGER))')})
+        `WITH holders (holder) AS (VALUES ${rowsOf(run.length, '(CAST(? AS BIGINT))')})
          SELECT holder, (SELECT x.effective_at FROM access_events x WHERE ${holderMoves('x', 'holder')} AND x.id < ?
            ORDER BY x.effective_at DESC LIMIT 1) AS at FROM holders`,
       ).all(...run, projectId, firstNew) as { holder: number; at: string | null }[])
@@ -189,7 +189,7 @@ const holderMoves = (alias: string, holder: string): string =>
  * times → per holder: the id of the movement just before the span and just after it, and how
  * many lie within it. */
 const SPANS_SQL = (n: number): string =>
-  `WITH spans (holder, first_at, first_id, last_at, last_id) AS (VALUES ${rowsOf(n, '(CAST(? AS INTEGER), ?, CAST(? AS INTEGER), ?, CAST(? AS INTEGER))')})
+  `WITH spans (holder, first_at, first_id, last_at, last_id) AS (VALUES ${rowsOf(n, '(CAST(? AS BIGINT), ?, CAST(? AS BIGINT), ?, CAST(? AS BIGINT))')})
    SELECT s.holder,
      (SELECT x.id FROM access_events x WHERE ${holderMoves('x', 's.holder')} AND (x.effective_at, x.id) < (s.first_at, s.first_id)
        ORDER BY x.effective_at DESC, x.id DESC LIMIT 1) AS before_id,

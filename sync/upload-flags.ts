@@ -76,7 +76,7 @@ export class UploadFlags {
           (
             statement(
               this.db,
-              `WITH ids (id) AS (VALUES ${rowsOf(run.length, '(CAST(? AS INTEGER))')})
+              `WITH ids (id) AS (VALUES ${rowsOf(run.length, '(CAST(? AS BIGINT))')})
                SELECT id, (SELECT 1 FROM ${ref.table} t WHERE t.id = ids.id AND t.project_id = ?) AS held FROM ids`,
             ).all(...run, projectId) as { id: number; held: number | null }[]
           )
