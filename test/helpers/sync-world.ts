@@ -69,6 +69,10 @@ export class Node {
   }
 
   async start(): Promise<this> {
+    // A second process on a running node's store would be another box, and the first one would
+    // outlive the test (destroy stops the latest only).
+    if (this.proc && this.proc.proc.exitCode === null && this.proc.proc.signalCode === null)
+      throw new Error(`${this.name} is still running: stop it before starting it again`);
     this.proc = runGatehouse([], {
       GATEHOUSE_DATA_DIR: this.dataDir,
       GATEHOUSE_ADMIN_EMAIL: PROCESS_ADMIN.email,

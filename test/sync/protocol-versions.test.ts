@@ -181,6 +181,7 @@ describe('sync protocol versions (processes)', () => {
 
       // The cloud is updated (it serves 2, and restarts): the edge speaks 2, pulls again, gets the keys.
       older.served = [1, 2];
+      await world.cloud.stop();
       await world.restartCloud();
       await until('the edge speaking 2', status, (r) => r.body.data.protocol === 2);
       await until(
