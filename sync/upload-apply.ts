@@ -6,12 +6,7 @@ import { iso } from '../src/clock.js';
 import type { EventBus } from '../src/events/bus.js';
 import { commitWhenFree, type Work } from '../src/events/unit-of-work.js';
 import { outboxEntryOf } from '../src/feed/catalogue.js';
-import {
-  flagDeletedReference,
-  flagReview,
-  insertUploadedEvents,
-  markCounted,
-} from '../src/journal/access-event-rows.js';
+import type { UploadedEventOutcome, UploadedEventRow } from '../src/journal/access-event-rows.js';
 import type { Database } from '../src/store/database.js';
 import type { EdgeRow, SyncEdges } from './edges.js';
 import type { NewConflict, SyncConflicts } from './conflicts.js';
@@ -19,6 +14,7 @@ import { type Arrival, DoubleEntries } from './double-entries.js';
 import type { UploadBody, UploadedAccessEvent } from './protocol.js';
 import { UploadChanges } from './upload-changes.js';
 import { changesFirst, storedMovement, uploadedEventRow } from './uploaded-events.js';
+import { placeRun, storeOutcomes } from './upload-rows.js';
 import {
   deletedReferenceColumn,
   deletedReferenceConflict,
@@ -61,6 +57,14 @@ export interface UploadOutcome {
 }
 
 type Emit = () => void;
+
+/** What an event's flags and presence move put in its row. */
+const stores = (flags: Flags, counted: boolean, fromZoneId: number | null): UploadedEventOutcome => ({
+  counted,
+  fromZoneId: counted ? fromZoneId : null,
+  review: flags.review,
+  deletedReference: flags.deleted_reference,
+});
 
 /** A slice: at most this many items, and no more work than this once one item is done (about a
  * tenth of it on the machines measured: docs/performance.md, bench:sync-upload). */
@@ -218,10 +222,10 @@ export class UploadApply {
   }
 
   /**
-   * A run of access events, each stored once (by uuid) in a few statements for the lot, then each
-   * new one worked out in order as if stored alone: an event's presence move needs no later stored
-   * movement of its holder, from before the run (DoubleEntries#latest) or earlier in it. Answers
-   * how many were new.
+   * A run of access events, each stored once (by uuid) in a few statements for the lot, each new
+   * one worked out in order as if stored alone: an event's presence move needs no later stored
+   * movement of its holder, from before the run (DoubleEntries#latest) or earlier in it. The rows
+   * are written before or after that, as upload-rows.ts decides. Answers how many were new.
    */
   #accessRun(
     edge: EdgeRow,
@@ -234,36 +238,34 @@ export class UploadApply {
     arrivals: Arrivals,
     work: Work,
   ): number {
-    const stored = insertUploadedEvents(
-      this.db,
-      run.map((e) => uploadedEventRow(e, projectId, edge.id, now, clock)),
-    );
+    const rows = run.map((e) => uploadedEventRow(e, projectId, edge.id, now, clock));
+    const placed = placeRun(this.db, rows);
+    const stored = placed.fresh;
     if (stored.size === 0) return 0;
     const holders = run.flatMap((e) =>
       e.granted && e.movement !== null && e.attendee_id !== null ? [e.attendee_id] : [],
     );
-    const latest = this.#doubles.latest(projectId, holders, Math.min(...[...stored.values()].map((r) => r.id)));
+    const latest = this.#doubles.latest(projectId, holders, placed.firstNew);
     this.#flags.lookUpHolders(projectId, run);
-    const moved: [number, number | null][] = [];
-    let fresh = 0;
-    for (const e of run) {
+    const decided: (UploadedEventRow & UploadedEventOutcome & { id: number })[] = [];
+    for (const [i, e] of run.entries()) {
       const row = stored.get(e.uuid);
       if (!row) continue; // stored before (a batch sent again), or earlier in this run
       stored.delete(e.uuid);
-      fresh++;
-      const own = this.#access(edge, projectId, e, row, latest, now, announce, undo, arrivals, moved, work);
+      const outcome = this.#access(edge, projectId, e, row, latest, now, announce, undo, arrivals, work);
+      decided.push({ ...rows[i]!, ...outcome, id: row.id });
       // A later event of the holder's now stored, for the ones after it in the run.
-      if (own && e.granted && e.attendee_id !== null && e.movement !== null) {
+      if (outcome.own && e.granted && e.attendee_id !== null && e.movement !== null) {
         const before = latest.get(e.attendee_id);
         if (before === undefined || row.effective_at > before) latest.set(e.attendee_id, row.effective_at);
       }
     }
-    markCounted(this.db, moved);
-    return fresh;
+    storeOutcomes(this.db, placed, decided);
+    return decided.length;
   }
 
-  /** A new access event's flags, presence move and announcement. Answers whether it is its
-   * holder's project's history (not an unknown_reference). */
+  /** A new access event's flags, presence move and announcement: what to store with it, and
+   * whether it is its holder's project's history (not an unknown_reference). */
   #access(
     edge: EdgeRow,
     projectId: number,
@@ -274,15 +276,13 @@ export class UploadApply {
     announce: Emit[],
     undo: (() => void)[],
     arrivals: Arrivals,
-    moved: [number, number | null][],
     work: Work,
-  ): boolean {
+  ): UploadedEventOutcome & { own: boolean } {
     const flags: Flags = { duplicate_of: null, review: null, deleted_reference: null };
     const conflicts: SyncConflictResource[] = [];
     const gone = this.#flags.goneReferences(projectId, e);
     if (gone.length > 0) {
       flags.deleted_reference = deletedReferenceColumn(gone);
-      flagDeletedReference(this.db, id, flags.deleted_reference);
       conflicts.push(this.#raise(projectId, deletedReferenceConflict(edge.id, e, gone), work));
     }
     // Naming what the edge's project never held: kept for review, and
@@ -290,10 +290,9 @@ export class UploadApply {
     const unknown = this.#flags.unknownReferences(projectId, e, gone);
     if (unknown.length > 0) {
       flags.review = 'unknown_reference';
-      flagReview(this.db, id, flags.review);
       conflicts.push(this.#raise(projectId, unknownReferenceConflict(edge.id, e, unknown), work));
       announce.push(() => this.#announce(projectId, edge, e, now, flags, false, null, conflicts, false));
-      return false;
+      return { own: false, ...stores(flags, false, null) };
     }
     const zoneGone = gone.some((g) => g.entity === 'access_zone');
     let counted = false;
@@ -307,12 +306,10 @@ export class UploadApply {
         const move = this.occupancy.move(attendeeId, zoneId, movement); // the engine's rule (occupancy.ts)
         undo.push(() => this.occupancy.unmove(attendeeId, zoneId, movement, move));
         ({ counted, fromZoneId } = move);
-        if (counted) moved.push([id, fromZoneId]);
       }
       const review = e.movement === 'in' ? this.#flags.review(projectId, e, at) : null; // letting someone out needs no review
       if (review) {
         flags.review = review;
-        flagReview(this.db, id, review);
         conflicts.push(
           this.#raise(
             projectId,
@@ -333,7 +330,7 @@ export class UploadApply {
       arrivals.flags.set(id, flags);
     }
     announce.push(() => this.#announce(projectId, edge, e, now, flags, counted, fromZoneId, conflicts, true));
-    return true;
+    return { own: true, ...stores(flags, counted, fromZoneId) };
   }
 
   /**

@@ -47,6 +47,15 @@ export function uploadedEventRow(
   };
 }
 
+/**
+ * Whether the store keeps the row's scan time as its effective time unchanged: the clock it was
+ * decided by was synchronised, or its offset is unknown or nil. The negation of the condition under
+ * which access_events.effective_at corrects the time (src/store/sync-migrations.ts, the migration
+ * that adds the column): the correction itself is the store's alone.
+ */
+export const effectiveAsScanned = (row: UploadedEventRow): boolean =>
+  row.clockSynchronised || row.clockOffsetMs === null || row.clockOffsetMs === 0;
+
 /** A new granted movement as the duplicate rule reads it (double-entries.ts): not flagged yet. */
 export const storedMovement = (id: number, e: UploadedAccessEvent, edgeId: number, at: string): Movement => ({
   id,

@@ -1,5 +1,5 @@
 import type { Database } from '../store/database.js';
-import { paddedRuns, places, powerOfTwoRuns, rowsOf } from '../store/batches.js';
+import { paddedRuns, places, halvingRuns, rowsOf } from '../store/batches.js';
 import { statement } from '../store/statements.js';
 
 // access_events' only writer (test/house/table-owners.test.ts): the rows the journal's ingest
@@ -40,9 +40,42 @@ export interface UploadedEventRow {
   offlineVerified: boolean;
 }
 
+/** What the cloud works out for a new uploaded event (sync/upload-apply.ts), stored with it. */
+export interface UploadedEventOutcome {
+  /** It moved its holder on the cloud, from this zone if any. */
+  counted: boolean;
+  fromZoneId: number | null;
+  review: string | null;
+  deletedReference: string | null;
+}
+
 const UPLOADED_COLUMNS = `uuid, project_id, access_point_id, access_zone_id, reader_id, credential_id, credential_value, attendee_id, granted, reason, reason_detail, movement,
-  counted, from_zone_id, scanned_at, decided_at, source, request_key, edge_id, uploaded_at, clock_offset_ms, clock_unsynchronised, duplicate_of, review, offline_verified`;
-const UPLOADED_ROW = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, NULL, ?, ?, ?, NULL, ?, ?, ?, ?, NULL, NULL, ?)';
+  scanned_at, decided_at, source, edge_id, uploaded_at, clock_offset_ms, clock_unsynchronised, offline_verified,
+  counted, from_zone_id, review, deleted_reference`;
+const UPLOADED_PLACES = '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?';
+
+const uploadedValues = (e: UploadedEventRow) => [
+  e.uuid,
+  e.projectId,
+  e.accessPointId,
+  e.accessZoneId,
+  e.readerId,
+  e.credentialId,
+  e.credentialValue,
+  e.attendeeId,
+  e.granted ? 1 : 0,
+  e.reason,
+  e.reasonDetail,
+  e.movement,
+  e.scannedAt,
+  e.decidedAt,
+  e.source,
+  e.edgeId,
+  e.uploadedAt,
+  e.clockOffsetMs,
+  e.clockSynchronised ? 0 : 1,
+  e.offlineVerified ? 1 : 0,
+];
 
 /**
  * Stores uploaded events once each (a uuid is unique: one stored before, or earlier in `rows`,
@@ -54,35 +87,51 @@ export function insertUploadedEvents(
   rows: readonly UploadedEventRow[],
 ): Map<string, { id: number; effective_at: string }> {
   const stored = new Map<string, { id: number; effective_at: string }>();
-  for (const run of powerOfTwoRuns(rows)) {
-    const values = run.flatMap((e) => [
-      e.uuid,
-      e.projectId,
-      e.accessPointId,
-      e.accessZoneId,
-      e.readerId,
-      e.credentialId,
-      e.credentialValue,
-      e.attendeeId,
-      e.granted ? 1 : 0,
-      e.reason,
-      e.reasonDetail,
-      e.movement,
-      e.scannedAt,
-      e.decidedAt,
-      e.source,
-      e.edgeId,
-      e.uploadedAt,
-      e.clockOffsetMs,
-      e.clockSynchronised ? 0 : 1,
-      e.offlineVerified ? 1 : 0,
-    ]);
-    const sql = `INSERT INTO access_events (${UPLOADED_COLUMNS}) VALUES ${rowsOf(run.length, UPLOADED_ROW)}
+  for (const run of halvingRuns(rows)) {
+    const sql = `INSERT INTO access_events (${UPLOADED_COLUMNS})
+       VALUES ${rowsOf(run.length, `(${UPLOADED_PLACES}, 0, NULL, NULL, NULL)`)}
        ON CONFLICT (uuid) DO NOTHING RETURNING uuid, id, effective_at`;
-    for (const row of statement(db, sql).all(values) as { uuid: string; id: number; effective_at: string }[])
+    for (const row of statement(db, sql).all(run.flatMap(uploadedValues)) as {
+      uuid: string;
+      id: number;
+      effective_at: string;
+    }[])
       stored.set(row.uuid, { id: row.id, effective_at: row.effective_at });
   }
   return stored;
+}
+
+/** Of `uuids`, the ones stored already. */
+export function storedUuids(db: Database, uuids: readonly string[]): Set<string> {
+  const found = new Set<string>();
+  for (const run of paddedRuns([...new Set(uuids)]))
+    for (const uuid of statement(db, `SELECT uuid FROM access_events WHERE uuid IN ${places(run.length)}`)
+      .pluck()
+      .all(...run) as string[])
+      found.add(uuid);
+  return found;
+}
+
+/** The id the store gives the next access event (the highest plus one, as SQLite numbers rows): in
+ * a write transaction, whose lock holds every other writer off until the commit. */
+export const nextEventId = (db: Database): number =>
+  statement(db, 'SELECT COALESCE(MAX(id), 0) + 1 FROM access_events').pluck().get() as number;
+
+/**
+ * Stores new uploaded events (none stored before: storedUuids) under the ids given (nextEventId
+ * on), each with its outcome, in `rows`' order: every row written once, whole.
+ */
+export function insertDecidedEvents(
+  db: Database,
+  rows: readonly (UploadedEventRow & UploadedEventOutcome & { id: number })[],
+): void {
+  for (const run of halvingRuns(rows)) {
+    const sql = `INSERT INTO access_events (id, ${UPLOADED_COLUMNS})
+       VALUES ${rowsOf(run.length, `(?, ${UPLOADED_PLACES}, ?, ?, ?, ?)`)}`;
+    statement(db, sql).run(
+      run.flatMap((e) => [e.id, ...uploadedValues(e), e.counted ? 1 : 0, e.fromZoneId, e.review, e.deletedReference]),
+    );
+  }
 }
 
 /** The references an uploaded event names that the cloud deleted meanwhile (sync/upload-flags.ts). */

@@ -3,13 +3,14 @@
 // rather than written for every n. Both stores run the same text (docs/decisions.md: the cloud on
 // PostgreSQL): a round trip per statement is what PostgreSQL charges, a batch pays it once.
 
-/** The largest batch one statement carries: 128 rows of 20 columns is 2,560 bound values, well
- * under SQLite's (32,766) and PostgreSQL's (65,535) limits. */
-export const MAX_BATCH = 128;
+/** The most rows one statement carries: a whole slice of an upload (sync/upload-apply.ts, 200
+ * items) in one. 200 rows of 25 columns is 5,000 bound values, well under SQLite's (32,766) and
+ * PostgreSQL's (65,535) limits. */
+export const MAX_BATCH = 200;
 
-/** `items` cut into runs whose lengths are powers of two (200 → 128, 64, 8): exact, no padding
- * (for inserts, where a repeated row would still cost its insert). */
-export function powerOfTwoRuns<T>(items: readonly T[], max = MAX_BATCH): T[][] {
+/** `items` cut into runs of `max`, then of its halves (200 → 200; 150 → 100, 50; 7 → 6, 1): exact,
+ * no padding (for inserts, where a repeated row would still cost its insert), a few lengths. */
+export function halvingRuns<T>(items: readonly T[], max = MAX_BATCH): T[][] {
   const runs: T[][] = [];
   let at = 0;
   while (at < items.length) {
@@ -21,7 +22,7 @@ export function powerOfTwoRuns<T>(items: readonly T[], max = MAX_BATCH): T[][] {
   return runs;
 }
 
-/** `items` in runs of at most `max`, each padded to a power of two by repeating its last item
+/** `items` in runs of at most `max`, each padded to a power of two (at most 256) by repeating its last item
  * (for IN lists and lookups, where a repeat changes nothing). */
 export function paddedRuns<T>(items: readonly T[], max = MAX_BATCH): T[][] {
   const runs: T[][] = [];

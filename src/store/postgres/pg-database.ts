@@ -221,19 +221,21 @@ export class PgDatabase {
         this.#depth--;
       }
     }
-    this.#client.querySync(write ? 'BEGIN ISOLATION LEVEL READ COMMITTED' : 'BEGIN ISOLATION LEVEL REPEATABLE READ');
-    if (write) {
-      // The lock before the first read, as BEGIN IMMEDIATE takes SQLite's: then READ COMMITTED reads
-      // every write committed before it, and nothing commits beside it.
-      this.#client.querySync(`SELECT pg_advisory_xact_lock(${WRITE_LOCK})`);
-      this.#writing = true;
-    }
+    // Each pair of statements below is sent as one (a simple query carries several): a round trip
+    // each is what a slice of work pays most for on PostgreSQL (docs/decisions.md).
     this.#depth = 1;
     try {
+      // The lock before the first read, as BEGIN IMMEDIATE takes SQLite's: then READ COMMITTED reads
+      // every write committed before it, and nothing commits beside it.
+      this.#client.querySync(
+        write
+          ? `BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(${WRITE_LOCK})`
+          : 'BEGIN ISOLATION LEVEL REPEATABLE READ',
+      );
+      this.#writing = write;
       const result = fn();
       // Delivered at the commit, to every other instance listening (postgres/notifications.ts).
-      if (this.#writing) this.#client.querySync(`SELECT pg_notify('${CHANNEL}', '${this.instance}')`);
-      this.#client.querySync('COMMIT');
+      this.#client.querySync(this.#writing ? `SELECT pg_notify('${CHANNEL}', '${this.instance}'); COMMIT` : 'COMMIT');
       return result;
     } catch (err) {
       this.#client.querySync('ROLLBACK');

@@ -1,0 +1,64 @@
+import {
+  flagDeletedReference,
+  flagReview,
+  insertDecidedEvents,
+  insertUploadedEvents,
+  markCounted,
+  nextEventId,
+  storedUuids,
+  type UploadedEventOutcome,
+  type UploadedEventRow,
+} from '../src/journal/access-event-rows.js';
+import type { Database } from '../src/store/database.js';
+import { effectiveAsScanned } from './uploaded-events.js';
+
+// How a run of uploaded access events reaches access_events (docs/sync.md: limits; docs/decisions.md:
+// each row written once): where every event keeps its scan time as its effective time, the run is
+// worked out first and each new row written once, whole; where a corrected clock makes the store
+// compute an effective time, the run is stored first and its outcomes written onto the rows after.
+
+/** A run's new events by uuid (each once: stored before or earlier in the run, absent), with the
+ * id and effective time each has or will have; `firstNew` is below every one of them. */
+export interface PlacedRun {
+  decidedFirst: boolean;
+  fresh: Map<string, { id: number; effective_at: string }>;
+  firstNew: number;
+}
+
+/** In the slice's write transaction: which of `rows` are new, stored now unless decidedFirst. */
+export function placeRun(db: Database, rows: readonly UploadedEventRow[]): PlacedRun {
+  if (!rows.every(effectiveAsScanned)) {
+    const fresh = insertUploadedEvents(db, rows);
+    return { decidedFirst: false, fresh, firstNew: Math.min(...[...fresh.values()].map((r) => r.id)) };
+  }
+  const known = storedUuids(
+    db,
+    rows.map((r) => r.uuid),
+  );
+  const fresh = new Map<string, { id: number; effective_at: string }>();
+  const firstNew = nextEventId(db);
+  for (const r of rows)
+    if (!known.has(r.uuid) && !fresh.has(r.uuid))
+      fresh.set(r.uuid, { id: firstNew + fresh.size, effective_at: r.scannedAt });
+  return { decidedFirst: true, fresh, firstNew };
+}
+
+/** The run's new events with what was worked out for each, in the run's order: written as placeRun decided. */
+export function storeOutcomes(
+  db: Database,
+  placed: PlacedRun,
+  decided: readonly (UploadedEventRow & UploadedEventOutcome & { id: number })[],
+): void {
+  if (placed.decidedFirst) {
+    insertDecidedEvents(db, decided);
+    return;
+  }
+  for (const d of decided) {
+    if (d.deletedReference !== null) flagDeletedReference(db, d.id, d.deletedReference);
+    if (d.review !== null) flagReview(db, d.id, d.review);
+  }
+  markCounted(
+    db,
+    decided.flatMap((d) => (d.counted ? [[d.id, d.fromZoneId] as [number, number | null]] : [])),
+  );
+}
