@@ -83,11 +83,12 @@ export function openDb(node: Node): Database.Database {
   return db;
 }
 
+/** One figure of a node's /metrics (0 while it has none). */
+export const metric = async (node: Node, name: string): Promise<number> =>
+  Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(await (await fetch(`${node.url}/metrics`)).text())?.[1] ?? 0);
+
 /** Rows the edge has pulled, from its /metrics. */
-export const downloadedRows = async (node: Node): Promise<number> =>
-  Number(
-    /^gatehouse_sync_downloaded_rows_total (\S+)$/m.exec(await (await fetch(`${node.url}/metrics`)).text())?.[1] ?? 0,
-  );
+export const downloadedRows = (node: Node): Promise<number> => metric(node, 'gatehouse_sync_downloaded_rows_total');
 
 /**
  * `count` attendees of the `guest` type with two credentials each (`<tag>-<i>-a`, `-b`), written
