@@ -101,14 +101,17 @@ export function insertUploadedEvents(
   return stored;
 }
 
-/** Of `uuids`, the ones stored already. */
+/** Of `uuids`, the ones stored already. A scalar subquery per uuid of a VALUES list, not an IN
+ * list: a generic plan made while the table was small stays a scan of it (docs/decisions.md). */
 export function storedUuids(db: Database, uuids: readonly string[]): Set<string> {
   const found = new Set<string>();
   for (const run of paddedRuns([...new Set(uuids)]))
-    for (const uuid of statement(db, `SELECT uuid FROM access_events WHERE uuid IN ${places(run.length)}`)
-      .pluck()
-      .all(...run) as string[])
-      found.add(uuid);
+    for (const row of statement(
+      db,
+      `WITH sent (uuid) AS (VALUES ${rowsOf(run.length, '(CAST(? AS TEXT))')})
+       SELECT uuid, (SELECT x.id FROM access_events x WHERE x.uuid = sent.uuid) AS id FROM sent`,
+    ).all(...run) as { uuid: string; id: number | null }[])
+      if (row.id !== null) found.add(row.uuid);
   return found;
 }
 
