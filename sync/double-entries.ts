@@ -84,12 +84,12 @@ export class DoubleEntries {
    * history. Per holder, the window the batch's movements span with the movement just before and
    * just after it: each flag needs only its own predecessor, all in that window.
    */
-  settle(projectId: number, arrivals: readonly Arrival[]): Settled {
-    const byHolder = new Map<number, Arrival[]>();
+  settle(projectId: number, arrivals: readonly Movement[]): Settled {
+    const byHolder = new Map<number, Movement[]>();
     for (const a of arrivals) {
-      const list = byHolder.get(a.attendeeId);
+      const list = byHolder.get(a.attendee_id);
       if (list) list.push(a);
-      else byHolder.set(a.attendeeId, [a]);
+      else byHolder.set(a.attendee_id, [a]);
     }
     for (const own of byHolder.values()) own.sort(byTime);
     const histories = this.#histories(projectId, byHolder);
@@ -128,11 +128,11 @@ export class DoubleEntries {
    * are the arrivals alone (the usual case), the window is what the batch stored; otherwise
    * (another edge's movements uploaded in between) it is read.
    */
-  #histories(projectId: number, byHolder: Map<number, Arrival[]>): Map<number, Movement[]> {
+  #histories(projectId: number, byHolder: Map<number, Movement[]>): Map<number, Movement[]> {
     const spans = [...byHolder].map(([holder, own]) => {
       const first = own[0]!;
       const last = own[own.length - 1]!;
-      return [holder, first.at, first.id, last.at, last.id] as const;
+      return [holder, first.effective_at, first.id, last.effective_at, last.id] as const;
     });
     const found = new Map<number, { before_id: number | null; after_id: number | null; inside: number }>();
     for (const run of paddedRuns(spans))
@@ -163,12 +163,12 @@ export class DoubleEntries {
       const last = own[own.length - 1]!;
       const window =
         inside === own.length
-          ? own.map((a) => a.stored)
+          ? own
           : (statement(
               this.db,
               `SELECT ${COLUMNS} FROM access_events WHERE ${holderMoves('access_events', '?')}
                  AND (effective_at, id) >= (?, ?) AND (effective_at, id) <= (?, ?) ORDER BY effective_at, id`,
-            ).all(holder, projectId, first.at, first.id, last.at, last.id) as Movement[]);
+            ).all(holder, projectId, first.effective_at, first.id, last.effective_at, last.id) as Movement[]);
       histories.set(holder, [
         ...(before !== null ? [neighbours.get(before)!] : []),
         ...window,
@@ -199,16 +199,8 @@ const SPANS_SQL = (n: number): string =>
        AND (x.effective_at, x.id) >= (s.first_at, s.first_id) AND (x.effective_at, x.id) <= (s.last_at, s.last_id)) AS inside
    FROM spans s`;
 
-/** A stored granted movement of a holder, as the batch put it: its access event id and effective time. */
-export interface Arrival {
-  id: number;
-  attendeeId: number;
-  at: string;
-  /** The row as the batch stored it (not flagged yet). */
-  stored: Movement;
-}
-
-const byTime = (x: Arrival, y: Arrival) => (x.at < y.at ? -1 : x.at > y.at ? 1 : x.id - y.id);
+const byTime = (x: Movement, y: Movement) =>
+  x.effective_at < y.effective_at ? -1 : x.effective_at > y.effective_at ? 1 : x.id - y.id;
 
 /** The rule: an entry repeats the holder's previous movement
  * when that is an entry into the same zone at another edge. */

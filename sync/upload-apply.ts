@@ -6,11 +6,11 @@ import { iso } from '../src/clock.js';
 import type { EventBus } from '../src/events/bus.js';
 import { commitWhenFree, type Work } from '../src/events/unit-of-work.js';
 import { outboxEntryOf } from '../src/feed/catalogue.js';
-import type { UploadedEventOutcome, UploadedEventRow } from '../src/journal/access-event-rows.js';
+import type { DecidedEvent, UploadedEventOutcome } from '../src/journal/access-event-rows.js';
 import type { Database } from '../src/store/database.js';
 import type { EdgeRow, SyncEdges } from './edges.js';
 import type { NewConflict, SyncConflicts } from './conflicts.js';
-import { type Arrival, DoubleEntries } from './double-entries.js';
+import { DoubleEntries, type Movement } from './double-entries.js';
 import type { UploadBody, UploadedAccessEvent } from './protocol.js';
 import { UploadChanges } from './upload-changes.js';
 import { changesFirst, storedMovement, uploadedEventRow } from './uploaded-events.js';
@@ -43,10 +43,9 @@ interface Flags {
   deleted_reference: string | null;
 }
 
-/** The batch's movements (access event ids) and their flags
- * as announced, for the double entries once the batch is in. */
+/** The batch's movements and their flags as announced, for the double entries once the batch is in. */
 interface Arrivals {
-  movements: Arrival[];
+  movements: Movement[];
   flags: Map<number, Flags>;
 }
 
@@ -58,8 +57,10 @@ export interface UploadOutcome {
 
 type Emit = () => void;
 
-/** What an event's flags and presence move put in its row. */
-const stores = (flags: Flags, counted: boolean, fromZoneId: number | null): UploadedEventOutcome => ({
+/** What an event's flags and presence move put in its row; `own`: its holder's project's history. */
+type Outcome = UploadedEventOutcome & { own: boolean };
+const stores = (own: boolean, flags: Flags, counted: boolean, fromZoneId: number | null): Outcome => ({
+  own,
   counted,
   fromZoneId: counted ? fromZoneId : null,
   review: flags.review,
@@ -247,13 +248,13 @@ export class UploadApply {
     );
     const latest = this.#doubles.latest(projectId, holders, placed.firstNew);
     this.#flags.lookUpHolders(projectId, run);
-    const decided: (UploadedEventRow & UploadedEventOutcome & { id: number })[] = [];
+    const decided: DecidedEvent[] = [];
     for (const [i, e] of run.entries()) {
       const row = stored.get(e.uuid);
       if (!row) continue; // stored before (a batch sent again), or earlier in this run
       stored.delete(e.uuid);
       const outcome = this.#access(edge, projectId, e, row, latest, now, announce, undo, arrivals, work);
-      decided.push({ ...rows[i]!, ...outcome, id: row.id });
+      decided.push({ row: rows[i]!, id: row.id, outcome });
       // A later event of the holder's now stored, for the ones after it in the run.
       if (outcome.own && e.granted && e.attendee_id !== null && e.movement !== null) {
         const before = latest.get(e.attendee_id);
@@ -277,7 +278,7 @@ export class UploadApply {
     undo: (() => void)[],
     arrivals: Arrivals,
     work: Work,
-  ): UploadedEventOutcome & { own: boolean } {
+  ): Outcome {
     const flags: Flags = { duplicate_of: null, review: null, deleted_reference: null };
     const conflicts: SyncConflictResource[] = [];
     const gone = this.#flags.goneReferences(projectId, e);
@@ -292,7 +293,7 @@ export class UploadApply {
       flags.review = 'unknown_reference';
       conflicts.push(this.#raise(projectId, unknownReferenceConflict(edge.id, e, unknown), work));
       announce.push(() => this.#announce(projectId, edge, e, now, flags, false, null, conflicts, false));
-      return { own: false, ...stores(flags, false, null) };
+      return stores(false, flags, false, null);
     }
     const zoneGone = gone.some((g) => g.entity === 'access_zone');
     let counted = false;
@@ -326,11 +327,11 @@ export class UploadApply {
       }
     }
     if (e.granted && e.attendee_id !== null && e.movement !== null) {
-      arrivals.movements.push({ id, attendeeId: e.attendee_id, at, stored: storedMovement(id, e, edge.id, at) });
+      arrivals.movements.push(storedMovement(id, e, edge.id, at));
       arrivals.flags.set(id, flags);
     }
     announce.push(() => this.#announce(projectId, edge, e, now, flags, counted, fromZoneId, conflicts, true));
-    return { own: true, ...stores(flags, counted, fromZoneId) };
+    return stores(true, flags, counted, fromZoneId);
   }
 
   /**

@@ -1,4 +1,5 @@
 import {
+  type DecidedEvent,
   flagDeletedReference,
   flagReview,
   insertDecidedEvents,
@@ -6,7 +7,6 @@ import {
   markCounted,
   nextEventId,
   storedUuids,
-  type UploadedEventOutcome,
   type UploadedEventRow,
 } from '../src/journal/access-event-rows.js';
 import type { Database } from '../src/store/database.js';
@@ -44,21 +44,19 @@ export function placeRun(db: Database, rows: readonly UploadedEventRow[]): Place
 }
 
 /** The run's new events with what was worked out for each, in the run's order: written as placeRun decided. */
-export function storeOutcomes(
-  db: Database,
-  placed: PlacedRun,
-  decided: readonly (UploadedEventRow & UploadedEventOutcome & { id: number })[],
-): void {
+export function storeOutcomes(db: Database, placed: PlacedRun, decided: readonly DecidedEvent[]): void {
   if (placed.decidedFirst) {
     insertDecidedEvents(db, decided);
     return;
   }
-  for (const d of decided) {
-    if (d.deletedReference !== null) flagDeletedReference(db, d.id, d.deletedReference);
-    if (d.review !== null) flagReview(db, d.id, d.review);
+  for (const { id, outcome } of decided) {
+    if (outcome.deletedReference !== null) flagDeletedReference(db, id, outcome.deletedReference);
+    if (outcome.review !== null) flagReview(db, id, outcome.review);
   }
   markCounted(
     db,
-    decided.flatMap((d) => (d.counted ? [[d.id, d.fromZoneId] as [number, number | null]] : [])),
+    decided.flatMap(({ id, outcome }) =>
+      outcome.counted ? [[id, outcome.fromZoneId] as [number, number | null]] : [],
+    ),
   );
 }

@@ -54,28 +54,38 @@ const UPLOADED_COLUMNS = `uuid, project_id, access_point_id, access_zone_id, rea
   counted, from_zone_id, review, deleted_reference`;
 const UPLOADED_PLACES = '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?';
 
-const uploadedValues = (e: UploadedEventRow) => [
-  e.uuid,
-  e.projectId,
-  e.accessPointId,
-  e.accessZoneId,
-  e.readerId,
-  e.credentialId,
-  e.credentialValue,
-  e.attendeeId,
-  e.granted ? 1 : 0,
-  e.reason,
-  e.reasonDetail,
-  e.movement,
-  e.scannedAt,
-  e.decidedAt,
-  e.source,
-  e.edgeId,
-  e.uploadedAt,
-  e.clockOffsetMs,
-  e.clockSynchronised ? 0 : 1,
-  e.offlineVerified ? 1 : 0,
-];
+/** `e`'s values in UPLOADED_COLUMNS' order, onto `values` (one array per statement, no copies). */
+function pushUploaded(values: unknown[], e: UploadedEventRow): void {
+  values.push(
+    e.uuid,
+    e.projectId,
+    e.accessPointId,
+    e.accessZoneId,
+    e.readerId,
+    e.credentialId,
+    e.credentialValue,
+    e.attendeeId,
+    e.granted ? 1 : 0,
+    e.reason,
+    e.reasonDetail,
+    e.movement,
+    e.scannedAt,
+    e.decidedAt,
+    e.source,
+    e.edgeId,
+    e.uploadedAt,
+    e.clockOffsetMs,
+    e.clockSynchronised ? 0 : 1,
+    e.offlineVerified ? 1 : 0,
+  );
+}
+
+/** A new uploaded event with the id it is stored under and what the cloud worked out for it. */
+export interface DecidedEvent {
+  row: UploadedEventRow;
+  id: number;
+  outcome: UploadedEventOutcome;
+}
 
 /**
  * Stores uploaded events once each (a uuid is unique: one stored before, or earlier in `rows`,
@@ -91,7 +101,9 @@ export function insertUploadedEvents(
     const sql = `INSERT INTO access_events (${UPLOADED_COLUMNS})
        VALUES ${rowsOf(run.length, `(${UPLOADED_PLACES}, 0, NULL, NULL, NULL)`)}
        ON CONFLICT (uuid) DO NOTHING RETURNING uuid, id, effective_at`;
-    for (const row of statement(db, sql).all(run.flatMap(uploadedValues)) as {
+    const values: unknown[] = [];
+    for (const e of run) pushUploaded(values, e);
+    for (const row of statement(db, sql).all(values) as {
       uuid: string;
       id: number;
       effective_at: string;
@@ -122,18 +134,19 @@ export const nextEventId = (db: Database): number =>
 
 /**
  * Stores new uploaded events (none stored before: storedUuids) under the ids given (nextEventId
- * on), each with its outcome, in `rows`' order: every row written once, whole.
+ * on), each with its outcome, in the order given: every row written once, whole.
  */
-export function insertDecidedEvents(
-  db: Database,
-  rows: readonly (UploadedEventRow & UploadedEventOutcome & { id: number })[],
-): void {
-  for (const run of halvingRuns(rows)) {
+export function insertDecidedEvents(db: Database, events: readonly DecidedEvent[]): void {
+  for (const run of halvingRuns(events)) {
     const sql = `INSERT INTO access_events (id, ${UPLOADED_COLUMNS})
        VALUES ${rowsOf(run.length, `(?, ${UPLOADED_PLACES}, ?, ?, ?, ?)`)}`;
-    statement(db, sql).run(
-      run.flatMap((e) => [e.id, ...uploadedValues(e), e.counted ? 1 : 0, e.fromZoneId, e.review, e.deletedReference]),
-    );
+    const values: unknown[] = [];
+    for (const { row, id, outcome } of run) {
+      values.push(id);
+      pushUploaded(values, row);
+      values.push(outcome.counted ? 1 : 0, outcome.fromZoneId, outcome.review, outcome.deletedReference);
+    }
+    statement(db, sql).run(values);
   }
 }
 
