@@ -1,30 +1,17 @@
 import { spawn } from 'node:child_process';
-import { build } from 'esbuild';
+import { fixtureBundle } from './fixture-bundle.js';
 
 // Runs test/fixtures/venue-writer.ts as a separate process: another tool writing the store the
-// appliance runs on. Bundled into dist/ (as the benches are) so its npm packages resolve.
-
-const OUTFILE = 'dist/test-venue-writer.mjs';
-let built: Promise<unknown> | null = null;
+// appliance runs on (bundled: fixture-bundle.ts).
 
 export type WriterStep = [service: string, method: string, ...args: unknown[]];
 
 /** Runs the steps in one process against the project's venue; answers their results (rows, or null). */
 export async function writeVenue(dataDir: string, steps: WriterStep[], project = 'default/default'): Promise<any[]> {
-  built ??= build({
-    entryPoints: ['test/fixtures/venue-writer.ts'],
-    outfile: OUTFILE,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    packages: 'external',
-    logLevel: 'warning',
-  });
-  await built;
+  const bundle = await fixtureBundle('venue-writer');
   const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
     (resolve) => {
-      const proc = spawn(process.execPath, [OUTFILE, dataDir, project, JSON.stringify(steps)], {
+      const proc = spawn(process.execPath, [bundle, dataDir, project, JSON.stringify(steps)], {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let out = '';

@@ -1,5 +1,4 @@
 import { spawnSync } from 'node:child_process';
-import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PgNotifications } from '../../src/store/postgres/notifications.js';
 import { PgDatabase } from '../../src/store/postgres/pg-database.js';
@@ -9,6 +8,7 @@ import { migrations } from '../../src/store/migrations.js';
 import { statement } from '../../src/store/statements.js';
 import { readSnapshot, writeTransaction } from '../../src/store/transactions.js';
 import { type Postgres, startPostgres } from '../helpers/postgres.js';
+import { fixtureBundle } from '../helpers/fixture-bundle.js';
 
 describe('the store on PostgreSQL', () => {
   let pg: Postgres;
@@ -87,18 +87,9 @@ describe('the store on PostgreSQL', () => {
 
   it('survives connections opened and closed with the garbage collector running between them', async () => {
     // The process aborted in libuv when a closed connection's object was collected too soon.
-    await build({
-      entryPoints: ['test/fixtures/pg-connections.ts'],
-      outfile: 'dist/test-pg-connections.mjs',
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      packages: 'external',
-      logLevel: 'warning',
-    });
+    const bundle = await fixtureBundle('pg-connections');
     const url = pg.database();
-    const run = spawnSync(process.execPath, ['--expose-gc', 'dist/test-pg-connections.mjs', url, '150'], {
+    const run = spawnSync(process.execPath, ['--expose-gc', bundle, url, '150'], {
       encoding: 'utf8',
       timeout: 120_000,
     });
