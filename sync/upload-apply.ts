@@ -247,7 +247,7 @@ export class UploadApply {
       e.granted && e.movement !== null && e.attendee_id !== null ? [e.attendee_id] : [],
     );
     const latest = this.#doubles.latest(projectId, holders, placed.firstNew);
-    this.#flags.lookUpHolders(projectId, run);
+    this.#flags.lookUp(projectId, run);
     const decided: DecidedEvent[] = [];
     for (const [i, e] of run.entries()) {
       const row = stored.get(e.uuid);

@@ -44,10 +44,13 @@ const REFERENCES = [
   { entity: 'access_zone', table: 'access_zones', column: 'access_zone_id', label: 'access zone' },
 ] as const;
 
+/** Every reference an event names, as lookUp reads them (its kind is the index here). */
+const ALL_REFERENCES = [...REFERENCES, ...HOLDER_REFERENCES];
+
 export class UploadFlags {
   /** Per batch: references found gone, so a backlog at one deleted door looks its tombstone up once. */
   #gone = new Map<string, GoneReference | null>();
-  /** Per slice: holders and tickets found in their project's rows (true) or not (false), looked up at once. */
+  /** Per slice: what its events name, found in their project's rows (true) or not (false), looked up at once. */
   #held = new Map<string, boolean>();
 
   constructor(
@@ -63,28 +66,32 @@ export class UploadFlags {
   }
 
   /**
-   * The holders and tickets `events` name, looked up in their project's rows at once, a statement
-   * per table (store/batches.ts), for unknownReferences: the rows an event names are the cloud's,
-   * so this holds for the rest of the slice (its access events add none).
+   * Everything `events` name (reader, access point, zone, holder, ticket), looked up in their
+   * project's rows at once: one statement for all five tables (store/batches.ts), for
+   * goneReferences and unknownReferences. The rows an event names are the cloud's, so this holds
+   * for the rest of the slice (its access events add none).
    */
-  lookUpHolders(projectId: number, events: readonly UploadedAccessEvent[]): void {
-    for (const ref of HOLDER_REFERENCES) {
-      const ids = [...new Set(events.map((e) => e[ref.column]).filter((id): id is number => id !== null))];
-      for (const run of paddedRuns(ids)) {
-        // Scalar subqueries: one primary-key read per id, whatever the planner thinks of the table's size.
-        const found = new Set(
-          (
-            statement(
-              this.db,
-              `WITH ids (id) AS (VALUES ${rowsOf(run.length, '(CAST(? AS BIGINT))')})
-               SELECT id, (SELECT 1 FROM ${ref.table} t WHERE t.id = ids.id AND t.project_id = ?) AS held FROM ids`,
-            ).all(...run, projectId) as { id: number; held: number | null }[]
-          )
-            .filter((r) => r.held !== null)
-            .map((r) => r.id),
-        );
-        for (const id of run) this.#held.set(`${projectId}:${ref.entity}:${id}`, found.has(id));
-      }
+  lookUp(projectId: number, events: readonly UploadedAccessEvent[]): void {
+    const refs = new Map<string, [kind: number, id: number]>();
+    for (const e of events)
+      ALL_REFERENCES.forEach((ref, kind) => {
+        const id = e[ref.column];
+        if (id !== null) refs.set(`${kind}:${id}`, [kind, id]);
+      });
+    for (const run of paddedRuns([...refs.values()])) {
+      // Scalar subqueries: one primary-key read per reference, whatever the planner thinks of a table's size.
+      for (const row of statement(
+        this.db,
+        `WITH refs (kind, id) AS (VALUES ${rowsOf(run.length, '(CAST(? AS INTEGER), CAST(? AS BIGINT))')})
+         SELECT kind, id, CASE kind ${ALL_REFERENCES.map(
+           (ref, kind) => `WHEN ${kind} THEN (SELECT 1 FROM ${ref.table} t WHERE t.id = refs.id AND t.project_id = ?)`,
+         ).join(' ')} END AS held FROM refs`,
+      ).all(...run.flat(), ...ALL_REFERENCES.map(() => projectId)) as {
+        kind: number;
+        id: number;
+        held: number | null;
+      }[])
+        this.#held.set(`${projectId}:${ALL_REFERENCES[row.kind]!.entity}:${row.id}`, row.held !== null);
     }
   }
 
@@ -98,8 +105,9 @@ export class UploadFlags {
       let found = this.#gone.get(key);
       if (found === undefined) {
         const exists =
+          this.#held.get(key) ??
           statement(this.db, `SELECT 1 FROM ${ref.table} WHERE id = ? AND project_id = ?`).get(id, projectId) !==
-          undefined;
+            undefined;
         const deletedAt = exists
           ? null
           : ((statement(

@@ -5,7 +5,6 @@ import {
   insertDecidedEvents,
   insertUploadedEvents,
   markCounted,
-  nextEventId,
   storedUuids,
   type UploadedEventRow,
 } from '../src/journal/access-event-rows.js';
@@ -31,12 +30,11 @@ export function placeRun(db: Database, rows: readonly UploadedEventRow[]): Place
     const fresh = insertUploadedEvents(db, rows);
     return { decidedFirst: false, fresh, firstNew: Math.min(...[...fresh.values()].map((r) => r.id)) };
   }
-  const known = storedUuids(
+  const { stored: known, nextId: firstNew } = storedUuids(
     db,
     rows.map((r) => r.uuid),
   );
   const fresh = new Map<string, { id: number; effective_at: string }>();
-  const firstNew = nextEventId(db);
   for (const r of rows)
     if (!known.has(r.uuid) && !fresh.has(r.uuid))
       fresh.set(r.uuid, { id: firstNew + fresh.size, effective_at: r.scannedAt });

@@ -113,27 +113,30 @@ export function insertUploadedEvents(
   return stored;
 }
 
-/** Of `uuids`, the ones stored already. A scalar subquery per uuid of a VALUES list, not an IN
- * list: a generic plan made while the table was small stays a scan of it (docs/decisions.md). */
-export function storedUuids(db: Database, uuids: readonly string[]): Set<string> {
-  const found = new Set<string>();
+/**
+ * Of `uuids`, the ones stored already, and the id the store gives the next access event (the
+ * highest plus one, as SQLite numbers rows: in a write transaction, whose lock holds every other
+ * writer off until the commit), in one statement. A scalar subquery per uuid of a VALUES list, not
+ * an IN list: a generic plan made while the table was small stays a scan of it (docs/decisions.md).
+ */
+export function storedUuids(db: Database, uuids: readonly string[]): { stored: Set<string>; nextId: number } {
+  const stored = new Set<string>();
+  let nextId = 1;
   for (const run of paddedRuns([...new Set(uuids)]))
     for (const row of statement(
       db,
       `WITH sent (uuid) AS (VALUES ${rowsOf(run.length, '(CAST(? AS TEXT))')})
-       SELECT uuid, (SELECT x.id FROM access_events x WHERE x.uuid = sent.uuid) AS id FROM sent`,
-    ).all(...run) as { uuid: string; id: number | null }[])
-      if (row.id !== null) found.add(row.uuid);
-  return found;
+       SELECT uuid, (SELECT x.id FROM access_events x WHERE x.uuid = sent.uuid) AS id,
+         (SELECT COALESCE(MAX(id), 0) + 1 FROM access_events) AS next FROM sent`,
+    ).all(...run) as { uuid: string; id: number | null; next: number }[]) {
+      if (row.id !== null) stored.add(row.uuid);
+      nextId = row.next;
+    }
+  return { stored, nextId };
 }
 
-/** The id the store gives the next access event (the highest plus one, as SQLite numbers rows): in
- * a write transaction, whose lock holds every other writer off until the commit. */
-export const nextEventId = (db: Database): number =>
-  statement(db, 'SELECT COALESCE(MAX(id), 0) + 1 FROM access_events').pluck().get() as number;
-
 /**
- * Stores new uploaded events (none stored before: storedUuids) under the ids given (nextEventId
+ * Stores new uploaded events (none stored before: storedUuids) under the ids given (storedUuids' nextId
  * on), each with its outcome, in the order given: every row written once, whole.
  */
 export function insertDecidedEvents(db: Database, events: readonly DecidedEvent[]): void {
