@@ -295,7 +295,7 @@ describe('the staff console, in Chromium', () => {
     expect((await client(gh, await gh.token()).get('/api/v1/me')).status).toBe(200); // the appliance itself is fine
   });
 
-  it('logged no console errors (Chromium’s own line for each 401, 422 or 429 the page handled aside)', () => {
+  it('logged no console errors (Chromium’s own line for each 401, 419, 422 or 429 the page handled aside)', () => {
     expect(ui.unexpectedErrors()).toEqual([]);
   });
 });

@@ -16,8 +16,10 @@ export const CONSOLE_ARTIFACTS = join('artifacts', 'console');
 /** The demo venue's project, as REST paths name it. */
 export const DEMO_PROJECT = '/api/v1/projects/default/default';
 
-/** What Chromium itself logs for an answered 401 / 403 / 422 / 429 that the page handled. */
-export const EXPECTED_4XX = /^Failed to load resource: the server responded with a status of (401|403|422|429)/;
+/** What Chromium itself logs for an answered 401 / 403 / 419 / 422 / 429 that the page handled (a 419:
+ * a request in flight when the session's cookies went, which ends the session as a 401 does:
+ * console/src/session.ts). */
+export const EXPECTED_4XX = /^Failed to load resource: the server responded with a status of (401|403|419|422|429)/;
 /**
  * What Chromium itself logs when pusher-js's deferred send (a frame sent a tick after queueing it)
  * meets a socket the appliance is closing (4009 when a session ends, or the page closing it on sign-out
