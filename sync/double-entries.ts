@@ -60,21 +60,24 @@ export class DoubleEntries {
 
   /**
    * Each holder's latest granted movement in the project stored before the run that begins with
-   * id `firstNew` (its effective time; holders with none are absent): an event of the run is
-   * followed by one of those exactly when that one's time is later (its id is smaller: a tie is
-   * not later). Scalar subqueries, so each holder is one read down the index whatever the
-   * planner thinks of the table's size (store/batches.ts).
+   * id `firstNew`, in (effective_at, id) order (holders with none are absent): an event of the run
+   * is followed by one of those exactly when that one's time is later (its id is smaller: a tie is
+   * not later); settle takes them as the movements just before the batch's, where those are all
+   * later. Scalar subqueries, so each holder is one read down the index whatever the planner
+   * thinks of the table's size (store/batches.ts); then the rows, by id.
    */
-  latest(projectId: number, holders: readonly number[], firstNew: number): Map<number, string> {
-    const latest = new Map<number, string>();
+  latest(projectId: number, holders: readonly number[], firstNew: number): Map<number, Movement> {
+    const ids: number[] = [];
     for (const run of paddedRuns([...new Set(holders)]))
       for (const row of statement(
         this.db,
         `WITH holders (holder) AS (VALUES ${rowsOf(run.length, '(CAST(? AS BIGINT))')})
-         SELECT holder, (SELECT x.effective_at FROM access_events x WHERE ${holderMoves('x', 'holder')} AND x.id < ?
-           ORDER BY x.effective_at DESC LIMIT 1) AS at FROM holders`,
-      ).all(...run, projectId, firstNew) as { holder: number; at: string | null }[])
-        if (row.at !== null) latest.set(row.holder, row.at);
+         SELECT (SELECT x.id FROM access_events x WHERE ${holderMoves('x', 'holder')} AND x.id < ?
+           ORDER BY x.effective_at DESC, x.id DESC LIMIT 1) AS id FROM holders`,
+      ).all(...run, projectId, firstNew) as { id: number | null }[])
+        if (row.id !== null) ids.push(row.id);
+    const latest = new Map<number, Movement>();
+    for (const row of this.#rows(ids)) latest.set(row.attendee_id, row);
     return latest;
   }
 
@@ -84,7 +87,7 @@ export class DoubleEntries {
    * history. Per holder, the window the batch's movements span with the movement just before and
    * just after it: each flag needs only its own predecessor, all in that window.
    */
-  settle(projectId: number, arrivals: readonly Movement[]): Settled {
+  settle(projectId: number, arrivals: readonly Movement[], before: ReadonlyMap<number, Movement>): Settled {
     const byHolder = new Map<number, Movement[]>();
     for (const a of arrivals) {
       const list = byHolder.get(a.attendee_id);
@@ -92,7 +95,7 @@ export class DoubleEntries {
       else byHolder.set(a.attendee_id, [a]);
     }
     for (const own of byHolder.values()) own.sort(byTime);
-    const histories = this.#histories(projectId, byHolder);
+    const histories = this.#histories(projectId, byHolder, before);
     const settled: Settled = { flags: new Map(), conflicts: [] };
     for (const [holder, own] of byHolder) {
       const history = histories.get(holder)!;
@@ -123,13 +126,27 @@ export class DoubleEntries {
 
   /**
    * Each holder's history from the movement just before their first arrival to the one just after
-   * their last, in (effective_at, id) order, in a few statements for all holders (store/batches.ts):
-   * each holder's neighbours' ids and how many movements lie between the two arrivals; when those
-   * are the arrivals alone (the usual case), the window is what the batch stored; otherwise
+   * their last, in (effective_at, id) order. Where every arrival is later than the holder's latest
+   * movement stored before the batch (`before`, from latest: arrivals in time order, the usual
+   * case), that movement and the arrivals are the history. Otherwise, in a few statements for those
+   * holders (store/batches.ts): each one's neighbours' ids and how many movements lie between the
+   * two arrivals; when those are the arrivals alone, the window is what the batch stored; else
    * (another edge's movements uploaded in between) it is read.
    */
-  #histories(projectId: number, byHolder: Map<number, Movement[]>): Map<number, Movement[]> {
-    const spans = [...byHolder].map(([holder, own]) => {
+  #histories(
+    projectId: number,
+    byHolder: Map<number, Movement[]>,
+    before: ReadonlyMap<number, Movement>,
+  ): Map<number, Movement[]> {
+    const histories = new Map<number, Movement[]>();
+    const late: [number, Movement[]][] = [];
+    for (const [holder, own] of byHolder) {
+      const previous = before.get(holder);
+      if (previous === undefined || byTime(previous, own[0]!) < 0)
+        histories.set(holder, previous ? [previous, ...own] : own);
+      else late.push([holder, own]);
+    }
+    const spans = late.map(([holder, own]) => {
       const first = own[0]!;
       const last = own[own.length - 1]!;
       return [holder, first.effective_at, first.id, last.effective_at, last.id] as const;
@@ -150,15 +167,9 @@ export class DoubleEntries {
         found.set(row.holder, row);
     const neighbours = new Map<number, Movement>();
     const ids = [...found.values()].flatMap((f) => [f.before_id, f.after_id]).filter((id): id is number => id !== null);
-    for (const run of paddedRuns(ids))
-      for (const row of statement(
-        this.db,
-        `SELECT ${COLUMNS} FROM access_events WHERE id IN ${places(run.length)}`,
-      ).all(...run) as Movement[])
-        neighbours.set(row.id, row);
-    const histories = new Map<number, Movement[]>();
-    for (const [holder, own] of byHolder) {
-      const { before_id: before, after_id: after, inside } = found.get(holder)!;
+    for (const row of this.#rows(ids)) neighbours.set(row.id, row);
+    for (const [holder, own] of late) {
+      const { before_id: previous, after_id: after, inside } = found.get(holder)!;
       const first = own[0]!;
       const last = own[own.length - 1]!;
       const window =
@@ -170,12 +181,20 @@ export class DoubleEntries {
                  AND (effective_at, id) >= (?, ?) AND (effective_at, id) <= (?, ?) ORDER BY effective_at, id`,
             ).all(holder, projectId, first.effective_at, first.id, last.effective_at, last.id) as Movement[]);
       histories.set(holder, [
-        ...(before !== null ? [neighbours.get(before)!] : []),
+        ...(previous !== null ? [neighbours.get(previous)!] : []),
         ...window,
         ...(after !== null ? [neighbours.get(after)!] : []),
       ]);
     }
     return histories;
+  }
+
+  /** Stored movements by id, a few statements for all. */
+  *#rows(ids: readonly number[]): Iterable<Movement> {
+    for (const run of paddedRuns(ids))
+      yield* statement(this.db, `SELECT ${COLUMNS} FROM access_events WHERE id IN ${places(run.length)}`).all(
+        ...run,
+      ) as Movement[];
   }
 }
 

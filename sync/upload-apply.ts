@@ -6,7 +6,7 @@ import { iso } from '../src/clock.js';
 import type { EventBus } from '../src/events/bus.js';
 import { commitWhenFree, type Work } from '../src/events/unit-of-work.js';
 import { outboxEntryOf } from '../src/feed/catalogue.js';
-import type { DecidedEvent, UploadedEventOutcome } from '../src/journal/access-event-rows.js';
+import type { DecidedEvent } from '../src/journal/access-event-rows.js';
 import type { Database } from '../src/store/database.js';
 import type { EdgeRow, SyncEdges } from './edges.js';
 import type { NewConflict, SyncConflicts } from './conflicts.js';
@@ -14,7 +14,7 @@ import { DoubleEntries, type Movement } from './double-entries.js';
 import type { UploadBody, UploadedAccessEvent } from './protocol.js';
 import { UploadChanges } from './upload-changes.js';
 import { changesFirst, storedMovement, uploadedEventRow } from './uploaded-events.js';
-import { placeRun, storeOutcomes } from './upload-rows.js';
+import { type Flags, placeRun, storeOutcomes, stores } from './upload-rows.js';
 import {
   deletedReferenceColumn,
   deletedReferenceConflict,
@@ -37,16 +37,11 @@ import type { SyncConflictResource } from '../src/resources/sync-conflict.js';
 // order as if stored one by one. After each slice's commit, its new events are announced once on
 // the bus (WebSocket; access-event-payload.ts); outgoing webhooks read them from access_events.
 
-interface Flags {
-  duplicate_of: string | null;
-  review: string | null;
-  deleted_reference: string | null;
-}
-
-/** The batch's movements and their flags as announced, for the double entries once the batch is in. */
+/** For the double entries once the batch is in: its movements, their flags as announced, and each holder's latest before. */
 interface Arrivals {
   movements: Movement[];
   flags: Map<number, Flags>;
+  before: Map<number, Movement>;
 }
 
 export interface UploadOutcome {
@@ -56,16 +51,6 @@ export interface UploadOutcome {
 }
 
 type Emit = () => void;
-
-/** What an event's flags and presence move put in its row; `own`: its holder's project's history. */
-type Outcome = UploadedEventOutcome & { own: boolean };
-const stores = (own: boolean, flags: Flags, counted: boolean, fromZoneId: number | null): Outcome => ({
-  own,
-  counted,
-  fromZoneId: counted ? fromZoneId : null,
-  review: flags.review,
-  deletedReference: flags.deleted_reference,
-});
 
 /** A slice: at most this many items, and no more work than this once one item is done (about a
  * tenth of it on the machines measured: docs/performance.md, bench:sync-upload). */
@@ -170,7 +155,7 @@ export class UploadApply {
           venueChanged = false;
           next = from;
           this.#flags.begin();
-          const arrivals: Arrivals = { movements: [], flags: new Map() };
+          const arrivals: Arrivals = { movements: [], flags: new Map(), before: new Map() };
           const started = performance.now();
           while (
             next < items.length &&
@@ -246,7 +231,11 @@ export class UploadApply {
     const holders = run.flatMap((e) =>
       e.granted && e.movement !== null && e.attendee_id !== null ? [e.attendee_id] : [],
     );
-    const latest = this.#doubles.latest(projectId, holders, placed.firstNew);
+    const latest = new Map<number, string>();
+    for (const [holder, movement] of this.#doubles.latest(projectId, holders, placed.firstNew)) {
+      latest.set(holder, movement.effective_at);
+      if (!arrivals.before.has(holder)) arrivals.before.set(holder, movement);
+    }
     this.#flags.lookUp(projectId, run);
     const decided: DecidedEvent[] = [];
     for (const [i, e] of run.entries()) {
@@ -278,7 +267,7 @@ export class UploadApply {
     undo: (() => void)[],
     arrivals: Arrivals,
     work: Work,
-  ): Outcome {
+  ): ReturnType<typeof stores> {
     const flags: Flags = { duplicate_of: null, review: null, deleted_reference: null };
     const conflicts: SyncConflictResource[] = [];
     const gone = this.#flags.goneReferences(projectId, e);
@@ -342,7 +331,7 @@ export class UploadApply {
    * slice's own events; a new event is announced with its flag as settled.
    */
   #settleDoubles(projectId: number, arrivals: Arrivals, announce: Emit[], work: Work): void {
-    const { flags, conflicts } = this.#doubles.settle(projectId, arrivals.movements);
+    const { flags, conflicts } = this.#doubles.settle(projectId, arrivals.movements, arrivals.before);
     for (const [id, duplicateOf] of flags) {
       const announced = arrivals.flags.get(id);
       if (announced) announced.duplicate_of = duplicateOf;

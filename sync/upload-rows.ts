@@ -6,6 +6,7 @@ import {
   insertUploadedEvents,
   markCounted,
   storedUuids,
+  type UploadedEventOutcome,
   type UploadedEventRow,
 } from '../src/journal/access-event-rows.js';
 import type { Database } from '../src/store/database.js';
@@ -15,6 +16,27 @@ import { effectiveAsScanned } from './uploaded-events.js';
 // each row written once): where every event keeps its scan time as its effective time, the run is
 // worked out first and each new row written once, whole; where a corrected clock makes the store
 // compute an effective time, the run is stored first and its outcomes written onto the rows after.
+
+/** An event's flags as the cloud announces them. */
+export interface Flags {
+  duplicate_of: string | null;
+  review: string | null;
+  deleted_reference: string | null;
+}
+
+/** What an event's flags and presence move put in its row; `own`: its holder's project's history. */
+export const stores = (
+  own: boolean,
+  flags: Flags,
+  counted: boolean,
+  fromZoneId: number | null,
+): UploadedEventOutcome & { own: boolean } => ({
+  own,
+  counted,
+  fromZoneId: counted ? fromZoneId : null,
+  review: flags.review,
+  deletedReference: flags.deleted_reference,
+});
 
 /** A run's new events by uuid (each once: stored before or earlier in the run, absent), with the
  * id and effective time each has or will have; `firstNew` is below every one of them. */
