@@ -37,7 +37,8 @@ import type { SyncConflictResource } from '../src/resources/sync-conflict.js';
 // order as if stored one by one. After each slice's commit, its new events are announced once on
 // the bus (WebSocket; access-event-payload.ts); outgoing webhooks read them from access_events.
 
-/** For the double entries once the batch is in: its movements, their flags as announced, and each holder's latest before. */
+/** For the double entries once the batch is in: its movements, their flags as announced, and
+ * each holder's latest movement before them. */
 interface Arrivals {
   movements: Movement[];
   flags: Map<number, Flags>;

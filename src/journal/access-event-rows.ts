@@ -4,8 +4,8 @@ import { statement } from '../store/statements.js';
 
 // access_events' only writer (test/house/table-owners.test.ts): the rows the journal's ingest
 // and recovery insert (journal-ingest.ts, event-journal.ts), the events an edge uploads to
-// the cloud with the flags the cloud works out for them (sync/upload-apply.ts,
-// sync/double-entries.ts), and retention's deletes (event-retention.ts). Imported by the ingest
+// the cloud with the flags the cloud works out for them (sync/upload-rows.ts, upload-apply.ts,
+// double-entries.ts), and retention's deletes (event-retention.ts). Imported by the ingest
 // worker's bundle too: nothing here but SQL and small store helpers.
 
 /** access_events columns in journal order; a journal line is the JSON array of these values (journal-format.ts). */
