@@ -4,6 +4,7 @@
 // the bench's bundle.
 import { build } from 'esbuild';
 import '../scripts/build.mjs';
+import { NODE_BUNDLE } from '../scripts/node-bundle.mjs';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
@@ -13,12 +14,7 @@ const outfile = `dist/bench-${basename(entry, '.ts')}.mjs`;
 await build({
   entryPoints: [entry],
   outfile,
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  packages: 'external',
-  logLevel: 'warning',
+  ...NODE_BUNDLE,
 });
 // The appliance's own V8 flags (scripts/node-flags.json), as benches run it in-process.
 const nodeFlags = JSON.parse(readFileSync('scripts/node-flags.json', 'utf8'));

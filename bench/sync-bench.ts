@@ -5,6 +5,8 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+// @ts-expect-error a plain ES module of the scripts folder, without types
+import { NODE_BUNDLE } from '../scripts/node-bundle.mjs';
 import { build } from 'esbuild';
 import { startApplianceProcess, stopProcess } from './appliance-process.js';
 import { PgDatabase } from '../src/store/postgres/pg-database.js';
@@ -147,12 +149,7 @@ export class LinkProxy {
     await build({
       entryPoints: ['bench/tcp-proxy-child.ts'],
       outfile: 'dist/bench-tcp-proxy-child.mjs',
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      packages: 'external',
-      logLevel: 'warning',
+      ...NODE_BUNDLE,
     });
     const child = fork('dist/bench-tcp-proxy-child.mjs', [String(targetPort)], {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

@@ -6,6 +6,7 @@
 // run here; it skips itself when its inputs have not changed since the last build.
 import { build } from 'esbuild';
 import { pathToFileURL } from 'node:url';
+import { NODE_BUNDLE } from './node-bundle.mjs';
 
 export const entryPoints = {
   main: 'src/main.ts',
@@ -14,14 +15,7 @@ export const entryPoints = {
   'workers/parallel-read': 'src/workers/parallel-read.ts',
 };
 
-const common = {
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  packages: 'external',
-  logLevel: 'warning',
-};
+const common = NODE_BUNDLE;
 
 await build({ ...common, entryPoints, outdir: 'dist', sourcemap: true });
 

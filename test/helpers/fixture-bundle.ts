@@ -1,8 +1,9 @@
 import { build } from 'esbuild';
+// @ts-expect-error a plain ES module of the scripts folder, without types
+import { NODE_BUNDLE } from '../../scripts/node-bundle.mjs';
 
-// A test fixture run as a process of its own, bundled into dist/ as the benches are (its TypeScript
-// compiled, its npm packages left to resolve from node_modules). Each fixture is bundled once per
-// test process.
+// A test fixture run as a process of its own, bundled into dist/ as the benches are
+// (scripts/node-bundle.mjs). Each fixture is bundled once per test process.
 
 const bundles = new Map<string, Promise<string>>();
 
@@ -14,12 +15,7 @@ export function fixtureBundle(name: string): Promise<string> {
     bundle = build({
       entryPoints: [`test/fixtures/${name}.ts`],
       outfile,
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      packages: 'external',
-      logLevel: 'warning',
+      ...NODE_BUNDLE,
     }).then(() => outfile);
     bundles.set(name, bundle);
   }
