@@ -2,7 +2,8 @@
 // in a fresh process with the appliance's V8 flags, so RSS means something: the time from
 // VenueIndex.load() to the first scan decided (a credential read last, granted), and the RSS
 // after it, next to the RSS of the same process before loading (the baseline of the same run).
-// The data is written straight
+// Beside it, the floor, in another fresh process: reading the same rows the load's way (SQLite's
+// JSON in the worker thread, parsed here) and nothing built of them. The data is written straight
 // into SQLite first (not measured). BENCH_QUICK=1: 250k.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { AccessEngine } from '../src/access/engine.js';
 import { Occupancy } from '../src/access/occupancy.js';
 import { VenueIndex } from '../src/access/venue-index.js';
 import { Store } from '../src/store/database.js';
+import { readInParallel } from '../src/store/parallel-read.js';
 import { seedVenue } from './fixtures.js';
 import { nodeFlags } from './process-stats.js';
 
@@ -44,6 +46,16 @@ if (process.argv[2] === '--child') {
   const after = process.memoryUsage().rss;
   console.log(JSON.stringify({ seconds: took, before, after, credentials: index.credentialCount }));
   store.stop();
+} else if (process.argv[2] === '--floor') {
+  const store = new Store({ dataDir: process.argv[3]!, synchronous: 'NORMAL' }, log);
+  store.start();
+  const started = process.hrtime.bigint();
+  const read = readInParallel(store.db.name, [...VenueIndex.bigTables]);
+  let rows = 0;
+  for (const _ of read.rows(0)) rows += 1;
+  for (const _ of read.rows(1)) rows += 1;
+  console.log(JSON.stringify({ seconds: seconds(started), rows }));
+  store.stop();
 } else {
   const quick = process.env.BENCH_QUICK === '1';
   const credentials = quick ? 250_000 : 1_000_000;
@@ -65,11 +77,15 @@ if (process.argv[2] === '--child') {
     if (child.status !== 0) throw new Error(child.stderr);
     return JSON.parse(child.stdout.trim().split('\n').pop()!) as Record<string, number>;
   };
+  const floor = run('--floor');
   const result = run('--child') as { seconds: number; before: number; after: number; credentials: number };
   if (result.credentials !== credentials) throw new Error(`loaded ${result.credentials} of ${credentials}`);
+  if (floor.rows !== credentials * 1.5) throw new Error(`the floor read ${floor.rows} rows of ${credentials * 1.5}`);
   const tag = '1m'; // same names in quick mode (docs/performance.md); engine.load_credentials says how many
   line('engine.load_credentials', credentials, 'credentials');
   line(`engine.load_${tag}_credentials_s`, result.seconds.toFixed(2), 's');
+  line('engine.load_read_rows_s', floor.seconds!.toFixed(2), 's');
+  line('engine.load_to_read_rows_ratio', (result.seconds / floor.seconds!).toFixed(2), 'x');
   line(`engine.load_${tag}_credentials_rss_mb`, mb(result.after), 'MB');
   line('engine.load_rss_before_mb', mb(result.before), 'MB');
   line('engine.load_credentials_per_s', Math.round(credentials / result.seconds), '/s');

@@ -1,4 +1,5 @@
 import type { Database } from '../store/database.js';
+import type { ChunkQuery } from '../store/chunked-read.js';
 import { readInParallel } from '../store/parallel-read.js';
 import { isPostgres } from '../store/postgres/pg-database.js';
 import { SigningKeys } from './signing-keys.js';
@@ -101,43 +102,47 @@ export class VenueIndex {
 
   constructor(private readonly db: Database) {}
 
+  /** The big tables' columns the index is made of, read in chunks by id (store/chunked-read.ts). */
+  static readonly bigTables: readonly [ChunkQuery, ChunkQuery] = [
+    {
+      table: 'credentials',
+      columns: ['id', 'project_id', 'attendee_id', 'value', 'status', 'valid_from', 'valid_until', 'revoked_at'],
+      after: 0,
+    },
+    {
+      table: 'attendees',
+      columns: ['id', 'project_id', 'attendee_type_id', 'first_name', 'last_name', 'status'],
+      after: 0,
+    },
+  ];
+
   load(): void {
     // iterate(), not all(): a million credentials never sit in memory twice.
     const all = (sql: string) => this.db.prepare(sql).iterate() as Iterable<Row>;
     for (const p of all('SELECT id, timezone FROM projects')) this.timezones.set(p.id as number, p.timezone as string);
-    // Credentials and attendees are the big tables: read as raw arrays of the columns needed,
-    // in chunks by id (all() per chunk is much faster than iterate(), and memory stays bounded).
-    // A worker thread reads the upper part of the credentials and then the attendees on the
-    // second core while this thread reads the lower part (store/parallel-read.ts); the split
-    // gives the worker more rows since handing them over costs half of reading them. Nothing
-    // writes while the index loads (start, before the servers listen). In-memory databases
-    // (tests) are read here alone.
+    // Credentials and attendees are the big tables: a worker thread reads both on the second core
+    // (store/parallel-read.ts) while this thread makes the entries of each chunk it hands over.
+    // Nothing writes while the index loads (start, before the servers listen). In-memory
+    // databases (tests) and PostgreSQL (a cloud's: no file a thread could open) are read here,
+    // as raw arrays of the columns in chunks by id (all() per chunk is much faster than
+    // iterate(), and memory stays bounded).
     const db = this.db;
-    const raw = function* (sql: string, after: number, until = Number.MAX_SAFE_INTEGER): Iterable<unknown[]> {
-      const chunk = db.prepare(`${sql} WHERE id > ? AND id <= ? ORDER BY id LIMIT 20000`).raw(true);
-      for (;;) {
-        const rows = chunk.all(after, until) as unknown[][];
+    const [credentials, attendees] = VenueIndex.bigTables;
+    const here = function* ({ table, columns }: ChunkQuery): Iterable<unknown[]> {
+      const chunk = db.prepare(`SELECT ${columns.join(', ')} FROM ${table} WHERE id > ? ORDER BY id LIMIT 20000`);
+      chunk.raw(true);
+      for (let after = 0; ; ) {
+        const rows = chunk.all(after) as unknown[][];
         if (rows.length === 0) return;
         yield* rows;
         after = rows[rows.length - 1]![0] as number;
       }
     };
-    const credentialSql =
-      'SELECT id, project_id, attendee_id, value, status, valid_from, valid_until, revoked_at FROM credentials';
-    const attendeeSql = 'SELECT id, project_id, attendee_type_id, first_name, last_name, status FROM attendees';
-    const { lo, hi } = db
-      .prepare('SELECT coalesce(min(id), 0) AS lo, coalesce(max(id), 0) AS hi FROM credentials')
-      .get() as { lo: number; hi: number };
-    // In-memory databases (tests) and PostgreSQL (a cloud's: no file a thread could open) are read here alone.
-    const alone = db.memory || isPostgres(db);
-    const split = alone ? hi : lo - 1 + Math.floor((hi - lo + 1) * 0.4);
-    const worker = alone
-      ? { rows: (index: number) => (index === 0 ? raw(credentialSql, split) : raw(attendeeSql, 0)) }
-      : readInParallel(db.name, [
-          { sql: credentialSql, after: split },
-          { sql: attendeeSql, after: 0 },
-        ]);
-    const addCredential = ([id, projectId, attendeeId, value, status, validFrom, validUntil, revokedAt]: unknown[]) =>
+    const read =
+      db.memory || isPostgres(db)
+        ? { rows: (index: number) => here(index === 0 ? credentials : attendees) }
+        : readInParallel(db.name, [credentials, attendees]);
+    for (const [id, projectId, attendeeId, value, status, validFrom, validUntil, revokedAt] of read.rows(0)) {
       this.#addCredential({
         id: id as number,
         projectId: projectId as number,
@@ -148,9 +153,8 @@ export class VenueIndex {
         validUntil: ms(validUntil as string | null),
         revokedAt: ms(revokedAt as string | null),
       });
-    for (const row of raw(credentialSql, 0, split)) addCredential(row);
-    for (const row of worker.rows(0)) addCredential(row);
-    for (const [id, projectId, typeId, firstName, lastName, status] of worker.rows(1)) {
+    }
+    for (const [id, projectId, typeId, firstName, lastName, status] of read.rows(1)) {
       this.attendees.set(id as number, {
         id: id as number,
         projectId: projectId as number,

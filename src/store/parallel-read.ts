@@ -2,14 +2,14 @@ import { MessageChannel, Worker, receiveMessageOnPort } from 'node:worker_thread
 import { workerFile } from '../workers/worker-file.js';
 import type { ChunkMessage, ChunkQuery, ParallelReadWorkerData } from './chunked-read.js';
 
-// Reads big tables on a second core while the caller reads others on the first (docs/engine.md: a
-// million credentials loaded in <= 5 s at start; two thirds of that was better-sqlite3 making JS
-// values of the rows). The worker opens its own read-only connection, runs the queries in turn,
-// reads each in id chunks and posts every chunk as one JSON string: the cheapest thing to hand
-// between threads (one copy) and JSON.parse is the fastest way to make the arrays again, about
-// half the cost of reading the rows from SQLite. The caller stays synchronous: it does its own
-// share, then takes the chunks with receiveMessageOnPort, waiting on a shared counter when the
-// worker is behind. The reading is store/chunked-read.ts, in the thread of src/workers/parallel-read.ts.
+// Reads big tables in a worker thread on the second core while the caller builds what it needs
+// of the rows (docs/engine.md: a million credentials loaded at start). The worker opens its own
+// read-only connection, runs the queries in turn, reads each in id chunks and posts every chunk as
+// one JSON string that SQLite wrote: the cheapest thing to hand between threads (one copy), and
+// JSON.parse is the fastest way to make the arrays again, a third of what better-sqlite3 takes to
+// make the same rows. The caller stays synchronous: it takes the chunks with receiveMessageOnPort,
+// waiting on a shared counter when the worker is behind. The reading is store/chunked-read.ts, in
+// the thread of src/workers/parallel-read.ts.
 
 export type RawRow = unknown[];
 

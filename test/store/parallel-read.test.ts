@@ -37,8 +37,8 @@ describe('reading tables in a worker thread', () => {
   it('yields every row of each query in id order, across many chunks', () => {
     const store = seeded(25_000); // 50k credentials: three chunks
     const read = readInParallel(store.db.name, [
-      { sql: 'SELECT id, value FROM credentials', after: 10 },
-      { sql: 'SELECT id, first_name FROM attendees', after: 0 },
+      { table: 'credentials', columns: ['id', 'value'], after: 10 },
+      { table: 'attendees', columns: ['id', 'first_name'], after: 0 },
     ]);
     const credentials = [...read.rows(0)];
     const attendees = [...read.rows(1)];
@@ -54,9 +54,9 @@ describe('reading tables in a worker thread', () => {
 
   it('reports a query the worker cannot run as an error, not a hang', () => {
     const store = seeded(10);
-    const read = readInParallel(store.db.name, [{ sql: 'SELECT id, nonsense FROM credentials', after: 0 }]);
+    const read = readInParallel(store.db.name, [{ table: 'credentials', columns: ['id', 'nonsense'], after: 0 }]);
     expect(() => [...read.rows(0)]).toThrow(/reading in a worker failed: .*nonsense/);
-    const missing = readInParallel(join(dirs[0]!, 'no-such.db'), [{ sql: 'SELECT id FROM credentials', after: 0 }]);
+    const missing = readInParallel(join(dirs[0]!, 'no-such.db'), [{ table: 'credentials', columns: ['id'], after: 0 }]);
     expect(() => [...missing.rows(0)]).toThrow(/reading in a worker failed/);
     store.stop();
   });
@@ -111,8 +111,8 @@ describe('chunked read (the parallel reader thread, in this thread)', () => {
           file: store.file,
           chunk: 2,
           queries: [
-            { sql: 'SELECT id, slug FROM teams', after: 1 },
-            { sql: 'SELECT id FROM teams', after: 4 },
+            { table: 'teams', columns: ['id', 'slug'], after: 1 },
+            { table: 'teams', columns: ['id'], after: 4 },
           ],
         },
         (m) => posted.push(m),
@@ -131,7 +131,7 @@ describe('chunked read (the parallel reader thread, in this thread)', () => {
         { end: 1 },
       ]);
       const failed: ChunkMessage[] = [];
-      readChunks({ file: store.file, chunk: 2, queries: [{ sql: 'SELECT id FROM no_such_table', after: 0 }] }, (m) =>
+      readChunks({ file: store.file, chunk: 2, queries: [{ table: 'no_such_table', columns: ['id'], after: 0 }] }, (m) =>
         failed.push(m),
       );
       expect(failed).toEqual([{ error: expect.stringMatching(/no such table/) }]);
