@@ -2,6 +2,7 @@ import type { Database } from '../store/database.js';
 import type { ChunkQuery } from '../store/chunked-read.js';
 import { readInParallel } from '../store/parallel-read.js';
 import { isPostgres } from '../store/postgres/pg-database.js';
+import { IdTable } from './id-table.js';
 import { SigningKeys } from './signing-keys.js';
 
 // The in-memory picture of every project's venue that decisions read (docs/engine.md):
@@ -80,8 +81,8 @@ type Row = Record<string, unknown>;
 export class VenueIndex {
   /** Credentials by project, then by value: no composite key string per credential. */
   readonly #credentials = new Map<number, Map<string, CredentialEntry>>();
-  readonly credentialsById = new Map<number, CredentialEntry>();
-  readonly attendees = new Map<number, AttendeeEntry>();
+  readonly credentialsById = new IdTable<CredentialEntry>();
+  readonly attendees = new IdTable<AttendeeEntry>();
   readonly typeZones = new Map<number, Set<number>>();
   readonly zones = new Map<number, ZoneEntry>();
   readonly accessPoints = new Map<number, AccessPointEntry>();

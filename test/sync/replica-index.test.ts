@@ -26,7 +26,7 @@ async function until<T>(what: string, read: () => Promise<T> | T, ok: (v: T) => 
 
 /** Everything a decision reads from the index, in a comparable form (credentials also through their value). */
 function picture(index: VenueIndex) {
-  const byId = <T>(m: Map<unknown, T>) =>
+  const byId = <T>(m: { values(): Iterable<T> }) =>
     [...m.values()].sort((a, b) => (a as { id: number }).id - (b as { id: number }).id);
   const credentials = byId(index.credentialsById);
   return {
