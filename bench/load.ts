@@ -44,8 +44,12 @@ if (process.argv[2] === '--child') {
   const before = process.memoryUsage().rss;
   const store = new Store({ dataDir: process.argv[3]!, synchronous: 'NORMAL' }, log);
   store.start();
-  const { id: gate } = store.db.prepare("SELECT id FROM access_points WHERE slug = 'arena-gate'").get() as { id: number };
-  const { value } = store.db.prepare('SELECT value FROM credentials ORDER BY id DESC LIMIT 1').get() as { value: string };
+  const { id: gate } = store.db.prepare("SELECT id FROM access_points WHERE slug = 'arena-gate'").get() as {
+    id: number;
+  };
+  const { value } = store.db.prepare('SELECT value FROM credentials ORDER BY id DESC LIMIT 1').get() as {
+    value: string;
+  };
   const started = process.hrtime.bigint();
   const index = new VenueIndex(store.db);
   index.load();
@@ -67,8 +71,12 @@ if (process.argv[2] === '--child') {
   const dataDir = process.argv[3]!;
   const peek = new Store({ dataDir, synchronous: 'NORMAL' }, log);
   peek.start();
-  const { id: gate } = peek.db.prepare("SELECT id FROM access_points WHERE slug = 'arena-gate'").get() as { id: number };
-  const { value } = peek.db.prepare('SELECT value FROM credentials ORDER BY id DESC LIMIT 1').get() as { value: string };
+  const { id: gate } = peek.db.prepare("SELECT id FROM access_points WHERE slug = 'arena-gate'").get() as {
+    id: number;
+  };
+  const { value } = peek.db.prepare('SELECT value FROM credentials ORDER BY id DESC LIMIT 1').get() as {
+    value: string;
+  };
   peek.stop();
   const started = process.hrtime.bigint();
   const app = new Gatehouse(applianceConfig(dataDir), { log });
@@ -105,9 +113,20 @@ if (process.argv[2] === '--child') {
   seedVenue(app.store.db, 1, credentials / 2, 2, { keepValues: false });
   app.store.stop();
   const run = (mode: string) => {
-    const child = spawnSync(process.execPath, [...nodeFlags(), ...(process.env.BENCH_CHILD_FLAGS?.split(' ') ?? []), '--expose-gc', process.argv[1]!, mode, dataDir], {
-      encoding: 'utf8',
-    });
+    const child = spawnSync(
+      process.execPath,
+      [
+        ...nodeFlags(),
+        ...(process.env.BENCH_CHILD_FLAGS?.split(' ') ?? []),
+        '--expose-gc',
+        process.argv[1]!,
+        mode,
+        dataDir,
+      ],
+      {
+        encoding: 'utf8',
+      },
+    );
     if (child.status !== 0) throw new Error(child.stderr);
     return JSON.parse(child.stdout.trim().split('\n').pop()!) as Record<string, number>;
   };

@@ -131,8 +131,9 @@ describe('chunked read (the parallel reader thread, in this thread)', () => {
         { end: 1 },
       ]);
       const failed: ChunkMessage[] = [];
-      readChunks({ file: store.file, chunk: 2, queries: [{ table: 'no_such_table', columns: ['id'], after: 0 }] }, (m) =>
-        failed.push(m),
+      readChunks(
+        { file: store.file, chunk: 2, queries: [{ table: 'no_such_table', columns: ['id'], after: 0 }] },
+        (m) => failed.push(m),
       );
       expect(failed).toEqual([{ error: expect.stringMatching(/no such table/) }]);
     } finally {
