@@ -13,6 +13,7 @@ import pino from 'pino';
 import { Gatehouse } from '../src/app.js';
 import { loadConfig } from '../src/config/load.js';
 import { seedVenue } from './fixtures.js';
+import { machineBusy } from './process-stats.js';
 
 const quick = process.env.BENCH_QUICK === '1';
 const line = (name: string, value: string | number, unit: string) => console.log(`${name}: ${value} ${unit}`);
@@ -103,20 +104,33 @@ await scans.settled();
 // Durable latency at a steady 20k scans/s (open loop: scans arrive on schedule whether or not
 // earlier ones were answered; latency counts from the scheduled arrival, so a stall is seen).
 const pauses: number[] = [];
+const pauseSpans: [start: number, end: number][] = [];
 const gcWatch = new PerformanceObserver((list) =>
   list.getEntries().forEach((e) => {
     pauses.push(e.duration);
+    pauseSpans.push([e.startTime, e.startTime + e.duration]);
   }),
 );
 gcWatch.observe({ entryTypes: ['gc'] });
+// What else ran in the window, to tell an outlier run's cause (docs/performance.md): the event
+// loop's stalls over 1 ms (gaps between the generator's turns) and how many a GC pause
+// overlapped, this process's CPU, and the rest of the machine's (other processes, the
+// kernel's threads) in cores.
+const stalls: [start: number, length: number][] = [];
+const cpuBefore = process.cpuUsage();
+const machineBefore = machineBusy();
 const RATE = 20_000;
 const L = quick ? 60_000 : 200_000;
 const latencies = new Float64Array(L);
 let issued = 0;
 let answered = 0;
 const t0 = performance.now();
+let lastTurn = t0;
 await new Promise<void>((resolve) => {
   const tick = () => {
+    const now = performance.now();
+    if (now - lastTurn > 1) stalls.push([lastTurn, now - lastTurn]);
+    lastTurn = now;
     const due = Math.min(L, Math.floor(((performance.now() - t0) * RATE) / 1000));
     for (; issued < due; issued++) {
       const i = issued;
@@ -131,6 +145,10 @@ await new Promise<void>((resolve) => {
   tick();
 });
 gcWatch.disconnect();
+const windowSeconds = (performance.now() - t0) / 1000;
+const cpu = process.cpuUsage(cpuBefore);
+const ownCores = (cpu.user + cpu.system) / 1e6 / windowSeconds;
+const otherCores = (machineBusy() - machineBefore) / windowSeconds - ownCores;
 latencies.sort();
 await scans.settled(); // every answered scan ingested from the journal into access_events
 const stored = (app.store.db.prepare('SELECT COUNT(*) AS n FROM access_events').get() as { n: number }).n;
@@ -144,6 +162,16 @@ line(
   pauses.length,
   `(total ${pauses.reduce((a, b) => a + b, 0).toFixed(0)} ms, longest ${Math.max(0, ...pauses).toFixed(1)} ms, while measuring the p99)`,
 );
+const duringGc = stalls.filter(([at, length]) => pauseSpans.some(([from, to]) => from < at + length && to > at));
+line(
+  'engine.durable_window_stalls_over_1ms',
+  stalls.length,
+  `(${duringGc.length} overlapping a GC pause; ${stalls.reduce((a, [, l]) => a + l, 0).toFixed(0)} ms in all, ` +
+    `longest ${Math.max(0, ...stalls.map(([, l]) => l)).toFixed(1)} ms; of those not overlapping a GC pause, ` +
+    `longest ${Math.max(0, ...stalls.filter((x) => !duringGc.includes(x)).map(([, l]) => l)).toFixed(1)} ms)`,
+);
+line('engine.durable_window_own_cores', ownCores.toFixed(2), 'cores');
+line('engine.durable_window_other_cores', Math.max(0, otherCores).toFixed(2), 'cores (the rest of the machine)');
 line(
   'engine.durable_events_per_commit',
   (app.deps.scans.eventLogStats.events / app.deps.scans.eventLogStats.batches).toFixed(1),
