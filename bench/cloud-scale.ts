@@ -59,6 +59,18 @@ function startServer(nice = 0): { url: (name: string) => string; stop: () => voi
     ['-D', join(dir, 'data'), '-w', '-l', join(dir, 'log'), '-o', `-k ${dir} -c listen_addresses=''`, 'start'],
     nice ? ['nice', '-n', String(nice)] : [],
   );
+  let stopped = false;
+  function stop(): void {
+    if (stopped) return;
+    stopped = true;
+    try {
+      as('pg_ctl', ['-D', join(dir, 'data'), '-m', 'fast', 'stop']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  // A run ended by a signal or an error stops its server too (bench/sync-bench.ts exits on signals).
+  process.once('exit', stop);
   return {
     url: (name) => {
       execFileSync('psql', ['-h', dir, '-U', 'postgres', '-d', 'postgres', '-c', `CREATE DATABASE ${name}`], {
@@ -66,13 +78,7 @@ function startServer(nice = 0): { url: (name: string) => string; stop: () => voi
       });
       return `postgresql://postgres@/${name}?host=${encodeURIComponent(dir)}`;
     },
-    stop: () => {
-      try {
-        as('pg_ctl', ['-D', join(dir, 'data'), '-m', 'fast', 'stop']);
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-    },
+    stop,
   };
 }
 

@@ -26,6 +26,19 @@ export interface Node {
 const procs: ChildProcess[] = [];
 const dirs: string[] = [];
 
+/** Kills every appliance process still running and removes their data directories, at once. */
+function killAll(): void {
+  for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+}
+// A bench ended by a signal, or one that throws past its cleanUp, leaves no appliance behind.
+process.once('exit', killAll);
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
+  process.once(signal, () => {
+    killAll();
+    process.exit(128 + (signal === 'SIGINT' ? 2 : signal === 'SIGTERM' ? 15 : 1));
+  });
+
 /** An appliance process; `nice` 19 for a cloud standing in for a machine elsewhere. */
 export async function startNode(name: string, env: Record<string, string>, nice?: number): Promise<Node> {
   const started = await startApplianceProcess(
