@@ -20,8 +20,11 @@ const line = (name: string, value: string | number, unit: string) => console.log
 const pct = (sorted: Float64Array, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 
 const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-engine-'));
+// Settings from this process's environment (GATEHOUSE_STORE_CHECKPOINT_INTERVAL_MS=…) apply too.
+const fromEnvironment = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('GATEHOUSE_')));
 const config = loadConfig({
   env: {
+    ...fromEnvironment,
     GATEHOUSE_DATA_DIR: dataDir,
     GATEHOUSE_HTTP_HOST: '127.0.0.1',
     GATEHOUSE_HTTP_PORT: '0',
@@ -117,6 +120,9 @@ gcWatch.observe({ entryTypes: ['gc'] });
 // overlapped, this process's CPU, and the rest of the machine's (other processes, the
 // kernel's threads) in cores.
 const stalls: [start: number, length: number][] = [];
+const journal = app.deps.scans.journalStats;
+const slowWritesBefore = journal.slowWrites;
+journal.longestWriteMs = 0;
 const cpuBefore = process.cpuUsage();
 const machineBefore = machineBusy();
 const RATE = 20_000;
@@ -169,6 +175,11 @@ line(
   `(${duringGc.length} overlapping a GC pause; ${stalls.reduce((a, [, l]) => a + l, 0).toFixed(0)} ms in all, ` +
     `longest ${Math.max(0, ...stalls.map(([, l]) => l)).toFixed(1)} ms; of those not overlapping a GC pause, ` +
     `longest ${Math.max(0, ...stalls.filter((x) => !duringGc.includes(x)).map(([, l]) => l)).toFixed(1)} ms)`,
+);
+line(
+  'engine.durable_window_slow_journal_writes',
+  journal.slowWrites - slowWritesBefore,
+  `(writes that held the event loop over 1 ms; longest ${journal.longestWriteMs.toFixed(1)} ms)`,
 );
 line('engine.durable_window_own_cores', ownCores.toFixed(2), 'cores');
 line('engine.durable_window_other_cores', Math.max(0, otherCores).toFixed(2), 'cores (the rest of the machine)');

@@ -78,6 +78,11 @@ export class ScanService {
     return this.eventLog.stats;
   }
 
+  /** The journal's figures under the group commit (writes, slow writes: journal/event-journal.ts). */
+  get journalStats(): AccessEventLog['journalStats'] {
+    return this.eventLog.journalStats;
+  }
+
   /**
    * Decides, makes the access event durable, announces it, and answers (ScanError only for an access point the project
    * does not have).

@@ -47,6 +47,9 @@ import { workerFile } from '../workers/worker-file.js';
 // Readers of access_events that must see every answered scan (events API, analytics, the
 // occupancy snapshot) wait for settled() first; the lag is one worker transaction.
 
+/** A journal write longer than this counts as slow (stats.slowWrites). */
+export const SLOW_WRITE_MS = 1;
+
 export interface JournalOptions {
   /** Directory of the segment files. */
   dir: string;
@@ -87,8 +90,18 @@ export class EventJournal implements Journal {
   readonly #state = new Int32Array(new SharedArrayBuffer(SLOTS * 4));
   #worker: Worker | null = null;
   #stopping = false;
-  /** Figures for /metrics and benches. */
-  readonly stats = { writes: 0, bytes: 0, ingested: 0, transactions: 0, ingestFailures: 0 };
+  /** Figures for /metrics and benches. A slow write held the event loop over SLOW_WRITE_MS (the
+   * file system made it wait: an fsync elsewhere on it, docs/performance.md); the longest is
+   * the longest since the figure was last set to 0. */
+  readonly stats = {
+    writes: 0,
+    bytes: 0,
+    ingested: 0,
+    transactions: 0,
+    ingestFailures: 0,
+    slowWrites: 0,
+    longestWriteMs: 0,
+  };
 
   constructor(
     private readonly db: Database,
@@ -182,6 +195,7 @@ export class EventJournal implements Journal {
     for (const row of rows) text += `${journalLine(row)}\n`;
     const before = this.#offset;
     let written = 0;
+    const started = performance.now();
     try {
       written = writeSync(this.#fd, text);
       if (written !== Buffer.byteLength(text))
@@ -191,6 +205,9 @@ export class EventJournal implements Journal {
       if (written > 0) ftruncateSync(this.#fd, before); // take back a partial line
       throw err;
     }
+    const took = performance.now() - started;
+    if (took > SLOW_WRITE_MS) this.stats.slowWrites++;
+    if (took > this.stats.longestWriteMs) this.stats.longestWriteMs = took;
     this.#offset += written;
     this.stats.writes++;
     this.stats.bytes += written;

@@ -20,6 +20,11 @@ export function registerJournalMetrics(registry: Registry, journal: Journal): vo
     'Access events ingested from the journal into SQLite',
     () => journal.stats.ingested,
   );
+  gauge(
+    'gatehouse_access_event_journal_slow_writes_total',
+    'Journal writes that held the event loop over 1 ms (the file system made them wait)',
+    () => journal.stats.slowWrites,
+  );
   gauge('gatehouse_access_event_ingest_transactions_total', 'Ingest transactions', () => journal.stats.transactions);
   gauge(
     'gatehouse_access_event_ingest_failures_total',

@@ -52,6 +52,7 @@ describe('operations endpoints', () => {
     const value = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1]);
     expect(value('gatehouse_access_event_journal_writes_total')).toBeGreaterThanOrEqual(3);
     expect(value('gatehouse_access_event_journal_bytes_total')).toBeGreaterThan(3 * 100);
+    expect(value('gatehouse_access_event_journal_slow_writes_total')).toBe(gh.app.deps.scans.journalStats.slowWrites);
     expect(value('gatehouse_access_events_ingested_total')).toBeGreaterThanOrEqual(3);
     expect(value('gatehouse_access_event_ingest_transactions_total')).toBeGreaterThanOrEqual(1);
     expect(value('gatehouse_access_event_ingest_failures_total')).toBe(0);
