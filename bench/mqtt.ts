@@ -592,6 +592,8 @@ async function main(): Promise<void> {
   const mqttPort = await freePort();
   const base = `http://127.0.0.1:${httpPort}`;
   const serverEnv = {
+    // Settings from this process's environment (GATEHOUSE_STORE_CHECKPOINT_INTERVAL_MS=…) apply too.
+    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('GATEHOUSE_'))),
     PATH: process.env.PATH ?? '',
     GATEHOUSE_DATA_DIR: dataDir,
     GATEHOUSE_HTTP_HOST: '127.0.0.1',
