@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pino from 'pino';
 import { Gatehouse } from '../src/app.js';
-import { loadConfig } from '../src/config/load.js';
+import { benchConfig } from './bench-config.js';
 import { line } from './process-stats.js';
 
 const quick = process.env.BENCH_QUICK === '1';
@@ -25,18 +25,7 @@ const N = 10_000;
 const results: Record<string, number[]> = { create: [], update: [], skip: [], import: [] };
 for (let run = 0; run < runs; run++) {
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-sync-'));
-  const config = loadConfig({
-    env: {
-      GATEHOUSE_DATA_DIR: dataDir,
-      GATEHOUSE_HTTP_HOST: '127.0.0.1',
-      GATEHOUSE_HTTP_PORT: '0',
-      GATEHOUSE_MQTT_PORT: '0',
-      GATEHOUSE_ADMIN_PASSWORD: 'bench password',
-      GATEHOUSE_RATE_LIMIT_STANDARD: '0',
-      GATEHOUSE_RATE_LIMIT_BULK: '0',
-    },
-    flags: [],
-  });
+  const config = benchConfig(dataDir, { GATEHOUSE_RATE_LIMIT_STANDARD: '0', GATEHOUSE_RATE_LIMIT_BULK: '0' });
   const app = new Gatehouse(config, { log: pino({ level: 'warn' }) });
   await app.start();
   const url = `http://127.0.0.1:${app.httpPort}`;

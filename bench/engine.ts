@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
 import pino from 'pino';
 import { Gatehouse } from '../src/app.js';
-import { loadConfig } from '../src/config/load.js';
+import { benchConfig } from './bench-config.js';
 import { seedVenue } from './fixtures.js';
 import { machineBusy } from './process-stats.js';
 
@@ -20,19 +20,7 @@ const line = (name: string, value: string | number, unit: string) => console.log
 const pct = (sorted: Float64Array, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 
 const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-engine-'));
-// Settings from this process's environment (GATEHOUSE_STORE_CHECKPOINT_INTERVAL_MS=…) apply too.
-const fromEnvironment = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('GATEHOUSE_')));
-const config = loadConfig({
-  env: {
-    ...fromEnvironment,
-    GATEHOUSE_DATA_DIR: dataDir,
-    GATEHOUSE_HTTP_HOST: '127.0.0.1',
-    GATEHOUSE_HTTP_PORT: '0',
-    GATEHOUSE_MQTT_PORT: '0',
-    GATEHOUSE_ADMIN_PASSWORD: 'bench password',
-  },
-  flags: [],
-});
+const config = benchConfig(dataDir);
 const log = pino({ level: 'warn' });
 
 let app = new Gatehouse(config, { log });

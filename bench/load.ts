@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { AccessEngine } from '../src/access/engine.js';
 import { Gatehouse } from '../src/app.js';
-import { loadConfig } from '../src/config/load.js';
+import { benchConfig } from './bench-config.js';
 import { Occupancy } from '../src/access/occupancy.js';
 import { VenueIndex } from '../src/access/venue-index.js';
 import { Store } from '../src/store/database.js';
@@ -25,17 +25,6 @@ import { nodeFlags } from './process-stats.js';
 const log = pino({ level: 'warn' });
 const line = (name: string, value: string | number, unit: string) => console.log(`${name}: ${value} ${unit}`);
 const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
-const applianceConfig = (dataDir: string) =>
-  loadConfig({
-    env: {
-      GATEHOUSE_DATA_DIR: dataDir,
-      GATEHOUSE_HTTP_HOST: '127.0.0.1',
-      GATEHOUSE_HTTP_PORT: '0',
-      GATEHOUSE_MQTT_PORT: '0',
-      GATEHOUSE_ADMIN_PASSWORD: 'bench password',
-    },
-    flags: [],
-  });
 const seconds = (since: bigint) => Number(process.hrtime.bigint() - since) / 1e9;
 
 if (process.argv[2] === '--child') {
@@ -79,7 +68,7 @@ if (process.argv[2] === '--child') {
   };
   peek.stop();
   const started = process.hrtime.bigint();
-  const app = new Gatehouse(applianceConfig(dataDir), { log });
+  const app = new Gatehouse(benchConfig(dataDir), { log });
   await app.start();
   const outcome = await app.services.access.scans.scan({
     projectId: 1,
@@ -106,7 +95,7 @@ if (process.argv[2] === '--child') {
   const credentials = quick ? 250_000 : 1_000_000;
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-load-'));
   // A first start makes the administrator and the default project; the venue goes into its store.
-  const app = new Gatehouse(applianceConfig(dataDir), { log });
+  const app = new Gatehouse(benchConfig(dataDir), { log });
   await app.start();
   await app.stop();
   app.store.start();

@@ -82,6 +82,7 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 import type { Client as AedesClient } from 'aedes';
 import { MqttClient, type IClientOptions } from 'mqtt';
 import { canReplyDirectly, writeReply } from '../src/mqtt/reply-writer.js';
+import { settingsFromEnvironment } from './bench-config.js';
 import { LeanMqttClient } from './lean-mqtt.js';
 import {
   line,
@@ -592,8 +593,7 @@ async function main(): Promise<void> {
   const mqttPort = await freePort();
   const base = `http://127.0.0.1:${httpPort}`;
   const serverEnv = {
-    // Settings from this process's environment (GATEHOUSE_STORE_CHECKPOINT_INTERVAL_MS=…) apply too.
-    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('GATEHOUSE_'))),
+    ...settingsFromEnvironment(), // GATEHOUSE_* of the bench's environment (bench-config.ts)
     PATH: process.env.PATH ?? '',
     GATEHOUSE_DATA_DIR: dataDir,
     GATEHOUSE_HTTP_HOST: '127.0.0.1',

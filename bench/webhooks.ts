@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { Gatehouse } from '../src/app.js';
-import { loadConfig } from '../src/config/load.js';
+import { benchConfig } from './bench-config.js';
 
 const quick = process.env.BENCH_QUICK === '1';
 const line = (name: string, value: string | number, unit: string) => console.log(`${name}: ${value} ${unit}`);
@@ -43,17 +43,7 @@ async function startReceiver(): Promise<{
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-webhooks-'));
-const config = loadConfig({
-  env: {
-    GATEHOUSE_DATA_DIR: dataDir,
-    GATEHOUSE_HTTP_HOST: '127.0.0.1',
-    GATEHOUSE_HTTP_PORT: '0',
-    GATEHOUSE_MQTT_PORT: '0',
-    GATEHOUSE_ADMIN_PASSWORD: 'bench password',
-    GATEHOUSE_WEBHOOK_ALLOW_INSECURE: '1',
-  },
-  flags: [],
-});
+const config = benchConfig(dataDir, { GATEHOUSE_WEBHOOK_ALLOW_INSECURE: '1' });
 const app = new Gatehouse(config, { log: pino({ level: 'warn' }) });
 await app.start();
 const receiver = await startReceiver();

@@ -2,7 +2,7 @@ import type { Database } from '../store/database.js';
 import { writeTransaction } from '../store/transactions.js';
 import type { AccessEventRow } from './access-event-row.js';
 import { insertDecided } from './access-event-rows.js';
-import { type EventJournal, type Journal, SLOW_WRITE_MS } from './event-journal.js';
+import { type EventJournal, type Journal, journalStats, timedWrite } from './event-journal.js';
 import { rowValues } from './journal-format.js';
 
 // The access events' journal of a store on PostgreSQL (a cloud's; docs/decisions.md: the cloud on
@@ -12,15 +12,7 @@ import { rowValues } from './journal-format.js';
 // scans (its edges decide theirs): the journal's speed is the edge's concern, not this one's.
 
 export class DirectJournal implements Journal {
-  readonly stats: EventJournal['stats'] = {
-    writes: 0,
-    bytes: 0,
-    ingested: 0,
-    transactions: 0,
-    ingestFailures: 0,
-    slowWrites: 0,
-    longestWriteMs: 0,
-  };
+  readonly stats: EventJournal['stats'] = journalStats();
   readonly lagging = false;
   readonly #listeners: (() => void)[] = [];
 
@@ -35,10 +27,7 @@ export class DirectJournal implements Journal {
   write(rows: readonly AccessEventRow[]): void {
     const started = performance.now();
     writeTransaction(this.db, () => insertDecided(this.db, rows.map(rowValues)));
-    const took = performance.now() - started;
-    if (took > SLOW_WRITE_MS) this.stats.slowWrites++;
-    if (took > this.stats.longestWriteMs) this.stats.longestWriteMs = took;
-    this.stats.writes++;
+    timedWrite(this.stats, started);
     this.stats.transactions++;
     this.stats.ingested += rows.length;
     for (const listener of this.#listeners) listener();

@@ -48,7 +48,22 @@ import { workerFile } from '../workers/worker-file.js';
 // occupancy snapshot) wait for settled() first; the lag is one worker transaction.
 
 /** A journal write longer than this counts as slow (stats.slowWrites). */
-export const SLOW_WRITE_MS = 1;
+const SLOW_WRITE_MS = 1;
+
+/** A journal's figures. A slow write held the event loop over SLOW_WRITE_MS (the file system made
+ * it wait: an fsync elsewhere on it, docs/performance.md); the longest is the longest since the
+ * figure was last set to 0. */
+export function journalStats() {
+  return { writes: 0, bytes: 0, ingested: 0, transactions: 0, ingestFailures: 0, slowWrites: 0, longestWriteMs: 0 };
+}
+
+/** Counts a write that started at `started` (performance.now()) and has just ended. */
+export function timedWrite(stats: ReturnType<typeof journalStats>, started: number): void {
+  const took = performance.now() - started;
+  if (took > SLOW_WRITE_MS) stats.slowWrites++;
+  if (took > stats.longestWriteMs) stats.longestWriteMs = took;
+  stats.writes++;
+}
 
 export interface JournalOptions {
   /** Directory of the segment files. */
@@ -92,18 +107,8 @@ export class EventJournal implements Journal {
   readonly #state = new Int32Array(new SharedArrayBuffer(SLOTS * 4));
   #worker: Worker | null = null;
   #stopping = false;
-  /** Figures for /metrics and benches. A slow write held the event loop over SLOW_WRITE_MS (the
-   * file system made it wait: an fsync elsewhere on it, docs/performance.md); the longest is
-   * the longest since the figure was last set to 0. */
-  readonly stats = {
-    writes: 0,
-    bytes: 0,
-    ingested: 0,
-    transactions: 0,
-    ingestFailures: 0,
-    slowWrites: 0,
-    longestWriteMs: 0,
-  };
+  /** Figures for /metrics and benches. */
+  readonly stats = journalStats();
 
   constructor(
     private readonly db: Database,
@@ -208,11 +213,8 @@ export class EventJournal implements Journal {
       if (written > 0) ftruncateSync(this.#fd, before); // take back a partial line
       throw err;
     }
-    const took = performance.now() - started;
-    if (took > SLOW_WRITE_MS) this.stats.slowWrites++;
-    if (took > this.stats.longestWriteMs) this.stats.longestWriteMs = took;
+    timedWrite(this.stats, started);
     this.#offset += written;
-    this.stats.writes++;
     this.stats.bytes += written;
     const state = this.#state;
     Atomics.store(state, SLOT.segment, this.#segment);
