@@ -3,7 +3,6 @@ import { createPinia } from 'pinia';
 import { afterEach, beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest';
 import { type App, createApp, h, nextTick, ref, Teleport, type VNode } from 'vue';
 import { type PluginManifest, type PluginStore, svcToolkit, usePluginStore } from '../../src/plugins/toolkit/index.js';
-import { vueShapeHolds } from '../../src/plugins/toolkit/render-bindings.js';
 
 // docs/plugins.md "Directives": the attribute form as a component's render makes it (render-bindings.ts). The
 // same rules as the attribute form bound after the mount (directives.test.ts), for elements whose render put
@@ -187,11 +186,5 @@ describe('attribute form in a render function', () => {
     expect(el('#t').textContent).toBe('fb');
     expect(el('#t').getAttribute('data-svc-error')).toMatch(/svc-settings and svc-state/);
     expect(errorSpy).toHaveBeenCalledTimes(1);
-  });
-});
-
-describe("Vue's vnodes as render-bindings.ts reads them", () => {
-  it('have the shape it checks before svcToolkit installs the render path (fails when Vue changes it)', () => {
-    expect(vueShapeHolds()).toBe(true);
   });
 });

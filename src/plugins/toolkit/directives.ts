@@ -15,7 +15,7 @@ import {
   type SvcBinding,
   type SvcDirective,
 } from './dom.js';
-import { renderBindingsMixin, vueShapeHolds } from './render-bindings.js';
+import { renderBindingsMixin } from './render-bindings.js';
 import { type PluginStore, usePluginStore } from './store.js';
 
 export interface SvcToolkitOptions extends BindOptions {
@@ -139,20 +139,18 @@ export const svcToolkit = {
     // The attribute form as the app's components render it; observeRoot releases these bindings too.
     const owned: Owned = { 'svc-string': new Map(), 'svc-src': new Map() };
     let root: ParentNode | null = null;
-    // Only where Vue's vnodes have the shape render-bindings.ts reads; else the scan binds everything.
-    if (vueShapeHolds())
-      app.mixin(
-        renderBindingsMixin({
-          sections: () => toRaw(store())._sections,
-          // A component teleported out of the root is not the root's: as before, its elements are not bound.
-          inRoot: (node) => root?.contains(node) === true,
-          isDirective: (dir, directive) => directives.get(dir) === directive,
-          bind: (el, rendered) => {
-            if (isBound(el, rendered.directive)) return; // bound: the root's observer keeps it current
-            owned[rendered.directive].set(el, bindRendered(el, rendered.directive, store(), bindOptions, rendered));
-          },
-        }),
-      );
+    app.mixin(
+      renderBindingsMixin({
+        sections: () => toRaw(store())._sections,
+        // A component teleported out of the root is not the root's: as before, its elements are not bound.
+        inRoot: (node) => root?.contains(node) === true,
+        isDirective: (dir, directive) => directives.get(dir) === directive,
+        bind: (el, rendered) => {
+          if (isBound(el, rendered.directive)) return; // bound: the root's observer keeps it current
+          owned[rendered.directive].set(el, bindRendered(el, rendered.directive, store(), bindOptions, rendered));
+        },
+      }),
+    );
 
     // The rest of the attribute form needs the app's root, known only once the app mounts.
     const mount = app.mount;

@@ -14,8 +14,6 @@ import {
   type ComponentInternalInstance,
   type ComponentPublicInstance,
   effectScope,
-  h,
-  Teleport,
   toRaw,
   type VNode,
   type VNodeArrayChildren,
@@ -61,36 +59,6 @@ export interface RenderBinder {
   /** The directive form's definition, if this element uses it: then its binding is the directive's. */
   isDirective(dir: unknown, directive: SvcDirective): boolean;
   bind(el: Element, rendered: RenderedVNode): void;
-}
-
-let shapeHolds: boolean | undefined;
-
-/**
- * Whether Vue's vnodes have the shape this module reads and changes (their flags, children, props,
- * el), checked once on vnodes made here: svcToolkit installs the mixin only then, and otherwise
- * binds everything by the scan after the mount, as before. A test holds it to true for the Vue
- * the toolkit is built with (package.json pins Vue's minor version: these are Vue's internals).
- */
-export function vueShapeHolds(): boolean {
-  if (shapeHolds !== undefined) return shapeHolds;
-  const text = h('b', { 'svc-string': 'k' }, 'fallback');
-  const list = h('b', null, [h('i')]);
-  const component = h({ render: () => null });
-  const teleport = h(Teleport, { to: 'body' }, [h('i')]);
-  shapeHolds =
-    (text.shapeFlag & (ELEMENT | TEXT_CHILDREN)) === (ELEMENT | TEXT_CHILDREN) &&
-    (text.shapeFlag & (COMPONENT | ARRAY_CHILDREN | TELEPORT | SUSPENSE)) === 0 &&
-    text.children === 'fallback' &&
-    text.el === null &&
-    (text.props as Record<string, unknown> | null)?.['svc-string'] === 'k' &&
-    typeof text.patchFlag === 'number' &&
-    text.patchFlag !== CACHED &&
-    'dirs' in text &&
-    (list.shapeFlag & (ELEMENT | ARRAY_CHILDREN)) === (ELEMENT | ARRAY_CHILDREN) &&
-    (component.shapeFlag & COMPONENT) !== 0 &&
-    (component.shapeFlag & ELEMENT) === 0 &&
-    (teleport.shapeFlag & TELEPORT) !== 0;
-  return shapeHolds;
 }
 
 /** The global mixin (svcToolkit installs it; a mixin needs Vue's options API, which plugins' builds keep). */
