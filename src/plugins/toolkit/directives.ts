@@ -2,11 +2,10 @@
 // `v-svc-string="'key'"` / `v-svc-src="'key'"`, and the preferred attribute form `svc-string="key"` (also
 // `:svc-string="expr"`, which Vue renders as an attribute) anywhere inside the app's root. The rules themselves
 // are in dom.ts (bindElement).
-import { type App, type Directive, toRaw } from 'vue';
+import type { App, Directive } from 'vue';
 import {
   type BindOptions,
   bindElement,
-  bindRendered,
   elementsWith,
   isBound,
   isElement,
@@ -15,7 +14,6 @@ import {
   type SvcBinding,
   type SvcDirective,
 } from './dom.js';
-import { renderBindingsMixin } from './render-bindings.js';
 import { type PluginStore, usePluginStore } from './store.js';
 
 export interface SvcToolkitOptions extends BindOptions {
@@ -53,19 +51,16 @@ function directiveFor(
   };
 }
 
-/** The app's attribute-form bindings: those its renders made (render-bindings.ts) and those observeRoot made. */
-type Owned = Record<SvcDirective, Map<Element, SvcBinding>>;
-
 /**
- * Binds the attribute form inside `root`: the elements there now that their render did not bind, those added
- * later, and key or modifier attribute changes (MutationObserver). Elements removed from `root` are unbound.
- * Returns the stop function, which also ends the bindings the app's renders made.
+ * Binds the attribute form inside `root`: the elements there now, those added later, and key or modifier
+ * attribute changes (MutationObserver). Elements removed from `root` are unbound. Returns the stop function.
  */
-function observeRoot(root: ParentNode, store: PluginStore, options: BindOptions, owned: Owned): () => void {
+function observeRoot(root: ParentNode, store: PluginStore, options: BindOptions): () => void {
+  const owned: Record<SvcDirective, Map<Element, SvcBinding>> = { 'svc-string': new Map(), 'svc-src': new Map() };
+
   // `found`: the element came from a query inside root (no need to ask root whether it holds it).
   const bind = (el: Element, directive: SvcDirective, found = false): void => {
-    // Bound already: by its render, v-svc-* or a plain-DOM helper (theirs).
-    if (isBound(el, directive) || !(found || root.contains(el))) return;
+    if (isBound(el, directive) || !(found || root.contains(el))) return; // bound by v-svc-* or a plain-DOM helper: theirs
     owned[directive].set(el, bindElement(el, directive, store, options));
   };
   const release = (el: Element, directive: SvcDirective): void => {
@@ -129,35 +124,14 @@ export const svcToolkit = {
     let resolved = given;
     const store = (): PluginStore => (resolved ??= app.runWithContext(() => usePluginStore()));
 
-    const directives = new Map<unknown, SvcDirective>();
-    for (const directive of SVC_DIRECTIVES) {
-      const definition = directiveFor(directive, store, bindOptions);
-      directives.set(definition, directive);
-      app.directive(directive, definition);
-    }
+    for (const directive of SVC_DIRECTIVES) app.directive(directive, directiveFor(directive, store, bindOptions));
 
-    // The attribute form as the app's components render it; observeRoot releases these bindings too.
-    const owned: Owned = { 'svc-string': new Map(), 'svc-src': new Map() };
-    let root: ParentNode | null = null;
-    app.mixin(
-      renderBindingsMixin({
-        sections: () => toRaw(store())._sections,
-        // A component teleported out of the root is not the root's: as before, its elements are not bound.
-        inRoot: (node) => root?.contains(node) === true,
-        isDirective: (dir, directive) => directives.get(dir) === directive,
-        bind: (el, rendered) => {
-          if (isBound(el, rendered.directive)) return; // bound: the root's observer keeps it current
-          owned[rendered.directive].set(el, bindRendered(el, rendered.directive, store(), bindOptions, rendered));
-        },
-      }),
-    );
-
-    // The rest of the attribute form needs the app's root, known only once the app mounts.
+    // The attribute form needs the app's root, known only once the app mounts.
     const mount = app.mount;
     app.mount = ((container, ...rest) => {
-      root = typeof container === 'string' ? document.querySelector(container) : container;
       const instance = mount(container, ...rest);
-      if (root) app.onUnmount(observeRoot(root, store(), bindOptions, owned));
+      const root: ParentNode | null = typeof container === 'string' ? document.querySelector(container) : container;
+      if (root) app.onUnmount(observeRoot(root, store(), bindOptions));
       return instance;
     }) as App['mount'];
   },

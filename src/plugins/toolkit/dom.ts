@@ -8,7 +8,7 @@
 // - svc-src sets the `src` attribute; a null trigger state removes it.
 // - The text or `src` the element had when first bound is its fallback (rule 2), shown while the manifest is not
 //   loaded, the key is undefined in its section (rule 4) or the modifiers are in error (rule 1).
-import { type EffectScope, effectScope, getCurrentScope, ReactiveEffect, toRaw } from 'vue';
+import { type EffectScope, effect, effectScope, getCurrentScope, type ReactiveEffectRunner, stop, toRaw } from 'vue';
 import { lookup, type PluginStore, type StoreSections } from './store.js';
 import type { StoreSection } from './types.js';
 
@@ -65,7 +65,7 @@ export interface SvcBinding {
   unbind(): void;
 }
 
-export type Target = { key: string | null; section: StoreSection } | { error: string };
+type Target = { key: string | null; section: StoreSection } | { error: string };
 
 // WeakMaps, one per directive: nothing here keeps a removed element alive.
 const fallbacks: Record<SvcDirective, WeakMap<Element, string | null>> = {
@@ -86,17 +86,12 @@ export function isBound(el: Element, directive: SvcDirective): boolean {
   return bindings[directive].has(el);
 }
 
-/** `has(m)`: whether the element carries the modifier attribute `m` (asked of the DOM, or of a vnode's props). */
-export function resolveTarget(
-  directive: SvcDirective,
-  key: string | null,
-  has: (modifier: SvcModifier) => boolean,
-): Target {
+function resolveTarget(el: Element, directive: SvcDirective, key: string | null): Target {
   let modifier: SvcModifier | undefined;
   for (const m of SVC_MODIFIERS) {
-    if (!has(m)) continue;
+    if (!el.hasAttribute(m)) continue;
     if (modifier !== undefined) {
-      const all = SVC_MODIFIERS.filter(has);
+      const all = SVC_MODIFIERS.filter((x) => el.hasAttribute(x));
       return {
         error: `${directive}: modifiers ${all.join(' and ')} exclude each other; use one source modifier per element (spec rule 1)`,
       };
@@ -126,8 +121,8 @@ function show(el: Element, directive: SvcDirective, value: Shown, shown?: string
       if (shown !== undefined || (only as Text).data !== text) (only as Text).data = text;
     } else if (shown !== undefined || el.textContent !== text) el.textContent = text;
   } else if (value === null) {
-    if (shown !== null) el.removeAttribute('src');
-  } else if ((shown === undefined ? el.getAttribute('src') : shown) !== String(value)) {
+    el.removeAttribute('src');
+  } else if (el.getAttribute('src') !== String(value)) {
     el.setAttribute('src', String(value));
   }
 }
@@ -165,51 +160,7 @@ export function bindElement(
     known.set(el, fallback);
   }
   // Bound for the first time, the element shows its fallback, just read; bound again, it may show anything.
-  const has = (m: SvcModifier) => el.hasAttribute(m);
-  const key = options.key ? options.key() : el.getAttribute(directive);
-  const target = resolveTarget(directive, key, has);
-  // Detached from whatever scope is active now (a component's, say): the effect lives until unbind().
-  const scope = getCurrentScope() ? effectScope(true) : null;
-  const make = () =>
-    new Binding(el, directive, store, options, fallback, firstTime ? fallback : undefined, target, scope);
-  const binding = scope ? scope.run(make)! : make();
-  bindings[directive].set(el, binding);
-  return binding;
-}
-
-/** What the render that created an element knew of it (render-bindings.ts), so binding it asks the DOM nothing. */
-export interface RenderedElement {
-  target: Target;
-  /** The element's own text or `src` in its render, before the store's value was put in its place. */
-  fallback: string | null;
-  /** What the render made the element show: the store's value, or the fallback. */
-  shown: string | null;
-}
-
-/**
- * bindElement for an element its render has just created: the key, modifiers, fallback and shown text come from
- * the render instead of the DOM. The key is read from the attribute again on refresh(), as for any attribute-form
- * element. An element bound before keeps its first fallback and is asked what it shows. Its effect joins the
- * effect scope active now: the caller makes it one no component owns (render-bindings.ts runs a batch of these
- * in a detached scope of its own, instead of one scope per element).
- */
-export function bindRendered(
-  el: Element,
-  directive: SvcDirective,
-  store: PluginStore,
-  options: BindOptions,
-  rendered: RenderedElement,
-): SvcBinding {
-  bindings[directive].get(el)?.unbind();
-  const known = fallbacks[directive];
-  let fallback = known.get(el);
-  const firstTime = fallback === undefined;
-  if (fallback === undefined) {
-    fallback = rendered.fallback;
-    known.set(el, fallback);
-  }
-  const shown = firstTime ? rendered.shown : undefined;
-  const binding = new Binding(el, directive, store, options, fallback, shown, rendered.target, null);
+  const binding = new Binding(el, directive, store, options, fallback, firstTime ? fallback : undefined);
   bindings[directive].set(el, binding);
   return binding;
 }
@@ -220,7 +171,8 @@ class Binding implements SvcBinding {
   #errorShown = false;
   #shown: string | null | undefined;
   readonly #sections: StoreSections;
-  readonly #effect: ReactiveEffect;
+  readonly #runner: ReactiveEffectRunner;
+  readonly #scope: EffectScope | null;
 
   constructor(
     readonly element: Element,
@@ -230,17 +182,15 @@ class Binding implements SvcBinding {
     private readonly fallback: string | null,
     /** What the element is known to show at binding, if known. */
     shownNow: string | null | undefined,
-    target: Target,
-    /** A detached scope made for this binding alone, stopped with it. */
-    private readonly scope: EffectScope | null,
   ) {
     this.#shown = shownNow;
     this.#sections = toRaw(store)._sections; // past the proxy: its get would pass the object through reactive() on every binding
-    this.#target = target;
+    this.#target = resolveTarget(element, directive, this.#key());
     if ('error' in this.#target) this.#applyError(this.#target);
-    // A ReactiveEffect of its own rather than effect()'s runner: no bound function per element.
-    this.#effect = new ReactiveEffect(() => this.#render());
-    this.#effect.run();
+    // Detached from whatever scope is active now (a component's, say): the effect lives until unbind().
+    this.#scope = getCurrentScope() ? effectScope(true) : null;
+    const render = () => this.#render();
+    this.#runner = this.#scope ? this.#scope.run(() => effect(render))! : effect(render);
   }
 
   #key(): string | null {
@@ -268,16 +218,16 @@ class Binding implements SvcBinding {
   }
 
   refresh(): void {
-    const next = resolveTarget(this.directive, this.#key(), (m) => this.element.hasAttribute(m));
+    const next = resolveTarget(this.element, this.directive, this.#key());
     if (sameTarget(next, this.#target)) return;
     this.#target = next;
     this.#applyError(next);
-    this.#effect.run(); // reads the new key (and stops depending on the old one)
+    this.#runner(); // reads the new key (and stops depending on the old one)
   }
 
   unbind(): void {
-    this.#effect.stop();
-    this.scope?.stop();
+    stop(this.#runner);
+    this.#scope?.stop();
     if (bindings[this.directive].get(this.element) === this) bindings[this.directive].delete(this.element);
   }
 }
