@@ -22,6 +22,17 @@ describe('a SQLite cloud moved to PostgreSQL (processes)', () => {
     cloud = await world.startCloud(); // on SQLite (this folder is not in the run on PostgreSQL)
     entry = (await seedCloud(cloud, 5)).entry;
     edge = await world.addEdge('north');
+    // The venue pulled before the first scan: its last ticket (T-5, imported last) known at the edge.
+    await until(
+      'the last ticket on the edge',
+      async () => {
+        const id = (await edge.node.api('GET', '/attendees?search=X-5')).body.data?.[0]?.id as number | undefined;
+        if (id === undefined) return [];
+        return ((await edge.node.api('GET', `/attendees/${id}/credentials`)).body.data ?? []) as { value: string }[];
+      },
+      (credentials) => credentials.some((c) => c.value === 'T-5'),
+      60_000,
+    );
     for (let i = 1; i <= 5; i++) expect((await scan(edge.node, entry, `T-${i}`)).access_granted).toBe(true);
     const walkIn = await edge.node.api('POST', '/attendees', {
       first_name: 'Walk',
