@@ -129,10 +129,10 @@ export class VenueIndex {
     // iterate(), and memory stays bounded).
     const db = this.db;
     const [credentials, attendees] = VenueIndex.bigTables;
-    const here = function* ({ table, columns }: ChunkQuery): Iterable<unknown[]> {
+    const here = function* ({ table, columns, after: from }: ChunkQuery): Iterable<unknown[]> {
       const chunk = db.prepare(`SELECT ${columns.join(', ')} FROM ${table} WHERE id > ? ORDER BY id LIMIT 20000`);
       chunk.raw(true);
-      for (let after = 0; ; ) {
+      for (let after = from; ; ) {
         const rows = chunk.all(after) as unknown[][];
         if (rows.length === 0) return;
         yield* rows;
